@@ -1,0 +1,115 @@
+#pragma once
+/// @file
+/// Shapes, boxes (regions of a global shape), non-owning strided views and owning arrays.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <h5tile/dtype.hpp>
+
+namespace h5tile {
+
+/// The extent of each axis, slowest-varying first (row-major, as HDF5 and NumPy default).
+using Shape = std::vector<std::uint64_t>;
+
+/// Number of elements of a shape (1 for a 0-d shape). Throws InvalidArgument on overflow.
+[[nodiscard]] std::uint64_t element_count(const Shape& shape);
+
+/// "[4, 5]" for messages.
+[[nodiscard]] std::string to_string(const Shape& shape);
+
+/// A rectangular region of a global shape: `offset[i] <= x[i] < offset[i] + extent[i]`.
+struct Box {
+  Shape offset;
+  Shape extent;
+
+  /// The whole of `shape`.
+  [[nodiscard]] static Box whole(const Shape& shape);
+  [[nodiscard]] std::size_t rank() const noexcept { return extent.size(); }
+  [[nodiscard]] std::uint64_t count() const { return element_count(extent); }
+  /// True if this box lies inside `shape` (same rank, no axis past the end).
+  [[nodiscard]] bool fits(const Shape& shape) const;
+  /// True if the two boxes share at least one element.
+  [[nodiscard]] bool overlaps(const Box& other) const;
+  friend bool operator==(const Box&, const Box&) = default;
+};
+
+/// "[0:512, 0:300]" for messages.
+[[nodiscard]] std::string to_string(const Box& box);
+
+/// A non-owning view of an N-d array in host memory: a pointer, a dtype, a shape and
+/// strides in bytes (any sign, any order; row-major when `byte_strides` is empty).
+/// The memory must outlive every operation given the view.
+struct ArrayView {
+  const void* data = nullptr;
+  DType dtype{DTypeKind::UInt8};
+  Shape shape;
+  std::vector<std::int64_t> byte_strides;  ///< empty: C-contiguous
+
+  /// The strides actually in effect (row-major ones when `byte_strides` is empty).
+  [[nodiscard]] std::vector<std::int64_t> strides() const;
+  /// True when the elements are packed in row-major order.
+  [[nodiscard]] bool is_contiguous() const;
+  [[nodiscard]] std::uint64_t nbytes() const { return element_count(shape) * dtype.size(); }
+};
+
+/// A view of a typed, contiguous C++ buffer: `view(vec.data(), {rows, cols})`.
+template <class T>
+[[nodiscard]] ArrayView view(const T* data, Shape shape) {
+  return ArrayView{data, dtype_of<T>(), std::move(shape), {}};
+}
+
+/// Frees memory from std::aligned_alloc.
+struct FreeDeleter {
+  void operator()(std::byte* p) const noexcept;
+};
+/// An owning byte buffer (page-aligned when allocated by Array).
+using Buffer = std::unique_ptr<std::byte[], FreeDeleter>;
+
+/// An owning, C-contiguous array in host memory (the result of reads), page-aligned. Move-only.
+class Array {
+ public:
+  /// Allocates an uninitialised array. Throws InvalidArgument if the size overflows.
+  Array(DType dtype, Shape shape);
+  Array(Array&&) noexcept = default;
+  Array& operator=(Array&&) noexcept = default;
+  Array(const Array&) = delete;
+  Array& operator=(const Array&) = delete;
+  ~Array() = default;
+
+  [[nodiscard]] DType dtype() const noexcept { return dtype_; }
+  [[nodiscard]] const Shape& shape() const noexcept { return shape_; }
+  [[nodiscard]] std::size_t rank() const noexcept { return shape_.size(); }
+  [[nodiscard]] std::uint64_t size() const { return element_count(shape_); }
+  [[nodiscard]] std::uint64_t nbytes() const noexcept { return nbytes_; }
+  [[nodiscard]] std::byte* data() noexcept { return data_.get(); }
+  [[nodiscard]] const std::byte* data() const noexcept { return data_.get(); }
+  /// The elements as T; T must match the dtype's size.
+  template <class T>
+  [[nodiscard]] std::span<const T> as() const {
+    return {reinterpret_cast<const T*>(data_.get()), static_cast<std::size_t>(nbytes_ / sizeof(T))};
+  }
+  template <class T>
+  [[nodiscard]] std::span<T> as() {
+    return {reinterpret_cast<T*>(data_.get()), static_cast<std::size_t>(nbytes_ / sizeof(T))};
+  }
+  /// A view of the whole array, for writing it back.
+  [[nodiscard]] ArrayView view() const { return ArrayView{data_.get(), dtype_, shape_, {}}; }
+  /// Hands the buffer to the caller (for zero-copy bindings); the array becomes empty.
+  [[nodiscard]] Buffer release() noexcept {
+    nbytes_ = 0;
+    return std::move(data_);
+  }
+
+ private:
+  DType dtype_;
+  Shape shape_;
+  std::uint64_t nbytes_ = 0;
+  Buffer data_;
+};
+
+}  // namespace h5tile

@@ -1,0 +1,106 @@
+#pragma once
+/// @file
+/// The exceptions h5tile throws. Every one derives from the tag base h5tile::Error and from
+/// exactly one standard exception: argument errors from std::invalid_argument, everything
+/// else from std::runtime_error. So `catch (const h5tile::Error&)`,
+/// `catch (const std::invalid_argument&)` and `catch (const std::exception&)` all work.
+
+#include <stdexcept>
+#include <string>
+
+namespace h5tile {
+
+/// Tag base of every h5tile exception (not itself a std::exception, so that each concrete
+/// type has exactly one std::exception base).
+class Error {
+ public:
+  Error() = default;
+  Error(const Error&) = default;
+  Error& operator=(const Error&) = default;
+  virtual ~Error() = default;
+  /// The message, naming the file, the dataset and the values involved.
+  [[nodiscard]] virtual const char* what() const noexcept = 0;
+};
+
+/// A bad argument: wrong shape, bad chunk size, a tile that does not fit. (Python: ValueError.)
+class InvalidArgument : public std::invalid_argument, public Error {
+ public:
+  using std::invalid_argument::invalid_argument;
+  [[nodiscard]] const char* what() const noexcept override { return std::invalid_argument::what(); }
+};
+
+/// The dtype of an array or of a dataset is not one h5tile supports. (Python: TypeError.)
+class UnsupportedType : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+/// The dataset name does not exist in the file. (Python: KeyError-like ValueError.)
+class DatasetNotFound : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+/// The name exists but is a group (or another non-dataset object); the message lists the
+/// datasets in the group.
+class NotADataset : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+/// A write path that is an existing directory. (Python: IsADirectoryError.)
+class IsADirectory : public InvalidArgument {
+ public:
+  using InvalidArgument::InvalidArgument;
+};
+
+/// A failure at run time: I/O, HDF5, a missing file. (Python: RuntimeError or OSError.)
+class RuntimeError : public std::runtime_error, public Error {
+ public:
+  using std::runtime_error::runtime_error;
+  [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
+};
+
+/// The file does not exist. (Python: FileNotFoundError.)
+class FileNotFound : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+/// `to_file` with `Mode::Exclusive` and the file exists. (Python: FileExistsError.)
+class FileExists : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+/// The file exists but is not an HDF5 file, or its metadata cannot be read.
+class NotHdf5File : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+/// A source file of a virtual dataset is missing, unreadable, or does not match its mapping.
+class VirtualSourceError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+/// An HDF5 library call failed; the message carries HDF5's innermost reason.
+class Hdf5Error : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+/// A system call (open, pread, pwrite, rename, ...) failed; the message carries strerror.
+class IoError : public RuntimeError {
+ public:
+  IoError(const std::string& message, int error_number)
+      : RuntimeError(message), error_number_(error_number) {}
+  /// The errno of the failed call.
+  [[nodiscard]] int error_number() const noexcept { return error_number_; }
+
+ private:
+  int error_number_;
+};
+
+}  // namespace h5tile

@@ -1,0 +1,160 @@
+#pragma once
+/// @file
+/// Reading and writing tiled arrays: the whole-array API (one process, worker threads as
+/// ranks) and the per-rank (SPMD) API over a Communicator.
+
+#include <filesystem>
+#include <future>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+#include <h5tile/communicator.hpp>
+#include <h5tile/options.hpp>
+
+namespace h5tile {
+
+// ----------------------------------------------------------------------------------------
+// Writing
+
+/// A write in progress. Copyable; every copy refers to the same write.
+class [[nodiscard]] WriteHandle {
+ public:
+  WriteHandle() = default;
+  explicit WriteHandle(std::shared_future<void> future) : future_(std::move(future)) {}
+  /// Blocks until the file is complete and visible to other programs; rethrows the write's
+  /// error (the previous file, if any, is then intact).
+  void wait() const;
+  /// True when the write has finished (successfully or not); never blocks.
+  [[nodiscard]] bool done() const;
+
+ private:
+  std::shared_future<void> future_;
+};
+
+/// Writes `array` to `dataset` in `path`, split into `options.ranks` tiles written in
+/// parallel. Validates every argument before returning (throws InvalidArgument and its
+/// subclasses, FileExists); the rest runs in the background.
+///
+/// Lifetime: the memory behind `array` must stay valid and unchanged until the handle (or
+/// fence()) reports completion. Reads and writes of the same path issued later by this
+/// process are ordered after this write.
+WriteHandle to_file(const ArrayView& array, const std::filesystem::path& path,
+                    const std::string& dataset, const WriteOptions& options = {});
+
+/// Waits for every write started by to_file; throws the first error among them.
+void fence();
+
+/// One tile of a per-rank write: its region of the global array and its memory.
+struct Tile {
+  Box box;
+  ArrayView data;  ///< data.shape must equal box.extent
+};
+
+/// Collective (SPMD): every rank of `comm` passes the same path, dataset, global shape and
+/// options, and its own tiles (zero or more). Together the tiles must cover the global
+/// shape exactly once. Blocks until the file is complete. If any rank fails, every rank
+/// throws the same error and the previous file is left intact.
+void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
+                 const std::filesystem::path& path, const std::string& dataset,
+                 const WriteOptions& options = {});
+
+// ----------------------------------------------------------------------------------------
+// Reading
+
+/// What a dataset is: its dtype, shape and storage.
+struct DatasetInfo {
+  DType dtype{DTypeKind::UInt8};
+  Shape shape;
+  std::string layout;          ///< "contiguous", "chunked", "compact" or "virtual"
+  Shape chunk;                 ///< chunk shape (chunked only)
+  std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
+  std::size_t virtual_sources = 0;   ///< number of mappings (virtual only)
+};
+
+/// Describes `dataset` in `path` without reading its data.
+/// Throws FileNotFound, NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType.
+[[nodiscard]] DatasetInfo describe(const std::filesystem::path& path, const std::string& dataset);
+
+/// Reads the whole dataset into host memory, tiles in parallel, the tiling following the
+/// on-disk layout. Throws as describe(), and VirtualSourceError for a virtual dataset whose
+/// source is missing or unreadable.
+[[nodiscard]] Array from_file(const std::filesystem::path& path, const std::string& dataset,
+                              const ReadOptions& options = {});
+
+/// Reads the region `box` of the dataset. Throws InvalidArgument if it does not fit.
+[[nodiscard]] Array read_box(const std::filesystem::path& path, const std::string& dataset,
+                             const Box& box, const ReadOptions& options = {});
+
+/// A tile read by one rank: where it lies in the dataset, and its data.
+struct ReadTile {
+  Box box;
+  Array data;
+};
+
+/// Collective (SPMD): every rank reads its share of the dataset, the split following the
+/// on-disk layout (a virtual dataset written by as many ranks: each rank its own source).
+[[nodiscard]] ReadTile read_tile(Communicator& comm, const std::filesystem::path& path,
+                                 const std::string& dataset, const ReadOptions& options = {});
+
+/// One block of a batched read: its data and the offset of its first element.
+struct Block {
+  Array data;
+  Shape offset;
+};
+
+/// Iterates over a dataset in blocks of at most `chunk_size`, in row-major order of their
+/// offsets, boundary blocks clipped. Reads ahead in the background, holding at most a few
+/// blocks in memory. Move-only; usable from one thread at a time.
+class BatchedReader {
+ public:
+  BatchedReader(const std::filesystem::path& path, const std::string& dataset, Shape chunk_size,
+                const ReadOptions& options = {});
+  BatchedReader(BatchedReader&&) noexcept;
+  BatchedReader& operator=(BatchedReader&&) noexcept;
+  ~BatchedReader();
+
+  /// The next block, or nullopt after the last one. Rethrows read errors.
+  [[nodiscard]] std::optional<Block> next();
+  /// Number of blocks in total.
+  [[nodiscard]] std::uint64_t block_count() const noexcept;
+  [[nodiscard]] const DatasetInfo& info() const noexcept;
+
+  class Iterator;
+  [[nodiscard]] Iterator begin();
+  [[nodiscard]] static std::default_sentinel_t end() noexcept { return {}; }
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Input iterator over a BatchedReader: `for (Block& b : from_file_batched(...))`.
+class BatchedReader::Iterator {
+ public:
+  using value_type = Block;
+  using difference_type = std::ptrdiff_t;
+  explicit Iterator(BatchedReader* reader) : reader_(reader) { ++*this; }
+  Block& operator*() { return *current_; }
+  Iterator& operator++() {
+    current_ = reader_->next();
+    return *this;
+  }
+  void operator++(int) { ++*this; }
+  friend bool operator==(const Iterator& it, std::default_sentinel_t) { return !it.current_; }
+
+ private:
+  BatchedReader* reader_;
+  std::optional<Block> current_;
+};
+
+/// Opens a batched read; validates `chunk_size` (one positive length per axis) at once.
+[[nodiscard]] BatchedReader from_file_batched(const std::filesystem::path& path,
+                                              const std::string& dataset, Shape chunk_size,
+                                              const ReadOptions& options = {});
+
+}  // namespace h5tile

@@ -1,0 +1,47 @@
+#pragma once
+/// @file
+/// Per-call options. Fields left at their defaults take the process-wide settings
+/// (see settings.hpp), so `WriteOptions{.ranks = 8}` changes only what it names.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <h5tile/array.hpp>
+
+namespace h5tile {
+
+/// How `to_file` lays the dataset out on disk.
+enum class Layout : std::uint8_t {
+  /// One small file per tile in the sidecar folder `<file>.tiles/`, and a virtual dataset in
+  /// the main file that maps every tile (paths relative to the main file).
+  Virtual,
+  /// One self-contained file; every rank writes its tile into its place in one contiguous dataset.
+  Contiguous,
+};
+
+/// What `to_file` does with an existing file.
+enum class Mode : std::uint8_t {
+  Overwrite,  ///< replace the whole file (default)
+  Append,     ///< keep the file's other objects; add the dataset or replace it
+  Exclusive,  ///< fail with FileExists if the file exists
+};
+
+/// Options of `to_file` and `write_tiles`.
+struct WriteOptions {
+  Layout layout = Layout::Virtual;
+  Mode mode = Mode::Overwrite;
+  /// Worker ranks of the whole-array API (threads); 0: the `threads` setting.
+  unsigned ranks = 0;
+  /// Flush data to stable storage (fdatasync) before the new file replaces the old one.
+  bool sync = true;
+};
+
+/// Options of `from_file`, `read_box` and `from_file_batched`.
+struct ReadOptions {
+  /// Worker threads; 0: the `threads` setting.
+  unsigned threads = 0;
+};
+
+}  // namespace h5tile

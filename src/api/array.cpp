@@ -1,0 +1,107 @@
+#include <h5tile/array.hpp>
+
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <h5tile/error.hpp>
+
+namespace h5tile {
+
+std::uint64_t element_count(const Shape& shape) {
+  std::uint64_t n = 1;
+  for (const auto e : shape) {
+    if (e != 0 && n > std::numeric_limits<std::uint64_t>::max() / e) {
+      throw InvalidArgument(fmt::format("shape {} has more elements than fit in 64 bits", to_string(shape)));
+    }
+    n *= e;
+  }
+  return n;
+}
+
+std::string to_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+Box Box::whole(const Shape& shape) { return Box{Shape(shape.size(), 0), shape}; }
+
+bool Box::fits(const Shape& shape) const {
+  if (offset.size() != shape.size() || extent.size() != shape.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (offset[i] > shape[i] || extent[i] > shape[i] - offset[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Box::overlaps(const Box& other) const {
+  if (rank() != other.rank()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < rank(); ++i) {
+    const bool disjoint = offset[i] + extent[i] <= other.offset[i] ||
+                          other.offset[i] + other.extent[i] <= offset[i];
+    if (disjoint || extent[i] == 0 || other.extent[i] == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string to_string(const Box& box) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < box.rank(); ++i) {
+    out += fmt::format("{}{}:{}", i ? ", " : "", box.offset[i], box.offset[i] + box.extent[i]);
+  }
+  return out + "]";
+}
+
+std::vector<std::int64_t> ArrayView::strides() const {
+  if (!byte_strides.empty()) {
+    return byte_strides;
+  }
+  std::vector<std::int64_t> s(shape.size());
+  std::int64_t stride = static_cast<std::int64_t>(dtype.size());
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    s[i] = stride;
+    stride *= static_cast<std::int64_t>(shape[i]);
+  }
+  return s;
+}
+
+bool ArrayView::is_contiguous() const {
+  if (byte_strides.empty()) {
+    return true;
+  }
+  std::int64_t expected = static_cast<std::int64_t>(dtype.size());
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] != 1 && byte_strides[i] != expected) {
+      return false;
+    }
+    expected *= static_cast<std::int64_t>(shape[i]);
+  }
+  return true;
+}
+
+void FreeDeleter::operator()(std::byte* p) const noexcept { std::free(p); }
+
+Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  const auto count = element_count(shape_);
+  if (count > std::numeric_limits<std::uint64_t>::max() / dtype_.size()) {
+    throw InvalidArgument(fmt::format("an array of shape {} and dtype {} is larger than 2^64 bytes",
+                                      to_string(shape_), dtype_.name()));
+  }
+  nbytes_ = count * dtype_.size();
+  constexpr std::uint64_t kPage = 4096;
+  const std::uint64_t rounded = (std::max<std::uint64_t>(nbytes_, 1) + kPage - 1) / kPage * kPage;
+  data_.reset(static_cast<std::byte*>(std::aligned_alloc(kPage, rounded)));
+  if (!data_) {
+    throw RuntimeError(fmt::format("cannot allocate {} bytes for an array of shape {}", nbytes_,
+                                   to_string(shape_)));
+  }
+}
+
+}  // namespace h5tile

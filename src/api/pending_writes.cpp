@@ -1,0 +1,80 @@
+#include "api/pending_writes.hpp"
+
+#include <exception>
+
+#include "engine/thread_pool.hpp"
+
+namespace h5tile::detail {
+namespace fs = std::filesystem;
+
+fs::path write_key(const fs::path& path) { return fs::absolute(path).lexically_normal(); }
+
+WriteHandle PendingWrites::start(const fs::path& path, std::function<void()> work) {
+  const auto key = write_key(path);
+  const std::lock_guard lock(mutex_);
+  // Drop finished writes whose results nobody needs from the registry (handles keep theirs).
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    it = it->second.wait_for(std::chrono::seconds(0)) == std::future_status::ready ? pending_.erase(it) : std::next(it);
+  }
+  std::vector<std::shared_future<void>> before;
+  const auto [lo, hi] = pending_.equal_range(key);
+  for (auto it = lo; it != hi; ++it) {
+    before.push_back(it->second);
+  }
+  auto future = std::async(std::launch::async, [before = std::move(before), work = std::move(work)] {
+                  for (const auto& f : before) {
+                    f.wait();
+                  }
+                  work();
+                }).share();
+  pending_.emplace(key, future);
+  return WriteHandle(future);
+}
+
+void PendingWrites::wait_for(const fs::path& path) {
+  std::vector<std::shared_future<void>> waits;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto [lo, hi] = pending_.equal_range(write_key(path));
+    for (auto it = lo; it != hi; ++it) {
+      waits.push_back(it->second);
+    }
+  }
+  for (const auto& f : waits) {
+    f.wait();
+  }
+}
+
+void PendingWrites::wait_all() {
+  std::vector<std::shared_future<void>> waits;
+  {
+    const std::lock_guard lock(mutex_);
+    for (auto& [key, f] : pending_) {
+      waits.push_back(f);
+    }
+    pending_.clear();
+  }
+  std::exception_ptr first;
+  for (const auto& f : waits) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) {
+        first = std::current_exception();
+      }
+    }
+  }
+  if (first) {
+    std::rethrow_exception(first);
+  }
+}
+
+PendingWrites& pending_writes() {
+  // Writes still running at exit finish while the registry is destroyed: the pool they use
+  // must be destroyed after it, so it is constructed first.
+  (void)default_pool();
+  static PendingWrites registry;
+  return registry;
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,64 @@
+// from_file, read_box, describe and read_tile: open the dataset's layout, then read in parallel.
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
+
+#include "api/pending_writes.hpp"
+#include "api/write_checks.hpp"
+#include "comm/collective.hpp"
+#include "hdf5/file.hpp"
+#include "layout/open_dataset.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
+
+namespace {
+
+unsigned threads_of(const ReadOptions& options) {
+  return options.threads != 0 ? options.threads : settings::threads();
+}
+
+}  // namespace
+
+DatasetInfo describe(const fs::path& path, const std::string& dataset) {
+  pending_writes().wait_for(path);
+  return OpenDataset(path, dataset).info();
+}
+
+Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
+  pending_writes().wait_for(path);
+  const OpenDataset opened(path, dataset);
+  return opened.read(Box::whole(opened.info().shape), threads_of(options));
+}
+
+Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
+  pending_writes().wait_for(path);
+  const OpenDataset opened(path, dataset);
+  return opened.read(box, threads_of(options));
+}
+
+ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
+  pending_writes().wait_for(path);
+  std::optional<OpenDataset> opened;
+  agree(comm, [&] { opened.emplace(path, dataset); });
+  // A virtual dataset with one source per rank: each rank reads its own source; otherwise
+  // the dataset is split along its first axis.
+  const auto& mappings = opened->mappings();
+  const auto rank = static_cast<std::size_t>(comm.rank());
+  Box box;
+  if (opened->info().layout == "virtual" && mappings.size() == static_cast<std::size_t>(comm.size())) {
+    box = mappings[rank].dst;
+  } else {
+    const auto boxes = split_for_ranks(opened->info().shape, static_cast<unsigned>(comm.size()));
+    box = rank < boxes.size() ? boxes[rank] : Box{Shape(opened->info().shape.size(), 0),
+                                                     Shape(opened->info().shape.size(), 0)};
+  }
+  std::optional<Array> data;
+  agree(comm, [&] { data.emplace(opened->read(box, threads_of(options))); });
+  return ReadTile{std::move(box), std::move(*data)};
+}
+
+}  // namespace h5tile

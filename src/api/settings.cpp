@@ -1,0 +1,94 @@
+// The one place where h5tile's process-wide defaults live (see include/h5tile/settings.hpp).
+#include <h5tile/settings.hpp>
+
+#include <atomic>
+#include <bit>
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+namespace h5tile::settings {
+namespace {
+
+// Parses a positive integer with an optional binary suffix (K, M, G: KiB, MiB, GiB).
+std::size_t parse_size(const char* variable, std::string_view text) {
+  std::size_t value = 0;
+  const auto* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  std::size_t scale = 1;
+  if (ec == std::errc{} && ptr != end && ptr + 1 == end) {
+    switch (*ptr) {
+      case 'K': case 'k': scale = std::size_t{1} << 10; ++ptr; break;
+      case 'M': case 'm': scale = std::size_t{1} << 20; ++ptr; break;
+      case 'G': case 'g': scale = std::size_t{1} << 30; ++ptr; break;
+      default: break;
+    }
+  }
+  if (ec != std::errc{} || ptr != end || value == 0) {
+    throw InvalidArgument(
+        fmt::format("environment variable {}='{}' is not a positive integer", variable, text));
+  }
+  return value * scale;
+}
+
+std::size_t from_env(const char* variable, std::size_t fallback) {
+  const char* text = std::getenv(variable);
+  return (text != nullptr && *text != '\0') ? parse_size(variable, text) : fallback;
+}
+
+void check_power_of_two(const char* what, std::size_t value) {
+  if (!std::has_single_bit(value)) {
+    throw InvalidArgument(fmt::format("{} must be a power of two, got {}", what, value));
+  }
+}
+
+std::atomic<unsigned>& threads_value() {
+  static std::atomic<unsigned> value = static_cast<unsigned>(
+      from_env("H5TILE_THREADS", std::max(1U, std::thread::hardware_concurrency())));
+  return value;
+}
+
+std::atomic<std::size_t>& task_size_value() {
+  static std::atomic<std::size_t> value = from_env("H5TILE_TASK_SIZE", std::size_t{8} << 20);
+  return value;
+}
+
+std::atomic<std::size_t>& alignment_value() {
+  static std::atomic<std::size_t> value = [] {
+    const auto v = from_env("H5TILE_ALIGNMENT", 4096);
+    check_power_of_two("H5TILE_ALIGNMENT", v);
+    return v;
+  }();
+  return value;
+}
+
+}  // namespace
+
+unsigned threads() { return threads_value().load(); }
+void set_threads(unsigned n) {
+  if (n == 0) {
+    throw InvalidArgument("settings::set_threads: the number of threads must be at least 1");
+  }
+  threads_value().store(n);
+}
+
+std::size_t task_size() { return task_size_value().load(); }
+void set_task_size(std::size_t bytes) {
+  if (bytes == 0) {
+    throw InvalidArgument("settings::set_task_size: the task size must be at least 1 byte");
+  }
+  task_size_value().store(bytes);
+}
+
+std::size_t alignment() { return alignment_value().load(); }
+void set_alignment(std::size_t bytes) {
+  check_power_of_two("settings::set_alignment", bytes);
+  alignment_value().store(bytes);
+}
+
+}  // namespace h5tile::settings

@@ -1,0 +1,337 @@
+// to_file and write_tiles: validation, the collective steps of a write, and the commit that
+// makes the new file visible only when it is complete.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
+
+#include "api/pending_writes.hpp"
+#include "api/write_checks.hpp"
+#include "comm/collective.hpp"
+#include "engine/posix_file.hpp"
+#include "engine/raw_transfer.hpp"
+#include "engine/thread_pool.hpp"
+#include "hdf5/file.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/sidecar.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
+
+namespace {
+
+constexpr const char* kTileDataset = "/tile";
+
+// What every rank knows about a write once the descriptions are exchanged.
+struct WritePlan {
+  fs::path target;
+  std::string dataset;
+  Shape shape;
+  DType dtype{DTypeKind::UInt8};
+  std::vector<Box> boxes;             // every tile, in rank order
+  std::vector<std::size_t> first;     // index in boxes of each rank's first tile
+  std::string embedded;               // the element of a 0-d array (it travels with the plan)
+  [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
+};
+
+std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const fs::path& path,
+                          const std::string& dataset, const WriteOptions& options) {
+  std::string error;
+  std::string dtype_name;
+  Packer tiles_packed;
+  std::string scalar;
+  try {
+    for (const auto& tile : tiles) {
+      check_tile(tile, shape, path, dataset);
+      if (!dtype_name.empty() && tile.data.dtype.name() != dtype_name) {
+        throw InvalidArgument(fmt::format("{}: tiles of one rank have dtypes {} and {}", where(path, dataset),
+                                          dtype_name, tile.data.dtype.name()));
+      }
+      dtype_name = tile.data.dtype.name();
+      tiles_packed.u64s(tile.box.offset).u64s(tile.box.extent);
+      if (shape.empty()) {
+        scalar.assign(static_cast<const char*>(tile.data.data), tile.data.dtype.size());
+      }
+    }
+  } catch (...) {
+    error = encode_error(std::current_exception());
+  }
+  return Packer()
+      .str(error)
+      .str(path.string())
+      .str(dataset)
+      .u64s(shape)
+      .u64(static_cast<std::uint64_t>(options.layout))
+      .u64(static_cast<std::uint64_t>(options.mode))
+      .str(dtype_name)
+      .u64(tiles.size())
+      .str(tiles_packed.bytes())
+      .str(scalar)
+      .bytes();
+}
+
+// Decodes every rank's description and checks them together; identical on every rank, so
+// every rank throws the same error.
+WritePlan agree_on_plan(const std::vector<std::string>& all) {
+  WritePlan plan;
+  std::string first_path;
+  std::uint64_t first_layout = 0;
+  std::uint64_t first_mode = 0;
+  std::string dtype_name;
+  int dtype_rank = -1;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    Unpacker in(all[r]);
+    const auto error = in.str();
+    if (!error.empty()) {
+      throw_encoded(error);
+    }
+    const auto path = in.str();
+    const auto dataset = in.str();
+    const auto shape = in.u64s();
+    const auto layout = in.u64();
+    const auto mode = in.u64();
+    const auto rank_dtype = in.str();
+    const auto count = in.u64();
+    const auto packed = in.str();
+    const auto scalar = in.str();
+    if (r == 0) {
+      first_path = path;
+      plan.dataset = dataset;
+      plan.shape = shape;
+      first_layout = layout;
+      first_mode = mode;
+    } else if (path != first_path || dataset != plan.dataset || shape != plan.shape || layout != first_layout ||
+               mode != first_mode) {
+      throw InvalidArgument(fmt::format(
+          "ranks disagree on the write: rank 0 passed '{}':'{}' shape {}, rank {} passed '{}':'{}' shape {} "
+          "(every rank must pass the same path, dataset, shape and options)",
+          first_path, plan.dataset, to_string(plan.shape), r, path, dataset, to_string(shape)));
+    }
+    if (!rank_dtype.empty()) {
+      if (dtype_name.empty()) {
+        dtype_name = rank_dtype;
+        dtype_rank = static_cast<int>(r);
+      } else if (rank_dtype != dtype_name) {
+        throw InvalidArgument(fmt::format("{}: rank {} writes dtype {} but rank {} writes {}",
+                                          where(path, dataset), dtype_rank, dtype_name, r, rank_dtype));
+      }
+    }
+    plan.first.push_back(plan.boxes.size());
+    Unpacker boxes(packed);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      Box box;
+      box.offset = boxes.u64s();
+      box.extent = boxes.u64s();
+      plan.boxes.push_back(std::move(box));
+    }
+    if (!scalar.empty()) {
+      plan.embedded = scalar;
+    }
+  }
+  plan.target = first_path;
+  if (dtype_name.empty()) {
+    throw InvalidArgument(fmt::format("{}: no rank passed a tile, so the dtype is unknown",
+                                      where(plan.target, plan.dataset)));
+  }
+  plan.dtype = DType::from_name(dtype_name);
+  check_coverage(plan.boxes, plan.shape, plan.target, plan.dataset);
+  return plan;
+}
+
+StridedBytes memory_of(const ArrayView& view) {
+  return {static_cast<std::byte*>(const_cast<void*>(view.data)), view.strides()};
+}
+
+// Moves `tile` into a raw dataset: the whole of a tile file, or its box of a shared file.
+void write_tile_bytes(const RawDataset& file, const Box& box, const StridedBytes& memory) {
+  const auto parts = split_rowmajor(box, file.elem_size, settings::task_size());
+  parallel_for(parts.size(), settings::threads(), [&](std::size_t i) {
+    write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
+  });
+}
+
+// Writes one tile to its own file in the sidecar (layout Virtual).
+void write_tile_file(const WritePlan& plan, const std::string& generation, std::size_t index, const Tile& tile,
+                     bool sync) {
+  const auto path = plan.target.parent_path() / tile_relative(plan.target, plan.dataset, generation, index);
+  std::uint64_t offset = 0;
+  {
+    auto file = create_file(path);
+    offset = create_raw_dataset(file.get(), kTileDataset, plan.dtype, tile.box.extent);
+  }
+  const PosixFile out(path, O_WRONLY);
+  const RawDataset raw{&out, offset, tile.box.extent, plan.dtype.size()};
+  write_tile_bytes(raw, Box::whole(tile.box.extent), memory_of(tile.data));
+  if (sync) {
+    out.sync();
+  }
+}
+
+// Makes the complete file at `temp` the target, atomically (and durably with `sync`).
+void publish(const fs::path& temp, const fs::path& target, bool sync) {
+  if (sync) {
+    const PosixFile file(temp, O_RDONLY);
+    if (::fsync(file.fd()) != 0) {
+      const int err = errno;
+      throw IoError(fmt::format("cannot flush '{}': {}", temp.string(), std::strerror(err)), err);
+    }
+  }
+  fs::rename(temp, target);
+  if (sync) {
+    sync_directory(target.parent_path());
+  }
+}
+
+// The new main file, under its temporary name: a copy of the old one in Append mode.
+FileHandle start_main_file(const WritePlan& plan, const fs::path& temp, Mode mode) {
+  if (mode == Mode::Append && fs::exists(plan.target)) {
+    fs::copy_file(plan.target, temp, fs::copy_options::overwrite_existing);
+    return open_for_update(temp, plan.dataset);
+  }
+  return create_file(temp);
+}
+
+// Rank 0, after every tile is written: build the main file and rename it over the target.
+void commit_virtual(const WritePlan& plan, const std::string& generation, const WriteOptions& options) {
+  const auto temp = temp_main(plan.target, generation);
+  {
+    auto file = start_main_file(plan, temp, options.mode);
+    if (plan.is_embedded()) {
+      create_dataset_with(file.get(), plan.dataset, plan.dtype, plan.shape, plan.embedded.data());
+    } else {
+      std::vector<VirtualSource> sources;
+      for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
+        if (plan.boxes[i].count() > 0) {
+          sources.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
+                             kTileDataset});
+        }
+      }
+      create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, sources);
+    }
+  }
+  publish(temp, plan.target, options.sync);
+}
+
+void remove_generation(const WritePlan& plan, const std::string& generation) noexcept {
+  std::error_code ec;
+  fs::remove(temp_main(plan.target, generation), ec);
+  fs::remove_all(sidecar_dir(plan.target) / dataset_dir(plan.dataset) / generation, ec);
+  remove_empty_folders(plan.target, plan.dataset);
+}
+
+}  // namespace
+
+void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
+                 const std::string& dataset, const WriteOptions& options) {
+  // 1. Every rank describes its tiles; all ranks check all descriptions the same way.
+  std::string name;
+  try {
+    name = normalize_dataset_name(dataset);
+  } catch (...) {
+    name = dataset;
+  }
+  const auto plan = agree_on_plan(comm.all_gather(describe_rank(global_shape, tiles, path, name, options)));
+
+  // 2. Rank 0 checks the target and picks the generation.
+  const auto generation = on_root(comm, 0, [&] {
+    check_target(plan.target, options.mode);
+    fs::create_directories(fs::absolute(plan.target).parent_path());
+    return new_generation();
+  });
+
+  // 3. Every rank writes its tiles; 4. rank 0 commits. Any failure removes the new files.
+  try {
+    std::uint64_t offset = 0;
+    const bool contiguous = options.layout == Layout::Contiguous && !plan.is_embedded();
+    if (contiguous) {
+      offset = std::stoull(on_root(comm, 0, [&] {
+        auto file = start_main_file(plan, temp_main(plan.target, generation), options.mode);
+        return std::to_string(create_raw_dataset(file.get(), plan.dataset, plan.dtype, plan.shape));
+      }));
+    }
+    agree(comm, [&] {
+      if (plan.is_embedded()) {
+        return;
+      }
+      if (contiguous) {
+        const PosixFile out(temp_main(plan.target, generation), O_WRONLY);
+        const RawDataset raw{&out, offset, plan.shape, plan.dtype.size()};
+        for (const auto& tile : tiles) {
+          write_tile_bytes(raw, tile.box, memory_of(tile.data));
+        }
+        return;
+      }
+      fs::create_directories(sidecar_dir(plan.target) / dataset_dir(plan.dataset) / generation);
+      const auto first = plan.first[static_cast<std::size_t>(comm.rank())];
+      for (std::size_t i = 0; i < tiles.size(); ++i) {
+        if (tiles[i].box.count() > 0) {
+          write_tile_file(plan, generation, first + i, tiles[i], options.sync);
+        }
+      }
+    });
+    (void)on_root(comm, 0, [&] {
+      if (contiguous) {
+        publish(temp_main(plan.target, generation), plan.target, options.sync);
+      } else {
+        commit_virtual(plan, generation, options);
+      }
+      const bool has_tiles = options.layout == Layout::Virtual && !plan.is_embedded();
+      remove_stale(plan.target, plan.dataset, has_tiles ? generation : std::string(), options.mode != Mode::Append);
+      return std::string();
+    });
+  } catch (...) {
+    if (comm.rank() == 0) {
+      remove_generation(plan, generation);
+    }
+    throw;
+  }
+}
+
+WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::string& dataset,
+                    const WriteOptions& options) {
+  const auto name = normalize_dataset_name(dataset);
+  check_array(array, path, name);
+  check_target(path, options.mode);
+  const unsigned requested = options.ranks != 0 ? options.ranks : settings::threads();
+  const auto boxes = split_for_ranks(array.shape, requested);
+  const auto target = fs::absolute(path).lexically_normal();
+  return pending_writes().start(target, [=] {
+    run_thread_ranks(static_cast<unsigned>(boxes.size()), [&](Communicator& comm) {
+      const auto& box = boxes[static_cast<std::size_t>(comm.rank())];
+      ArrayView part = array;
+      part.shape = box.extent;
+      part.byte_strides = array.strides();
+      auto* base = static_cast<const std::byte*>(array.data);
+      for (std::size_t a = 0; a < box.rank(); ++a) {
+        base += static_cast<std::int64_t>(box.offset[a]) * part.byte_strides[a];
+      }
+      part.data = base;
+      const Tile tile{box, part};
+      write_tiles(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, options);
+    });
+  });
+}
+
+void fence() { pending_writes().wait_all(); }
+
+void WriteHandle::wait() const {
+  if (!future_.valid()) {
+    throw InvalidArgument("WriteHandle::wait on a handle that holds no write");
+  }
+  future_.get();
+}
+
+bool WriteHandle::done() const {
+  return future_.valid() && future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+}  // namespace h5tile

@@ -1,0 +1,46 @@
+#pragma once
+// A pool of worker threads and a parallel_for over task indices on it. The calling thread
+// takes part in its own loop, so nested parallel_for calls cannot deadlock the pool.
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace h5tile::detail {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(unsigned threads);
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool();
+
+  // Queues `job`; it runs on a worker thread. Jobs must not throw.
+  void submit(std::function<void()> job);
+  // Adds workers until there are at least `threads`.
+  void grow(unsigned threads);
+  [[nodiscard]] unsigned size() const;
+
+ private:
+  void work();
+  mutable std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+};
+
+// The process-wide pool (grown to settings::threads() on first use).
+[[nodiscard]] ThreadPool& default_pool();
+
+// Runs body(0) .. body(count - 1) on at most `concurrency` threads (the caller included) and
+// returns when all have run. After the first exception no new index starts; that exception
+// is rethrown here.
+void parallel_for(std::size_t count, unsigned concurrency, const std::function<void(std::size_t)>& body,
+                  ThreadPool& pool = default_pool());
+
+}  // namespace h5tile::detail

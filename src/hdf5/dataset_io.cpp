@@ -1,0 +1,47 @@
+#include "hdf5/dataset_io.hpp"
+
+#include "hdf5/file.hpp"
+
+namespace h5tile::detail {
+
+void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_base, const Shape& dst_shape,
+               const Box& dst) {
+  if (src.count() == 0) {
+    return;
+  }
+  const Hdf5Lock lock;
+  const SpaceHandle file_space(check(H5Dget_space(dataset), "H5Dget_space"));
+  select_box(file_space.get(), src);
+  const auto memory_space = make_space(dst_shape);
+  select_box(memory_space.get(), dst);
+  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, dst_base), "H5Dread");
+}
+
+void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data) {
+  const Hdf5Lock lock;
+  check(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
+}
+
+std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_type) {
+  const Hdf5Lock lock;
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  if (H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || H5Pget_external_count(dcpl.get()) != 0) {
+    return std::nullopt;
+  }
+  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
+  if (H5Tequal(file_type.get(), memory_type) <= 0) {
+    return std::nullopt;
+  }
+  const haddr_t address = H5Dget_offset(dataset);
+  if (address == HADDR_UNDEF) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;  // not allocated: HDF5 supplies the fill value
+  }
+  // Addresses are relative to the superblock, which follows the user block.
+  const PlistHandle fcpl(check(H5Fget_create_plist(file), "H5Fget_create_plist"));
+  hsize_t user_block = 0;
+  check(H5Pget_userblock(fcpl.get(), &user_block), "H5Pget_userblock");
+  return static_cast<std::uint64_t>(address) + user_block;
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,27 @@
+#pragma once
+// Reading and writing through the HDF5 library: the fallback for storage h5tile cannot
+// address by offset (filters, type conversion, compact, external, unallocated data).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+#include <h5tile/array.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// Reads `src` of dataset `dataset` as `memory_type` into `dst` of a row-major array of
+// `dst_shape` at `dst_base`.
+void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_base, const Shape& dst_shape,
+               const Box& dst);
+
+// Writes a whole row-major buffer of `shape` to `dataset` as `memory_type`.
+void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
+
+// The file offset of a dataset's raw bytes when they can be moved with pread/pwrite as
+// `memory_type`: contiguous, allocated, not external, stored exactly as in memory.
+[[nodiscard]] std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_type);
+
+}  // namespace h5tile::detail

@@ -1,0 +1,42 @@
+#pragma once
+// Opening files and datasets with errors that say what is wrong and where.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// "/a/b" for "a/b" or "/a/b"; throws InvalidArgument for "", "/", "a//b", "a/", "." parts.
+[[nodiscard]] std::string normalize_dataset_name(const std::string& name);
+
+// "dataset '/x' in 'f.h5'", the prefix of most messages.
+[[nodiscard]] std::string where(const std::filesystem::path& path, const std::string& dataset);
+
+// Opens an existing file read-only (or read-write). Throws FileNotFound, NotHdf5File, IoError.
+[[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false);
+
+// Opens dataset `name` (normalised). Throws DatasetNotFound or NotADataset (listing the
+// datasets of the group it names).
+[[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path);
+
+// Names of the datasets directly in `group`.
+[[nodiscard]] std::vector<std::string> datasets_in(hid_t group);
+
+// hsize_t (unsigned long long) copies of a shape for HDF5, and back.
+[[nodiscard]] std::vector<hsize_t> hsizes(const Shape& shape);
+
+// The dataspace's shape (empty for a scalar).
+[[nodiscard]] Shape shape_of(hid_t space);
+
+// A simple dataspace of `shape` (scalar when empty).
+[[nodiscard]] SpaceHandle make_space(const Shape& shape);
+
+// Selects `box` in `space` (nothing to do for a scalar).
+void select_box(hid_t space, const Box& box);
+
+}  // namespace h5tile::detail

@@ -1,0 +1,200 @@
+#include "hdf5/types.hpp"
+
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+namespace h5tile::detail {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "h5tile's raw data path assumes a little-endian host");
+
+constexpr const char* kOpaqueTag = "h5tile:opaque";
+
+TypeHandle copy_type(hid_t base) { return TypeHandle(check(H5Tcopy(base), "H5Tcopy")); }
+
+TypeHandle half_type() {
+  // IEEE 754 binary16: sign bit 15, 5 exponent bits at 10, 10 mantissa bits, bias 15.
+  auto t = copy_type(H5T_IEEE_F32LE);
+  check(H5Tset_fields(t.get(), 15, 10, 5, 0, 10), "H5Tset_fields(half)");
+  check(H5Tset_size(t.get(), 2), "H5Tset_size(half)");
+  check(H5Tset_ebias(t.get(), 15), "H5Tset_ebias(half)");
+  return t;
+}
+
+TypeHandle bool_type() {
+  auto t = TypeHandle(check(H5Tenum_create(H5T_STD_I8LE), "H5Tenum_create(bool)"));
+  const std::int8_t no = 0;
+  const std::int8_t yes = 1;
+  check(H5Tenum_insert(t.get(), "FALSE", &no), "H5Tenum_insert(FALSE)");
+  check(H5Tenum_insert(t.get(), "TRUE", &yes), "H5Tenum_insert(TRUE)");
+  return t;
+}
+
+TypeHandle complex_type(hid_t part, std::size_t part_size) {
+  auto t = TypeHandle(check(H5Tcreate(H5T_COMPOUND, 2 * part_size), "H5Tcreate(complex)"));
+  check(H5Tinsert(t.get(), "r", 0, part), "H5Tinsert(r)");
+  check(H5Tinsert(t.get(), "i", part_size, part), "H5Tinsert(i)");
+  return t;
+}
+
+std::string member_name(hid_t type, unsigned i) {
+  char* raw = H5Tget_member_name(type, i);
+  if (raw == nullptr) {
+    return {};
+  }
+  std::string name(raw);
+  H5free_memory(raw);
+  return name;
+}
+
+bool is_h5py_bool(hid_t type) {
+  if (H5Tget_nmembers(type) != 2 || H5Tget_size(type) != 1) {
+    return false;
+  }
+  std::int8_t v0 = -1;
+  std::int8_t v1 = -1;
+  if (H5Tget_member_value(type, 0, &v0) < 0 || H5Tget_member_value(type, 1, &v1) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  const auto n0 = member_name(type, 0);
+  const auto n1 = member_name(type, 1);
+  return (n0 == "FALSE" && v0 == 0 && n1 == "TRUE" && v1 == 1) ||
+         (n1 == "FALSE" && v1 == 0 && n0 == "TRUE" && v0 == 1);
+}
+
+// h5py's complex: a compound {r, i} of two floats of one size, packed.
+std::optional<DType> h5py_complex(hid_t type) {
+  if (H5Tget_nmembers(type) != 2 || member_name(type, 0) != "r" || member_name(type, 1) != "i") {
+    return std::nullopt;
+  }
+  const auto part = TypeHandle(H5Tget_member_type(type, 0));
+  const auto part_i = TypeHandle(H5Tget_member_type(type, 1));
+  if (!part || !part_i || H5Tget_class(part.get()) != H5T_FLOAT ||
+      H5Tget_class(part_i.get()) != H5T_FLOAT) {
+    return std::nullopt;
+  }
+  const auto size = H5Tget_size(part.get());
+  if (H5Tget_size(part_i.get()) != size || H5Tget_member_offset(type, 1) != size ||
+      H5Tget_size(type) != 2 * size) {
+    return std::nullopt;
+  }
+  if (size == 4) {
+    return DType(DTypeKind::Complex64);
+  }
+  if (size == 8) {
+    return DType(DTypeKind::Complex128);
+  }
+  return std::nullopt;
+}
+
+std::string describe_unsupported(hid_t type) {
+  const auto size = H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_STRING:
+      return H5Tis_variable_str(type) > 0 ? "variable-length string"
+                                          : fmt::format("fixed-length string of {} bytes", size);
+    case H5T_VLEN: return "variable-length sequence";
+    case H5T_REFERENCE: return "reference";
+    case H5T_ARRAY: return "array type";
+    case H5T_TIME: return "time type";
+    case H5T_BITFIELD: return fmt::format("bitfield of {} bytes", size);
+    case H5T_ENUM: return "enum (only h5py's bool enum is supported)";
+    case H5T_COMPOUND: {
+      std::string names;
+      const int n = H5Tget_nmembers(type);
+      for (int i = 0; i < n; ++i) {
+        names += (i ? ", " : "") + member_name(type, static_cast<unsigned>(i));
+      }
+      return fmt::format("compound type {{{}}} (only h5py's complex {{r, i}} is supported)", names);
+    }
+    case H5T_FLOAT: return fmt::format("float of {} bytes", size);
+    case H5T_INTEGER: return fmt::format("integer of {} bytes", size);
+    default: return "unknown type class";
+  }
+}
+
+}  // namespace
+
+TypeHandle make_type(DType dtype) {
+  const Hdf5Lock lock;
+  switch (dtype.kind()) {
+    case DTypeKind::Bool: return bool_type();
+    case DTypeKind::Int8: return copy_type(H5T_STD_I8LE);
+    case DTypeKind::Int16: return copy_type(H5T_STD_I16LE);
+    case DTypeKind::Int32: return copy_type(H5T_STD_I32LE);
+    case DTypeKind::Int64: return copy_type(H5T_STD_I64LE);
+    case DTypeKind::UInt8: return copy_type(H5T_STD_U8LE);
+    case DTypeKind::UInt16: return copy_type(H5T_STD_U16LE);
+    case DTypeKind::UInt32: return copy_type(H5T_STD_U32LE);
+    case DTypeKind::UInt64: return copy_type(H5T_STD_U64LE);
+    case DTypeKind::Float16: return half_type();
+    case DTypeKind::Float32: return copy_type(H5T_IEEE_F32LE);
+    case DTypeKind::Float64: return copy_type(H5T_IEEE_F64LE);
+    case DTypeKind::Complex64: return complex_type(H5T_IEEE_F32LE, 4);
+    case DTypeKind::Complex128: return complex_type(H5T_IEEE_F64LE, 8);
+    case DTypeKind::Opaque: {
+      auto t = TypeHandle(check(H5Tcreate(H5T_OPAQUE, dtype.size()), "H5Tcreate(opaque)"));
+      check(H5Tset_tag(t.get(), kOpaqueTag), "H5Tset_tag");
+      return t;
+    }
+  }
+  throw UnsupportedType(fmt::format("unsupported dtype {}", dtype.name()));
+}
+
+DType dtype_of_type(hid_t type, const std::string& where) {
+  const Hdf5Lock lock;
+  const auto size = H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER: {
+      const bool is_signed = H5Tget_sign(type) == H5T_SGN_2;
+      switch (size) {
+        case 1: return DType(is_signed ? DTypeKind::Int8 : DTypeKind::UInt8);
+        case 2: return DType(is_signed ? DTypeKind::Int16 : DTypeKind::UInt16);
+        case 4: return DType(is_signed ? DTypeKind::Int32 : DTypeKind::UInt32);
+        case 8: return DType(is_signed ? DTypeKind::Int64 : DTypeKind::UInt64);
+        default: break;
+      }
+      break;
+    }
+    case H5T_FLOAT:
+      switch (size) {
+        case 2: return DType(DTypeKind::Float16);
+        case 4: return DType(DTypeKind::Float32);
+        case 8: return DType(DTypeKind::Float64);
+        default: break;
+      }
+      break;
+    case H5T_ENUM:
+      if (is_h5py_bool(type)) {
+        return DType(DTypeKind::Bool);
+      }
+      break;
+    case H5T_COMPOUND:
+      if (auto c = h5py_complex(type)) {
+        return *c;
+      }
+      break;
+    case H5T_OPAQUE: return DType::opaque(size);
+    default: break;
+  }
+  throw UnsupportedType(fmt::format("{} has an unsupported HDF5 type: {}", where, describe_unsupported(type)));
+}
+
+TypeHandle memory_type_for(hid_t file_type, DType dtype) {
+  if (dtype.kind() == DTypeKind::Opaque) {
+    // HDF5 converts between opaque types only when their tags match: use the file's own.
+    const Hdf5Lock lock;
+    return copy_type(file_type);
+  }
+  return make_type(dtype);
+}
+
+}  // namespace h5tile::detail

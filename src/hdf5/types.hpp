@@ -1,0 +1,22 @@
+#pragma once
+// h5tile dtypes <-> HDF5 datatypes, stored the way h5py stores each NumPy dtype.
+
+#include <string>
+
+#include <h5tile/dtype.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// The type h5tile writes for `dtype`; on this (little-endian) host it is also the in-memory type.
+[[nodiscard]] TypeHandle make_type(DType dtype);
+
+// The dtype that a dataset of HDF5 type `type` reads as. Throws UnsupportedType naming the
+// HDF5 type (for example "variable-length string") and `where` (file and dataset).
+[[nodiscard]] DType dtype_of_type(hid_t type, const std::string& where);
+
+// The in-memory type to read a dataset of file type `file_type` as `dtype`.
+[[nodiscard]] TypeHandle memory_type_for(hid_t file_type, DType dtype);
+
+}  // namespace h5tile::detail

@@ -1,0 +1,110 @@
+#include "layout/file_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/settings.hpp>
+
+#include "hdf5/dataset_io.hpp"
+#include "hdf5/file.hpp"
+#include "hdf5/types.hpp"
+
+namespace h5tile::detail {
+namespace fs = std::filesystem;
+namespace {
+
+PlistHandle intermediate_groups() {
+  PlistHandle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate(link)"));
+  check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
+  return lcpl;
+}
+
+}  // namespace
+
+FileHandle create_file(const fs::path& path) {
+  const Hdf5Lock lock;
+  const PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"));
+  const auto alignment = static_cast<hsize_t>(settings::alignment());
+  check(H5Pset_alignment(fapl.get(), alignment, alignment), "H5Pset_alignment");
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
+  if (id < 0) {
+    throw Hdf5Error(fmt::format("cannot create HDF5 file '{}': {}", path.string(), take_hdf5_error()));
+  }
+  return FileHandle(id);
+}
+
+FileHandle open_for_update(const fs::path& path, const std::string& dataset) {
+  auto file = open_file(path, true);
+  const Hdf5Lock lock;
+  if (H5Lexists(file.get(), "/", H5P_DEFAULT) > 0) {
+    // Remove the dataset if present; a missing intermediate group is not an error.
+    std::string prefix;
+    std::size_t pos = 1;
+    bool present = true;
+    while (present && pos <= dataset.size()) {
+      const auto slash = std::min(dataset.find('/', pos), dataset.size());
+      prefix = dataset.substr(0, slash);
+      present = H5Lexists(file.get(), prefix.c_str(), H5P_DEFAULT) > 0;
+      pos = slash + 1;
+    }
+    H5Eclear2(H5E_DEFAULT);
+    if (present) {
+      check(H5Ldelete(file.get(), dataset.c_str(), H5P_DEFAULT),
+            fmt::format("cannot replace '{}' in '{}'", dataset, path.string()));
+    }
+  }
+  return file;
+}
+
+std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape) {
+  const Hdf5Lock lock;
+  const auto type = make_type(dtype);
+  const auto space = make_space(shape);
+  const PlistHandle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset)"));
+  check(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  const auto lcpl = intermediate_groups();
+  const DatasetHandle dataset(check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
+                                               H5P_DEFAULT),
+                                    fmt::format("cannot create dataset '{}'", name)));
+  const auto offset = raw_offset(file, dataset.get(), type.get());
+  if (!offset) {
+    throw Hdf5Error(fmt::format("HDF5 allocated no contiguous storage for dataset '{}'", name));
+  }
+  return *offset;
+}
+
+void create_dataset_with(hid_t file, const std::string& name, DType dtype, const Shape& shape, const void* data) {
+  const Hdf5Lock lock;
+  const auto type = make_type(dtype);
+  const auto space = make_space(shape);
+  const auto lcpl = intermediate_groups();
+  const DatasetHandle dataset(check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT,
+                                               H5P_DEFAULT),
+                                    fmt::format("cannot create dataset '{}'", name)));
+  if (element_count(shape) > 0) {
+    hdf5_write_all(dataset.get(), type.get(), data);
+  }
+}
+
+void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
+                            const std::vector<VirtualSource>& sources) {
+  const Hdf5Lock lock;
+  const auto type = make_type(dtype);
+  const auto space = make_space(shape);
+  const PlistHandle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset)"));
+  for (const auto& source : sources) {
+    const auto vspace = make_space(shape);
+    select_box(vspace.get(), source.box);
+    const auto src_space = make_space(source.box.extent);
+    check(H5Pset_virtual(dcpl.get(), vspace.get(), source.file.c_str(), source.dataset.c_str(), src_space.get()),
+          fmt::format("cannot map '{}' into virtual dataset '{}'", source.file, name));
+  }
+  const auto lcpl = intermediate_groups();
+  const DatasetHandle dataset(check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
+                                               H5P_DEFAULT),
+                                    fmt::format("cannot create virtual dataset '{}'", name)));
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,42 @@
+#pragma once
+// Creating what `to_file` writes: files with aligned raw data, contiguous datasets whose
+// bytes ranks then move with pwrite, and virtual datasets that map tile files.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// Creates (truncating) an HDF5 file whose raw data is aligned to settings::alignment().
+[[nodiscard]] FileHandle create_file(const std::filesystem::path& path);
+
+// Opens an existing file for adding a dataset; removes `dataset` first if it exists.
+[[nodiscard]] FileHandle open_for_update(const std::filesystem::path& path, const std::string& dataset);
+
+// Creates a contiguous dataset with its space allocated now and no fill written, creating
+// missing groups on the way; returns the file offset of its raw bytes.
+std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape);
+
+// Creates a contiguous (or, for a 0-d or empty shape, small) dataset and writes `data`
+// (row-major) into it through HDF5.
+void create_dataset_with(hid_t file, const std::string& name, DType dtype, const Shape& shape, const void* data);
+
+// One source of a virtual dataset: `box` of it comes from the whole of `dataset` in `file`
+// (a path relative to the virtual dataset's file).
+struct VirtualSource {
+  Box box;
+  std::string file;
+  std::string dataset;
+};
+
+// Creates a virtual dataset that maps every source.
+void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
+                            const std::vector<VirtualSource>& sources);
+
+}  // namespace h5tile::detail

@@ -1,0 +1,276 @@
+#include "layout/open_dataset.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/settings.hpp>
+
+#include "engine/thread_pool.hpp"
+#include "hdf5/dataset_io.hpp"
+#include "hdf5/file.hpp"
+#include "hdf5/types.hpp"
+#include "layout/virtual_map.hpp"
+
+namespace h5tile::detail {
+namespace fs = std::filesystem;
+
+std::optional<Box> intersect(const Box& a, const Box& b) {
+  Box out;
+  for (std::size_t i = 0; i < a.rank(); ++i) {
+    const auto lo = std::max(a.offset[i], b.offset[i]);
+    const auto hi = std::min(a.offset[i] + a.extent[i], b.offset[i] + b.extent[i]);
+    if (hi <= lo) {
+      return std::nullopt;
+    }
+    out.offset.push_back(lo);
+    out.extent.push_back(hi - lo);
+  }
+  return out;
+}
+
+void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const {
+  if (raw) {
+    const auto strides = rowmajor_strides(out_shape, raw->elem_size);
+    const StridedBytes whole{out, strides};
+    read_raw(*raw, src, sub_memory(whole, Box::whole(out_shape), dst));
+  } else {
+    hdf5_read(handle.get(), memory_type.get(), src, out, out_shape, dst);
+  }
+}
+
+namespace {
+
+std::string filter_name(H5Z_filter_t id) {
+  switch (id) {
+    case H5Z_FILTER_DEFLATE: return "deflate";
+    case H5Z_FILTER_SHUFFLE: return "shuffle";
+    case H5Z_FILTER_FLETCHER32: return "fletcher32";
+    case H5Z_FILTER_SZIP: return "szip";
+    case H5Z_FILTER_NBIT: return "nbit";
+    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
+    default: return fmt::format("filter {}", id);
+  }
+}
+
+void describe_storage(hid_t dcpl, DatasetInfo& info, Shape& chunk) {
+  const Hdf5Lock lock;
+  switch (H5Pget_layout(dcpl)) {
+    case H5D_CONTIGUOUS: info.layout = "contiguous"; break;
+    case H5D_COMPACT: info.layout = "compact"; break;
+    case H5D_VIRTUAL: info.layout = "virtual"; break;
+    case H5D_CHUNKED: {
+      info.layout = "chunked";
+      std::vector<hsize_t> dims(info.shape.size());
+      check(H5Pget_chunk(dcpl, static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
+      chunk.assign(dims.begin(), dims.end());
+      info.chunk = chunk;
+      const int n = H5Pget_nfilters(dcpl);
+      for (int i = 0; i < n; ++i) {
+        unsigned flags = 0;
+        std::size_t nvalues = 0;
+        unsigned config = 0;
+        const auto id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0, nullptr, &config);
+        info.filters.push_back(filter_name(id));
+      }
+      break;
+    }
+    default: info.layout = "unknown"; break;
+  }
+}
+
+}  // namespace
+
+OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset)
+    : path_(path), name_(normalize_dataset_name(dataset)) {
+  file_ = open_file(path_);
+  dataset_ = open_dataset(file_.get(), name_, path_);
+  const Hdf5Lock lock;
+  const TypeHandle file_type(check(H5Dget_type(dataset_.get()), "H5Dget_type"));
+  info_.dtype = dtype_of_type(file_type.get(), where(path_, name_));
+  memory_type_ = memory_type_for(file_type.get(), info_.dtype);
+  const SpaceHandle space(check(H5Dget_space(dataset_.get()), "H5Dget_space"));
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
+    throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape)", where(path_, name_)));
+  }
+  info_.shape = shape_of(space.get());
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset_.get()), "H5Dget_create_plist"));
+  Shape chunk;
+  describe_storage(dcpl.get(), info_, chunk);
+  if (info_.layout == "virtual") {
+    open_virtual(dcpl.get());
+    return;
+  }
+  auto self = std::make_unique<Source>();
+  self->file = path_;
+  self->dataset = name_;
+  self->shape = info_.shape;
+  self->chunk = chunk;
+  self->memory_type = memory_type_for(file_type.get(), info_.dtype);
+  if (const auto offset = raw_offset(file_.get(), dataset_.get(), memory_type_.get())) {
+    self->posix = PosixFile(path_, O_RDONLY);
+    self->raw = RawDataset{&self->posix, *offset, info_.shape, info_.dtype.size()};
+  }
+  self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
+  sources_.push_back(std::move(self));
+  mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
+}
+
+void OpenDataset::open_virtual(hid_t dcpl) {
+  const auto entries = read_virtual_map(dcpl);
+  info_.virtual_sources = entries ? entries->size() : virtual_file_names(dcpl).size();
+  if (!entries) {
+    // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
+    // since HDF5 silently returns fill values for missing ones.
+    for (const auto& name : virtual_file_names(dcpl)) {
+      const auto file = resolve_source(path_, name);
+      if (name.find('%') == std::string::npos && !fs::exists(file)) {
+        throw VirtualSourceError(fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
+      }
+    }
+    auto self = std::make_unique<Source>();
+    self->file = path_;
+    self->dataset = name_;
+    self->shape = info_.shape;
+    self->memory_type = memory_type_for(H5Dget_type(dataset_.get()), info_.dtype);
+    self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
+    sources_.push_back(std::move(self));
+    mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
+    return;
+  }
+  std::map<std::pair<std::string, std::string>, std::size_t> seen;
+  for (const auto& entry : *entries) {
+    const auto file = resolve_source(path_, entry.file);
+    auto key = std::make_pair(file.lexically_normal().string(), entry.dataset);
+    std::size_t index = 0;
+    try {
+      if (auto it = seen.find(key); it != seen.end()) {
+        index = it->second;
+      } else {
+        index = add_source(file, entry.dataset, memory_type_.get());
+        seen.emplace(std::move(key), index);
+      }
+      const auto& source = *sources_[index];
+      const Box src = entry.src.value_or(Box::whole(source.shape));
+      if (!src.fits(source.shape) || src.extent != entry.dst.extent) {
+        throw VirtualSourceError(fmt::format("it has shape {} but the mapping reads {} of it into {}",
+                                             to_string(source.shape), to_string(src), to_string(entry.dst)));
+      }
+      if (entry.dst.count() > 0) {
+        mappings_.push_back({index, src, entry.dst});
+      }
+    } catch (const std::exception& e) {
+      throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",
+                                           where(path_, name_), file.string(), entry.dataset,
+                                           to_string(entry.dst), e.what()));
+    }
+  }
+}
+
+std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dataset, hid_t memory_type) {
+  auto source = std::make_unique<Source>();
+  source->file = file;
+  source->dataset = dataset;
+  source->file_handle = open_file(file);
+  source->handle = open_dataset(source->file_handle.get(), normalize_dataset_name(dataset), file);
+  const Hdf5Lock lock;
+  const TypeHandle type(check(H5Dget_type(source->handle.get()), "H5Dget_type"));
+  (void)dtype_of_type(type.get(), where(file, dataset));  // rejects unsupported source types
+  const SpaceHandle space(check(H5Dget_space(source->handle.get()), "H5Dget_space"));
+  source->shape = shape_of(space.get());
+  source->memory_type = TypeHandle(check(H5Tcopy(memory_type), "H5Tcopy"));
+  const PlistHandle dcpl(check(H5Dget_create_plist(source->handle.get()), "H5Dget_create_plist"));
+  if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
+    std::vector<hsize_t> dims(source->shape.size());
+    check(H5Pget_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
+    source->chunk.assign(dims.begin(), dims.end());
+  }
+  if (const auto offset = raw_offset(source->file_handle.get(), source->handle.get(), memory_type)) {
+    source->posix = PosixFile(file, O_RDONLY);
+    source->raw = RawDataset{&source->posix, *offset, source->shape, info_.dtype.size()};
+  }
+  sources_.push_back(std::move(source));
+  return sources_.size() - 1;
+}
+
+std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_bytes) const {
+  std::vector<ReadTask> tasks;
+  const auto es = info_.dtype.size();
+  for (const auto& m : mappings_) {
+    const auto part = region.rank() == 0 ? std::optional<Box>(region) : intersect(m.dst, region);
+    if (!part) {
+      continue;
+    }
+    // Source box of the part, and the part relative to the region.
+    Box src = *part;
+    Box dst = *part;
+    for (std::size_t a = 0; a < region.rank(); ++a) {
+      src.offset[a] = m.src.offset[a] + (part->offset[a] - m.dst.offset[a]);
+      dst.offset[a] = part->offset[a] - region.offset[a];
+    }
+    const auto& source = *sources_[m.source];
+    std::vector<Box> pieces;
+    if (!source.chunk.empty() && src.rank() > 0) {
+      // Chunked: slabs of whole chunk rows along the first axis, so no chunk is read twice.
+      const auto rows = source.chunk[0];
+      for (auto lo = src.offset[0]; lo < src.offset[0] + src.extent[0];) {
+        const auto hi = std::min((lo / rows + 1) * rows, src.offset[0] + src.extent[0]);
+        Box piece = src;
+        piece.offset[0] = lo;
+        piece.extent[0] = hi - lo;
+        pieces.push_back(std::move(piece));
+        lo = hi;
+      }
+    } else {
+      pieces = split_rowmajor(src, es, task_bytes);
+    }
+    for (auto& piece : pieces) {
+      Box piece_dst = piece;
+      for (std::size_t a = 0; a < piece.rank(); ++a) {
+        piece_dst.offset[a] = dst.offset[a] + (piece.offset[a] - src.offset[a]);
+      }
+      tasks.push_back({m.source, std::move(piece), std::move(piece_dst)});
+    }
+  }
+  return tasks;
+}
+
+void OpenDataset::fill(Array& out) const {
+  std::vector<std::byte> value(info_.dtype.size());
+  {
+    const Hdf5Lock lock;
+    const PlistHandle dcpl(check(H5Dget_create_plist(dataset_.get()), "H5Dget_create_plist"));
+    check(H5Pget_fill_value(dcpl.get(), memory_type_.get(), value.data()), "H5Pget_fill_value");
+  }
+  for (std::uint64_t i = 0; i < out.size(); ++i) {
+    std::memcpy(out.data() + i * value.size(), value.data(), value.size());
+  }
+}
+
+Array OpenDataset::read(const Box& region, unsigned threads) const {
+  if (!region.fits(info_.shape)) {
+    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region),
+                                      where(path_, name_), to_string(info_.shape)));
+  }
+  Array out(info_.dtype, region.extent);
+  const auto tasks = plan(region, settings::task_size());
+  std::uint64_t covered = 0;
+  for (const auto& task : tasks) {
+    covered += task.dst.count();
+  }
+  if (covered < out.size()) {
+    fill(out);  // a virtual dataset with regions no source maps
+  }
+  parallel_for(tasks.size(), threads, [&](std::size_t i) {
+    const auto& task = tasks[i];
+    sources_[task.source]->read(task.src, out.data(), out.shape(), task.dst);
+  });
+  return out;
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,83 @@
+#pragma once
+// A dataset opened for reading: what it is (DatasetInfo) and where its bytes are, as a list
+// of sources (datasets read raw with pread or through HDF5) and the boxes they supply.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <h5tile/io.hpp>
+
+#include "engine/posix_file.hpp"
+#include "engine/raw_transfer.hpp"
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// One stored dataset that supplies bytes.
+struct Source {
+  std::filesystem::path file;
+  std::string dataset;
+  Shape shape;
+  Shape chunk;  // chunk shape when chunked (reads are aligned to it)
+  FileHandle file_handle;
+  DatasetHandle handle;
+  TypeHandle memory_type;  // the type of the dataset being read (sources convert to it)
+  std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
+  PosixFile posix;
+
+  // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
+  void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
+};
+
+// `dst` (dataset coordinates) comes from `src` of sources[source].
+struct Mapping {
+  std::size_t source = 0;
+  Box src;
+  Box dst;
+};
+
+// One unit of a parallel read.
+struct ReadTask {
+  std::size_t source = 0;
+  Box src;
+  Box dst;  // relative to the region read
+};
+
+class OpenDataset {
+ public:
+  // Opens `dataset` in `path` and resolves a virtual dataset's sources. Throws FileNotFound,
+  // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
+  OpenDataset(const std::filesystem::path& path, const std::string& dataset);
+
+  [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+  // The tasks that read `region`, each at most about `task_bytes`, aligned to the layout.
+  [[nodiscard]] std::vector<ReadTask> plan(const Box& region, std::size_t task_bytes) const;
+  // Reads `region` into a new array with `threads` threads.
+  [[nodiscard]] Array read(const Box& region, unsigned threads) const;
+  // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
+  [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
+
+ private:
+  std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
+  void open_virtual(hid_t dcpl);
+  void fill(Array& out) const;
+
+  std::filesystem::path path_;
+  std::string name_;
+  DatasetInfo info_;
+  FileHandle file_;
+  DatasetHandle dataset_;
+  TypeHandle memory_type_;
+  std::vector<std::unique_ptr<Source>> sources_;
+  std::vector<Mapping> mappings_;
+};
+
+// The overlap of two boxes of the same rank, or nullopt.
+[[nodiscard]] std::optional<Box> intersect(const Box& a, const Box& b);
+
+}  // namespace h5tile::detail

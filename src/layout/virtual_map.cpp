@@ -1,0 +1,125 @@
+#include "layout/virtual_map.hpp"
+
+#include <cstdlib>
+
+#include "hdf5/file.hpp"
+
+namespace h5tile::detail {
+namespace fs = std::filesystem;
+namespace {
+
+template <class Getter>
+std::string get_string(Getter&& getter) {
+  const auto size = getter(nullptr, 0);
+  if (size < 0) {
+    check(static_cast<hid_t>(size), "H5Pget_virtual name");
+  }
+  std::string text(static_cast<std::size_t>(size) + 1, '\0');
+  getter(text.data(), text.size());
+  text.resize(static_cast<std::size_t>(size));
+  return text;
+}
+
+// The selection of `space` as a box, or nullopt when it is not one.
+std::optional<Box> selection_box(hid_t space) {
+  switch (H5Sget_select_type(space)) {
+    case H5S_SEL_ALL: return Box::whole(shape_of(space));
+    case H5S_SEL_NONE: {
+      auto box = Box::whole(shape_of(space));
+      std::fill(box.extent.begin(), box.extent.end(), 0);
+      return box;
+    }
+    case H5S_SEL_HYPERSLABS: break;
+    default: return std::nullopt;
+  }
+  const hssize_t points = H5Sget_select_npoints(space);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (points <= 0 || rank <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;  // unlimited selections report no count
+  }
+  std::vector<hsize_t> start(static_cast<std::size_t>(rank));
+  std::vector<hsize_t> end(static_cast<std::size_t>(rank));
+  if (H5Sget_select_bounds(space, start.data(), end.data()) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  Box box;
+  for (int a = 0; a < rank; ++a) {
+    box.offset.push_back(start[static_cast<std::size_t>(a)]);
+    box.extent.push_back(end[static_cast<std::size_t>(a)] - start[static_cast<std::size_t>(a)] + 1);
+  }
+  if (box.count() != static_cast<std::uint64_t>(points)) {
+    return std::nullopt;  // strided or irregular
+  }
+  return box;
+}
+
+}  // namespace
+
+std::vector<std::string> virtual_file_names(hid_t dcpl) {
+  const Hdf5Lock lock;
+  std::size_t count = 0;
+  check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < count; ++i) {
+    names.push_back(get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); }));
+  }
+  return names;
+}
+
+std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl) {
+  const Hdf5Lock lock;
+  std::size_t count = 0;
+  check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
+  std::vector<VirtualEntry> entries;
+  entries.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    VirtualEntry entry;
+    entry.file = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); });
+    entry.dataset = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_dsetname(dcpl, i, buf, n); });
+    if (entry.file.find('%') != std::string::npos || entry.dataset.find('%') != std::string::npos) {
+      return std::nullopt;  // printf-style names expand at read time
+    }
+    const SpaceHandle vspace(check(H5Pget_virtual_vspace(dcpl, i), "H5Pget_virtual_vspace"));
+    const SpaceHandle sspace(check(H5Pget_virtual_srcspace(dcpl, i), "H5Pget_virtual_srcspace"));
+    auto dst = selection_box(vspace.get());
+    auto src = selection_box(sspace.get());
+    if (!dst || !src || dst->count() != src->count()) {
+      return std::nullopt;
+    }
+    if (src->extent != dst->extent) {
+      return std::nullopt;  // same count, different shape: HDF5 reshapes, we do not
+    }
+    entry.dst = *dst;
+    if (H5Sget_select_type(sspace.get()) != H5S_SEL_ALL) {
+      entry.src = *src;
+    }
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
+  if (name == ".") {
+    return vds_file;
+  }
+  const fs::path source(name);
+  if (source.is_absolute()) {
+    return source;
+  }
+  std::error_code ec;
+  if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix != nullptr && *prefix != '\0') {
+    const auto candidate = fs::path(prefix) / source;
+    if (fs::exists(candidate, ec)) {
+      return candidate;
+    }
+  }
+  const auto beside = vds_file.parent_path() / source;
+  if (fs::exists(beside, ec) || !fs::exists(source, ec)) {
+    return beside;
+  }
+  return source;
+}
+
+}  // namespace h5tile::detail

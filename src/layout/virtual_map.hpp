@@ -1,0 +1,36 @@
+#pragma once
+// The mapping of a virtual dataset, read once with H5Pget_virtual_*.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// One mapping: the region `dst` of the virtual dataset comes from `src` of `dataset` in
+// `file` (the name as stored; "." is the virtual dataset's own file).
+struct VirtualEntry {
+  Box dst;
+  std::string file;
+  std::string dataset;
+  std::optional<Box> src;  // nullopt: the whole source dataset
+};
+
+// The mappings of a virtual dataset's creation property list, or nullopt when some mapping
+// is not a plain box-to-box copy (unlimited or irregular selections, printf-style names):
+// such datasets are read through HDF5.
+[[nodiscard]] std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl);
+
+// The source file names of every mapping, as stored.
+[[nodiscard]] std::vector<std::string> virtual_file_names(hid_t dcpl);
+
+// Where a source file name points, as HDF5 resolves it: "." is `vds_file`; a relative name
+// is tried beside `vds_file` (HDF5_VDS_PREFIX first when set), then from the working directory.
+[[nodiscard]] std::filesystem::path resolve_source(const std::filesystem::path& vds_file, const std::string& name);
+
+}  // namespace h5tile::detail
