@@ -15,8 +15,6 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "h5tile's raw data path assumes a little-endian host");
 
-constexpr const char* kOpaqueTag = "h5tile:opaque";
-
 TypeHandle copy_type(hid_t base) { return TypeHandle(check(H5Tcopy(base), "H5Tcopy")); }
 
 TypeHandle half_type() {
@@ -141,9 +139,8 @@ TypeHandle make_type(DType dtype) {
     case DTypeKind::Complex64: return complex_type(H5T_IEEE_F32LE, 4);
     case DTypeKind::Complex128: return complex_type(H5T_IEEE_F64LE, 8);
     case DTypeKind::Opaque: {
-      auto t = TypeHandle(check(H5Tcreate(H5T_OPAQUE, dtype.size()), "H5Tcreate(opaque)"));
-      check(H5Tset_tag(t.get(), kOpaqueTag), "H5Tset_tag");
-      return t;
+      // No tag, as h5py writes NumPy's void dtype (HDF5 converts only between equal tags).
+      return TypeHandle(check(H5Tcreate(H5T_OPAQUE, dtype.size()), "H5Tcreate(opaque)"));
     }
   }
   throw UnsupportedType(fmt::format("unsupported dtype {}", dtype.name()));

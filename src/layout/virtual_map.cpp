@@ -84,15 +84,17 @@ std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl) {
     const SpaceHandle vspace(check(H5Pget_virtual_vspace(dcpl, i), "H5Pget_virtual_vspace"));
     const SpaceHandle sspace(check(H5Pget_virtual_srcspace(dcpl, i), "H5Pget_virtual_srcspace"));
     auto dst = selection_box(vspace.get());
-    auto src = selection_box(sspace.get());
-    if (!dst || !src || dst->count() != src->count()) {
+    if (!dst) {
       return std::nullopt;
     }
-    if (src->extent != dst->extent) {
-      return std::nullopt;  // same count, different shape: HDF5 reshapes, we do not
-    }
     entry.dst = *dst;
+    // "All" of a source: its extent is only known once the source is open (the stored
+    // source space may not carry it), so the caller checks it against the mapping.
     if (H5Sget_select_type(sspace.get()) != H5S_SEL_ALL) {
+      auto src = selection_box(sspace.get());
+      if (!src || src->extent != dst->extent) {
+        return std::nullopt;  // irregular, or the same count in another shape: HDF5 reshapes, we do not
+      }
       entry.src = *src;
     }
     entries.push_back(std::move(entry));

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, builds, runs the C++ tests (CTest) and the
+# Python cross-checks against h5py (pytest), and checks the formatting of the C++ sources.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install_deps.sh
+scripts/build.sh
+build="${H5TILE_BUILD_DIR:-build}"
+status=0
+(cd "$build" && ctest --output-on-failure -j "$(nproc)") || status=1
+H5TILE_BUILD_DIR="$build" python3 -m pytest -q -rs tests/python || status=1
+scripts/check_format.sh || status=1
+exit $status

@@ -1,0 +1,96 @@
+"""Fixtures for the cross-checks between h5tile and h5py/numpy/h5dump."""
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))
+if not BUILD.is_absolute():
+    BUILD = ROOT / BUILD
+
+# Every dtype h5tile supports, as numpy names it.
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "complex64", "complex128", "V7"]
+
+
+def random_array(dtype: str, shape, seed: int = 0) -> np.ndarray:
+    """Random values of any bit pattern (NaNs included: compare bytes, not values)."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+    return np.frombuffer(rng.bytes(n), dtype=dt).reshape(shape).copy()
+
+
+def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+class Tool:
+    """Runs tests/tools/interop.cpp (h5tile_interop)."""
+
+    def __init__(self, path: pathlib.Path):
+        self.path = path
+
+    def run(self, *args, cwd=None, check=True):
+        proc = subprocess.run([str(self.path), *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                              timeout=120)
+        out = json.loads(proc.stdout) if proc.stdout.strip() else {}
+        if check and proc.returncode != 0:
+            raise AssertionError(f"h5tile_interop {args} failed ({proc.returncode}): {proc.stdout} {proc.stderr}")
+        return proc.returncode, out
+
+    def write(self, array: np.ndarray, file, dataset="/data", layout="virtual", ranks=3, mode="overwrite",
+              cwd=None, check=True):
+        raw = pathlib.Path(str(file) + ".in.raw") if cwd is None else pathlib.Path(cwd) / "in.raw"
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_bytes(np.ascontiguousarray(array).tobytes())
+        shape = ",".join(str(s) for s in array.shape)
+        try:
+            return self.run("write", raw, dtype_name(array.dtype), shape, file, dataset, layout, ranks, mode,
+                            cwd=cwd, check=check)
+        finally:
+            raw.unlink()
+
+    def read(self, file, dataset="/data", tmp=None):
+        raw = pathlib.Path(tmp or pathlib.Path(str(file)).parent) / "out.raw"
+        code, out = self.run("read", file, dataset, raw, check=False)
+        if code != 0:
+            return out
+        return decode(raw, out)
+
+    def box(self, file, dataset, offset, extent, tmp):
+        raw = pathlib.Path(tmp) / "box.raw"
+        _, out = self.run("box", file, dataset, ",".join(map(str, offset)), ",".join(map(str, extent)), raw)
+        return decode(raw, out)
+
+    def batched(self, file, dataset, chunk, tmp, check=True):
+        raw = pathlib.Path(tmp) / "batched.raw"
+        code, out = self.run("batched", file, dataset, ",".join(map(str, chunk)), raw, check=check)
+        if code != 0:
+            return out
+        return raw.read_bytes(), out["blocks"]
+
+
+def dtype_name(dt: np.dtype) -> str:
+    return f"V{dt.itemsize}" if dt.kind == "V" else dt.name
+
+
+def decode(raw: pathlib.Path, out: dict) -> np.ndarray:
+    dtype = np.dtype(out["dtype"])
+    data = np.frombuffer(raw.read_bytes(), dtype=dtype)
+    raw.unlink()
+    return data.reshape(tuple(out["shape"]))
+
+
+@pytest.fixture(scope="session")
+def tool() -> Tool:
+    path = BUILD / "tests" / "h5tile_interop"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: build first (scripts/build.sh)")
+    return Tool(path)

@@ -1,0 +1,88 @@
+"""Bad input gives a distinct error type with a message that names the file and dataset."""
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import random_array
+
+
+def test_missing_file(tool, tmp_path):
+    err = tool.read(tmp_path / "nope.h5", "/x")
+    assert err["error"] == "FileNotFound" and "nope.h5" in err["message"]
+
+
+@pytest.mark.parametrize("content", [b"", b"not an hdf5 file at all\n" * 100])
+def test_not_hdf5(tool, tmp_path, content):
+    (tmp_path / "bad.h5").write_bytes(content)
+    err = tool.read(tmp_path / "bad.h5", "/x")
+    assert err["error"] == "NotHdf5File" and "bad.h5" in err["message"]
+
+
+def test_missing_dataset_names_it_and_lists_neighbours(tool, tmp_path):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["g/a"] = np.zeros(2)
+        f["g/b"] = np.zeros(2)
+    err = tool.read(tmp_path / "f.h5", "/g/c")
+    assert err["error"] == "DatasetNotFound"
+    assert "'/g/c'" in err["message"] and "f.h5" in err["message"] and "a, b" in err["message"]
+    err = tool.read(tmp_path / "f.h5", "/h/c")
+    assert err["error"] == "DatasetNotFound" and "no member 'h'" in err["message"]
+
+
+def test_group_is_not_a_dataset(tool, tmp_path):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["g/x"] = np.zeros(2)
+        f["g/y"] = np.zeros(3)
+        f.create_group("g/sub")
+    err = tool.read(tmp_path / "f.h5", "/g")
+    assert err["error"] == "NotADataset"
+    assert "is a group" in err["message"] and "x, y" in err["message"] and "sub" not in err["message"]
+
+
+@pytest.mark.parametrize("make,needle", [
+    (lambda f: f.create_dataset("x", data=["a", "bc"], dtype=h5py.string_dtype()), "variable-length string"),
+    (lambda f: f.create_dataset("x", data=np.array([b"ab"], "S2")), "fixed-length string"),
+    (lambda f: f.create_dataset("x", data=np.zeros(2, [("p", "i4"), ("q", "f8")])), "compound type {p, q}"),
+    (lambda f: f.create_dataset("x", data=np.zeros(2, h5py.enum_dtype({"A": 0, "B": 5}, basetype="i1"))), "enum"),
+    (lambda f: f.create_dataset("x", shape=(2,), dtype=h5py.vlen_dtype("i4")), "variable-length sequence"),
+    (lambda f: f.create_dataset("x", data=np.zeros(2, np.longdouble)), "float of 16 bytes"),
+    (lambda f: h5py.h5d.create(f.id, b"x", h5py.h5t.array_create(h5py.h5t.NATIVE_INT32, (3,)),
+                               h5py.h5s.create_simple((2,))), "array type"),
+])
+def test_unsupported_types_are_named(tool, tmp_path, make, needle):
+    with h5py.File(tmp_path / "t.h5", "w") as f:
+        make(f)
+    err = tool.read(tmp_path / "t.h5", "/x")
+    assert err.get("error") == "UnsupportedType", (dtype, err)
+    assert needle in err["message"] and "t.h5" in err["message"] and "'/x'" in err["message"]
+
+
+def test_missing_virtual_source_is_an_error_naming_it(tool, tmp_path):
+    a = random_array("int32", (30, 2))
+    tool.write(a, tmp_path / "out.h5", ranks=3)
+    tile = sorted((tmp_path / "out.h5.tiles").rglob("tile-00001.h5"))[0]
+    tile.unlink()
+    err = tool.read(tmp_path / "out.h5", "/data")
+    assert err["error"] == "VirtualSourceError"
+    assert "tile-00001.h5" in err["message"] and "[10:20, 0:2]" in err["message"]
+
+
+def test_virtual_source_of_the_wrong_shape(tool, tmp_path):
+    tool.write(random_array("int32", (30, 2)), tmp_path / "out.h5", ranks=3)
+    tile = sorted((tmp_path / "out.h5.tiles").rglob("tile-00002.h5"))[0]
+    with h5py.File(tile, "w") as f:
+        f["tile"] = np.zeros((3, 2), "i4")
+    err = tool.read(tmp_path / "out.h5", "/data")
+    assert err["error"] == "VirtualSourceError" and "tile-00002.h5" in err["message"]
+    assert "shape [3, 2]" in err["message"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tool, tmp_path):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["x"] = np.zeros(2)
+    os.chmod(tmp_path / "f.h5", 0)
+    err = tool.read(tmp_path / "f.h5", "/x")
+    assert err["error"] == "Error" and "Permission denied" in err["message"]

@@ -1,0 +1,151 @@
+"""Files h5py writes, in every layout h5tile must read, read by h5tile."""
+import h5py
+import numpy as np
+import pytest
+
+from conftest import DTYPES, random_array, same_bytes
+
+STORAGE = {
+    "contiguous": {},
+    "chunked": {"chunks": (7, 4)},
+    "deflate": {"chunks": (5, 11), "compression": "gzip", "compression_opts": 4},
+    "shuffle-fletcher": {"chunks": (16, 3), "shuffle": True, "fletcher32": True},
+    "compact": {"compact": True},
+}
+
+
+def h5py_write(path, name, array, storage):
+    opts = dict(STORAGE[storage])
+    with h5py.File(path, "w") as f:
+        if opts.pop("compact", False):
+            space = h5py.h5s.create_simple(array.shape)
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_layout(h5py.h5d.COMPACT)
+            tid = h5py.h5t.py_create(array.dtype, logical=True)
+            h5py.h5d.create(f.id, name.encode(), tid, space, dcpl=dcpl)
+            f[name][...] = array
+        else:
+            f.create_dataset(name, data=array, **opts)
+
+
+@pytest.mark.parametrize("storage", list(STORAGE))
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_and_storage(tool, tmp_path, dtype, storage):
+    a = random_array(dtype, (37, 11), seed=3)
+    h5py_write(tmp_path / "in.h5", "x", a, storage)
+    assert same_bytes(tool.read(tmp_path / "in.h5", "/x"), a)
+
+
+@pytest.mark.parametrize("dtype", [">i2", ">i4", ">u8", ">f4", ">f8", ">c8", ">c16", ">f2"])
+@pytest.mark.parametrize("storage", ["contiguous", "chunked"])
+def test_big_endian_is_converted(tool, tmp_path, dtype, storage):
+    a = random_array(np.dtype(dtype).newbyteorder("=").name, (23, 5), seed=4)
+    with h5py.File(tmp_path / "be.h5", "w") as f:
+        f.create_dataset("x", data=a.astype(dtype), **STORAGE[storage])
+    assert same_bytes(tool.read(tmp_path / "be.h5", "x"), a)
+
+
+def test_user_block_offsets(tool, tmp_path):
+    a = random_array("float64", (50, 7))
+    with h5py.File(tmp_path / "ub.h5", "w", userblock_size=4096) as f:
+        f["x"] = a
+    assert same_bytes(tool.read(tmp_path / "ub.h5", "x"), a)
+
+
+def test_unwritten_dataset_reads_its_fill_value(tool, tmp_path):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f.create_dataset("c", shape=(6, 2), dtype="i4", fillvalue=3)
+        f.create_dataset("k", shape=(6, 2), dtype="i4", fillvalue=-2, chunks=(2, 2))
+    assert same_bytes(tool.read(tmp_path / "f.h5", "c"), np.full((6, 2), 3, "i4"))
+    assert same_bytes(tool.read(tmp_path / "f.h5", "k"), np.full((6, 2), -2, "i4"))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0)])
+def test_scalar_and_empty(tool, tmp_path, shape):
+    a = random_array("int32", shape)
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        f["x"] = a
+    got = tool.read(tmp_path / "s.h5", "x")
+    assert got.shape == shape and same_bytes(got, a)
+
+
+def test_virtual_dataset_in_same_file(tool, tmp_path):
+    a = random_array("float32", (10, 6))
+    with h5py.File(tmp_path / "v.h5", "w") as f:
+        f["src0"] = a[:4]
+        f["src1"] = a[4:]
+        layout = h5py.VirtualLayout(shape=a.shape, dtype=a.dtype)
+        layout[:4] = h5py.VirtualSource(".", "src0", shape=(4, 6))
+        layout[4:] = h5py.VirtualSource(".", "src1", shape=(6, 6))
+        f.create_virtual_dataset("v", layout)
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        assert f["v"].virtual_sources()[0].file_name == "."
+    assert same_bytes(tool.read(tmp_path / "v.h5", "v"), a)
+
+
+def test_virtual_dataset_of_other_files_with_gaps_and_strides(tool, tmp_path):
+    a = random_array("int16", (8, 5), seed=1)
+    with h5py.File(tmp_path / "src.h5", "w") as f:
+        f["a"] = a
+        f["row"] = a[0]
+    with h5py.File(tmp_path / "v.h5", "w") as f:
+        # A box mapped from part of a source, a gap (fill value), and a strided mapping.
+        layout = h5py.VirtualLayout(shape=(12, 5), dtype="i2")
+        layout[0:3] = h5py.VirtualSource(str(tmp_path / "src.h5"), "a", shape=(8, 5))[2:5]
+        f.create_virtual_dataset("boxes", layout, fillvalue=-7)
+        strided = h5py.VirtualLayout(shape=(2, 5), dtype="i2")
+        strided[0] = h5py.VirtualSource("src.h5", "row", shape=(5,))
+        strided[1, ::2] = h5py.VirtualSource("src.h5", "row", shape=(5,))[0:3]
+        f.create_virtual_dataset("strided", strided, fillvalue=9)
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        expect_boxes = f["boxes"][...]
+        expect_strided = f["strided"][...]
+    assert (expect_boxes[3:] == -7).all()
+    assert same_bytes(tool.read(tmp_path / "v.h5", "boxes"), expect_boxes)
+    assert same_bytes(tool.read(tmp_path / "v.h5", "strided"), expect_strided)
+
+
+def test_read_box_matches_numpy_slicing(tool, tmp_path):
+    a = random_array("uint16", (31, 17, 5), seed=2)
+    with h5py.File(tmp_path / "b.h5", "w") as f:
+        f.create_dataset("contiguous", data=a)
+        f.create_dataset("chunked", data=a, chunks=(4, 4, 5), compression="gzip")
+    for name in ["contiguous", "chunked"]:
+        got = tool.box(tmp_path / "b.h5", name, (3, 2, 1), (20, 9, 3), tmp_path)
+        assert same_bytes(got, a[3:23, 2:11, 1:4])
+
+
+@pytest.mark.parametrize("chunk", [(2,), (5,), (7,)])
+def test_batched_clips_the_last_block(tool, tmp_path, chunk):
+    a = np.arange(5, dtype="i8")
+    with h5py.File(tmp_path / "v.h5", "w") as f:
+        f["x"] = a
+    raw, blocks = tool.batched(tmp_path / "v.h5", "x", chunk, tmp_path)
+    lengths = [b["shape"][0] for b in blocks]
+    assert lengths == {(2,): [2, 2, 1], (5,): [5], (7,): [5]}[chunk]
+    assert [b["offset"] for b in blocks] == [[o] for o in range(0, 5, chunk[0])]
+    assert np.frombuffer(raw, "i8").tolist() == a.tolist()
+
+
+def test_batched_blocks_assemble_into_the_array(tool, tmp_path):
+    a = random_array("float64", (23, 19), seed=8)
+    tool.write(a, tmp_path / "v.h5", ranks=3)
+    raw, blocks = tool.batched(tmp_path / "v.h5", "data", (6, 8), tmp_path)
+    offsets = [tuple(b["offset"]) for b in blocks]
+    assert offsets == sorted(offsets)  # row-major order
+    assembled = np.empty_like(a)
+    pos = 0
+    for b in blocks:
+        (r, c), (h, w) = b["offset"], b["shape"]
+        assert h == min(6, 23 - r) and w == min(8, 19 - c)
+        assembled[r:r + h, c:c + w] = np.frombuffer(raw[pos:pos + h * w * 8], "f8").reshape(h, w)
+        pos += h * w * 8
+    assert pos == len(raw) and same_bytes(assembled, a)
+
+
+@pytest.mark.parametrize("chunk,needle", [((0, 4), "element 0 equal to 0"), ((4,), "has 1 elements"),
+                                          ((1, 2, 3), "has 3 elements")])
+def test_batched_rejects_bad_chunk_size(tool, tmp_path, chunk, needle):
+    tool.write(random_array("int8", (4, 4)), tmp_path / "v.h5")
+    err = tool.batched(tmp_path / "v.h5", "data", chunk, tmp_path, check=False)
+    assert err["error"] == "InvalidArgument" and needle in err["message"], err
