@@ -34,10 +34,14 @@ std::uint64_t parse_bytes(const std::string& text) {
   const double value = std::stod(text, &used);
   const std::string unit = text.substr(used);
   double scale = 1;
-  if (unit == "K" || unit == "KiB") scale = 1024.0;
-  else if (unit == "M" || unit == "MiB") scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B") throw CLI::ValidationError("--size", "unknown unit '" + unit + "'");
+  if (unit == "K" || unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "M" || unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (!unit.empty() && unit != "B")
+    throw CLI::ValidationError("--size", "unknown unit '" + unit + "'");
   return static_cast<std::uint64_t>(value * scale);
 }
 
@@ -73,9 +77,8 @@ int run_demo() {
   std::vector<std::uint32_t> source(rows * o.columns);
   fill_pattern(source, std::max(1U, std::thread::hardware_concurrency()));
 
-  WriteOptions write{.layout = o.layout == "contiguous" ? Layout::Contiguous : Layout::Virtual,
-                     .ranks = o.ranks,
-                     .sync = !o.no_sync};
+  WriteOptions write{
+      .layout = o.layout == "contiguous" ? Layout::Contiguous : Layout::Virtual, .ranks = o.ranks, .sync = !o.no_sync};
   auto start = std::chrono::steady_clock::now();
   to_file(view(source.data(), shape), o.path, o.dataset, write).wait();
   const double t_write = seconds_since(start);
@@ -93,8 +96,8 @@ int run_demo() {
   bool batches_ok = true;
   for (Block& block : from_file_batched(o.path, o.dataset, chunk, ReadOptions{.threads = o.ranks})) {
     const auto* expected = source.data() + block.offset[0] * o.columns;
-    batches_ok = batches_ok && block.offset[1] == 0 &&
-                 std::memcmp(block.data.data(), expected, block.data.nbytes()) == 0;
+    batches_ok =
+        batches_ok && block.offset[1] == 0 && std::memcmp(block.data.data(), expected, block.data.nbytes()) == 0;
     checked += block.data.nbytes();
     ++blocks;
   }
@@ -113,8 +116,9 @@ int run_demo() {
 }  // namespace
 
 void add_demo(CLI::App& app) {
-  auto* demo = app.add_subcommand("demo", "Write a generated array, read it back whole and in batches, check it, "
-                                          "and print the throughput");
+  auto* demo = app.add_subcommand("demo",
+                                  "Write a generated array, read it back whole and in batches, check it, "
+                                  "and print the throughput");
   demo->add_option("--size", demo_options.size, "array size in bytes, with K, M or G (binary) suffix")
       ->capture_default_str();
   demo->add_option("--ranks", demo_options.ranks, "worker ranks (threads) writing and reading")

@@ -94,8 +94,7 @@ class Hdf5Error : public RuntimeError {
 /// A system call (open, pread, pwrite, rename, ...) failed; the message carries strerror.
 class IoError : public RuntimeError {
  public:
-  IoError(const std::string& message, int error_number)
-      : RuntimeError(message), error_number_(error_number) {}
+  IoError(const std::string& message, int error_number) : RuntimeError(message), error_number_(error_number) {}
   /// The errno of the failed call.
   [[nodiscard]] int error_number() const noexcept { return error_number_; }
 

@@ -43,8 +43,8 @@ class [[nodiscard]] WriteHandle {
 /// Lifetime: the memory behind `array` must stay valid and unchanged until the handle (or
 /// fence()) reports completion. Reads and writes of the same path issued later by this
 /// process are ordered after this write.
-WriteHandle to_file(const ArrayView& array, const std::filesystem::path& path,
-                    const std::string& dataset, const WriteOptions& options = {});
+WriteHandle to_file(const ArrayView& array, const std::filesystem::path& path, const std::string& dataset,
+                    const WriteOptions& options = {});
 
 /// Waits for every write started by to_file; throws the first error among them.
 void fence();
@@ -60,8 +60,7 @@ struct Tile {
 /// shape exactly once. Blocks until the file is complete. If any rank fails, every rank
 /// throws the same error and the previous file is left intact.
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
-                 const std::filesystem::path& path, const std::string& dataset,
-                 const WriteOptions& options = {});
+                 const std::filesystem::path& path, const std::string& dataset, const WriteOptions& options = {});
 
 // ----------------------------------------------------------------------------------------
 // Reading
@@ -70,8 +69,8 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
 struct DatasetInfo {
   DType dtype{DTypeKind::UInt8};
   Shape shape;
-  std::string layout;          ///< "contiguous", "chunked", "compact" or "virtual"
-  Shape chunk;                 ///< chunk shape (chunked only)
+  std::string layout;                ///< "contiguous", "chunked", "compact" or "virtual"
+  Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
   std::size_t virtual_sources = 0;   ///< number of mappings (virtual only)
 };
@@ -87,8 +86,8 @@ struct DatasetInfo {
                               const ReadOptions& options = {});
 
 /// Reads the region `box` of the dataset. Throws InvalidArgument if it does not fit.
-[[nodiscard]] Array read_box(const std::filesystem::path& path, const std::string& dataset,
-                             const Box& box, const ReadOptions& options = {});
+[[nodiscard]] Array read_box(const std::filesystem::path& path, const std::string& dataset, const Box& box,
+                             const ReadOptions& options = {});
 
 /// A tile read by one rank: where it lies in the dataset, and its data.
 struct ReadTile {
@@ -98,8 +97,8 @@ struct ReadTile {
 
 /// Collective (SPMD): every rank reads its share of the dataset, the split following the
 /// on-disk layout (a virtual dataset written by as many ranks: each rank its own source).
-[[nodiscard]] ReadTile read_tile(Communicator& comm, const std::filesystem::path& path,
-                                 const std::string& dataset, const ReadOptions& options = {});
+[[nodiscard]] ReadTile read_tile(Communicator& comm, const std::filesystem::path& path, const std::string& dataset,
+                                 const ReadOptions& options = {});
 
 /// One block of a batched read: its data and the offset of its first element.
 struct Block {
@@ -153,8 +152,7 @@ class BatchedReader::Iterator {
 };
 
 /// Opens a batched read; validates `chunk_size` (one positive length per axis) at once.
-[[nodiscard]] BatchedReader from_file_batched(const std::filesystem::path& path,
-                                              const std::string& dataset, Shape chunk_size,
-                                              const ReadOptions& options = {});
+[[nodiscard]] BatchedReader from_file_batched(const std::filesystem::path& path, const std::string& dataset,
+                                              Shape chunk_size, const ReadOptions& options = {});
 
 }  // namespace h5tile

@@ -42,8 +42,7 @@ bool Box::overlaps(const Box& other) const {
     return false;
   }
   for (std::size_t i = 0; i < rank(); ++i) {
-    const bool disjoint = offset[i] + extent[i] <= other.offset[i] ||
-                          other.offset[i] + other.extent[i] <= offset[i];
+    const bool disjoint = offset[i] + extent[i] <= other.offset[i] || other.offset[i] + other.extent[i] <= offset[i];
     if (disjoint || extent[i] == 0 || other.extent[i] == 0) {
       return false;
     }
@@ -91,16 +90,15 @@ void FreeDeleter::operator()(std::byte* p) const noexcept { std::free(p); }
 Array::Array(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   const auto count = element_count(shape_);
   if (count > std::numeric_limits<std::uint64_t>::max() / dtype_.size()) {
-    throw InvalidArgument(fmt::format("an array of shape {} and dtype {} is larger than 2^64 bytes",
-                                      to_string(shape_), dtype_.name()));
+    throw InvalidArgument(
+        fmt::format("an array of shape {} and dtype {} is larger than 2^64 bytes", to_string(shape_), dtype_.name()));
   }
   nbytes_ = count * dtype_.size();
   constexpr std::uint64_t kPage = 4096;
   const std::uint64_t rounded = (std::max<std::uint64_t>(nbytes_, 1) + kPage - 1) / kPage * kPage;
   data_.reset(static_cast<std::byte*>(std::aligned_alloc(kPage, rounded)));
   if (!data_) {
-    throw RuntimeError(fmt::format("cannot allocate {} bytes for an array of shape {}", nbytes_,
-                                   to_string(shape_)));
+    throw RuntimeError(fmt::format("cannot allocate {} bytes for an array of shape {}", nbytes_, to_string(shape_)));
   }
 }
 

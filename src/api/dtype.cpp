@@ -70,10 +70,10 @@ DType DType::from_name(const std::string& name) {
       // not a number: falls through to the error below
     }
   }
-  throw UnsupportedType(fmt::format(
-      "unsupported dtype '{}': expected bool, int8..int64, uint8..uint64, float16, float32, "
-      "float64, complex64, complex128 or V<bytes>",
-      name));
+  throw UnsupportedType(
+      fmt::format("unsupported dtype '{}': expected bool, int8..int64, uint8..uint64, float16, float32, "
+                  "float64, complex64, complex128 or V<bytes>",
+                  name));
 }
 
 std::string DType::name() const {
@@ -88,18 +88,57 @@ std::string DType::name() const {
   return "unknown";
 }
 
-template <> DType dtype_of<bool>() { return DType(DTypeKind::Bool); }
-template <> DType dtype_of<std::int8_t>() { return DType(DTypeKind::Int8); }
-template <> DType dtype_of<std::int16_t>() { return DType(DTypeKind::Int16); }
-template <> DType dtype_of<std::int32_t>() { return DType(DTypeKind::Int32); }
-template <> DType dtype_of<std::int64_t>() { return DType(DTypeKind::Int64); }
-template <> DType dtype_of<std::uint8_t>() { return DType(DTypeKind::UInt8); }
-template <> DType dtype_of<std::uint16_t>() { return DType(DTypeKind::UInt16); }
-template <> DType dtype_of<std::uint32_t>() { return DType(DTypeKind::UInt32); }
-template <> DType dtype_of<std::uint64_t>() { return DType(DTypeKind::UInt64); }
-template <> DType dtype_of<float>() { return DType(DTypeKind::Float32); }
-template <> DType dtype_of<double>() { return DType(DTypeKind::Float64); }
-template <> DType dtype_of<std::complex<float>>() { return DType(DTypeKind::Complex64); }
-template <> DType dtype_of<std::complex<double>>() { return DType(DTypeKind::Complex128); }
+template <>
+DType dtype_of<bool>() {
+  return DType(DTypeKind::Bool);
+}
+template <>
+DType dtype_of<std::int8_t>() {
+  return DType(DTypeKind::Int8);
+}
+template <>
+DType dtype_of<std::int16_t>() {
+  return DType(DTypeKind::Int16);
+}
+template <>
+DType dtype_of<std::int32_t>() {
+  return DType(DTypeKind::Int32);
+}
+template <>
+DType dtype_of<std::int64_t>() {
+  return DType(DTypeKind::Int64);
+}
+template <>
+DType dtype_of<std::uint8_t>() {
+  return DType(DTypeKind::UInt8);
+}
+template <>
+DType dtype_of<std::uint16_t>() {
+  return DType(DTypeKind::UInt16);
+}
+template <>
+DType dtype_of<std::uint32_t>() {
+  return DType(DTypeKind::UInt32);
+}
+template <>
+DType dtype_of<std::uint64_t>() {
+  return DType(DTypeKind::UInt64);
+}
+template <>
+DType dtype_of<float>() {
+  return DType(DTypeKind::Float32);
+}
+template <>
+DType dtype_of<double>() {
+  return DType(DTypeKind::Float64);
+}
+template <>
+DType dtype_of<std::complex<float>>() {
+  return DType(DTypeKind::Complex64);
+}
+template <>
+DType dtype_of<std::complex<double>>() {
+  return DType(DTypeKind::Complex128);
+}
 
 }  // namespace h5tile

@@ -17,9 +17,7 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 
 namespace {
 
-unsigned threads_of(const ReadOptions& options) {
-  return options.threads != 0 ? options.threads : settings::threads();
-}
+unsigned threads_of(const ReadOptions& options) { return options.threads != 0 ? options.threads : settings::threads(); }
 
 }  // namespace
 
@@ -53,8 +51,8 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
     box = mappings[rank].dst;
   } else {
     const auto boxes = split_for_ranks(opened->info().shape, static_cast<unsigned>(comm.size()));
-    box = rank < boxes.size() ? boxes[rank] : Box{Shape(opened->info().shape.size(), 0),
-                                                     Shape(opened->info().shape.size(), 0)};
+    box = rank < boxes.size() ? boxes[rank]
+                              : Box{Shape(opened->info().shape.size(), 0), Shape(opened->info().shape.size(), 0)};
   }
   std::optional<Array> data;
   agree(comm, [&] { data.emplace(opened->read(box, threads_of(options))); });

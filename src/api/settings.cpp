@@ -23,15 +23,26 @@ std::size_t parse_size(const char* variable, std::string_view text) {
   std::size_t scale = 1;
   if (ec == std::errc{} && ptr != end && ptr + 1 == end) {
     switch (*ptr) {
-      case 'K': case 'k': scale = std::size_t{1} << 10; ++ptr; break;
-      case 'M': case 'm': scale = std::size_t{1} << 20; ++ptr; break;
-      case 'G': case 'g': scale = std::size_t{1} << 30; ++ptr; break;
+      case 'K':
+      case 'k':
+        scale = std::size_t{1} << 10;
+        ++ptr;
+        break;
+      case 'M':
+      case 'm':
+        scale = std::size_t{1} << 20;
+        ++ptr;
+        break;
+      case 'G':
+      case 'g':
+        scale = std::size_t{1} << 30;
+        ++ptr;
+        break;
       default: break;
     }
   }
   if (ec != std::errc{} || ptr != end || value == 0) {
-    throw InvalidArgument(
-        fmt::format("environment variable {}='{}' is not a positive integer", variable, text));
+    throw InvalidArgument(fmt::format("environment variable {}='{}' is not a positive integer", variable, text));
   }
   return value * scale;
 }
@@ -48,8 +59,8 @@ void check_power_of_two(const char* what, std::size_t value) {
 }
 
 std::atomic<unsigned>& threads_value() {
-  static std::atomic<unsigned> value = static_cast<unsigned>(
-      from_env("H5TILE_THREADS", std::max(1U, std::thread::hardware_concurrency())));
+  static std::atomic<unsigned> value =
+      static_cast<unsigned>(from_env("H5TILE_THREADS", std::max(1U, std::thread::hardware_concurrency())));
   return value;
 }
 

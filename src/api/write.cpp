@@ -37,9 +37,9 @@ struct WritePlan {
   std::string dataset;
   Shape shape;
   DType dtype{DTypeKind::UInt8};
-  std::vector<Box> boxes;             // every tile, in rank order
-  std::vector<std::size_t> first;     // index in boxes of each rank's first tile
-  std::string embedded;               // the element of a 0-d array (it travels with the plan)
+  std::vector<Box> boxes;          // every tile, in rank order
+  std::vector<std::size_t> first;  // index in boxes of each rank's first tile
+  std::string embedded;            // the element of a 0-d array (it travels with the plan)
   [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
 };
 
@@ -121,8 +121,8 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
         dtype_name = rank_dtype;
         dtype_rank = static_cast<int>(r);
       } else if (rank_dtype != dtype_name) {
-        throw InvalidArgument(fmt::format("{}: rank {} writes dtype {} but rank {} writes {}",
-                                          where(path, dataset), dtype_rank, dtype_name, r, rank_dtype));
+        throw InvalidArgument(fmt::format("{}: rank {} writes dtype {} but rank {} writes {}", where(path, dataset),
+                                          dtype_rank, dtype_name, r, rank_dtype));
       }
     }
     plan.first.push_back(plan.boxes.size());
@@ -139,8 +139,8 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   }
   plan.target = first_path;
   if (dtype_name.empty()) {
-    throw InvalidArgument(fmt::format("{}: no rank passed a tile, so the dtype is unknown",
-                                      where(plan.target, plan.dataset)));
+    throw InvalidArgument(
+        fmt::format("{}: no rank passed a tile, so the dtype is unknown", where(plan.target, plan.dataset)));
   }
   plan.dtype = DType::from_name(dtype_name);
   check_coverage(plan.boxes, plan.shape, plan.target, plan.dataset);
@@ -154,9 +154,8 @@ StridedBytes memory_of(const ArrayView& view) {
 // Moves `tile` into a raw dataset: the whole of a tile file, or its box of a shared file.
 void write_tile_bytes(const RawDataset& file, const Box& box, const StridedBytes& memory) {
   const auto parts = split_rowmajor(box, file.elem_size, settings::task_size());
-  parallel_for(parts.size(), settings::threads(), [&](std::size_t i) {
-    write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
-  });
+  parallel_for(parts.size(), settings::threads(),
+               [&](std::size_t i) { write_raw(file, parts[i], sub_memory(memory, box, parts[i])); });
 }
 
 // Writes one tile to its own file in the sidecar (layout Virtual).
@@ -211,8 +210,8 @@ void commit_virtual(const WritePlan& plan, const std::string& generation, const 
       std::vector<VirtualSource> sources;
       for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
         if (plan.boxes[i].count() > 0) {
-          sources.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
-                             kTileDataset});
+          sources.push_back(
+              {plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(), kTileDataset});
         }
       }
       create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, sources);

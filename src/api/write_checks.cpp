@@ -19,8 +19,8 @@ namespace fs = std::filesystem;
 void check_array(const ArrayView& array, const fs::path& path, const std::string& dataset) {
   const auto count = element_count(array.shape);
   if (count > 0 && array.data == nullptr) {
-    throw InvalidArgument(fmt::format("{}: the array of shape {} has no data pointer", where(path, dataset),
-                                      to_string(array.shape)));
+    throw InvalidArgument(
+        fmt::format("{}: the array of shape {} has no data pointer", where(path, dataset), to_string(array.shape)));
   }
   if (!array.byte_strides.empty() && array.byte_strides.size() != array.shape.size()) {
     throw InvalidArgument(fmt::format("{}: the array has {} axes but {} strides", where(path, dataset),
@@ -65,16 +65,17 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs:
         break;
       }
       if (box.overlaps(other) || (shape.empty())) {
-        throw InvalidArgument(fmt::format("{}: tiles {} and {} overlap", where(path, dataset), to_string(box),
-                                          to_string(other)));
+        throw InvalidArgument(
+            fmt::format("{}: tiles {} and {} overlap", where(path, dataset), to_string(box), to_string(other)));
       }
     }
   }
   const auto total = element_count(shape);
   if (covered != total) {
-    throw InvalidArgument(fmt::format("{}: the tiles cover {} of the {} elements of shape {}; every element "
-                                      "must be in exactly one tile",
-                                      where(path, dataset), covered, total, to_string(shape)));
+    throw InvalidArgument(
+        fmt::format("{}: the tiles cover {} of the {} elements of shape {}; every element "
+                    "must be in exactly one tile",
+                    where(path, dataset), covered, total, to_string(shape)));
   }
 }
 

@@ -67,7 +67,6 @@ class ThreadTeam {
     }
   }
 
-
   int size_;
   std::mutex mutex_;
   std::condition_variable ready_;

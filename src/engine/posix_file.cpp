@@ -48,8 +48,7 @@ void PosixFile::read_at(void* buffer, std::size_t size, std::uint64_t offset) co
       throw_errno(fmt::format("cannot read {} bytes at offset {} of", size, offset), path_, errno);
     }
     if (n == 0) {
-      throw IoError(fmt::format("'{}' ends before offset {}: the file is truncated", path_.string(),
-                                offset + size),
+      throw IoError(fmt::format("'{}' ends before offset {}: the file is truncated", path_.string(), offset + size),
                     EIO);
     }
     out += n;

@@ -13,8 +13,7 @@ class PosixFile {
   PosixFile() = default;
   // Opens `path` with open(2) `flags` (O_CLOEXEC is added). Throws IoError naming the path.
   PosixFile(const std::filesystem::path& path, int flags, unsigned mode = 0666);
-  PosixFile(PosixFile&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+  PosixFile(PosixFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
   PosixFile& operator=(PosixFile&& other) noexcept;
   PosixFile(const PosixFile&) = delete;
   PosixFile& operator=(const PosixFile&) = delete;

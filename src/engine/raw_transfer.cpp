@@ -116,15 +116,15 @@ class Coalescer {
     }
     if (writing_) {
       for (const auto& r : runs_) {
-        copy_elements(bounce_.data() + (r.file_offset - start_), static_cast<std::int64_t>(es), r.mem,
-                      r.mem_stride, r.elems, es);
+        copy_elements(bounce_.data() + (r.file_offset - start_), static_cast<std::int64_t>(es), r.mem, r.mem_stride,
+                      r.elems, es);
       }
       file_.file->write_at(bounce_.data(), span, start_);
     } else {
       file_.file->read_at(bounce_.data(), span, start_);
       for (const auto& r : runs_) {
-        copy_elements(r.mem, r.mem_stride, bounce_.data() + (r.file_offset - start_),
-                      static_cast<std::int64_t>(es), r.elems, es);
+        copy_elements(r.mem, r.mem_stride, bounce_.data() + (r.file_offset - start_), static_cast<std::int64_t>(es),
+                      r.elems, es);
       }
     }
     runs_.clear();

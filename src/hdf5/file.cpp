@@ -90,7 +90,8 @@ std::string list_for_message(const std::vector<std::string>& names) {
   if (names.empty()) {
     return "no datasets";
   }
-  std::vector<std::string> shown(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(kMax, names.size())));
+  std::vector<std::string> shown(names.begin(),
+                                 names.begin() + static_cast<std::ptrdiff_t>(std::min(kMax, names.size())));
   auto text = fmt::format("{}", fmt::join(shown, ", "));
   if (names.size() > kMax) {
     text += fmt::format(" and {} more", names.size() - kMax);
@@ -121,8 +122,8 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
         H5Oclose(g);
       }
       H5Eclear2(H5E_DEFAULT);
-      throw DatasetNotFound(fmt::format("{} does not exist: '{}' has no member '{}' ({})", where(path, name),
-                                        parent, name.substr(pos, slash - pos), datasets));
+      throw DatasetNotFound(fmt::format("{} does not exist: '{}' has no member '{}' ({})", where(path, name), parent,
+                                        name.substr(pos, slash - pos), datasets));
     }
     pos = slash + 1;
   }
@@ -163,8 +164,7 @@ SpaceHandle make_space(const Shape& shape) {
     return SpaceHandle(check(H5Screate(H5S_SCALAR), "H5Screate(scalar)"));
   }
   const auto dims = hsizes(shape);
-  return SpaceHandle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
-                           "H5Screate_simple"));
+  return SpaceHandle(check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), "H5Screate_simple"));
 }
 
 void select_box(hid_t space, const Box& box) {

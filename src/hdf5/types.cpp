@@ -12,8 +12,7 @@
 namespace h5tile::detail {
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "h5tile's raw data path assumes a little-endian host");
+static_assert(std::endian::native == std::endian::little, "h5tile's raw data path assumes a little-endian host");
 
 TypeHandle copy_type(hid_t base) { return TypeHandle(check(H5Tcopy(base), "H5Tcopy")); }
 
@@ -64,8 +63,7 @@ bool is_h5py_bool(hid_t type) {
   }
   const auto n0 = member_name(type, 0);
   const auto n1 = member_name(type, 1);
-  return (n0 == "FALSE" && v0 == 0 && n1 == "TRUE" && v1 == 1) ||
-         (n1 == "FALSE" && v1 == 0 && n0 == "TRUE" && v0 == 1);
+  return (n0 == "FALSE" && v0 == 0 && n1 == "TRUE" && v1 == 1) || (n1 == "FALSE" && v1 == 0 && n0 == "TRUE" && v0 == 1);
 }
 
 // h5py's complex: a compound {r, i} of two floats of one size, packed.
@@ -75,13 +73,11 @@ std::optional<DType> h5py_complex(hid_t type) {
   }
   const auto part = TypeHandle(H5Tget_member_type(type, 0));
   const auto part_i = TypeHandle(H5Tget_member_type(type, 1));
-  if (!part || !part_i || H5Tget_class(part.get()) != H5T_FLOAT ||
-      H5Tget_class(part_i.get()) != H5T_FLOAT) {
+  if (!part || !part_i || H5Tget_class(part.get()) != H5T_FLOAT || H5Tget_class(part_i.get()) != H5T_FLOAT) {
     return std::nullopt;
   }
   const auto size = H5Tget_size(part.get());
-  if (H5Tget_size(part_i.get()) != size || H5Tget_member_offset(type, 1) != size ||
-      H5Tget_size(type) != 2 * size) {
+  if (H5Tget_size(part_i.get()) != size || H5Tget_member_offset(type, 1) != size || H5Tget_size(type) != 2 * size) {
     return std::nullopt;
   }
   if (size == 4) {

@@ -65,9 +65,9 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
   check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
   check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
   const auto lcpl = intermediate_groups();
-  const DatasetHandle dataset(check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
-                                               H5P_DEFAULT),
-                                    fmt::format("cannot create dataset '{}'", name)));
+  const DatasetHandle dataset(
+      check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+            fmt::format("cannot create dataset '{}'", name)));
   const auto offset = raw_offset(file, dataset.get(), type.get());
   if (!offset) {
     throw Hdf5Error(fmt::format("HDF5 allocated no contiguous storage for dataset '{}'", name));
@@ -80,9 +80,9 @@ void create_dataset_with(hid_t file, const std::string& name, DType dtype, const
   const auto type = make_type(dtype);
   const auto space = make_space(shape);
   const auto lcpl = intermediate_groups();
-  const DatasetHandle dataset(check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT,
-                                               H5P_DEFAULT),
-                                    fmt::format("cannot create dataset '{}'", name)));
+  const DatasetHandle dataset(
+      check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+            fmt::format("cannot create dataset '{}'", name)));
   if (element_count(shape) > 0) {
     hdf5_write_all(dataset.get(), type.get(), data);
   }
@@ -102,9 +102,9 @@ void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, co
           fmt::format("cannot map '{}' into virtual dataset '{}'", source.file, name));
   }
   const auto lcpl = intermediate_groups();
-  const DatasetHandle dataset(check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(),
-                                               H5P_DEFAULT),
-                                    fmt::format("cannot create virtual dataset '{}'", name)));
+  const DatasetHandle dataset(
+      check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+            fmt::format("cannot create virtual dataset '{}'", name)));
 }
 
 }  // namespace h5tile::detail

@@ -130,7 +130,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     for (const auto& name : virtual_file_names(dcpl)) {
       const auto file = resolve_source(path_, name);
       if (name.find('%') == std::string::npos && !fs::exists(file)) {
-        throw VirtualSourceError(fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
+        throw VirtualSourceError(
+            fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
       }
     }
     auto self = std::make_unique<Source>();
@@ -166,8 +167,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       }
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",
-                                           where(path_, name_), file.string(), entry.dataset,
-                                           to_string(entry.dst), e.what()));
+                                           where(path_, name_), file.string(), entry.dataset, to_string(entry.dst),
+                                           e.what()));
     }
   }
 }
@@ -254,8 +255,8 @@ void OpenDataset::fill(Array& out) const {
 
 Array OpenDataset::read(const Box& region, unsigned threads) const {
   if (!region.fits(info_.shape)) {
-    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region),
-                                      where(path_, name_), to_string(info_.shape)));
+    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
+                                      to_string(info_.shape)));
   }
   Array out(info_.dtype, region.extent);
   const auto tasks = plan(region, settings::task_size());

@@ -24,7 +24,7 @@ struct Source {
   Shape chunk;  // chunk shape when chunked (reads are aligned to it)
   FileHandle file_handle;
   DatasetHandle handle;
-  TypeHandle memory_type;  // the type of the dataset being read (sources convert to it)
+  TypeHandle memory_type;         // the type of the dataset being read (sources convert to it)
   std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
   PosixFile posix;
 

@@ -15,9 +15,7 @@ std::string new_generation() {
   return fmt::format("{:016x}", random);
 }
 
-fs::path sidecar_dir(const fs::path& target) {
-  return target.parent_path() / (target.filename().string() + ".tiles");
-}
+fs::path sidecar_dir(const fs::path& target) { return target.parent_path() / (target.filename().string() + ".tiles"); }
 
 fs::path dataset_dir(const std::string& dataset) {
   // '%' starts a printf-style pattern in virtual dataset source names: keep it out.

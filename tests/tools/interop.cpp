@@ -70,7 +70,7 @@ int run(const std::vector<std::string>& args) {
       options.ranks = static_cast<unsigned>(std::stoul(args[7]));
     }
     if (args.size() > 8) {
-      options.mode = args[8] == "append" ? h5tile::Mode::Append
+      options.mode = args[8] == "append"      ? h5tile::Mode::Append
                      : args[8] == "exclusive" ? h5tile::Mode::Exclusive
                                               : h5tile::Mode::Overwrite;
     }

@@ -1,1 +1,99 @@
+#include <complex>
+#include <cstdint>
+#include <limits>
+
 #include <gtest/gtest.h>
+
+#include <h5tile/h5tile.hpp>
+
+namespace h5tile {
+namespace {
+
+TEST(DType, NamesRoundTrip) {
+  for (const char* name : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                           "float32", "float64", "complex64", "complex128", "V1", "V13"}) {
+    EXPECT_EQ(DType::from_name(name).name(), name);
+  }
+  EXPECT_EQ(DType::from_name("complex128").size(), 16U);
+  EXPECT_EQ(DType::from_name("V13").size(), 13U);
+  EXPECT_EQ(dtype_of<std::complex<float>>(), DType(DTypeKind::Complex64));
+}
+
+TEST(DType, RejectsUnknownNamesWithTheName) {
+  try {
+    (void)DType::from_name("str");
+    FAIL() << "no exception";
+  } catch (const UnsupportedType& e) {
+    EXPECT_NE(std::string(e.what()).find("'str'"), std::string::npos);
+  }
+  EXPECT_THROW((void)DType::from_name("V0"), UnsupportedType);
+  EXPECT_THROW((void)DType::from_name("Vx"), UnsupportedType);
+  EXPECT_THROW(DType{DTypeKind::Opaque}, InvalidArgument);
+}
+
+TEST(Errors, EveryTypeIsCaughtByItsStandardBaseAndByError) {
+  EXPECT_THROW(throw DatasetNotFound("x"), std::invalid_argument);
+  EXPECT_THROW(throw DatasetNotFound("x"), Error);
+  EXPECT_THROW(throw IoError("x", 5), std::runtime_error);
+  EXPECT_THROW(throw VirtualSourceError("x"), Error);
+  try {
+    throw NotADataset("message");
+  } catch (const std::exception& e) {
+    EXPECT_STREQ(e.what(), "message");
+  }
+}
+
+TEST(Shape, ElementCountDetectsOverflow) {
+  EXPECT_EQ(element_count({}), 1U);
+  EXPECT_EQ(element_count({3, 0, 5}), 0U);
+  EXPECT_EQ(element_count({3, 4, 5}), 60U);
+  EXPECT_THROW((void)element_count({std::uint64_t{1} << 40, std::uint64_t{1} << 30}), InvalidArgument);
+  EXPECT_THROW(Array(DType(DTypeKind::Float64), {std::uint64_t{1} << 62}), InvalidArgument);
+}
+
+TEST(Box, FitsAndOverlaps) {
+  const Box a{{0, 0}, {4, 4}};
+  EXPECT_TRUE(a.fits({4, 4}));
+  EXPECT_FALSE(a.fits({3, 4}));
+  EXPECT_FALSE(a.fits({4}));
+  EXPECT_FALSE((Box{{5}, {0}}).fits({4}));
+  EXPECT_TRUE((Box{{4}, {0}}).fits({4}));
+  EXPECT_TRUE(a.overlaps(Box{{3, 3}, {2, 2}}));
+  EXPECT_FALSE(a.overlaps(Box{{4, 0}, {2, 2}}));
+  EXPECT_FALSE(a.overlaps(Box{{1, 1}, {0, 2}}));
+  EXPECT_EQ(to_string(Box{{0, 0}, {512, 300}}), "[0:512, 0:300]");
+  EXPECT_EQ(to_string(Shape{500, 300}), "[500, 300]");
+}
+
+TEST(ArrayView, StridesAndContiguity) {
+  const std::int32_t data[6] = {};
+  ArrayView v = view(data, {2, 3});
+  EXPECT_EQ(v.strides(), (std::vector<std::int64_t>{12, 4}));
+  EXPECT_TRUE(v.is_contiguous());
+  v.byte_strides = {4, 8};  // Fortran order
+  EXPECT_FALSE(v.is_contiguous());
+  v.shape = {1, 3};
+  v.byte_strides = {999, 4};  // the stride of a length-1 axis does not matter
+  EXPECT_TRUE(v.is_contiguous());
+}
+
+TEST(Array, IsPageAlignedAndSized) {
+  const Array a(DType(DTypeKind::Complex128), {3, 5});
+  EXPECT_EQ(a.nbytes(), 3U * 5U * 16U);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a.data()) % 4096, 0U);
+  const Array scalar(DType(DTypeKind::Int8), {});
+  EXPECT_EQ(scalar.nbytes(), 1U);
+}
+
+TEST(Settings, RejectInvalidValues) {
+  EXPECT_THROW(settings::set_threads(0), InvalidArgument);
+  EXPECT_THROW(settings::set_alignment(3000), InvalidArgument);
+  EXPECT_THROW(settings::set_task_size(0), InvalidArgument);
+  const auto old = settings::task_size();
+  settings::set_task_size(12345);
+  EXPECT_EQ(settings::task_size(), 12345U);
+  settings::set_task_size(old);
+}
+
+}  // namespace
+}  // namespace h5tile
