@@ -41,14 +41,23 @@ struct Box {
 /// "[0:512, 0:300]" for messages.
 [[nodiscard]] std::string to_string(const Box& box);
 
-/// A non-owning view of an N-d array in host memory: a pointer, a dtype, a shape and
-/// strides in bytes (any sign, any order; row-major when `byte_strides` is empty).
-/// The memory must outlive every operation given the view.
+/// Where the memory of an ArrayView lives.
+enum class MemoryKind : std::uint8_t {
+  Auto,    ///< detected from the pointer (device memory when CUDA says so)
+  Host,    ///< host memory (pageable or pinned)
+  Device,  ///< CUDA device memory (or managed memory)
+};
+
+/// A non-owning view of an N-d array in host or device memory: a pointer, a dtype, a shape
+/// and strides in bytes (any sign and order for host memory; non-negative for device
+/// memory; row-major when `byte_strides` is empty). The memory must outlive every
+/// operation given the view.
 struct ArrayView {
   const void* data = nullptr;
   DType dtype{DTypeKind::UInt8};
   Shape shape;
   std::vector<std::int64_t> byte_strides;  ///< empty: C-contiguous
+  MemoryKind memory = MemoryKind::Auto;
 
   /// The strides actually in effect (row-major ones when `byte_strides` is empty).
   [[nodiscard]] std::vector<std::int64_t> strides() const;
@@ -63,18 +72,27 @@ template <class T>
   return ArrayView{data, dtype_of<T>(), std::move(shape), {}};
 }
 
-/// Frees memory from std::aligned_alloc.
-struct FreeDeleter {
-  void operator()(std::byte* p) const noexcept;
+/// Frees an Array's memory with the function that matches its allocation (host or device).
+struct BufferDeleter {
+  void (*release)(std::byte*) noexcept = nullptr;
+  void operator()(std::byte* p) const noexcept {
+    if (release != nullptr) {
+      release(p);
+    }
+  }
 };
-/// An owning byte buffer (page-aligned when allocated by Array).
-using Buffer = std::unique_ptr<std::byte[], FreeDeleter>;
+/// An owning byte buffer.
+using Buffer = std::unique_ptr<std::byte[], BufferDeleter>;
 
-/// An owning, C-contiguous array in host memory (the result of reads), page-aligned. Move-only.
+/// An owning, C-contiguous array (the result of reads) in host memory (page-aligned) or in
+/// the memory of one CUDA device. Move-only.
 class Array {
  public:
-  /// Allocates an uninitialised array. Throws InvalidArgument if the size overflows.
+  /// Allocates an uninitialised host array. Throws InvalidArgument if the size overflows.
   Array(DType dtype, Shape shape);
+  /// Allocates an uninitialised array on CUDA device `device` (host memory when device < 0).
+  /// Throws RuntimeError when h5tile was built without CUDA or the device does not exist.
+  Array(DType dtype, Shape shape, int device);
   Array(Array&&) noexcept = default;
   Array& operator=(Array&&) noexcept = default;
   Array(const Array&) = delete;
@@ -86,9 +104,11 @@ class Array {
   [[nodiscard]] std::size_t rank() const noexcept { return shape_.size(); }
   [[nodiscard]] std::uint64_t size() const { return element_count(shape_); }
   [[nodiscard]] std::uint64_t nbytes() const noexcept { return nbytes_; }
+  /// The CUDA device holding the data, or -1 for host memory.
+  [[nodiscard]] int device() const noexcept { return device_; }
   [[nodiscard]] std::byte* data() noexcept { return data_.get(); }
   [[nodiscard]] const std::byte* data() const noexcept { return data_.get(); }
-  /// The elements as T; T must match the dtype's size.
+  /// The elements as T (host arrays only); T must match the dtype's size.
   template <class T>
   [[nodiscard]] std::span<const T> as() const {
     return {reinterpret_cast<const T*>(data_.get()), static_cast<std::size_t>(nbytes_ / sizeof(T))};
@@ -98,8 +118,11 @@ class Array {
     return {reinterpret_cast<T*>(data_.get()), static_cast<std::size_t>(nbytes_ / sizeof(T))};
   }
   /// A view of the whole array, for writing it back.
-  [[nodiscard]] ArrayView view() const { return ArrayView{data_.get(), dtype_, shape_, {}}; }
-  /// Hands the buffer to the caller (for zero-copy bindings); the array becomes empty.
+  [[nodiscard]] ArrayView view() const {
+    return ArrayView{data_.get(), dtype_, shape_, {}, device_ < 0 ? MemoryKind::Host : MemoryKind::Device};
+  }
+  /// Hands the buffer (and how to free it) to the caller, for zero-copy bindings; the array
+  /// becomes empty.
   [[nodiscard]] Buffer release() noexcept {
     nbytes_ = 0;
     return std::move(data_);
@@ -109,6 +132,7 @@ class Array {
   DType dtype_;
   Shape shape_;
   std::uint64_t nbytes_ = 0;
+  int device_ = -1;
   Buffer data_;
 };
 

@@ -4,6 +4,7 @@
 
 #include <h5tile/array.hpp>
 #include <h5tile/communicator.hpp>
+#include <h5tile/device.hpp>
 #include <h5tile/dtype.hpp>
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>

@@ -42,6 +42,8 @@ struct WriteOptions {
 struct ReadOptions {
   /// Worker threads; 0: the `threads` setting.
   unsigned threads = 0;
+  /// Where the result goes: -1 host memory, otherwise the CUDA device of that ordinal.
+  int device = -1;
 };
 
 }  // namespace h5tile

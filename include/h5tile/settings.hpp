@@ -8,6 +8,8 @@
 /// | threads      | H5TILE_THREADS    | hardware threads (at least 1)|
 /// | task_size    | H5TILE_TASK_SIZE  | 8 MiB                        |
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
+/// | staging_bytes| H5TILE_STAGING_BYTES | 256 MiB (per device)      |
+/// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
 
 #include <cstddef>
 
@@ -24,5 +26,15 @@ void set_task_size(std::size_t bytes);
 /// File-space alignment of raw data in files h5tile writes (a power of two).
 [[nodiscard]] std::size_t alignment();
 void set_alignment(std::size_t bytes);
+
+/// Pinned host memory used to stage device reads and writes, per device (at least one task).
+[[nodiscard]] std::size_t staging_bytes();
+void set_staging_bytes(std::size_t bytes);
+
+/// GPUDirect Storage (cuFile): Auto uses it where it works and falls back to staging;
+/// On fails where it cannot be used; Off never tries.
+enum class Gds : unsigned char { Auto, On, Off };
+[[nodiscard]] Gds gds();
+void set_gds(Gds mode);
 
 }  // namespace h5tile::settings

@@ -34,6 +34,7 @@ struct BatchedReader::State {
   Shape grid;  // blocks per axis
   std::uint64_t count = 0;
   unsigned threads = 1;
+  int device = -1;
 
   std::mutex mutex;
   std::condition_variable changed;
@@ -81,7 +82,7 @@ struct BatchedReader::State {
       }
       try {
         auto box = block(k);
-        Block b{dataset.read(box, threads), box.offset};
+        Block b{dataset.read(box, threads, device), box.offset};
         const std::lock_guard lock(mutex);
         ready.push_back(std::move(b));
         ++produced;
@@ -120,6 +121,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
     state_->count *= state_->grid.back();
   }
   state_->threads = options.threads != 0 ? options.threads : settings::threads();
+  state_->device = options.device;
   state_->worker = std::thread([s = state_.get()] { s->produce(); });
 }
 

@@ -29,13 +29,13 @@ DatasetInfo describe(const fs::path& path, const std::string& dataset) {
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
   const OpenDataset opened(path, dataset);
-  return opened.read(Box::whole(opened.info().shape), threads_of(options));
+  return opened.read(Box::whole(opened.info().shape), threads_of(options), options.device);
 }
 
 Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
   pending_writes().wait_for(path);
   const OpenDataset opened(path, dataset);
-  return opened.read(box, threads_of(options));
+  return opened.read(box, threads_of(options), options.device);
 }
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
@@ -55,7 +55,7 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
                               : Box{Shape(opened->info().shape.size(), 0), Shape(opened->info().shape.size(), 0)};
   }
   std::optional<Array> data;
-  agree(comm, [&] { data.emplace(opened->read(box, threads_of(options))); });
+  agree(comm, [&] { data.emplace(opened->read(box, threads_of(options), options.device)); });
   return ReadTile{std::move(box), std::move(*data)};
 }
 

@@ -78,7 +78,35 @@ std::atomic<std::size_t>& alignment_value() {
   return value;
 }
 
+std::atomic<std::size_t>& staging_value() {
+  static std::atomic<std::size_t> value = from_env("H5TILE_STAGING_BYTES", std::size_t{256} << 20);
+  return value;
+}
+
+std::atomic<Gds>& gds_value() {
+  static std::atomic<Gds> value = [] {
+    const char* text = std::getenv("H5TILE_GDS");
+    const std::string_view mode = text != nullptr ? text : "auto";
+    if (mode == "auto" || mode.empty()) return Gds::Auto;
+    if (mode == "on") return Gds::On;
+    if (mode == "off") return Gds::Off;
+    throw InvalidArgument(fmt::format("environment variable H5TILE_GDS='{}' must be auto, on or off", mode));
+  }();
+  return value;
+}
+
 }  // namespace
+
+std::size_t staging_bytes() { return staging_value().load(); }
+void set_staging_bytes(std::size_t bytes) {
+  if (bytes == 0) {
+    throw InvalidArgument("settings::set_staging_bytes: the staging size must be at least 1 byte");
+  }
+  staging_value().store(bytes);
+}
+
+Gds gds() { return gds_value().load(); }
+void set_gds(Gds mode) { gds_value().store(mode); }
 
 unsigned threads() { return threads_value().load(); }
 void set_threads(unsigned n) {

@@ -19,6 +19,7 @@
 #include "engine/posix_file.hpp"
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/sidecar.hpp"
@@ -59,7 +60,12 @@ std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const
       dtype_name = tile.data.dtype.name();
       tiles_packed.u64s(tile.box.offset).u64s(tile.box.extent);
       if (shape.empty()) {
-        scalar.assign(static_cast<const char*>(tile.data.data), tile.data.dtype.size());
+        scalar.resize(tile.data.dtype.size());
+        if (gpu::device_of(tile.data) >= 0) {
+          gpu::copy_to_host(scalar.data(), tile.data.data, scalar.size());
+        } else {
+          std::memcpy(scalar.data(), tile.data.data, scalar.size());
+        }
       }
     }
   } catch (...) {
@@ -151,11 +157,29 @@ StridedBytes memory_of(const ArrayView& view) {
   return {static_cast<std::byte*>(const_cast<void*>(view.data)), view.strides()};
 }
 
-// Moves `tile` into a raw dataset: the whole of a tile file, or its box of a shared file.
-void write_tile_bytes(const RawDataset& file, const Box& box, const StridedBytes& memory) {
-  const auto parts = split_rowmajor(box, file.elem_size, settings::task_size());
-  parallel_for(parts.size(), settings::threads(),
-               [&](std::size_t i) { write_raw(file, parts[i], sub_memory(memory, box, parts[i])); });
+// Moves a tile's bytes into `box` of a raw dataset (the whole of a tile file, or the tile's
+// box of a shared file): straight from host memory, or through staging from a device.
+void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data) {
+  const auto memory = memory_of(data);
+  const int device = gpu::device_of(data);
+  const auto es = file.elem_size;
+  if (device < 0) {
+    const auto parts = split_rowmajor(box, es, settings::task_size());
+    parallel_for(parts.size(), settings::threads(),
+                 [&](std::size_t i) { write_raw(file, parts[i], sub_memory(memory, box, parts[i])); });
+    return;
+  }
+  const auto parts = split_rowmajor(box, es, gpu::staging_piece_bytes());
+  gpu::stage_from_device(
+      device, parts.size(), es,
+      [&](std::size_t i) {
+        return gpu::DeviceRegion{sub_memory(memory, box, parts[i]).ptr, memory.strides, parts[i].extent};
+      },
+      [&](std::size_t i, const std::byte* staging) {
+        const StridedBytes packed{const_cast<std::byte*>(staging), rowmajor_strides(parts[i].extent, es)};
+        write_raw(file, parts[i], packed);
+      },
+      settings::threads());
 }
 
 // Writes one tile to its own file in the sidecar (layout Virtual).
@@ -169,7 +193,7 @@ void write_tile_file(const WritePlan& plan, const std::string& generation, std::
   }
   const PosixFile out(path, O_WRONLY);
   const RawDataset raw{&out, offset, tile.box.extent, plan.dtype.size()};
-  write_tile_bytes(raw, Box::whole(tile.box.extent), memory_of(tile.data));
+  write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data);
   if (sync) {
     out.sync();
   }
@@ -265,7 +289,7 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
         const PosixFile out(temp_main(plan.target, generation), O_WRONLY);
         const RawDataset raw{&out, offset, plan.shape, plan.dtype.size()};
         for (const auto& tile : tiles) {
-          write_tile_bytes(raw, tile.box, memory_of(tile.data));
+          write_tile_bytes(raw, tile.box, tile.data);
         }
         return;
       }
@@ -303,10 +327,12 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   const unsigned requested = options.ranks != 0 ? options.ranks : settings::threads();
   const auto boxes = split_for_ranks(array.shape, requested);
   const auto target = fs::absolute(path).lexically_normal();
+  const int device = gpu::device_of(array);
   return pending_writes().start(target, [=] {
     run_thread_ranks(static_cast<unsigned>(boxes.size()), [&](Communicator& comm) {
       const auto& box = boxes[static_cast<std::size_t>(comm.rank())];
       ArrayView part = array;
+      part.memory = device >= 0 ? MemoryKind::Device : MemoryKind::Host;
       part.shape = box.extent;
       part.byte_strides = array.strides();
       auto* base = static_cast<const std::byte*>(array.data);

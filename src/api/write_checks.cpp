@@ -119,9 +119,11 @@ std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks) {
   std::vector<Box> boxes;
   for (std::uint64_t r = 0; r < n; ++r) {
     auto box = Box::whole(shape);
-    const auto wide = static_cast<unsigned __int128>(shape[0]);
-    box.offset[0] = static_cast<std::uint64_t>(wide * r / n);
-    box.extent[0] = static_cast<std::uint64_t>(wide * (r + 1) / n) - box.offset[0];
+    // The first shape[0] % n boxes take one row more.
+    const auto rows = shape[0] / n;
+    const auto extra = shape[0] % n;
+    box.offset[0] = r * rows + std::min(r, extra);
+    box.extent[0] = rows + (r < extra ? 1 : 0);
     boxes.push_back(std::move(box));
   }
   return boxes;

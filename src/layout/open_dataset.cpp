@@ -12,6 +12,7 @@
 #include <h5tile/settings.hpp>
 
 #include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
@@ -199,7 +200,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   return sources_.size() - 1;
 }
 
-std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_bytes) const {
+std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_bytes, bool bounded) const {
   std::vector<ReadTask> tasks;
   const auto es = info_.dtype.size();
   for (const auto& m : mappings_) {
@@ -224,7 +225,11 @@ std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_byte
         Box piece = src;
         piece.offset[0] = lo;
         piece.extent[0] = hi - lo;
-        pieces.push_back(std::move(piece));
+        if (bounded) {
+          for (auto& bounded_piece : split_rowmajor(piece, es, task_bytes)) pieces.push_back(std::move(bounded_piece));
+        } else {
+          pieces.push_back(std::move(piece));
+        }
         lo = hi;
       }
     } else {
@@ -253,12 +258,16 @@ void OpenDataset::fill(Array& out) const {
   }
 }
 
-Array OpenDataset::read(const Box& region, unsigned threads) const {
+Array OpenDataset::read(const Box& region, unsigned threads, int device) const {
   if (!region.fits(info_.shape)) {
     throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
                                       to_string(info_.shape)));
   }
-  Array out(info_.dtype, region.extent);
+  Array out(info_.dtype, region.extent, device);
+  if (device >= 0) {
+    read_to_device(region, out, threads);
+    return out;
+  }
   const auto tasks = plan(region, settings::task_size());
   std::uint64_t covered = 0;
   for (const auto& task : tasks) {
@@ -272,6 +281,84 @@ Array OpenDataset::read(const Box& region, unsigned threads) const {
     sources_[task.source]->read(task.src, out.data(), out.shape(), task.dst);
   });
   return out;
+}
+
+namespace {
+
+// True when `box` of a row-major array of `shape` is one contiguous run of elements.
+bool contiguous_in(const Box& box, const Shape& shape) {
+  std::size_t a = 0;
+  while (a < box.rank() && box.extent[a] == 1) ++a;  // leading unit axes
+  for (++a; a < box.rank(); ++a) {
+    if (box.extent[a] != shape[a]) return false;
+  }
+  return true;
+}
+
+std::uint64_t linear_offset(const Shape& offset, const Shape& shape) {
+  std::uint64_t linear = 0;
+  for (std::size_t a = 0; a < shape.size(); ++a) linear = linear * shape[a] + offset[a];
+  return linear;
+}
+
+}  // namespace
+
+void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads) const {
+  const auto es = info_.dtype.size();
+  const auto tasks = plan(region, gpu::staging_piece_bytes(), true);
+  std::uint64_t covered = 0;
+  for (const auto& task : tasks) covered += task.dst.count();
+  if (covered < out.size()) {
+    // Regions no source maps hold the fill value: assemble on the host, then copy.
+    const Array host = read(region, threads, -1);
+    const auto pieces = split_rowmajor(Box::whole(region.extent), es, gpu::staging_piece_bytes());
+    const auto strides = rowmajor_strides(region.extent, es);
+    gpu::stage_to_device(
+        out.device(), pieces.size(), es,
+        [&](std::size_t i) {
+          return gpu::DeviceRegion{out.data() + linear_offset(pieces[i].offset, region.extent) * es, strides,
+                                   pieces[i].extent};
+        },
+        [&](std::size_t i, std::byte* staging) {
+          std::memcpy(staging, host.data() + linear_offset(pieces[i].offset, region.extent) * es, pieces[i].count() * es);
+        },
+        threads);
+    return;
+  }
+  // GPUDirect Storage where it opens: a task that is one run in the file and one run in the
+  // destination goes straight from the file to the device.
+  std::vector<std::unique_ptr<gpu::GdsFile>> gds(sources_.size());
+  if (settings::gds() != settings::Gds::Off) {
+    for (std::size_t s = 0; s < sources_.size(); ++s) {
+      if (sources_[s]->raw) gds[s] = gpu::gds_open(sources_[s]->file);
+    }
+  }
+  std::vector<std::size_t> staged;
+  std::vector<std::size_t> direct;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto& t = tasks[i];
+    const bool runs = contiguous_in(t.src, sources_[t.source]->shape) && contiguous_in(t.dst, region.extent);
+    (gds[t.source] && runs && t.src.rank() > 0 ? direct : staged).push_back(i);
+  }
+  const auto strides = rowmajor_strides(region.extent, es);
+  parallel_for(direct.size(), threads, [&](std::size_t k) {
+    const auto& t = tasks[direct[k]];
+    const auto& raw = *sources_[t.source]->raw;
+    gds[t.source]->read(out.data() + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
+                        raw.base + linear_offset(t.src.offset, raw.shape) * es);
+  });
+  gpu::stage_to_device(
+      out.device(), staged.size(), es,
+      [&](std::size_t k) {
+        const auto& t = tasks[staged[k]];
+        return gpu::DeviceRegion{out.data() + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
+      },
+      [&](std::size_t k, std::byte* staging) {
+        const auto& t = tasks[staged[k]];
+        sources_[t.source]->read(t.src, staging, t.dst.extent, Box::whole(t.dst.extent));
+      },
+      threads);
+  if (!direct.empty()) gpu::note_path(staged.empty() ? "cufile" : "cufile+staging");
 }
 
 }  // namespace h5tile::detail

@@ -55,10 +55,13 @@ class OpenDataset {
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
-  // The tasks that read `region`, each at most about `task_bytes`, aligned to the layout.
-  [[nodiscard]] std::vector<ReadTask> plan(const Box& region, std::size_t task_bytes) const;
-  // Reads `region` into a new array with `threads` threads.
-  [[nodiscard]] Array read(const Box& region, unsigned threads) const;
+  // The tasks that read `region`, each at most about `task_bytes` and aligned to the layout
+  // (a chunked source is read in whole rows of chunks unless `bounded`, where no task
+  // exceeds `task_bytes`).
+  [[nodiscard]] std::vector<ReadTask> plan(const Box& region, std::size_t task_bytes, bool bounded = false) const;
+  // Reads `region` into a new array with `threads` threads, in host memory (device < 0) or
+  // in the memory of CUDA device `device`.
+  [[nodiscard]] Array read(const Box& region, unsigned threads, int device = -1) const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 
@@ -66,6 +69,7 @@ class OpenDataset {
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
   void fill(Array& out) const;
+  void read_to_device(const Box& region, Array& out, unsigned threads) const;
 
   std::filesystem::path path_;
   std::string name_;

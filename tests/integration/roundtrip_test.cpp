@@ -64,7 +64,7 @@ TYPED_TEST_SUITE(TypedRoundTrip, ElementTypes);
 
 TYPED_TEST(TypedRoundTrip, ViewDeducesTheDType) {
   std::vector<TypeParam> data(6 * 7);
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<TypeParam>(i * 3 + 1);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<TypeParam>(static_cast<unsigned char>(i * 3 + 1));
   to_file(view(data.data(), {6, 7}), this->path("t.h5"), "d", {.ranks = 3}).wait();
   const auto back = from_file(this->path("t.h5"), "/d");
   ASSERT_EQ(back.dtype(), dtype_of<TypeParam>());

@@ -193,9 +193,12 @@ TEST(SplitRowMajor, PiecesAreOrderedBoundedAndContiguous) {
       // Contiguous in the box's row-major order: only the first non-unit axis may be partial.
       bool partial_seen = false;
       for (std::size_t a = 0; a < 3; ++a) {
-        if (partial_seen) EXPECT_EQ(p.extent[a], box.extent[a]);
-        if (p.extent[a] != box.extent[a] && p.extent[a] != 1) partial_seen = true;
-        if (p.extent[a] != 1 && p.extent[a] != box.extent[a]) partial_seen = true;
+        if (partial_seen) {
+          EXPECT_EQ(p.extent[a], box.extent[a]);
+        }
+        if (p.extent[a] != 1 && p.extent[a] != box.extent[a]) {
+          partial_seen = true;
+        }
       }
       next += p.count();
     }

@@ -1,0 +1,26 @@
+#pragma once
+/// @file
+/// CUDA devices as seen by h5tile. Device arrays go in through ArrayView (device pointers
+/// are detected, or declared with MemoryKind::Device) and come out of reads with
+/// `ReadOptions::device`. Everything here works, and says "no devices", without CUDA.
+
+#include <cstdint>
+#include <string>
+
+namespace h5tile {
+
+/// True when this build of h5tile includes the CUDA layer.
+[[nodiscard]] bool cuda_built() noexcept;
+
+/// CUDA devices visible to this process (0 without CUDA, a driver or a device).
+[[nodiscard]] int cuda_device_count() noexcept;
+
+/// How the last device read or write of this process moved its bytes.
+struct DeviceIoReport {
+  std::string path;        ///< "cufile", "staging", or "" before any device I/O
+  std::string gds_reason;  ///< why cuFile was not used ("" when it was, or was not tried)
+  std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
+};
+[[nodiscard]] DeviceIoReport last_device_io();
+
+}  // namespace h5tile

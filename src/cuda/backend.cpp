@@ -1,0 +1,115 @@
+// Device memory, pointer detection and the I/O report of the CUDA build.
+#include <atomic>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "cuda/check.hpp"
+#include "gpu/backend.hpp"
+
+namespace h5tile::detail::gpu {
+
+void cuda_check(cudaError_t status, std::string_view what) {
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky-free error state
+    throw RuntimeError(fmt::format("{}: CUDA error {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status)));
+  }
+}
+
+DeviceScope::DeviceScope(int device) {
+  cuda_check(cudaGetDevice(&previous_), "cudaGetDevice");
+  if (previous_ != device) {
+    cuda_check(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
+  }
+}
+
+DeviceScope::~DeviceScope() { (void)cudaSetDevice(previous_); }
+
+bool built_with_cuda() noexcept { return true; }
+
+int device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+int device_of(const void* ptr) {
+  if (ptr == nullptr || device_count() == 0) {
+    return -1;
+  }
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, ptr) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged ? attributes.device : -1;
+}
+
+int device_of(const ArrayView& view) {
+  switch (view.memory) {
+    case MemoryKind::Host: return -1;
+    case MemoryKind::Device: {
+      const int device = device_of(view.data);
+      if (device < 0) {
+        throw InvalidArgument("an ArrayView declared as device memory does not point to CUDA device memory");
+      }
+      return device;
+    }
+    case MemoryKind::Auto:
+    default: return device_of(view.data);
+  }
+}
+
+std::byte* allocate(std::uint64_t bytes, int device) {
+  if (device >= device_count()) {
+    throw RuntimeError(fmt::format("CUDA device {} does not exist ({} visible)", device, device_count()));
+  }
+  const DeviceScope scope(device);
+  void* p = nullptr;
+  cuda_check(cudaMalloc(&p, std::max<std::uint64_t>(bytes, 1)),
+             fmt::format("cudaMalloc of {} bytes on device {}", bytes, device));
+  return static_cast<std::byte*>(p);
+}
+
+void release(std::byte* p) noexcept { (void)cudaFree(p); }
+
+void copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy to host");
+}
+
+namespace {
+std::mutex report_mutex;
+DeviceIoReport last_report;
+}  // namespace
+
+void note_path(const char* path) {
+  const std::lock_guard lock(report_mutex);
+  last_report.path = path;
+}
+
+void note_gds_reason(const std::string& reason) {
+  const std::lock_guard lock(report_mutex);
+  last_report.gds_reason = reason;
+}
+
+std::uint64_t staging_pinned_bytes();
+
+DeviceIoReport report() {
+  const std::lock_guard lock(report_mutex);
+  auto r = last_report;
+  r.staging_pinned_bytes = staging_pinned_bytes();
+  return r;
+}
+
+}  // namespace h5tile::detail::gpu
+
+namespace h5tile {
+bool cuda_built() noexcept { return true; }
+int cuda_device_count() noexcept { return detail::gpu::device_count(); }
+DeviceIoReport last_device_io() { return detail::gpu::report(); }
+}  // namespace h5tile

@@ -1,0 +1,75 @@
+#pragma once
+// The GPU layer as the rest of h5tile sees it: device memory, the bounded staging pipeline
+// between packed host buffers and (strided) device memory, and GPUDirect Storage. Built
+// from src/cuda/ when CUDA is enabled, from src/gpu/without_cuda.cpp otherwise (where every
+// device request is a clear error).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+#include <h5tile/device.hpp>
+
+namespace h5tile::detail::gpu {
+
+[[nodiscard]] bool built_with_cuda() noexcept;
+[[nodiscard]] int device_count() noexcept;
+
+// The CUDA device holding `ptr`, or -1 for host memory (always -1 without CUDA).
+[[nodiscard]] int device_of(const void* ptr);
+// Resolves a view's memory kind: the device of its data, or -1 for host memory.
+[[nodiscard]] int device_of(const ArrayView& view);
+
+[[nodiscard]] std::byte* allocate(std::uint64_t bytes, int device);
+void release(std::byte* p) noexcept;
+// Copies `bytes` from device memory to host memory (small amounts: scalars).
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+
+// One piece of device memory: its first element, byte strides (non-negative) and extent.
+struct DeviceRegion {
+  std::byte* ptr = nullptr;
+  std::vector<std::int64_t> strides;
+  Shape extent;
+};
+
+// The largest piece one staging buffer holds.
+[[nodiscard]] std::size_t staging_piece_bytes();
+
+// For each piece i < count: fill(i, host) writes it packed (row-major) into a pinned
+// buffer, which is then copied to region(i) asynchronously. Returns when every copy is done.
+void stage_to_device(int device, std::size_t count, std::size_t elem_size,
+                     const std::function<DeviceRegion(std::size_t)>& region,
+                     const std::function<void(std::size_t, std::byte*)>& fill, unsigned threads);
+
+// For each piece i < count: region(i) is copied packed into a pinned buffer, then
+// drain(i, host) consumes it. Returns when every piece is drained.
+void stage_from_device(int device, std::size_t count, std::size_t elem_size,
+                       const std::function<DeviceRegion(std::size_t)>& region,
+                       const std::function<void(std::size_t, const std::byte*)>& drain, unsigned threads);
+
+// A file opened for GPUDirect Storage.
+class GdsFile {
+ public:
+  GdsFile() = default;
+  GdsFile(const GdsFile&) = delete;
+  GdsFile& operator=(const GdsFile&) = delete;
+  virtual ~GdsFile() = default;
+  // Reads `bytes` at `offset` of the file into device memory at `dst`.
+  virtual void read(void* dst, std::size_t bytes, std::uint64_t offset) = 0;
+};
+
+// Opens `path` for cuFile reads, or returns nullptr (and records why) when GPUDirect Storage
+// cannot be used: settings::gds() Off, no libcufile, no driver, registration refused.
+// With settings::gds() On, a failure throws RuntimeError naming the file and the reason.
+[[nodiscard]] std::unique_ptr<GdsFile> gds_open(const std::filesystem::path& path);
+
+// Records which path moved the last device read or write.
+void note_path(const char* path);
+[[nodiscard]] DeviceIoReport report();
+
+}  // namespace h5tile::detail::gpu
