@@ -1,0 +1,196 @@
+// GPU read/write benchmark: h5tile's device path next to its limits and to plain HDF5, on the
+// same files in one run. Device work is synchronised before every clock read; each figure
+// is the median of --repeats warm runs after one warm-up, plus one cold run (page cache
+// dropped) where the process may drop it. Prints one JSON object per measurement, then a table.
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <h5tile/h5tile.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+void cuda(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
+}
+
+bool drop_caches() {
+  ::sync();
+  std::ofstream f("/proc/sys/vm/drop_caches");
+  if (!f) return false;
+  f << "3\n";
+  return static_cast<bool>(f.flush());
+}
+
+struct Result {
+  std::string name;
+  double warm = 0;  // median seconds
+  double cold = 0;  // seconds, 0 if not measured
+};
+
+double seconds(const std::function<void()>& f) {
+  cuda(cudaDeviceSynchronize(), "sync");
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  cuda(cudaDeviceSynchronize(), "sync");
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Result measure(const std::string& name, int repeats, bool cold, const std::function<void()>& f) {
+  Result r{name};
+  if (cold && drop_caches()) r.cold = seconds(f);
+  (void)seconds(f);  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) t.push_back(seconds(f));
+  std::sort(t.begin(), t.end());
+  r.warm = t[t.size() / 2];
+  return r;
+}
+
+std::uint64_t contiguous_offset(const fs::path& file, const std::string& dataset) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  const auto offset = H5Dget_offset(d);
+  H5Dclose(d);
+  H5Fclose(f);
+  return offset;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"h5tile GPU benchmark"};
+  std::string dir = "/tmp/h5tile-gpu-bench";
+  double gib = 8;
+  int repeats = 5;
+  unsigned threads = 16;
+  unsigned tiles = 16;
+  app.add_option("--dir", dir, "folder for the benchmark files")->capture_default_str();
+  app.add_option("--gib", gib, "array size in GiB (float32)")->capture_default_str();
+  app.add_option("--repeats", repeats, "warm runs per measurement (median reported)")->capture_default_str();
+  app.add_option("--threads", threads, "I/O threads")->capture_default_str();
+  app.add_option("--tiles", tiles, "tiles of the virtual-layout file")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  h5tile::settings::set_threads(threads);
+
+  const std::uint64_t n = static_cast<std::uint64_t>(gib * (1ULL << 30)) / 4 / 4096 * 4096;
+  const std::uint64_t bytes = n * 4;
+  const h5tile::Shape shape{n / 4096, 4096};
+  fs::create_directories(dir);
+  const auto contiguous = fs::path(dir) / "contiguous.h5";
+  const auto virtual_file = fs::path(dir) / "virtual.h5";
+
+  // The source array on the device (a pattern, not zeros), written out from the device.
+  void* device_src = nullptr;
+  cuda(cudaMalloc(&device_src, bytes), "cudaMalloc");
+  {
+    std::vector<std::uint32_t> pattern(n);
+    for (std::uint64_t i = 0; i < n; ++i) pattern[i] = static_cast<std::uint32_t>(i * 2654435761ULL + 12345ULL);
+    cuda(cudaMemcpy(device_src, pattern.data(), bytes, cudaMemcpyHostToDevice), "upload");
+  }
+  const h5tile::ArrayView src{device_src, h5tile::DType(h5tile::DTypeKind::Float32), shape, {}};
+  std::vector<Result> results;
+  const double gb = static_cast<double>(bytes) / 1e9;
+
+  results.push_back(measure("h5tile write from device, contiguous (no fsync)", 1, false, [&] {
+    h5tile::to_file(src, contiguous, "/data", {.layout = h5tile::Layout::Contiguous, .ranks = threads, .sync = false})
+        .wait();
+  }));
+  results.push_back(measure("h5tile write from device, virtual (no fsync)", 1, false, [&] {
+    h5tile::to_file(src, virtual_file, "/data", {.layout = h5tile::Layout::Virtual, .ranks = tiles, .sync = false})
+        .wait();
+  }));
+
+  // Limits: parallel pread of the raw bytes into pinned memory; pinned host -> device copy.
+  void* pinned = nullptr;
+  cuda(cudaHostAlloc(&pinned, bytes, cudaHostAllocPortable), "cudaHostAlloc");
+  const auto offset = contiguous_offset(contiguous, "/data");
+  results.push_back(measure("limit: parallel pread -> pinned host", repeats, true, [&] {
+    const int fd = ::open(contiguous.c_str(), O_RDONLY);
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < threads; ++t) {
+      ts.emplace_back([&, t] {
+        const std::uint64_t lo = bytes * t / threads;
+        const std::uint64_t hi = bytes * (t + 1) / threads;
+        for (std::uint64_t pos = lo; pos < hi;) {
+          const auto r = ::pread(fd, static_cast<char*>(pinned) + pos, std::min<std::uint64_t>(16 << 20, hi - pos),
+                                 static_cast<off_t>(offset + pos));
+          if (r <= 0) break;
+          pos += static_cast<std::uint64_t>(r);
+        }
+      });
+    }
+    for (auto& t : ts) t.join();
+    ::close(fd);
+  }));
+  void* device_dst = nullptr;
+  cuda(cudaMalloc(&device_dst, bytes), "cudaMalloc");
+  results.push_back(measure("limit: pinned host -> device copy", repeats, false, [&] {
+    cuda(cudaMemcpy(device_dst, pinned, bytes, cudaMemcpyHostToDevice), "h2d");
+  }));
+  cuda(cudaFreeHost(pinned), "cudaFreeHost");
+
+  h5tile::settings::set_gds(h5tile::settings::Gds::Off);
+  results.push_back(measure("h5tile from_file -> device, contiguous", repeats, true, [&] {
+    (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0});
+  }));
+  results.push_back(measure("h5tile from_file -> device, virtual", repeats, true, [&] {
+    (void)h5tile::from_file(virtual_file, "/data", {.threads = threads, .device = 0});
+  }));
+  h5tile::settings::set_gds(h5tile::settings::Gds::Auto);
+  results.push_back(measure("h5tile from_file -> device, GDS auto", repeats, false, [&] {
+    (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0});
+  }));
+  const auto report = h5tile::last_device_io();
+  results.push_back(measure("h5tile from_file -> host, then cudaMemcpy", repeats, false, [&] {
+    const auto host = h5tile::from_file(contiguous, "/data", {.threads = threads});
+    cuda(cudaMemcpy(device_dst, host.data(), bytes, cudaMemcpyHostToDevice), "h2d");
+  }));
+  results.push_back(measure("HDF5 H5Dread -> host, then cudaMemcpy", repeats, true, [&] {
+    std::vector<float> host(n);
+    const hid_t f = H5Fopen(contiguous.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t d = H5Dopen2(f, "/data", H5P_DEFAULT);
+    H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, host.data());
+    H5Dclose(d);
+    H5Fclose(f);
+    cuda(cudaMemcpy(device_dst, host.data(), bytes, cudaMemcpyHostToDevice), "h2d");
+  }));
+  // Byte-for-byte check of the device read against the source.
+  const auto back = h5tile::from_file(virtual_file, "/data", {.threads = threads, .device = 0});
+  std::vector<std::uint32_t> a(n);
+  std::vector<std::uint32_t> b(n);
+  cuda(cudaMemcpy(a.data(), back.data(), bytes, cudaMemcpyDeviceToHost), "d2h");
+  cuda(cudaMemcpy(b.data(), device_src, bytes, cudaMemcpyDeviceToHost), "d2h");
+  const bool equal = a == b;
+
+  for (const auto& r : results) {
+    fmt::print("{{\"name\": \"{}\", \"bytes\": {}, \"warm_s\": {:.4f}, \"cold_s\": {:.4f}}}\n", r.name, bytes, r.warm,
+               r.cold);
+  }
+  fmt::print("\n{:.2f} GB float32 [{}, {}], {} threads, {} tiles; device read equals source: {}\n", gb, shape[0],
+             shape[1], threads, tiles, equal ? "yes" : "NO");
+  fmt::print("GDS auto used '{}' ({})\n", report.path, report.gds_reason);
+  fmt::print("{:<50}{:>12}{:>12}\n", "engine", "warm GB/s", "cold GB/s");
+  for (const auto& r : results) {
+    fmt::print("{:<50}{:>12.2f}{:>12}\n", r.name, gb / r.warm, r.cold > 0 ? fmt::format("{:.2f}", gb / r.cold) : "-");
+  }
+  cudaFree(device_src);
+  cudaFree(device_dst);
+  return equal ? 0 : 1;
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Peers of h5tile's device read, on the file h5tile_gpu_bench wrote: h5py + CuPy, and KvikIO
+(the raw bytes of the contiguous dataset read straight into a CuPy array). Synchronised
+timings; median of --repeats warm runs after a warm-up, plus one cold run (page cache dropped)
+where allowed. Prints one JSON object per measurement."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import time
+
+import h5py
+import numpy as np
+
+
+def drop_caches() -> bool:
+    subprocess.run(["sync"], check=False)
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def measure(name, fn, repeats, sync, nbytes):
+    def once():
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        return time.perf_counter() - t0
+    cold = once() if drop_caches() else 0.0
+    once()
+    warm = statistics.median(once() for _ in range(repeats))
+    print(json.dumps({"name": name, "bytes": nbytes, "warm_s": round(warm, 4), "cold_s": round(cold, 4)}), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("file")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    import cupy as cp
+
+    sync = cp.cuda.runtime.deviceSynchronize
+    with h5py.File(args.file, "r") as f:
+        ds = f["data"]
+        shape, dtype, offset = ds.shape, ds.dtype, ds.id.get_offset()
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+
+    def h5py_cupy():
+        with h5py.File(args.file, "r") as f:
+            host = f["data"][...]
+        cp.asarray(host)
+    measure("h5py read -> numpy, then cupy.asarray", h5py_cupy, args.repeats, sync, nbytes)
+
+    try:
+        import kvikio
+        import kvikio.defaults
+    except ImportError as e:
+        print(json.dumps({"name": "kvikio", "skipped": f"not importable: {e}"}), flush=True)
+        return
+    out = cp.empty(nbytes, dtype=cp.uint8)
+
+    def kvikio_read():
+        with kvikio.CuFile(args.file, "r") as f:
+            f.pread(out, nbytes, offset).get()
+    measure(f"KvikIO {kvikio.__version__} CuFile.pread -> device (compat mode "
+            f"{kvikio.defaults.compat_mode()})", kvikio_read, args.repeats, sync, nbytes)
+    expected = np.fromfile(args.file, dtype=np.uint8, count=nbytes, offset=offset)
+    print(json.dumps({"name": "kvikio bytes equal file", "value": bool((cp.asnumpy(out) == expected).all())}))
+
+
+if __name__ == "__main__":
+    main()

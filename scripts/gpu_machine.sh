@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Everything the GPU machine runs, in one go: build with CUDA, the GPU tests, the CPU tests
+# there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
+# $OUT (or ./gpu-out); a short table is printed last.
+#   usage: scripts/gpu_machine.sh [quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-gpu-out}"
+mkdir -p "$out"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+gib="${H5TILE_BENCH_GIB:-8}"
+{
+  nvidia-smi -L; nproc; free -g | head -2; df -h /tmp | tail -1
+  python3 -c "import h5py, cupy; print('h5py', h5py.__version__, 'cupy', cupy.__version__)"
+} > "$out/machine.txt" 2>&1
+
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=ON > "$out/build.log" 2>&1 &&
+  cmake --build build-gpu -j "$(nproc)" >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+
+export H5TILE_GPU_TEST_DIR=/tmp
+(cd build-gpu && ctest -L gpu --output-on-failure -j 1) > "$out/gpu_tests.log" 2>&1
+(cd build-gpu && ctest -L 'unit|integration' -j "$(nproc)") > "$out/cpu_tests.log" 2>&1
+./build-gpu/tests/h5tile_gpu_tests --gtest_filter='Gpu.*' 2>&1 | grep -E "INFO|OK|FAILED|SKIPPED" > "$out/gpu_info.log"
+
+if [ "${1:-}" != "quick" ]; then
+  pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl > "$out/kvikio_install.log" 2>&1
+  ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" > "$out/gpu_bench.log" 2>&1
+  PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
+fi
+
+echo "== machine"; cat "$out/machine.txt"
+echo "== GPU tests"; grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/gpu_tests.log" | tail -15
+cat "$out/gpu_info.log" | grep INFO
+echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed" "$out/cpu_tests.log"
+if [ "${1:-}" != "quick" ]; then
+  echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
+fi
