@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <h5tile/h5tile.hpp>
 
@@ -141,22 +141,19 @@ int main(int argc, char** argv) {
   }));
   void* device_dst = nullptr;
   cuda(cudaMalloc(&device_dst, bytes), "cudaMalloc");
-  results.push_back(measure("limit: pinned host -> device copy", repeats, false, [&] {
-    cuda(cudaMemcpy(device_dst, pinned, bytes, cudaMemcpyHostToDevice), "h2d");
-  }));
+  results.push_back(measure("limit: pinned host -> device copy", repeats, false,
+                            [&] { cuda(cudaMemcpy(device_dst, pinned, bytes, cudaMemcpyHostToDevice), "h2d"); }));
   cuda(cudaFreeHost(pinned), "cudaFreeHost");
 
   h5tile::settings::set_gds(h5tile::settings::Gds::Off);
-  results.push_back(measure("h5tile from_file -> device, contiguous", repeats, true, [&] {
-    (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0});
-  }));
+  results.push_back(measure("h5tile from_file -> device, contiguous", repeats, true,
+                            [&] { (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0}); }));
   results.push_back(measure("h5tile from_file -> device, virtual", repeats, true, [&] {
     (void)h5tile::from_file(virtual_file, "/data", {.threads = threads, .device = 0});
   }));
   h5tile::settings::set_gds(h5tile::settings::Gds::Auto);
-  results.push_back(measure("h5tile from_file -> device, GDS auto", repeats, false, [&] {
-    (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0});
-  }));
+  results.push_back(measure("h5tile from_file -> device, GDS auto", repeats, false,
+                            [&] { (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0}); }));
   const auto report = h5tile::last_device_io();
   results.push_back(measure("h5tile from_file -> host, then cudaMemcpy", repeats, false, [&] {
     const auto host = h5tile::from_file(contiguous, "/data", {.threads = threads});

@@ -28,10 +28,37 @@ if [ "${1:-}" != "quick" ]; then
   PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
 fi
 
+# MPI with device tiles: 2 ranks sharing GPU 0, then one rank per GPU with 4 GiB per rank.
+if command -v mpirun >/dev/null; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  tool=./build-gpu/tests/h5tile_mpi_tool
+  mdir=/tmp/h5tile-mpi && rm -rf $mdir && mkdir -p $mdir
+  {
+    echo "-- 2 ranks, one GPU (CUDA_VISIBLE_DEVICES=0), device tiles"
+    CUDA_VISIBLE_DEVICES=0 mpirun -n 2 -x CUDA_VISIBLE_DEVICES $tool write $mdir/shared.h5 virtual 1001 257 --device
+    CUDA_VISIBLE_DEVICES=0 mpirun -n 2 -x CUDA_VISIBLE_DEVICES $tool read $mdir/shared.h5 --device
+    gpus=$(nvidia-smi -L | wc -l)
+    rows_per_gpu=262144  # 4 GiB of float32-sized elements per rank, 4096 columns
+    dd if=/dev/zero of=$mdir/dd.bin bs=16M count=256 conv=fdatasync 2>&1 | tail -1 | sed 's/^/dd write 4 GiB fdatasync: /'
+    rm -f $mdir/dd.bin
+    for g in 1 $gpus; do
+      [ "$g" -gt 1 ] || [ "$gpus" -ge 1 ] || continue
+      for layout in virtual contiguous; do
+        echo "-- $g rank(s), one per GPU, 4 GiB per rank, layout $layout"
+        mpirun -n $g $tool write $mdir/g$g-$layout.h5 $layout $((rows_per_gpu * g)) 4096 --device
+        mpirun -n $g $tool read $mdir/g$g-$layout.h5 --device --no-whole --batched 32768
+        rm -rf $mdir/g$g-$layout.h5 $mdir/g$g-$layout.h5.tiles
+      done
+      [ "$gpus" -gt 1 ] || break
+    done
+  } > "$out/mpi.log" 2>&1
+fi
+
 echo "== machine"; cat "$out/machine.txt"
 echo "== GPU tests"; grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/gpu_tests.log" | tail -15
 cat "$out/gpu_info.log" | grep INFO
 echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed" "$out/cpu_tests.log"
+[ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
 if [ "${1:-}" != "quick" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
 fi

@@ -98,8 +98,8 @@ Array::Array(DType dtype, Shape shape) : Array(dtype, std::move(shape), -1) {}
 Array::Array(DType dtype, Shape shape, int device) : dtype_(dtype), shape_(std::move(shape)), device_(device) {
   const auto count = element_count(shape_);
   if (count > std::numeric_limits<std::uint64_t>::max() / dtype_.size()) {
-    throw InvalidArgument(fmt::format("an array of shape {} and dtype {} is larger than 2^64 bytes",
-                                      to_string(shape_), dtype_.name()));
+    throw InvalidArgument(
+        fmt::format("an array of shape {} and dtype {} is larger than 2^64 bytes", to_string(shape_), dtype_.name()));
   }
   nbytes_ = count * dtype_.size();
   if (device_ >= 0) {
@@ -115,8 +115,7 @@ Array::Array(DType dtype, Shape shape, int device) : dtype_(dtype), shape_(std::
   const std::uint64_t rounded = (std::max<std::uint64_t>(nbytes_, 1) + align - 1) / align * align;
   data_ = Buffer(static_cast<std::byte*>(std::aligned_alloc(align, rounded)), BufferDeleter{free_host});
   if (!data_) {
-    throw RuntimeError(fmt::format("cannot allocate {} bytes for an array of shape {}", nbytes_,
-                                   to_string(shape_)));
+    throw RuntimeError(fmt::format("cannot allocate {} bytes for an array of shape {}", nbytes_, to_string(shape_)));
   }
   if (align == kHugePage) {
     (void)::madvise(data_.get(), rounded, MADV_HUGEPAGE);  // advice only: failure is harmless

@@ -14,7 +14,8 @@ namespace h5tile::detail::gpu {
 void cuda_check(cudaError_t status, std::string_view what) {
   if (status != cudaSuccess) {
     (void)cudaGetLastError();  // clear the sticky-free error state
-    throw RuntimeError(fmt::format("{}: CUDA error {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status)));
+    throw RuntimeError(
+        fmt::format("{}: CUDA error {} ({})", what, cudaGetErrorName(status), cudaGetErrorString(status)));
   }
 }
 

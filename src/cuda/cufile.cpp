@@ -86,8 +86,8 @@ class CuFileReader final : public GdsFile {
   void read(void* dst, std::size_t bytes, std::uint64_t offset) override {
     std::size_t done = 0;
     while (done < bytes) {
-      const auto n = cufile().read(handle_, dst, bytes - done, static_cast<off_t>(offset + done),
-                                   static_cast<off_t>(done));
+      const auto n =
+          cufile().read(handle_, dst, bytes - done, static_cast<off_t>(offset + done), static_cast<off_t>(done));
       if (n <= 0) {
         throw IoError(fmt::format("cuFileRead of {} bytes at offset {} of '{}' failed ({})", bytes - done,
                                   offset + done, file_.path().string(), n),

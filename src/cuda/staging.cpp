@@ -32,7 +32,8 @@ class StagingPool {
     slots_.resize(slots);
     for (auto& s : slots_) {
       void* p = nullptr;
-      cuda_check(cudaHostAlloc(&p, slot_bytes, cudaHostAllocPortable), fmt::format("cudaHostAlloc of {} bytes", slot_bytes));
+      cuda_check(cudaHostAlloc(&p, slot_bytes, cudaHostAllocPortable),
+                 fmt::format("cudaHostAlloc of {} bytes", slot_bytes));
       s.host = static_cast<std::byte*>(p);
       cuda_check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
       cuda_check(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming), "cudaEventCreate");

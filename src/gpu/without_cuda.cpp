@@ -9,9 +9,10 @@ namespace h5tile::detail::gpu {
 namespace {
 
 [[noreturn]] void no_cuda(const char* what) {
-  throw RuntimeError(fmt::format("{}: h5tile was built without CUDA (configure with H5TILE_WITH_CUDA=ON on a "
-                                 "machine with the CUDA toolkit)",
-                                 what));
+  throw RuntimeError(
+      fmt::format("{}: h5tile was built without CUDA (configure with H5TILE_WITH_CUDA=ON on a "
+                  "machine with the CUDA toolkit)",
+                  what));
 }
 
 }  // namespace

@@ -320,7 +320,8 @@ void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads
                                    pieces[i].extent};
         },
         [&](std::size_t i, std::byte* staging) {
-          std::memcpy(staging, host.data() + linear_offset(pieces[i].offset, region.extent) * es, pieces[i].count() * es);
+          std::memcpy(staging, host.data() + linear_offset(pieces[i].offset, region.extent) * es,
+                      pieces[i].count() * es);
         },
         threads);
     return;

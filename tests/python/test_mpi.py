@@ -1,0 +1,64 @@
+"""h5tile under real MPI (mpirun): N ranks write, M ranks read, failures reach every rank."""
+import os
+import re
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD
+
+TOOL = BUILD / "tests" / "h5tile_mpi_tool"
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+
+pytestmark = pytest.mark.skipif(shutil.which("mpirun") is None or not TOOL.exists(),
+                                reason="MPI not installed (mpirun or the MPI test tool missing)")
+
+
+def mpirun(n, *args, cwd, timeout=120):
+    cmd = ["mpirun", "--oversubscribe", "-n", str(n), str(TOOL), *map(str, args)]
+    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
+    lines = sorted(l for l in proc.stdout.splitlines() if l.startswith("rank "))
+    return proc.returncode, lines
+
+
+def expected(rows, cols):
+    i = np.arange(rows * cols, dtype=np.uint64)
+    return ((i * np.uint64(2654435761) + np.uint64(12345)) % np.uint64(2**32)).astype(np.uint32).reshape(rows, cols)
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("writers,readers", [(1, 2), (2, 4), (4, 1), (3, 2)])
+def test_n_ranks_write_m_ranks_read(tmp_path, layout, writers, readers):
+    rows, cols = 101, 13  # rows do not divide by the rank counts
+    code, lines = mpirun(writers, "write", "out.h5", layout, rows, cols, cwd=tmp_path)
+    assert code == 0 and len(lines) == writers and all(": ok" in l for l in lines), lines
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert f["data"].is_virtual == (layout == "virtual")
+        assert np.array_equal(f["data"][...], expected(rows, cols))
+    code, lines = mpirun(readers, "read", "out.h5", cwd=tmp_path)
+    assert code == 0 and len(lines) == readers and all(": ok" in l for l in lines), lines
+    covered = sum(int(re.search(r"of (\d+) elements", l).group(1)) for l in lines)
+    assert covered == rows * cols  # the ranks' tiles together are the whole array
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_one_rank_failing_mid_write_fails_every_rank_and_keeps_the_old_file(tmp_path, layout):
+    code, _ = mpirun(2, "write", "out.h5", layout, 50, 7, cwd=tmp_path)
+    assert code == 0
+    code, lines = mpirun(3, "write", "out.h5", layout, 1000, 1000, "--fail-rank", 1, cwd=tmp_path, timeout=60)
+    assert code != 0 and len(lines) == 3
+    messages = {l.split(": ", 1)[1] for l in lines}
+    assert len(messages) == 1 and "File too large" in messages.pop()  # the same error on every rank
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert np.array_equal(f["data"][...], expected(50, 7))
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_rank_with_another_path_fails_every_rank_quickly(tmp_path):
+    code, lines = mpirun(3, "write", "out.h5", "virtual", 30, 3, "--bad-path-rank", 2, cwd=tmp_path, timeout=60)
+    assert code != 0 and len(lines) == 3
+    assert all("error InvalidArgument: ranks disagree" in l for l in lines), lines
+    assert not (tmp_path / "out.h5").exists() and not (tmp_path / "out.h5.other").exists()
