@@ -24,8 +24,8 @@ export H5TILE_GPU_TEST_DIR=/tmp
 
 if [ "${1:-}" != "quick" ]; then
   pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl > "$out/kvikio_install.log" 2>&1
-  ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" > "$out/gpu_bench.log" 2>&1
-  PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
+  ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
+  PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py --repeats 3 /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
 fi
 
 # MPI with device tiles: 2 ranks sharing GPU 0, then one rank per GPU with 4 GiB per rank.
