@@ -117,6 +117,25 @@ int main(int argc, char** argv) {
         .wait();
   }));
 
+  // Host-side writes of the same array, to tell the file system's share from staging's.
+  {
+    std::vector<float> host(n);
+    cuda(cudaMemcpy(host.data(), device_src, bytes, cudaMemcpyDeviceToHost), "d2h");
+    const h5tile::ArrayView host_view{host.data(), h5tile::DType(h5tile::DTypeKind::Float32), shape, {}};
+    for (const unsigned ranks : {1U, 4U, threads}) {
+      results.push_back(measure(fmt::format("h5tile write from host, contiguous, {} ranks", ranks), 1, false, [&] {
+        h5tile::to_file(host_view, fs::path(dir) / "host.h5", "/data",
+                        {.layout = h5tile::Layout::Contiguous, .ranks = ranks, .sync = false})
+            .wait();
+      }));
+    }
+    results.push_back(measure("h5tile write from host, virtual", 1, false, [&] {
+      h5tile::to_file(host_view, fs::path(dir) / "host.h5", "/data",
+                      {.layout = h5tile::Layout::Virtual, .ranks = tiles, .sync = false})
+          .wait();
+    }));
+  }
+
   // Limits: parallel pread of the raw bytes into pinned memory; pinned host -> device copy.
   void* pinned = nullptr;
   cuda(cudaHostAlloc(&pinned, bytes, cudaHostAllocPortable), "cudaHostAlloc");

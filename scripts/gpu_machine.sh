@@ -20,10 +20,10 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=O
 export H5TILE_GPU_TEST_DIR=/tmp
 (cd build-gpu && ctest -L gpu --output-on-failure -j 1) > "$out/gpu_tests.log" 2>&1
 (cd build-gpu && ctest -L 'unit|integration' -j "$(nproc)") > "$out/cpu_tests.log" 2>&1
-./build-gpu/tests/h5tile_gpu_tests --gtest_filter='Gpu.*' 2>&1 | grep -E "INFO|OK|FAILED|SKIPPED" > "$out/gpu_info.log"
+./build-gpu/tests/h5tile_gpu_tests --gtest_filter='Gpu.*' 2>&1 | grep -E "INFO|OK|FAILED|SKIPPED" >> "$out/gpu_tests.log"
 
 if [ "${1:-}" != "quick" ]; then
-  pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl > "$out/kvikio_install.log" 2>&1
+  pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1
   ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
   PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py --repeats 3 /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
 fi
@@ -55,9 +55,9 @@ if command -v mpirun >/dev/null; then
 fi
 
 echo "== machine"; cat "$out/machine.txt"
-echo "== GPU tests"; grep -E "tests passed|tests failed|Skipped|Failed|\*\*\*" "$out/gpu_tests.log" | tail -15
-cat "$out/gpu_info.log" | grep INFO
-echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed" "$out/cpu_tests.log"
+echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|Error|\*\*\*" "$out/gpu_tests.log" | tail -15
+grep INFO "$out/gpu_tests.log"
+echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed|Failed|Error" "$out/cpu_tests.log" | tail -8
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
 if [ "${1:-}" != "quick" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"

@@ -67,14 +67,23 @@ int run(h5tile::MpiCommunicator& comm, const std::vector<std::string>& args) {
     h5tile::ArrayView view{mine.data(), h5tile::dtype_of<std::uint32_t>(), {hi - lo, cols}, {}};
     h5tile::Array on_device(h5tile::dtype_of<std::uint32_t>(), {hi - lo, cols}, gpu);
     if (device) {
-      // Copy the tile to the GPU through h5tile's own staging-free path: a host Array view.
+      // Copy the tile to the GPU in pieces of rows that fit one staging buffer.
+      const std::uint64_t piece_rows =
+          std::max<std::uint64_t>(1, h5tile::detail::gpu::staging_piece_bytes() / (cols * 4));
+      const std::uint64_t pieces = (hi - lo + piece_rows - 1) / piece_rows;
       h5tile::detail::gpu::stage_to_device(
-          gpu, 1, 4,
-          [&](std::size_t) {
-            return h5tile::detail::gpu::DeviceRegion{
-                on_device.data(), {static_cast<std::int64_t>(cols * 4), 4}, {hi - lo, cols}};
+          gpu, pieces, 4,
+          [&](std::size_t p) {
+            const auto first = p * piece_rows;
+            return h5tile::detail::gpu::DeviceRegion{on_device.data() + first * cols * 4,
+                                                     {static_cast<std::int64_t>(cols * 4), 4},
+                                                     {std::min(piece_rows, hi - lo - first), cols}};
           },
-          [&](std::size_t, std::byte* staging) { std::memcpy(staging, mine.data(), mine.size() * 4); }, 1);
+          [&](std::size_t p, std::byte* staging) {
+            const auto first = p * piece_rows;
+            std::memcpy(staging, mine.data() + first * cols, std::min(piece_rows, hi - lo - first) * cols * 4);
+          },
+          8);
       view = on_device.view();
     }
     if (rank == flag_value(args, "--fail-rank")) {
