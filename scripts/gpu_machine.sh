@@ -2,7 +2,8 @@
 # Everything the GPU machine runs, in one go: build with CUDA, the GPU tests, the CPU tests
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last.
-#   usage: scripts/gpu_machine.sh [quick]
+#   usage: scripts/gpu_machine.sh [full|quick|peers]
+#   full: everything; quick: build and tests only; peers: tests and benchmarks, no MPI
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -14,7 +15,10 @@ gib="${H5TILE_BENCH_GIB:-8}"
   python3 -c "import h5py, cupy; print('h5py', h5py.__version__, 'cupy', cupy.__version__)"
 } > "$out/machine.txt" 2>&1
 
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=ON > "$out/build.log" 2>&1 &&
+python=OFF
+python3 -c "import nanobind" 2>/dev/null && python=ON
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=ON -DH5TILE_BUILD_PYTHON=$python \
+  > "$out/build.log" 2>&1 &&
   cmake --build build-gpu -j "$(nproc)" >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 
 export H5TILE_GPU_TEST_DIR=/tmp
@@ -22,15 +26,20 @@ export H5TILE_GPU_TEST_DIR=/tmp
   { cmake --version | head -1; for f in build-gpu/tests/*_tests.cmake; do echo "$f"; sed -n 8p "$f" | cut -c1-300; done; } >> "$out/gpu_tests.log" 2>&1
 (cd build-gpu && ctest -L 'unit|integration' -j "$(nproc)") > "$out/cpu_tests.log" 2>&1
 ./build-gpu/tests/h5tile_gpu_tests --gtest_filter='Gpu.*' 2>&1 | grep -E "INFO|OK|FAILED|SKIPPED" >> "$out/gpu_tests.log"
+# Python with CuPy (the stub check is for CI's pinned nanobind, not this machine's).
+H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -s tests/python/test_cupy.py tests/python/test_package.py \
+  -k "not stubs" > "$out/python_tests.log" 2>&1
 
-if [ "${1:-}" != "quick" ]; then
+mode="${1:-full}"
+if [ "$mode" = "full" ] || [ "$mode" = "peers" ]; then
   pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1
   ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
-  PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py --repeats 3 /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
+  # KvikIO with as many threads as h5tile uses (its default pool has one thread).
+  KVIKIO_NTHREADS=16 PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py --repeats 3 /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
 fi
 
 # MPI with device tiles: 2 ranks sharing GPU 0, then one rank per GPU with 4 GiB per rank.
-if command -v mpirun >/dev/null; then
+if command -v mpirun >/dev/null && [ "$mode" != "peers" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   tool=./build-gpu/tests/h5tile_mpi_tool
   mdir=/tmp/h5tile-mpi && rm -rf $mdir && mkdir -p $mdir
@@ -59,7 +68,8 @@ echo "== machine"; cat "$out/machine.txt"
 echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|Error|\*\*\*" "$out/gpu_tests.log" | tail -15
 grep INFO "$out/gpu_tests.log"
 echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed|Failed|Error" "$out/cpu_tests.log" | tail -8
+echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|device I/O" "$out/python_tests.log" | tail -6
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
-if [ "${1:-}" != "quick" ]; then
+if [ "$mode" = "full" ] || [ "$mode" = "peers" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
 fi

@@ -10,4 +10,5 @@ status=0
 (cd "$build" && ctest --output-on-failure -j "$(nproc)") || status=1
 H5TILE_BUILD_DIR="$build" python3 -m pytest -q -rs tests/python || status=1
 scripts/check_format.sh || status=1
+scripts/check_pip_install.sh || status=1
 exit $status

@@ -85,15 +85,14 @@ TEST_P(GpuDTypes, DeviceRoundTripEqualsTheCpuPathByteForByte) {
 
 std::vector<std::string> gpu_cases() {
   std::vector<std::string> out;
-  for (const char* dtype : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                            "float16", "float32", "float64", "complex64", "complex128", "V5"}) {
+  for (const char* dtype : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                            "float32", "float64", "complex64", "complex128", "V5"}) {
     for (const char* layout : {"virtual", "contiguous"}) out.push_back(std::string(dtype) + "_" + layout);
   }
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(All, GpuDTypes, ::testing::ValuesIn(gpu_cases()),
-                         [](const auto& p) { return p.param; });
+INSTANTIATE_TEST_SUITE_P(All, GpuDTypes, ::testing::ValuesIn(gpu_cases()), [](const auto& p) { return p.param; });
 
 TEST_F(Gpu, StridedDeviceViewsAndBoxesIntoDevice) {
   // A column-major (transposed) 61x37 float64 device array is written as its logical array.

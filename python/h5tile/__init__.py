@@ -1,0 +1,266 @@
+"""h5tile: parallel, GPU-aware HDF5 input and output of tiled arrays.
+
+Write any NumPy, CuPy or DLPack array; read back into host (NumPy) or device (CuPy) memory::
+
+    import numpy as np, h5tile
+    a = np.arange(1_000_000, dtype=np.float32).reshape(1000, 1000)
+    h5tile.to_file(a, "out/result.h5", "/u").wait()     # tiles written in parallel
+    b = h5tile.from_file("out/result.h5", "/u")          # numpy.ndarray
+    for block, offset in h5tile.from_file_batched("out/result.h5", "/u", (100, 1000)):
+        ...                                               # blocks of at most 100 x 1000
+
+The files are ordinary HDF5: h5py reads them. Errors derive from :class:`h5tile.Error` and from
+the built-in exception Python users expect (``FileNotFoundError``, ``ValueError``, ``TypeError``).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Iterator, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _h5tile
+from ._h5tile import (DatasetNotFoundError, Error, FileExistsError, FileNotFoundError, Hdf5Error,
+                      InvalidArgumentError, IoError, IsADirectoryPathError, NotADatasetError,
+                      NotHdf5FileError, RuntimeError, UnsupportedTypeError, VirtualSourceError,
+                      cuda_device_count, last_device_io)
+
+__all__ = [
+    "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
+    "write_tile", "read_tile", "cuda_device_count", "last_device_io",
+    "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
+    "IsADirectoryPathError", "FileNotFoundError", "FileExistsError", "NotHdf5FileError", "VirtualSourceError",
+    "Hdf5Error", "IoError", "RuntimeError",
+]
+__version__ = "0.1.0"
+
+_SUPPORTED = {"b", "i", "u", "f", "c", "V"}
+_pending_lock = threading.Lock()
+_pending: list = []  # (handle, array): arrays stay alive until their write is done
+
+
+class WriteHandle:
+    """A write in progress. ``wait()`` blocks until the file is complete and visible to other
+    programs (and raises the write's error); ``done()`` never blocks. The array passed to
+    :func:`to_file` is kept alive until then."""
+
+    def __init__(self, handle, array):
+        self._handle = handle
+        self._array = array
+
+    def wait(self) -> None:
+        self._handle.wait()
+        self._array = None
+
+    def done(self) -> bool:
+        return self._handle.done()
+
+
+def _as_array(array: Any):
+    """The object as something nanobind takes without a copy: DLPack or the buffer protocol.
+    Objects with only ``__cuda_array_interface__`` go through CuPy (zero-copy); objects with
+    only ``__array_interface__`` or ``__array__`` (cuPyNumeric) through NumPy."""
+    if isinstance(array, np.ndarray) or hasattr(array, "__dlpack__"):
+        return array
+    if hasattr(array, "__cuda_array_interface__"):
+        import cupy
+        return cupy.asarray(array)
+    if hasattr(array, "__legate_data_interface__") and not hasattr(array, "__array__"):
+        raise TypeError("Legate stores are read through cuPyNumeric: pass cupynumeric.asarray(store)")
+    return np.asarray(array)
+
+
+def _prepare(array: Any):
+    """(array for the core, opaque item size or 0)."""
+    array = _as_array(array)
+    dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
+    if dtype is not None:
+        if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
+            raise UnsupportedTypeError(f"unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
+                                       "float16, float32, float64, complex64, complex128 or V<n>")
+        if dtype.byteorder == ">":
+            raise UnsupportedTypeError(f"big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
+        if dtype.kind == "V":
+            if not isinstance(array, np.ndarray):
+                raise UnsupportedTypeError("opaque (V<n>) arrays must be NumPy arrays")
+            size = dtype.itemsize
+            return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), size
+    return array, 0
+
+
+def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
+            mode: str = "w", ranks: int = 0, sync: bool = True, comm: Any = None) -> WriteHandle:
+    """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
+
+    Args:
+        array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
+            ``__array_interface__`` or ``__array__`` (cuPyNumeric). Strides are honoured; device
+            arrays are written from device memory.
+        path: the HDF5 file; missing folders are created.
+        dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
+        layout: "virtual" (default: one file per tile in ``<path>.tiles/`` and a virtual dataset
+            mapping them) or "contiguous" (one self-contained file).
+        mode: "w" overwrite (default), "a" add or replace the dataset in an existing file, "x" fail
+            if the file exists.
+        ranks: tiles (worker threads); 0 for the number of cores.
+        sync: flush to stable storage before the new file replaces the old one.
+        comm: an mpi4py communicator: every rank passes its own tile, stacked along the first axis
+            in rank order (see :func:`write_tile` for other tilings). Blocks until done.
+
+    Returns:
+        A :class:`WriteHandle`; ``wait()`` it or call :func:`fence` before other programs read the
+        file. Reads by this program are ordered after the write without waiting.
+
+    Raises:
+        IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
+        FileExistsError (mode "x"), and the write's own errors from ``wait()``.
+    """
+    if comm is not None:
+        core, _ = _prepare(array)
+        shape = tuple(int(s) for s in core.shape)
+        rows = comm.allgather(shape[0] if shape else 0)
+        first = sum(rows[: comm.Get_rank()])
+        write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
+                   global_shape=(sum(rows),) + shape[1:], layout=layout, mode=mode, sync=sync)
+        done = WriteHandle(_DoneHandle(), None)
+        return done
+    core, opaque = _prepare(array)
+    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync)
+    result = WriteHandle(handle, core)
+    with _pending_lock:
+        _pending[:] = [p for p in _pending if not p.done()]
+        _pending.append(result)
+    return result
+
+
+class _DoneHandle:
+    def wait(self) -> None:
+        pass
+
+    def done(self) -> bool:
+        return True
+
+
+def fence() -> None:
+    """Wait for every write started by :func:`to_file`; raise the first error among them."""
+    _h5tile.fence()
+    with _pending_lock:
+        _pending.clear()
+
+
+def _device_of(device: Optional[int]) -> int:
+    if device is None:
+        return -1
+    if not isinstance(device, int) or device < 0:
+        raise InvalidArgumentError(f"device must be None (host) or a CUDA device ordinal >= 0, not {device!r}")
+    return device
+
+
+def _finish(array, dtype_name: Optional[str] = None):
+    return array
+
+
+def _from_core(array, info_dtype: str):
+    if info_dtype.startswith("V"):
+        return array.view(np.dtype(info_dtype)).reshape(array.shape[:-1])
+    return array
+
+
+def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
+              threads: int = 0):
+    """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
+
+    Args:
+        device: None for a NumPy array in host memory, or a CUDA device ordinal for a CuPy array
+            in that device's memory (read through a bounded pinned staging path, or GPUDirect
+            Storage where it works).
+        threads: worker threads; 0 for the default.
+
+    Raises:
+        FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
+        UnsupportedTypeError (TypeError), VirtualSourceError.
+    """
+    dtype = describe(path, dataset_name)["dtype"]
+    return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads), dtype)
+
+
+def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
+             device: Optional[int] = None, threads: int = 0):
+    """Read the region ``[offset, offset + shape)`` of a dataset."""
+    dtype = describe(path, dataset_name)["dtype"]
+    return _from_core(_h5tile.read_box(os.fspath(path), dataset_name, [int(o) for o in offset],
+                                       [int(s) for s in shape], _device_of(device), threads), dtype)
+
+
+def describe(path: "os.PathLike[str] | str", dataset_name: str) -> dict:
+    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset."""
+    return _h5tile.describe(os.fspath(path), dataset_name)
+
+
+def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
+    try:
+        chunk = [c for c in chunk_size]
+    except TypeError:
+        raise InvalidArgumentError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+    if len(chunk) != ndim:
+        raise InvalidArgumentError(f"chunk_size {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
+    for i, c in enumerate(chunk):
+        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
+            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
+        if c <= 0:
+            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive")
+    return [int(c) for c in chunk]
+
+
+def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_size: Sequence[int], *,
+                      device: Optional[int] = None, threads: int = 0) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
+    """Iterate over a dataset in blocks of at most ``chunk_size``: yields ``(block, offsets)``,
+    low to high in row-major order, boundary blocks clipped (a length-5 axis with chunk 2 gives
+    2, 2, 1). The next block is read while the caller works on the current one; memory stays at
+    a few blocks whatever the file's size. The iterator may be consumed from another thread.
+
+    Raises InvalidArgumentError (ValueError) at once for a ``chunk_size`` of the wrong length or
+    with an element <= 0.
+    """
+    info = describe(path, dataset_name)
+    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
+    reader = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), threads)
+    return _Batches(reader, info["dtype"])
+
+
+class _Batches:
+    def __init__(self, reader, dtype):
+        self._reader = reader
+        self._dtype = dtype
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        block, offset = next(self._reader)
+        return _from_core(block, self._dtype), offset
+
+    def __len__(self):
+        return len(self._reader)
+
+
+def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
+               offset: Sequence[int], global_shape: Sequence[int], layout: str = "virtual", mode: str = "w",
+               sync: bool = True) -> None:
+    """Collective (MPI, through an mpi4py communicator): every rank writes its tile ``array`` at
+    ``offset`` of a dataset of ``global_shape``. All ranks pass the same path, dataset, shape and
+    options; together the tiles cover the dataset exactly once. If any rank fails, every rank
+    raises the same error and the previous file is left intact."""
+    core, opaque = _prepare(array)
+    _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, [int(s) for s in global_shape],
+                       [int(o) for o in offset], layout, mode, sync)
+
+
+def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,
+              threads: int = 0):
+    """Collective (MPI): every rank reads its share of the dataset, the split following the
+    on-disk layout. Returns ``(array, offset)``."""
+    dtype = describe(path, dataset_name)["dtype"]
+    array, offset = _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), threads)
+    return _from_core(array, dtype), offset

@@ -1,0 +1,42 @@
+"""h5tile's C++ core (use the h5tile package, not this module)"""
+
+from collections.abc import Sequence
+import os
+from typing import Annotated
+
+from numpy.typing import NDArray
+
+from h5tile import (
+    DatasetNotFoundError as DatasetNotFoundError,
+    Error as Error,
+    FileExistsError as FileExistsError,
+    FileNotFoundError as FileNotFoundError,
+    Hdf5Error as Hdf5Error,
+    InvalidArgumentError as InvalidArgumentError,
+    IoError as IoError,
+    IsADirectoryPathError as IsADirectoryPathError,
+    NotADatasetError as NotADatasetError,
+    NotHdf5FileError as NotHdf5FileError,
+    RuntimeError as RuntimeError,
+    UnsupportedTypeError as UnsupportedTypeError,
+    VirtualSourceError as VirtualSourceError
+)
+
+
+def to_file(array: Annotated[NDArray, dict(writable=False)], path: str | os.PathLike, dataset: str, opaque_size: int, layout: str, mode: str, ranks: int, sync: bool) -> _WriteHandle: ...
+
+def write_tile(comm: object, array: Annotated[NDArray, dict(writable=False)], path: str | os.PathLike, dataset: str, opaque_size: int, global_shape: Sequence[int], offset: Sequence[int], layout: str, mode: str, sync: bool) -> None: ...
+
+def read_tile(comm: object, path: str | os.PathLike, dataset: str, device: int, threads: int) -> tuple: ...
+
+def fence() -> None: ...
+
+def from_file(path: str | os.PathLike, dataset: str, device: int, threads: int) -> object: ...
+
+def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], extent: Sequence[int], device: int, threads: int) -> object: ...
+
+def describe(path: str | os.PathLike, dataset: str) -> dict: ...
+
+def cuda_device_count() -> int: ...
+
+def last_device_io() -> dict: ...

@@ -1,0 +1,420 @@
+// The _h5tile extension: converts types between Python and the C++ API, nothing more.
+// Arrays cross as nb::ndarray (DLPack or the buffer protocol, CPU or CUDA) without copies;
+// arrays returned own their memory through a capsule; I/O releases the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <h5tile/h5tile.hpp>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using AnyArray = nb::ndarray<nb::ro>;
+
+// The exception classes, created at import with the Python bases users expect.
+struct Exceptions {
+  PyObject* error = nullptr;
+  PyObject* invalid = nullptr;
+  PyObject* unsupported = nullptr;
+  PyObject* dataset_not_found = nullptr;
+  PyObject* not_a_dataset = nullptr;
+  PyObject* is_a_directory = nullptr;
+  PyObject* file_not_found = nullptr;
+  PyObject* file_exists = nullptr;
+  PyObject* not_hdf5 = nullptr;
+  PyObject* virtual_source = nullptr;
+  PyObject* hdf5 = nullptr;
+  PyObject* io = nullptr;
+  PyObject* runtime = nullptr;
+};
+Exceptions exceptions;
+
+PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc) {
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(bases.size()));
+  Py_ssize_t i = 0;
+  for (PyObject* b : bases) {
+    Py_INCREF(b);
+    PyTuple_SET_ITEM(tuple, i++, b);
+  }
+  const std::string qualified = std::string("h5tile.") + name;
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, tuple, nullptr);
+  Py_DECREF(tuple);
+  m.attr(name) = nb::borrow(type);
+  return type;
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const h5tile::UnsupportedType& e) {
+    PyErr_SetString(exceptions.unsupported, e.what());
+  } catch (const h5tile::DatasetNotFound& e) {
+    PyErr_SetString(exceptions.dataset_not_found, e.what());
+  } catch (const h5tile::NotADataset& e) {
+    PyErr_SetString(exceptions.not_a_dataset, e.what());
+  } catch (const h5tile::IsADirectory& e) {
+    PyErr_SetString(exceptions.is_a_directory, e.what());
+  } catch (const h5tile::InvalidArgument& e) {
+    PyErr_SetString(exceptions.invalid, e.what());
+  } catch (const h5tile::FileNotFound& e) {
+    PyErr_SetString(exceptions.file_not_found, e.what());
+  } catch (const h5tile::FileExists& e) {
+    PyErr_SetString(exceptions.file_exists, e.what());
+  } catch (const h5tile::NotHdf5File& e) {
+    PyErr_SetString(exceptions.not_hdf5, e.what());
+  } catch (const h5tile::VirtualSourceError& e) {
+    PyErr_SetString(exceptions.virtual_source, e.what());
+  } catch (const h5tile::Hdf5Error& e) {
+    PyErr_SetString(exceptions.hdf5, e.what());
+  } catch (const h5tile::IoError& e) {
+    PyErr_SetString(exceptions.io, e.what());
+  } catch (const h5tile::RuntimeError& e) {
+    PyErr_SetString(exceptions.runtime, e.what());
+  }
+}
+
+h5tile::DType dtype_of(const nb::dlpack::dtype& t) {
+  using Code = nb::dlpack::dtype_code;
+  const auto code = static_cast<Code>(t.code);
+  if (t.lanes == 1) {
+    switch (code) {
+      case Code::Bool:
+        if (t.bits == 8) return h5tile::DType(h5tile::DTypeKind::Bool);
+        break;
+      case Code::Int:
+        switch (t.bits) {
+          case 8: return h5tile::DType(h5tile::DTypeKind::Int8);
+          case 16: return h5tile::DType(h5tile::DTypeKind::Int16);
+          case 32: return h5tile::DType(h5tile::DTypeKind::Int32);
+          case 64: return h5tile::DType(h5tile::DTypeKind::Int64);
+          default: break;
+        }
+        break;
+      case Code::UInt:
+        switch (t.bits) {
+          case 8: return h5tile::DType(h5tile::DTypeKind::UInt8);
+          case 16: return h5tile::DType(h5tile::DTypeKind::UInt16);
+          case 32: return h5tile::DType(h5tile::DTypeKind::UInt32);
+          case 64: return h5tile::DType(h5tile::DTypeKind::UInt64);
+          default: break;
+        }
+        break;
+      case Code::Float:
+        switch (t.bits) {
+          case 16: return h5tile::DType(h5tile::DTypeKind::Float16);
+          case 32: return h5tile::DType(h5tile::DTypeKind::Float32);
+          case 64: return h5tile::DType(h5tile::DTypeKind::Float64);
+          default: break;
+        }
+        break;
+      case Code::Complex:
+        if (t.bits == 64) return h5tile::DType(h5tile::DTypeKind::Complex64);
+        if (t.bits == 128) return h5tile::DType(h5tile::DTypeKind::Complex128);
+        break;
+      default: break;
+    }
+  }
+  throw h5tile::UnsupportedType("unsupported array dtype (DLPack code " + std::to_string(t.code) + ", " +
+                                std::to_string(t.bits) + " bits)");
+}
+
+nb::dlpack::dtype dlpack_of(h5tile::DType d) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [](Code c, int bits) {
+    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
+  };
+  switch (d.kind()) {
+    case h5tile::DTypeKind::Bool: return make(Code::Bool, 8);
+    case h5tile::DTypeKind::Int8: return make(Code::Int, 8);
+    case h5tile::DTypeKind::Int16: return make(Code::Int, 16);
+    case h5tile::DTypeKind::Int32: return make(Code::Int, 32);
+    case h5tile::DTypeKind::Int64: return make(Code::Int, 64);
+    case h5tile::DTypeKind::UInt8: return make(Code::UInt, 8);
+    case h5tile::DTypeKind::UInt16: return make(Code::UInt, 16);
+    case h5tile::DTypeKind::UInt32: return make(Code::UInt, 32);
+    case h5tile::DTypeKind::UInt64: return make(Code::UInt, 64);
+    case h5tile::DTypeKind::Float16: return make(Code::Float, 16);
+    case h5tile::DTypeKind::Float32: return make(Code::Float, 32);
+    case h5tile::DTypeKind::Float64: return make(Code::Float, 64);
+    case h5tile::DTypeKind::Complex64: return make(Code::Complex, 64);
+    case h5tile::DTypeKind::Complex128: return make(Code::Complex, 128);
+    case h5tile::DTypeKind::Opaque: return make(Code::UInt, 8);  // bytes; Python views them as V<n>
+  }
+  return make(Code::UInt, 8);
+}
+
+// A view of a Python array. `opaque_size` > 0: the array holds uint8 with a last axis of that
+// many bytes per element (NumPy's V<n>, as the Python layer passes it).
+h5tile::ArrayView view_of(const AnyArray& a, std::size_t opaque_size) {
+  h5tile::ArrayView v;
+  v.data = a.data();
+  std::size_t ndim = a.ndim();
+  if (opaque_size > 0) {
+    v.dtype = h5tile::DType::opaque(opaque_size);
+    if (ndim == 0 || a.shape(ndim - 1) != opaque_size || a.stride(ndim - 1) != 1) {
+      throw h5tile::InvalidArgument(
+          "opaque arrays must be passed as uint8 with a contiguous last axis of the item size");
+    }
+    --ndim;
+  } else {
+    v.dtype = dtype_of(a.dtype());
+  }
+  const auto item = opaque_size > 0 ? 1 : static_cast<std::int64_t>(v.dtype.size());
+  for (std::size_t i = 0; i < ndim; ++i) {
+    v.shape.push_back(static_cast<std::uint64_t>(a.shape(i)));
+    v.byte_strides.push_back(a.stride(i) * item);
+  }
+  const auto device = a.device_type();
+  if (device == nb::device::cuda::value || device == nb::device::cuda_managed::value) {
+    v.memory = h5tile::MemoryKind::Device;
+  } else if (device == nb::device::cpu::value || device == nb::device::cuda_host::value) {
+    v.memory = h5tile::MemoryKind::Host;
+  } else {
+    throw h5tile::InvalidArgument("arrays on DLPack device type " + std::to_string(device) + " are not supported");
+  }
+  return v;
+}
+
+// Hands an Array to Python without a copy: the capsule frees it with its own deleter.
+nb::object to_python(h5tile::Array&& array) {
+  const auto shape = array.shape();
+  const auto dtype = array.dtype();
+  const int device = array.device();
+  std::vector<std::size_t> dims(shape.begin(), shape.end());
+  if (dtype.kind() == h5tile::DTypeKind::Opaque) dims.push_back(dtype.size());
+  // The capsule owns the buffer and frees it (host or device) with the buffer's own deleter.
+  auto* owned = new h5tile::Buffer(array.release());
+  std::byte* data = owned->get();
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<h5tile::Buffer*>(p); });
+  if (device >= 0) {
+    return nb::cast(nb::ndarray<nb::cupy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype),
+                                          nb::device::cuda::value, device));
+  }
+  return nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype)));
+}
+
+h5tile::Layout layout_of(const std::string& s) {
+  if (s == "virtual") return h5tile::Layout::Virtual;
+  if (s == "contiguous") return h5tile::Layout::Contiguous;
+  throw h5tile::InvalidArgument("layout must be 'virtual' or 'contiguous', not '" + s + "'");
+}
+
+h5tile::Mode mode_of(const std::string& s) {
+  if (s == "w") return h5tile::Mode::Overwrite;
+  if (s == "a") return h5tile::Mode::Append;
+  if (s == "x" || s == "w-") return h5tile::Mode::Exclusive;
+  throw h5tile::InvalidArgument(
+      "mode must be 'w' (overwrite), 'a' (add or replace the dataset) or 'x' (fail if the "
+      "file exists), not '" +
+      s + "'");
+}
+
+// A Communicator over a Python object with mpi4py's interface (Get_rank, Get_size,
+// allgather, bcast): h5tile needs no MPI of its own for it.
+class PyCommunicator final : public h5tile::Communicator {
+ public:
+  explicit PyCommunicator(nb::object comm) : comm_(std::move(comm)) {
+    rank_ = nb::cast<int>(comm_.attr("Get_rank")());
+    size_ = nb::cast<int>(comm_.attr("Get_size")());
+  }
+  [[nodiscard]] int rank() const noexcept override { return rank_; }
+  [[nodiscard]] int size() const noexcept override { return size_; }
+  [[nodiscard]] std::vector<std::string> all_gather(const std::string& data) override {
+    nb::gil_scoped_acquire gil;
+    nb::list all = nb::cast<nb::list>(comm_.attr("allgather")(nb::bytes(data.data(), data.size())));
+    std::vector<std::string> out;
+    for (auto item : all) {
+      const auto b = nb::cast<nb::bytes>(item);
+      out.emplace_back(b.c_str(), b.size());
+    }
+    return out;
+  }
+  [[nodiscard]] std::string broadcast(const std::string& data, int root) override {
+    nb::gil_scoped_acquire gil;
+    const auto b = nb::cast<nb::bytes>(comm_.attr("bcast")(nb::bytes(data.data(), data.size()), "root"_a = root));
+    return {b.c_str(), b.size()};
+  }
+
+ private:
+  nb::object comm_;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+class PyBatched {
+ public:
+  PyBatched(const std::filesystem::path& path, const std::string& dataset, h5tile::Shape chunk, int device,
+            unsigned threads)
+      : reader_(path, dataset, std::move(chunk), {.threads = threads, .device = device}) {}
+  nb::object next() {
+    std::optional<h5tile::Block> block;
+    {
+      nb::gil_scoped_release release;
+      block = reader_.next();
+    }
+    if (!block) throw nb::stop_iteration();
+    nb::tuple offset = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(block->offset.size())));
+    for (std::size_t i = 0; i < block->offset.size(); ++i) {
+      PyTuple_SET_ITEM(offset.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromUnsignedLongLong(block->offset[i]));
+    }
+    return nb::make_tuple(to_python(std::move(block->data)), offset);
+  }
+  [[nodiscard]] std::uint64_t count() const { return reader_.block_count(); }
+
+ private:
+  h5tile::BatchedReader reader_;
+};
+
+}  // namespace
+
+NB_MODULE(_h5tile, m) {
+  m.doc() = "h5tile's C++ core (use the h5tile package, not this module)";
+  nb::module_ builtins = nb::module_::import_("builtins");
+  auto base = [&](const char* n) { return builtins.attr(n).ptr(); };
+  exceptions.error = make_exception(m, "Error", {base("Exception")}, "Base class of every h5tile error.");
+  exceptions.invalid =
+      make_exception(m, "InvalidArgumentError", {exceptions.error, base("ValueError")}, "A bad argument.");
+  exceptions.unsupported = make_exception(m, "UnsupportedTypeError", {exceptions.error, base("TypeError")},
+                                          "A dtype or HDF5 type h5tile does not support.");
+  exceptions.dataset_not_found =
+      make_exception(m, "DatasetNotFoundError", {exceptions.invalid}, "The dataset name does not exist in the file.");
+  exceptions.not_a_dataset =
+      make_exception(m, "NotADatasetError", {exceptions.invalid}, "The name is a group, not a dataset.");
+  exceptions.is_a_directory =
+      make_exception(m, "IsADirectoryPathError", {exceptions.invalid}, "The write path is a directory.");
+  exceptions.file_not_found =
+      make_exception(m, "FileNotFoundError", {exceptions.error, base("FileNotFoundError")}, "The file does not exist.");
+  exceptions.file_exists =
+      make_exception(m, "FileExistsError", {exceptions.error, base("FileExistsError")}, "The file exists (mode 'x').");
+  exceptions.runtime =
+      make_exception(m, "RuntimeError", {exceptions.error, base("RuntimeError")}, "A run-time failure.");
+  exceptions.not_hdf5 = make_exception(m, "NotHdf5FileError", {exceptions.runtime}, "The file is not HDF5.");
+  exceptions.virtual_source = make_exception(m, "VirtualSourceError", {exceptions.runtime},
+                                             "A source of a virtual dataset is missing or does not match.");
+  exceptions.hdf5 = make_exception(m, "Hdf5Error", {exceptions.runtime}, "An HDF5 library call failed.");
+  exceptions.io = make_exception(m, "IoError", {exceptions.error, base("OSError")}, "A system call failed.");
+  nb::register_exception_translator(translate);
+
+  nb::class_<h5tile::WriteHandle>(m, "_WriteHandle")
+      .def("wait",
+           [](const h5tile::WriteHandle& h) {
+             nb::gil_scoped_release release;
+             h.wait();
+           })
+      .def("done", &h5tile::WriteHandle::done);
+
+  m.def(
+      "to_file",
+      [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
+         const std::string& layout, const std::string& mode, unsigned ranks, bool sync) {
+        const auto v = view_of(array, opaque);
+        nb::gil_scoped_release release;
+        return h5tile::to_file(v, path, dataset,
+                               {.layout = layout_of(layout), .mode = mode_of(mode), .ranks = ranks, .sync = sync});
+      },
+      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a);
+
+  m.def(
+      "write_tile",
+      [](nb::object comm, const AnyArray& array, const std::filesystem::path& path, const std::string& dataset,
+         std::size_t opaque, const h5tile::Shape& global_shape, const h5tile::Shape& offset, const std::string& layout,
+         const std::string& mode, bool sync) {
+        PyCommunicator c(std::move(comm));
+        const auto v = view_of(array, opaque);
+        const h5tile::Tile tile{h5tile::Box{offset, v.shape}, v};
+        nb::gil_scoped_release release;
+        h5tile::write_tiles(c, global_shape, {&tile, 1}, path, dataset,
+                            {.layout = layout_of(layout), .mode = mode_of(mode), .sync = sync});
+      },
+      "comm"_a, "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
+      "sync"_a);
+
+  m.def(
+      "read_tile",
+      [](nb::object comm, const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads) {
+        PyCommunicator c(std::move(comm));
+        std::optional<h5tile::ReadTile> tile;
+        {
+          nb::gil_scoped_release release;
+          tile.emplace(h5tile::read_tile(c, path, dataset, {.threads = threads, .device = device}));
+        }
+        nb::tuple offset = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(tile->box.offset.size())));
+        for (std::size_t i = 0; i < tile->box.offset.size(); ++i) {
+          PyTuple_SET_ITEM(offset.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromUnsignedLongLong(tile->box.offset[i]));
+        }
+        return nb::make_tuple(to_python(std::move(tile->data)), offset);
+      },
+      "comm"_a, "path"_a, "dataset"_a, "device"_a, "threads"_a);
+
+  m.def("fence", [] {
+    nb::gil_scoped_release release;
+    h5tile::fence();
+  });
+
+  m.def(
+      "from_file",
+      [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads) {
+        std::optional<h5tile::Array> a;
+        {
+          nb::gil_scoped_release release;
+          a.emplace(h5tile::from_file(path, dataset, {.threads = threads, .device = device}));
+        }
+        return to_python(std::move(*a));
+      },
+      "path"_a, "dataset"_a, "device"_a, "threads"_a);
+
+  m.def(
+      "read_box",
+      [](const std::filesystem::path& path, const std::string& dataset, const h5tile::Shape& offset,
+         const h5tile::Shape& extent, int device, unsigned threads) {
+        std::optional<h5tile::Array> a;
+        {
+          nb::gil_scoped_release release;
+          a.emplace(h5tile::read_box(path, dataset, {offset, extent}, {.threads = threads, .device = device}));
+        }
+        return to_python(std::move(*a));
+      },
+      "path"_a, "dataset"_a, "offset"_a, "extent"_a, "device"_a, "threads"_a);
+
+  m.def(
+      "describe",
+      [](const std::filesystem::path& path, const std::string& dataset) {
+        h5tile::DatasetInfo info;
+        {
+          nb::gil_scoped_release release;
+          info = h5tile::describe(path, dataset);
+        }
+        nb::dict d;
+        d["dtype"] = info.dtype.name();
+        d["shape"] = nb::tuple(nb::cast(info.shape));
+        d["layout"] = info.layout;
+        d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
+        d["filters"] = info.filters;
+        d["virtual_sources"] = info.virtual_sources;
+        return d;
+      },
+      "path"_a, "dataset"_a);
+
+  nb::class_<PyBatched>(m, "_Batched")
+      .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned>(), "path"_a,
+           "dataset"_a, "chunk_size"_a, "device"_a, "threads"_a)
+      .def("__iter__", [](nb::handle self) { return self; })
+      .def("__next__", &PyBatched::next)
+      .def("__len__", &PyBatched::count);
+
+  m.def("cuda_device_count", &h5tile::cuda_device_count);
+  m.def("last_device_io", [] {
+    const auto r = h5tile::last_device_io();
+    nb::dict d;
+    d["path"] = r.path;
+    d["gds_reason"] = r.gds_reason;
+    d["staging_pinned_bytes"] = r.staging_pinned_bytes;
+    return d;
+  });
+}

@@ -1,0 +1,215 @@
+"""The Python package: NumPy arrays in and out, h5py as the independent reference."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, DTYPES, ROOT, random_array, same_bytes
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_every_dtype_with_h5py_as_reference(tmp_path, dtype, layout):
+    a = random_array(dtype, (31, 7), seed=2)
+    h5tile.to_file(a, tmp_path / "a.h5", "/x", layout=layout, ranks=3).wait()
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        assert same_bytes(f["x"][...], a)
+    b = h5tile.from_file(tmp_path / "a.h5", "/x")
+    assert isinstance(b, np.ndarray) and same_bytes(b, a)
+    with h5py.File(tmp_path / "h.h5", "w") as f:
+        f.create_dataset("y", data=a, chunks=(4, 7), compression="gzip")
+    assert same_bytes(h5tile.from_file(tmp_path / "h.h5", "y"), a)
+
+
+@pytest.mark.parametrize("make", [
+    lambda a: a.T,                 # Fortran order
+    lambda a: a[::-1, 1:6],        # negative strides, a slice
+    lambda a: a[::2, ::3],         # strided
+    lambda a: np.broadcast_to(a[:1], a.shape),  # zero stride
+])
+def test_non_contiguous_arrays(tmp_path, make):
+    view = make(np.arange(12 * 9, dtype=np.int64).reshape(12, 9))
+    h5tile.to_file(view, tmp_path / "s.h5", "/s", ranks=4).wait()
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert np.array_equal(f["s"][...], view)
+
+
+def test_scalar_and_empty(tmp_path):
+    h5tile.to_file(np.float64(2.5), tmp_path / "z.h5", "/scalar").wait()
+    h5tile.to_file(np.zeros((0, 3), np.int16), tmp_path / "z.h5", "/empty", mode="a").wait()
+    s = h5tile.from_file(tmp_path / "z.h5", "/scalar")
+    assert s.shape == () and s[()] == 2.5
+    assert h5tile.from_file(tmp_path / "z.h5", "/empty").shape == (0, 3)
+
+
+def test_handles_and_fence(tmp_path):
+    a = np.ones((1000, 100), np.float32)
+    handles = [h5tile.to_file(a * i, tmp_path / f"f{i}.h5", "/d") for i in range(4)]
+    h5tile.fence()
+    assert all(h.done() for h in handles)
+    for i in range(4):
+        with h5py.File(tmp_path / f"f{i}.h5", "r") as f:
+            assert (f["d"][...] == i).all()
+
+
+def test_reads_are_ordered_after_writes_without_waiting(tmp_path):
+    for i in range(3):
+        h5tile.to_file(np.full(100000, i, np.int32), tmp_path / "o.h5", "/d")
+    assert (h5tile.from_file(tmp_path / "o.h5", "/d") == 2).all()
+    h5tile.fence()
+
+
+def test_batched_blocks_and_consumption_from_another_thread(tmp_path):
+    a = random_array("float32", (23, 17), seed=4)
+    h5tile.to_file(a, tmp_path / "b.h5", "/b").wait()
+    got = np.zeros_like(a)
+    offsets = []
+
+    def consume():
+        for block, offset in h5tile.from_file_batched(tmp_path / "b.h5", "/b", (5, 10)):
+            offsets.append(offset)
+            got[offset[0]:offset[0] + block.shape[0], offset[1]:offset[1] + block.shape[1]] = block
+
+    t = threading.Thread(target=consume)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive()
+    assert offsets == sorted(offsets) and len(offsets) == 5 * 2
+    assert same_bytes(got, a)
+    lengths = [b.shape[0] for b, _ in h5tile.from_file_batched(tmp_path / "b.h5", "/b", (2, 17))]
+    assert lengths == [2] * 11 + [1]
+
+
+def test_gil_is_released_during_io(tmp_path):
+    a = np.ones((4096, 4096), np.float32)  # 64 MiB
+    h5tile.to_file(a, tmp_path / "g.h5", "/g").wait()
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(1)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    before = len(ticks)
+    for _ in range(5):
+        h5tile.from_file(tmp_path / "g.h5", "/g")
+    stop.set()
+    t.join()
+    assert len(ticks) > before  # the other thread ran Python code while h5tile read
+
+
+def test_errors_are_the_python_types_users_expect(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nope.h5"):
+        h5tile.from_file(tmp_path / "nope.h5", "/x")
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["g/a"] = np.zeros(3)
+    with pytest.raises(ValueError, match="is a group") as e:
+        h5tile.from_file(tmp_path / "f.h5", "/g")
+    assert isinstance(e.value, h5tile.NotADatasetError) and "f.h5" in str(e.value)
+    with pytest.raises(ValueError, match="'/g/b'") as e:
+        h5tile.from_file(tmp_path / "f.h5", "/g/b")
+    assert isinstance(e.value, h5tile.DatasetNotFoundError)
+    (tmp_path / "dir.h5").mkdir()
+    with pytest.raises(ValueError, match="directory"):
+        h5tile.to_file(np.zeros(3), tmp_path / "dir.h5", "/x")
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        h5tile.to_file(np.array(["a", "b"]), tmp_path / "t.h5", "/x")
+    with pytest.raises(TypeError, match="unsupported dtype"):
+        h5tile.to_file(np.array([1, "a"], dtype=object), tmp_path / "t.h5", "/x")
+    with h5py.File(tmp_path / "s.h5", "w") as f:
+        f.create_dataset("s", data=["x", "yz"], dtype=h5py.string_dtype())
+    with pytest.raises(TypeError, match="variable-length string"):
+        h5tile.from_file(tmp_path / "s.h5", "/s")
+    h5tile.to_file(np.zeros((4, 4)), tmp_path / "two.h5", "/d").wait()
+    for bad, needle in [((0, 3), "element 0 is 0"), ((-1, 3), "element 0 is -1"), ((2,), "has 1 elements"),
+                        ((2, 2.5), "not an integer")]:
+        with pytest.raises(ValueError, match=needle):
+            h5tile.from_file_batched(tmp_path / "two.h5", "/d", bad)
+    with pytest.raises(h5tile.FileExistsError):
+        h5tile.to_file(np.zeros(3), tmp_path / "f.h5", "/y", mode="x")
+    with pytest.raises(ValueError, match="mode must be"):
+        h5tile.to_file(np.zeros(3), tmp_path / "m.h5", "/y", mode="r")
+
+
+def test_objects_with_array_interfaces_are_written_without_numpy_in_the_call(tmp_path):
+    class OnlyArrayInterface:
+        def __init__(self, a):
+            self.__array_interface__ = a.__array_interface__
+            self._keep = a
+
+    a = random_array("uint16", (9, 4))
+    h5tile.to_file(OnlyArrayInterface(a), tmp_path / "i.h5", "/i").wait()
+    assert same_bytes(h5tile.from_file(tmp_path / "i.h5", "/i"), a)
+
+
+def readme_python_examples():
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_readme_python_examples_run(tmp_path, index):
+    examples = readme_python_examples()
+    assert len(examples) == 2, "the README's Python section has two examples"
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
+    out = subprocess.run([sys.executable, "-c", examples[index]], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+MPI_SCRIPT = '''
+import sys
+import numpy as np
+from mpi4py import MPI
+import h5tile
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+rows = 10 + rank  # uneven tiles
+first = sum(10 + r for r in range(rank))
+tile = np.arange(first * 6, (first + rows) * 6, dtype=np.int64).reshape(rows, 6)
+h5tile.to_file(tile, sys.argv[1], "/m", comm=comm, layout=sys.argv[2])
+array, offset = h5tile.read_tile(sys.argv[1], "/m", comm=comm)
+total = sum(10 + r for r in range(size))
+expected = np.arange(total * 6, dtype=np.int64).reshape(total, 6)
+assert (array == expected[offset[0]:offset[0] + array.shape[0]]).all()
+n = comm.allreduce(array.shape[0])
+assert n == total, (n, total)
+bad = sys.argv[1] + (".other" if rank == size - 1 else "")
+try:
+    h5tile.to_file(tile, bad, "/m", comm=comm)
+    print("rank", rank, "no error")
+except ValueError as e:
+    print("rank", rank, "same error:", "ranks disagree" in str(e))
+'''
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="MPI not installed")
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_mpi4py_communicator(tmp_path, layout):
+    pytest.importorskip("mpi4py")
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    (tmp_path / "s.py").write_text(MPI_SCRIPT)
+    out = subprocess.run(["mpirun", "--oversubscribe", "-n", "3", sys.executable, "s.py", "m.h5", layout],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("same error: True") == 3, out.stdout
+    with h5py.File(tmp_path / "m.h5", "r") as f:
+        assert np.array_equal(f["m"][...], np.arange(33 * 6).reshape(33, 6))
+
+
+def test_checked_in_type_stubs_match_the_extension():
+    generated = (BUILD / "python" / "h5tile" / "_h5tile.pyi").read_text()
+    checked_in = (ROOT / "python" / "h5tile" / "_h5tile.pyi").read_text()
+    assert generated == checked_in, "regenerate: cp build/python/h5tile/_h5tile.pyi python/h5tile/"
