@@ -121,6 +121,32 @@ int main(int argc, char** argv) {
   {
     std::vector<float> host(n);
     cuda(cudaMemcpy(host.data(), device_src, bytes, cudaMemcpyDeviceToHost), "d2h");
+    // The write limits: a plain pwrite loop (one thread, 16 MiB calls) into one new file, and
+    // the same split over 16 threads.
+    for (const unsigned writers : {1U, threads}) {
+      results.push_back(
+          measure(fmt::format("limit: plain pwrite loop from host, {} thread(s)", writers), 1, false, [&] {
+            const auto path = fs::path(dir) / "pwrite.bin";
+            fs::remove(path);
+            const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            std::vector<std::thread> ts;
+            for (unsigned t = 0; t < writers; ++t) {
+              ts.emplace_back([&, t] {
+                const std::uint64_t lo = bytes * t / writers;
+                const std::uint64_t hi = bytes * (t + 1) / writers;
+                for (std::uint64_t pos = lo; pos < hi;) {
+                  const auto w = ::pwrite(fd, reinterpret_cast<const char*>(host.data()) + pos,
+                                          std::min<std::uint64_t>(16 << 20, hi - pos), static_cast<off_t>(pos));
+                  if (w <= 0) break;
+                  pos += static_cast<std::uint64_t>(w);
+                }
+              });
+            }
+            for (auto& t : ts) t.join();
+            ::close(fd);
+          }));
+    }
+    fs::remove(fs::path(dir) / "pwrite.bin");
     const h5tile::ArrayView host_view{host.data(), h5tile::DType(h5tile::DTypeKind::Float32), shape, {}};
     for (const unsigned ranks : {1U, 4U, threads}) {
       results.push_back(measure(fmt::format("h5tile write from host, contiguous, {} ranks", ranks), 1, false, [&] {
@@ -156,6 +182,15 @@ int main(int argc, char** argv) {
       });
     }
     for (auto& t : ts) t.join();
+    ::close(fd);
+  }));
+  // The disk's direct-read bandwidth: one O_DIRECT read loop of 16 MiB aligned blocks (dd iflag=direct).
+  results.push_back(measure("limit: O_DIRECT read loop (dd iflag=direct)", 1, false, [&] {
+    const int fd = ::open(contiguous.c_str(), O_RDONLY | O_DIRECT);
+    const std::uint64_t block = 16 << 20;
+    for (std::uint64_t pos = 0; pos + block <= bytes; pos += block) {
+      if (::pread(fd, pinned, block, static_cast<off_t>(pos)) <= 0) break;
+    }
     ::close(fd);
   }));
   void* device_dst = nullptr;

@@ -56,6 +56,16 @@ def main():
         cp.asarray(host)
     measure("h5py read -> numpy, then cupy.asarray", h5py_cupy, args.repeats, sync, nbytes)
 
+    data = cp.asarray(h5py.File(args.file, "r")["data"][...])
+    out_file = args.file + ".h5py-write.h5"
+
+    def cupy_h5py_write():
+        with h5py.File(out_file, "w") as f:
+            f.create_dataset("data", data=cp.asnumpy(data))
+    measure("write: cupy.asnumpy, then h5py create_dataset (no fsync)", cupy_h5py_write, 1, sync, nbytes)
+    del data
+    os.remove(out_file)
+
     try:
         import kvikio
         import kvikio.defaults

@@ -3,7 +3,8 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last.
 #   usage: scripts/gpu_machine.sh [full|quick|peers]
-#   full: everything; quick: build and tests only; peers: tests and benchmarks, no MPI
+#   full: everything; quick: build and tests only; peers: tests and benchmarks, no MPI;
+#   bench: build and benchmarks only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -22,6 +23,8 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=O
   cmake --build build-gpu -j "$(nproc)" >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 
 export H5TILE_GPU_TEST_DIR=/tmp
+mode="${1:-full}"
+if [ "$mode" != "bench" ]; then
 (cd build-gpu && ctest -L gpu --output-on-failure -j 1) > "$out/gpu_tests.log" 2>&1 ||
   { cmake --version | head -1; for f in build-gpu/tests/*_tests.cmake; do echo "$f"; sed -n 8p "$f" | cut -c1-300; done; } >> "$out/gpu_tests.log" 2>&1
 (cd build-gpu && ctest -L 'unit|integration' -j "$(nproc)") > "$out/cpu_tests.log" 2>&1
@@ -29,9 +32,9 @@ export H5TILE_GPU_TEST_DIR=/tmp
 # Python with CuPy (the stub check is for CI's pinned nanobind, not this machine's).
 H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -s tests/python/test_cupy.py tests/python/test_package.py \
   -k "not stubs" > "$out/python_tests.log" 2>&1
+fi
 
-mode="${1:-full}"
-if [ "$mode" = "full" ] || [ "$mode" = "peers" ]; then
+if [ "$mode" != "quick" ]; then
   pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1
   ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
   # KvikIO with as many threads as h5tile uses (its default pool has one thread).
@@ -39,7 +42,7 @@ if [ "$mode" = "full" ] || [ "$mode" = "peers" ]; then
 fi
 
 # MPI with device tiles: 2 ranks sharing GPU 0, then one rank per GPU with 4 GiB per rank.
-if command -v mpirun >/dev/null && [ "$mode" != "peers" ]; then
+if command -v mpirun >/dev/null && [ "$mode" = "full" ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   tool=./build-gpu/tests/h5tile_mpi_tool
   mdir=/tmp/h5tile-mpi && rm -rf $mdir && mkdir -p $mdir
@@ -70,6 +73,6 @@ grep INFO "$out/gpu_tests.log"
 echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed|Failed|Error" "$out/cpu_tests.log" | tail -8
 echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|device I/O" "$out/python_tests.log" | tail -6
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
-if [ "$mode" = "full" ] || [ "$mode" = "peers" ]; then
+if [ "$mode" != "quick" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
 fi
