@@ -183,8 +183,9 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
 }
 
 // Writes one tile to its own file in the sidecar (layout Virtual).
-void write_tile_file(const WritePlan& plan, const std::string& generation, std::size_t index, const Tile& tile,
-                     bool sync) {
+// Returns the tile's raw offset and its file's size.
+std::pair<std::uint64_t, std::uint64_t> write_tile_file(const WritePlan& plan, const std::string& generation,
+                                                        std::size_t index, const Tile& tile, bool sync) {
   const auto path = plan.target.parent_path() / tile_relative(plan.target, plan.dataset, generation, index);
   std::uint64_t offset = 0;
   {
@@ -197,6 +198,7 @@ void write_tile_file(const WritePlan& plan, const std::string& generation, std::
   if (sync) {
     out.sync();
   }
+  return {offset, static_cast<std::uint64_t>(std::filesystem::file_size(path))};
 }
 
 // Makes the complete file at `temp` the target, atomically (and durably with `sync`).
@@ -224,7 +226,8 @@ FileHandle start_main_file(const WritePlan& plan, const fs::path& temp, Mode mod
 }
 
 // Rank 0, after every tile is written: build the main file and rename it over the target.
-void commit_virtual(const WritePlan& plan, const std::string& generation, const WriteOptions& options) {
+void commit_virtual(const WritePlan& plan, const std::string& generation, const WriteOptions& options,
+                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& written) {
   const auto temp = temp_main(plan.target, generation);
   {
     auto file = start_main_file(plan, temp, options.mode);
@@ -234,8 +237,8 @@ void commit_virtual(const WritePlan& plan, const std::string& generation, const 
       std::vector<VirtualSource> sources;
       for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
         if (plan.boxes[i].count() > 0) {
-          sources.push_back(
-              {plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(), kTileDataset});
+          sources.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
+                             kTileDataset, written[i].first, written[i].second});
         }
       }
       create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, sources);
@@ -281,6 +284,7 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
         return std::to_string(create_raw_dataset(file.get(), plan.dataset, plan.dtype, plan.shape));
       }));
     }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> mine(tiles.size());
     agree(comm, [&] {
       if (plan.is_embedded()) {
         return;
@@ -297,15 +301,26 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
       const auto first = plan.first[static_cast<std::size_t>(comm.rank())];
       for (std::size_t i = 0; i < tiles.size(); ++i) {
         if (tiles[i].box.count() > 0) {
-          write_tile_file(plan, generation, first + i, tiles[i], options.sync);
+          mine[i] = write_tile_file(plan, generation, first + i, tiles[i], options.sync);
         }
       }
     });
+    // Every tile's raw offset and file size, in global tile order, for the tile table.
+    Packer packed;
+    for (const auto& [tile_offset, tile_size] : mine) packed.u64(tile_offset).u64(tile_size);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> written;
+    for (const auto& bytes : comm.all_gather(packed.bytes())) {
+      Unpacker in(bytes);
+      for (std::size_t k = 0; k < bytes.size() / 16; ++k) {
+        const auto tile_offset = in.u64();
+        written.emplace_back(tile_offset, in.u64());
+      }
+    }
     (void)on_root(comm, 0, [&] {
       if (contiguous) {
         publish(temp_main(plan.target, generation), plan.target, options.sync);
       } else {
-        commit_virtual(plan, generation, options);
+        commit_virtual(plan, generation, options, written);
       }
       const bool has_tiles = options.layout == Layout::Virtual && !plan.is_embedded();
       remove_stale(plan.target, plan.dataset, has_tiles ? generation : std::string(), options.mode != Mode::Append);

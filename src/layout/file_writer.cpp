@@ -21,11 +21,19 @@ PlistHandle intermediate_groups() {
 
 }  // namespace
 
-FileHandle create_file(const fs::path& path) {
-  const Hdf5Lock lock;
-  const PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"));
+// File access for files h5tile writes: aligned raw data, and the 1.8 object format (readable
+// by HDF5 1.8 and later), which stores large attributes such as the tile table densely.
+PlistHandle write_access() {
+  PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"));
   const auto alignment = static_cast<hsize_t>(settings::alignment());
   check(H5Pset_alignment(fapl.get(), alignment, alignment), "H5Pset_alignment");
+  check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+  return fapl;
+}
+
+FileHandle create_file(const fs::path& path) {
+  const Hdf5Lock lock;
+  const auto fapl = write_access();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
   if (id < 0) {
     throw Hdf5Error(fmt::format("cannot create HDF5 file '{}': {}", path.string(), take_hdf5_error()));
@@ -34,8 +42,13 @@ FileHandle create_file(const fs::path& path) {
 }
 
 FileHandle open_for_update(const fs::path& path, const std::string& dataset) {
-  auto file = open_file(path, true);
+  (void)open_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
+  const auto fapl = write_access();
+  FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()));
+  if (!file) {
+    throw Hdf5Error(fmt::format("cannot open '{}' for update: {}", path.string(), take_hdf5_error()));
+  }
   if (H5Lexists(file.get(), "/", H5P_DEFAULT) > 0) {
     // Remove the dataset if present; a missing intermediate group is not an error.
     std::string prefix;
@@ -94,6 +107,7 @@ void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, co
   const auto type = make_type(dtype);
   const auto space = make_space(shape);
   const PlistHandle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset)"));
+  check(H5Pset_attr_phase_change(dcpl.get(), 0, 0), "H5Pset_attr_phase_change");  // dense: no 64 KiB limit
   for (const auto& source : sources) {
     const auto vspace = make_space(shape);
     select_box(vspace.get(), source.box);
@@ -105,6 +119,19 @@ void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, co
   const DatasetHandle dataset(
       check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
             fmt::format("cannot create virtual dataset '{}'", name)));
+  if (sources.empty()) {
+    return;
+  }
+  std::vector<std::uint64_t> table;
+  for (const auto& source : sources) {
+    table.push_back(source.raw_offset);
+    table.push_back(source.file_size);
+  }
+  const auto table_space = make_space({sources.size(), 2});
+  const AttributeHandle attribute(
+      check(H5Acreate2(dataset.get(), kTileTableAttribute, H5T_STD_U64LE, table_space.get(), H5P_DEFAULT, H5P_DEFAULT),
+            "H5Acreate2(tile table)"));
+  check(H5Awrite(attribute.get(), H5T_NATIVE_UINT64, table.data()), "H5Awrite(tile table)");
 }
 
 }  // namespace h5tile::detail

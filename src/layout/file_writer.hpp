@@ -33,9 +33,15 @@ struct VirtualSource {
   Box box;
   std::string file;
   std::string dataset;
+  std::uint64_t raw_offset = 0;  // where the tile's bytes start in its file
+  std::uint64_t file_size = 0;   // the tile file's size when written
 };
 
-// Creates a virtual dataset that maps every source.
+// The attribute on a virtual dataset written by h5tile that records, per mapping, the raw
+// offset and size of its tile file, so that readers can skip opening every tile with HDF5.
+inline constexpr const char* kTileTableAttribute = "h5tile_tile_table";
+
+// Creates a virtual dataset that maps every source, with the tile table attribute.
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
                             const std::vector<VirtualSource>& sources);
 

@@ -16,6 +16,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "layout/file_writer.hpp"
 #include "layout/virtual_map.hpp"
 
 namespace h5tile::detail {
@@ -39,6 +40,13 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
   if (raw) {
     const auto strides = rowmajor_strides(out_shape, raw->elem_size);
     const StridedBytes whole{out, strides};
+    if (posix.fd() < 0) {  // a tile from the tile table: open it for this read only
+      const PosixFile tile_file(file, O_RDONLY);
+      RawDataset opened = *raw;
+      opened.file = &tile_file;
+      read_raw(opened, src, sub_memory(whole, Box::whole(out_shape), dst));
+      return;
+    }
     read_raw(*raw, src, sub_memory(whole, Box::whole(out_shape), dst));
   } else {
     hdf5_read(handle.get(), memory_type.get(), src, out, out_shape, dst);
@@ -145,9 +153,27 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
     return;
   }
+  // Tiles h5tile wrote are listed in the tile table with their raw offset and file size: a
+  // tile whose file still has that size is read with pread, without opening it with HDF5.
+  // Anything else (a missing, rewritten or foreign source) is opened with HDF5, which checks it.
+  const auto table = tile_table();
+  const bool use_table = table.size() == entries->size();
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
-  for (const auto& entry : *entries) {
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const auto& entry = (*entries)[i];
     const auto file = resolve_source(path_, entry.file);
+    std::error_code ec;
+    if (use_table && !entry.src && (entry.dataset == "/tile" || entry.dataset == "tile") && entry.dst.count() > 0 &&
+        fs::file_size(file, ec) == table[i].second && !ec) {
+      auto source = std::make_unique<Source>();
+      source->file = file;
+      source->dataset = entry.dataset;
+      source->shape = entry.dst.extent;
+      source->raw = RawDataset{nullptr, table[i].first, entry.dst.extent, info_.dtype.size()};
+      sources_.push_back(std::move(source));
+      mappings_.push_back({sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst});
+      continue;
+    }
     auto key = std::make_pair(file.lexically_normal().string(), entry.dataset);
     std::size_t index = 0;
     try {
@@ -172,6 +198,25 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                            e.what()));
     }
   }
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> OpenDataset::tile_table() const {
+  const Hdf5Lock lock;
+  if (H5Aexists(dataset_.get(), kTileTableAttribute) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return {};
+  }
+  const AttributeHandle attribute(check(H5Aopen(dataset_.get(), kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
+  const SpaceHandle space(check(H5Aget_space(attribute.get()), "H5Aget_space"));
+  const auto shape = shape_of(space.get());
+  if (shape.size() != 2 || shape[1] != 2) {
+    return {};
+  }
+  std::vector<std::uint64_t> values(shape[0] * 2);
+  check(H5Aread(attribute.get(), H5T_NATIVE_UINT64, values.data()), "H5Aread(tile table)");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> table;
+  for (std::size_t i = 0; i < shape[0]; ++i) table.emplace_back(values[2 * i], values[2 * i + 1]);
+  return table;
 }
 
 std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dataset, hid_t memory_type) {

@@ -26,7 +26,7 @@ struct Source {
   DatasetHandle handle;
   TypeHandle memory_type;         // the type of the dataset being read (sources convert to it)
   std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
-  PosixFile posix;
+  PosixFile posix;                // the open file behind `raw`; closed: each read opens `file`
 
   // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
   void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
@@ -68,6 +68,7 @@ class OpenDataset {
  private:
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
+  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> tile_table() const;
   void fill(Array& out) const;
   void read_to_device(const Box& region, Array& out, unsigned threads) const;
 

@@ -125,3 +125,16 @@ def test_directory_path_is_rejected_before_writing(tool, tmp_path):
     assert code == 1 and err["error"] == "IsADirectory" and "d.h5" in err["message"]
     assert list((tmp_path / "d.h5").iterdir()) == []
     assert not (tmp_path / "d.h5.tiles").exists()
+
+
+def test_tile_table_and_hdf5_opened_tiles_give_the_same_bytes(tool, tmp_path):
+    a = random_array("complex64", (97, 5), seed=9)
+    tool.write(a, tmp_path / "t.h5", ranks=7)
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        assert "h5tile_tile_table" in f["data"].attrs  # the fast path's table is there
+        assert f["data"].attrs["h5tile_tile_table"].shape == (7, 2)
+    fast = tool.read(tmp_path / "t.h5", tmp=tmp_path)
+    with h5py.File(tmp_path / "t.h5", "a") as f:
+        del f["data"].attrs["h5tile_tile_table"]  # now every tile is opened with HDF5
+    slow = tool.read(tmp_path / "t.h5", tmp=tmp_path)
+    assert same_bytes(fast, a) and same_bytes(slow, a)
