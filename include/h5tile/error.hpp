@@ -91,6 +91,12 @@ class Hdf5Error : public RuntimeError {
   using RuntimeError::RuntimeError;
 };
 
+/// The operation was cancelled by its progress callback.
+class Cancelled : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
 /// A system call (open, pread, pwrite, rename, ...) failed; the message carries strerror.
 class IoError : public RuntimeError {
  public:

@@ -62,6 +62,14 @@ struct Tile {
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
                  const std::filesystem::path& path, const std::string& dataset, const WriteOptions& options = {});
 
+/// Copies `dataset` of `in` (any layout, a virtual dataset and its tiles included) into one
+/// self-contained contiguous dataset of the same name in `out`, in parallel blocks, streaming
+/// (memory stays at a few blocks per thread). `out` appears only when complete; in
+/// Mode::Overwrite, tiles an earlier write left beside `out` are removed.
+/// Throws as from_file and to_file; Cancelled if the progress callback says stop.
+void consolidate(const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
+                 const ConsolidateOptions& options = {});
+
 // ----------------------------------------------------------------------------------------
 // Reading
 
@@ -73,7 +81,19 @@ struct DatasetInfo {
   Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
   std::size_t virtual_sources = 0;   ///< number of mappings (virtual only)
+  std::uint64_t stored_bytes = 0;    ///< bytes on disk: the dataset's storage, plus its source files if virtual
 };
+
+/// The full names of every dataset in the file ("/a", "/g/b"), in name order.
+[[nodiscard]] std::vector<std::string> list_datasets(const std::filesystem::path& path);
+
+/// Checks a dataset without trusting it: for a virtual dataset, that every source exists, opens,
+/// has the dtype and shape its mapping needs and that the mappings cover the dataset without gaps
+/// or overlaps; with `read_all`, also reads every byte (HDF5 verifies stored checksums, such as
+/// fletcher32, as it reads). Returns one line per problem (empty: none found).
+/// Throws (FileNotFound, NotHdf5File, DatasetNotFound, ...) when the dataset itself cannot be opened.
+[[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
+                                              bool read_all = false, const ProgressCallback& progress = {});
 
 /// Describes `dataset` in `path` without reading its data.
 /// Throws FileNotFound, NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType.

@@ -28,6 +28,12 @@ enum class Mode : std::uint8_t {
   Exclusive,  ///< fail with FileExists if the file exists
 };
 
+/// Progress of a long operation: called with the bytes done so far and the total, from a
+/// worker thread, at least once per I/O task. Return false to cancel: the operation stops as
+/// soon as it can and throws Cancelled (a cancelled write leaves the previous file intact).
+/// Must be thread-safe; it is never called concurrently for one operation.
+using ProgressCallback = std::function<bool(std::uint64_t bytes_done, std::uint64_t bytes_total)>;
+
 /// Options of `to_file` and `write_tiles`.
 struct WriteOptions {
   Layout layout = Layout::Virtual;
@@ -36,6 +42,8 @@ struct WriteOptions {
   unsigned ranks = 0;
   /// Flush data to stable storage (fdatasync) before the new file replaces the old one.
   bool sync = true;
+  /// Progress and cancellation (for write_tiles: this rank's bytes).
+  ProgressCallback progress{};
 };
 
 /// Options of `from_file`, `read_box` and `from_file_batched`.
@@ -44,6 +52,17 @@ struct ReadOptions {
   unsigned threads = 0;
   /// Where the result goes: -1 host memory, otherwise the CUDA device of that ordinal.
   int device = -1;
+  /// Progress and cancellation (not used by from_file_batched, whose caller sees every block).
+  ProgressCallback progress{};
+};
+
+/// Options of `consolidate`.
+struct ConsolidateOptions {
+  Layout layout = Layout::Contiguous;  ///< the output layout (Contiguous)
+  Mode mode = Mode::Overwrite;
+  unsigned threads = 0;                ///< 0: the `threads` setting
+  bool sync = true;
+  ProgressCallback progress{};
 };
 
 }  // namespace h5tile

@@ -29,13 +29,16 @@ DatasetInfo describe(const fs::path& path, const std::string& dataset) {
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
   const OpenDataset opened(path, dataset);
-  return opened.read(Box::whole(opened.info().shape), threads_of(options), options.device);
+  const Box whole = Box::whole(opened.info().shape);
+  Progress progress(options.progress, whole.count() * opened.info().dtype.size());
+  return opened.read(whole, threads_of(options), options.device, &progress);
 }
 
 Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
   pending_writes().wait_for(path);
   const OpenDataset opened(path, dataset);
-  return opened.read(box, threads_of(options), options.device);
+  Progress progress(options.progress, box.rank() == opened.info().shape.size() ? box.count() * opened.info().dtype.size() : 0);
+  return opened.read(box, threads_of(options), options.device, &progress);
 }
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {

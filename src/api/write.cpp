@@ -17,6 +17,7 @@
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
 #include "engine/posix_file.hpp"
+#include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
@@ -159,14 +160,16 @@ StridedBytes memory_of(const ArrayView& view) {
 
 // Moves a tile's bytes into `box` of a raw dataset (the whole of a tile file, or the tile's
 // box of a shared file): straight from host memory, or through staging from a device.
-void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data) {
+void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress) {
   const auto memory = memory_of(data);
   const int device = gpu::device_of(data);
   const auto es = file.elem_size;
   if (device < 0) {
     const auto parts = split_rowmajor(box, es, settings::task_size());
-    parallel_for(parts.size(), settings::threads(),
-                 [&](std::size_t i) { write_raw(file, parts[i], sub_memory(memory, box, parts[i])); });
+    parallel_for(parts.size(), settings::threads(), [&](std::size_t i) {
+      write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
+      progress.add(parts[i].count() * es);
+    });
     return;
   }
   const auto parts = split_rowmajor(box, es, gpu::staging_piece_bytes());
@@ -178,6 +181,7 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
       [&](std::size_t i, const std::byte* staging) {
         const StridedBytes packed{const_cast<std::byte*>(staging), rowmajor_strides(parts[i].extent, es)};
         write_raw(file, parts[i], packed);
+        progress.add(parts[i].count() * es);
       },
       settings::threads());
 }
@@ -185,7 +189,8 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
 // Writes one tile to its own file in the sidecar (layout Virtual).
 // Returns the tile's raw offset and its file's size.
 std::pair<std::uint64_t, std::uint64_t> write_tile_file(const WritePlan& plan, const std::string& generation,
-                                                        std::size_t index, const Tile& tile, bool sync) {
+                                                        std::size_t index, const Tile& tile, bool sync,
+                                                        Progress& progress) {
   const auto path = plan.target.parent_path() / tile_relative(plan.target, plan.dataset, generation, index);
   std::uint64_t offset = 0;
   {
@@ -194,26 +199,11 @@ std::pair<std::uint64_t, std::uint64_t> write_tile_file(const WritePlan& plan, c
   }
   const PosixFile out(path, O_WRONLY);
   const RawDataset raw{&out, offset, tile.box.extent, plan.dtype.size()};
-  write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data);
+  write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress);
   if (sync) {
     out.sync();
   }
   return {offset, static_cast<std::uint64_t>(std::filesystem::file_size(path))};
-}
-
-// Makes the complete file at `temp` the target, atomically (and durably with `sync`).
-void publish(const fs::path& temp, const fs::path& target, bool sync) {
-  if (sync) {
-    const PosixFile file(temp, O_RDONLY);
-    if (::fsync(file.fd()) != 0) {
-      const int err = errno;
-      throw IoError(fmt::format("cannot flush '{}': {}", temp.string(), std::strerror(err)), err);
-    }
-  }
-  fs::rename(temp, target);
-  if (sync) {
-    sync_directory(target.parent_path());
-  }
 }
 
 // The new main file, under its temporary name: a copy of the old one in Append mode.
@@ -244,7 +234,7 @@ void commit_virtual(const WritePlan& plan, const std::string& generation, const 
       create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, sources);
     }
   }
-  publish(temp, plan.target, options.sync);
+  publish_file(temp, plan.target, options.sync);
 }
 
 void remove_generation(const WritePlan& plan, const std::string& generation) noexcept {
@@ -256,8 +246,11 @@ void remove_generation(const WritePlan& plan, const std::string& generation) noe
 
 }  // namespace
 
-void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
-                 const std::string& dataset, const WriteOptions& options) {
+namespace {
+
+void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
+                      const fs::path& path, const std::string& dataset, const WriteOptions& options,
+                      Progress& progress) {
   // 1. Every rank describes its tiles; all ranks check all descriptions the same way.
   std::string name;
   try {
@@ -293,7 +286,7 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
         const PosixFile out(temp_main(plan.target, generation), O_WRONLY);
         const RawDataset raw{&out, offset, plan.shape, plan.dtype.size()};
         for (const auto& tile : tiles) {
-          write_tile_bytes(raw, tile.box, tile.data);
+          write_tile_bytes(raw, tile.box, tile.data, progress);
         }
         return;
       }
@@ -301,7 +294,7 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
       const auto first = plan.first[static_cast<std::size_t>(comm.rank())];
       for (std::size_t i = 0; i < tiles.size(); ++i) {
         if (tiles[i].box.count() > 0) {
-          mine[i] = write_tile_file(plan, generation, first + i, tiles[i], options.sync);
+          mine[i] = write_tile_file(plan, generation, first + i, tiles[i], options.sync, progress);
         }
       }
     });
@@ -318,7 +311,7 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
     }
     (void)on_root(comm, 0, [&] {
       if (contiguous) {
-        publish(temp_main(plan.target, generation), plan.target, options.sync);
+        publish_file(temp_main(plan.target, generation), plan.target, options.sync);
       } else {
         commit_virtual(plan, generation, options, written);
       }
@@ -334,6 +327,18 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
   }
 }
 
+}  // namespace
+
+void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
+                 const std::string& dataset, const WriteOptions& options) {
+  std::uint64_t bytes = 0;
+  for (const auto& tile : tiles) {
+    bytes += tile.data.dtype.size() * (tile.data.shape == tile.box.extent ? tile.box.count() : 0);
+  }
+  Progress progress(options.progress, bytes);
+  write_tiles_impl(comm, global_shape, tiles, path, dataset, options, progress);
+}
+
 WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::string& dataset,
                     const WriteOptions& options) {
   const auto name = normalize_dataset_name(dataset);
@@ -343,6 +348,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   const auto boxes = split_for_ranks(array.shape, requested);
   const auto target = fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
+  auto progress = std::make_shared<Progress>(options.progress, array.nbytes());
   return pending_writes().start(target, [=] {
     run_thread_ranks(static_cast<unsigned>(boxes.size()), [&](Communicator& comm) {
       const auto& box = boxes[static_cast<std::size_t>(comm.rank())];
@@ -356,7 +362,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
       }
       part.data = base;
       const Tile tile{box, part};
-      write_tiles(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, options);
+      write_tiles_impl(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, options, *progress);
     });
   });
 }

@@ -18,6 +18,7 @@ enum class Kind : std::uint64_t {
   VirtualSource,
   Hdf5,
   Io,
+  Cancelled,
   Other,
 };
 
@@ -77,6 +78,8 @@ std::string encode_error(const std::exception_ptr& error) {
     return pack(Kind::Exists, e.what());
   } catch (const NotHdf5File& e) {
     return pack(Kind::NotHdf5, e.what());
+  } catch (const Cancelled& e) {
+    return pack(Kind::Cancelled, e.what());
   } catch (const VirtualSourceError& e) {
     return pack(Kind::VirtualSource, e.what());
   } catch (const Hdf5Error& e) {
@@ -111,6 +114,7 @@ void throw_encoded(const std::string& encoded) {
     case Kind::VirtualSource: throw VirtualSourceError(message);
     case Kind::Hdf5: throw Hdf5Error(message);
     case Kind::Io: throw IoError(message, err);
+    case Kind::Cancelled: throw Cancelled(message);
     case Kind::Runtime:
     case Kind::Other:
     default: throw RuntimeError(message);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -113,8 +114,16 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset)
   describe_storage(dcpl.get(), info_, chunk);
   if (info_.layout == "virtual") {
     open_virtual(dcpl.get());
+    std::set<fs::path> files;
+    for (const auto& source : sources_) files.insert(source->file);
+    for (const auto& f : files) {
+      std::error_code ec;
+      const auto size = fs::file_size(f, ec);
+      info_.stored_bytes += ec ? 0 : size;
+    }
     return;
   }
+  info_.stored_bytes = H5Dget_storage_size(dataset_.get());
   auto self = std::make_unique<Source>();
   self->file = path_;
   self->dataset = name_;
@@ -303,14 +312,14 @@ void OpenDataset::fill(Array& out) const {
   }
 }
 
-Array OpenDataset::read(const Box& region, unsigned threads, int device) const {
+Array OpenDataset::read(const Box& region, unsigned threads, int device, Progress* progress) const {
   if (!region.fits(info_.shape)) {
     throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
                                       to_string(info_.shape)));
   }
   Array out(info_.dtype, region.extent, device);
   if (device >= 0) {
-    read_to_device(region, out, threads);
+    read_to_device(region, out, threads, progress);
     return out;
   }
   const auto tasks = plan(region, settings::task_size());
@@ -324,6 +333,7 @@ Array OpenDataset::read(const Box& region, unsigned threads, int device) const {
   parallel_for(tasks.size(), threads, [&](std::size_t i) {
     const auto& task = tasks[i];
     sources_[task.source]->read(task.src, out.data(), out.shape(), task.dst);
+    if (progress != nullptr) progress->add(task.dst.count() * info_.dtype.size());
   });
   return out;
 }
@@ -348,7 +358,7 @@ std::uint64_t linear_offset(const Shape& offset, const Shape& shape) {
 
 }  // namespace
 
-void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads) const {
+void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const {
   const auto es = info_.dtype.size();
   const auto tasks = plan(region, gpu::staging_piece_bytes(), true);
   std::uint64_t covered = 0;
@@ -392,6 +402,7 @@ void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads
     const auto& raw = *sources_[t.source]->raw;
     gds[t.source]->read(out.data() + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
                         raw.base + linear_offset(t.src.offset, raw.shape) * es);
+    if (progress != nullptr) progress->add(t.dst.count() * es);
   });
   gpu::stage_to_device(
       out.device(), staged.size(), es,
@@ -402,6 +413,7 @@ void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads
       [&](std::size_t k, std::byte* staging) {
         const auto& t = tasks[staged[k]];
         sources_[t.source]->read(t.src, staging, t.dst.extent, Box::whole(t.dst.extent));
+        if (progress != nullptr) progress->add(t.dst.count() * es);
       },
       threads);
   if (!direct.empty()) gpu::note_path(staged.empty() ? "cufile" : "cufile+staging");

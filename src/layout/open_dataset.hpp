@@ -11,6 +11,7 @@
 #include <h5tile/io.hpp>
 
 #include "engine/posix_file.hpp"
+#include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "hdf5/handle.hpp"
 
@@ -61,7 +62,8 @@ class OpenDataset {
   [[nodiscard]] std::vector<ReadTask> plan(const Box& region, std::size_t task_bytes, bool bounded = false) const;
   // Reads `region` into a new array with `threads` threads, in host memory (device < 0) or
   // in the memory of CUDA device `device`.
-  [[nodiscard]] Array read(const Box& region, unsigned threads, int device = -1) const;
+  // `progress`, if given, counts the bytes read and may cancel.
+  [[nodiscard]] Array read(const Box& region, unsigned threads, int device = -1, Progress* progress = nullptr) const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 
@@ -70,7 +72,7 @@ class OpenDataset {
   void open_virtual(hid_t dcpl);
   [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> tile_table() const;
   void fill(Array& out) const;
-  void read_to_device(const Box& region, Array& out, unsigned threads) const;
+  void read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const;
 
   std::filesystem::path path_;
   std::string name_;

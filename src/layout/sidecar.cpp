@@ -3,7 +3,17 @@
 #include <chrono>
 #include <random>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "engine/posix_file.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -36,6 +46,20 @@ fs::path tile_relative(const fs::path& target, const std::string& dataset, const
 
 fs::path temp_main(const fs::path& target, const std::string& generation) {
   return target.parent_path() / fmt::format(".{}.{}.tmp", target.filename().string(), generation);
+}
+
+void publish_file(const fs::path& temp, const fs::path& target, bool sync) {
+  if (sync) {
+    const PosixFile file(temp, O_RDONLY);
+    if (::fsync(file.fd()) != 0) {
+      const int err = errno;
+      throw IoError(fmt::format("cannot flush '{}': {}", temp.string(), std::strerror(err)), err);
+    }
+  }
+  fs::rename(temp, target);
+  if (sync) {
+    sync_directory(target.parent_path());
+  }
 }
 
 namespace {

@@ -30,6 +30,10 @@ namespace h5tile::detail {
 void remove_stale(const std::filesystem::path& target, const std::string& dataset, const std::string& keep_generation,
                   bool whole_file) noexcept;
 
+// Makes the complete file at `temp` the target with one rename (after fsync of the file, and
+// followed by fsync of the folder, when `sync`): readers see the old file or the new one.
+void publish_file(const std::filesystem::path& temp, const std::filesystem::path& target, bool sync);
+
 // Removes the dataset's folder and the sidecar if they are empty.
 void remove_empty_folders(const std::filesystem::path& target, const std::string& dataset) noexcept;
 

@@ -1,0 +1,93 @@
+// consolidate: any dataset (a virtual one and its tiles included) into one contiguous dataset,
+// streamed in blocks read and written in parallel.
+#include <fcntl.h>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
+
+#include "api/pending_writes.hpp"
+#include "api/write_checks.hpp"
+#include "engine/posix_file.hpp"
+#include "engine/progress.hpp"
+#include "engine/raw_transfer.hpp"
+#include "engine/thread_pool.hpp"
+#include "hdf5/file.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/open_dataset.hpp"
+#include "layout/sidecar.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
+
+namespace {
+
+// Blocks of this size are read and written by each thread.
+constexpr std::size_t kBlockBytes = 64 << 20;
+
+}  // namespace
+
+void consolidate(const fs::path& in, const std::string& dataset, const fs::path& out,
+                 const ConsolidateOptions& options) {
+  if (options.layout != Layout::Contiguous) {
+    throw InvalidArgument("consolidate writes one self-contained file: use Layout::Contiguous");
+  }
+  const auto name = normalize_dataset_name(dataset);
+  pending_writes().wait_for(in);
+  pending_writes().wait_for(out);
+  std::error_code ec;
+  if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
+    throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
+  }
+  check_target(out, options.mode);
+  const OpenDataset source(in, name);
+  const auto& info = source.info();
+  const auto target = fs::absolute(out).lexically_normal();
+  fs::create_directories(target.parent_path());
+  const auto generation = new_generation();
+  const auto temp = temp_main(target, generation);
+  try {
+    std::uint64_t offset = 0;
+    const bool embedded = info.shape.empty() || element_count(info.shape) == 0;
+    {
+      FileHandle file;
+      if (options.mode == Mode::Append && fs::exists(target)) {
+        fs::copy_file(target, temp, fs::copy_options::overwrite_existing);
+        file = open_for_update(temp, name);
+      } else {
+        file = create_file(temp);
+      }
+      if (embedded) {
+        const auto all = source.read(Box::whole(info.shape), 1);
+        create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
+      } else {
+        offset = create_raw_dataset(file.get(), name, info.dtype, info.shape);
+      }
+    }
+    if (!embedded) {
+      const auto es = info.dtype.size();
+      const PosixFile dst(temp, O_WRONLY);
+      const RawDataset raw{&dst, offset, info.shape, es};
+      const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
+      Progress progress(options.progress, element_count(info.shape) * es);
+      const unsigned threads = options.threads != 0 ? options.threads : settings::threads();
+      parallel_for(blocks.size(), threads, [&](std::size_t i) {
+        progress.check();
+        const auto block = source.read(blocks[i], 1);
+        write_raw(raw, blocks[i], StridedBytes{const_cast<std::byte*>(block.data()),
+                                                rowmajor_strides(block.shape(), es)});
+        progress.add(block.nbytes());
+      });
+    }
+    publish_file(temp, target, options.sync);
+  } catch (...) {
+    fs::remove(temp, ec);
+    throw;
+  }
+  remove_stale(target, name, std::string(), options.mode != Mode::Append);
+}
+
+}  // namespace h5tile

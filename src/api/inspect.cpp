@@ -1,0 +1,143 @@
+// list_datasets and verify: what is in a file, and whether a dataset is whole.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/io.hpp>
+
+#include "api/pending_writes.hpp"
+#include "hdf5/file.hpp"
+#include "hdf5/types.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/open_dataset.hpp"
+#include "layout/virtual_map.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
+
+std::vector<std::string> list_datasets(const fs::path& path) {
+  pending_writes().wait_for(path);
+  const auto file = open_file(path);
+  const Hdf5Lock lock;
+  std::vector<std::string> names;
+  auto visit = [](hid_t, const char* name, const H5O_info_t* info, void* out) -> herr_t {
+    if (info->type == H5O_TYPE_DATASET) {
+      static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
+    }
+    return 0;
+  };
+  check(H5Ovisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &names), "H5Ovisit");
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+namespace {
+
+// Checks every mapping of a virtual dataset against its source; one line per problem.
+void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info,
+                           std::vector<std::string>& problems) {
+  const auto file = open_file(path);
+  const auto dataset = open_dataset(file.get(), name, path);
+  std::optional<std::vector<VirtualEntry>> entries;
+  {
+    const Hdf5Lock lock;
+    const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
+    entries = read_virtual_map(dcpl.get());
+  }
+  if (!entries) {
+    problems.push_back(fmt::format("{}: mappings are not plain boxes (printf-style names or irregular "
+                                   "selections): sources not checked one by one",
+                                   where(path, name)));
+    return;
+  }
+  std::vector<Box> boxes;
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const auto& e = (*entries)[i];
+    const auto source = resolve_source(path, e.file);
+    const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), source.string(), e.dataset);
+    boxes.push_back(e.dst);
+    std::error_code ec;
+    if (!fs::exists(source, ec)) {
+      problems.push_back(fmt::format("{}: the source file does not exist", label));
+      continue;
+    }
+    try {
+      const auto src_file = open_file(source);
+      const auto src = open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source);
+      const Hdf5Lock lock;
+      const TypeHandle type(check(H5Dget_type(src.get()), "H5Dget_type"));
+      const auto dtype = dtype_of_type(type.get(), where(source, e.dataset));
+      const SpaceHandle space(check(H5Dget_space(src.get()), "H5Dget_space"));
+      const auto shape = shape_of(space.get());
+      if (dtype != info.dtype) {
+        problems.push_back(fmt::format("{}: the source has dtype {}, the dataset {}", label, dtype.name(),
+                                       info.dtype.name()));
+      }
+      const Box needed = e.src.value_or(Box::whole(shape));
+      if (!needed.fits(shape) || needed.extent != e.dst.extent) {
+        problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
+                                       to_string(shape), to_string(needed)));
+      }
+    } catch (const std::exception& ex) {
+      problems.push_back(fmt::format("{}: {}", label, ex.what()));
+    }
+  }
+  // Coverage: no overlaps (sorted by first offset), and every element mapped.
+  std::sort(boxes.begin(), boxes.end(), [](const Box& a, const Box& b) { return a.offset < b.offset; });
+  std::uint64_t covered = 0;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    covered += boxes[i].count();
+    for (std::size_t j = i + 1; j < boxes.size(); ++j) {
+      if (!boxes[i].offset.empty() && boxes[j].offset[0] >= boxes[i].offset[0] + boxes[i].extent[0]) break;
+      if (boxes[i].overlaps(boxes[j])) {
+        problems.push_back(fmt::format("{}: mappings {} and {} overlap", where(path, name), to_string(boxes[i]),
+                                       to_string(boxes[j])));
+      }
+    }
+  }
+  const auto total = element_count(info.shape);
+  if (covered < total) {
+    problems.push_back(fmt::format("{}: the mappings cover {} of {} elements; the rest reads as the fill value",
+                                   where(path, name), covered, total));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> verify(const fs::path& path, const std::string& dataset, bool read_all,
+                                const ProgressCallback& progress) {
+  pending_writes().wait_for(path);
+  const auto name = normalize_dataset_name(dataset);
+  std::vector<std::string> problems;
+  DatasetInfo info;
+  {
+    // Opening a virtual dataset through h5tile already fails on the first bad source; the
+    // checks below list every problem, so open only the main dataset here.
+    const auto file = open_file(path);
+    const auto ds = open_dataset(file.get(), name, path);
+    const Hdf5Lock lock;
+    const TypeHandle type(check(H5Dget_type(ds.get()), "H5Dget_type"));
+    info.dtype = dtype_of_type(type.get(), where(path, name));
+    const SpaceHandle space(check(H5Dget_space(ds.get()), "H5Dget_space"));
+    info.shape = shape_of(space.get());
+    const PlistHandle dcpl(check(H5Dget_create_plist(ds.get()), "H5Dget_create_plist"));
+    info.layout = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL ? "virtual" : "stored";
+  }
+  if (info.layout == "virtual") {
+    check_virtual_sources(path, name, info, problems);
+  }
+  if (read_all && problems.empty()) {
+    try {
+      (void)from_file(path, name, ReadOptions{.threads = 0, .device = -1, .progress = progress});
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      problems.push_back(fmt::format("reading every byte failed: {}", e.what()));
+    }
+  }
+  return problems;
+}
+
+}  // namespace h5tile

@@ -1,0 +1,47 @@
+#pragma once
+// Counts the bytes of one operation across its worker threads and reports them to the
+// caller's ProgressCallback, one call at a time; a `false` answer cancels the operation.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include <h5tile/error.hpp>
+#include <h5tile/options.hpp>
+
+namespace h5tile::detail {
+
+class Progress {
+ public:
+  Progress(ProgressCallback callback, std::uint64_t total) : callback_(std::move(callback)), total_(total) {}
+
+  // Adds `bytes` done; throws Cancelled if the callback (now or earlier) said stop.
+  void add(std::uint64_t bytes) {
+    const auto done = done_ += bytes;
+    if (callback_) {
+      const std::lock_guard lock(mutex_);
+      if (!cancelled_ && !callback_(std::min(done, total_), total_)) {
+        cancelled_ = true;
+      }
+    }
+    if (cancelled_) {
+      throw Cancelled("cancelled by the progress callback");
+    }
+  }
+  // Throws Cancelled if the operation was cancelled.
+  void check() const {
+    if (cancelled_) {
+      throw Cancelled("cancelled by the progress callback");
+    }
+  }
+
+ private:
+  ProgressCallback callback_;
+  std::uint64_t total_;
+  std::atomic<std::uint64_t> done_{0};
+  std::mutex mutex_;
+  std::atomic<bool> cancelled_{false};
+};
+
+}  // namespace h5tile::detail
