@@ -2,6 +2,8 @@
 // back whole and in batches, checks every byte, and prints sizes, times and GB/s.
 #include "demo.hpp"
 
+#include "common.hpp"
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -27,7 +29,6 @@ struct DemoOptions {
 };
 
 DemoOptions demo_options;
-std::function<int()> selected;
 
 std::uint64_t parse_bytes(const std::string& text) {
   std::size_t used = 0;
@@ -139,9 +140,9 @@ void add_demo(CLI::App& app) {
       "  h5tile demo --size 8G --ranks 16 --path /scratch/me/demo.h5\n"
       "The values are (i * 2654435761 + 12345) mod 2^32 for element i, so that other tools can\n"
       "check the file (scripts/check_demo.py does, with h5py).");
-  demo->callback([] { selected = run_demo; });
+  demo->callback([] { selected_command() = run_demo; });
 }
 
-int run_selected(CLI::App&) { return selected ? selected() : 2; }
+int run_selected(CLI::App&) { return selected_command() ? selected_command()() : kUsage; }
 
 }  // namespace h5tile::cli

@@ -7,6 +7,7 @@
 
 #include <h5tile/h5tile.hpp>
 
+#include "common.hpp"
 #include "demo.hpp"
 
 int main(int argc, char** argv) {
@@ -14,9 +15,14 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "h5tile 0.1.0");
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 success, 1 a check failed or an operation failed, 2 usage error.\n"
+      "Exit codes: 0 success, 1 a check found a problem or an operation failed, 2 usage error,\n"
+      "130 cancelled (Ctrl-C). Progress bars appear on stderr when it is a terminal and an\n"
+      "operation runs longer than H5TILE_PROGRESS_AFTER seconds (default 1).\n"
       "Run 'h5tile SUBCOMMAND --help' for the options and examples of each subcommand.");
   h5tile::cli::add_demo(app);
+  h5tile::cli::add_info(app);
+  h5tile::cli::add_verify(app);
+  h5tile::cli::add_consolidate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -25,6 +31,12 @@ int main(int argc, char** argv) {
   }
   try {
     return h5tile::cli::run_selected(app);
+  } catch (const CLI::ValidationError& e) {
+    fmt::print(stderr, "h5tile: usage error: {}\n", e.what());
+    return h5tile::cli::kUsage;
+  } catch (const h5tile::Cancelled&) {
+    fmt::print(stderr, "h5tile: cancelled\n");
+    return h5tile::cli::kCancelled;
   } catch (const std::exception& e) {
     fmt::print(stderr, "h5tile: error: {}\n", e.what());
     return 1;

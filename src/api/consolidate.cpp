@@ -77,8 +77,8 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       parallel_for(blocks.size(), threads, [&](std::size_t i) {
         progress.check();
         const auto block = source.read(blocks[i], 1);
-        write_raw(raw, blocks[i], StridedBytes{const_cast<std::byte*>(block.data()),
-                                                rowmajor_strides(block.shape(), es)});
+        write_raw(raw, blocks[i],
+                  StridedBytes{const_cast<std::byte*>(block.data()), rowmajor_strides(block.shape(), es)});
         progress.add(block.nbytes());
       });
     }

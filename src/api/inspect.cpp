@@ -47,9 +47,10 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     entries = read_virtual_map(dcpl.get());
   }
   if (!entries) {
-    problems.push_back(fmt::format("{}: mappings are not plain boxes (printf-style names or irregular "
-                                   "selections): sources not checked one by one",
-                                   where(path, name)));
+    problems.push_back(
+        fmt::format("{}: mappings are not plain boxes (printf-style names or irregular "
+                    "selections): sources not checked one by one",
+                    where(path, name)));
     return;
   }
   std::vector<Box> boxes;
@@ -72,8 +73,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       const SpaceHandle space(check(H5Dget_space(src.get()), "H5Dget_space"));
       const auto shape = shape_of(space.get());
       if (dtype != info.dtype) {
-        problems.push_back(fmt::format("{}: the source has dtype {}, the dataset {}", label, dtype.name(),
-                                       info.dtype.name()));
+        problems.push_back(
+            fmt::format("{}: the source has dtype {}, the dataset {}", label, dtype.name(), info.dtype.name()));
       }
       const Box needed = e.src.value_or(Box::whole(shape));
       if (!needed.fits(shape) || needed.extent != e.dst.extent) {
@@ -92,8 +93,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     for (std::size_t j = i + 1; j < boxes.size(); ++j) {
       if (!boxes[i].offset.empty() && boxes[j].offset[0] >= boxes[i].offset[0] + boxes[i].extent[0]) break;
       if (boxes[i].overlaps(boxes[j])) {
-        problems.push_back(fmt::format("{}: mappings {} and {} overlap", where(path, name), to_string(boxes[i]),
-                                       to_string(boxes[j])));
+        problems.push_back(
+            fmt::format("{}: mappings {} and {} overlap", where(path, name), to_string(boxes[i]), to_string(boxes[j])));
       }
     }
   }

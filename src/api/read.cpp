@@ -37,7 +37,8 @@ Array from_file(const fs::path& path, const std::string& dataset, const ReadOpti
 Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
   pending_writes().wait_for(path);
   const OpenDataset opened(path, dataset);
-  Progress progress(options.progress, box.rank() == opened.info().shape.size() ? box.count() * opened.info().dtype.size() : 0);
+  Progress progress(options.progress,
+                    box.rank() == opened.info().shape.size() ? box.count() * opened.info().dtype.size() : 0);
   return opened.read(box, threads_of(options), options.device, &progress);
 }
 

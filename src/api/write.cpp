@@ -248,9 +248,8 @@ void remove_generation(const WritePlan& plan, const std::string& generation) noe
 
 namespace {
 
-void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
-                      const fs::path& path, const std::string& dataset, const WriteOptions& options,
-                      Progress& progress) {
+void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
+                      const std::string& dataset, const WriteOptions& options, Progress& progress) {
   // 1. Every rank describes its tiles; all ranks check all descriptions the same way.
   std::string name;
   try {

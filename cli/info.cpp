@@ -1,0 +1,89 @@
+// `h5tile info FILE[:DATASET]`: what a file or dataset holds.
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <h5tile/h5tile.hpp>
+
+#include "common.hpp"
+
+namespace h5tile::cli {
+namespace {
+
+struct InfoOptions {
+  std::string target;
+  bool json = false;
+};
+InfoOptions info_options;
+
+nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
+  nlohmann::json j{{"name", name},
+                   {"dtype", d.dtype.name()},
+                   {"shape", d.shape},
+                   {"layout", d.layout},
+                   {"stored_bytes", d.stored_bytes}};
+  if (!d.chunk.empty()) j["chunk"] = d.chunk;
+  if (!d.filters.empty()) j["filters"] = d.filters;
+  if (d.layout == "virtual") j["virtual_sources"] = d.virtual_sources;
+  return j;
+}
+
+std::string line(const std::string& name, const DatasetInfo& d) {
+  std::string storage = d.layout;
+  if (d.layout == "chunked") {
+    storage += fmt::format(" [{}]", fmt::join(d.chunk, ", "));
+    if (!d.filters.empty()) storage += fmt::format(" {}", fmt::join(d.filters, "+"));
+  } else if (d.layout == "virtual") {
+    storage += fmt::format(" ({} sources)", d.virtual_sources);
+  }
+  return fmt::format("{}  {} [{}]  {}  {} on disk", name, d.dtype.name(), fmt::join(d.shape, ", "), storage,
+                     human_bytes(d.stored_bytes));
+}
+
+int run_info() {
+  const auto target = parse_target(info_options.target);
+  std::vector<std::string> names;
+  if (!target.dataset.empty()) {
+    names.push_back(target.dataset);
+  } else {
+    names = list_datasets(target.file);
+  }
+  nlohmann::json out{{"file", target.file}, {"datasets", nlohmann::json::array()}};
+  if (!info_options.json) fmt::print("{}\n", target.file);
+  for (const auto& name : names) {
+    try {
+      const auto d = describe(target.file, name);
+      if (info_options.json) {
+        out["datasets"].push_back(to_json(name, d));
+      } else {
+        fmt::print("  {}\n", line(name, d));
+      }
+    } catch (const UnsupportedType& e) {
+      if (!target.dataset.empty()) throw;
+      if (info_options.json) {
+        out["datasets"].push_back({{"name", name}, {"unsupported", e.what()}});
+      } else {
+        fmt::print("  {}  unsupported: {}\n", name, e.what());
+      }
+    }
+  }
+  if (info_options.json) fmt::print("{}\n", out.dump(2));
+  return kOk;
+}
+
+}  // namespace
+
+void add_info(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Show the datasets of a file, or one dataset: dtype, shape, layout, bytes");
+  cmd->add_option("target", info_options.target, "FILE or FILE:/DATASET")->required();
+  cmd->add_flag("--json", info_options.json, "print JSON (for scripts)");
+  cmd->footer(
+      "Examples:\n"
+      "  h5tile info out.h5                 every dataset in the file\n"
+      "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters, or its virtual sources\n"
+      "  h5tile info out.h5 --json | jq '.datasets[].shape'");
+  cmd->callback([] { selected_command() = run_info; });
+}
+
+}  // namespace h5tile::cli
