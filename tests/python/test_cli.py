@@ -1,0 +1,104 @@
+"""The h5tile command through the real binary: outputs (--json), exit codes, messages."""
+import json
+import os
+import shutil
+import subprocess
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, random_array, same_bytes
+
+H5TILE = BUILD / "cli" / "h5tile"
+
+
+def h5tile(*args, cwd, env=None):
+    return subprocess.run([str(H5TILE), *map(str, args)], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env=env)
+
+
+@pytest.fixture()
+def files(tool, tmp_path):
+    a = random_array("float32", (300, 20), seed=1)
+    tool.write(a, tmp_path / "v.h5", ranks=3)
+    with h5py.File(tmp_path / "h.h5", "w") as f:
+        f.create_dataset("g/chunked", data=a, chunks=(30, 20), compression="gzip")
+        f["plain"] = np.arange(10)
+        f["text"] = np.array(["x"], dtype=h5py.string_dtype())
+    return a
+
+
+def test_info_json_matches_h5py(files, tmp_path):
+    out = h5tile("info", "h.h5", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    info = {d["name"]: d for d in json.loads(out.stdout)["datasets"]}
+    with h5py.File(tmp_path / "h.h5", "r") as f:
+        assert info["/g/chunked"]["shape"] == list(f["g/chunked"].shape)
+        assert info["/g/chunked"]["chunk"] == list(f["g/chunked"].chunks)
+        assert info["/g/chunked"]["filters"] == ["deflate"]
+        assert info["/plain"]["dtype"] == str(f["plain"].dtype)
+    assert "variable-length string" in info["/text"]["unsupported"]
+    out = json.loads(h5tile("info", "v.h5:/data", "--json", cwd=tmp_path).stdout)["datasets"][0]
+    assert out["layout"] == "virtual" and out["virtual_sources"] == 3 and out["shape"] == [300, 20]
+    assert out["stored_bytes"] >= 300 * 20 * 4
+
+
+def test_info_text_and_errors(files, tmp_path):
+    out = h5tile("info", "v.h5", cwd=tmp_path)
+    assert out.returncode == 0 and "/data  float32 [300, 20]  virtual (3 sources)" in out.stdout
+    out = h5tile("info", "missing.h5", cwd=tmp_path)
+    assert out.returncode == 1 and "missing.h5" in out.stderr and "does not exist" in out.stderr
+    out = h5tile("info", "h.h5:/nope", cwd=tmp_path)
+    assert out.returncode == 1 and "'/nope'" in out.stderr
+    assert h5tile("info", cwd=tmp_path).returncode == 2
+    assert h5tile("frobnicate", cwd=tmp_path).returncode == 2
+
+
+def test_verify_finds_each_damage(files, tmp_path):
+    assert h5tile("verify", "v.h5", "--read", cwd=tmp_path).returncode == 0
+    tiles = sorted((tmp_path / "v.h5.tiles").rglob("tile-*.h5"))
+    with h5py.File(tiles[2], "w") as f:  # a tile of the wrong shape
+        f["tile"] = np.zeros((5, 20), "f4")
+    tiles[0].unlink()  # a missing tile
+    out = h5tile("verify", "v.h5", "--json", cwd=tmp_path)
+    assert out.returncode == 1
+    problems = json.loads(out.stdout)["datasets"][0]["problems"]
+    assert len(problems) == 2
+    assert "tile-00000.h5" in problems[0] and "does not exist" in problems[0]
+    assert "tile-00002.h5" in problems[1] and "shape [5, 20]" in problems[1]
+    text = h5tile("verify", "v.h5:/data", cwd=tmp_path)
+    assert text.returncode == 1 and text.stdout.count("problem:") == 2
+
+
+def test_consolidate_and_split_round_trip(files, tmp_path):
+    a = files
+    out = h5tile("consolidate", "v.h5:/data", "one.h5", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "one.h5", "r") as f:
+        assert not f["data"].is_virtual and same_bytes(f["data"][...], a)
+    assert not (tmp_path / "one.h5.tiles").exists()
+    out = h5tile("split", "h.h5:/g/chunked", "tiled.h5", "--tiles", 4, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "tiled.h5", "r") as f:
+        assert f["g/chunked"].is_virtual and len(f["g/chunked"].virtual_sources()) == 4
+        assert same_bytes(f["g/chunked"][...], a)
+    assert h5tile("consolidate", "v.h5", "x.h5", cwd=tmp_path).returncode == 2  # no dataset given
+    assert h5tile("consolidate", "v.h5:/data", "v.h5", cwd=tmp_path).returncode == 1  # onto itself
+
+
+@pytest.mark.parametrize("sub", ["demo", "info", "verify", "consolidate", "split"])
+def test_every_subcommand_has_help_with_examples(tmp_path, sub):
+    out = h5tile(sub, "--help", cwd=tmp_path)
+    assert out.returncode == 0 and "Examples:" in out.stdout
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="script(1) is not installed")
+def test_progress_bar_only_on_a_terminal(files, tmp_path):
+    env = dict(os.environ, H5TILE_PROGRESS_AFTER="0")
+    cmd = f"{H5TILE} consolidate v.h5:/data tty.h5"
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert tty.returncode == 0 and "consolidate [" in tty.stdout and "100%" in tty.stdout, tty.stdout
+    piped = h5tile("consolidate", "v.h5:/data", "pipe.h5", cwd=tmp_path, env=env)
+    assert piped.returncode == 0 and "[" not in piped.stderr
