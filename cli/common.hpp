@@ -57,6 +57,6 @@ class ProgressBar {
 void add_info(CLI::App& app);
 void add_verify(CLI::App& app);
 void add_consolidate(CLI::App& app);
-void add_split(CLI::App& app);
+void add_bench(CLI::App& app);
 
 }  // namespace h5tile::cli

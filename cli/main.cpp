@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   h5tile::cli::add_info(app);
   h5tile::cli::add_verify(app);
   h5tile::cli::add_consolidate(app);
+  h5tile::cli::add_bench(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,221 @@
+// `h5tile bench`: h5tile next to the limits of the storage (plain pread/pwrite loops) and plain
+// HDF5 calls, in one run on the same data, on the user's own file system. bench/peers.py adds
+// h5py to the same table.
+#include <fcntl.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <h5tile/h5tile.hpp>
+
+#include "common.hpp"
+
+namespace h5tile::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct BenchOptions {
+  std::string dir = "h5tile-bench";
+  std::string size = "1G";
+  unsigned ranks = 0;
+  int repeats = 3;
+  bool cold = false;
+  bool json = false;
+};
+BenchOptions bench_options;
+
+struct Row {
+  std::string group;  // "write" or "read"
+  std::string name;
+  double seconds = 0;
+  bool is_limit = false;
+};
+
+bool drop_caches() {
+  ::sync();
+  std::ofstream f("/proc/sys/vm/drop_caches");
+  return f && (f << "3\n") && f.flush();
+}
+
+double median_seconds(int repeats, bool cold, const std::function<void()>& prepare, const std::function<void()>& f) {
+  std::vector<double> t;
+  for (int i = 0; i < std::max(1, repeats); ++i) {
+    if (prepare) prepare();
+    if (cold) drop_caches();
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// A plain loop of 16 MiB pread or pwrite calls over `bytes`, split over `threads`.
+void posix_loop(const fs::path& path, std::byte* buffer, std::uint64_t bytes, unsigned threads, bool writing,
+                bool direct = false) {
+  const int fd = writing ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)
+                         : ::open(path.c_str(), O_RDONLY | (direct ? O_DIRECT : 0));
+  if (fd < 0) throw RuntimeError(fmt::format("bench: cannot open '{}'", path.string()));
+  std::vector<std::thread> ts;
+  for (unsigned t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      const std::uint64_t lo = bytes * t / threads / 4096 * 4096;
+      const std::uint64_t hi = t + 1 == threads ? bytes : bytes * (t + 1) / threads / 4096 * 4096;
+      for (std::uint64_t pos = lo; pos < hi;) {
+        const auto n = std::min<std::uint64_t>(16 << 20, hi - pos);
+        const auto r = writing ? ::pwrite(fd, buffer + pos, n, static_cast<off_t>(pos))
+                               : ::pread(fd, buffer + pos, n, static_cast<off_t>(pos));
+        if (r <= 0) break;
+        pos += static_cast<std::uint64_t>(r);
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  if (writing) ::fsync(fd);
+  ::close(fd);
+}
+
+int run_bench() {
+  const auto& o = bench_options;
+  std::size_t used = 0;
+  const double value = std::stod(o.size, &used);
+  const auto unit = o.size.substr(used);
+  const double scale = unit == "G" ? 1 << 30 : unit == "M" ? 1 << 20 : unit == "K" ? 1 << 10 : 1;
+  const std::uint64_t cols = 4096;
+  const std::uint64_t rows = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(value * scale) / 4 / cols);
+  const std::uint64_t bytes = rows * cols * 4;
+  const unsigned all = o.ranks != 0 ? o.ranks : std::max(1U, std::thread::hardware_concurrency());
+  const fs::path dir = o.dir;
+  fs::create_directories(dir);
+  const bool cold = o.cold && drop_caches();
+
+  Array data(DType(DTypeKind::Float32), {rows, cols});
+  auto* words = reinterpret_cast<std::uint32_t*>(data.data());
+  for (std::uint64_t i = 0; i < rows * cols; ++i) words[i] = static_cast<std::uint32_t>(i * 2654435761ULL);
+  Array scratch(DType(DTypeKind::Float32), {rows, cols});
+  std::fill_n(scratch.data(), scratch.nbytes(), std::byte{0});
+
+  std::vector<Row> rows_out;
+  auto add = [&](const std::string& group, const std::string& name, double s, bool limit = false) {
+    rows_out.push_back({group, name, s, limit});
+    if (!o.json) fmt::print(stderr, "  {:<5} {:<48} {:8.3f} s\n", group, name, s);
+  };
+  const auto raw = dir / "plain.bin";
+  const auto hdf5 = dir / "hdf5.h5";
+  // Writes, until durable (fsync).
+  add("write", "limit: plain pwrite loop + fsync, 1 thread",
+      median_seconds(o.repeats, false, {}, [&] { posix_loop(raw, data.data(), bytes, 1, true); }), true);
+  add("write", "plain HDF5 H5Dwrite (contiguous) + fsync", median_seconds(o.repeats, false, {}, [&] {
+        const hid_t f = H5Fcreate(hdf5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        const hsize_t dims[2] = {rows, cols};
+        const hid_t space = H5Screate_simple(2, dims, nullptr);
+        const hid_t d = H5Dcreate2(f, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data());
+        H5Dclose(d);
+        H5Sclose(space);
+        H5Fclose(f);
+        const int fd = ::open(hdf5.c_str(), O_RDONLY);
+        ::fsync(fd);
+        ::close(fd);
+      }));
+  for (const auto& [layout, name] : {std::pair{Layout::Contiguous, "contiguous"}, {Layout::Virtual, "virtual"}}) {
+    for (const unsigned ranks : {1U, all}) {
+      add("write", fmt::format("h5tile to_file {}, {} rank(s), fsync", name, ranks),
+          median_seconds(o.repeats, false, {}, [&] {
+            to_file(data.view(), dir / fmt::format("{}.h5", name), "/data",
+                    {.layout = layout, .ranks = ranks, .sync = true})
+                .wait();
+          }));
+    }
+  }
+  // Reads (warm page cache unless --cold).
+  add("read", "limit: plain pread loop, 1 thread",
+      median_seconds(o.repeats, cold, {}, [&] { posix_loop(raw, scratch.data(), bytes, 1, false); }), true);
+  add("read", fmt::format("limit: plain pread loop, {} threads", all),
+      median_seconds(o.repeats, cold, {}, [&] { posix_loop(raw, scratch.data(), bytes, all, false); }), true);
+  add("read", "limit: O_DIRECT read loop (dd iflag=direct)",
+      median_seconds(o.repeats, false, {}, [&] { posix_loop(raw, scratch.data(), bytes, 1, false, true); }), true);
+  add("read", "plain HDF5 H5Dread", median_seconds(o.repeats, cold, {}, [&] {
+        const hid_t f = H5Fopen(hdf5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+        const hid_t d = H5Dopen2(f, "/data", H5P_DEFAULT);
+        H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, scratch.data());
+        H5Dclose(d);
+        H5Fclose(f);
+      }));
+  for (const char* name : {"contiguous", "virtual"}) {
+    for (const unsigned threads : {1U, all}) {
+      add("read", fmt::format("h5tile from_file {}, {} thread(s)", name, threads),
+          median_seconds(o.repeats, cold, {},
+                         [&] { (void)from_file(dir / fmt::format("{}.h5", name), "/data", {.threads = threads}); }));
+    }
+  }
+  add("read", fmt::format("h5tile from_file_batched contiguous, 8 blocks"), median_seconds(o.repeats, cold, {}, [&] {
+        for (auto& block : from_file_batched(dir / "contiguous.h5", "/data", {rows / 8 + 1, cols})) (void)block;
+      }));
+  const bool equal = std::equal(data.data(), data.data() + bytes, from_file(dir / "virtual.h5", "/data").data());
+
+  // The table: GB/s and the ratio to the best limit of its group.
+  nlohmann::json out{{"bytes", bytes},
+                     {"shape", {rows, cols}},
+                     {"ranks", all},
+                     {"cold", cold},
+                     {"h5tile_read_equals_source", equal},
+                     {"results", nlohmann::json::array()}};
+  std::map<std::string, double> best_limit;
+  for (const auto& r : rows_out) {
+    if (r.is_limit) best_limit[r.group] = std::max(best_limit[r.group], static_cast<double>(bytes) / r.seconds / 1e9);
+  }
+  if (!o.json) {
+    fmt::print("h5tile bench: float32 [{}, {}] = {}, {} ranks/threads, {} page cache, in {}\n", rows, cols,
+               human_bytes(bytes), all, cold ? "cold" : "warm", dir.string());
+    fmt::print("{:<6}{:<50}{:>10}{:>12}\n", "", "engine", "GB/s", "vs limit");
+  }
+  for (const auto& r : rows_out) {
+    const double gbps = static_cast<double>(bytes) / r.seconds / 1e9;
+    const double ratio = gbps / best_limit[r.group];
+    out["results"].push_back(
+        {{"group", r.group}, {"name", r.name}, {"seconds", r.seconds}, {"gbps", gbps}, {"ratio_to_limit", ratio}});
+    if (!o.json) fmt::print("{:<6}{:<50}{:>10.2f}{:>11.2f}x\n", r.group, r.name, gbps, ratio);
+  }
+  if (o.json) {
+    fmt::print("{}\n", out.dump(2));
+  } else {
+    fmt::print("h5tile's read equals the source: {}\n", equal ? "yes" : "NO");
+  }
+  return equal ? kOk : kProblem;
+}
+
+}  // namespace
+
+void add_bench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench",
+                                 "Measure h5tile next to plain read/write loops (the storage limit) and "
+                                 "plain HDF5 calls, on the same data, where you run it");
+  cmd->add_option("--dir", bench_options.dir, "folder for the benchmark files (on the file system to measure)")
+      ->capture_default_str();
+  cmd->add_option("--size", bench_options.size, "array size, with K, M or G suffix")->capture_default_str();
+  cmd->add_option("--ranks", bench_options.ranks, "ranks and threads for the parallel runs (0: all cores)");
+  cmd->add_option("--repeats", bench_options.repeats, "runs per figure (the median is shown)")->capture_default_str();
+  cmd->add_flag("--cold", bench_options.cold, "drop the page cache before every read (needs root)");
+  cmd->add_flag("--json", bench_options.json, "print JSON (for scripts)");
+  cmd->footer(
+      "Examples:\n"
+      "  h5tile bench --dir /scratch/$USER/bench --size 8G\n"
+      "  sudo h5tile bench --cold --json > bench.json\n"
+      "Writes are timed until the data is durable (fsync). bench/peers.py runs this and h5py on the same data.");
+  cmd->callback([] { selected_command() = run_bench; });
+}
+
+}  // namespace h5tile::cli
