@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import _h5tile
-from ._h5tile import (DatasetNotFoundError, Error, FileExistsError, FileNotFoundError, Hdf5Error,
+from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileExistsError, FileNotFoundError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NotADatasetError,
                       NotHdf5FileError, RuntimeError, UnsupportedTypeError, VirtualSourceError,
                       cuda_device_count, last_device_io)
 
 __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
-    "write_tile", "read_tile", "cuda_device_count", "last_device_io",
+    "write_tile", "read_tile", "consolidate", "cuda_device_count", "last_device_io", "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "FileNotFoundError", "FileExistsError", "NotHdf5FileError", "VirtualSourceError",
     "Hdf5Error", "IoError", "RuntimeError",
@@ -90,7 +90,8 @@ def _prepare(array: Any):
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
-            mode: str = "w", ranks: int = 0, sync: bool = True, comm: Any = None) -> WriteHandle:
+            mode: str = "w", ranks: int = 0, sync: bool = True, comm: Any = None,
+            progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
     """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
 
     Args:
@@ -107,6 +108,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         sync: flush to stable storage before the new file replaces the old one.
         comm: an mpi4py communicator: every rank passes its own tile, stacked along the first axis
             in rank order (see :func:`write_tile` for other tilings). Blocks until done.
+        progress: called as ``progress(bytes_done, bytes_total)`` from a worker thread (with the
+            GIL); return False to cancel (the write then fails with :class:`CancelledError` and the
+            previous file stays). Works with tqdm: ``lambda d, t: bar.update(d - bar.n)``.
 
     Returns:
         A :class:`WriteHandle`; ``wait()`` it or call :func:`fence` before other programs read the
@@ -126,7 +130,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         done = WriteHandle(_DoneHandle(), None)
         return done
     core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync)
+    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync, progress)
     result = WriteHandle(handle, core)
     with _pending_lock:
         _pending[:] = [p for p in _pending if not p.done()]
@@ -168,7 +172,7 @@ def _from_core(array, info_dtype: str):
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
-              threads: int = 0):
+              threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
     Args:
@@ -176,13 +180,14 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
             in that device's memory (read through a bounded pinned staging path, or GPUDirect
             Storage where it works).
         threads: worker threads; 0 for the default.
+        progress: ``progress(bytes_done, bytes_total)``, as for :func:`to_file`.
 
     Raises:
         FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
     dtype = describe(path, dataset_name)["dtype"]
-    return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads), dtype)
+    return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress), dtype)
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
@@ -243,6 +248,15 @@ class _Batches:
 
     def __len__(self):
         return len(self._reader)
+
+
+def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
+                threads: int = 0, sync: bool = True,
+                progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> None:
+    """Copy a dataset (a virtual dataset and its tiles, or any other) into one self-contained
+    contiguous dataset in ``path_out``, streamed in parallel blocks; the output appears only
+    when complete."""
+    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), threads, sync, progress)
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,

@@ -7,6 +7,7 @@ from typing import Annotated
 from numpy.typing import NDArray
 
 from h5tile import (
+    CancelledError as CancelledError,
     DatasetNotFoundError as DatasetNotFoundError,
     Error as Error,
     FileExistsError as FileExistsError,
@@ -23,7 +24,9 @@ from h5tile import (
 )
 
 
-def to_file(array: Annotated[NDArray, dict(writable=False)], path: str | os.PathLike, dataset: str, opaque_size: int, layout: str, mode: str, ranks: int, sync: bool) -> _WriteHandle: ...
+def consolidate(path_in: str | os.PathLike, dataset: str, path_out: str | os.PathLike, threads: int, sync: bool, progress: object | None = None) -> None: ...
+
+def to_file(array: Annotated[NDArray, dict(writable=False)], path: str | os.PathLike, dataset: str, opaque_size: int, layout: str, mode: str, ranks: int, sync: bool, progress: object | None = None) -> _WriteHandle: ...
 
 def write_tile(comm: object, array: Annotated[NDArray, dict(writable=False)], path: str | os.PathLike, dataset: str, opaque_size: int, global_shape: Sequence[int], offset: Sequence[int], layout: str, mode: str, sync: bool) -> None: ...
 
@@ -31,7 +34,7 @@ def read_tile(comm: object, path: str | os.PathLike, dataset: str, device: int, 
 
 def fence() -> None: ...
 
-def from_file(path: str | os.PathLike, dataset: str, device: int, threads: int) -> object: ...
+def from_file(path: str | os.PathLike, dataset: str, device: int, threads: int, progress: object | None = None) -> object: ...
 
 def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], extent: Sequence[int], device: int, threads: int) -> object: ...
 

@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -32,6 +33,7 @@ struct Exceptions {
   PyObject* hdf5 = nullptr;
   PyObject* io = nullptr;
   PyObject* runtime = nullptr;
+  PyObject* cancelled = nullptr;
 };
 Exceptions exceptions;
 
@@ -74,6 +76,8 @@ void translate(const std::exception_ptr& p, void*) {
     PyErr_SetString(exceptions.hdf5, e.what());
   } catch (const h5tile::IoError& e) {
     PyErr_SetString(exceptions.io, e.what());
+  } catch (const h5tile::Cancelled& e) {
+    PyErr_SetString(exceptions.cancelled, e.what());
   } catch (const h5tile::RuntimeError& e) {
     PyErr_SetString(exceptions.runtime, e.what());
   }
@@ -199,6 +203,49 @@ nb::object to_python(h5tile::Array&& array) {
   return nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype)));
 }
 
+// A reference to a Python object that may be dropped on any thread (a worker, or the C++
+// registry of pending writes at exit): it takes the GIL to drop it, and leaks it once the
+// interpreter is finalizing (when no thread may take the GIL any more).
+class PyReference {
+ public:
+  explicit PyReference(nb::object object) : object_(object.release().ptr()) {}
+  PyReference(const PyReference&) = delete;
+  PyReference& operator=(const PyReference&) = delete;
+  ~PyReference() {
+#if PY_VERSION_HEX >= 0x030D0000
+    const bool finalizing = Py_IsFinalizing() != 0;
+#else
+    const bool finalizing = _Py_IsFinalizing() != 0;
+#endif
+    if (Py_IsInitialized() != 0 && !finalizing) {
+      nb::gil_scoped_acquire gil;
+      Py_DECREF(object_);
+    }
+  }
+  [[nodiscard]] nb::handle get() const noexcept { return object_; }
+
+ private:
+  PyObject* object_;
+};
+
+// A Python progress callable (done, total) -> bool or None, called with the GIL held; None
+// or True continues, False cancels. An exception in it cancels too (it is reported then).
+h5tile::ProgressCallback progress_of(nb::object callable) {
+  if (callable.is_none()) return {};
+  auto reference = std::make_shared<PyReference>(std::move(callable));
+  return [reference](std::uint64_t done, std::uint64_t total) {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object answer = reference->get()(done, total);
+      return answer.is_none() || nb::cast<bool>(answer);
+    } catch (nb::python_error& e) {
+      e.restore();
+      PyErr_WriteUnraisable(reference->get().ptr());
+      return false;
+    }
+  };
+}
+
 h5tile::Layout layout_of(const std::string& s) {
   if (s == "virtual") return h5tile::Layout::Virtual;
   if (s == "contiguous") return h5tile::Layout::Contiguous;
@@ -299,6 +346,17 @@ NB_MODULE(_h5tile, m) {
                                              "A source of a virtual dataset is missing or does not match.");
   exceptions.hdf5 = make_exception(m, "Hdf5Error", {exceptions.runtime}, "An HDF5 library call failed.");
   exceptions.io = make_exception(m, "IoError", {exceptions.error, base("OSError")}, "A system call failed.");
+  exceptions.cancelled =
+      make_exception(m, "CancelledError", {exceptions.runtime}, "The progress callback cancelled the operation.");
+  m.def(
+      "consolidate",
+      [](const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
+         unsigned threads, bool sync, nb::object progress) {
+        auto callback = progress_of(std::move(progress));
+        nb::gil_scoped_release release;
+        h5tile::consolidate(in, dataset, out, {.threads = threads, .sync = sync, .progress = std::move(callback)});
+      },
+      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "progress"_a = nb::none());
   nb::register_exception_translator(translate);
 
   nb::class_<h5tile::WriteHandle>(m, "_WriteHandle")
@@ -312,13 +370,19 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "to_file",
       [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
-         const std::string& layout, const std::string& mode, unsigned ranks, bool sync) {
+         const std::string& layout, const std::string& mode, unsigned ranks, bool sync, nb::object progress) {
         const auto v = view_of(array, opaque);
+        auto callback = progress_of(std::move(progress));
         nb::gil_scoped_release release;
         return h5tile::to_file(v, path, dataset,
-                               {.layout = layout_of(layout), .mode = mode_of(mode), .ranks = ranks, .sync = sync});
+                               {.layout = layout_of(layout),
+                                .mode = mode_of(mode),
+                                .ranks = ranks,
+                                .sync = sync,
+                                .progress = std::move(callback)});
       },
-      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a);
+      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a,
+      "progress"_a = nb::none());
 
   m.def(
       "write_tile",
@@ -359,15 +423,18 @@ NB_MODULE(_h5tile, m) {
 
   m.def(
       "from_file",
-      [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads) {
+      [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads,
+         nb::object progress) {
+        auto callback = progress_of(std::move(progress));
         std::optional<h5tile::Array> a;
         {
           nb::gil_scoped_release release;
-          a.emplace(h5tile::from_file(path, dataset, {.threads = threads, .device = device}));
+          a.emplace(h5tile::from_file(path, dataset,
+                                      {.threads = threads, .device = device, .progress = std::move(callback)}));
         }
         return to_python(std::move(*a));
       },
-      "path"_a, "dataset"_a, "device"_a, "threads"_a);
+      "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none());
 
   m.def(
       "read_box",

@@ -32,7 +32,10 @@ class ThreadTeam {
     } else {
       const auto generation = generation_;
       ready_.wait(lock, [&] { return generation_ != generation || aborted_; });
-      throw_if_aborted();
+      if (generation_ == generation) {
+        throw_if_aborted();  // the exchange can never complete
+      }
+      // Otherwise it completed: return its result even if a rank has left since.
     }
     auto out = result_;
     if (++departed_ == size_) {
