@@ -1,4 +1,6 @@
 // `h5tile info FILE[:DATASET]`: what a file or dataset holds.
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -51,20 +53,31 @@ int run_info() {
   }
   nlohmann::json out{{"file", target.file}, {"datasets", nlohmann::json::array()}};
   if (!info_options.json) fmt::print("{}\n", target.file);
+  std::set<std::string> groups_shown;
   for (const auto& name : names) {
+    // The tree: each group once, before its first dataset, indented by depth.
+    std::size_t depth = 0;
+    for (auto slash = name.find('/', 1); slash != std::string::npos; slash = name.find('/', slash + 1)) {
+      const auto group = name.substr(0, slash);
+      ++depth;
+      if (!info_options.json && target.dataset.empty() && groups_shown.insert(group).second) {
+        fmt::print("{}{}/\n", std::string(2 * depth, ' '), group.substr(group.rfind('/') + 1));
+      }
+    }
+    const std::string indent(2 * (target.dataset.empty() ? depth + 1 : 1), ' ');
     try {
       const auto d = describe(target.file, name);
       if (info_options.json) {
         out["datasets"].push_back(to_json(name, d));
       } else {
-        fmt::print("  {}\n", line(name, d));
+        fmt::print("{}{}\n", indent, line(target.dataset.empty() ? name.substr(name.rfind('/') + 1) : name, d));
       }
     } catch (const UnsupportedType& e) {
       if (!target.dataset.empty()) throw;
       if (info_options.json) {
         out["datasets"].push_back({{"name", name}, {"unsupported", e.what()}});
       } else {
-        fmt::print("  {}  unsupported: {}\n", name, e.what());
+        fmt::print("{}{}  unsupported: {}\n", indent, name.substr(name.rfind('/') + 1), e.what());
       }
     }
   }

@@ -46,7 +46,9 @@ def test_info_json_matches_h5py(files, tmp_path):
 
 def test_info_text_and_errors(files, tmp_path):
     out = h5tile("info", "v.h5", cwd=tmp_path)
-    assert out.returncode == 0 and "/data  float32 [300, 20]  virtual (3 sources)" in out.stdout
+    assert out.returncode == 0 and "  data  float32 [300, 20]  virtual (3 sources)" in out.stdout
+    tree = h5tile("info", "h.h5", cwd=tmp_path).stdout
+    assert "  g/\n    chunked  float32 [300, 20]  chunked [30, 20] deflate" in tree, tree
     out = h5tile("info", "missing.h5", cwd=tmp_path)
     assert out.returncode == 1 and "missing.h5" in out.stderr and "does not exist" in out.stderr
     out = h5tile("info", "h.h5:/nope", cwd=tmp_path)

@@ -61,6 +61,20 @@ TEST_P(ThreadRanks, ARankLeavingEarlyDoesNotHangTheOthers) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
+TEST_P(ThreadRanks, ACompletedExchangeReachesEveryRankEvenIfOneLeavesRightAfter) {
+  const unsigned n = GetParam();
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::size_t> got(n, 0);
+    EXPECT_THROW(run_thread_ranks(n,
+                                  [&](Communicator& comm) {
+                                    got[static_cast<std::size_t>(comm.rank())] = comm.all_gather("x").size();
+                                    if (comm.rank() == 0) throw FileNotFound("leaves after the exchange");
+                                  }),
+                 FileNotFound);
+    for (unsigned r = 0; r < n; ++r) ASSERT_EQ(got[r], n) << "rank " << r << " round " << round;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sizes, ThreadRanks, testing::Values(1U, 2U, 3U, 8U));
 
 TEST(ThreadRanks, ZeroRanksIsAnError) {
