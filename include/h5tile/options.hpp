@@ -54,13 +54,18 @@ struct ReadOptions {
   int device = -1;
   /// Progress and cancellation (not used by from_file_batched, whose caller sees every block).
   ProgressCallback progress{};
+  /// Read virtual-dataset sources outside the folder of the file (absolute paths elsewhere,
+  /// or '..' escapes). Off by default: a file from elsewhere cannot make h5tile read, say,
+  /// /etc/shadow into an array.
+  bool allow_external_sources = false;
 };
 
 /// Options of `consolidate`.
 struct ConsolidateOptions {
-  Layout layout = Layout::Contiguous;  ///< the output layout (Contiguous)
+  Layout layout = Layout::Contiguous;   ///< the output layout (Contiguous)
+  bool allow_external_sources = false;  ///< as in ReadOptions
   Mode mode = Mode::Overwrite;
-  unsigned threads = 0;                ///< 0: the `threads` setting
+  unsigned threads = 0;  ///< 0: the `threads` setting
   bool sync = true;
   ProgressCallback progress{};
 };

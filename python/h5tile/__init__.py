@@ -172,7 +172,8 @@ def _from_core(array, info_dtype: str):
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
-              threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None):
+              threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None,
+              allow_external_sources: bool = False):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
     Args:
@@ -181,13 +182,16 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
             Storage where it works).
         threads: worker threads; 0 for the default.
         progress: ``progress(bytes_done, bytes_total)``, as for :func:`to_file`.
+        allow_external_sources: read virtual-dataset sources outside the file's folder (absolute
+            paths elsewhere, ``..`` escapes); refused by default with VirtualSourceError.
 
     Raises:
         FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
     dtype = describe(path, dataset_name)["dtype"]
-    return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress), dtype)
+    return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
+                                        allow_external_sources), dtype)
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,

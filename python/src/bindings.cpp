@@ -424,17 +424,20 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "from_file",
       [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads,
-         nb::object progress) {
+         nb::object progress, bool allow_external) {
         auto callback = progress_of(std::move(progress));
         std::optional<h5tile::Array> a;
         {
           nb::gil_scoped_release release;
           a.emplace(h5tile::from_file(path, dataset,
-                                      {.threads = threads, .device = device, .progress = std::move(callback)}));
+                                      {.threads = threads,
+                                       .device = device,
+                                       .progress = std::move(callback),
+                                       .allow_external_sources = allow_external}));
         }
         return to_python(std::move(*a));
       },
-      "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none());
+      "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false);
 
   m.def(
       "read_box",

@@ -43,7 +43,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
   check_target(out, options.mode);
-  const OpenDataset source(in, name);
+  const OpenDataset source(in, name, options.allow_external_sources);
   const auto& info = source.info();
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());

@@ -59,6 +59,12 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     const auto source = resolve_source(path, e.file);
     const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), source.string(), e.dataset);
     boxes.push_back(e.dst);
+    if (e.file != "." && !inside_folder_of(path, source)) {
+      problems.push_back(
+          fmt::format("{}: the source is outside the folder of the file (readers refuse it "
+                      "unless allowed)",
+                      label));
+    }
     std::error_code ec;
     if (!fs::exists(source, ec)) {
       problems.push_back(fmt::format("{}: the source file does not exist", label));

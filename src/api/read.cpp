@@ -23,12 +23,12 @@ unsigned threads_of(const ReadOptions& options) { return options.threads != 0 ? 
 
 DatasetInfo describe(const fs::path& path, const std::string& dataset) {
   pending_writes().wait_for(path);
-  return OpenDataset(path, dataset).info();
+  return OpenDataset(path, dataset, true).info();  // metadata only: sources are not read
 }
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
-  const OpenDataset opened(path, dataset);
+  const OpenDataset opened(path, dataset, options.allow_external_sources);
   const Box whole = Box::whole(opened.info().shape);
   Progress progress(options.progress, whole.count() * opened.info().dtype.size());
   return opened.read(whole, threads_of(options), options.device, &progress);
@@ -45,7 +45,7 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
   std::optional<OpenDataset> opened;
-  agree(comm, [&] { opened.emplace(path, dataset); });
+  agree(comm, [&] { opened.emplace(path, dataset, options.allow_external_sources); });
   // A virtual dataset with one source per rank: each rank reads its own source; otherwise
   // the dataset is split along its first axis.
   const auto& mappings = opened->mappings();

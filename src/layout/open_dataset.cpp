@@ -96,8 +96,8 @@ void describe_storage(hid_t dcpl, DatasetInfo& info, Shape& chunk) {
 
 }  // namespace
 
-OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset)
-    : path_(path), name_(normalize_dataset_name(dataset)) {
+OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external)
+    : path_(path), name_(normalize_dataset_name(dataset)), allow_external_(allow_external) {
   file_ = open_file(path_);
   dataset_ = open_dataset(file_.get(), name_, path_);
   const Hdf5Lock lock;
@@ -147,6 +147,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     // since HDF5 silently returns fill values for missing ones.
     for (const auto& name : virtual_file_names(dcpl)) {
       const auto file = resolve_source(path_, name);
+      check_inside(file, name);
       if (name.find('%') == std::string::npos && !fs::exists(file)) {
         throw VirtualSourceError(
             fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
@@ -171,6 +172,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& entry = (*entries)[i];
     const auto file = resolve_source(path_, entry.file);
+    check_inside(file, entry.file);
     std::error_code ec;
     if (use_table && !entry.src && (entry.dataset == "/tile" || entry.dataset == "tile") && entry.dst.count() > 0 &&
         fs::file_size(file, ec) == table[i].second && !ec) {
@@ -206,6 +208,19 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                            where(path_, name_), file.string(), entry.dataset, to_string(entry.dst),
                                            e.what()));
     }
+  }
+}
+
+void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name) const {
+  if (allow_external_ || stored_name == ".") {
+    return;
+  }
+  if (!inside_folder_of(path_, source)) {
+    std::error_code ec;
+    throw VirtualSourceError(
+        fmt::format("{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "
+                    "allow_external_sources (h5tile refuses it by default)",
+                    where(path_, name_), stored_name, fs::weakly_canonical(fs::absolute(source), ec).string()));
   }
 }
 

@@ -51,7 +51,8 @@ class OpenDataset {
  public:
   // Opens `dataset` in `path` and resolves a virtual dataset's sources. Throws FileNotFound,
   // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
-  OpenDataset(const std::filesystem::path& path, const std::string& dataset);
+  // `allow_external`: accept virtual sources outside the folder of `path` (see ReadOptions).
+  OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false);
 
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -74,8 +75,11 @@ class OpenDataset {
   void fill(Array& out) const;
   void read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const;
 
+  void check_inside(const std::filesystem::path& source, const std::string& stored_name) const;
+
   std::filesystem::path path_;
   std::string name_;
+  bool allow_external_ = false;
   DatasetInfo info_;
   FileHandle file_;
   DatasetHandle dataset_;

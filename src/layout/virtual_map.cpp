@@ -124,4 +124,12 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
   return source;
 }
 
+bool inside_folder_of(const fs::path& vds_file, const fs::path& source) {
+  std::error_code ec;
+  const auto folder = fs::weakly_canonical(fs::absolute(vds_file).parent_path(), ec);
+  const auto target = fs::weakly_canonical(fs::absolute(source), ec);
+  const auto relative = target.lexically_relative(folder);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
 }  // namespace h5tile::detail

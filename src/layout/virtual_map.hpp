@@ -33,4 +33,7 @@ struct VirtualEntry {
 // is tried beside `vds_file` (HDF5_VDS_PREFIX first when set), then from the working directory.
 [[nodiscard]] std::filesystem::path resolve_source(const std::filesystem::path& vds_file, const std::string& name);
 
+// True when `source` (symbolic links followed) lies in the folder tree of `vds_file`.
+[[nodiscard]] bool inside_folder_of(const std::filesystem::path& vds_file, const std::filesystem::path& source);
+
 }  // namespace h5tile::detail

@@ -237,3 +237,22 @@ def test_progress_reaches_the_total_and_can_cancel(tmp_path):
     h5tile.consolidate(tmp_path / "p.h5", "/p", tmp_path / "one.h5")
     with h5py.File(tmp_path / "one.h5", "r") as f:
         assert not f["p"].is_virtual and np.array_equal(f["p"][...], a)
+
+
+def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "inside").mkdir()
+    secret = np.arange(10, dtype=np.int64)
+    with h5py.File(tmp_path / "outside" / "secret.h5", "w") as f:
+        f["s"] = secret
+    os.symlink(tmp_path / "outside" / "secret.h5", tmp_path / "inside" / "link.h5")
+    for name, source in [("absolute", str(tmp_path / "outside" / "secret.h5")),
+                         ("escape", "../outside/secret.h5"), ("symlink", "link.h5")]:
+        with h5py.File(tmp_path / "inside" / f"{name}.h5", "w") as f:
+            layout = h5py.VirtualLayout(shape=(10,), dtype="i8")
+            layout[:] = h5py.VirtualSource(source, "s", shape=(10,))
+            f.create_virtual_dataset("v", layout)
+        with pytest.raises(h5tile.VirtualSourceError, match="outside the folder"):
+            h5tile.from_file(tmp_path / "inside" / f"{name}.h5", "/v")
+        got = h5tile.from_file(tmp_path / "inside" / f"{name}.h5", "/v", allow_external_sources=True)
+        assert np.array_equal(got, secret)
