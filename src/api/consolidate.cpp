@@ -82,12 +82,14 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         progress.add(block.nbytes());
       });
     }
+    const CommitLock lock(target);
     publish_file(temp, target, options.sync);
+    remove_stale(target, name, std::string(), options.mode != Mode::Append);
+    remove_dead_temps(target);
   } catch (...) {
     fs::remove(temp, ec);
     throw;
   }
-  remove_stale(target, name, std::string(), options.mode != Mode::Append);
 }
 
 }  // namespace h5tile

@@ -263,7 +263,11 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   const auto generation = on_root(comm, 0, [&] {
     check_target(plan.target, options.mode);
     fs::create_directories(fs::absolute(plan.target).parent_path());
-    return new_generation();
+    auto g = new_generation();
+    if (options.layout == Layout::Virtual && !plan.is_embedded()) {
+      mark_in_progress(plan.target, plan.dataset, g);
+    }
+    return g;
   });
 
   // 3. Every rank writes its tiles; 4. rank 0 commits. Any failure removes the new files.
@@ -309,13 +313,16 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
       }
     }
     (void)on_root(comm, 0, [&] {
+      const CommitLock lock(plan.target);
       if (contiguous) {
         publish_file(temp_main(plan.target, generation), plan.target, options.sync);
       } else {
         commit_virtual(plan, generation, options, written);
       }
       const bool has_tiles = options.layout == Layout::Virtual && !plan.is_embedded();
+      clear_in_progress(plan.target, plan.dataset, generation);
       remove_stale(plan.target, plan.dataset, has_tiles ? generation : std::string(), options.mode != Mode::Append);
+      remove_dead_temps(plan.target);
       return std::string();
     });
   } catch (...) {

@@ -10,8 +10,35 @@
 
 namespace h5tile::detail {
 
-// A fresh, unique write generation ("4f3a9c0d12e87b65").
+// A fresh, unique write generation: 16 random hex digits, the writer's pid and a hash of its
+// host name ("4f3a9c0d12e87b65-4711-9c1e2f03"), so that a later writer on the same host can
+// tell a killed writer's leftovers from a live writer's work.
 [[nodiscard]] std::string new_generation();
+
+// False only when the generation's writer ran on this host and its process is gone.
+[[nodiscard]] bool writer_alive(const std::string& generation);
+
+// Marks a generation folder as being written (so that concurrent writers leave it alone), and
+// clears the mark once the main file that maps it is in place.
+void mark_in_progress(const std::filesystem::path& target, const std::string& dataset, const std::string& generation);
+void clear_in_progress(const std::filesystem::path& target, const std::string& dataset,
+                       const std::string& generation) noexcept;
+
+// Serialises the commit (rename) and clean-up of one target among processes on this host:
+// an exclusive flock on `.<name>.lock` beside the target (left in place).
+class CommitLock {
+ public:
+  explicit CommitLock(const std::filesystem::path& target);
+  CommitLock(const CommitLock&) = delete;
+  CommitLock& operator=(const CommitLock&) = delete;
+  ~CommitLock();
+
+ private:
+  int fd_ = -1;
+};
+
+// Removes temporary main files that writers killed on this host left beside `target`.
+void remove_dead_temps(const std::filesystem::path& target) noexcept;
 
 // `out.h5.tiles`, beside the target.
 [[nodiscard]] std::filesystem::path sidecar_dir(const std::filesystem::path& target);
@@ -25,6 +52,7 @@ namespace h5tile::detail {
 
 // Removes what earlier writes left: with `whole_file` every generation in the sidecar but
 // `keep` (a generation folder, or empty for none); otherwise only within the dataset's folder.
+// Generations still being written by a live process are left alone. Call under CommitLock.
 // Removes the sidecar when nothing is left in it. Errors are ignored: stale tiles are never
 // mapped, so failing to remove one loses nothing.
 void remove_stale(const std::filesystem::path& target, const std::string& dataset, const std::string& keep_generation,
