@@ -68,6 +68,9 @@ struct ConsolidateOptions {
   unsigned threads = 0;  ///< 0: the `threads` setting
   bool sync = true;
   ProgressCallback progress{};
+  /// Empty: one contiguous dataset. Otherwise a chunked dataset with this chunk shape (one
+  /// positive length per axis), its chunks written whole, unfiltered.
+  Shape chunk{};
 };
 
 }  // namespace h5tile

@@ -2,6 +2,8 @@
 // streamed in blocks read and written in parallel.
 #include <fcntl.h>
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
@@ -28,12 +30,62 @@ namespace {
 // Blocks of this size are read and written by each thread.
 constexpr std::size_t kBlockBytes = 64 << 20;
 
+// Reads the dataset chunk by chunk (in parallel) and writes each chunk whole, padded at the edges.
+void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const ConsolidateOptions& options) {
+  const auto& info = source.info();
+  const auto es = info.dtype.size();
+  const auto& chunk = options.chunk;
+  Shape grid;
+  std::uint64_t chunks = 1;
+  for (std::size_t a = 0; a < chunk.size(); ++a) {
+    grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
+    chunks *= grid.back();
+  }
+  const auto chunk_bytes = element_count(chunk) * es;
+  Progress progress(options.progress, element_count(info.shape) * es);
+  const unsigned threads = options.threads != 0 ? options.threads : settings::threads();
+  parallel_for(chunks, threads, [&](std::size_t index) {
+    progress.check();
+    Box box = Box::whole(info.shape);
+    auto rest = static_cast<std::uint64_t>(index);
+    for (std::size_t a = chunk.size(); a-- > 0;) {
+      box.offset[a] = (rest % grid[a]) * chunk[a];
+      rest /= grid[a];
+      box.extent[a] = std::min(chunk[a], info.shape[a] - box.offset[a]);
+    }
+    const auto part = source.read(box, 1);
+    std::vector<std::byte> padded(chunk_bytes, std::byte{0});
+    // Place the (possibly clipped) box at the start of each row of the full chunk.
+    const auto chunk_strides = rowmajor_strides(chunk, es);
+    const auto part_strides = rowmajor_strides(box.extent, es);
+    const StridedBytes to{padded.data(), chunk_strides};
+    const auto count = box.count();
+    std::vector<std::uint64_t> idx(box.rank(), 0);
+    for (std::uint64_t n = 0; n < count; n += box.extent.back()) {
+      std::int64_t dst = 0;
+      std::int64_t src = 0;
+      for (std::size_t a = 0; a < box.rank(); ++a) {
+        dst += static_cast<std::int64_t>(idx[a]) * chunk_strides[a];
+        src += static_cast<std::int64_t>(idx[a]) * part_strides[a];
+      }
+      std::memcpy(to.ptr + dst, part.data() + src, box.extent.back() * es);
+      for (std::size_t a = box.rank() - 1; a-- > 0;) {
+        if (++idx[a] < box.extent[a]) break;
+        idx[a] = 0;
+      }
+    }
+    write_chunk(dataset.get(), box.offset, padded.data(), padded.size());
+    progress.add(part.nbytes());
+  });
+}
+
 }  // namespace
 
 void consolidate(const fs::path& in, const std::string& dataset, const fs::path& out,
                  const ConsolidateOptions& options) {
   if (options.layout != Layout::Contiguous) {
-    throw InvalidArgument("consolidate writes one self-contained file: use Layout::Contiguous");
+    throw InvalidArgument(
+        "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
   const auto name = normalize_dataset_name(dataset);
   pending_writes().wait_for(in);
@@ -45,6 +97,17 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   check_target(out, options.mode);
   const OpenDataset source(in, name, options.allow_external_sources);
   const auto& info = source.info();
+  const bool chunked = !options.chunk.empty();
+  if (chunked) {
+    bool ok = options.chunk.size() == info.shape.size();
+    for (const auto c : options.chunk) ok = ok && c > 0;
+    if (!ok) {
+      throw InvalidArgument(
+          fmt::format("consolidate: chunk {} must have one positive length for each of the {} axes "
+                      "of {}",
+                      to_string(options.chunk), info.shape.size(), where(in, name)));
+    }
+  }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
   const auto generation = new_generation();
@@ -63,11 +126,13 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       if (embedded) {
         const auto all = source.read(Box::whole(info.shape), 1);
         create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
+      } else if (chunked) {
+        write_chunks(source, create_chunked_dataset(file.get(), name, info.dtype, info.shape, options.chunk), options);
       } else {
         offset = create_raw_dataset(file.get(), name, info.dtype, info.shape);
       }
     }
-    if (!embedded) {
+    if (!embedded && !chunked) {
       const auto es = info.dtype.size();
       const PosixFile dst(temp, O_WRONLY);
       const RawDataset raw{&dst, offset, info.shape, es};

@@ -88,6 +88,26 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
   return *offset;
 }
 
+DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
+                                     const Shape& chunk) {
+  const Hdf5Lock lock;
+  const auto type = make_type(dtype);
+  const auto space = make_space(shape);
+  const PlistHandle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset)"));
+  const auto dims = hsizes(chunk);
+  check(H5Pset_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pset_chunk");
+  const auto lcpl = intermediate_groups();
+  return DatasetHandle(
+      check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+            fmt::format("cannot create chunked dataset '{}'", name)));
+}
+
+void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes) {
+  const Hdf5Lock lock;
+  const auto start = hsizes(offset);
+  check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, start.data(), bytes, data), "H5Dwrite_chunk");
+}
+
 void create_dataset_with(hid_t file, const std::string& name, DType dtype, const Shape& shape, const void* data) {
   const Hdf5Lock lock;
   const auto type = make_type(dtype);

@@ -104,3 +104,15 @@ def test_progress_bar_only_on_a_terminal(files, tmp_path):
     assert tty.returncode == 0 and "consolidate [" in tty.stdout and "100%" in tty.stdout, tty.stdout
     piped = h5tile("consolidate", "v.h5:/data", "pipe.h5", cwd=tmp_path, env=env)
     assert piped.returncode == 0 and "[" not in piped.stderr
+
+
+def test_consolidate_into_chunks(files, tmp_path):
+    a = files
+    out = h5tile("consolidate", "v.h5:/data", "c.h5", "--layout", "chunked", "--chunk", "64,7", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert f["data"].chunks == (64, 7) and same_bytes(f["data"][...], a)  # edge chunks clipped right
+    out = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", cwd=tmp_path)
+    assert out.returncode == 0 and "chunked [" in out.stdout
+    assert h5tile("consolidate", "v.h5:/data", "e.h5", "--chunk", "4,4", cwd=tmp_path).returncode == 2
+    assert h5tile("consolidate", "v.h5:/data", "e.h5", "--layout", "chunked", "--chunk", "4", cwd=tmp_path).returncode == 1
