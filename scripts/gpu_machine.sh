@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything the GPU machine runs, in one go: build with CUDA, the GPU tests, the CPU tests
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
-# $OUT (or ./gpu-out); a short table is printed last.
+# $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
+# and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
 #   usage: scripts/gpu_machine.sh [full|quick|peers]
 #   full: everything; quick: build and tests only; peers: tests and benchmarks, no MPI;
 #   bench: build and benchmarks only
