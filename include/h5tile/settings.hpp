@@ -10,6 +10,7 @@
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
 /// | staging_bytes| H5TILE_STAGING_BYTES | 256 MiB (per device)      |
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
+/// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 
 #include <cstddef>
 
@@ -30,6 +31,12 @@ void set_alignment(std::size_t bytes);
 /// Pinned host memory used to stage device reads and writes, per device (at least one task).
 [[nodiscard]] std::size_t staging_bytes();
 void set_staging_bytes(std::size_t bytes);
+
+/// Move bytes with pread/pwrite where the storage allows (contiguous and unfiltered chunked
+/// data stored as in memory, tiles h5tile wrote). Off: every read goes through the HDF5
+/// library (slower; for comparison and as a fallback). Results are identical either way.
+[[nodiscard]] bool raw_io();
+void set_raw_io(bool on);
 
 /// GPUDirect Storage (cuFile): Auto uses it where it works and falls back to staging;
 /// On fails where it cannot be used; Off never tries.

@@ -95,7 +95,21 @@ std::atomic<Gds>& gds_value() {
   return value;
 }
 
+std::atomic<bool>& raw_io_value() {
+  static std::atomic<bool> value = [] {
+    const char* text = std::getenv("H5TILE_RAW_IO");
+    const std::string_view v = text != nullptr ? text : "1";
+    if (v == "1" || v.empty()) return true;
+    if (v == "0") return false;
+    throw InvalidArgument(fmt::format("environment variable H5TILE_RAW_IO='{}' must be 0 or 1", v));
+  }();
+  return value;
+}
+
 }  // namespace
+
+bool raw_io() { return raw_io_value().load(); }
+void set_raw_io(bool on) { raw_io_value().store(on); }
 
 std::size_t staging_bytes() { return staging_value().load(); }
 void set_staging_bytes(std::size_t bytes) {

@@ -42,4 +42,30 @@ std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_
   return static_cast<std::uint64_t>(address);
 }
 
+bool raw_chunks(hid_t dataset, hid_t memory_type) {
+  const Hdf5Lock lock;
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || H5Pget_nfilters(dcpl.get()) != 0) {
+    return false;
+  }
+  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
+  return H5Tequal(file_type.get(), memory_type) > 0;
+}
+
+std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset) {
+  const Hdf5Lock lock;
+  const auto offset = hsizes(chunk_offset);
+  unsigned filter_mask = 0;
+  haddr_t address = HADDR_UNDEF;
+  hsize_t size = 0;
+  if (H5Dget_chunk_info_by_coord(dataset, offset.data(), &filter_mask, &address, &size) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  if (address == HADDR_UNDEF || size == 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(address);
+}
+
 }  // namespace h5tile::detail

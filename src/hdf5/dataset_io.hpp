@@ -24,4 +24,12 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 // `memory_type`: contiguous, allocated, not external, stored exactly as in memory.
 [[nodiscard]] std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_type);
 
+// True when a chunked dataset's chunks hold exactly the bytes of memory (no filters, same type),
+// so that each chunk can be read with pread at the address HDF5 reports.
+[[nodiscard]] bool raw_chunks(hid_t dataset, hid_t memory_type);
+
+// The file address of the chunk that starts at element `chunk_offset`, or nullopt when it is not
+// allocated (HDF5 supplies the fill value).
+[[nodiscard]] std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset);
+
 }  // namespace h5tile::detail

@@ -49,9 +49,53 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
       return;
     }
     read_raw(*raw, src, sub_memory(whole, Box::whole(out_shape), dst));
-  } else {
-    hdf5_read(handle.get(), memory_type.get(), src, out, out_shape, dst);
+    return;
   }
+  if (raw_chunks && src.rank() > 0) {
+    const StridedBytes whole{out, rowmajor_strides(out_shape, elem_size)};
+    if (read_chunks(src, sub_memory(whole, Box::whole(out_shape), dst))) {
+      return;
+    }
+  }
+  hdf5_read(handle.get(), memory_type.get(), src, out, out_shape, dst);
+}
+
+bool Source::read_chunks(const Box& src, const StridedBytes& dst_memory) const {
+  const auto rank = src.rank();
+  const auto es = elem_size;
+  // The chunks the box touches, and their addresses (all allocated, or read through HDF5).
+  Shape first(rank);
+  Shape count(rank);
+  std::uint64_t total = 1;
+  for (std::size_t a = 0; a < rank; ++a) {
+    first[a] = src.offset[a] / chunk[a];
+    count[a] = (src.offset[a] + src.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
+    total *= count[a];
+  }
+  std::vector<std::pair<Shape, std::uint64_t>> chunks;
+  chunks.reserve(total);
+  for (std::uint64_t k = 0; k < total; ++k) {
+    Shape origin(rank);
+    auto rest = k;
+    for (std::size_t a = rank; a-- > 0;) {
+      origin[a] = (first[a] + rest % count[a]) * chunk[a];
+      rest /= count[a];
+    }
+    const auto address = chunk_address(handle.get(), origin);
+    if (!address) {
+      return false;
+    }
+    chunks.emplace_back(std::move(origin), *address);
+  }
+  for (const auto& [origin, address] : chunks) {
+    const auto part = intersect(src, Box{origin, chunk});
+    if (!part) continue;
+    Box in_chunk = *part;
+    for (std::size_t a = 0; a < rank; ++a) in_chunk.offset[a] -= origin[a];
+    const RawDataset stored{&posix, address, chunk, es};  // chunks are stored whole, row-major
+    read_raw(stored, in_chunk, sub_memory(dst_memory, src, *part));
+  }
+  return true;
 }
 
 namespace {
@@ -96,6 +140,28 @@ void describe_storage(hid_t dcpl, DatasetInfo& info, Shape& chunk) {
 
 }  // namespace
 
+namespace {
+
+// Turns on the pread paths a source's storage allows (unless settings::raw_io() is off).
+void enable_raw(Source& source, hid_t file) {
+  {
+    const Hdf5Lock lock;
+    source.elem_size = H5Tget_size(source.memory_type.get());
+  }
+  if (!settings::raw_io()) {
+    return;
+  }
+  if (const auto offset = raw_offset(file, source.handle.get(), source.memory_type.get())) {
+    source.posix = PosixFile(source.file, O_RDONLY);
+    source.raw = RawDataset{&source.posix, *offset, source.shape, source.elem_size};
+  } else if (!source.chunk.empty() && raw_chunks(source.handle.get(), source.memory_type.get())) {
+    source.posix = PosixFile(source.file, O_RDONLY);
+    source.raw_chunks = true;
+  }
+}
+
+}  // namespace
+
 OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external)
     : path_(path), name_(normalize_dataset_name(dataset)), allow_external_(allow_external) {
   file_ = open_file(path_);
@@ -130,11 +196,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
   self->shape = info_.shape;
   self->chunk = chunk;
   self->memory_type = memory_type_for(file_type.get(), info_.dtype);
-  if (const auto offset = raw_offset(file_.get(), dataset_.get(), memory_type_.get())) {
-    self->posix = PosixFile(path_, O_RDONLY);
-    self->raw = RawDataset{&self->posix, *offset, info_.shape, info_.dtype.size()};
-  }
   self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
+  enable_raw(*self, file_.get());
   sources_.push_back(std::move(self));
   mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
 }
@@ -167,7 +230,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   // tile whose file still has that size is read with pread, without opening it with HDF5.
   // Anything else (a missing, rewritten or foreign source) is opened with HDF5, which checks it.
   const auto table = tile_table();
-  const bool use_table = table.size() == entries->size();
+  const bool use_table = settings::raw_io() && table.size() == entries->size();
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& entry = (*entries)[i];
@@ -261,10 +324,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
     check(H5Pget_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
     source->chunk.assign(dims.begin(), dims.end());
   }
-  if (const auto offset = raw_offset(source->file_handle.get(), source->handle.get(), memory_type)) {
-    source->posix = PosixFile(file, O_RDONLY);
-    source->raw = RawDataset{&source->posix, *offset, source->shape, info_.dtype.size()};
-  }
+  enable_raw(*source, source->file_handle.get());
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }

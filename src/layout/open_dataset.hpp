@@ -28,9 +28,15 @@ struct Source {
   TypeHandle memory_type;         // the type of the dataset being read (sources convert to it)
   std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
   PosixFile posix;                // the open file behind `raw`; closed: each read opens `file`
+  bool raw_chunks = false;        // chunked, unfiltered, stored as in memory: pread chunk by chunk
+  std::size_t elem_size = 0;      // bytes per element (of memory_type)
 
   // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
   void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
+
+ private:
+  // Reads `src` chunk by chunk with pread; false (nothing read) when a chunk is unallocated.
+  bool read_chunks(const Box& src, const StridedBytes& dst_memory) const;
 };
 
 // `dst` (dataset coordinates) comes from `src` of sources[source].
