@@ -65,7 +65,6 @@ int run_split() {
   if (in.dataset.empty()) {
     throw CLI::ValidationError("IN", "give the dataset to split as IN:/DATASET");
   }
-  const auto info = describe(in.file, in.dataset);
   Array data = [&] {
     ProgressBar bar("read");
     return from_file(in.file, in.dataset, {.progress = bar.callback()});
@@ -79,7 +78,6 @@ int run_split() {
       .wait();
   fmt::print("{}:{} -> {}:{} ({} tiles, {})\n", in.file, in.dataset, split_options.output, in.dataset,
              describe(split_options.output, in.dataset).virtual_sources, human_bytes(data.nbytes()));
-  (void)info;
   return kOk;
 }
 

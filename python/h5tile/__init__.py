@@ -127,8 +127,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         first = sum(rows[: comm.Get_rank()])
         write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
                    global_shape=(sum(rows),) + shape[1:], layout=layout, mode=mode, sync=sync)
-        done = WriteHandle(_DoneHandle(), None)
-        return done
+        return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
     handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync, progress)
     result = WriteHandle(handle, core)
@@ -138,7 +137,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
     return result
 
 
-class _DoneHandle:
+class _CompletedWrite:
+    """The handle of a write that has already completed."""
+
     def wait(self) -> None:
         pass
 
@@ -159,10 +160,6 @@ def _device_of(device: Optional[int]) -> int:
     if not isinstance(device, int) or device < 0:
         raise InvalidArgumentError(f"device must be None (host) or a CUDA device ordinal >= 0, not {device!r}")
     return device
-
-
-def _finish(array, dtype_name: Optional[str] = None):
-    return array
 
 
 def _from_core(array, info_dtype: str):
