@@ -86,3 +86,32 @@ def test_unreadable_file(tool, tmp_path):
     os.chmod(tmp_path / "f.h5", 0)
     err = tool.read(tmp_path / "f.h5", "/x")
     assert err["error"] == "Error" and "Permission denied" in err["message"]
+
+
+def test_truncated_and_corrupted_files_are_clear_errors(tool, tmp_path):
+    a = random_array("float64", (200, 50))
+    with h5py.File(tmp_path / "good.h5", "w") as f:
+        f["x"] = a
+    data = (tmp_path / "good.h5").read_bytes()
+    # Truncated inside the raw data: the read fails with the file named (never garbage).
+    (tmp_path / "trunc.h5").write_bytes(data[: len(data) - 5000])
+    err = tool.read(tmp_path / "trunc.h5", "/x")
+    assert isinstance(err, dict) and "trunc.h5" in err["message"], err
+    # Truncated inside the metadata, and the superblock overwritten: not readable as HDF5.
+    (tmp_path / "head.h5").write_bytes(data[:100])
+    err = tool.read(tmp_path / "head.h5", "/x")
+    assert isinstance(err, dict) and err["error"] in ("NotHdf5File", "Error") and "head.h5" in err["message"], err
+    corrupted = bytearray(data)
+    corrupted[8:48] = b"\xff" * 40  # superblock fields after the signature
+    (tmp_path / "bad.h5").write_bytes(bytes(corrupted))
+    err = tool.read(tmp_path / "bad.h5", "/x")
+    assert isinstance(err, dict) and "bad.h5" in err["message"], err
+
+
+@pytest.mark.parametrize("name", ["with space/out file.h5", "ünïcødé/データ.h5"])
+def test_paths_with_spaces_and_non_ascii(tool, tmp_path, name):
+    a = random_array("int32", (17, 3))
+    tool.write(a, tmp_path / name, ranks=3)
+    with h5py.File(tmp_path / name, "r") as f:
+        assert np.array_equal(f["data"][...], a)
+    assert np.array_equal(tool.read(tmp_path / name, tmp=tmp_path), a)
