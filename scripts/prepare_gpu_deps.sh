@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
 mkdir -p .deps/include .deps/wheels
-cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann .deps/include/
+cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann /usr/include/xxhash.h .deps/include/
 rm -rf .deps/googletest && cp -r /usr/src/googletest .deps/
 python3 -m pip download -q --no-deps -d .deps/wheels libkvikio-cu13 kvikio-cu13 "rapids-logger==0.3.*"
 du -sh .deps

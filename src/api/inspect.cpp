@@ -6,7 +6,11 @@
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
 
+#include <fcntl.h>
+
 #include "api/pending_writes.hpp"
+#include "engine/checksum.hpp"
+#include "engine/posix_file.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
@@ -35,8 +39,9 @@ std::vector<std::string> list_datasets(const fs::path& path) {
 
 namespace {
 
-// Checks every mapping of a virtual dataset against its source; one line per problem.
-void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info,
+// Checks every mapping of a virtual dataset against its source; one line per problem. With
+// `checksums`, also recomputes each tile's checksum recorded in the tile table.
+void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
                            std::vector<std::string>& problems) {
   const auto file = open_file(path);
   const auto dataset = open_dataset(file.get(), name, path);
@@ -46,6 +51,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
     entries = read_virtual_map(dcpl.get());
   }
+  const auto table = read_tile_table(dataset.get());
   if (!entries) {
     problems.push_back(
         fmt::format("{}: mappings are not plain boxes (printf-style names or irregular "
@@ -86,6 +92,12 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       if (!needed.fits(shape) || needed.extent != e.dst.extent) {
         problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
                                        to_string(shape), to_string(needed)));
+      } else if (checksums && table.size() == entries->size() && table[i].size() >= 3) {
+        const auto bytes = e.dst.count() * info.dtype.size();
+        if (checksum_region(PosixFile(source, O_RDONLY), table[i][0], bytes) != table[i][2]) {
+          problems.push_back(
+              fmt::format("{}: checksum mismatch: the tile's bytes changed since they were written", label));
+        }
       }
     } catch (const std::exception& ex) {
       problems.push_back(fmt::format("{}: {}", label, ex.what()));
@@ -133,7 +145,7 @@ std::vector<std::string> verify(const fs::path& path, const std::string& dataset
     info.layout = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL ? "virtual" : "stored";
   }
   if (info.layout == "virtual") {
-    check_virtual_sources(path, name, info, problems);
+    check_virtual_sources(path, name, info, read_all, problems);
   }
   if (read_all && problems.empty()) {
     try {

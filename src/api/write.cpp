@@ -16,6 +16,7 @@
 #include "api/pending_writes.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
+#include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
@@ -187,10 +188,15 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
 }
 
 // Writes one tile to its own file in the sidecar (layout Virtual).
-// Returns the tile's raw offset and its file's size.
-std::pair<std::uint64_t, std::uint64_t> write_tile_file(const WritePlan& plan, const std::string& generation,
-                                                        std::size_t index, const Tile& tile, bool sync,
-                                                        Progress& progress) {
+// What a tile file holds: where its raw bytes start, the file's size, and their checksum.
+struct WrittenTile {
+  std::uint64_t offset = 0;
+  std::uint64_t file_size = 0;
+  std::uint64_t checksum = 0;
+};
+
+WrittenTile write_tile_file(const WritePlan& plan, const std::string& generation, std::size_t index, const Tile& tile,
+                            bool sync, Progress& progress) {
   const auto path = plan.target.parent_path() / tile_relative(plan.target, plan.dataset, generation, index);
   std::uint64_t offset = 0;
   {
@@ -200,10 +206,12 @@ std::pair<std::uint64_t, std::uint64_t> write_tile_file(const WritePlan& plan, c
   const PosixFile out(path, O_WRONLY);
   const RawDataset raw{&out, offset, tile.box.extent, plan.dtype.size()};
   write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress);
+  // The checksum, read back while the bytes are still in the page cache.
+  const auto checksum = checksum_region(PosixFile(path, O_RDONLY), offset, tile.box.count() * plan.dtype.size());
   if (sync) {
     out.sync();
   }
-  return {offset, static_cast<std::uint64_t>(std::filesystem::file_size(path))};
+  return {offset, static_cast<std::uint64_t>(std::filesystem::file_size(path)), checksum};
 }
 
 // The new main file, under its temporary name: a copy of the old one in Append mode.
@@ -217,7 +225,7 @@ FileHandle start_main_file(const WritePlan& plan, const fs::path& temp, Mode mod
 
 // Rank 0, after every tile is written: build the main file and rename it over the target.
 void commit_virtual(const WritePlan& plan, const std::string& generation, const WriteOptions& options,
-                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& written) {
+                    const std::vector<WrittenTile>& written) {
   const auto temp = temp_main(plan.target, generation);
   {
     auto file = start_main_file(plan, temp, options.mode);
@@ -228,7 +236,7 @@ void commit_virtual(const WritePlan& plan, const std::string& generation, const 
       for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
         if (plan.boxes[i].count() > 0) {
           sources.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
-                             kTileDataset, written[i].first, written[i].second});
+                             kTileDataset, written[i].offset, written[i].file_size, written[i].checksum});
         }
       }
       create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, sources);
@@ -280,7 +288,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
         return std::to_string(create_raw_dataset(file.get(), plan.dataset, plan.dtype, plan.shape));
       }));
     }
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> mine(tiles.size());
+    std::vector<WrittenTile> mine(tiles.size());
     agree(comm, [&] {
       if (plan.is_embedded()) {
         return;
@@ -301,15 +309,18 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
         }
       }
     });
-    // Every tile's raw offset and file size, in global tile order, for the tile table.
+    // Every tile's raw offset, file size and checksum, in global tile order, for the tile table.
     Packer packed;
-    for (const auto& [tile_offset, tile_size] : mine) packed.u64(tile_offset).u64(tile_size);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> written;
+    for (const auto& t : mine) packed.u64(t.offset).u64(t.file_size).u64(t.checksum);
+    std::vector<WrittenTile> written;
     for (const auto& bytes : comm.all_gather(packed.bytes())) {
       Unpacker in(bytes);
-      for (std::size_t k = 0; k < bytes.size() / 16; ++k) {
-        const auto tile_offset = in.u64();
-        written.emplace_back(tile_offset, in.u64());
+      for (std::size_t k = 0; k < bytes.size() / 24; ++k) {
+        WrittenTile t;
+        t.offset = in.u64();
+        t.file_size = in.u64();
+        t.checksum = in.u64();
+        written.push_back(t);
       }
     }
     (void)on_root(comm, 0, [&] {

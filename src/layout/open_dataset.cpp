@@ -288,21 +288,8 @@ void OpenDataset::check_inside(const fs::path& source, const std::string& stored
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> OpenDataset::tile_table() const {
-  const Hdf5Lock lock;
-  if (H5Aexists(dataset_.get(), kTileTableAttribute) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return {};
-  }
-  const AttributeHandle attribute(check(H5Aopen(dataset_.get(), kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
-  const SpaceHandle space(check(H5Aget_space(attribute.get()), "H5Aget_space"));
-  const auto shape = shape_of(space.get());
-  if (shape.size() != 2 || shape[1] != 2) {
-    return {};
-  }
-  std::vector<std::uint64_t> values(shape[0] * 2);
-  check(H5Aread(attribute.get(), H5T_NATIVE_UINT64, values.data()), "H5Aread(tile table)");
   std::vector<std::pair<std::uint64_t, std::uint64_t>> table;
-  for (std::size_t i = 0; i < shape[0]; ++i) table.emplace_back(values[2 * i], values[2 * i + 1]);
+  for (const auto& row : read_tile_table(dataset_.get())) table.emplace_back(row[0], row[1]);
   return table;
 }
 

@@ -116,3 +116,19 @@ def test_consolidate_into_chunks(files, tmp_path):
     assert out.returncode == 0 and "chunked [" in out.stdout
     assert h5tile("consolidate", "v.h5:/data", "e.h5", "--chunk", "4,4", cwd=tmp_path).returncode == 2
     assert h5tile("consolidate", "v.h5:/data", "e.h5", "--layout", "chunked", "--chunk", "4", cwd=tmp_path).returncode == 1
+
+
+def test_verify_read_finds_a_flipped_byte_and_names_the_tile(files, tmp_path):
+    assert h5tile("verify", "v.h5", "--read", cwd=tmp_path).returncode == 0
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        table = f["data"].attrs["h5tile_tile_table"]
+        sources = [s.file_name for s in f["data"].virtual_sources()]
+    assert table.shape == (3, 3)  # offset, file size, XXH64 per tile
+    tile = tmp_path / sources[1]
+    data = bytearray(tile.read_bytes())
+    data[int(table[1][0]) + 123] ^= 0x01  # one bit of the raw data
+    tile.write_bytes(bytes(data))
+    assert h5tile("verify", "v.h5", cwd=tmp_path).returncode == 0  # metadata alone cannot tell
+    out = h5tile("verify", "v.h5", "--read", cwd=tmp_path)
+    assert out.returncode == 1 and out.stdout.count("problem:") == 1
+    assert "checksum mismatch" in out.stdout and "tile-00001.h5" in out.stdout

@@ -132,7 +132,7 @@ def test_tile_table_and_hdf5_opened_tiles_give_the_same_bytes(tool, tmp_path):
     tool.write(a, tmp_path / "t.h5", ranks=7)
     with h5py.File(tmp_path / "t.h5", "r") as f:
         assert "h5tile_tile_table" in f["data"].attrs  # the fast path's table is there
-        assert f["data"].attrs["h5tile_tile_table"].shape == (7, 2)
+        assert f["data"].attrs["h5tile_tile_table"].shape == (7, 3)  # offset, file size, XXH64
     fast = tool.read(tmp_path / "t.h5", tmp=tmp_path)
     with h5py.File(tmp_path / "t.h5", "a") as f:
         del f["data"].attrs["h5tile_tile_table"]  # now every tile is opened with HDF5
