@@ -42,7 +42,17 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
     const auto strides = rowmajor_strides(out_shape, raw->elem_size);
     const StridedBytes whole{out, strides};
     if (posix.fd() < 0) {  // a tile from the tile table: open it for this read only
-      const PosixFile tile_file(file, O_RDONLY);
+      const PosixFile tile_file = [&] {
+        try {
+          return PosixFile(file, O_RDONLY);
+        } catch (const IoError& e) {
+          // Present when the dataset was opened: removed since, by a newer write of the file.
+          throw VirtualSourceError(
+              fmt::format("source '{}' vanished while being read (the file was overwritten "
+                          "meanwhile?): {}",
+                          file.string(), e.what()));
+        }
+      }();
       RawDataset opened = *raw;
       opened.file = &tile_file;
       read_raw(opened, src, sub_memory(whole, Box::whole(out_shape), dst));
