@@ -58,6 +58,9 @@ struct ReadOptions {
   /// or '..' escapes). Off by default: a file from elsewhere cannot make h5tile read, say,
   /// /etc/shadow into an array.
   bool allow_external_sources = false;
+  /// Before reading a virtual dataset h5tile wrote, check each tile's stored XXH64 checksum;
+  /// a changed tile throws VirtualSourceError naming it. Costs one more pass over the bytes.
+  bool verify_checksums = false;
 };
 
 /// Options of `consolidate`.

@@ -170,7 +170,7 @@ def _from_core(array, info_dtype: str):
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
               threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None,
-              allow_external_sources: bool = False):
+              allow_external_sources: bool = False, verify_checksums: bool = False):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
     Args:
@@ -181,6 +181,8 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         progress: ``progress(bytes_done, bytes_total)``, as for :func:`to_file`.
         allow_external_sources: read virtual-dataset sources outside the file's folder (absolute
             paths elsewhere, ``..`` escapes); refused by default with VirtualSourceError.
+        verify_checksums: check each tile's stored checksum first (virtual datasets h5tile
+            wrote); a changed tile raises VirtualSourceError naming it.
 
     Raises:
         FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
@@ -188,15 +190,17 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
     """
     dtype = describe(path, dataset_name)["dtype"]
     return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
-                                        allow_external_sources), dtype)
+                                        allow_external_sources, verify_checksums), dtype)
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
-             device: Optional[int] = None, threads: int = 0):
-    """Read the region ``[offset, offset + shape)`` of a dataset."""
+             device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
+             verify_checksums: bool = False):
+    """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
     dtype = describe(path, dataset_name)["dtype"]
     return _from_core(_h5tile.read_box(os.fspath(path), dataset_name, [int(o) for o in offset],
-                                       [int(s) for s in shape], _device_of(device), threads), dtype)
+                                       [int(s) for s in shape], _device_of(device), threads, allow_external_sources,
+                                       verify_checksums), dtype)
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str) -> dict:

@@ -424,7 +424,7 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "from_file",
       [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads,
-         nb::object progress, bool allow_external) {
+         nb::object progress, bool allow_external, bool verify_checksums) {
         auto callback = progress_of(std::move(progress));
         std::optional<h5tile::Array> a;
         {
@@ -433,24 +433,31 @@ NB_MODULE(_h5tile, m) {
                                       {.threads = threads,
                                        .device = device,
                                        .progress = std::move(callback),
-                                       .allow_external_sources = allow_external}));
+                                       .allow_external_sources = allow_external,
+                                       .verify_checksums = verify_checksums}));
         }
         return to_python(std::move(*a));
       },
-      "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false);
+      "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false,
+      "verify_checksums"_a = false);
 
   m.def(
       "read_box",
       [](const std::filesystem::path& path, const std::string& dataset, const h5tile::Shape& offset,
-         const h5tile::Shape& extent, int device, unsigned threads) {
+         const h5tile::Shape& extent, int device, unsigned threads, bool allow_external, bool verify_checksums) {
         std::optional<h5tile::Array> a;
         {
           nb::gil_scoped_release release;
-          a.emplace(h5tile::read_box(path, dataset, {offset, extent}, {.threads = threads, .device = device}));
+          a.emplace(h5tile::read_box(path, dataset, {offset, extent},
+                                     {.threads = threads,
+                                      .device = device,
+                                      .allow_external_sources = allow_external,
+                                      .verify_checksums = verify_checksums}));
         }
         return to_python(std::move(*a));
       },
-      "path"_a, "dataset"_a, "offset"_a, "extent"_a, "device"_a, "threads"_a);
+      "path"_a, "dataset"_a, "offset"_a, "extent"_a, "device"_a, "threads"_a, "allow_external_sources"_a = false,
+      "verify_checksums"_a = false);
 
   m.def(
       "describe",

@@ -45,7 +45,8 @@ struct BatchedReader::State {
   bool stopping = false;
   std::thread worker;
 
-  State(const fs::path& path, const std::string& name, bool allow_external) : dataset(path, name, allow_external) {}
+  State(const fs::path& path, const std::string& name, const ReadOptions& options)
+      : dataset(path, name, options.allow_external_sources, options.verify_checksums) {}
   State(const State&) = delete;
   State& operator=(const State&) = delete;
   ~State() {
@@ -100,7 +101,7 @@ struct BatchedReader::State {
 BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, Shape chunk_size,
                              const ReadOptions& options) {
   pending_writes().wait_for(path);
-  state_ = std::make_unique<State>(path, dataset, options.allow_external_sources);
+  state_ = std::make_unique<State>(path, dataset, options);
   const auto& info = state_->dataset.info();
   const auto name = where(path, state_->dataset.name());
   if (chunk_size.size() != info.shape.size()) {

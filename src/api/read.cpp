@@ -28,7 +28,7 @@ DatasetInfo describe(const fs::path& path, const std::string& dataset) {
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
-  const OpenDataset opened(path, dataset, options.allow_external_sources);
+  const OpenDataset opened(path, dataset, options.allow_external_sources, options.verify_checksums);
   const Box whole = Box::whole(opened.info().shape);
   Progress progress(options.progress, whole.count() * opened.info().dtype.size());
   return opened.read(whole, threads_of(options), options.device, &progress);
@@ -36,7 +36,7 @@ Array from_file(const fs::path& path, const std::string& dataset, const ReadOpti
 
 Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
   pending_writes().wait_for(path);
-  const OpenDataset opened(path, dataset);
+  const OpenDataset opened(path, dataset, options.allow_external_sources, options.verify_checksums);
   Progress progress(options.progress,
                     box.rank() == opened.info().shape.size() ? box.count() * opened.info().dtype.size() : 0);
   return opened.read(box, threads_of(options), options.device, &progress);
@@ -45,7 +45,7 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
   std::optional<OpenDataset> opened;
-  agree(comm, [&] { opened.emplace(path, dataset, options.allow_external_sources); });
+  agree(comm, [&] { opened.emplace(path, dataset, options.allow_external_sources, options.verify_checksums); });
   // A virtual dataset with one source per rank: each rank reads its own source; otherwise
   // the dataset is split along its first axis.
   const auto& mappings = opened->mappings();

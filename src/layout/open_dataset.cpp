@@ -12,6 +12,7 @@
 #include <h5tile/error.hpp>
 #include <h5tile/settings.hpp>
 
+#include "engine/checksum.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/dataset_io.hpp"
@@ -172,8 +173,11 @@ void enable_raw(Source& source, hid_t file) {
 
 }  // namespace
 
-OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external)
-    : path_(path), name_(normalize_dataset_name(dataset)), allow_external_(allow_external) {
+OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external, bool verify_checksums)
+    : path_(path),
+      name_(normalize_dataset_name(dataset)),
+      allow_external_(allow_external),
+      verify_checksums_(verify_checksums) {
   file_ = open_file(path_);
   dataset_ = open_dataset(file_.get(), name_, path_);
   const Hdf5Lock lock;
@@ -241,6 +245,11 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   // Anything else (a missing, rewritten or foreign source) is opened with HDF5, which checks it.
   const auto table = tile_table();
   const bool use_table = settings::raw_io() && table.size() == entries->size();
+  const auto rows = read_tile_table(dataset_.get());
+  auto checksum_of = [&](std::size_t i) -> std::optional<std::uint64_t> {
+    if (rows.size() == entries->size() && rows[i].size() >= 3) return rows[i][2];
+    return std::nullopt;
+  };
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& entry = (*entries)[i];
@@ -255,7 +264,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       source->shape = entry.dst.extent;
       source->raw = RawDataset{nullptr, table[i].first, entry.dst.extent, info_.dtype.size()};
       sources_.push_back(std::move(source));
-      mappings_.push_back({sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst});
+      mappings_.push_back(
+          {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].first});
       continue;
     }
     auto key = std::make_pair(file.lexically_normal().string(), entry.dataset);
@@ -274,7 +284,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                              to_string(source.shape), to_string(src), to_string(entry.dst)));
       }
       if (entry.dst.count() > 0) {
-        mappings_.push_back({index, src, entry.dst});
+        mappings_.push_back({index, src, entry.dst, checksum_of(i), rows.size() == entries->size() ? rows[i][0] : 0});
       }
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",
@@ -295,6 +305,23 @@ void OpenDataset::check_inside(const fs::path& source, const std::string& stored
                     "allow_external_sources (h5tile refuses it by default)",
                     where(path_, name_), stored_name, fs::weakly_canonical(fs::absolute(source), ec).string()));
   }
+}
+
+void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
+  std::vector<const Mapping*> touched;
+  for (const auto& m : mappings_) {
+    if (m.checksum && (region.rank() == 0 || intersect(m.dst, region))) touched.push_back(&m);
+  }
+  parallel_for(touched.size(), threads, [&](std::size_t i) {
+    const auto& m = *touched[i];
+    const auto& file = sources_[m.source]->file;
+    if (checksum_region(PosixFile(file, O_RDONLY), m.raw_offset, m.dst.count() * info_.dtype.size()) != *m.checksum) {
+      throw VirtualSourceError(
+          fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
+                      "they were written",
+                      where(path_, name_), file.string(), to_string(m.dst)));
+    }
+  });
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> OpenDataset::tile_table() const {
@@ -388,6 +415,9 @@ Array OpenDataset::read(const Box& region, unsigned threads, int device, Progres
   if (!region.fits(info_.shape)) {
     throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
                                       to_string(info_.shape)));
+  }
+  if (verify_checksums_) {
+    check_checksums(region, threads);
   }
   Array out(info_.dtype, region.extent, device);
   if (device >= 0) {

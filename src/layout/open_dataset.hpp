@@ -44,6 +44,8 @@ struct Mapping {
   std::size_t source = 0;
   Box src;
   Box dst;
+  std::optional<std::uint64_t> checksum{};  // from the tile table (tiles h5tile wrote)
+  std::uint64_t raw_offset = 0;             // where the checksummed bytes start in the tile file
 };
 
 // One unit of a parallel read.
@@ -58,7 +60,9 @@ class OpenDataset {
   // Opens `dataset` in `path` and resolves a virtual dataset's sources. Throws FileNotFound,
   // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
   // `allow_external`: accept virtual sources outside the folder of `path` (see ReadOptions).
-  OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false);
+  // `verify_checksums`: reads check the stored checksum of every tile they touch first.
+  OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false,
+              bool verify_checksums = false);
 
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -82,10 +86,12 @@ class OpenDataset {
   void read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const;
 
   void check_inside(const std::filesystem::path& source, const std::string& stored_name) const;
+  void check_checksums(const Box& region, unsigned threads) const;
 
   std::filesystem::path path_;
   std::string name_;
   bool allow_external_ = false;
+  bool verify_checksums_ = false;
   DatasetInfo info_;
   FileHandle file_;
   DatasetHandle dataset_;

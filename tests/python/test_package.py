@@ -256,3 +256,26 @@ def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path)
             h5tile.from_file(tmp_path / "inside" / f"{name}.h5", "/v")
         got = h5tile.from_file(tmp_path / "inside" / f"{name}.h5", "/v", allow_external_sources=True)
         assert np.array_equal(got, secret)
+        with pytest.raises(h5tile.VirtualSourceError, match="outside the folder"):
+            h5tile.read_box(tmp_path / "inside" / f"{name}.h5", "/v", (2,), (3,))
+        box = h5tile.read_box(tmp_path / "inside" / f"{name}.h5", "/v", (2,), (3,), allow_external_sources=True)
+        assert np.array_equal(box, secret[2:5])
+
+
+def test_read_time_checksum_check_names_a_changed_tile(tmp_path):
+    a = np.arange(30 * 8, dtype=np.float64).reshape(30, 8)
+    h5tile.to_file(a, tmp_path / "c.h5", "/c", ranks=3).wait()
+    assert np.array_equal(h5tile.from_file(tmp_path / "c.h5", "/c", verify_checksums=True), a)
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        table = f["c"].attrs["h5tile_tile_table"]
+        tile = tmp_path / f["c"].virtual_sources()[2].file_name
+    data = bytearray(tile.read_bytes())
+    data[int(table[2][0]) + 8] ^= 0x40
+    tile.write_bytes(bytes(data))
+    assert not np.array_equal(h5tile.from_file(tmp_path / "c.h5", "/c"), a)  # unchecked: the changed bytes
+    with pytest.raises(h5tile.VirtualSourceError, match="tile-00002.h5.*fails its checksum"):
+        h5tile.from_file(tmp_path / "c.h5", "/c", verify_checksums=True)
+    with pytest.raises(h5tile.VirtualSourceError, match="fails its checksum"):
+        h5tile.read_box(tmp_path / "c.h5", "/c", (25, 0), (5, 8), verify_checksums=True)
+    # Tiles the box does not touch are not checked.
+    assert np.array_equal(h5tile.read_box(tmp_path / "c.h5", "/c", (0, 0), (10, 8), verify_checksums=True), a[:10])
