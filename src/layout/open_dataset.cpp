@@ -243,11 +243,12 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   // Tiles h5tile wrote are listed in the tile table with their raw offset and file size: a
   // tile whose file still has that size is read with pread, without opening it with HDF5.
   // Anything else (a missing, rewritten or foreign source) is opened with HDF5, which checks it.
-  const auto table = tile_table();
-  const bool use_table = settings::raw_io() && table.size() == entries->size();
-  const auto rows = read_tile_table(dataset_.get());
+  // Rows: raw offset, file size and (since checksums) XXH64 of each mapping's tile.
+  const auto table = read_tile_table(dataset_.get());
+  const bool has_table = table.size() == entries->size();
+  const bool use_table = settings::raw_io() && has_table;
   auto checksum_of = [&](std::size_t i) -> std::optional<std::uint64_t> {
-    if (rows.size() == entries->size() && rows[i].size() >= 3) return rows[i][2];
+    if (has_table && table[i].size() >= 3) return table[i][2];
     return std::nullopt;
   };
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
@@ -257,15 +258,14 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     check_inside(file, entry.file);
     std::error_code ec;
     if (use_table && !entry.src && (entry.dataset == "/tile" || entry.dataset == "tile") && entry.dst.count() > 0 &&
-        fs::file_size(file, ec) == table[i].second && !ec) {
+        fs::file_size(file, ec) == table[i][1] && !ec) {
       auto source = std::make_unique<Source>();
       source->file = file;
       source->dataset = entry.dataset;
       source->shape = entry.dst.extent;
-      source->raw = RawDataset{nullptr, table[i].first, entry.dst.extent, info_.dtype.size()};
+      source->raw = RawDataset{nullptr, table[i][0], entry.dst.extent, info_.dtype.size()};
       sources_.push_back(std::move(source));
-      mappings_.push_back(
-          {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].first});
+      mappings_.push_back({sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i][0]});
       continue;
     }
     auto key = std::make_pair(file.lexically_normal().string(), entry.dataset);
@@ -284,7 +284,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                              to_string(source.shape), to_string(src), to_string(entry.dst)));
       }
       if (entry.dst.count() > 0) {
-        mappings_.push_back({index, src, entry.dst, checksum_of(i), rows.size() == entries->size() ? rows[i][0] : 0});
+        mappings_.push_back({index, src, entry.dst, checksum_of(i), has_table ? table[i][0] : 0});
       }
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",
@@ -322,12 +322,6 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
                       where(path_, name_), file.string(), to_string(m.dst)));
     }
   });
-}
-
-std::vector<std::pair<std::uint64_t, std::uint64_t>> OpenDataset::tile_table() const {
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> table;
-  for (const auto& row : read_tile_table(dataset_.get())) table.emplace_back(row[0], row[1]);
-  return table;
 }
 
 std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dataset, hid_t memory_type) {

@@ -81,7 +81,6 @@ class OpenDataset {
  private:
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
-  [[nodiscard]] std::vector<std::pair<std::uint64_t, std::uint64_t>> tile_table() const;
   void fill(Array& out) const;
   void read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const;
 
