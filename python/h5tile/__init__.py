@@ -162,12 +162,6 @@ def _device_of(device: Optional[int]) -> int:
     return device
 
 
-def _from_core(array, info_dtype: str):
-    if info_dtype.startswith("V"):
-        return array.view(np.dtype(info_dtype)).reshape(array.shape[:-1])
-    return array
-
-
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
               threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None,
               allow_external_sources: bool = False, verify_checksums: bool = False):
@@ -188,19 +182,16 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
-    dtype = describe(path, dataset_name)["dtype"]
-    return _from_core(_h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
-                                        allow_external_sources, verify_checksums), dtype)
+    return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
+                             allow_external_sources, verify_checksums)
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
              verify_checksums: bool = False):
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
-    dtype = describe(path, dataset_name)["dtype"]
-    return _from_core(_h5tile.read_box(os.fspath(path), dataset_name, [int(o) for o in offset],
-                                       [int(s) for s in shape], _device_of(device), threads, allow_external_sources,
-                                       verify_checksums), dtype)
+    return _h5tile.read_box(os.fspath(path), dataset_name, [int(o) for o in offset], [int(s) for s in shape],
+                            _device_of(device), threads, allow_external_sources, verify_checksums)
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str) -> dict:
@@ -235,24 +226,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     """
     info = describe(path, dataset_name)
     chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
-    reader = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), threads)
-    return _Batches(reader, info["dtype"])
-
-
-class _Batches:
-    def __init__(self, reader, dtype):
-        self._reader = reader
-        self._dtype = dtype
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        block, offset = next(self._reader)
-        return _from_core(block, self._dtype), offset
-
-    def __len__(self):
-        return len(self._reader)
+    return _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), threads)
 
 
 def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
@@ -280,6 +254,4 @@ def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, d
               threads: int = 0):
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``."""
-    dtype = describe(path, dataset_name)["dtype"]
-    array, offset = _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), threads)
-    return _from_core(array, dtype), offset
+    return _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), threads)

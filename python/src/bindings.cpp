@@ -200,7 +200,13 @@ nb::object to_python(h5tile::Array&& array) {
     return nb::cast(nb::ndarray<nb::cupy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype),
                                           nb::device::cuda::value, device));
   }
-  return nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype)));
+  nb::object host = nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype)));
+  if (dtype.kind() != h5tile::DTypeKind::Opaque) {
+    return host;
+  }
+  // Opaque bytes travel as uint8 with a last axis of the item size; NumPy sees them as V<n>.
+  const nb::tuple logical(nb::cast(shape));
+  return host.attr("view")(dtype.name()).attr("reshape")(logical);
 }
 
 // A reference to a Python object that may be dropped on any thread (a worker, or the C++
