@@ -9,6 +9,7 @@
 #include <fcntl.h>
 
 #include "api/pending_writes.hpp"
+#include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
 #include "hdf5/file.hpp"
@@ -103,23 +104,16 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       problems.push_back(fmt::format("{}: {}", label, ex.what()));
     }
   }
-  // Coverage: no overlaps (sorted by first offset), and every element mapped.
-  std::sort(boxes.begin(), boxes.end(), [](const Box& a, const Box& b) { return a.offset < b.offset; });
-  std::uint64_t covered = 0;
-  for (std::size_t i = 0; i < boxes.size(); ++i) {
-    covered += boxes[i].count();
-    for (std::size_t j = i + 1; j < boxes.size(); ++j) {
-      if (!boxes[i].offset.empty() && boxes[j].offset[0] >= boxes[i].offset[0] + boxes[i].extent[0]) break;
-      if (boxes[i].overlaps(boxes[j])) {
-        problems.push_back(
-            fmt::format("{}: mappings {} and {} overlap", where(path, name), to_string(boxes[i]), to_string(boxes[j])));
-      }
-    }
+  // Coverage: no overlaps, and every element mapped.
+  const auto coverage = coverage_of(boxes, info.shape);
+  for (const auto& [box, other] : coverage.overlaps) {
+    problems.push_back(
+        fmt::format("{}: mappings {} and {} overlap", where(path, name), to_string(box), to_string(other)));
   }
   const auto total = element_count(info.shape);
-  if (covered < total) {
+  if (coverage.covered < total) {
     problems.push_back(fmt::format("{}: the mappings cover {} of {} elements; the rest reads as the fill value",
-                                   where(path, name), covered, total));
+                                   where(path, name), coverage.covered, total));
   }
 }
 

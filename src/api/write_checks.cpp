@@ -44,8 +44,7 @@ void check_tile(const Tile& tile, const Shape& shape, const fs::path& path, cons
   }
 }
 
-void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs::path& path,
-                    const std::string& dataset) {
+Coverage coverage_of(const std::vector<Box>& boxes, const Shape& shape, std::size_t max_overlaps) {
   // Sorted by first-axis offset, a box can only overlap the boxes that start before it ends.
   std::vector<std::size_t> order(boxes.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -55,27 +54,37 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs:
     std::sort(order.begin(), order.end(),
               [&](std::size_t a, std::size_t b) { return boxes[a].offset[0] < boxes[b].offset[0]; });
   }
-  std::uint64_t covered = 0;
+  Coverage result;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& box = boxes[order[i]];
-    covered += box.count();
-    for (std::size_t j = i + 1; j < order.size(); ++j) {
+    result.covered += box.count();
+    for (std::size_t j = i + 1; j < order.size() && result.overlaps.size() < max_overlaps; ++j) {
       const auto& other = boxes[order[j]];
       if (!shape.empty() && other.offset[0] >= box.offset[0] + box.extent[0]) {
         break;
       }
-      if (box.overlaps(other) || (shape.empty())) {
-        throw InvalidArgument(
-            fmt::format("{}: tiles {} and {} overlap", where(path, dataset), to_string(box), to_string(other)));
+      if (box.overlaps(other) || shape.empty()) {  // two 0-d boxes are the same element
+        result.overlaps.emplace_back(box, other);
       }
     }
   }
+  return result;
+}
+
+void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs::path& path,
+                    const std::string& dataset) {
+  const auto coverage = coverage_of(boxes, shape, 1);
+  if (!coverage.overlaps.empty()) {
+    const auto& [box, other] = coverage.overlaps.front();
+    throw InvalidArgument(
+        fmt::format("{}: tiles {} and {} overlap", where(path, dataset), to_string(box), to_string(other)));
+  }
   const auto total = element_count(shape);
-  if (covered != total) {
+  if (coverage.covered != total) {
     throw InvalidArgument(
         fmt::format("{}: the tiles cover {} of the {} elements of shape {}; every element "
                     "must be in exactly one tile",
-                    where(path, dataset), covered, total, to_string(shape)));
+                    where(path, dataset), coverage.covered, total, to_string(shape)));
   }
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Checks that run before any byte of a write is written, and the default split into tiles.
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <h5tile/io.hpp>
@@ -13,6 +15,15 @@ namespace h5tile::detail {
 void check_array(const ArrayView& array, const std::filesystem::path& path, const std::string& dataset);
 // The tile is a usable array whose shape is its box's extent, and the box fits `shape`.
 void check_tile(const Tile& tile, const Shape& shape, const std::filesystem::path& path, const std::string& dataset);
+// How boxes cover a shape: the pairs that overlap (at most `max_overlaps`) and the elements
+// counted over all boxes (equal to the shape's count, with no overlap, when covered once).
+struct Coverage {
+  std::vector<std::pair<Box, Box>> overlaps;
+  std::uint64_t covered = 0;
+};
+[[nodiscard]] Coverage coverage_of(const std::vector<Box>& boxes, const Shape& shape,
+                                   std::size_t max_overlaps = SIZE_MAX);
+
 // The boxes cover `shape` exactly once (no overlap, no gap).
 void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std::filesystem::path& path,
                     const std::string& dataset);
