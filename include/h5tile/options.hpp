@@ -42,6 +42,11 @@ struct WriteOptions {
   unsigned ranks = 0;
   /// Flush data to stable storage (fdatasync) before the new file replaces the old one.
   bool sync = true;
+  /// Keep the tile folder that this write replaces until the next write of the file, so that
+  /// readers which opened the old file before the commit (h5py, h5dump, h5tile) still read
+  /// it whole. Off: remove it at once (less disk at rest; such readers then see fill values
+  /// or errors for the removed tiles).
+  bool keep_previous = true;
   /// Progress and cancellation (for write_tiles: this rank's bytes).
   ProgressCallback progress{};
 };
@@ -70,6 +75,7 @@ struct ConsolidateOptions {
   Mode mode = Mode::Overwrite;
   unsigned threads = 0;  ///< 0: the `threads` setting
   bool sync = true;
+  bool keep_previous = true;  ///< as in WriteOptions
   ProgressCallback progress{};
   /// Empty: one contiguous dataset. Otherwise a chunked dataset with this chunk shape (one
   /// positive length per axis), its chunks written whole, unfiltered.

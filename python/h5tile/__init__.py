@@ -90,7 +90,7 @@ def _prepare(array: Any):
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
-            mode: str = "w", ranks: int = 0, sync: bool = True, comm: Any = None,
+            mode: str = "w", ranks: int = 0, sync: bool = True, keep_previous: bool = True, comm: Any = None,
             progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
     """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
 
@@ -106,6 +106,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             if the file exists.
         ranks: tiles (worker threads); 0 for the number of cores.
         sync: flush to stable storage before the new file replaces the old one.
+        keep_previous: keep the tile folder this write replaces until the next write of the
+            file, so that programs which opened the old file before (h5py too) still read it
+            whole; False removes it at once (less disk in use between writes).
         comm: an mpi4py communicator: every rank passes its own tile, stacked along the first axis
             in rank order (see :func:`write_tile` for other tilings). Blocks until done.
         progress: called as ``progress(bytes_done, bytes_total)`` from a worker thread (with the
@@ -126,10 +129,12 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         rows = comm.allgather(shape[0] if shape else 0)
         first = sum(rows[: comm.Get_rank()])
         write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
-                   global_shape=(sum(rows),) + shape[1:], layout=layout, mode=mode, sync=sync)
+                   global_shape=(sum(rows),) + shape[1:], layout=layout, mode=mode, sync=sync,
+                   keep_previous=keep_previous)
         return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync, progress)
+    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync, keep_previous,
+                             progress)
     result = WriteHandle(handle, core)
     with _pending_lock:
         _pending[:] = [p for p in _pending if not p.done()]
@@ -230,24 +235,24 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
 
 
 def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
-                threads: int = 0, sync: bool = True,
+                threads: int = 0, sync: bool = True, keep_previous: bool = True,
                 progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> None:
     """Copy a dataset (a virtual dataset and its tiles, or any other) into one self-contained
     contiguous dataset in ``path_out``, streamed in parallel blocks; the output appears only
-    when complete."""
-    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), threads, sync, progress)
+    when complete. ``keep_previous`` as in :func:`to_file`."""
+    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), threads, sync, keep_previous, progress)
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
                offset: Sequence[int], global_shape: Sequence[int], layout: str = "virtual", mode: str = "w",
-               sync: bool = True) -> None:
+               sync: bool = True, keep_previous: bool = True) -> None:
     """Collective (MPI, through an mpi4py communicator): every rank writes its tile ``array`` at
     ``offset`` of a dataset of ``global_shape``. All ranks pass the same path, dataset, shape and
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact."""
     core, opaque = _prepare(array)
     _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, [int(s) for s in global_shape],
-                       [int(o) for o in offset], layout, mode, sync)
+                       [int(o) for o in offset], layout, mode, sync, keep_previous)
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,

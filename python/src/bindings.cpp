@@ -75,7 +75,10 @@ void translate(const std::exception_ptr& p, void*) {
   } catch (const h5tile::Hdf5Error& e) {
     PyErr_SetString(exceptions.hdf5, e.what());
   } catch (const h5tile::IoError& e) {
-    PyErr_SetString(exceptions.io, e.what());
+    // As OSError(errno, message): `.errno` is the failed call's, as Python users expect.
+    PyObject* args = Py_BuildValue("(is)", e.error_number(), e.what());
+    PyErr_SetObject(exceptions.io, args);
+    Py_XDECREF(args);
   } catch (const h5tile::Cancelled& e) {
     PyErr_SetString(exceptions.cancelled, e.what());
   } catch (const h5tile::RuntimeError& e) {
@@ -357,12 +360,14 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "consolidate",
       [](const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
-         unsigned threads, bool sync, nb::object progress) {
+         unsigned threads, bool sync, bool keep_previous, nb::object progress) {
         auto callback = progress_of(std::move(progress));
         nb::gil_scoped_release release;
-        h5tile::consolidate(in, dataset, out, {.threads = threads, .sync = sync, .progress = std::move(callback)});
+        h5tile::consolidate(
+            in, dataset, out,
+            {.threads = threads, .sync = sync, .keep_previous = keep_previous, .progress = std::move(callback)});
       },
-      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "progress"_a = nb::none());
+      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "progress"_a = nb::none());
   nb::register_exception_translator(translate);
 
   nb::class_<h5tile::WriteHandle>(m, "_WriteHandle")
@@ -376,7 +381,8 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "to_file",
       [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
-         const std::string& layout, const std::string& mode, unsigned ranks, bool sync, nb::object progress) {
+         const std::string& layout, const std::string& mode, unsigned ranks, bool sync, bool keep_previous,
+         nb::object progress) {
         const auto v = view_of(array, opaque);
         auto callback = progress_of(std::move(progress));
         nb::gil_scoped_release release;
@@ -385,25 +391,27 @@ NB_MODULE(_h5tile, m) {
                                 .mode = mode_of(mode),
                                 .ranks = ranks,
                                 .sync = sync,
+                                .keep_previous = keep_previous,
                                 .progress = std::move(callback)});
       },
-      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a,
+      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
       "progress"_a = nb::none());
 
   m.def(
       "write_tile",
       [](nb::object comm, const AnyArray& array, const std::filesystem::path& path, const std::string& dataset,
          std::size_t opaque, const h5tile::Shape& global_shape, const h5tile::Shape& offset, const std::string& layout,
-         const std::string& mode, bool sync) {
+         const std::string& mode, bool sync, bool keep_previous) {
         PyCommunicator c(std::move(comm));
         const auto v = view_of(array, opaque);
         const h5tile::Tile tile{h5tile::Box{offset, v.shape}, v};
         nb::gil_scoped_release release;
-        h5tile::write_tiles(c, global_shape, {&tile, 1}, path, dataset,
-                            {.layout = layout_of(layout), .mode = mode_of(mode), .sync = sync});
+        h5tile::write_tiles(
+            c, global_shape, {&tile, 1}, path, dataset,
+            {.layout = layout_of(layout), .mode = mode_of(mode), .sync = sync, .keep_previous = keep_previous});
       },
       "comm"_a, "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
-      "sync"_a);
+      "sync"_a, "keep_previous"_a);
 
   m.def(
       "read_tile",

@@ -118,7 +118,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     {
       FileHandle file;
       if (options.mode == Mode::Append && fs::exists(target)) {
-        fs::copy_file(target, temp, fs::copy_options::overwrite_existing);
+        copy_to_new_file(target, temp);
         file = open_for_update(temp, name);
       } else {
         file = create_file(temp);
@@ -149,7 +149,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     }
     const CommitLock lock(target);
     publish_file(temp, target, options.sync);
-    remove_stale(target, name, std::string(), options.mode != Mode::Append);
+    remove_stale(target, name, std::string(), options.mode != Mode::Append, options.keep_previous);
     remove_dead_temps(target);
   } catch (...) {
     fs::remove(temp, ec);

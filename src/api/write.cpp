@@ -217,7 +217,7 @@ WrittenTile write_tile_file(const WritePlan& plan, const std::string& generation
 // The new main file, under its temporary name: a copy of the old one in Append mode.
 FileHandle start_main_file(const WritePlan& plan, const fs::path& temp, Mode mode) {
   if (mode == Mode::Append && fs::exists(plan.target)) {
-    fs::copy_file(plan.target, temp, fs::copy_options::overwrite_existing);
+    copy_to_new_file(plan.target, temp);
     return open_for_update(temp, plan.dataset);
   }
   return create_file(temp);
@@ -301,7 +301,6 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
         }
         return;
       }
-      fs::create_directories(sidecar_dir(plan.target) / dataset_dir(plan.dataset) / generation);
       const auto first = plan.first[static_cast<std::size_t>(comm.rank())];
       for (std::size_t i = 0; i < tiles.size(); ++i) {
         if (tiles[i].box.count() > 0) {
@@ -332,7 +331,8 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
       }
       const bool has_tiles = options.layout == Layout::Virtual && !plan.is_embedded();
       clear_in_progress(plan.target, plan.dataset, generation);
-      remove_stale(plan.target, plan.dataset, has_tiles ? generation : std::string(), options.mode != Mode::Append);
+      remove_stale(plan.target, plan.dataset, has_tiles ? generation : std::string(), options.mode != Mode::Append,
+                   options.keep_previous);
       remove_dead_temps(plan.target);
       return std::string();
     });

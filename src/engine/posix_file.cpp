@@ -1,7 +1,11 @@
 #include "engine/posix_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <vector>
 
 #include <cerrno>
 #include <cstring>
@@ -98,6 +102,38 @@ void sync_directory(const std::filesystem::path& directory) {
   if (::fsync(dir.fd()) != 0 && errno != EINVAL) {
     throw_errno("cannot flush directory", directory, errno);
   }
+}
+
+void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to) {
+  const PosixFile in(from, O_RDONLY);
+  PosixFile out(to, O_WRONLY | O_CREAT | O_EXCL);
+  struct stat st {};
+  if (::fstat(in.fd(), &st) != 0) {
+    throw_errno("cannot stat", from, errno);
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  std::uint64_t done = 0;
+  while (done < size) {
+    const auto n = ::copy_file_range(in.fd(), nullptr, out.fd(), nullptr, size - done, 0);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) {
+        continue;
+      }
+      if (n < 0 && errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP) {
+        throw_errno("cannot copy into", to, errno);
+      }
+      break;  // not supported here, or the file shrank: finish with pread/pwrite
+    }
+    done += static_cast<std::uint64_t>(n);
+  }
+  std::vector<std::byte> buffer(std::size_t{1} << 20);
+  while (done < size) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), size - done));
+    in.read_at(buffer.data(), n, done);
+    out.write_at(buffer.data(), n, done);
+    done += n;
+  }
+  out.close();
 }
 
 }  // namespace h5tile::detail

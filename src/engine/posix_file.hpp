@@ -40,4 +40,8 @@ class PosixFile {
 // fsync(2) on a directory, so that a rename inside it survives a crash.
 void sync_directory(const std::filesystem::path& directory);
 
+// Copies `from` into a new file `to`, which must not exist (not even as a symbolic link:
+// O_CREAT | O_EXCL). The new file's mode is 0666 less the umask.
+void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to);
+
 }  // namespace h5tile::detail

@@ -34,7 +34,7 @@ PlistHandle write_access() {
 FileHandle create_file(const fs::path& path) {
   const Hdf5Lock lock;
   const auto fapl = write_access();
-  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get());
   if (id < 0) {
     throw Hdf5Error(fmt::format("cannot create HDF5 file '{}': {}", path.string(), take_hdf5_error()));
   }

@@ -13,7 +13,8 @@
 
 namespace h5tile::detail {
 
-// Creates (truncating) an HDF5 file whose raw data is aligned to settings::alignment().
+// Creates a new HDF5 file whose raw data is aligned to settings::alignment(). The path must
+// not exist (O_EXCL: a symbolic link planted there is refused, not followed).
 [[nodiscard]] FileHandle create_file(const std::filesystem::path& path);
 
 // Opens an existing file for adding a dataset; removes `dataset` first if it exists.

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -25,6 +26,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kInProgress = ".in-progress";
+// In a generation that a commit replaced and kept for readers that opened the file before.
+constexpr const char* kSuperseded = ".superseded";
 
 std::uint32_t host_hash() {
   char name[256] = {};
@@ -55,10 +58,53 @@ bool writer_alive(const std::string& generation) {
   return ::kill(pid, 0) == 0 || errno == EPERM;
 }
 
+namespace {
+
+[[noreturn]] void refuse_link(const fs::path& path) {
+  throw IoError(fmt::format("refusing to write tiles through '{}': it is a symbolic link or not a folder "
+                            "(h5tile creates its tile folders itself; remove it, or write elsewhere)",
+                            path.string()),
+                ELOOP);
+}
+
+// mkdir(2) of one folder (mode 0777 less the umask); an existing one must be a real folder.
+// Returns false when it existed.
+bool make_folder(const fs::path& path) {
+  if (::mkdir(path.c_str(), 0777) == 0) {
+    return true;
+  }
+  const int err = errno;
+  struct stat st {};
+  if (err == EEXIST && ::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      refuse_link(path);
+    }
+    return false;
+  }
+  throw IoError(fmt::format("cannot create the folder '{}': {}", path.string(), std::strerror(err)), err);
+}
+
+}  // namespace
+
+void make_generation_folder(const fs::path& target, const std::string& dataset, const std::string& generation) {
+  // Folder by folder from the target's own folder down, never through a symbolic link: a link
+  // planted at `out.h5.tiles` (or below) could otherwise send the tiles, and the clean-up of
+  // stale generations, anywhere the writer may write.
+  auto dir = target.parent_path();
+  for (const auto& part : fs::path(target.filename().string() + ".tiles") / dataset_dir(dataset)) {
+    dir /= part;
+    (void)make_folder(dir);
+  }
+  dir /= generation;
+  if (!make_folder(dir)) {
+    throw FileExists(fmt::format("the tile folder '{}' exists already", dir.string()));
+  }
+}
+
 void mark_in_progress(const fs::path& target, const std::string& dataset, const std::string& generation) {
+  make_generation_folder(target, dataset, generation);
   const auto dir = sidecar_dir(target) / dataset_dir(dataset) / generation;
-  fs::create_directories(dir);
-  const PosixFile marker(dir / kInProgress, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const PosixFile marker(dir / kInProgress, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
 }
 
 void clear_in_progress(const fs::path& target, const std::string& dataset, const std::string& generation) noexcept {
@@ -68,7 +114,7 @@ void clear_in_progress(const fs::path& target, const std::string& dataset, const
 
 CommitLock::CommitLock(const fs::path& target) {
   const auto path = target.parent_path() / fmt::format(".{}.lock", target.filename().string());
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd_ < 0) {
     const int err = errno;
     throw IoError(fmt::format("cannot create the lock file '{}': {}", path.string(), std::strerror(err)), err);
@@ -140,24 +186,49 @@ void publish_file(const fs::path& temp, const fs::path& target, bool sync) {
 
 namespace {
 
-// Removes everything under `dir` except `keep` and the folders leading to it.
-void prune(const fs::path& dir, const fs::path& keep) {
+bool is_generation_name(const std::string& name) {
+  unsigned long long random = 0;
+  int pid = 0;
+  unsigned host = 0;
+  int used = 0;
+  return name.size() > 26 && std::sscanf(name.c_str(), "%16llx-%d-%8x%n", &random, &pid, &host, &used) == 3 &&
+         static_cast<std::size_t>(used) == name.size();
+}
+
+bool is_real_folder(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Removes what is stale under `dir` (a dataset's folder, or a folder of dataset folders):
+// every generation but `keep`, except a live writer's, and, with `keep_previous`, those that
+// this commit supersedes (marked, and removed by the next commit). Never follows a link.
+void prune(const fs::path& dir, const fs::path& keep, bool keep_previous) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const auto& p = entry.path();
     if (p == keep) {
       continue;
     }
+    if (!is_real_folder(p)) {
+      fs::remove(p, ec);  // a stray file, or a link (the link goes, never what it points to)
+      continue;
+    }
+    const auto name = p.filename().string();
+    if (!is_generation_name(name)) {
+      prune(p, keep, keep_previous);  // a folder of a dataset or of a group
+      continue;
+    }
     std::error_code exists_ec;
-    if (fs::exists(p / kInProgress, exists_ec) && writer_alive(p.filename().string())) {
-      continue;  // a live writer's generation
+    if (fs::exists(p / kInProgress, exists_ec)) {
+      if (writer_alive(name)) {
+        continue;  // a live writer's generation
+      }
+    } else if (keep_previous && !fs::exists(p / kSuperseded, exists_ec)) {
+      const PosixFile marker(p / kSuperseded, O_WRONLY | O_CREAT | O_NOFOLLOW);
+      continue;
     }
-    const auto rel = keep.lexically_relative(p);
-    if (!keep.empty() && !rel.empty() && *rel.begin() != "..") {
-      prune(p, keep);  // an ancestor of what we keep
-    } else {
-      fs::remove_all(p, ec);
-    }
+    fs::remove_all(p, ec);
   }
 }
 
@@ -171,19 +242,26 @@ void remove_empty_dirs(const fs::path& dir, const fs::path& stop) {
 }  // namespace
 
 void remove_stale(const fs::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file) noexcept {
+                  bool whole_file, bool keep_previous) noexcept {
   try {
     const auto sidecar = sidecar_dir(target);
     const auto ds_dir = sidecar / dataset_dir(dataset);
     const auto keep = keep_generation.empty() ? fs::path() : ds_dir / keep_generation;
-    std::error_code ec;
-    if (!fs::is_directory(sidecar, ec)) {
-      return;
+    if (!is_real_folder(sidecar)) {
+      return;  // none, or a link that h5tile did not make: never clean up through it
     }
     if (whole_file) {
-      prune(sidecar, keep);
-    } else if (fs::is_directory(ds_dir, ec)) {
-      prune(ds_dir, keep);
+      prune(sidecar, keep, keep_previous);
+    } else {
+      // Only real folders on the way down to the dataset's.
+      auto dir = sidecar;
+      for (const auto& part : dataset_dir(dataset)) {
+        dir /= part;
+        if (!is_real_folder(dir)) {
+          return;
+        }
+      }
+      prune(ds_dir, keep, keep_previous);
     }
     remove_empty_folders(target, dataset);
   } catch (...) {

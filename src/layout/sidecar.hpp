@@ -18,7 +18,12 @@ namespace h5tile::detail {
 // False only when the generation's writer ran on this host and its process is gone.
 [[nodiscard]] bool writer_alive(const std::string& generation);
 
-// Marks a generation folder as being written (so that concurrent writers leave it alone), and
+// Creates the generation's folder (and the sidecar and dataset folders on the way), refusing
+// to go through a symbolic link or to reuse an existing generation folder.
+void make_generation_folder(const std::filesystem::path& target, const std::string& dataset,
+                            const std::string& generation);
+
+// Creates the generation folder (see above) and marks it as being written (so that concurrent writers leave it alone), and
 // clears the mark once the main file that maps it is in place.
 void mark_in_progress(const std::filesystem::path& target, const std::string& dataset, const std::string& generation);
 void clear_in_progress(const std::filesystem::path& target, const std::string& dataset,
@@ -52,11 +57,14 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 
 // Removes what earlier writes left: with `whole_file` every generation in the sidecar but
 // `keep` (a generation folder, or empty for none); otherwise only within the dataset's folder.
-// Generations still being written by a live process are left alone. Call under CommitLock.
-// Removes the sidecar when nothing is left in it. Errors are ignored: stale tiles are never
-// mapped, so failing to remove one loses nothing.
+// Generations still being written by a live process are left alone; those of writers that
+// died on this host go. With `keep_previous`, a generation that this commit replaces stays
+// (marked `.superseded`) until the next commit, so that readers which opened the old file
+// before the rename (h5py among them) still find its tiles. Call under CommitLock. Removes
+// the sidecar when nothing is left in it. Never follows a symbolic link. Errors are ignored:
+// stale tiles are never mapped, so failing to remove one loses nothing.
 void remove_stale(const std::filesystem::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file) noexcept;
+                  bool whole_file, bool keep_previous) noexcept;
 
 // Makes the complete file at `temp` the target with one rename (after fsync of the file, and
 // followed by fsync of the folder, when `sync`): readers see the old file or the new one.

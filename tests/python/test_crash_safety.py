@@ -53,9 +53,16 @@ def test_kill_9_during_a_write_keeps_the_previous_file(tool, tmp_path, layout):
     assert read(out).tobytes() == old.tobytes()
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     assert leftovers == []
+    # Left: the new generation, and at most the one it replaced (kept for readers of the old
+    # file until the next write); the killed writers' generations are gone.
+    generations = list((tmp_path / "out.h5.tiles" / "data").iterdir()) if layout == "virtual" else []
+    superseded = [g for g in generations if (g / ".superseded").exists()]
     if layout == "virtual":
-        generations = [p for p in (tmp_path / "out.h5.tiles" / "data").iterdir()]
-        assert len(generations) == 1
+        assert len(generations) - len(superseded) == 1 and len(superseded) <= 1
+    assert not any((g / ".in-progress").exists() for g in generations)
+    tool.write(old, out, layout=layout, ranks=2)  # one more: what the last one replaced goes
+    if layout == "virtual":
+        assert not any(g.exists() for g in superseded)
     else:
         assert not (tmp_path / "out.h5.tiles").exists()
 
@@ -67,9 +74,9 @@ def test_two_writers_at_once_leave_one_complete_file(tool, tmp_path):
     tool.write(np.zeros((2048, 4096), np.int32), out)
     pa, ra = start_write(tool, a, out, "virtual")
     pb, rb = start_write(tool, b, out, "virtual")
-    # h5tile readers during the writes see the old or the new array, whole, or (when a commit
-    # removed the tiles of the file they had opened) an error naming the missing tile: never a
-    # mix. (h5py would return fill values for the vanished tiles instead: see the notes.)
+    # h5tile readers during the writes see the old or the new array, whole, or (when two commits
+    # passed while they read, removing the tiles of the file they had opened) an error naming
+    # the missing tile: never a mix.
     while pa.poll() is None or pb.poll() is None:
         got = tool.read(out, tmp=tmp_path)
         if isinstance(got, dict):

@@ -71,8 +71,11 @@ def test_intermediate_groups_are_created(tool, tmp_path):
         assert same_bytes(f["grp/sub/x"][...], a)
 
 
-def tile_files(path):
-    return sorted(p for p in (path.parent / (path.name + ".tiles")).rglob("*.h5"))
+def tile_files(path, superseded=False):
+    """The tile files beside `path`: those of live generations, or (superseded=True) those a
+    later write replaced and keeps for readers of the old file until the next write."""
+    return sorted(p for p in (path.parent / (path.name + ".tiles")).rglob("*.h5")
+                  if (p.parent / ".superseded").exists() == superseded)
 
 
 def test_stale_tiles_are_removed_and_never_mapped(tool, tmp_path):
@@ -81,7 +84,7 @@ def test_stale_tiles_are_removed_and_never_mapped(tool, tmp_path):
     assert len(tile_files(out)) == 4
     b = random_array("int32", (20, 4), seed=2)
     tool.write(b, out, ranks=2)
-    assert len(tile_files(out)) == 2
+    assert len(tile_files(out)) == 2 and len(tile_files(out, superseded=True)) == 4
     with h5py.File(out, "r") as f:
         assert same_bytes(f["data"][...], b)
         sources = {s.file_name for s in f["data"].virtual_sources()}
@@ -91,6 +94,8 @@ def test_stale_tiles_are_removed_and_never_mapped(tool, tmp_path):
 def test_contiguous_overwrite_removes_old_tiles(tool, tmp_path):
     out = tmp_path / "out.h5"
     tool.write(random_array("int32", (20, 4)), out, ranks=4)
+    tool.write(random_array("int32", (20, 4)), out, layout="contiguous")
+    assert not tile_files(out) and len(tile_files(out, superseded=True)) == 4  # kept for old readers
     tool.write(random_array("int32", (20, 4)), out, layout="contiguous")
     assert not (tmp_path / "out.h5.tiles").exists()
 
@@ -106,7 +111,7 @@ def test_append_adds_and_replaces_datasets(tool, tmp_path):
     with h5py.File(out, "r") as f:
         assert same_bytes(f["a"][...], c)
         assert same_bytes(f["g/b"][...], b)
-    assert len(tile_files(out)) == 5
+    assert len(tile_files(out)) == 5 and len(tile_files(out, superseded=True)) == 2
 
 
 def test_exclusive_mode_refuses_an_existing_file(tool, tmp_path):

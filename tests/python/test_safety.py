@@ -1,0 +1,161 @@
+"""What a write must never do: break readers of the old file, write or delete through planted
+symbolic links, ignore the umask, or leave a half-written file or litter when the disk fills."""
+import errno
+import os
+import stat
+import subprocess
+import sys
+import uuid
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, random_array
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+
+def generations(out, dataset="data"):
+    folder = out.parent / (out.name + ".tiles") / dataset
+    return sorted(p for p in folder.iterdir()) if folder.exists() else []
+
+
+def test_a_reader_that_opened_the_old_file_reads_it_whole_after_an_overwrite(tmp_path):
+    out = tmp_path / "out.h5"
+    old = random_array("float32", (300, 200), seed=1)
+    new = random_array("float32", (300, 200), seed=2)
+    h5tile.to_file(old, out, "/data", ranks=4).wait()
+    with h5py.File(out, "r") as f:
+        dset = f["data"]  # opened, nothing read yet: HDF5 opens the tile files lazily
+        h5tile.to_file(new, out, "/data", ranks=3).wait()
+        assert dset[...].tobytes() == old.tobytes()
+    assert h5tile.from_file(out, "/data").tobytes() == new.tobytes()
+    # The replaced generation is kept (marked) until the next write, which removes it.
+    first = generations(out)
+    assert len(first) == 2 and sum((g / ".superseded").exists() for g in first) == 1
+    replaced = next(g for g in first if (g / ".superseded").exists())
+    current = next(g for g in first if g != replaced)
+    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    second = generations(out)
+    assert len(second) == 2 and replaced not in second
+    assert current in second and (current / ".superseded").exists()
+
+
+def test_keep_previous_off_removes_the_old_tiles_at_once(tmp_path):
+    out = tmp_path / "out.h5"
+    old = np.arange(1, 60001, dtype=np.int32).reshape(300, 200)
+    h5tile.to_file(old, out, "/data", ranks=4).wait()
+    with h5py.File(out, "r") as f:
+        dset = f["data"]
+        h5tile.to_file(old * 2, out, "/data", ranks=4, keep_previous=False).wait()
+        assert len(generations(out)) == 1
+        # The documented cost: HDF5 readers of the old file now get fill values (0) instead.
+        assert not np.array_equal(dset[...], old)
+
+
+def test_planted_symbolic_links_are_refused_and_never_followed(tmp_path):
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "keep.txt").write_text("mine")
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "out.h5"
+    old = random_array("int16", (64, 64), seed=3)
+
+    # A link where the tile folder goes: the write fails naming it; nothing lands in the target.
+    (work / "out.h5.tiles").symlink_to(precious, target_is_directory=True)
+    with pytest.raises(OSError, match="symbolic link"):
+        h5tile.to_file(old, out, "/data", ranks=2).wait()
+    assert sorted(p.name for p in precious.iterdir()) == ["keep.txt"]
+    assert not out.exists()
+    (work / "out.h5.tiles").unlink()
+
+    # A link below the tile folder, at the dataset's folder.
+    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    (work / "out.h5.tiles" / "grp").mkdir()
+    (work / "out.h5.tiles" / "grp" / "x").symlink_to(precious, target_is_directory=True)
+    with pytest.raises(OSError, match="symbolic link"):
+        h5tile.to_file(old, out, "/grp/x", ranks=2, mode="a").wait()
+    assert sorted(p.name for p in precious.iterdir()) == ["keep.txt"]
+    assert h5tile.from_file(out, "/data").tobytes() == old.tobytes()  # the file is as before
+
+    # A link among the stale entries: the clean-up removes the link, never what it points to.
+    (work / "out.h5.tiles" / "grp" / "x").unlink()
+    (work / "out.h5.tiles" / "data" / "0123456789abcdef-1-00000000").symlink_to(precious, target_is_directory=True)
+    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    assert (precious / "keep.txt").read_text() == "mine"
+    assert not (work / "out.h5.tiles" / "data" / "0123456789abcdef-1-00000000").exists()
+
+    # A link at the lock file.
+    victim = precious / "keep.txt"
+    (work / ".out.h5.lock").unlink()
+    (work / ".out.h5.lock").symlink_to(victim)
+    with pytest.raises(OSError):
+        h5tile.to_file(old, out, "/data", ranks=2).wait()
+    assert victim.read_text() == "mine"
+    assert h5tile.from_file(out, "/data").tobytes() == old.tobytes()
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_modes_follow_the_umask(tmp_path, layout):
+    previous = os.umask(0o027)
+    try:
+        h5tile.to_file(np.ones((64, 64), np.float64), tmp_path / "u.h5", "/g/d", ranks=3, layout=layout).wait()
+    finally:
+        os.umask(previous)
+    seen = 0
+    for root, dirs, files in os.walk(tmp_path):
+        for name in dirs:
+            assert stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode) == 0o750, name
+            seen += 1
+        for name in files:
+            assert stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode) == 0o640, name
+            seen += 1
+    assert seen >= (2 if layout == "contiguous" else 9)  # main file, lock (, folders, tiles)
+
+
+def mount_small(kind, where, tmp_path):
+    """A 24 MiB filesystem at `where` (tmpfs, or ext4 in a loop-mounted image); skips visibly
+    when this machine cannot mount (not root, or no loop devices)."""
+    where.mkdir()
+    if kind == "tmpfs":
+        cmd = ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(where)]
+    else:
+        image = tmp_path / f"small-{uuid.uuid4().hex}.img"
+        with open(image, "wb") as f:
+            f.truncate(24 << 20)
+        made = subprocess.run(["mkfs.ext4", "-q", str(image)], capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"mkfs.ext4 failed: {made.stderr.strip()}")
+        cmd = ["mount", "-o", "loop", str(image), str(where)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small {kind} here: {done.stderr.strip()}")
+
+
+@pytest.mark.parametrize("fs", ["tmpfs", "ext4-loop"])
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_disk_full_is_a_clear_error_and_keeps_the_previous_file(tmp_path, fs, layout):
+    small = tmp_path / "small"
+    mount_small(fs, small, tmp_path)
+    try:
+        out = small / "out.h5"
+        old = random_array("float32", (1024, 1024), seed=4)  # 4 MiB
+        h5tile.to_file(old, out, "/data", ranks=3, layout=layout, keep_previous=False).wait()
+        before = sorted(p.relative_to(small) for p in small.rglob("*"))
+        big = np.ones((8192, 1024), np.float32)  # 32 MiB: more than the filesystem holds
+        with pytest.raises(h5tile.Error) as caught:
+            h5tile.to_file(big, out, "/data", ranks=3, layout=layout).wait()
+        assert "No space left on device" in str(caught.value) or "File too large" in str(caught.value)
+        assert isinstance(caught.value, OSError) and caught.value.errno == errno.ENOSPC
+        with h5py.File(out, "r") as f:
+            assert f["data"][...].tobytes() == old.tobytes()
+        after = sorted(p.relative_to(small) for p in small.rglob("*"))
+        assert after == before  # no temporary file, no new tile folder
+        # With the space back, the same write succeeds.
+        h5tile.to_file(big[:2048], out, "/data", ranks=3, layout=layout, keep_previous=False).wait()
+        assert np.array_equal(h5tile.from_file(out, "/data"), big[:2048])
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
