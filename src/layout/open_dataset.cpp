@@ -234,7 +234,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     self->file = path_;
     self->dataset = name_;
     self->shape = info_.shape;
-    self->memory_type = memory_type_for(H5Dget_type(dataset_.get()), info_.dtype);
+    const TypeHandle file_type(check(H5Dget_type(dataset_.get()), "H5Dget_type"));
+    self->memory_type = memory_type_for(file_type.get(), info_.dtype);
     self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
