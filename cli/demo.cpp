@@ -79,7 +79,7 @@ int run_demo() {
   fill_pattern(source, std::max(1U, std::thread::hardware_concurrency()));
 
   WriteOptions write{
-      .layout = o.layout == "contiguous" ? Layout::Contiguous : Layout::Virtual, .ranks = o.ranks, .sync = !o.no_sync};
+      .layout = layout_from_name(o.layout), .ranks = o.ranks, .sync = !o.no_sync};
   auto start = std::chrono::steady_clock::now();
   to_file(view(source.data(), shape), o.path, o.dataset, write).wait();
   const double t_write = seconds_since(start);
@@ -129,7 +129,7 @@ void add_demo(CLI::App& app) {
   demo->add_option("--dataset", demo_options.dataset, "dataset name")->capture_default_str();
   demo->add_option("--layout", demo_options.layout, "layout written")
       ->capture_default_str()
-      ->check(CLI::IsMember({"virtual", "contiguous"}));
+      ->check(CLI::IsMember({"virtual", "contiguous", "chunked"}));
   demo->add_option("--columns", demo_options.columns, "length of the second axis")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 30));

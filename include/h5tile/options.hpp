@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <h5tile/array.hpp>
 
@@ -19,7 +20,15 @@ enum class Layout : std::uint8_t {
   Virtual,
   /// One self-contained file; every rank writes its tile into its place in one contiguous dataset.
   Contiguous,
+  /// One self-contained file with one chunked dataset (unfiltered, all chunks allocated when
+  /// the file is created); every rank writes its tile's part of each chunk in place.
+  Chunked,
 };
+
+/// "virtual", "contiguous", "chunked".
+[[nodiscard]] std::string_view layout_name(Layout layout) noexcept;
+/// The layout of that name; throws InvalidArgument naming the accepted ones.
+[[nodiscard]] Layout layout_from_name(std::string_view name);
 
 /// What `to_file` does with an existing file.
 enum class Mode : std::uint8_t {
@@ -47,6 +56,11 @@ struct WriteOptions {
   /// it whole. Off: remove it at once (less disk at rest; such readers then see fill values
   /// or errors for the removed tiles).
   bool keep_previous = true;
+  /// Layout Chunked: the chunk shape (one positive length per axis, each at most the
+  /// dataset's, under 4 GiB in all). Empty: the shape of the first tile, halved along the
+  /// leading axes until a chunk holds at most 1 GiB; `to_file` then also aligns its tiles to
+  /// whole chunks along the first axis.
+  Shape chunk{};
   /// Progress and cancellation (for write_tiles: this rank's bytes).
   ProgressCallback progress{};
 };

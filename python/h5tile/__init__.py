@@ -89,8 +89,17 @@ def _prepare(array: Any):
     return array, 0
 
 
+def _chunk_list(chunks: Optional[Sequence[int]]) -> "list[int]":
+    if chunks is None:
+        return []
+    if any(int(c) <= 0 for c in chunks):
+        raise InvalidArgumentError(f"chunks must be positive lengths, not {tuple(chunks)}")
+    return [int(c) for c in chunks]
+
+
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
-            mode: str = "w", ranks: int = 0, sync: bool = True, keep_previous: bool = True, comm: Any = None,
+            mode: str = "w", ranks: int = 0, sync: bool = True, keep_previous: bool = True,
+            chunks: Optional[Sequence[int]] = None, comm: Any = None,
             progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
     """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
 
@@ -101,7 +110,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         path: the HDF5 file; missing folders are created.
         dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
         layout: "virtual" (default: one file per tile in ``<path>.tiles/`` and a virtual dataset
-            mapping them) or "contiguous" (one self-contained file).
+            mapping them), "contiguous" (one self-contained file) or "chunked" (one self-contained
+            file, one unfiltered chunked dataset; every tile written in place).
+        chunks: layout "chunked": the chunk shape; None: one chunk per tile (tiles are then
+            aligned to chunks), at most 1 GiB each.
         mode: "w" overwrite (default), "a" add or replace the dataset in an existing file, "x" fail
             if the file exists.
         ranks: tiles (worker threads); 0 for the number of cores.
@@ -130,11 +142,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         first = sum(rows[: comm.Get_rank()])
         write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
                    global_shape=(sum(rows),) + shape[1:], layout=layout, mode=mode, sync=sync,
-                   keep_previous=keep_previous)
+                   keep_previous=keep_previous, chunks=chunks)
         return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
     handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync, keep_previous,
-                             progress)
+                             _chunk_list(chunks), progress)
     result = WriteHandle(handle, core)
     with _pending_lock:
         _pending[:] = [p for p in _pending if not p.done()]
@@ -245,14 +257,14 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
                offset: Sequence[int], global_shape: Sequence[int], layout: str = "virtual", mode: str = "w",
-               sync: bool = True, keep_previous: bool = True) -> None:
+               sync: bool = True, keep_previous: bool = True, chunks: Optional[Sequence[int]] = None) -> None:
     """Collective (MPI, through an mpi4py communicator): every rank writes its tile ``array`` at
     ``offset`` of a dataset of ``global_shape``. All ranks pass the same path, dataset, shape and
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact."""
     core, opaque = _prepare(array)
     _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, [int(s) for s in global_shape],
-                       [int(o) for o in offset], layout, mode, sync, keep_previous)
+                       [int(o) for o in offset], layout, mode, sync, keep_previous, _chunk_list(chunks))
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,

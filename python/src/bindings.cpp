@@ -255,11 +255,7 @@ h5tile::ProgressCallback progress_of(nb::object callable) {
   };
 }
 
-h5tile::Layout layout_of(const std::string& s) {
-  if (s == "virtual") return h5tile::Layout::Virtual;
-  if (s == "contiguous") return h5tile::Layout::Contiguous;
-  throw h5tile::InvalidArgument("layout must be 'virtual' or 'contiguous', not '" + s + "'");
-}
+h5tile::Layout layout_of(const std::string& s) { return h5tile::layout_from_name(s); }
 
 h5tile::Mode mode_of(const std::string& s) {
   if (s == "w") return h5tile::Mode::Overwrite;
@@ -382,7 +378,7 @@ NB_MODULE(_h5tile, m) {
       "to_file",
       [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
          const std::string& layout, const std::string& mode, unsigned ranks, bool sync, bool keep_previous,
-         nb::object progress) {
+         const h5tile::Shape& chunk, nb::object progress) {
         const auto v = view_of(array, opaque);
         auto callback = progress_of(std::move(progress));
         nb::gil_scoped_release release;
@@ -392,26 +388,30 @@ NB_MODULE(_h5tile, m) {
                                 .ranks = ranks,
                                 .sync = sync,
                                 .keep_previous = keep_previous,
+                                .chunk = chunk,
                                 .progress = std::move(callback)});
       },
       "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
-      "progress"_a = nb::none());
+      "chunk"_a, "progress"_a = nb::none());
 
   m.def(
       "write_tile",
       [](nb::object comm, const AnyArray& array, const std::filesystem::path& path, const std::string& dataset,
          std::size_t opaque, const h5tile::Shape& global_shape, const h5tile::Shape& offset, const std::string& layout,
-         const std::string& mode, bool sync, bool keep_previous) {
+         const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk) {
         PyCommunicator c(std::move(comm));
         const auto v = view_of(array, opaque);
         const h5tile::Tile tile{h5tile::Box{offset, v.shape}, v};
         nb::gil_scoped_release release;
-        h5tile::write_tiles(
-            c, global_shape, {&tile, 1}, path, dataset,
-            {.layout = layout_of(layout), .mode = mode_of(mode), .sync = sync, .keep_previous = keep_previous});
+        h5tile::write_tiles(c, global_shape, {&tile, 1}, path, dataset,
+                            {.layout = layout_of(layout),
+                             .mode = mode_of(mode),
+                             .sync = sync,
+                             .keep_previous = keep_previous,
+                             .chunk = chunk});
       },
       "comm"_a, "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
-      "sync"_a, "keep_previous"_a);
+      "sync"_a, "keep_previous"_a, "chunk"_a);
 
   m.def(
       "read_tile",

@@ -24,6 +24,7 @@
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
 #include "layout/file_writer.hpp"
+#include "layout/open_dataset.hpp"
 #include "layout/sidecar.hpp"
 
 namespace h5tile {
@@ -42,6 +43,7 @@ struct WritePlan {
   DType dtype{DTypeKind::UInt8};
   std::vector<Box> boxes;          // every tile, in rank order
   std::vector<std::size_t> first;  // index in boxes of each rank's first tile
+  Shape chunk;                     // layout Chunked: the chunk shape
   std::string embedded;            // the element of a 0-d array (it travels with the plan)
   [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
 };
@@ -80,6 +82,7 @@ std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const
       .u64s(shape)
       .u64(static_cast<std::uint64_t>(options.layout))
       .u64(static_cast<std::uint64_t>(options.mode))
+      .u64s(options.chunk)
       .str(dtype_name)
       .u64(tiles.size())
       .str(tiles_packed.bytes())
@@ -94,6 +97,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   std::string first_path;
   std::uint64_t first_layout = 0;
   std::uint64_t first_mode = 0;
+  Shape first_chunk;
   std::string dtype_name;
   int dtype_rank = -1;
   for (std::size_t r = 0; r < all.size(); ++r) {
@@ -107,6 +111,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
     const auto shape = in.u64s();
     const auto layout = in.u64();
     const auto mode = in.u64();
+    const auto chunk = in.u64s();
     const auto rank_dtype = in.str();
     const auto count = in.u64();
     const auto packed = in.str();
@@ -117,8 +122,9 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
       plan.shape = shape;
       first_layout = layout;
       first_mode = mode;
+      first_chunk = chunk;
     } else if (path != first_path || dataset != plan.dataset || shape != plan.shape || layout != first_layout ||
-               mode != first_mode) {
+               mode != first_mode || chunk != first_chunk) {
       throw InvalidArgument(fmt::format(
           "ranks disagree on the write: rank 0 passed '{}':'{}' shape {}, rank {} passed '{}':'{}' shape {} "
           "(every rank must pass the same path, dataset, shape and options)",
@@ -152,6 +158,11 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   }
   plan.dtype = DType::from_name(dtype_name);
   check_coverage(plan.boxes, plan.shape, plan.target, plan.dataset);
+  if (static_cast<Layout>(first_layout) == Layout::Chunked && !plan.is_embedded()) {
+    const auto largest = std::max_element(plan.boxes.begin(), plan.boxes.end(),
+                                          [](const Box& a, const Box& b) { return a.count() < b.count(); });
+    plan.chunk = chunk_for(first_chunk, plan.shape, largest->extent, plan.dtype.size(), plan.target, plan.dataset);
+  }
   return plan;
 }
 
@@ -185,6 +196,83 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
         progress.add(parts[i].count() * es);
       },
       settings::threads());
+}
+
+// The part `part` (dataset coordinates, inside `box`) of a tile whose memory `data` holds `box`.
+ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part) {
+  ArrayView view = data;
+  view.shape = part.extent;
+  view.byte_strides = data.strides();
+  auto* base = static_cast<const std::byte*>(data.data);
+  for (std::size_t a = 0; a < box.rank(); ++a) {
+    base += static_cast<std::int64_t>(part.offset[a] - box.offset[a]) * view.byte_strides[a];
+  }
+  view.data = base;
+  return view;
+}
+
+// The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates (a chunk at
+// the dataset's edge reaches past it; only its part inside `box` is ever written).
+std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
+  const auto rank = box.rank();
+  Shape first(rank);
+  Shape count(rank);
+  std::uint64_t total = 1;
+  for (std::size_t a = 0; a < rank; ++a) {
+    first[a] = box.offset[a] / chunk[a];
+    count[a] = (box.offset[a] + box.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
+    total *= count[a];
+  }
+  std::vector<Box> chunks;
+  chunks.reserve(total);
+  for (std::uint64_t i = 0; i < total; ++i) {
+    Box c{Shape(rank), chunk};
+    for (std::size_t a = rank, rest = i; a-- > 0; rest /= count[a]) {
+      c.offset[a] = (first[a] + rest % count[a]) * chunk[a];
+    }
+    chunks.push_back(std::move(c));
+  }
+  return chunks;
+}
+
+// Layout Chunked: writes this rank's tiles into the chunks of the dataset in `path` (all
+// allocated), each chunk stored whole and row-major at the address HDF5 gave it.
+void write_chunked_tiles(const WritePlan& plan, const fs::path& path, std::span<const Tile> tiles, bool sync,
+                         Progress& progress) {
+  const PosixFile out(path, O_WRONLY);
+  for (const auto& tile : tiles) {
+    const auto chunks = chunks_touching(tile.box, plan.chunk);
+    std::vector<Shape> origins;
+    origins.reserve(chunks.size());
+    for (const auto& c : chunks) origins.push_back(c.offset);
+    const auto addresses = chunk_addresses(path, plan.dataset, origins);
+    const auto es = plan.dtype.size();
+    // One task per chunk part; a part larger than the task size is split further by
+    // write_tile_bytes (host) or staged piece by piece (device).
+    const auto part_of = [&](std::size_t i) {
+      auto part = *intersect(tile.box, chunks[i]);
+      Box in_chunk = part;
+      for (std::size_t a = 0; a < part.rank(); ++a) in_chunk.offset[a] -= chunks[i].offset[a];
+      return std::pair{part, in_chunk};
+    };
+    if (gpu::device_of(tile.data) >= 0 || chunks.size() == 1) {
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const auto [part, in_chunk] = part_of(i);
+        write_tile_bytes({&out, addresses[i], plan.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part),
+                         progress);
+      }
+      continue;
+    }
+    const auto memory = memory_of(tile.data);
+    parallel_for(chunks.size(), settings::threads(), [&](std::size_t i) {
+      const auto [part, in_chunk] = part_of(i);
+      write_raw({&out, addresses[i], plan.chunk, es}, in_chunk, sub_memory(memory, tile.box, part));
+      progress.add(part.count() * es);
+    });
+  }
+  if (sync) {
+    out.sync();  // this rank's bytes (with MPI, another node's page cache is not rank 0's to flush)
+  }
 }
 
 // Writes one tile to its own file in the sidecar (layout Virtual).
@@ -282,9 +370,15 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   try {
     std::uint64_t offset = 0;
     const bool contiguous = options.layout == Layout::Contiguous && !plan.is_embedded();
-    if (contiguous) {
+    const bool chunked = options.layout == Layout::Chunked && !plan.is_embedded();
+    const auto temp = temp_main(plan.target, generation);
+    if (contiguous || chunked) {
       offset = std::stoull(on_root(comm, 0, [&] {
-        auto file = start_main_file(plan, temp_main(plan.target, generation), options.mode);
+        auto file = start_main_file(plan, temp, options.mode);
+        if (chunked) {
+          (void)create_chunked_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, plan.chunk, true);
+          return std::string("0");
+        }
         return std::to_string(create_raw_dataset(file.get(), plan.dataset, plan.dtype, plan.shape));
       }));
     }
@@ -294,11 +388,18 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
         return;
       }
       if (contiguous) {
-        const PosixFile out(temp_main(plan.target, generation), O_WRONLY);
+        const PosixFile out(temp, O_WRONLY);
         const RawDataset raw{&out, offset, plan.shape, plan.dtype.size()};
         for (const auto& tile : tiles) {
           write_tile_bytes(raw, tile.box, tile.data, progress);
         }
+        if (options.sync) {
+          out.sync();  // as in write_chunked_tiles
+        }
+        return;
+      }
+      if (chunked) {
+        write_chunked_tiles(plan, temp, tiles, options.sync, progress);
         return;
       }
       const auto first = plan.first[static_cast<std::size_t>(comm.rank())];
@@ -324,8 +425,8 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     }
     (void)on_root(comm, 0, [&] {
       const CommitLock lock(plan.target);
-      if (contiguous) {
-        publish_file(temp_main(plan.target, generation), plan.target, options.sync);
+      if (contiguous || chunked) {
+        publish_file(temp, plan.target, options.sync);
       } else {
         commit_virtual(plan, generation, options, written);
       }
@@ -362,22 +463,20 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   check_array(array, path, name);
   check_target(path, options.mode);
   const unsigned requested = options.ranks != 0 ? options.ranks : settings::threads();
-  const auto boxes = split_for_ranks(array.shape, requested);
+  auto boxes = split_for_ranks(array.shape, requested);
+  if (options.layout == Layout::Chunked && !array.shape.empty()) {
+    // Tiles of whole chunks along the first axis, so that no two ranks share a chunk.
+    const auto chunk = chunk_for(options.chunk, array.shape, boxes.front().extent, array.dtype.size(), path, name);
+    boxes = split_for_ranks(array.shape, requested, chunk.empty() ? 1 : chunk[0]);
+  }
   const auto target = fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
   auto progress = std::make_shared<Progress>(options.progress, array.nbytes());
   return pending_writes().start(target, [=] {
     run_thread_ranks(static_cast<unsigned>(boxes.size()), [&](Communicator& comm) {
       const auto& box = boxes[static_cast<std::size_t>(comm.rank())];
-      ArrayView part = array;
+      ArrayView part = sub_view(array, Box::whole(array.shape), box);
       part.memory = device >= 0 ? MemoryKind::Device : MemoryKind::Host;
-      part.shape = box.extent;
-      part.byte_strides = array.strides();
-      auto* base = static_cast<const std::byte*>(array.data);
-      for (std::size_t a = 0; a < box.rank(); ++a) {
-        base += static_cast<std::int64_t>(box.offset[a]) * part.byte_strides[a];
-      }
-      part.data = base;
       const Tile tile{box, part};
       write_tiles_impl(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, options, *progress);
     });

@@ -120,9 +120,22 @@ void check_target(const fs::path& path, Mode mode) {
   }
 }
 
-std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks) {
+std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks, std::uint64_t align_rows) {
   if (shape.empty() || element_count(shape) == 0) {
     return {Box::whole(shape)};
+  }
+  if (align_rows > 1) {
+    const auto wanted = std::max(1U, ranks);
+    const auto blocks = (shape[0] + align_rows - 1) / align_rows;
+    const auto rows = std::max<std::uint64_t>(1, (blocks + wanted - 1) / wanted) * align_rows;
+    std::vector<Box> boxes;
+    for (std::uint64_t start = 0; start < shape[0]; start += rows) {
+      auto box = Box::whole(shape);
+      box.offset[0] = start;
+      box.extent[0] = std::min(rows, shape[0] - start);
+      boxes.push_back(std::move(box));
+    }
+    return boxes;
   }
   const auto n = std::min<std::uint64_t>(std::max(1U, ranks), shape[0]);
   std::vector<Box> boxes;
@@ -138,4 +151,65 @@ std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks) {
   return boxes;
 }
 
+Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_tile, std::size_t elem_size,
+                const std::filesystem::path& path, const std::string& dataset) {
+  constexpr std::uint64_t kMaxChunkBytes = (std::uint64_t{1} << 32) - 1;  // HDF5's limit
+  constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t{1} << 30;
+  if (!requested.empty()) {
+    if (requested.size() != shape.size()) {
+      throw InvalidArgument(fmt::format("{}: chunk {} has {} axes but the dataset has {} (shape {})",
+                                        where(path, dataset), to_string(requested), requested.size(), shape.size(),
+                                        to_string(shape)));
+    }
+    std::uint64_t bytes = elem_size;
+    for (std::size_t a = 0; a < shape.size(); ++a) {
+      if (requested[a] == 0 || requested[a] > std::max<std::uint64_t>(1, shape[a])) {
+        throw InvalidArgument(fmt::format("{}: chunk {} must be positive and at most the shape {} on every axis",
+                                          where(path, dataset), to_string(requested), to_string(shape)));
+      }
+      bytes = bytes > kMaxChunkBytes / requested[a] ? kMaxChunkBytes + 1 : bytes * requested[a];
+    }
+    if (bytes > kMaxChunkBytes) {
+      throw InvalidArgument(fmt::format("{}: chunk {} holds more than HDF5's limit of 4 GiB - 1 bytes",
+                                        where(path, dataset), to_string(requested)));
+    }
+    return requested;
+  }
+  Shape chunk = first_tile;
+  for (auto& c : chunk) c = std::max<std::uint64_t>(1, c);
+  for (std::size_t a = 0; a < chunk.size() && element_count(chunk) * elem_size > kDefaultMaxBytes;) {
+    if (chunk[a] == 1) {
+      ++a;
+      continue;
+    }
+    chunk[a] = (chunk[a] + 1) / 2;
+  }
+  return chunk;
+}
+
 }  // namespace h5tile::detail
+
+namespace h5tile {
+
+std::string_view layout_name(Layout layout) noexcept {
+  switch (layout) {
+    case Layout::Virtual:
+      return "virtual";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Chunked:
+      return "chunked";
+  }
+  return "?";
+}
+
+Layout layout_from_name(std::string_view name) {
+  for (const auto layout : {Layout::Virtual, Layout::Contiguous, Layout::Chunked}) {
+    if (layout_name(layout) == name) {
+      return layout;
+    }
+  }
+  throw InvalidArgument(fmt::format("layout must be 'virtual', 'contiguous' or 'chunked', not '{}'", name));
+}
+
+}  // namespace h5tile

@@ -31,7 +31,14 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std
 // absent for Exclusive, an HDF5 file (or absent) for Append.
 void check_target(const std::filesystem::path& path, Mode mode);
 // Splits `shape` along its first axis into at most `ranks` non-empty boxes (one box for a
-// 0-d or empty shape).
-[[nodiscard]] std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks);
+// 0-d or empty shape); with `align_rows` > 1, every box but the last starts and ends on a
+// multiple of it.
+[[nodiscard]] std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks, std::uint64_t align_rows = 1);
+
+// The chunk shape of a Chunked write: `requested` checked against `shape` (InvalidArgument
+// naming what is wrong), or, when empty, `first_tile` halved along the leading axes until a
+// chunk of `elem_size`-byte elements holds at most 1 GiB.
+[[nodiscard]] Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_tile,
+                              std::size_t elem_size, const std::filesystem::path& path, const std::string& dataset);
 
 }  // namespace h5tile::detail

@@ -89,17 +89,38 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
 }
 
 DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                                     const Shape& chunk) {
+                                     const Shape& chunk, bool allocate_now) {
   const Hdf5Lock lock;
   const auto type = make_type(dtype);
   const auto space = make_space(shape);
   const PlistHandle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset)"));
   const auto dims = hsizes(chunk);
   check(H5Pset_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pset_chunk");
+  if (allocate_now) {
+    check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+    check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  }
   const auto lcpl = intermediate_groups();
   return DatasetHandle(
       check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
             fmt::format("cannot create chunked dataset '{}'", name)));
+}
+
+std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::string& name,
+                                           const std::vector<Shape>& origins) {
+  const auto file = open_file(path);
+  const auto dataset = open_dataset(file.get(), name, path);
+  std::vector<std::uint64_t> addresses;
+  addresses.reserve(origins.size());
+  for (const auto& origin : origins) {
+    const auto address = chunk_address(dataset.get(), origin);
+    if (!address) {
+      throw Hdf5Error(fmt::format("the chunk at {} of '{}' in '{}' has no space in the file", to_string(origin), name,
+                                  path.string()));
+    }
+    addresses.push_back(*address);
+  }
+  return addresses;
 }
 
 void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes) {

@@ -24,9 +24,16 @@ namespace h5tile::detail {
 // missing groups on the way; returns the file offset of its raw bytes.
 std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape);
 
-// Creates an unfiltered chunked dataset with `chunk` (which must fit `shape`'s rank).
+// Creates an unfiltered chunked dataset with `chunk` (which must fit `shape`'s rank). With
+// `allocate_now`, every chunk gets its space in the file at once (no fill written), so that
+// ranks can then pwrite into chunks at the addresses chunk_addresses() reports.
 [[nodiscard]] DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                                                   const Shape& chunk);
+                                                   const Shape& chunk, bool allocate_now = false);
+
+// The file address of each chunk (given by its origin, in elements) of a chunked dataset whose
+// chunks are all allocated; opens `path` read-only. Throws Hdf5Error for an unallocated chunk.
+[[nodiscard]] std::vector<std::uint64_t> chunk_addresses(const std::filesystem::path& path, const std::string& name,
+                                                         const std::vector<Shape>& origins);
 
 // Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges) at
 // element offset `offset`, without type conversion or filters.

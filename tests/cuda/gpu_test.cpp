@@ -67,7 +67,7 @@ class GpuDTypes : public Gpu, public ::testing::WithParamInterface<std::string> 
 TEST_P(GpuDTypes, DeviceRoundTripEqualsTheCpuPathByteForByte) {
   const auto cut = GetParam().find('_');
   const auto name = GetParam().substr(0, cut);
-  const auto layout = GetParam().substr(cut + 1) == "virtual" ? Layout::Virtual : Layout::Contiguous;
+  const auto layout = layout_from_name(GetParam().substr(cut + 1));
   const DType dtype = DType::from_name(name);
   const Shape shape{1009, 7, 3};  // primes
   const auto bytes = random_bytes(dtype, element_count(shape), 11);
@@ -87,7 +87,7 @@ std::vector<std::string> gpu_cases() {
   std::vector<std::string> out;
   for (const char* dtype : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
                             "float32", "float64", "complex64", "complex128", "V5"}) {
-    for (const char* layout : {"virtual", "contiguous"}) out.push_back(std::string(dtype) + "_" + layout);
+    for (const char* layout : {"virtual", "contiguous", "chunked"}) out.push_back(std::string(dtype) + "_" + layout);
   }
   return out;
 }

@@ -31,7 +31,7 @@ TEST_P(RoundTrip, ReadsBackTheSameBytes) {
   EXPECT_EQ(back.shape(), shape);
   EXPECT_TRUE(equal_bytes(back, bytes.data(), bytes.size()));
   const auto info = describe(path("out.h5"), "/x");
-  EXPECT_EQ(info.layout, c.layout == Layout::Virtual ? "virtual" : "contiguous");
+  EXPECT_EQ(info.layout, layout_name(c.layout));
   if (c.layout == Layout::Virtual) {
     EXPECT_EQ(info.virtual_sources, std::min<std::size_t>(c.ranks, shape[0]));
   }
@@ -41,7 +41,7 @@ std::vector<RoundTripCase> round_trip_cases() {
   std::vector<RoundTripCase> out;
   for (const char* dtype : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
                             "float32", "float64", "complex64", "complex128", "V5"}) {
-    for (const auto layout : {Layout::Virtual, Layout::Contiguous}) {
+    for (const auto layout : {Layout::Virtual, Layout::Contiguous, Layout::Chunked}) {
       for (const unsigned ranks : {1U, 4U, 40U}) {
         out.push_back({dtype, layout, ranks});
       }
@@ -52,7 +52,7 @@ std::vector<RoundTripCase> round_trip_cases() {
 
 INSTANTIATE_TEST_SUITE_P(AllDTypes, RoundTrip, ::testing::ValuesIn(round_trip_cases()), [](const auto& param_info) {
   const auto& p = param_info.param;
-  return p.dtype + (p.layout == Layout::Virtual ? "_virtual_" : "_contig_") + std::to_string(p.ranks);
+  return p.dtype + "_" + std::string(layout_name(p.layout)) + "_" + std::to_string(p.ranks);
 });
 
 // The typed convenience view<T>() deduces the dtype from the C++ element type.
@@ -100,7 +100,57 @@ TEST_P(Strided, NonContiguousInputIsWrittenAsItsLogicalArray) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, Strided, ::testing::Values(Layout::Virtual, Layout::Contiguous));
+INSTANTIATE_TEST_SUITE_P(Layouts, Strided, ::testing::Values(Layout::Virtual, Layout::Contiguous, Layout::Chunked));
+
+using Chunked = testing_support::TempDirTest;
+
+// Chunks that tiles share (write_tiles with a chunk that does not match the tiles), chunks that
+// reach past the dataset's edge, and the default chunk of to_file (whole tiles, aligned).
+TEST_F(Chunked, TilesSharingChunksAndEdgeChunksReadBackTheSameBytes) {
+  const DType dtype(DTypeKind::Int32);
+  const Shape shape{37, 23};
+  const auto bytes = random_bytes(dtype, element_count(shape), 5);
+  // 5 uneven row bands written by 5 thread ranks; chunks of 8x10 cross every band boundary.
+  const std::vector<std::uint64_t> starts{0, 3, 11, 12, 30, 37};
+  run_thread_ranks(5, [&](Communicator& comm) {
+    const auto r = static_cast<std::size_t>(comm.rank());
+    const Box box{{starts[r], 0}, {starts[r + 1] - starts[r], shape[1]}};
+    const ArrayView tile{bytes.data() + starts[r] * shape[1] * 4, dtype, box.extent, {}};
+    const Tile t{box, tile};
+    write_tiles(comm, shape, {&t, 1}, path("c.h5"), "/c", {.layout = Layout::Chunked, .chunk = {8, 10}});
+  });
+  const auto info = describe(path("c.h5"), "/c");
+  EXPECT_EQ(info.layout, "chunked");
+  EXPECT_EQ(info.chunk, (Shape{8, 10}));
+  EXPECT_TRUE(equal_bytes(from_file(path("c.h5"), "/c"), bytes.data(), bytes.size()));
+  settings::set_raw_io(false);  // the same file through HDF5's own chunk reads
+  EXPECT_TRUE(equal_bytes(from_file(path("c.h5"), "/c"), bytes.data(), bytes.size()));
+  settings::set_raw_io(true);
+
+  to_file(ArrayView{bytes.data(), dtype, shape, {}}, path("d.h5"), "/d", {.layout = Layout::Chunked, .ranks = 4})
+      .wait();
+  EXPECT_EQ(describe(path("d.h5"), "/d").chunk, (Shape{10, 23}));  // ceil(37 / 4) rows, whole rows
+  EXPECT_FALSE(std::filesystem::exists(path("d.h5.tiles")));
+  EXPECT_TRUE(equal_bytes(from_file(path("d.h5"), "/d"), bytes.data(), bytes.size()));
+}
+
+TEST_F(Chunked, BadChunkShapesAreClearErrors) {
+  std::vector<float> data(12 * 5);
+  const auto v = view(data.data(), {12, 5});
+  const auto fails = [&](Shape chunk, const std::string& needle) {
+    try {
+      to_file(v, path("bad.h5"), "/b", {.layout = Layout::Chunked, .chunk = std::move(chunk)}).wait();
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  fails({4}, "has 1 axes but the dataset has 2");
+  fails({0, 5}, "must be positive");
+  fails({4, 6}, "at most the shape");
+  EXPECT_FALSE(std::filesystem::exists(path("bad.h5")));
+  EXPECT_THROW((void)layout_from_name("tiled"), InvalidArgument);
+}
 
 using Async = testing_support::TempDirTest;
 

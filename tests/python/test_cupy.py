@@ -15,7 +15,7 @@ if h5tile.cuda_device_count() == 0:
     pytest.skip("no CUDA device visible (or h5tile built without CUDA)", allow_module_level=True)
 
 
-@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if not d.startswith("V")])
 def test_cupy_round_trip_equals_the_host_path(tmp_path, dtype, layout):
     a = random_array(dtype, (1009, 13), seed=7)

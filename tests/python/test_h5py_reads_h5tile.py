@@ -10,7 +10,7 @@ from conftest import DTYPES, random_array, same_bytes
 
 
 @pytest.mark.parametrize("ranks", [1, 3])
-@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_dtype_reads_back_in_h5py(tool, tmp_path, dtype, layout, ranks):
     a = random_array(dtype, (37, 11), seed=ranks)
@@ -18,10 +18,13 @@ def test_every_dtype_reads_back_in_h5py(tool, tmp_path, dtype, layout, ranks):
     with h5py.File(tmp_path / "out.h5", "r") as f:
         got = f["data"][...]
         assert f["data"].is_virtual == (layout == "virtual")
+        assert (f["data"].chunks is not None) == (layout == "chunked")
+        if layout == "chunked":
+            assert f["data"].chunks == (-(-37 // ranks), 11) and f["data"].compression is None
     assert same_bytes(got, a), (got.dtype, a.dtype)
 
 
-@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
 def test_h5dump_reads_the_file(tool, tmp_path, layout):
     a = np.arange(6 * 4, dtype=np.int32).reshape(6, 4)
     tool.write(a, tmp_path / "out.h5", layout=layout, ranks=2)
@@ -32,7 +35,7 @@ def test_h5dump_reads_the_file(tool, tmp_path, layout):
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (0, 5), (5, 0)])
-@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
 def test_scalar_and_zero_size(tool, tmp_path, shape, layout):
     a = random_array("float64", shape)
     tool.write(a, tmp_path / "out.h5", layout=layout)

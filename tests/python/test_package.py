@@ -16,7 +16,7 @@ sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
 
 
-@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+@pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_round_trip_every_dtype_with_h5py_as_reference(tmp_path, dtype, layout):
     a = random_array(dtype, (31, 7), seed=2)
@@ -210,6 +210,20 @@ def test_mpi4py_communicator(tmp_path, layout):
     assert results == ["same error: True"] * 3, results
     with h5py.File(tmp_path / "m.h5", "r") as f:
         assert np.array_equal(f["m"][...], np.arange(33 * 6).reshape(33, 6))
+
+
+def test_chunked_layout_with_given_chunks_and_bad_chunks(tmp_path):
+    a = random_array("float32", (50, 30), seed=9)
+    h5tile.to_file(a, tmp_path / "c.h5", "/c", layout="chunked", chunks=(16, 7), ranks=3).wait()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert f["c"].chunks == (16, 7) and same_bytes(f["c"][...], a)
+    assert not (tmp_path / "c.h5.tiles").exists()
+    with pytest.raises(h5tile.InvalidArgumentError, match="chunks must be positive"):
+        h5tile.to_file(a, tmp_path / "d.h5", "/c", layout="chunked", chunks=(0, 7))
+    with pytest.raises(ValueError, match="at most the shape"):
+        h5tile.to_file(a, tmp_path / "d.h5", "/c", layout="chunked", chunks=(64, 7))
+    with pytest.raises(ValueError, match="layout must be 'virtual', 'contiguous' or 'chunked'"):
+        h5tile.to_file(a, tmp_path / "d.h5", "/c", layout="tiled")
 
 
 def test_checked_in_type_stubs_match_the_extension():

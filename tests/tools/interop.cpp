@@ -64,7 +64,7 @@ int run(const std::vector<std::string>& args) {
     h5tile::ArrayView view{bytes.data(), h5tile::DType::from_name(args.at(2)), parse_shape(args.at(3)), {}};
     h5tile::WriteOptions options;
     if (args.size() > 6) {
-      options.layout = args[6] == "contiguous" ? h5tile::Layout::Contiguous : h5tile::Layout::Virtual;
+      options.layout = h5tile::layout_from_name(args[6]);
     }
     if (args.size() > 7) {
       options.ranks = static_cast<unsigned>(std::stoul(args[7]));

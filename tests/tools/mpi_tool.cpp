@@ -57,7 +57,7 @@ int run(h5tile::MpiCommunicator& comm, const std::vector<std::string>& args) {
   if (device && gpu < 0) throw h5tile::RuntimeError("--device given but no CUDA device is visible");
   if (args.at(0) == "write") {
     const std::string file = args.at(1);
-    const auto layout = args.at(2) == "contiguous" ? h5tile::Layout::Contiguous : h5tile::Layout::Virtual;
+    const auto layout = h5tile::layout_from_name(args.at(2));
     const std::uint64_t rows = std::stoull(args.at(3));
     const std::uint64_t cols = std::stoull(args.at(4));
     const std::uint64_t lo = rows * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(size);
