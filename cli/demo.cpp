@@ -78,8 +78,7 @@ int run_demo() {
   std::vector<std::uint32_t> source(rows * o.columns);
   fill_pattern(source, std::max(1U, std::thread::hardware_concurrency()));
 
-  WriteOptions write{
-      .layout = layout_from_name(o.layout), .ranks = o.ranks, .sync = !o.no_sync};
+  WriteOptions write{.layout = layout_from_name(o.layout), .ranks = o.ranks, .sync = !o.no_sync};
   auto start = std::chrono::steady_clock::now();
   to_file(view(source.data(), shape), o.path, o.dataset, write).wait();
   const double t_write = seconds_since(start);

@@ -258,8 +258,7 @@ void write_chunked_tiles(const WritePlan& plan, const fs::path& path, std::span<
     if (gpu::device_of(tile.data) >= 0 || chunks.size() == 1) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto [part, in_chunk] = part_of(i);
-        write_tile_bytes({&out, addresses[i], plan.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part),
-                         progress);
+        write_tile_bytes({&out, addresses[i], plan.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part), progress);
       }
       continue;
     }

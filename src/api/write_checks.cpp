@@ -193,12 +193,9 @@ namespace h5tile {
 
 std::string_view layout_name(Layout layout) noexcept {
   switch (layout) {
-    case Layout::Virtual:
-      return "virtual";
-    case Layout::Contiguous:
-      return "contiguous";
-    case Layout::Chunked:
-      return "chunked";
+    case Layout::Virtual: return "virtual";
+    case Layout::Contiguous: return "contiguous";
+    case Layout::Chunked: return "chunked";
   }
   return "?";
 }

@@ -6,6 +6,7 @@
 // succeeds or throws an h5tile::Error; any other exception, a crash, a sanitizer report, a
 // hang, a huge allocation or an HDF5 object left open is a finding. Run through scripts/fuzz.sh.
 
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include <hdf5.h>
 
