@@ -71,6 +71,13 @@ def main():
         with h5py.File(path, "r") as f:
             f["data"][...]
     rows_out.append(("read", "h5py f[name][...]", median(a.repeats, h5py_read, a.cold)))
+    out = np.zeros_like(data)  # the peer of h5tile read_into: a buffer whose pages are mapped
+
+    def h5py_read_direct():
+        with h5py.File(path, "r") as f:
+            f["data"].read_direct(out)
+    rows_out.append(("read", "h5py read_direct(out) (reused buffer)", median(a.repeats, h5py_read_direct, a.cold)))
+    del out
     try:
         import legate.io.hdf5  # noqa: F401
         legate_note = "imported (not yet wired into this table)"

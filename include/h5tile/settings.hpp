@@ -11,6 +11,7 @@
 /// | staging_bytes| H5TILE_STAGING_BYTES | 256 MiB (per device)      |
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
+/// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
 
 #include <cstddef>
 
@@ -37,6 +38,17 @@ void set_staging_bytes(std::size_t bytes);
 /// library (slower; for comparison and as a fallback). Results are identical either way.
 [[nodiscard]] bool raw_io();
 void set_raw_io(bool on);
+
+/// Reads of data that is not in the page cache. Each large read copies what the page cache
+/// holds from it (asked with mincore(2), which reads nothing) and reads the rest with O_DIRECT
+/// (bypassing the cache: the disk's full speed, no extra copy, nothing evicted) where file
+/// offset and memory line up on 4 KiB, else buffered. Auto does that for files of at
+/// least half the machine's memory (which would not stay cached anyway) and reads smaller
+/// files buffered (so that a file read again comes from the cache); On does it for every
+/// file; Off never does. Results are identical either way.
+enum class DirectIo : unsigned char { Auto, On, Off };
+[[nodiscard]] DirectIo direct_io();
+void set_direct_io(DirectIo mode);
 
 /// GPUDirect Storage (cuFile): Auto uses it where it works and falls back to staging;
 /// On fails where it cannot be used; Off never tries.

@@ -181,13 +181,16 @@ def _device_of(device: Optional[int]) -> int:
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
               threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None,
-              allow_external_sources: bool = False, verify_checksums: bool = False):
+              allow_external_sources: bool = False, verify_checksums: bool = False, out: Any = None):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
     Args:
         device: None for a NumPy array in host memory, or a CUDA device ordinal for a CuPy array
             in that device's memory (read through a bounded pinned staging path, or GPUDirect
             Storage where it works).
+        out: an existing C-contiguous, writable array of the dataset's dtype and shape (NumPy,
+            CuPy, or anything with DLPack) to read into instead of a new one; it is returned.
+            A buffer reused across reads costs no page faults (``device`` is then not used).
         threads: worker threads; 0 for the default.
         progress: ``progress(bytes_done, bytes_total)``, as for :func:`to_file`.
         allow_external_sources: read virtual-dataset sources outside the file's folder (absolute
@@ -199,6 +202,20 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
+    if out is not None:
+        flags = getattr(out, "flags", None)
+        if flags is not None and not flags["C_CONTIGUOUS"]:
+            raise InvalidArgumentError("out must be C-contiguous")
+        if isinstance(out, np.ndarray) and not out.flags.writeable:
+            raise InvalidArgumentError("out is read-only")
+        shape = tuple(describe(path, dataset_name)["shape"])
+        if tuple(out.shape) != shape:
+            raise InvalidArgumentError(f"out has shape {tuple(out.shape)} but dataset '{dataset_name}' in "
+                                       f"'{os.fspath(path)}' has shape {shape}")
+        core, opaque = _prepare(out)
+        _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
+                          allow_external_sources, verify_checksums)
+        return out
     return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
                              allow_external_sources, verify_checksums)
 

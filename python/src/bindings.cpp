@@ -158,7 +158,8 @@ nb::dlpack::dtype dlpack_of(h5tile::DType d) {
 
 // A view of a Python array. `opaque_size` > 0: the array holds uint8 with a last axis of that
 // many bytes per element (NumPy's V<n>, as the Python layer passes it).
-h5tile::ArrayView view_of(const AnyArray& a, std::size_t opaque_size) {
+template <class NdArray>
+h5tile::ArrayView view_of(const NdArray& a, std::size_t opaque_size) {
   h5tile::ArrayView v;
   v.data = a.data();
   std::size_t ndim = a.ndim();
@@ -454,6 +455,23 @@ NB_MODULE(_h5tile, m) {
       },
       "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false,
       "verify_checksums"_a = false);
+
+  m.def(
+      "read_into",
+      [](nb::ndarray<> out, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
+         const h5tile::Shape& offset, unsigned threads, nb::object progress, bool allow_external,
+         bool verify_checksums) {
+        const auto v = view_of(out, opaque);
+        auto callback = progress_of(std::move(progress));
+        nb::gil_scoped_release release;
+        h5tile::read_into(path, dataset, v, offset,
+                          {.threads = threads,
+                           .progress = std::move(callback),
+                           .allow_external_sources = allow_external,
+                           .verify_checksums = verify_checksums});
+      },
+      "out"_a, "path"_a, "dataset"_a, "opaque_size"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
+      "allow_external_sources"_a = false, "verify_checksums"_a = false);
 
   m.def(
       "read_box",

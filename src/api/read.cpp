@@ -8,6 +8,7 @@
 #include "api/pending_writes.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
+#include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
 
@@ -40,6 +41,32 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
   Progress progress(options.progress,
                     box.rank() == opened.info().shape.size() ? box.count() * opened.info().dtype.size() : 0);
   return opened.read(box, threads_of(options), options.device, &progress);
+}
+
+void read_into(const fs::path& path, const std::string& dataset, const ArrayView& out, const Shape& offset,
+               const ReadOptions& options) {
+  pending_writes().wait_for(path);
+  const OpenDataset opened(path, dataset, options.allow_external_sources, options.verify_checksums);
+  const auto& info = opened.info();
+  if (out.dtype != info.dtype) {
+    throw InvalidArgument(fmt::format("read_into: the output has dtype {} but {} holds {}", out.dtype.name(),
+                                      where(path, opened.name()), info.dtype.name()));
+  }
+  if (!out.is_contiguous()) {
+    throw InvalidArgument(fmt::format("read_into: the output for {} must be C-contiguous (row-major, packed)",
+                                      where(path, opened.name())));
+  }
+  if (out.data == nullptr && element_count(out.shape) > 0) {
+    throw InvalidArgument(fmt::format("read_into: the output for {} has no memory", where(path, opened.name())));
+  }
+  const Box box{offset.empty() ? Shape(out.shape.size(), 0) : offset, out.shape};
+  if (!box.fits(info.shape)) {
+    throw InvalidArgument(fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box),
+                                      where(path, opened.name()), to_string(info.shape)));
+  }
+  Progress progress(options.progress, box.count() * info.dtype.size());
+  const int device = gpu::device_of(out);
+  opened.read_into(box, static_cast<std::byte*>(const_cast<void*>(out.data)), device, threads_of(options), &progress);
 }
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {

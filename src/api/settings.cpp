@@ -95,6 +95,18 @@ std::atomic<Gds>& gds_value() {
   return value;
 }
 
+std::atomic<DirectIo>& direct_io_value() {
+  static std::atomic<DirectIo> value = [] {
+    const char* text = std::getenv("H5TILE_DIRECT_IO");
+    const std::string_view mode = text != nullptr ? text : "auto";
+    if (mode == "auto" || mode.empty()) return DirectIo::Auto;
+    if (mode == "on" || mode == "1") return DirectIo::On;
+    if (mode == "off" || mode == "0") return DirectIo::Off;
+    throw InvalidArgument(fmt::format("environment variable H5TILE_DIRECT_IO='{}' must be auto, on or off", mode));
+  }();
+  return value;
+}
+
 std::atomic<bool>& raw_io_value() {
   static std::atomic<bool> value = [] {
     const char* text = std::getenv("H5TILE_RAW_IO");
@@ -118,6 +130,9 @@ void set_staging_bytes(std::size_t bytes) {
   }
   staging_value().store(bytes);
 }
+
+DirectIo direct_io() { return direct_io_value().load(); }
+void set_direct_io(DirectIo mode) { direct_io_value().store(mode); }
 
 Gds gds() { return gds_value().load(); }
 void set_gds(Gds mode) { gds_value().store(mode); }

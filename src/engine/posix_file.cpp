@@ -1,8 +1,12 @@
 #include "engine/posix_file.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <mutex>
 
 #include <algorithm>
 #include <vector>
@@ -13,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
+#include <h5tile/settings.hpp>
 
 namespace h5tile::detail {
 namespace {
@@ -21,7 +26,33 @@ namespace {
   throw IoError(fmt::format("{} '{}': {}", what, path.string(), std::strerror(err)), err);
 }
 
+// Reads shorter than this never bypass the page cache.
+constexpr std::size_t kDirectMin = std::size_t{1} << 20;
+// O_DIRECT needs file offsets, lengths and memory addresses aligned to the logical block size;
+// 4 KiB covers every common device.
+constexpr std::uint64_t kDirectAlign = 4096;
+
+std::uint64_t half_the_memory() {
+  static const std::uint64_t half =
+      static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
+  return half;
+}
+
 }  // namespace
+
+struct PosixFile::Direct {
+  std::uint64_t file_size = 0;
+  std::once_flag opened;
+  std::atomic<int> fd{-1};  // -1: not opened or not possible here (tmpfs, some network file systems)
+  void* map = nullptr;      // the file mapped read-only, only ever passed to mincore(2)
+  Direct() = default;
+  Direct(const Direct&) = delete;
+  Direct& operator=(const Direct&) = delete;
+  ~Direct() {
+    if (map != nullptr) ::munmap(map, file_size);
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 PosixFile::PosixFile(const std::filesystem::path& path, int flags, unsigned mode) : path_(path) {
   do {
@@ -30,6 +61,12 @@ PosixFile::PosixFile(const std::filesystem::path& path, int flags, unsigned mode
   if (fd_ < 0) {
     throw_errno("cannot open", path, errno);
   }
+  struct stat st {};
+  if ((flags & O_ACCMODE) == O_RDONLY && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) >= kDirectMin) {
+    direct_ = std::make_shared<Direct>();
+    direct_->file_size = static_cast<std::uint64_t>(st.st_size);
+  }
 }
 
 PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
@@ -37,12 +74,100 @@ PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
     reset();
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::move(other.path_);
+    direct_ = std::move(other.direct_);
   }
   return *this;
 }
 
 void PosixFile::read_at(void* buffer, std::size_t size, std::uint64_t offset) const {
   auto* out = static_cast<std::byte*>(buffer);
+  if (direct_ && size >= kDirectMin) {
+    const auto mode = settings::direct_io();
+    if (mode == settings::DirectIo::On ||
+        (mode == settings::DirectIo::Auto && direct_->file_size >= half_the_memory())) {
+      read_by_residency(out, size, offset);
+      return;
+    }
+  }
+  read_buffered(out, size, offset);
+}
+
+void PosixFile::read_direct(std::byte* out, std::size_t size, std::uint64_t offset) const {
+  // The aligned middle with O_DIRECT where memory lines up with the file; edges buffered.
+  const auto head = (kDirectAlign - offset % kDirectAlign) % kDirectAlign;
+  const int fd = direct_->fd.load();
+  if (fd < 0 || size < head + kDirectAlign || (reinterpret_cast<std::uintptr_t>(out) + head) % kDirectAlign != 0) {
+    read_buffered(out, size, offset);
+    return;
+  }
+  read_buffered(out, head, offset);
+  out += head;
+  size -= head;
+  offset += head;
+  std::size_t aligned = size / kDirectAlign * kDirectAlign;
+  while (aligned > 0) {
+    const auto n = ::pread(fd, out, aligned, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0 || static_cast<std::size_t>(n) % kDirectAlign != 0) {
+      break;  // the end of the file, or an error: the buffered read of the rest reports it
+    }
+    out += n;
+    size -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+    aligned -= static_cast<std::size_t>(n);
+  }
+  read_buffered(out, size, offset);
+}
+
+void PosixFile::read_by_residency(std::byte* out, std::size_t size, std::uint64_t offset) const {
+  std::call_once(direct_->opened, [&] {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd < 0) {
+      return;  // a file system without O_DIRECT (tmpfs, some network ones): buffered reads
+    }
+    void* map = ::mmap(nullptr, direct_->file_size, PROT_READ, MAP_SHARED, fd_, 0);
+    if (map == MAP_FAILED) {
+      ::close(fd);
+      return;
+    }
+    direct_->map = map;
+    direct_->fd.store(fd);
+  });
+  if (direct_->fd.load() < 0 || offset + size > direct_->file_size) {
+    read_buffered(out, size, offset);
+    return;
+  }
+  // Which pages the page cache holds (mincore on a mapping of the file, which reads nothing):
+  // runs of cached pages are copied from the cache, the others read from the disk directly.
+  const std::uint64_t first = offset / kDirectAlign;
+  const std::uint64_t last = (offset + size - 1) / kDirectAlign;
+  std::vector<unsigned char> resident(last - first + 1);
+  auto* base = static_cast<std::byte*>(direct_->map) + first * kDirectAlign;
+  if (::mincore(base, (last - first + 1) * kDirectAlign, resident.data()) != 0) {
+    read_buffered(out, size, offset);
+    return;
+  }
+  const auto end = offset + size;
+  std::uint64_t page = first;
+  while (page <= last) {
+    const bool cached = (resident[page - first] & 1U) != 0;
+    auto next = page + 1;
+    while (next <= last && ((resident[next - first] & 1U) != 0) == cached) ++next;
+    const auto lo = std::max(offset, page * kDirectAlign);
+    const auto hi = std::min(end, next * kDirectAlign);
+    auto* dst = out + (lo - offset);
+    if (cached) {
+      read_buffered(dst, hi - lo, lo);
+    } else {
+      read_direct(dst, hi - lo, lo);
+    }
+    page = next;
+  }
+}
+
+void PosixFile::read_buffered(std::byte* out, std::size_t size, std::uint64_t offset) const {
   while (size > 0) {
     const auto n = ::pread(fd_, out, size, static_cast<off_t>(offset));
     if (n < 0) {

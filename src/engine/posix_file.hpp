@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <utility>
 
 namespace h5tile::detail {
@@ -13,7 +14,8 @@ class PosixFile {
   PosixFile() = default;
   // Opens `path` with open(2) `flags` (O_CLOEXEC is added). Throws IoError naming the path.
   PosixFile(const std::filesystem::path& path, int flags, unsigned mode = 0666);
-  PosixFile(PosixFile&& other) noexcept : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+  PosixFile(PosixFile&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), direct_(std::move(other.direct_)) {}
   PosixFile& operator=(PosixFile&& other) noexcept;
   PosixFile(const PosixFile&) = delete;
   PosixFile& operator=(const PosixFile&) = delete;
@@ -22,7 +24,9 @@ class PosixFile {
   [[nodiscard]] int fd() const noexcept { return fd_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
-  // Reads exactly `size` bytes at `offset`; a file that ends first is an IoError.
+  // Reads exactly `size` bytes at `offset`; a file that ends first is an IoError. A large read
+  // of a file opened read-only takes the part the page cache lacks with O_DIRECT when the
+  // direct_io setting says so (see settings.hpp).
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const;
   // Writes exactly `size` bytes at `offset`.
   void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
@@ -33,8 +37,17 @@ class PosixFile {
   void reset() noexcept;
 
  private:
+  // Reads with pread(2) only.
+  void read_buffered(std::byte* out, std::size_t size, std::uint64_t offset) const;
+  // Reads what the page cache holds from it, and the rest with O_DIRECT.
+  void read_by_residency(std::byte* out, std::size_t size, std::uint64_t offset) const;
+  // Reads with O_DIRECT where offset and memory line up on 4 KiB, buffered elsewhere.
+  void read_direct(std::byte* out, std::size_t size, std::uint64_t offset) const;
+
   int fd_ = -1;
   std::filesystem::path path_;
+  struct Direct;                    // the O_DIRECT descriptor, opened at first need
+  std::shared_ptr<Direct> direct_;  // set for files opened read-only that may use it
 };
 
 // fsync(2) on a directory, so that a rename inside it survives a crash.

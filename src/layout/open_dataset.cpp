@@ -394,15 +394,15 @@ std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_byte
   return tasks;
 }
 
-void OpenDataset::fill(Array& out) const {
+void OpenDataset::fill(std::byte* out, std::uint64_t count) const {
   std::vector<std::byte> value(info_.dtype.size());
   {
     const Hdf5Lock lock;
     const PlistHandle dcpl(check(H5Dget_create_plist(dataset_.get()), "H5Dget_create_plist"));
     check(H5Pget_fill_value(dcpl.get(), memory_type_.get(), value.data()), "H5Pget_fill_value");
   }
-  for (std::uint64_t i = 0; i < out.size(); ++i) {
-    std::memcpy(out.data() + i * value.size(), value.data(), value.size());
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::memcpy(out + i * value.size(), value.data(), value.size());
   }
 }
 
@@ -411,28 +411,36 @@ Array OpenDataset::read(const Box& region, unsigned threads, int device, Progres
     throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
                                       to_string(info_.shape)));
   }
+  Array out(info_.dtype, region.extent, device);
+  read_into(region, out.data(), device, threads, progress);
+  return out;
+}
+
+void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const {
+  if (!region.fits(info_.shape)) {
+    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
+                                      to_string(info_.shape)));
+  }
   if (verify_checksums_) {
     check_checksums(region, threads);
   }
-  Array out(info_.dtype, region.extent, device);
   if (device >= 0) {
-    read_to_device(region, out, threads, progress);
-    return out;
+    read_to_device(region, out, device, threads, progress);
+    return;
   }
   const auto tasks = plan(region, settings::task_size());
   std::uint64_t covered = 0;
   for (const auto& task : tasks) {
     covered += task.dst.count();
   }
-  if (covered < out.size()) {
-    fill(out);  // a virtual dataset with regions no source maps
+  if (covered < region.count()) {
+    fill(out, region.count());  // a virtual dataset with regions no source maps
   }
   parallel_for(tasks.size(), threads, [&](std::size_t i) {
     const auto& task = tasks[i];
-    sources_[task.source]->read(task.src, out.data(), out.shape(), task.dst);
+    sources_[task.source]->read(task.src, out, region.extent, task.dst);
     if (progress != nullptr) progress->add(task.dst.count() * info_.dtype.size());
   });
-  return out;
 }
 
 namespace {
@@ -455,20 +463,21 @@ std::uint64_t linear_offset(const Shape& offset, const Shape& shape) {
 
 }  // namespace
 
-void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const {
+void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, unsigned threads,
+                                 Progress* progress) const {
   const auto es = info_.dtype.size();
   const auto tasks = plan(region, gpu::staging_piece_bytes(), true);
   std::uint64_t covered = 0;
   for (const auto& task : tasks) covered += task.dst.count();
-  if (covered < out.size()) {
+  if (covered < region.count()) {
     // Regions no source maps hold the fill value: assemble on the host, then copy.
     const Array host = read(region, threads, -1);
     const auto pieces = split_rowmajor(Box::whole(region.extent), es, gpu::staging_piece_bytes());
     const auto strides = rowmajor_strides(region.extent, es);
     gpu::stage_to_device(
-        out.device(), pieces.size(), es,
+        device, pieces.size(), es,
         [&](std::size_t i) {
-          return gpu::DeviceRegion{out.data() + linear_offset(pieces[i].offset, region.extent) * es, strides,
+          return gpu::DeviceRegion{out + linear_offset(pieces[i].offset, region.extent) * es, strides,
                                    pieces[i].extent};
         },
         [&](std::size_t i, std::byte* staging) {
@@ -497,15 +506,15 @@ void OpenDataset::read_to_device(const Box& region, Array& out, unsigned threads
   parallel_for(direct.size(), threads, [&](std::size_t k) {
     const auto& t = tasks[direct[k]];
     const auto& raw = *sources_[t.source]->raw;
-    gds[t.source]->read(out.data() + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
+    gds[t.source]->read(out + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
                         raw.base + linear_offset(t.src.offset, raw.shape) * es);
     if (progress != nullptr) progress->add(t.dst.count() * es);
   });
   gpu::stage_to_device(
-      out.device(), staged.size(), es,
+      device, staged.size(), es,
       [&](std::size_t k) {
         const auto& t = tasks[staged[k]];
-        return gpu::DeviceRegion{out.data() + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
+        return gpu::DeviceRegion{out + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
       },
       [&](std::size_t k, std::byte* staging) {
         const auto& t = tasks[staged[k]];

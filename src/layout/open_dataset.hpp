@@ -75,14 +75,17 @@ class OpenDataset {
   // in the memory of CUDA device `device`.
   // `progress`, if given, counts the bytes read and may cancel.
   [[nodiscard]] Array read(const Box& region, unsigned threads, int device = -1, Progress* progress = nullptr) const;
+  // Reads `region` into `out`, row-major memory of region.extent elements in host memory
+  // (device < 0) or in the memory of CUDA device `device`.
+  void read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress = nullptr) const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 
  private:
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
-  void fill(Array& out) const;
-  void read_to_device(const Box& region, Array& out, unsigned threads, Progress* progress) const;
+  void fill(std::byte* out, std::uint64_t count) const;
+  void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
 
   void check_inside(const std::filesystem::path& source, const std::string& stored_name) const;
   void check_checksums(const Box& region, unsigned threads) const;

@@ -81,6 +81,12 @@ TEST_P(GpuDTypes, DeviceRoundTripEqualsTheCpuPathByteForByte) {
   EXPECT_EQ(dev.shape(), shape);
   EXPECT_TRUE(to_host(dev) == bytes);
   EXPECT_NE(last_device_io().path, "");
+  // Into a device buffer the caller owns.
+  const ArrayView into{device_copy(std::vector<std::byte>(bytes.size())), dtype, shape, {}};
+  read_into(dir_ / "d.h5", "/x", into);
+  std::vector<std::byte> back(bytes.size());
+  ASSERT_EQ(cudaMemcpy(back.data(), into.data, back.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_TRUE(back == bytes);
 }
 
 std::vector<std::string> gpu_cases() {

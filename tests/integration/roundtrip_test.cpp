@@ -102,6 +102,32 @@ TEST_P(Strided, NonContiguousInputIsWrittenAsItsLogicalArray) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, Strided, ::testing::Values(Layout::Virtual, Layout::Contiguous, Layout::Chunked));
 
+using ReadInto = testing_support::TempDirTest;
+
+TEST_F(ReadInto, FillsTheCallersBufferWholeOrABox) {
+  const DType dtype(DTypeKind::UInt16);
+  const Shape shape{50, 21};
+  const auto bytes = random_bytes(dtype, element_count(shape), 8);
+  for (const auto layout : {Layout::Virtual, Layout::Contiguous, Layout::Chunked}) {
+    to_file(ArrayView{bytes.data(), dtype, shape, {}}, path("r.h5"), "/r", {.layout = layout, .ranks = 3}).wait();
+    std::vector<std::byte> out(bytes.size());
+    read_into(path("r.h5"), "/r", ArrayView{out.data(), dtype, shape, {}});
+    EXPECT_EQ(out, bytes) << layout_name(layout);
+    // A box [10:30, 5:12] into a buffer of its shape.
+    std::vector<std::uint16_t> box(20 * 7);
+    read_into(path("r.h5"), "/r", view(box.data(), {20, 7}), {10, 5});
+    const auto* all = reinterpret_cast<const std::uint16_t*>(bytes.data());
+    for (std::size_t r = 0; r < 20; ++r)
+      for (std::size_t c = 0; c < 7; ++c) ASSERT_EQ(box[r * 7 + c], all[(r + 10) * 21 + c + 5]);
+  }
+  std::vector<std::uint32_t> wrong(50 * 21);
+  EXPECT_THROW(read_into(path("r.h5"), "/r", view(wrong.data(), {50, 21})), InvalidArgument);  // dtype
+  std::vector<std::uint16_t> big(51 * 21);
+  EXPECT_THROW(read_into(path("r.h5"), "/r", view(big.data(), {51, 21})), InvalidArgument);  // does not fit
+  const ArrayView strided{big.data(), dtype, {25, 21}, {84, 2}};
+  EXPECT_THROW(read_into(path("r.h5"), "/r", strided), InvalidArgument);  // not contiguous
+}
+
 using Chunked = testing_support::TempDirTest;
 
 // Chunks that tiles share (write_tiles with a chunk that does not match the tiles), chunks that

@@ -212,6 +212,25 @@ def test_mpi4py_communicator(tmp_path, layout):
         assert np.array_equal(f["m"][...], np.arange(33 * 6).reshape(33, 6))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "V7", "bool"])
+def test_from_file_into_an_existing_array(tmp_path, dtype):
+    a = random_array(dtype, (40, 9), seed=4)
+    h5tile.to_file(a, tmp_path / "o.h5", "/o", ranks=3).wait()
+    out = np.zeros_like(a)
+    assert h5tile.from_file(tmp_path / "o.h5", "/o", out=out) is out and same_bytes(out, a)
+    with pytest.raises(h5tile.InvalidArgumentError, match="has shape"):
+        h5tile.from_file(tmp_path / "o.h5", "/o", out=np.zeros((41, 9), a.dtype))
+    with pytest.raises(h5tile.InvalidArgumentError, match="C-contiguous"):
+        h5tile.from_file(tmp_path / "o.h5", "/o", out=np.zeros((9, 40), a.dtype).T)
+    with pytest.raises(h5tile.InvalidArgumentError, match="read-only"):
+        frozen = np.zeros_like(a)
+        frozen.flags.writeable = False
+        h5tile.from_file(tmp_path / "o.h5", "/o", out=frozen)
+    if dtype != "V7":
+        with pytest.raises(h5tile.InvalidArgumentError, match="dtype"):
+            h5tile.from_file(tmp_path / "o.h5", "/o", out=np.zeros((40, 9), np.int8))
+
+
 def test_chunked_layout_with_given_chunks_and_bad_chunks(tmp_path):
     a = random_array("float32", (50, 30), seed=9)
     h5tile.to_file(a, tmp_path / "c.h5", "/c", layout="chunked", chunks=(16, 7), ranks=3).wait()
