@@ -202,6 +202,11 @@ int main(int argc, char** argv) {
   h5tile::settings::set_gds(h5tile::settings::Gds::Off);
   results.push_back(measure("h5tile from_file -> device, contiguous", repeats, true,
                             [&] { (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0}); }));
+  // Cold data read around the page cache (O_DIRECT for what the cache lacks; see settings.hpp).
+  h5tile::settings::set_direct_io(h5tile::settings::DirectIo::On);
+  results.push_back(measure("h5tile from_file -> device, contiguous, direct_io on", repeats, true,
+                            [&] { (void)h5tile::from_file(contiguous, "/data", {.threads = threads, .device = 0}); }));
+  h5tile::settings::set_direct_io(h5tile::settings::DirectIo::Auto);
   results.push_back(measure("h5tile from_file -> device, virtual", repeats, true, [&] {
     (void)h5tile::from_file(virtual_file, "/data", {.threads = threads, .device = 0});
   }));

@@ -3,9 +3,10 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|peers]
-#   full: everything; quick: build and tests only; peers: tests and benchmarks, no MPI;
-#   bench: build and benchmarks only
+#   usage: scripts/gpu_machine.sh [full|quick|peers|bench|cpu-bench]
+#   full: everything; quick: build and tests only (and the single-file write probe); peers: tests
+#   and benchmarks, no MPI; bench: build and GPU benchmarks only; cpu-bench: build and the CPU
+#   benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -25,6 +26,16 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=O
 
 export H5TILE_GPU_TEST_DIR=/tmp
 mode="${1:-full}"
+python3 -c "import legate.io.hdf5" > "$out/legate.txt" 2>&1 && echo "legate.io.hdf5 imports" >> "$out/legate.txt"
+if [ "$mode" = "cpu-bench" ]; then
+  rm -rf /tmp/h5tile-bench
+  { python3 bench/peers.py --size "${gib}G" --dir /tmp/h5tile-bench --repeats 3 --build build-gpu
+    H5TILE_DIRECT_IO=on python3 bench/peers.py --size "${gib}G" --dir /tmp/h5tile-bench --repeats 3 --build build-gpu --cold
+  } > "$out/cpu_bench.log" 2>&1
+  echo "== machine"; cat "$out/machine.txt"; echo "== legate"; tail -2 "$out/legate.txt"
+  echo "== CPU benchmark"; cat "$out/cpu_bench.log"
+  exit 0
+fi
 if [ "$mode" != "bench" ]; then
 (cd build-gpu && ctest -L gpu --output-on-failure -j 1) > "$out/gpu_tests.log" 2>&1 ||
   { cmake --version | head -1; for f in build-gpu/tests/*_tests.cmake; do echo "$f"; sed -n 8p "$f" | cut -c1-300; done; } >> "$out/gpu_tests.log" 2>&1
@@ -32,7 +43,8 @@ if [ "$mode" != "bench" ]; then
 ./build-gpu/tests/h5tile_gpu_tests --gtest_filter='Gpu.*' 2>&1 | grep -E "INFO|OK|FAILED|SKIPPED" >> "$out/gpu_tests.log"
 # Python with CuPy (the stub check is for CI's pinned nanobind, not this machine's).
 H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -s tests/python/test_cupy.py tests/python/test_package.py \
-  -k "not stubs" > "$out/python_tests.log" 2>&1
+  tests/python/test_cupynumeric.py -k "not stubs" > "$out/python_tests.log" 2>&1
+./build-gpu/bench/h5tile_single_file_write /tmp/h5tile-sfw "$gib" "$(nproc)" > "$out/single_file_write.log" 2>&1
 fi
 
 if [ "$mode" != "quick" ]; then
@@ -73,6 +85,8 @@ echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|Error|\*\*\*" "$o
 grep INFO "$out/gpu_tests.log"
 echo "== CPU tests on the GPU machine"; grep -E "tests passed|tests failed|Failed|Error" "$out/cpu_tests.log" | tail -8
 echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|device I/O" "$out/python_tests.log" | tail -6
+echo "== legate"; tail -2 "$out/legate.txt"
+[ -f "$out/single_file_write.log" ] && { echo "== one shared file, writes"; cat "$out/single_file_write.log"; }
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
 if [ "$mode" != "quick" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
