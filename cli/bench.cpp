@@ -64,7 +64,7 @@ double median_seconds(int repeats, bool cold, const std::function<void()>& prepa
 
 // A plain loop of 16 MiB pread or pwrite calls over `bytes`, split over `threads`.
 void posix_loop(const fs::path& path, std::byte* buffer, std::uint64_t bytes, unsigned threads, bool writing,
-                bool direct = false) {
+                bool direct = false, bool sync = true) {
   const int fd = writing ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644)
                          : ::open(path.c_str(), O_RDONLY | (direct ? O_DIRECT : 0));
   if (fd < 0) throw RuntimeError(fmt::format("bench: cannot open '{}'", path.string()));
@@ -83,7 +83,7 @@ void posix_loop(const fs::path& path, std::byte* buffer, std::uint64_t bytes, un
     });
   }
   for (auto& t : ts) t.join();
-  if (writing) ::fsync(fd);
+  if (writing && sync) ::fsync(fd);
   ::close(fd);
 }
 
@@ -117,6 +117,10 @@ int run_bench() {
   // Writes, until durable (fsync).
   add("write", "limit: plain pwrite loop + fsync, 1 thread",
       median_seconds(o.repeats, false, {}, [&] { posix_loop(raw, data.data(), bytes, 1, true); }), true);
+  add("write", "plain pwrite loop, returns (no fsync), 1 thread",
+      median_seconds(
+          o.repeats, false, [&] { fs::remove(raw); },
+          [&] { posix_loop(raw, data.data(), bytes, 1, true, false, false); }));
   add("write", "plain HDF5 H5Dwrite (contiguous) + fsync", median_seconds(o.repeats, false, {}, [&] {
         const hid_t f = H5Fcreate(hdf5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         const hsize_t dims[2] = {rows, cols};
@@ -140,6 +144,18 @@ int run_bench() {
                 .wait();
           }));
     }
+    // Until the call returns (no fsync), into a new file (untimed removal first).
+    const auto fresh = dir / fmt::format("{}-nosync.h5", name);
+    add("write", fmt::format("h5tile to_file {}, {} rank(s), returns (no fsync)", name, all),
+        median_seconds(
+            o.repeats, false,
+            [&] {
+              fs::remove(fresh);
+              fs::remove_all(fresh.string() + ".tiles");
+            },
+            [&] { to_file(data.view(), fresh, "/data", {.layout = layout, .ranks = all, .sync = false}).wait(); }));
+    fs::remove(fresh);
+    fs::remove_all(fresh.string() + ".tiles");
   }
   // Reads (warm page cache unless --cold).
   add("read", "limit: plain pread loop, 1 thread",
