@@ -67,8 +67,38 @@ def _as_array(array: Any):
         import cupy
         return cupy.asarray(array)
     if hasattr(array, "__legate_data_interface__") and not hasattr(array, "__array__"):
-        raise TypeError("Legate stores are read through cuPyNumeric: pass cupynumeric.asarray(store)")
+        return _from_legate(array)
     return np.asarray(array)
+
+
+def _from_legate(obj: Any):
+    """A Legate array or store through its data interface (version 1): the one field's store,
+    mapped into this process (``get_physical_store``, which waits for the tasks writing it), as
+    NumPy (host memory) or CuPy (GPU framebuffer memory), without a copy."""
+    interface = obj.__legate_data_interface__
+    if interface.get("version") != 1:
+        raise UnsupportedTypeError(f"Legate data interface version {interface.get('version')}: h5tile reads version 1")
+    fields = list(interface["data"].values())
+    if len(fields) != 1:
+        raise UnsupportedTypeError(f"a Legate array with {len(fields)} fields: h5tile writes arrays of one field")
+    array = fields[0]
+    if getattr(array, "nullable", False):
+        raise UnsupportedTypeError("a nullable Legate array: h5tile has no place for its null mask")
+    physical = array.data.get_physical_store()
+    allocation = physical.get_inline_allocation()
+    if "FBMEM" in str(allocation.target) or "ZCMEM" in str(allocation.target):
+        import cupy
+        return cupy.asarray(_Mapped(physical, "__cuda_array_interface__", allocation.__cuda_array_interface__))
+    return np.asarray(_Mapped(physical, "__array_interface__", allocation.__array_interface__))
+
+
+class _Mapped:
+    """Exports a mapped Legate store's array interface and keeps the mapping alive as long as
+    the NumPy or CuPy view made from it (which holds this object as its base)."""
+
+    def __init__(self, physical: Any, name: str, interface: dict):
+        self._physical = physical
+        setattr(self, name, interface)
 
 
 def _prepare(array: Any):

@@ -1,5 +1,6 @@
-"""cuPyNumeric arrays through their NumPy protocol (skipped where cupynumeric does not import:
-the PyPI build of legate needs libcuda.so.1 even on a CPU, so this runs on GPU machines)."""
+"""cuPyNumeric arrays through their NumPy protocol, and Legate stores through the Legate data
+interface (skipped where cupynumeric does not import: the PyPI build of legate needs
+libcuda.so.1 even on a CPU, so this runs on GPU machines with legate installed)."""
 import sys
 
 import h5py
@@ -22,3 +23,16 @@ def test_cupynumeric_array_round_trip(tmp_path):
     h5tile.to_file(a, tmp_path / "c.h5", "/c", ranks=3).wait()
     with h5py.File(tmp_path / "c.h5", "r") as f:
         assert np.array_equal(f["c"][...], np.asarray(a))
+
+
+def test_legate_store_through_its_data_interface(tmp_path):
+    from legate.core import get_legate_runtime, types
+
+    runtime = get_legate_runtime()
+    store = runtime.create_store(types.float64, shape=(20, 30))
+    store.fill(2.5)
+    assert hasattr(store, "__legate_data_interface__") or hasattr(store, "get_physical_store")
+    source = store if hasattr(store, "__legate_data_interface__") else runtime.create_array_from_store(store)
+    h5tile.to_file(source, tmp_path / "l.h5", "/l", ranks=3).wait()
+    with h5py.File(tmp_path / "l.h5", "r") as f:
+        assert np.array_equal(f["l"][...], np.full((20, 30), 2.5))

@@ -63,7 +63,7 @@ class DirectReads : public ::testing::Test {
   // Reads [offset, offset + size) into memory at `misalign` bytes past a 4 KiB boundary.
   [[nodiscard]] bool reads_back(std::uint64_t offset, std::size_t size, std::size_t misalign) const {
     std::unique_ptr<std::byte, decltype(&std::free)> buffer(
-        static_cast<std::byte*>(std::aligned_alloc(4096, size + 8192)), &std::free);
+        static_cast<std::byte*>(std::aligned_alloc(4096, (size + 8192) / 4096 * 4096)), &std::free);
     const PosixFile f(path_, O_RDONLY);
     f.read_at(buffer.get() + misalign, size, offset);
     return std::memcmp(buffer.get() + misalign, bytes_.data() + offset, size) == 0;
