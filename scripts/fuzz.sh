@@ -32,9 +32,10 @@ if compgen -G "tests/fuzz/regressions/*" >/dev/null; then
     { tail -40 "$build/regressions.log"; echo "a regression input fails again"; exit 1; }
 fi
 
-# The innermost frame of the report in the HDF5 library or in h5tile (its sources, this fuzzer).
+# The innermost frame of the report in the HDF5 library or in h5tile's own sources (frames in
+# the sanitizer, libFuzzer, libc and allocation interceptors carry neither).
 innermost_frame() {
-  grep -E '^ +#[0-9]+ ' "$1" | grep -E 'libhdf5|h5tile|open_fuzzer' | grep -vE 'fuzzer::| in __' | head -1
+  grep -E '^ +#[0-9]+ ' "$1" | grep -E 'libhdf5|/(src|include/h5tile|tests/fuzz)/[^ ]+\.(cpp|hpp):[0-9]+' | head -1
 }
 
 echo "== fuzzing for ${seconds} s from $(ls tests/fuzz/corpus | wc -l) seeds"
