@@ -1,5 +1,10 @@
 """Bad input gives a distinct error type with a message that names the file and dataset."""
+import json
 import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
 
 import h5py
 import numpy as np
@@ -86,6 +91,24 @@ def test_unreadable_file(tool, tmp_path):
     os.chmod(tmp_path / "f.h5", 0)
     err = tool.read(tmp_path / "f.h5", "/x")
     assert err["error"] == "Error" and "Permission denied" in err["message"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the reader as another user (test_unreadable_file runs)")
+def test_unreadable_file_for_another_user(tool):
+    # As root, the reader runs as user nobody (65534) on a file only root may read.
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="h5tile-perm-", dir="/tmp"))
+    try:
+        os.chmod(folder, 0o777)
+        with h5py.File(folder / "f.h5", "w") as f:
+            f["x"] = np.zeros(2)
+        os.chmod(folder / "f.h5", 0o600)
+        proc = subprocess.run([str(tool.path), "read", str(folder / "f.h5"), "/x", str(folder / "out.raw")],
+                              capture_output=True, text=True, timeout=60, user=65534, group=65534)
+        err = json.loads(proc.stdout)
+        assert proc.returncode == 1 and "Permission denied" in err["message"] and "f.h5" in err["message"], err
+        assert not (folder / "out.raw").exists()
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_truncated_and_corrupted_files_are_clear_errors(tool, tmp_path):
