@@ -1,6 +1,7 @@
 """The h5tile command through the real binary: outputs (--json), exit codes, messages."""
 import json
 import os
+import resource
 import shutil
 import subprocess
 
@@ -132,3 +133,17 @@ def test_verify_read_finds_a_flipped_byte_and_names_the_tile(files, tmp_path):
     out = h5tile("verify", "v.h5", "--read", cwd=tmp_path)
     assert out.returncode == 1 and out.stdout.count("problem:") == 1
     assert "checksum mismatch" in out.stdout and "tile-00001.h5" in out.stdout
+
+
+def test_verify_read_streams_a_dataset_larger_than_its_memory(tmp_path):
+    # 1 GiB of logical data (chunked, nothing allocated: every element the fill value, a tiny
+    # file) checked by `verify --read` in a process allowed 768 MiB of address space: it must
+    # read in blocks, not the whole dataset at once.
+    with h5py.File(tmp_path / "big.h5", "w") as f:
+        f.create_dataset("x", shape=(16384, 16384), dtype="f4", chunks=(1024, 1024), fillvalue=1.5)
+    limit = 768 << 20
+    proc = subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", "--read", "--json", "big.h5"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ, H5TILE_THREADS="2"),
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["datasets"][0]["problems"] == []
