@@ -17,11 +17,13 @@ class Progress {
   Progress(ProgressCallback callback, std::uint64_t total) : callback_(std::move(callback)), total_(total) {}
 
   // Adds `bytes` done; throws Cancelled if the callback (now or earlier) said stop.
+  // The count is read under the lock, so the callback sees it grow, and the last call sees the
+  // total (reading it before the lock let a slower thread report an older count last).
   void add(std::uint64_t bytes) {
-    const auto done = done_ += bytes;
+    done_ += bytes;
     if (callback_) {
       const std::lock_guard lock(mutex_);
-      if (!cancelled_ && !callback_(std::min(done, total_), total_)) {
+      if (!cancelled_ && !callback_(std::min(done_.load(), total_), total_)) {
         cancelled_ = true;
       }
     }
