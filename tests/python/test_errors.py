@@ -102,8 +102,11 @@ def test_unreadable_file_for_another_user(tool):
         with h5py.File(folder / "f.h5", "w") as f:
             f["x"] = np.zeros(2)
         os.chmod(folder / "f.h5", 0o600)
-        proc = subprocess.run([str(tool.path), "read", str(folder / "f.h5"), "/x", str(folder / "out.raw")],
-                              capture_output=True, text=True, timeout=60, user=65534, group=65534)
+        reader = folder / "reader"  # a copy nobody may run, wherever the checkout is
+        shutil.copy(tool.path, reader)
+        os.chmod(reader, 0o755)
+        proc = subprocess.run([str(reader), "read", str(folder / "f.h5"), "/x", str(folder / "out.raw")],
+                              capture_output=True, text=True, timeout=60, user=65534, group=65534, cwd=folder)
         err = json.loads(proc.stdout)
         assert proc.returncode == 1 and "Permission denied" in err["message"] and "f.h5" in err["message"], err
         assert not (folder / "out.raw").exists()
