@@ -211,30 +211,6 @@ ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part) {
   return view;
 }
 
-// The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates (a chunk at
-// the dataset's edge reaches past it; only its part inside `box` is ever written).
-std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
-  const auto rank = box.rank();
-  Shape first(rank);
-  Shape count(rank);
-  std::uint64_t total = 1;
-  for (std::size_t a = 0; a < rank; ++a) {
-    first[a] = box.offset[a] / chunk[a];
-    count[a] = (box.offset[a] + box.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
-    total *= count[a];
-  }
-  std::vector<Box> chunks;
-  chunks.reserve(total);
-  for (std::uint64_t i = 0; i < total; ++i) {
-    Box c{Shape(rank), chunk};
-    for (std::size_t a = rank, rest = i; a-- > 0; rest /= count[a]) {
-      c.offset[a] = (first[a] + rest % count[a]) * chunk[a];
-    }
-    chunks.push_back(std::move(c));
-  }
-  return chunks;
-}
-
 // Layout Chunked: writes this rank's tiles into the chunks of the dataset in `path` (all
 // allocated), each chunk stored whole and row-major at the address HDF5 gave it.
 void write_chunked_tiles(const WritePlan& plan, const fs::path& path, std::span<const Tile> tiles, bool sync,

@@ -38,6 +38,28 @@ std::optional<Box> intersect(const Box& a, const Box& b) {
   return out;
 }
 
+std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
+  const auto rank = box.rank();
+  Shape first(rank);
+  Shape count(rank);
+  std::uint64_t total = 1;
+  for (std::size_t a = 0; a < rank; ++a) {
+    first[a] = box.offset[a] / chunk[a];
+    count[a] = (box.offset[a] + box.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
+    total *= count[a];
+  }
+  std::vector<Box> chunks;
+  chunks.reserve(total);
+  for (std::uint64_t i = 0; i < total; ++i) {
+    Box c{Shape(rank), chunk};
+    for (std::size_t a = rank, rest = i; a-- > 0; rest /= count[a]) {
+      c.offset[a] = (first[a] + rest % count[a]) * chunk[a];
+    }
+    chunks.push_back(std::move(c));
+  }
+  return chunks;
+}
+
 void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const {
   if (raw) {
     const auto strides = rowmajor_strides(out_shape, raw->elem_size);
@@ -75,28 +97,13 @@ bool Source::read_chunks(const Box& src, const StridedBytes& dst_memory) const {
   const auto rank = src.rank();
   const auto es = elem_size;
   // The chunks the box touches, and their addresses (all allocated, or read through HDF5).
-  Shape first(rank);
-  Shape count(rank);
-  std::uint64_t total = 1;
-  for (std::size_t a = 0; a < rank; ++a) {
-    first[a] = src.offset[a] / chunk[a];
-    count[a] = (src.offset[a] + src.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
-    total *= count[a];
-  }
   std::vector<std::pair<Shape, std::uint64_t>> chunks;
-  chunks.reserve(total);
-  for (std::uint64_t k = 0; k < total; ++k) {
-    Shape origin(rank);
-    auto rest = k;
-    for (std::size_t a = rank; a-- > 0;) {
-      origin[a] = (first[a] + rest % count[a]) * chunk[a];
-      rest /= count[a];
-    }
-    const auto address = chunk_address(handle.get(), origin);
+  for (auto& c : chunks_touching(src, chunk)) {
+    const auto address = chunk_address(handle.get(), c.offset);
     if (!address) {
       return false;
     }
-    chunks.emplace_back(std::move(origin), *address);
+    chunks.emplace_back(std::move(c.offset), *address);
   }
   for (const auto& [origin, address] : chunks) {
     const auto part = intersect(src, Box{origin, chunk});

@@ -105,4 +105,8 @@ class OpenDataset {
 // The overlap of two boxes of the same rank, or nullopt.
 [[nodiscard]] std::optional<Box> intersect(const Box& a, const Box& b);
 
+// The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates, in row-major
+// order (a chunk at the dataset's edge reaches past it).
+[[nodiscard]] std::vector<Box> chunks_touching(const Box& box, const Shape& chunk);
+
 }  // namespace h5tile::detail
