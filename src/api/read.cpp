@@ -24,7 +24,8 @@ unsigned threads_of(const ReadOptions& options) { return options.threads != 0 ? 
 
 DatasetInfo describe(const fs::path& path, const std::string& dataset) {
   pending_writes().wait_for(path);
-  return OpenDataset(path, dataset, true).info();  // metadata only: sources are not read
+  // Metadata only: a virtual dataset's sources are not opened, so a damaged one is described.
+  return OpenDataset(path, dataset, true, false, true).info();
 }
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {

@@ -180,7 +180,8 @@ void enable_raw(Source& source, hid_t file) {
 
 }  // namespace
 
-OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external, bool verify_checksums)
+OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external, bool verify_checksums,
+                         bool metadata_only)
     : path_(path),
       name_(normalize_dataset_name(dataset)),
       allow_external_(allow_external),
@@ -200,9 +201,16 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
   Shape chunk;
   describe_storage(dcpl.get(), info_, chunk);
   if (info_.layout == "virtual") {
-    open_virtual(dcpl.get());
     std::set<fs::path> files;
-    for (const auto& source : sources_) files.insert(source->file);
+    if (metadata_only) {
+      const auto names = virtual_file_names(dcpl.get());
+      const auto entries = read_virtual_map(dcpl.get());
+      info_.virtual_sources = entries ? entries->size() : names.size();
+      for (const auto& name : names) files.insert(resolve_source(path_, name));
+    } else {
+      open_virtual(dcpl.get());
+      for (const auto& source : sources_) files.insert(source->file);
+    }
     for (const auto& f : files) {
       std::error_code ec;
       const auto size = fs::file_size(f, ec);

@@ -61,8 +61,10 @@ class OpenDataset {
   // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
   // `allow_external`: accept virtual sources outside the folder of `path` (see ReadOptions).
   // `verify_checksums`: reads check the stored checksum of every tile they touch first.
+  // `metadata_only`: fill info() without opening a virtual dataset's sources (so that a damaged
+  // one can still be described); such an OpenDataset must not be read.
   OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false,
-              bool verify_checksums = false);
+              bool verify_checksums = false, bool metadata_only = false);
 
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

@@ -147,3 +147,13 @@ def test_verify_read_streams_a_dataset_larger_than_its_memory(tmp_path):
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["datasets"][0]["problems"] == []
+
+
+def test_info_describes_a_virtual_dataset_whose_tile_is_missing(files, tmp_path):
+    tile = sorted((tmp_path / "v.h5.tiles").rglob("tile-00001.h5"))[0]
+    tile.unlink()
+    proc = h5tile("info", "--json", "v.h5", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    info = json.loads(proc.stdout)
+    assert "virtual" in json.dumps(info)
+    assert h5tile("verify", "v.h5", cwd=tmp_path).returncode == 1  # the damage is still found
