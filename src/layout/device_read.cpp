@@ -1,0 +1,95 @@
+// OpenDataset::read_to_device: a read whose destination is CUDA device memory, through the
+// bounded staging pipeline, or straight from the file with GPUDirect Storage where it opens.
+#include <cstring>
+
+#include <h5tile/settings.hpp>
+
+#include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
+#include "layout/open_dataset.hpp"
+
+namespace h5tile::detail {
+
+namespace {
+
+// True when `box` of a row-major array of `shape` is one contiguous run of elements.
+bool contiguous_in(const Box& box, const Shape& shape) {
+  std::size_t a = 0;
+  while (a < box.rank() && box.extent[a] == 1) ++a;  // leading unit axes
+  for (++a; a < box.rank(); ++a) {
+    if (box.extent[a] != shape[a]) return false;
+  }
+  return true;
+}
+
+std::uint64_t linear_offset(const Shape& offset, const Shape& shape) {
+  std::uint64_t linear = 0;
+  for (std::size_t a = 0; a < shape.size(); ++a) linear = linear * shape[a] + offset[a];
+  return linear;
+}
+
+}  // namespace
+
+void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, unsigned threads,
+                                 Progress* progress) const {
+  const auto es = info_.dtype.size();
+  const auto tasks = plan(region, gpu::staging_piece_bytes(), true);
+  std::uint64_t covered = 0;
+  for (const auto& task : tasks) covered += task.dst.count();
+  if (covered < region.count()) {
+    // Regions no source maps hold the fill value: assemble on the host, then copy.
+    const Array host = read(region, threads, -1);
+    const auto pieces = split_rowmajor(Box::whole(region.extent), es, gpu::staging_piece_bytes());
+    const auto strides = rowmajor_strides(region.extent, es);
+    gpu::stage_to_device(
+        device, pieces.size(), es,
+        [&](std::size_t i) {
+          return gpu::DeviceRegion{out + linear_offset(pieces[i].offset, region.extent) * es, strides,
+                                   pieces[i].extent};
+        },
+        [&](std::size_t i, std::byte* staging) {
+          std::memcpy(staging, host.data() + linear_offset(pieces[i].offset, region.extent) * es,
+                      pieces[i].count() * es);
+        },
+        threads);
+    return;
+  }
+  // GPUDirect Storage where it opens: a task that is one run in the file and one run in the
+  // destination goes straight from the file to the device.
+  std::vector<std::unique_ptr<gpu::GdsFile>> gds(sources_.size());
+  if (settings::gds() != settings::Gds::Off) {
+    for (std::size_t s = 0; s < sources_.size(); ++s) {
+      if (sources_[s]->raw) gds[s] = gpu::gds_open(sources_[s]->file);
+    }
+  }
+  std::vector<std::size_t> staged;
+  std::vector<std::size_t> direct;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto& t = tasks[i];
+    const bool runs = contiguous_in(t.src, sources_[t.source]->shape) && contiguous_in(t.dst, region.extent);
+    (gds[t.source] && runs && t.src.rank() > 0 ? direct : staged).push_back(i);
+  }
+  const auto strides = rowmajor_strides(region.extent, es);
+  parallel_for(direct.size(), threads, [&](std::size_t k) {
+    const auto& t = tasks[direct[k]];
+    const auto& raw = *sources_[t.source]->raw;
+    gds[t.source]->read(out + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
+                        raw.base + linear_offset(t.src.offset, raw.shape) * es);
+    if (progress != nullptr) progress->add(t.dst.count() * es);
+  });
+  gpu::stage_to_device(
+      device, staged.size(), es,
+      [&](std::size_t k) {
+        const auto& t = tasks[staged[k]];
+        return gpu::DeviceRegion{out + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
+      },
+      [&](std::size_t k, std::byte* staging) {
+        const auto& t = tasks[staged[k]];
+        sources_[t.source]->read(t.src, staging, t.dst.extent, Box::whole(t.dst.extent));
+        if (progress != nullptr) progress->add(t.dst.count() * es);
+      },
+      threads);
+  if (!direct.empty()) gpu::note_path(staged.empty() ? "cufile" : "cufile+staging");
+}
+
+}  // namespace h5tile::detail
