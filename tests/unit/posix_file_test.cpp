@@ -98,7 +98,14 @@ TEST_F(DirectReads, EqualBufferedReadsForEveryAlignmentAndCacheState) {
 
 TEST_F(DirectReads, UncachedDataIsReadAroundThePageCacheOnlyWhenAsked) {
   evict();
-  ASSERT_EQ(cached_pages(0, kFileBytes), 0U) << "this file system keeps evicted pages";
+  if (cached_pages(0, kFileBytes) != 0) {
+    GTEST_SKIP() << "the file system of " << path_ << " keeps evicted pages (tmpfs?): nothing to read around";
+  }
+  const int direct = ::open(path_.c_str(), O_RDONLY | O_DIRECT);
+  if (direct < 0) {
+    GTEST_SKIP() << "the file system of " << path_ << " refuses O_DIRECT";
+  }
+  ::close(direct);
   ASSERT_TRUE(reads_back(0, 4 << 20, 0));
   // O_DIRECT brought (almost) nothing into the cache; a buffered read would bring all 1024 pages.
   EXPECT_LT(cached_pages(0, 4 << 20), 16U);
