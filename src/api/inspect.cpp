@@ -63,12 +63,13 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     return;
   }
   std::vector<Box> boxes;
+  FolderCheck folder(path);
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& e = (*entries)[i];
     const auto source = resolve_source(path, e.file);
     const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), source.string(), e.dataset);
     boxes.push_back(e.dst);
-    if (e.file != "." && !inside_folder_of(path, source)) {
+    if (e.file != "." && !folder.inside(source)) {
       problems.push_back(
           fmt::format("{}: the source is outside the folder of the file (readers refuse it "
                       "unless allowed)",

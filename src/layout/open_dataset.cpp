@@ -310,11 +310,14 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   }
 }
 
-void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name) const {
+void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name) {
   if (allow_external_ || stored_name == ".") {
     return;
   }
-  if (!inside_folder_of(path_, source)) {
+  if (!folder_check_) {
+    folder_check_ = std::make_unique<FolderCheck>(path_);
+  }
+  if (!folder_check_->inside(source)) {
     std::error_code ec;
     throw VirtualSourceError(
         fmt::format("{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "

@@ -14,6 +14,7 @@
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "hdf5/handle.hpp"
+#include "layout/virtual_map.hpp"
 
 namespace h5tile::detail {
 
@@ -89,12 +90,13 @@ class OpenDataset {
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
 
-  void check_inside(const std::filesystem::path& source, const std::string& stored_name) const;
+  void check_inside(const std::filesystem::path& source, const std::string& stored_name);
   void check_checksums(const Box& region, unsigned threads) const;
 
   std::filesystem::path path_;
   std::string name_;
   bool allow_external_ = false;
+  std::unique_ptr<FolderCheck> folder_check_;  // for check_inside, made at first use
   bool verify_checksums_ = false;
   DatasetInfo info_;
   FileHandle file_;

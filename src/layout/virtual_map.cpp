@@ -1,5 +1,9 @@
 #include "layout/virtual_map.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+
 #include <cstdlib>
 
 #include "hdf5/file.hpp"
@@ -122,6 +126,34 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
     return beside;
   }
   return source;
+}
+
+FolderCheck::FolderCheck(const fs::path& vds_file) {
+  std::error_code ec;
+  folder_ = fs::weakly_canonical(fs::absolute(vds_file).parent_path(), ec);
+}
+
+bool FolderCheck::inside(const fs::path& source) {
+  std::error_code ec;
+  const auto absolute = fs::absolute(source);
+  const auto name = absolute.filename();
+  // A '..' after a symbolic link climbs from where the link points, so such paths (and sources
+  // that are links themselves) are resolved in full, never lexically.
+  const bool dots = std::any_of(absolute.begin(), absolute.end(), [](const fs::path& p) { return p == ".."; });
+  struct stat st {};
+  fs::path target;
+  if (dots || name.empty() || name == "." || (::lstat(absolute.c_str(), &st) == 0 && S_ISLNK(st.st_mode))) {
+    target = fs::weakly_canonical(absolute, ec);
+  } else {
+    const auto parent = absolute.parent_path().string();
+    auto it = parents_.find(parent);
+    if (it == parents_.end()) {
+      it = parents_.emplace(parent, fs::weakly_canonical(absolute.parent_path(), ec)).first;
+    }
+    target = it->second / name;
+  }
+  const auto relative = target.lexically_relative(folder_);
+  return !relative.empty() && *relative.begin() != "..";
 }
 
 bool inside_folder_of(const fs::path& vds_file, const fs::path& source) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <h5tile/array.hpp>
@@ -35,5 +36,18 @@ struct VirtualEntry {
 
 // True when `source` (symbolic links followed) lies in the folder tree of `vds_file`.
 [[nodiscard]] bool inside_folder_of(const std::filesystem::path& vds_file, const std::filesystem::path& source);
+
+// inside_folder_of for the many sources of one virtual dataset: the folder of `vds_file` and
+// each source's folder are resolved once, so that a source costs one lstat(2) (a source that
+// is a symbolic link, or whose path has a '..', is resolved in full). Same answers.
+class FolderCheck {
+ public:
+  explicit FolderCheck(const std::filesystem::path& vds_file);
+  [[nodiscard]] bool inside(const std::filesystem::path& source);
+
+ private:
+  std::filesystem::path folder_;
+  std::unordered_map<std::string, std::filesystem::path> parents_;
+};
 
 }  // namespace h5tile::detail
