@@ -11,12 +11,16 @@
 
 #include <h5tile/h5tile.hpp>
 
+#include "arrays.hpp"
+
 namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace {
 
-using AnyArray = nb::ndarray<nb::ro>;
+using h5tile::python::AnyArray;
+using h5tile::python::to_python;
+using h5tile::python::view_of;
 
 // The exception classes, created at import with the Python bases users expect.
 struct Exceptions {
@@ -84,133 +88,6 @@ void translate(const std::exception_ptr& p, void*) {
   } catch (const h5tile::RuntimeError& e) {
     PyErr_SetString(exceptions.runtime, e.what());
   }
-}
-
-h5tile::DType dtype_of(const nb::dlpack::dtype& t) {
-  using Code = nb::dlpack::dtype_code;
-  const auto code = static_cast<Code>(t.code);
-  if (t.lanes == 1) {
-    switch (code) {
-      case Code::Bool:
-        if (t.bits == 8) return h5tile::DType(h5tile::DTypeKind::Bool);
-        break;
-      case Code::Int:
-        switch (t.bits) {
-          case 8: return h5tile::DType(h5tile::DTypeKind::Int8);
-          case 16: return h5tile::DType(h5tile::DTypeKind::Int16);
-          case 32: return h5tile::DType(h5tile::DTypeKind::Int32);
-          case 64: return h5tile::DType(h5tile::DTypeKind::Int64);
-          default: break;
-        }
-        break;
-      case Code::UInt:
-        switch (t.bits) {
-          case 8: return h5tile::DType(h5tile::DTypeKind::UInt8);
-          case 16: return h5tile::DType(h5tile::DTypeKind::UInt16);
-          case 32: return h5tile::DType(h5tile::DTypeKind::UInt32);
-          case 64: return h5tile::DType(h5tile::DTypeKind::UInt64);
-          default: break;
-        }
-        break;
-      case Code::Float:
-        switch (t.bits) {
-          case 16: return h5tile::DType(h5tile::DTypeKind::Float16);
-          case 32: return h5tile::DType(h5tile::DTypeKind::Float32);
-          case 64: return h5tile::DType(h5tile::DTypeKind::Float64);
-          default: break;
-        }
-        break;
-      case Code::Complex:
-        if (t.bits == 64) return h5tile::DType(h5tile::DTypeKind::Complex64);
-        if (t.bits == 128) return h5tile::DType(h5tile::DTypeKind::Complex128);
-        break;
-      default: break;
-    }
-  }
-  throw h5tile::UnsupportedType("unsupported array dtype (DLPack code " + std::to_string(t.code) + ", " +
-                                std::to_string(t.bits) + " bits)");
-}
-
-nb::dlpack::dtype dlpack_of(h5tile::DType d) {
-  using Code = nb::dlpack::dtype_code;
-  auto make = [](Code c, int bits) {
-    return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1};
-  };
-  switch (d.kind()) {
-    case h5tile::DTypeKind::Bool: return make(Code::Bool, 8);
-    case h5tile::DTypeKind::Int8: return make(Code::Int, 8);
-    case h5tile::DTypeKind::Int16: return make(Code::Int, 16);
-    case h5tile::DTypeKind::Int32: return make(Code::Int, 32);
-    case h5tile::DTypeKind::Int64: return make(Code::Int, 64);
-    case h5tile::DTypeKind::UInt8: return make(Code::UInt, 8);
-    case h5tile::DTypeKind::UInt16: return make(Code::UInt, 16);
-    case h5tile::DTypeKind::UInt32: return make(Code::UInt, 32);
-    case h5tile::DTypeKind::UInt64: return make(Code::UInt, 64);
-    case h5tile::DTypeKind::Float16: return make(Code::Float, 16);
-    case h5tile::DTypeKind::Float32: return make(Code::Float, 32);
-    case h5tile::DTypeKind::Float64: return make(Code::Float, 64);
-    case h5tile::DTypeKind::Complex64: return make(Code::Complex, 64);
-    case h5tile::DTypeKind::Complex128: return make(Code::Complex, 128);
-    case h5tile::DTypeKind::Opaque: return make(Code::UInt, 8);  // bytes; Python views them as V<n>
-  }
-  return make(Code::UInt, 8);
-}
-
-// A view of a Python array. `opaque_size` > 0: the array holds uint8 with a last axis of that
-// many bytes per element (NumPy's V<n>, as the Python layer passes it).
-template <class NdArray>
-h5tile::ArrayView view_of(const NdArray& a, std::size_t opaque_size) {
-  h5tile::ArrayView v;
-  v.data = a.data();
-  std::size_t ndim = a.ndim();
-  if (opaque_size > 0) {
-    v.dtype = h5tile::DType::opaque(opaque_size);
-    if (ndim == 0 || a.shape(ndim - 1) != opaque_size || a.stride(ndim - 1) != 1) {
-      throw h5tile::InvalidArgument(
-          "opaque arrays must be passed as uint8 with a contiguous last axis of the item size");
-    }
-    --ndim;
-  } else {
-    v.dtype = dtype_of(a.dtype());
-  }
-  const auto item = opaque_size > 0 ? 1 : static_cast<std::int64_t>(v.dtype.size());
-  for (std::size_t i = 0; i < ndim; ++i) {
-    v.shape.push_back(static_cast<std::uint64_t>(a.shape(i)));
-    v.byte_strides.push_back(a.stride(i) * item);
-  }
-  const auto device = a.device_type();
-  if (device == nb::device::cuda::value || device == nb::device::cuda_managed::value) {
-    v.memory = h5tile::MemoryKind::Device;
-  } else if (device == nb::device::cpu::value || device == nb::device::cuda_host::value) {
-    v.memory = h5tile::MemoryKind::Host;
-  } else {
-    throw h5tile::InvalidArgument("arrays on DLPack device type " + std::to_string(device) + " are not supported");
-  }
-  return v;
-}
-
-// Hands an Array to Python without a copy: the capsule frees it with its own deleter.
-nb::object to_python(h5tile::Array&& array) {
-  const auto shape = array.shape();
-  const auto dtype = array.dtype();
-  const int device = array.device();
-  std::vector<std::size_t> dims(shape.begin(), shape.end());
-  if (dtype.kind() == h5tile::DTypeKind::Opaque) dims.push_back(dtype.size());
-  // The capsule owns the buffer and frees it (host or device) with the buffer's own deleter.
-  auto* owned = new h5tile::Buffer(array.release());
-  std::byte* data = owned->get();
-  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<h5tile::Buffer*>(p); });
-  if (device >= 0) {
-    return nb::cast(nb::ndarray<nb::cupy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype),
-                                          nb::device::cuda::value, device));
-  }
-  nb::object host = nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype)));
-  if (dtype.kind() != h5tile::DTypeKind::Opaque) {
-    return host;
-  }
-  // Opaque bytes travel as uint8 with a last axis of the item size; NumPy sees them as V<n>.
-  const nb::tuple logical(nb::cast(shape));
-  return host.attr("view")(dtype.name()).attr("reshape")(logical);
 }
 
 // A reference to a Python object that may be dropped on any thread (a worker, or the C++
