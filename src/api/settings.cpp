@@ -83,27 +83,24 @@ std::atomic<std::size_t>& staging_value() {
   return value;
 }
 
+// An auto/on/off variable (unset or empty: auto); with `numeric`, 1 and 0 also mean on and off.
+template <class Mode>
+Mode auto_on_off(const char* variable, bool numeric) {
+  const char* text = std::getenv(variable);
+  const std::string_view mode = text != nullptr ? text : "auto";
+  if (mode == "auto" || mode.empty()) return Mode::Auto;
+  if (mode == "on" || (numeric && mode == "1")) return Mode::On;
+  if (mode == "off" || (numeric && mode == "0")) return Mode::Off;
+  throw InvalidArgument(fmt::format("environment variable {}='{}' must be auto, on or off", variable, mode));
+}
+
 std::atomic<Gds>& gds_value() {
-  static std::atomic<Gds> value = [] {
-    const char* text = std::getenv("H5TILE_GDS");
-    const std::string_view mode = text != nullptr ? text : "auto";
-    if (mode == "auto" || mode.empty()) return Gds::Auto;
-    if (mode == "on") return Gds::On;
-    if (mode == "off") return Gds::Off;
-    throw InvalidArgument(fmt::format("environment variable H5TILE_GDS='{}' must be auto, on or off", mode));
-  }();
+  static std::atomic<Gds> value = auto_on_off<Gds>("H5TILE_GDS", false);
   return value;
 }
 
 std::atomic<DirectIo>& direct_io_value() {
-  static std::atomic<DirectIo> value = [] {
-    const char* text = std::getenv("H5TILE_DIRECT_IO");
-    const std::string_view mode = text != nullptr ? text : "auto";
-    if (mode == "auto" || mode.empty()) return DirectIo::Auto;
-    if (mode == "on" || mode == "1") return DirectIo::On;
-    if (mode == "off" || mode == "0") return DirectIo::Off;
-    throw InvalidArgument(fmt::format("environment variable H5TILE_DIRECT_IO='{}' must be auto, on or off", mode));
-  }();
+  static std::atomic<DirectIo> value = auto_on_off<DirectIo>("H5TILE_DIRECT_IO", true);
   return value;
 }
 
