@@ -138,16 +138,8 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
     (void)from_file(path, name);
     return;
   }
-  Shape block = info.shape;
-  for (std::size_t a = 0; a < block.size() && element_count(block) * es > kBlockBytes;) {
-    if (block[a] <= 1) {
-      ++a;
-      continue;
-    }
-    block[a] = (block[a] + 1) / 2;
-  }
   std::uint64_t done = 0;
-  for (auto& b : from_file_batched(path, name, block)) {
+  for (auto& b : from_file_batched(path, name, halved_to_fit(info.shape, es, kBlockBytes))) {
     done += b.data.nbytes();
     if (progress && !progress(done, total)) {
       throw Cancelled(fmt::format("verify of {} cancelled", where(path, name)));

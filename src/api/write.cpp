@@ -439,10 +439,13 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   check_target(path, options.mode);
   const unsigned requested = options.ranks != 0 ? options.ranks : settings::threads();
   auto boxes = split_for_ranks(array.shape, requested);
+  WriteOptions effective = options;
   if (options.layout == Layout::Chunked && !array.shape.empty()) {
-    // Tiles of whole chunks along the first axis, so that no two ranks share a chunk.
-    const auto chunk = chunk_for(options.chunk, array.shape, boxes.front().extent, array.dtype.size(), path, name);
-    boxes = split_for_ranks(array.shape, requested, chunk.empty() ? 1 : chunk[0]);
+    // Tiles of whole chunks along the first axis, so that no two ranks share a chunk; the
+    // chunk chosen here is the one written (the plan would otherwise derive it again from the
+    // aligned tiles, and could pick another).
+    effective.chunk = chunk_for(options.chunk, array.shape, boxes.front().extent, array.dtype.size(), path, name);
+    boxes = split_for_ranks(array.shape, requested, effective.chunk[0]);
   }
   const auto target = fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
@@ -453,7 +456,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
       ArrayView part = sub_view(array, Box::whole(array.shape), box);
       part.memory = device >= 0 ? MemoryKind::Device : MemoryKind::Host;
       const Tile tile{box, part};
-      write_tiles_impl(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, options, *progress);
+      write_tiles_impl(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, effective, *progress);
     });
   });
 }

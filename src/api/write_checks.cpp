@@ -177,14 +177,18 @@ Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_t
   }
   Shape chunk = first_tile;
   for (auto& c : chunk) c = std::max<std::uint64_t>(1, c);
-  for (std::size_t a = 0; a < chunk.size() && element_count(chunk) * elem_size > kDefaultMaxBytes;) {
-    if (chunk[a] == 1) {
+  return halved_to_fit(std::move(chunk), elem_size, kDefaultMaxBytes);
+}
+
+Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes) {
+  for (std::size_t a = 0; a < shape.size() && element_count(shape) * elem_size > max_bytes;) {
+    if (shape[a] <= 1) {
       ++a;
       continue;
     }
-    chunk[a] = (chunk[a] + 1) / 2;
+    shape[a] = (shape[a] + 1) / 2;
   }
-  return chunk;
+  return shape;
 }
 
 }  // namespace h5tile::detail

@@ -35,6 +35,10 @@ void check_target(const std::filesystem::path& path, Mode mode);
 // multiple of it.
 [[nodiscard]] std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks, std::uint64_t align_rows = 1);
 
+// `shape` with its leading axes halved (rounding up), first axis first, until `elem_size`-byte
+// elements of it take at most `max_bytes` (or every axis is 1): a block shape that fits.
+[[nodiscard]] Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes);
+
 // The chunk shape of a Chunked write: `requested` checked against `shape` (InvalidArgument
 // naming what is wrong), or, when empty, `first_tile` halved along the leading axes until a
 // chunk of `elem_size`-byte elements holds at most 1 GiB.
