@@ -109,12 +109,13 @@ struct DatasetInfo {
 [[nodiscard]] Array read_box(const std::filesystem::path& path, const std::string& dataset, const Box& box,
                              const ReadOptions& options = {});
 
-/// Reads the region of `out.shape` at `offset` (all zeros when empty) into the caller's memory
-/// `out`: host or device memory (as detected, or as `out.memory` declares), C-contiguous, of
-/// the dataset's dtype. Nothing is allocated, so a buffer reused from read to read costs no
-/// page faults (a fresh array's first touch of each page costs more than the copy into it).
+/// Reads into the caller's memory `out`: the whole dataset when `offset` is empty (then
+/// `out.shape` must be the dataset's shape), else the region of `out.shape` at `offset`. `out`
+/// is host or device memory (as detected, or as `out.memory` declares), C-contiguous, of the
+/// dataset's dtype. Nothing is allocated, so a buffer reused from read to read costs no page
+/// faults (a fresh array's first touch of each page costs more than the copy into it).
 /// `out.data` is written. `options.device` is not used: `out` says where the memory is.
-/// Throws InvalidArgument when `out` has another dtype, is strided or does not fit.
+/// Throws InvalidArgument when `out` has another dtype or shape, is strided or does not fit.
 void read_into(const std::filesystem::path& path, const std::string& dataset, const ArrayView& out,
                const Shape& offset = {}, const ReadOptions& options = {});
 

@@ -254,11 +254,7 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
             raise InvalidArgumentError("out must be C-contiguous")
         if isinstance(out, np.ndarray) and not out.flags.writeable:
             raise InvalidArgumentError("out is read-only")
-        shape = tuple(describe(path, dataset_name)["shape"])
-        if tuple(out.shape) != shape:
-            raise InvalidArgumentError(f"out has shape {tuple(out.shape)} but dataset '{dataset_name}' in "
-                                       f"'{os.fspath(path)}' has shape {shape}")
-        core, opaque = _prepare(out)
+        core, opaque = _prepare(out)  # the core checks out's dtype and shape against the dataset
         _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
                           allow_external_sources, verify_checksums)
         return out

@@ -60,6 +60,10 @@ void read_into(const fs::path& path, const std::string& dataset, const ArrayView
   if (out.data == nullptr && element_count(out.shape) > 0) {
     throw InvalidArgument(fmt::format("read_into: the output for {} has no memory", where(path, opened.name())));
   }
+  if (offset.empty() && out.shape != info.shape) {
+    throw InvalidArgument(fmt::format("read_into: out has shape {} but {} has shape {}", to_string(out.shape),
+                                      where(path, opened.name()), to_string(info.shape)));
+  }
   const Box box{offset.empty() ? Shape(out.shape.size(), 0) : offset, out.shape};
   if (!box.fits(info.shape)) {
     throw InvalidArgument(fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box),
