@@ -56,7 +56,6 @@ def main():
     try:
         import cupy
         import kvikio
-        offset = h5tile.describe(path, "/x")  # noqa: F841 (the file is read once by h5tile first)
         buf = cupy.empty(nbytes // 4, cupy.float32)
         import h5py
         with h5py.File(path, "r") as f:

@@ -424,21 +424,22 @@ void OpenDataset::fill(std::byte* out, std::uint64_t count) const {
   }
 }
 
-Array OpenDataset::read(const Box& region, unsigned threads, int device, Progress* progress) const {
+void OpenDataset::check_fits(const Box& region) const {
   if (!region.fits(info_.shape)) {
     throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
                                       to_string(info_.shape)));
   }
+}
+
+Array OpenDataset::read(const Box& region, unsigned threads, int device, Progress* progress) const {
+  check_fits(region);
   Array out(info_.dtype, region.extent, device);
   read_into(region, out.data(), device, threads, progress);
   return out;
 }
 
 void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const {
-  if (!region.fits(info_.shape)) {
-    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
-                                      to_string(info_.shape)));
-  }
+  check_fits(region);
   if (verify_checksums_) {
     check_checksums(region, threads);
   }

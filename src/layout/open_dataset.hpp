@@ -87,6 +87,7 @@ class OpenDataset {
  private:
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
+  void check_fits(const Box& region) const;  // InvalidArgument naming the dataset
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
 
