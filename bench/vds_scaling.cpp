@@ -1,11 +1,13 @@
-// How a virtual dataset with many tiles opens and reads: T tiles of 64 rows x 1024 float32
-// (256 KiB each), written by 4 thread ranks, then opened (describe) and read whole (from_file),
+// How a virtual dataset with many tiles opens and reads: T tiles of ROWS (default 64) rows x
+// 1024 float32 (256 KiB each by default), written by 4 thread ranks, then opened (describe) and read whole (from_file),
 // next to a contiguous file of the same bytes, each read both into a new array (from_file) and
 // into one reused buffer (read_into). Medians of 3 warm runs. Prints one line per T.
+//   usage: h5tile_vds_scaling [DIR] [ROWS]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <h5tile/h5tile.hpp>
@@ -26,11 +28,11 @@ double seconds_of(const std::function<void()>& f) {
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   const fs::path dir = argc > 1 ? argv[1] : "vds-scaling";
+  const std::uint64_t rows = argc > 2 ? std::stoull(argv[2]) : 64;
   fs::create_directories(dir);
   std::printf("%6s %6s %8s %8s %12s %12s %14s %14s\n", "tiles", "MiB", "write s", "open s", "vds GB/s", "contig GB/s",
               "vds into GB/s", "contig into GB/s");
   for (const std::uint64_t tiles : {16ULL, 256ULL, 4096ULL}) {
-    const std::uint64_t rows = 64;
     const std::uint64_t cols = 1024;
     const h5tile::Shape shape{tiles * rows, cols};
     std::vector<float> data(tiles * rows * cols);

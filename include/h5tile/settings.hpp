@@ -8,7 +8,7 @@
 /// | threads      | H5TILE_THREADS    | hardware threads (at least 1)|
 /// | task_size    | H5TILE_TASK_SIZE  | 8 MiB                        |
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
-/// | staging_bytes| H5TILE_STAGING_BYTES | 256 MiB (per device)      |
+/// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
@@ -29,7 +29,9 @@ void set_task_size(std::size_t bytes);
 [[nodiscard]] std::size_t alignment();
 void set_alignment(std::size_t bytes);
 
-/// Pinned host memory used to stage device reads and writes, per device (at least one task).
+/// Pinned host memory used to stage device reads and writes, per device. It is cut into pieces
+/// of at most one task, small enough that every thread has two (one filling while the other's
+/// copy runs), and at least 1 MiB where the setting allows.
 [[nodiscard]] std::size_t staging_bytes();
 void set_staging_bytes(std::size_t bytes);
 

@@ -79,7 +79,7 @@ std::atomic<std::size_t>& alignment_value() {
 }
 
 std::atomic<std::size_t>& staging_value() {
-  static std::atomic<std::size_t> value = from_env("H5TILE_STAGING_BYTES", std::size_t{256} << 20);
+  static std::atomic<std::size_t> value = from_env("H5TILE_STAGING_BYTES", std::size_t{128} << 20);
   return value;
 }
 

@@ -1,6 +1,7 @@
 // The staging path between files and device memory: a bounded pool of pinned host buffers
 // per device, each with its own stream and event, so that several reads (or writes) and
 // their copies are in flight at once while pinned memory stays within the setting.
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -88,7 +89,16 @@ class StagingPool {
 std::mutex pools_mutex;
 std::map<int, std::shared_ptr<StagingPool>> pools;
 
-std::size_t piece_bytes() { return std::min(settings::task_size(), settings::staging_bytes()); }
+// Pieces of at most one task, small enough that every thread has two in the staging memory (one
+// being filled while the other's copy runs), and at least 1 MiB where the setting allows. On the
+// 16-core H200 machine 2 x 16 pieces of 4 MiB read at 50-52 GB/s where 32 of 8 MiB gave 40-51
+// (BENCHMARKS.md, GPU tuning).
+std::size_t piece_bytes() {
+  const auto staging = settings::staging_bytes();
+  const auto most = std::min(settings::task_size(), staging);
+  const auto least = std::min<std::size_t>(std::size_t{1} << 20, most);
+  return std::clamp<std::size_t>(staging / (2 * std::size_t{settings::threads()}), least, most);
+}
 
 // The pool of `device` for the current settings (rebuilt when they changed).
 std::shared_ptr<StagingPool> pool_for(int device) {

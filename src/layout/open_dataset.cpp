@@ -201,20 +201,13 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
   Shape chunk;
   describe_storage(dcpl.get(), info_, chunk);
   if (info_.layout == "virtual") {
-    std::set<fs::path> files;
     if (metadata_only) {
       const auto names = virtual_file_names(dcpl.get());
       const auto entries = read_virtual_map(dcpl.get());
       info_.virtual_sources = entries ? entries->size() : names.size();
-      for (const auto& name : names) files.insert(resolve_source(path_, name));
+      info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, settings::threads()));
     } else {
       open_virtual(dcpl.get());
-      for (const auto& source : sources_) files.insert(source->file);
-    }
-    for (const auto& f : files) {
-      std::error_code ec;
-      const auto size = fs::file_size(f, ec);
-      info_.stored_bytes += ec ? 0 : size;
     }
     return;
   }
@@ -233,14 +226,23 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
 
 void OpenDataset::open_virtual(hid_t dcpl) {
   const auto entries = read_virtual_map(dcpl);
-  info_.virtual_sources = entries ? entries->size() : virtual_file_names(dcpl).size();
+  std::vector<std::string> names;
+  if (entries) {
+    names.reserve(entries->size());
+    for (const auto& entry : *entries) names.push_back(entry.file);
+  } else {
+    names = virtual_file_names(dcpl);
+  }
+  info_.virtual_sources = names.size();
+  const auto resolved = resolve_sources(path_, names, settings::threads());
+  info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
     // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
     // since HDF5 silently returns fill values for missing ones.
-    for (const auto& name : virtual_file_names(dcpl)) {
-      const auto file = resolve_source(path_, name);
-      check_inside(file, name);
-      if (name.find('%') == std::string::npos && !fs::exists(file)) {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto& file = resolved[i].file;
+      check_inside(file, names[i], resolved[i].link);
+      if (names[i].find('%') == std::string::npos && !fs::exists(file)) {
         throw VirtualSourceError(
             fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
       }
@@ -270,11 +272,10 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& entry = (*entries)[i];
-    const auto file = resolve_source(path_, entry.file);
-    check_inside(file, entry.file);
-    std::error_code ec;
+    const auto& file = resolved[i].file;
+    check_inside(file, entry.file, resolved[i].link);
     if (use_table && !entry.src && (entry.dataset == "/tile" || entry.dataset == "tile") && entry.dst.count() > 0 &&
-        fs::file_size(file, ec) == table[i][1] && !ec) {
+        resolved[i].found && resolved[i].bytes == table[i][1]) {
       auto source = std::make_unique<Source>();
       source->file = file;
       source->dataset = entry.dataset;
@@ -310,14 +311,14 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   }
 }
 
-void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name) {
+void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name, bool link) {
   if (allow_external_ || stored_name == ".") {
     return;
   }
   if (!folder_check_) {
     folder_check_ = std::make_unique<FolderCheck>(path_);
   }
-  if (!folder_check_->inside(source)) {
+  if (!folder_check_->inside(source, link)) {
     std::error_code ec;
     throw VirtualSourceError(
         fmt::format("{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "

@@ -91,7 +91,8 @@ class OpenDataset {
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
 
-  void check_inside(const std::filesystem::path& source, const std::string& stored_name);
+  // `link`: whether lstat(2) found `source` to be a symbolic link.
+  void check_inside(const std::filesystem::path& source, const std::string& stored_name, bool link);
   void check_checksums(const Box& region, unsigned threads) const;
 
   std::filesystem::path path_;

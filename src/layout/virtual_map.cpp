@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include <cstdlib>
+#include <set>
 
+#include "engine/thread_pool.hpp"
 #include "hdf5/file.hpp"
 
 namespace h5tile::detail {
@@ -128,21 +130,63 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
   return source;
 }
 
+std::vector<ResolvedSource> resolve_sources(const fs::path& vds_file, const std::vector<std::string>& names,
+                                            unsigned threads) {
+  std::vector<ResolvedSource> out(names.size());
+  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
+  const bool prefixed = prefix != nullptr && *prefix != '\0';
+  const auto folder = vds_file.parent_path();
+  const auto workers = static_cast<unsigned>(std::min<std::size_t>(threads, 1 + names.size() / 64));
+  parallel_for(names.size(), workers, [&](std::size_t i) {
+    const auto& name = names[i];
+    auto& r = out[i];
+    struct stat st {};
+    if (!prefixed && name != "." && !fs::path(name).is_absolute()) {
+      auto beside = folder / name;
+      if (::lstat(beside.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
+        r = {std::move(beside), true, false, static_cast<std::uint64_t>(st.st_size)};
+        return;
+      }
+    }
+    r.file = resolve_source(vds_file, name);  // the full search: prefix, links, working directory
+    if (::lstat(r.file.c_str(), &st) == 0) {
+      r.found = true;
+      r.link = S_ISLNK(st.st_mode);
+      if (r.link && ::stat(r.file.c_str(), &st) != 0) st.st_size = 0;  // a dangling link
+      r.bytes = static_cast<std::uint64_t>(st.st_size);
+    }
+  });
+  return out;
+}
+
+std::uint64_t stored_bytes_of(const std::vector<ResolvedSource>& sources) {
+  std::set<fs::path> seen;
+  std::uint64_t total = 0;
+  for (const auto& s : sources) {
+    if (s.found && seen.insert(s.file.lexically_normal()).second) total += s.bytes;
+  }
+  return total;
+}
+
 FolderCheck::FolderCheck(const fs::path& vds_file) {
   std::error_code ec;
   folder_ = fs::weakly_canonical(fs::absolute(vds_file).parent_path(), ec);
 }
 
 bool FolderCheck::inside(const fs::path& source) {
+  struct stat st {};
+  return inside(source, ::lstat(fs::absolute(source).c_str(), &st) == 0 && S_ISLNK(st.st_mode));
+}
+
+bool FolderCheck::inside(const fs::path& source, bool link) {
   std::error_code ec;
   const auto absolute = fs::absolute(source);
   const auto name = absolute.filename();
   // A '..' after a symbolic link climbs from where the link points, so such paths (and sources
   // that are links themselves) are resolved in full, never lexically.
   const bool dots = std::any_of(absolute.begin(), absolute.end(), [](const fs::path& p) { return p == ".."; });
-  struct stat st {};
   fs::path target;
-  if (dots || name.empty() || name == "." || (::lstat(absolute.c_str(), &st) == 0 && S_ISLNK(st.st_mode))) {
+  if (dots || name.empty() || name == "." || link) {
     target = fs::weakly_canonical(absolute, ec);
   } else {
     const auto parent = absolute.parent_path().string();

@@ -1,6 +1,7 @@
 #pragma once
 // The mapping of a virtual dataset, read once with H5Pget_virtual_*.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -34,6 +35,23 @@ struct VirtualEntry {
 // is tried beside `vds_file` (HDF5_VDS_PREFIX first when set), then from the working directory.
 [[nodiscard]] std::filesystem::path resolve_source(const std::filesystem::path& vds_file, const std::string& name);
 
+// A source file found as resolve_source finds it, with what one lstat(2) said of it.
+struct ResolvedSource {
+  std::filesystem::path file;
+  bool found = false;       // an entry of that name exists
+  bool link = false;        // ... and is a symbolic link
+  std::uint64_t bytes = 0;  // its size (the link's target's for a link)
+};
+
+// resolve_source for every name, with one lstat(2) per name where the name lies beside
+// `vds_file` and is no link (names elsewhere take the full search). Thousands of tiles cost
+// one metadata lookup each, spread over `threads`.
+[[nodiscard]] std::vector<ResolvedSource> resolve_sources(const std::filesystem::path& vds_file,
+                                                          const std::vector<std::string>& names, unsigned threads);
+
+// The bytes of the distinct files among `sources` that exist.
+[[nodiscard]] std::uint64_t stored_bytes_of(const std::vector<ResolvedSource>& sources);
+
 // True when `source` (symbolic links followed) lies in the folder tree of `vds_file`.
 [[nodiscard]] bool inside_folder_of(const std::filesystem::path& vds_file, const std::filesystem::path& source);
 
@@ -44,6 +62,8 @@ class FolderCheck {
  public:
   explicit FolderCheck(const std::filesystem::path& vds_file);
   [[nodiscard]] bool inside(const std::filesystem::path& source);
+  // The same, for a source whose lstat(2) said whether it is a symbolic link.
+  [[nodiscard]] bool inside(const std::filesystem::path& source, bool link);
 
  private:
   std::filesystem::path folder_;
