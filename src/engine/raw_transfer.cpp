@@ -111,6 +111,19 @@ class Coalescer {
     }
     const auto es = file_.elem_size;
     const auto span = end_ - start_;
+    if (runs_.size() == 1 && runs_[0].mem_stride == static_cast<std::int64_t>(es)) {
+      // One packed run (a short one, or the last of a group): straight between file and memory.
+      if (writing_) {
+        file_.file->write_at(runs_[0].mem, span, start_);
+      } else {
+        file_.file->read_at(runs_[0].mem, span, start_);
+      }
+      runs_.clear();
+      return;
+    }
+    // One buffer per thread, kept: a fresh one per transfer would fault in (and the kernel
+    // zero) new pages every time.
+    thread_local std::vector<std::byte> bounce_;
     if (bounce_.size() < span) {
       bounce_.resize(span);
     }
@@ -153,7 +166,6 @@ class Coalescer {
   std::vector<Run> runs_;
   std::uint64_t start_ = 0;
   std::uint64_t end_ = 0;
-  std::vector<std::byte> bounce_;
 };
 
 void transfer(const RawDataset& file, const Box& box, const StridedBytes& mem, bool writing) {
