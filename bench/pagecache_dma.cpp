@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
     std::vector<std::uint32_t> block(1 << 20);
     for (std::size_t pos = 0; pos < bytes; pos += block.size() * 4) {
       for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<std::uint32_t>(pos / 4 + i) * 2654435761U;
-      if (::pwrite(w, block.data(), block.size() * 4, static_cast<off_t>(pos)) != static_cast<ssize_t>(block.size() * 4)) {
+      if (::pwrite(w, block.data(), block.size() * 4, static_cast<off_t>(pos)) !=
+          static_cast<ssize_t>(block.size() * 4)) {
         throw std::runtime_error("short write");
       }
     }
@@ -113,7 +114,8 @@ int main(int argc, char** argv) {
   auto* d = static_cast<std::byte*>(dst);
   std::vector<std::byte> expect(bytes);
   for (std::size_t pos = 0; pos < bytes;) {  // (one pread moves at most 2 GiB)
-    const auto n = ::pread(fd, expect.data() + pos, std::min<std::size_t>(bytes - pos, 1 << 30), static_cast<off_t>(pos));
+    const auto n =
+        ::pread(fd, expect.data() + pos, std::min<std::size_t>(bytes - pos, 1 << 30), static_cast<off_t>(pos));
     if (n <= 0) throw std::runtime_error("short read");
     pos += static_cast<std::size_t>(n);
   }
@@ -138,7 +140,8 @@ int main(int argc, char** argv) {
     pieces(bytes, piece, threads, [&](unsigned t, std::size_t pos, std::size_t n) {
       const auto k = 2 * t + (turn[t]++ & 1);
       cuda(cudaStreamSynchronize(streams[k]), "sync");
-      if (::pread(fd, pinned[k], n, static_cast<off_t>(pos)) != static_cast<ssize_t>(n)) throw std::runtime_error("pread");
+      if (::pread(fd, pinned[k], n, static_cast<off_t>(pos)) != static_cast<ssize_t>(n))
+        throw std::runtime_error("pread");
       cuda(cudaMemcpyAsync(d + pos, pinned[k], n, cudaMemcpyHostToDevice, streams[k]), "h2d");
     });
     for (auto* s : streams) cuda(cudaStreamSynchronize(s), "sync");
