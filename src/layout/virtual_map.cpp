@@ -5,7 +5,8 @@
 #include <algorithm>
 
 #include <cstdlib>
-#include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "engine/thread_pool.hpp"
 #include "hdf5/file.hpp"
@@ -160,10 +161,12 @@ std::vector<ResolvedSource> resolve_sources(const fs::path& vds_file, const std:
 }
 
 std::uint64_t stored_bytes_of(const std::vector<ResolvedSource>& sources) {
-  std::set<fs::path> seen;
+  std::unordered_set<std::string> seen;
   std::uint64_t total = 0;
   for (const auto& s : sources) {
-    if (s.found && seen.insert(s.file.lexically_normal()).second) total += s.bytes;
+    const auto& text = s.file.native();
+    const bool plain = text.find("/.") == std::string::npos && text.find("//") == std::string::npos;
+    if (s.found && seen.insert(plain ? text : s.file.lexically_normal().native()).second) total += s.bytes;
   }
   return total;
 }
@@ -179,24 +182,26 @@ bool FolderCheck::inside(const fs::path& source) {
 }
 
 bool FolderCheck::inside(const fs::path& source, bool link) {
+  // A file (not a link) named in a folder lies inside exactly when its folder does, so each
+  // folder is resolved once and a source costs a few string operations. A '..' after a
+  // symbolic link climbs from where the link points, so such paths (and sources that are
+  // links themselves) are resolved in full, never lexically.
+  const std::string_view text = source.native();
+  const bool dots =
+      text == ".." || text.starts_with("../") || text.ends_with("/..") || text.find("/../") != std::string_view::npos;
+  const auto slash = text.rfind('/');
+  const auto name = slash == std::string_view::npos ? text : text.substr(slash + 1);
   std::error_code ec;
-  const auto absolute = fs::absolute(source);
-  const auto name = absolute.filename();
-  // A '..' after a symbolic link climbs from where the link points, so such paths (and sources
-  // that are links themselves) are resolved in full, never lexically.
-  const bool dots = std::any_of(absolute.begin(), absolute.end(), [](const fs::path& p) { return p == ".."; });
-  fs::path target;
-  if (dots || name.empty() || name == "." || link) {
-    target = fs::weakly_canonical(absolute, ec);
-  } else {
-    const auto parent = absolute.parent_path().string();
+  if (!link && !dots && !name.empty() && name != "." && name != "..") {
+    const std::string parent(slash == std::string_view::npos ? "." : text.substr(0, std::max<std::size_t>(slash, 1)));
     auto it = parents_.find(parent);
     if (it == parents_.end()) {
-      it = parents_.emplace(parent, fs::weakly_canonical(absolute.parent_path(), ec)).first;
+      const auto relative = fs::weakly_canonical(fs::absolute(parent), ec).lexically_relative(folder_);
+      it = parents_.emplace(parent, !relative.empty() && *relative.begin() != "..").first;
     }
-    target = it->second / name;
+    return it->second;
   }
-  const auto relative = target.lexically_relative(folder_);
+  const auto relative = fs::weakly_canonical(fs::absolute(source), ec).lexically_relative(folder_);
   return !relative.empty() && *relative.begin() != "..";
 }
 

@@ -56,8 +56,9 @@ struct ResolvedSource {
 [[nodiscard]] bool inside_folder_of(const std::filesystem::path& vds_file, const std::filesystem::path& source);
 
 // inside_folder_of for the many sources of one virtual dataset: the folder of `vds_file` and
-// each source's folder are resolved once, so that a source costs one lstat(2) (a source that
-// is a symbolic link, or whose path has a '..', is resolved in full). Same answers.
+// each source's folder are resolved once, so that a source costs one lstat(2), or none when
+// the caller knows whether it is a link (a source that is a symbolic link, or whose path has a
+// '..', is resolved in full). Same answers for files.
 class FolderCheck {
  public:
   explicit FolderCheck(const std::filesystem::path& vds_file);
@@ -67,7 +68,7 @@ class FolderCheck {
 
  private:
   std::filesystem::path folder_;
-  std::unordered_map<std::string, std::filesystem::path> parents_;
+  std::unordered_map<std::string, bool> parents_;  // folder as named -> whether it lies inside
 };
 
 }  // namespace h5tile::detail

@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -272,22 +273,30 @@ def test_progress_reaches_the_total_and_can_cancel(tmp_path):
         assert not f["p"].is_virtual and np.array_equal(f["p"][...], a)
 
 
-def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path):
+def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path, monkeypatch):
     (tmp_path / "outside").mkdir()
     (tmp_path / "inside").mkdir()
+    (tmp_path / "inside-not").mkdir()
     secret = np.arange(10, dtype=np.int64)
-    with h5py.File(tmp_path / "outside" / "secret.h5", "w") as f:
-        f["s"] = secret
+    for folder in ("outside", "inside-not"):
+        with h5py.File(tmp_path / folder / "secret.h5", "w") as f:
+            f["s"] = secret
     os.symlink(tmp_path / "outside" / "secret.h5", tmp_path / "inside" / "link.h5")
+    os.symlink(tmp_path / "outside", tmp_path / "inside" / "linked-folder")
+    monkeypatch.chdir(tmp_path)  # some file names below are relative to the working directory
     for name, source in [("absolute", str(tmp_path / "outside" / "secret.h5")),
-                         ("escape", "../outside/secret.h5"), ("symlink", "link.h5")]:
+                         ("escape", "../outside/secret.h5"), ("symlink", "link.h5"),
+                         ("folder_link", "linked-folder/secret.h5"),
+                         ("name_prefix", str(tmp_path / "inside-not" / "secret.h5")),
+                         ("relative_vds", "../outside/secret.h5")]:
         with h5py.File(tmp_path / "inside" / f"{name}.h5", "w") as f:
             layout = h5py.VirtualLayout(shape=(10,), dtype="i8")
             layout[:] = h5py.VirtualSource(source, "s", shape=(10,))
             f.create_virtual_dataset("v", layout)
+        vds = Path("inside") / f"{name}.h5" if name == "relative_vds" else tmp_path / "inside" / f"{name}.h5"
         with pytest.raises(h5tile.VirtualSourceError, match="outside the folder"):
-            h5tile.from_file(tmp_path / "inside" / f"{name}.h5", "/v")
-        got = h5tile.from_file(tmp_path / "inside" / f"{name}.h5", "/v", allow_external_sources=True)
+            h5tile.from_file(vds, "/v")
+        got = h5tile.from_file(vds, "/v", allow_external_sources=True)
         assert np.array_equal(got, secret)
         with pytest.raises(h5tile.VirtualSourceError, match="outside the folder"):
             h5tile.read_box(tmp_path / "inside" / f"{name}.h5", "/v", (2,), (3,))
