@@ -162,3 +162,18 @@ def test_info_describes_a_virtual_dataset_whose_tile_is_missing(files, tmp_path)
     assert "virtual" in json.dumps(info)
     assert info["datasets"][0]["stored_bytes"] == tile_bytes(tmp_path / "v.h5.tiles")  # the two left
     assert h5tile("verify", "v.h5", cwd=tmp_path).returncode == 1  # the damage is still found
+
+
+def test_bench_checks_its_read_and_gives_every_group_a_limit(tmp_path):
+    out = h5tile("bench", "--size", "8M", "--repeats", "1", "--ranks", "2", "--json", "--dir", "b", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["h5tile_read_equals_source"] is True and result["bytes"] == 8 << 20
+    groups = {r["group"] for r in result["results"]}
+    assert groups == {"write", "write0", "read", "read-new"}
+    for g in groups:
+        rows = [r for r in result["results"] if r["group"] == g]
+        assert any(r["name"].startswith("limit") for r in rows), g
+        assert max(r["ratio_to_limit"] for r in rows if r["name"].startswith("limit")) == pytest.approx(1.0)
+    assert all(r["gbps"] > 0 for r in result["results"])
+    assert any(r["name"].startswith("h5tile from_file") and r["group"] == "read-new" for r in result["results"])
