@@ -118,6 +118,15 @@ bool Source::read_chunks(const Box& src, const StridedBytes& dst_memory) const {
 
 namespace {
 
+// The source file name of every mapping, from `entries` where read_virtual_map gave them.
+std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vector<VirtualEntry>>& entries) {
+  if (!entries) return virtual_file_names(dcpl);
+  std::vector<std::string> names;
+  names.reserve(entries->size());
+  for (const auto& entry : *entries) names.push_back(entry.file);
+  return names;
+}
+
 std::string filter_name(H5Z_filter_t id) {
   switch (id) {
     case H5Z_FILTER_DEFLATE: return "deflate";
@@ -202,9 +211,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
   describe_storage(dcpl.get(), info_, chunk);
   if (info_.layout == "virtual") {
     if (metadata_only) {
-      const auto names = virtual_file_names(dcpl.get());
-      const auto entries = read_virtual_map(dcpl.get());
-      info_.virtual_sources = entries ? entries->size() : names.size();
+      const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
+      info_.virtual_sources = names.size();
       info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, settings::threads()));
     } else {
       open_virtual(dcpl.get());
@@ -226,13 +234,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
 
 void OpenDataset::open_virtual(hid_t dcpl) {
   const auto entries = read_virtual_map(dcpl);
-  std::vector<std::string> names;
-  if (entries) {
-    names.reserve(entries->size());
-    for (const auto& entry : *entries) names.push_back(entry.file);
-  } else {
-    names = virtual_file_names(dcpl);
-  }
+  const auto names = source_names(dcpl, entries);
   info_.virtual_sources = names.size();
   const auto resolved = resolve_sources(path_, names, settings::threads());
   info_.stored_bytes = stored_bytes_of(resolved);
