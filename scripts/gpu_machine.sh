@@ -3,8 +3,9 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|peers|bench|cpu-bench]
-#   full: everything; quick: build and tests only (and the single-file write probe); peers: tests
+#   usage: scripts/gpu_machine.sh [full|quick|tests|peers|bench|cpu-bench]
+#   full: everything; quick: build and tests only (and the single-file write probe, a few minutes
+#   of device time); tests: build and tests only; peers: tests
 #   and benchmarks, no MPI; bench: build and GPU benchmarks only; cpu-bench: build and the CPU
 #   benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
 set -uo pipefail
@@ -44,10 +45,11 @@ if [ "$mode" != "bench" ]; then
 # Python with CuPy (the stub check is for CI's pinned nanobind, not this machine's).
 H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -s tests/python/test_cupy.py tests/python/test_package.py \
   tests/python/test_cupynumeric.py -k "not stubs" > "$out/python_tests.log" 2>&1
-./build-gpu/bench/h5tile_single_file_write /tmp/h5tile-sfw "$gib" "$(nproc)" > "$out/single_file_write.log" 2>&1
+[ "$mode" = "tests" ] ||
+  ./build-gpu/bench/h5tile_single_file_write /tmp/h5tile-sfw "$gib" "$(nproc)" > "$out/single_file_write.log" 2>&1
 fi
 
-if [ "$mode" != "quick" ]; then
+if [ "$mode" != "quick" ] && [ "$mode" != "tests" ]; then
   pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1
   ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
   # KvikIO with as many threads as h5tile uses (its default pool has one thread).
@@ -88,6 +90,6 @@ echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|device I/O" "$out/python
 echo "== legate"; tail -2 "$out/legate.txt"
 [ -f "$out/single_file_write.log" ] && { echo "== one shared file, writes"; cat "$out/single_file_write.log"; }
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
-if [ "$mode" != "quick" ]; then
+if [ "$mode" != "quick" ] && [ "$mode" != "tests" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
 fi
