@@ -4,10 +4,10 @@
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
 #   usage: scripts/gpu_machine.sh [full|quick|tests|peers|bench|cpu-bench]
-#   full: everything; quick: build and tests only (and the single-file write probe, a few minutes
-#   of device time); tests: build and tests only; peers: tests
-#   and benchmarks, no MPI; bench: build and GPU benchmarks only; cpu-bench: build and the CPU
-#   benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
+#   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
+#   (a few more minutes of device time); peers: tests and benchmarks (with the KvikIO head-to-head
+#   of bench/gpu_tuning.py), no MPI; bench: build and GPU benchmarks only; cpu-bench: build and
+#   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -54,6 +54,10 @@ if [ "$mode" != "quick" ] && [ "$mode" != "tests" ]; then
   ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
   # KvikIO with as many threads as h5tile uses (its default pool has one thread).
   KVIKIO_NTHREADS=16 PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_peers.py --repeats 3 /tmp/h5tile-gpu-bench/contiguous.h5 > "$out/gpu_peers.log" 2>&1
+  # h5tile and KvikIO in turn on one file and one buffer (the fair comparison of the two).
+  rm -rf /tmp/h5tile-gpu-bench
+  KVIKIO_NTHREADS=16 PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_tuning.py --gib "$gib" --rounds 9 --defaults-only \
+    --dir /tmp/h5tile-tune > "$out/gpu_tuning.log" 2>&1
 fi
 
 # MPI with device tiles: 2 ranks sharing GPU 0, then one rank per GPU with 4 GiB per rank.
@@ -91,5 +95,5 @@ echo "== legate"; tail -2 "$out/legate.txt"
 [ -f "$out/single_file_write.log" ] && { echo "== one shared file, writes"; cat "$out/single_file_write.log"; }
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
 if [ "$mode" != "quick" ] && [ "$mode" != "tests" ]; then
-  echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"
+  echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"; cat "$out/gpu_tuning.log"
 fi
