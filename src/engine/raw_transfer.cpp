@@ -89,11 +89,7 @@ class Coalescer {
     const bool packed = run.mem_stride == static_cast<std::int64_t>(es);
     if (packed && bytes >= kDirectRun) {
       flush();
-      if (writing_) {
-        file_.file->write_at(run.mem, bytes, run.file_offset);
-      } else {
-        file_.file->read_at(run.mem, bytes, run.file_offset);
-      }
+      move_packed(run.mem, bytes, run.file_offset);
       return;
     }
     // A strided run longer than the bounce buffer goes through it in pieces.
@@ -112,31 +108,26 @@ class Coalescer {
     const auto es = file_.elem_size;
     const auto span = end_ - start_;
     if (runs_.size() == 1 && runs_[0].mem_stride == static_cast<std::int64_t>(es)) {
-      // One packed run (a short one, or the last of a group): straight between file and memory.
-      if (writing_) {
-        file_.file->write_at(runs_[0].mem, span, start_);
-      } else {
-        file_.file->read_at(runs_[0].mem, span, start_);
-      }
+      move_packed(runs_[0].mem, span, start_);  // a lone short run needs no bounce buffer
       runs_.clear();
       return;
     }
     // One buffer per thread, kept: a fresh one per transfer would fault in (and the kernel
     // zero) new pages every time.
-    thread_local std::vector<std::byte> bounce_;
-    if (bounce_.size() < span) {
-      bounce_.resize(span);
+    thread_local std::vector<std::byte> bounce;
+    if (bounce.size() < span) {
+      bounce.resize(span);
     }
     if (writing_) {
       for (const auto& r : runs_) {
-        copy_elements(bounce_.data() + (r.file_offset - start_), static_cast<std::int64_t>(es), r.mem, r.mem_stride,
+        copy_elements(bounce.data() + (r.file_offset - start_), static_cast<std::int64_t>(es), r.mem, r.mem_stride,
                       r.elems, es);
       }
-      file_.file->write_at(bounce_.data(), span, start_);
+      file_.file->write_at(bounce.data(), span, start_);
     } else {
-      file_.file->read_at(bounce_.data(), span, start_);
+      file_.file->read_at(bounce.data(), span, start_);
       for (const auto& r : runs_) {
-        copy_elements(r.mem, r.mem_stride, bounce_.data() + (r.file_offset - start_), static_cast<std::int64_t>(es),
+        copy_elements(r.mem, r.mem_stride, bounce.data() + (r.file_offset - start_), static_cast<std::int64_t>(es),
                       r.elems, es);
       }
     }
@@ -144,6 +135,15 @@ class Coalescer {
   }
 
  private:
+  // One packed run straight between the file and memory.
+  void move_packed(std::byte* mem, std::uint64_t bytes, std::uint64_t offset) const {
+    if (writing_) {
+      file_.file->write_at(mem, bytes, offset);
+    } else {
+      file_.file->read_at(mem, bytes, offset);
+    }
+  }
+
   void add_piece(const Run& run) {
     const auto bytes = run.elems * file_.elem_size;
     if (!runs_.empty()) {
