@@ -191,25 +191,20 @@ bool FolderCheck::inside(const fs::path& source, bool link) {
       text == ".." || text.starts_with("../") || text.ends_with("/..") || text.find("/../") != std::string_view::npos;
   const auto slash = text.rfind('/');
   const auto name = slash == std::string_view::npos ? text : text.substr(slash + 1);
-  std::error_code ec;
   if (!link && !dots && !name.empty() && name != "." && name != "..") {
     const std::string parent(slash == std::string_view::npos ? "." : text.substr(0, std::max<std::size_t>(slash, 1)));
     auto it = parents_.find(parent);
     if (it == parents_.end()) {
-      const auto relative = fs::weakly_canonical(fs::absolute(parent), ec).lexically_relative(folder_);
-      it = parents_.emplace(parent, !relative.empty() && *relative.begin() != "..").first;
+      it = parents_.emplace(parent, resolves_inside(parent)).first;
     }
     return it->second;
   }
-  const auto relative = fs::weakly_canonical(fs::absolute(source), ec).lexically_relative(folder_);
-  return !relative.empty() && *relative.begin() != "..";
+  return resolves_inside(source);
 }
 
-bool inside_folder_of(const fs::path& vds_file, const fs::path& source) {
+bool FolderCheck::resolves_inside(const fs::path& path) const {
   std::error_code ec;
-  const auto folder = fs::weakly_canonical(fs::absolute(vds_file).parent_path(), ec);
-  const auto target = fs::weakly_canonical(fs::absolute(source), ec);
-  const auto relative = target.lexically_relative(folder);
+  const auto relative = fs::weakly_canonical(fs::absolute(path), ec).lexically_relative(folder_);
   return !relative.empty() && *relative.begin() != "..";
 }
 

@@ -52,13 +52,10 @@ struct ResolvedSource {
 // The bytes of the distinct files among `sources` that exist.
 [[nodiscard]] std::uint64_t stored_bytes_of(const std::vector<ResolvedSource>& sources);
 
-// True when `source` (symbolic links followed) lies in the folder tree of `vds_file`.
-[[nodiscard]] bool inside_folder_of(const std::filesystem::path& vds_file, const std::filesystem::path& source);
-
-// inside_folder_of for the many sources of one virtual dataset: the folder of `vds_file` and
-// each source's folder are resolved once, so that a source costs one lstat(2), or none when
-// the caller knows whether it is a link (a source that is a symbolic link, or whose path has a
-// '..', is resolved in full). Same answers for files.
+// Whether sources (symbolic links followed) lie in the folder tree of `vds_file`, for the many
+// sources of one virtual dataset: the folder of `vds_file` and each source's folder are
+// resolved once, so that a source costs one lstat(2), or none when the caller knows whether it
+// is a link (a source that is a symbolic link, or whose path has a '..', is resolved in full).
 class FolderCheck {
  public:
   explicit FolderCheck(const std::filesystem::path& vds_file);
@@ -67,6 +64,8 @@ class FolderCheck {
   [[nodiscard]] bool inside(const std::filesystem::path& source, bool link);
 
  private:
+  [[nodiscard]] bool resolves_inside(const std::filesystem::path& path) const;  // resolved in full
+
   std::filesystem::path folder_;
   std::unordered_map<std::string, bool> parents_;  // folder as named -> whether it lies inside
 };
