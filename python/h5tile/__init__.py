@@ -233,33 +233,34 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
     if out is None and device is not None:
-        # Into GPU memory from CuPy's memory pool (which later reads reuse, where a fresh
-        # allocation per call costs about a tenth of the read), unless CuPy is missing or
-        # the dtype is opaque (CuPy has no V<n>).
-        try:
-            import cupy
-        except ImportError:
-            cupy = None
-        info = describe(path, dataset_name) if cupy is not None else None
-        if info is not None and not info["dtype"].startswith("V"):
-            with cupy.cuda.Device(_device_of(device)):
-                target = cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
-            core, opaque = _prepare(target)
-            _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
-                              allow_external_sources, verify_checksums)
-            return target
-    if out is not None:
-        flags = getattr(out, "flags", None)
-        if flags is not None and not flags["C_CONTIGUOUS"]:
-            raise InvalidArgumentError("out must be C-contiguous")
-        if isinstance(out, np.ndarray) and not out.flags.writeable:
-            raise InvalidArgumentError("out is read-only")
-        core, opaque = _prepare(out)  # the core checks out's dtype and shape against the dataset
-        _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
-                          allow_external_sources, verify_checksums)
-        return out
-    return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
-                             allow_external_sources, verify_checksums)
+        out = _cupy_pool_array(path, dataset_name, device)
+    if out is None:
+        return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
+                                 allow_external_sources, verify_checksums)
+    flags = getattr(out, "flags", None)
+    if flags is not None and not flags["C_CONTIGUOUS"]:
+        raise InvalidArgumentError("out must be C-contiguous")
+    if isinstance(out, np.ndarray) and not out.flags.writeable:
+        raise InvalidArgumentError("out is read-only")
+    core, opaque = _prepare(out)  # the core checks out's dtype and shape against the dataset
+    _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
+                      allow_external_sources, verify_checksums)
+    return out
+
+
+def _cupy_pool_array(path, dataset_name: str, device: int):
+    """An empty CuPy array for the dataset from CuPy's memory pool (which later reads reuse,
+    where a fresh allocation per call costs about a tenth of the read), or None where CuPy is
+    missing or the dtype is opaque (CuPy has no V<n>): the core then allocates."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    info = describe(path, dataset_name)
+    if info["dtype"].startswith("V"):
+        return None
+    with cupy.cuda.Device(_device_of(device)):
+        return cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
