@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,12 +22,12 @@
 
 #include <h5tile/h5tile.hpp>
 
-namespace {
-namespace fs = std::filesystem;
+#include "cuda_timing.hpp"
 
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
-}
+namespace {
+using h5tile::bench::cuda;
+using h5tile::bench::seconds;
+namespace fs = std::filesystem;
 
 bool drop_caches() {
   ::sync();
@@ -43,14 +42,6 @@ struct Result {
   double warm = 0;  // median seconds
   double cold = 0;  // seconds, 0 if not measured
 };
-
-double seconds(const std::function<void()>& f) {
-  cuda(cudaDeviceSynchronize(), "sync");
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  cuda(cudaDeviceSynchronize(), "sync");
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // `prepare` runs untimed before every timed run (removing a file the run would replace).
 Result measure(const std::string& name, int repeats, bool cold, const std::function<void()>& f,

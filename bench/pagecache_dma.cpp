@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -27,19 +26,11 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cuda_timing.hpp"
+
 namespace {
-
-void cuda(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(status)));
-}
-
-double seconds(const std::function<void()>& f) {
-  cuda(cudaDeviceSynchronize(), "sync");
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  cuda(cudaDeviceSynchronize(), "sync");
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using h5tile::bench::cuda;
+using h5tile::bench::seconds;
 
 double median(std::vector<double> t) {
   std::sort(t.begin(), t.end());

@@ -113,7 +113,7 @@ int run_bench() {
   std::vector<Row> rows_out;
   auto add = [&](const std::string& group, const std::string& name, double s, bool limit = false) {
     rows_out.push_back({group, name, s, limit});
-    if (!o.json) fmt::print(stderr, "  {:<5} {:<48} {:8.3f} s\n", group, name, s);
+    if (!o.json) fmt::print(stderr, "  {:<8} {:<52} {:8.3f} s\n", group, name, s);
   };
   const auto raw = dir / "plain.bin";
   const auto hdf5 = dir / "hdf5.h5";
@@ -182,7 +182,8 @@ int run_bench() {
         H5Dclose(d);
         H5Fclose(f);
       }));
-  for (const char* name : {"contiguous", "chunked", "virtual"}) {
+  for (const auto layout : {Layout::Contiguous, Layout::Chunked, Layout::Virtual}) {
+    const std::string name(layout_name(layout));
     for (const unsigned threads : {1U, all}) {
       add("read-new", fmt::format("h5tile from_file {}, {} thread(s)", name, threads),
           median_seconds(o.repeats, cold, {},
