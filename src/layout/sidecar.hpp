@@ -23,8 +23,8 @@ namespace h5tile::detail {
 void make_generation_folder(const std::filesystem::path& target, const std::string& dataset,
                             const std::string& generation);
 
-// Creates the generation folder (see above) and marks it as being written (so that concurrent writers leave it alone),
-// and clears the mark once the main file that maps it is in place.
+// Creates the generation folder (see above) and marks it as being written (so that concurrent
+// writers leave it alone), and clears the mark once the main file that maps it is in place.
 void mark_in_progress(const std::filesystem::path& target, const std::string& dataset, const std::string& generation);
 void clear_in_progress(const std::filesystem::path& target, const std::string& dataset,
                        const std::string& generation) noexcept;
