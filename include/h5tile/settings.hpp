@@ -12,6 +12,7 @@
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
+/// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
 
 #include <cstddef>
 
@@ -40,6 +41,15 @@ void set_staging_bytes(std::size_t bytes);
 /// library (slower; for comparison and as a fallback). Results are identical either way.
 [[nodiscard]] bool raw_io();
 void set_raw_io(bool on);
+
+/// Reads of a virtual dataset that h5tile wrote start at once, from the tile index h5tile
+/// stores beside the mapping (tile boxes, files and offsets), while HDF5 opens the dataset and
+/// decodes its mapping (tens of milliseconds for thousands of tiles, on one thread). Once open,
+/// the mapping must agree with the index, or the read is done again from the mapping (progress
+/// then starts again from zero). Needs raw_io. Off: every read waits for HDF5's open. Results
+/// are identical either way.
+[[nodiscard]] bool early_reads();
+void set_early_reads(bool on);
 
 /// Reads of data that is not in the page cache. Each large read copies what the page cache
 /// holds from it (asked with mincore(2), which reads nothing) and reads the rest with O_DIRECT

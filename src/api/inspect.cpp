@@ -15,6 +15,7 @@
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
+#include "layout/tile_index.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual_map.hpp"
 

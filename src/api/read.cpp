@@ -1,4 +1,7 @@
 // from_file, read_box, describe and read_tile: open the dataset's layout, then read in parallel.
+#include <functional>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
@@ -11,6 +14,7 @@
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/tile_index.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -19,6 +23,59 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 namespace {
 
 unsigned threads_of(const ReadOptions& options) { return options.threads != 0 ? options.threads : settings::threads(); }
+
+// Where a read goes: `region` of the dataset into `out` (host memory, or device `device`).
+struct ReadTarget {
+  Box region;
+  std::byte* out = nullptr;
+  int device = -1;
+  std::uint64_t bytes = 0;  // for progress
+};
+// Chooses (and checks, throwing InvalidArgument) the target once the dataset is known.
+using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
+
+// Opens `dataset` and reads it into the target that `target_for` chooses. A virtual dataset
+// with a tile index is read from the index while HDF5 opens it (settings::early_reads), and
+// read again in the few cases where the mapping and the index disagree.
+void open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
+                   const TargetFor& target_for) {
+  pending_writes().wait_for(path);
+  const auto threads = threads_of(options);
+  auto open = [&] { return OpenDataset(path, dataset, options.allow_external_sources, options.verify_checksums); };
+  std::optional<OpenDataset> opened;
+  if (!options.verify_checksums) {  // checksums are checked before any byte is read
+    if (const auto early = OpenDataset::from_tile_index(path, dataset, options.allow_external_sources)) {
+      std::optional<ReadTarget> target;
+      try {
+        target = target_for(*early);
+      } catch (const InvalidArgument&) {
+        // Judged on the index: let the dataset as HDF5 opens it decide (and word the error).
+      }
+      if (target) {
+        Progress progress(options.progress, target->bytes);
+        opened = read_while_opening(*early, target->region, target->out, target->device, threads, progress, open);
+        if (!opened) return;  // the read from the index stands
+      }
+    }
+  }
+  if (!opened) opened.emplace(open());
+  const auto target = target_for(*opened);
+  Progress progress(options.progress, target.bytes);
+  opened->read_into(target.region, target.out, target.device, threads, &progress);
+}
+
+// The whole of `box` as a new array in `out` (kept across a second try with another shape).
+ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int device, std::optional<Array>& out) {
+  const auto& info = opened.info();
+  if (!box.fits(info.shape)) {
+    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(box),
+                                      where(opened.path(), opened.name()), to_string(info.shape)));
+  }
+  if (!out || out->dtype() != info.dtype || out->shape() != box.extent || out->device() != device) {
+    out.emplace(info.dtype, box.extent, device);
+  }
+  return {box, out->data(), device, box.count() * info.dtype.size()};
+}
 
 }  // namespace
 
@@ -29,49 +86,48 @@ DatasetInfo describe(const fs::path& path, const std::string& dataset) {
 }
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
-  pending_writes().wait_for(path);
-  const OpenDataset opened(path, dataset, options.allow_external_sources, options.verify_checksums);
-  const Box whole = Box::whole(opened.info().shape);
-  Progress progress(options.progress, whole.count() * opened.info().dtype.size());
-  return opened.read(whole, threads_of(options), options.device, &progress);
+  std::optional<Array> out;
+  open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
+    return new_array_target(opened, Box::whole(opened.info().shape), options.device, out);
+  });
+  return std::move(*out);
 }
 
 Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
-  pending_writes().wait_for(path);
-  const OpenDataset opened(path, dataset, options.allow_external_sources, options.verify_checksums);
-  Progress progress(options.progress,
-                    box.rank() == opened.info().shape.size() ? box.count() * opened.info().dtype.size() : 0);
-  return opened.read(box, threads_of(options), options.device, &progress);
+  std::optional<Array> out;
+  open_and_read(path, dataset, options,
+                [&](const OpenDataset& opened) { return new_array_target(opened, box, options.device, out); });
+  return std::move(*out);
 }
 
 void read_into(const fs::path& path, const std::string& dataset, const ArrayView& out, const Shape& offset,
                const ReadOptions& options) {
-  pending_writes().wait_for(path);
-  const OpenDataset opened(path, dataset, options.allow_external_sources, options.verify_checksums);
-  const auto& info = opened.info();
-  if (out.dtype != info.dtype) {
-    throw InvalidArgument(fmt::format("read_into: the output has dtype {} but {} holds {}", out.dtype.name(),
-                                      where(path, opened.name()), info.dtype.name()));
-  }
-  if (!out.is_contiguous()) {
-    throw InvalidArgument(fmt::format("read_into: the output for {} must be C-contiguous (row-major, packed)",
-                                      where(path, opened.name())));
-  }
-  if (out.data == nullptr && element_count(out.shape) > 0) {
-    throw InvalidArgument(fmt::format("read_into: the output for {} has no memory", where(path, opened.name())));
-  }
-  if (offset.empty() && out.shape != info.shape) {
-    throw InvalidArgument(fmt::format("read_into: out has shape {} but {} has shape {}", to_string(out.shape),
-                                      where(path, opened.name()), to_string(info.shape)));
-  }
-  const Box box{offset.empty() ? Shape(out.shape.size(), 0) : offset, out.shape};
-  if (!box.fits(info.shape)) {
-    throw InvalidArgument(fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box),
-                                      where(path, opened.name()), to_string(info.shape)));
-  }
-  Progress progress(options.progress, box.count() * info.dtype.size());
   const int device = gpu::device_of(out);
-  opened.read_into(box, static_cast<std::byte*>(const_cast<void*>(out.data)), device, threads_of(options), &progress);
+  open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
+    const auto& info = opened.info();
+    const auto& at = where(path, opened.name());
+    if (out.dtype != info.dtype) {
+      throw InvalidArgument(
+          fmt::format("read_into: the output has dtype {} but {} holds {}", out.dtype.name(), at, info.dtype.name()));
+    }
+    if (!out.is_contiguous()) {
+      throw InvalidArgument(fmt::format("read_into: the output for {} must be C-contiguous (row-major, packed)", at));
+    }
+    if (out.data == nullptr && element_count(out.shape) > 0) {
+      throw InvalidArgument(fmt::format("read_into: the output for {} has no memory", at));
+    }
+    if (offset.empty() && out.shape != info.shape) {
+      throw InvalidArgument(fmt::format("read_into: out has shape {} but {} has shape {}", to_string(out.shape), at,
+                                        to_string(info.shape)));
+    }
+    const Box box{offset.empty() ? Shape(out.shape.size(), 0) : offset, out.shape};
+    if (!box.fits(info.shape)) {
+      throw InvalidArgument(
+          fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box), at, to_string(info.shape)));
+    }
+    return ReadTarget{box, static_cast<std::byte*>(const_cast<void*>(out.data)), device,
+                      box.count() * info.dtype.size()};
+  });
 }
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {

@@ -104,14 +104,23 @@ std::atomic<DirectIo>& direct_io_value() {
   return value;
 }
 
+// A 0/1 variable (unset or empty: `fallback`).
+bool from_env_flag(const char* variable, bool fallback) {
+  const char* text = std::getenv(variable);
+  const std::string_view v = text != nullptr ? text : "";
+  if (v.empty()) return fallback;
+  if (v == "1") return true;
+  if (v == "0") return false;
+  throw InvalidArgument(fmt::format("environment variable {}='{}' must be 0 or 1", variable, v));
+}
+
 std::atomic<bool>& raw_io_value() {
-  static std::atomic<bool> value = [] {
-    const char* text = std::getenv("H5TILE_RAW_IO");
-    const std::string_view v = text != nullptr ? text : "1";
-    if (v == "1" || v.empty()) return true;
-    if (v == "0") return false;
-    throw InvalidArgument(fmt::format("environment variable H5TILE_RAW_IO='{}' must be 0 or 1", v));
-  }();
+  static std::atomic<bool> value = from_env_flag("H5TILE_RAW_IO", true);
+  return value;
+}
+
+std::atomic<bool>& early_reads_value() {
+  static std::atomic<bool> value = from_env_flag("H5TILE_EARLY_READS", true);
   return value;
 }
 
@@ -119,6 +128,9 @@ std::atomic<bool>& raw_io_value() {
 
 bool raw_io() { return raw_io_value().load(); }
 void set_raw_io(bool on) { raw_io_value().store(on); }
+
+bool early_reads() { return early_reads_value().load(); }
+void set_early_reads(bool on) { early_reads_value().store(on); }
 
 std::size_t staging_bytes() { return staging_value().load(); }
 void set_staging_bytes(std::size_t bytes) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 
@@ -12,6 +13,12 @@
 
 namespace h5tile::detail {
 
+// Thrown by Progress::add after Progress::stop: the operation's result is no longer wanted.
+class Stopped : public std::exception {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return "stopped: the result is no longer wanted"; }
+};
+
 class Progress {
  public:
   Progress(ProgressCallback callback, std::uint64_t total) : callback_(std::move(callback)), total_(total) {}
@@ -19,7 +26,11 @@ class Progress {
   // Adds `bytes` done; throws Cancelled if the callback (now or earlier) said stop.
   // The count is read under the lock, so the callback sees it grow, and the last call sees the
   // total (reading it before the lock let a slower thread report an older count last).
+  // Throws Stopped after stop().
   void add(std::uint64_t bytes) {
+    if (stopped_) {
+      throw Stopped{};
+    }
     done_ += bytes;
     if (callback_) {
       const std::lock_guard lock(mutex_);
@@ -31,6 +42,9 @@ class Progress {
       throw Cancelled("cancelled by the progress callback");
     }
   }
+  // Makes every later add() throw Stopped (the operation stops at its next step), without
+  // telling the callback.
+  void stop() noexcept { stopped_ = true; }
   // Throws Cancelled if the operation was cancelled.
   void check() const {
     if (cancelled_) {
@@ -44,6 +58,7 @@ class Progress {
   std::atomic<std::uint64_t> done_{0};
   std::mutex mutex_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace h5tile::detail

@@ -8,6 +8,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "layout/tile_index.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -163,39 +164,12 @@ void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, co
   if (sources.empty()) {
     return;
   }
-  std::vector<std::uint64_t> table;
+  std::vector<IndexedTile> tiles;
+  tiles.reserve(sources.size());
   for (const auto& source : sources) {
-    table.push_back(source.raw_offset);
-    table.push_back(source.file_size);
-    table.push_back(source.checksum);
+    tiles.push_back({source.box, source.file, source.raw_offset, source.file_size, source.checksum});
   }
-  const auto table_space = make_space({sources.size(), 3});
-  const AttributeHandle attribute(
-      check(H5Acreate2(dataset.get(), kTileTableAttribute, H5T_STD_U64LE, table_space.get(), H5P_DEFAULT, H5P_DEFAULT),
-            "H5Acreate2(tile table)"));
-  check(H5Awrite(attribute.get(), H5T_NATIVE_UINT64, table.data()), "H5Awrite(tile table)");
-}
-
-std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
-  const Hdf5Lock lock;
-  if (H5Aexists(dataset, kTileTableAttribute) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return {};
-  }
-  const AttributeHandle attribute(check(H5Aopen(dataset, kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
-  const SpaceHandle space(check(H5Aget_space(attribute.get()), "H5Aget_space"));
-  const auto shape = shape_of(space.get());
-  if (shape.size() != 2 || shape[1] < 2) {
-    return {};
-  }
-  std::vector<std::uint64_t> values(shape[0] * shape[1]);
-  check(H5Aread(attribute.get(), H5T_NATIVE_UINT64, values.data()), "H5Aread(tile table)");
-  std::vector<std::vector<std::uint64_t>> rows;
-  for (std::size_t i = 0; i < shape[0]; ++i) {
-    rows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * shape[1]),
-                      values.begin() + static_cast<std::ptrdiff_t>((i + 1) * shape[1]));
-  }
-  return rows;
+  write_tile_index(dataset.get(), type.get(), shape, tiles);
 }
 
 }  // namespace h5tile::detail

@@ -54,16 +54,7 @@ struct VirtualSource {
   std::uint64_t checksum = 0;    // XXH64 of the tile's raw bytes
 };
 
-// The attribute on a virtual dataset written by h5tile that records, per mapping, the raw
-// offset and size of its tile file (so that readers can skip opening every tile with HDF5) and
-// the XXH64 checksum of the tile's raw bytes (checked by verify with read_all).
-inline constexpr const char* kTileTableAttribute = "h5tile_tile_table";
-
-// The tile table of a virtual dataset: one row per mapping (offset, file size[, checksum]), or
-// empty when the dataset has none.
-[[nodiscard]] std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset);
-
-// Creates a virtual dataset that maps every source, with the tile table attribute.
+// Creates a virtual dataset that maps every source, with the tile index (tile_index.hpp).
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
                             const std::vector<VirtualSource>& sources);
 

@@ -1,8 +1,10 @@
 #include "layout/open_dataset.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -18,6 +20,7 @@
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
+#include "layout/tile_index.hpp"
 #include "layout/virtual_map.hpp"
 
 namespace h5tile::detail {
@@ -59,12 +62,31 @@ std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
   return chunks;
 }
 
+namespace {
+
+// A tile as the tile index names it: a plain file (not a symbolic link) of the size it had when
+// it was written; anything else is an IndexMismatch.
+PosixFile open_indexed_tile(const fs::path& file, std::uint64_t bytes) {
+  try {
+    PosixFile tile(file, O_RDONLY | O_NOFOLLOW);
+    struct stat st {};
+    if (::fstat(tile.fd(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == bytes) {
+      return tile;
+    }
+  } catch (const IoError&) {
+    // missing, a link, unreadable: not what the index says
+  }
+  throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
+}
+
+}  // namespace
+
 void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const {
   if (raw) {
     const auto strides = rowmajor_strides(out_shape, raw->elem_size);
     const StridedBytes whole{out, strides};
     if (posix.fd() < 0) {  // a tile from the tile table: open it for this read only
-      const PosixFile tile_file = [&] {
+      const PosixFile tile_file = indexed_bytes ? open_indexed_tile(file, *indexed_bytes) : [&] {
         try {
           return PosixFile(file, O_RDONLY);
         } catch (const IoError& e) {
@@ -312,6 +334,83 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   }
 }
 
+std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
+                                                        bool allow_external) {
+  if (!settings::early_reads() || !settings::raw_io()) {
+    return std::nullopt;
+  }
+  if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix != nullptr && *prefix != '\0') {
+    return std::nullopt;  // sources are searched for there first
+  }
+  OpenDataset early;
+  std::optional<TileIndex> index;
+  try {
+    early.name_ = normalize_dataset_name(dataset);
+    index = read_tile_index(open_file(path).get(), early.name_);
+  } catch (const Error&) {
+    return std::nullopt;  // the open through HDF5 reports it
+  }
+  if (!index) {
+    return std::nullopt;
+  }
+  early.path_ = path;
+  early.allow_external_ = allow_external;
+  early.info_.dtype = index->dtype;
+  early.info_.shape = index->shape;
+  early.info_.layout = "virtual";
+  early.info_.virtual_sources = index->tiles.size();
+  const auto es = index->dtype.size();
+  const auto folder = path.parent_path();
+  FolderCheck folder_check(path);
+  std::uint64_t covered = 0;
+  for (const auto& tile : index->tiles) {
+    if (tile.file == "." || tile.dst.rank() != index->shape.size() || !tile.dst.fits(index->shape) ||
+        tile.dst.count() == 0) {
+      return std::nullopt;
+    }
+    // Where HDF5 looks first; a tile that is not there (nor a plain file) fails its read and
+    // the read is done from the mapping.
+    auto file = fs::path(tile.file).is_absolute() ? fs::path(tile.file) : folder / tile.file;
+    if (!allow_external && !folder_check.inside(file, false)) {
+      return std::nullopt;
+    }
+    covered += tile.dst.count();
+    auto source = std::make_unique<Source>();
+    source->file = std::move(file);
+    source->dataset = "/tile";
+    source->shape = tile.dst.extent;
+    source->elem_size = es;
+    source->raw = RawDataset{nullptr, tile.raw_offset, tile.dst.extent, es};
+    source->indexed_bytes = tile.file_size;
+    early.sources_.push_back(std::move(source));
+    early.mappings_.push_back(
+        {early.sources_.size() - 1, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset});
+  }
+  if (covered != element_count(index->shape)) {
+    return std::nullopt;
+  }
+  return early;
+}
+
+bool OpenDataset::reads_like(const OpenDataset& other) const {
+  if (info_.dtype != other.info_.dtype || info_.shape != other.info_.shape ||
+      mappings_.size() != other.mappings_.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < mappings_.size(); ++i) {
+    const auto& a = mappings_[i];
+    const auto& b = other.mappings_[i];
+    const auto& from_a = *sources_[a.source];
+    const auto& from_b = *other.sources_[b.source];
+    if (a.src != b.src || a.dst != b.dst || !from_a.raw || !from_b.raw || from_a.raw->base != from_b.raw->base ||
+        from_a.raw->shape != from_b.raw->shape ||
+        (from_a.file != from_b.file && from_a.file.lexically_normal() != from_b.file.lexically_normal())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name, bool link) {
   if (allow_external_ || stored_name == ".") {
     return;
@@ -455,6 +554,9 @@ void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsig
     covered += task.dst.count();
   }
   if (covered < region.count()) {
+    if (!dataset_) {
+      throw IndexMismatch("the tile index leaves part of the region unmapped");  // from_tile_index
+    }
     fill(out, region.count());  // a virtual dataset with regions no source maps
   }
   parallel_for(tasks.size(), threads, [&](std::size_t i) {

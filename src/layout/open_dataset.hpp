@@ -30,7 +30,10 @@ struct Source {
   std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
   PosixFile posix;                // the open file behind `raw`; closed: each read opens `file`
   bool raw_chunks = false;        // chunked, unfiltered, stored as in memory: pread chunk by chunk
-  std::size_t elem_size = 0;      // bytes per element (of memory_type)
+  // Set for a tile known from the tile index only (OpenDataset::from_tile_index): each read
+  // opens its file without following a symbolic link and checks this size first (IndexMismatch).
+  std::optional<std::uint64_t> indexed_bytes;
+  std::size_t elem_size = 0;  // bytes per element (of memory_type)
 
   // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
   void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
@@ -67,8 +70,20 @@ class OpenDataset {
   OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false,
               bool verify_checksums = false, bool metadata_only = false);
 
+  // A virtual dataset that h5tile wrote, known from its tile index alone: HDF5 has not opened
+  // it (nor decoded its mapping), so its tiles can be read at once, and checked afterwards
+  // against the dataset as HDF5 opens it (reads_like). nullopt where there is no usable index:
+  // none stored, early_reads or raw_io off, HDF5_VDS_PREFIX set, tiles that do not cover the
+  // dataset, a tile outside the folder of `path` (unless `allow_external`).
+  [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const std::filesystem::path& path,
+                                                                  const std::string& dataset, bool allow_external);
+  // Whether reads of `other` take every element from the same bytes of the same files as reads
+  // of this (dtype, shape, tile boxes, files and raw offsets agree).
+  [[nodiscard]] bool reads_like(const OpenDataset& other) const;
+
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
   // The tasks that read `region`, each at most about `task_bytes` and aligned to the layout
   // (a chunked source is read in whole rows of chunks unless `bounded`, where no task
@@ -85,6 +100,7 @@ class OpenDataset {
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 
  private:
+  OpenDataset() = default;  // for from_tile_index
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset

@@ -1,0 +1,205 @@
+#include "layout/tile_index.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <future>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "hdf5/file.hpp"
+#include "hdf5/types.hpp"
+#include "layout/open_dataset.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+constexpr std::size_t kTableColumns = 3;  // raw offset, file size, checksum; the box follows
+
+void write_attribute(hid_t object, const char* name, hid_t file_type, hid_t memory_type, const Shape& shape,
+                     const void* data) {
+  const auto space = make_space(shape);
+  const AttributeHandle attribute(check(H5Acreate2(object, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                        fmt::format("H5Acreate2({})", name)));
+  check(H5Awrite(attribute.get(), memory_type, data), fmt::format("H5Awrite({})", name));
+}
+
+// The attribute `name` of `dataset` (a path from `file`), or an empty handle when it is absent.
+AttributeHandle open_attribute(hid_t file, const std::string& dataset, const char* name) {
+  if (H5Aexists_by_name(file, dataset.c_str(), name, H5P_DEFAULT) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return {};
+  }
+  return AttributeHandle(check(H5Aopen_by_name(file, dataset.c_str(), name, H5P_DEFAULT, H5P_DEFAULT), name));
+}
+
+Shape attribute_shape(hid_t attribute) {
+  const SpaceHandle space(check(H5Aget_space(attribute), "H5Aget_space"));
+  return shape_of(space.get());
+}
+
+std::vector<std::uint64_t> read_u64s(hid_t attribute, std::uint64_t count) {
+  std::vector<std::uint64_t> values(count);
+  check(H5Aread(attribute, H5T_NATIVE_UINT64, values.data()), "H5Aread");
+  return values;
+}
+
+// The names of a fixed-length string attribute of `count` elements, or nullopt for another type.
+std::optional<std::vector<std::string>> read_names(hid_t attribute, std::uint64_t count) {
+  const TypeHandle type(check(H5Aget_type(attribute), "H5Aget_type"));
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0) {
+    return std::nullopt;
+  }
+  const auto width = H5Tget_size(type.get());
+  std::vector<char> text(count * width);
+  check(H5Aread(attribute, type.get(), text.data()), "H5Aread");
+  std::vector<std::string> names;
+  names.reserve(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const char* name = text.data() + i * width;
+    names.emplace_back(name, strnlen(name, width));
+  }
+  return names;
+}
+
+std::optional<TileIndex> read_index(hid_t file, const std::string& dataset) {
+  const auto shape_attr = open_attribute(file, dataset, kShapeAttribute);
+  const auto dtype_attr = open_attribute(file, dataset, kDtypeAttribute);
+  const auto table_attr = open_attribute(file, dataset, kTileTableAttribute);
+  const auto files_attr = open_attribute(file, dataset, kTileFilesAttribute);
+  if (!shape_attr || !dtype_attr || !table_attr || !files_attr) {
+    return std::nullopt;
+  }
+  const auto rank_shape = attribute_shape(shape_attr.get());
+  if (rank_shape.size() != 1 || rank_shape[0] == 0) return std::nullopt;
+  const TypeHandle type(check(H5Aget_type(dtype_attr.get()), "H5Aget_type"));
+  TileIndex index{dtype_of_type(type.get(), dataset), read_u64s(shape_attr.get(), rank_shape[0]), {}};
+  const auto rank = index.shape.size();
+  const auto table_shape = attribute_shape(table_attr.get());
+  if (table_shape.size() != 2 || table_shape[1] != kTableColumns + 2 * rank) return std::nullopt;
+  const auto count = table_shape[0];
+  if (attribute_shape(files_attr.get()) != Shape{count}) return std::nullopt;
+  const auto table = read_u64s(table_attr.get(), count * table_shape[1]);
+  auto names = read_names(files_attr.get(), count);
+  if (!names) return std::nullopt;
+  index.tiles.resize(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const auto* row = table.data() + i * table_shape[1];
+    auto& tile = index.tiles[i];
+    tile.raw_offset = row[0];
+    tile.file_size = row[1];
+    tile.checksum = row[2];
+    tile.dst.offset.assign(row + kTableColumns, row + kTableColumns + rank);
+    tile.dst.extent.assign(row + kTableColumns + rank, row + kTableColumns + 2 * rank);
+    tile.file = std::move((*names)[i]);
+  }
+  return index;
+}
+
+}  // namespace
+
+void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::vector<IndexedTile>& tiles) {
+  const Hdf5Lock lock;
+  const auto rank = shape.size();
+  std::vector<std::uint64_t> table;
+  table.reserve(tiles.size() * (kTableColumns + 2 * rank));
+  std::size_t width = 1;
+  for (const auto& tile : tiles) {
+    table.insert(table.end(), {tile.raw_offset, tile.file_size, tile.checksum});
+    table.insert(table.end(), tile.dst.offset.begin(), tile.dst.offset.end());
+    table.insert(table.end(), tile.dst.extent.begin(), tile.dst.extent.end());
+    width = std::max(width, tile.file.size() + 1);
+  }
+  write_attribute(dataset, kTileTableAttribute, H5T_STD_U64LE, H5T_NATIVE_UINT64,
+                  {tiles.size(), kTableColumns + 2 * rank}, table.data());
+  if (rank == 0) {
+    return;  // no boxes to index: reads wait for HDF5's open
+  }
+  std::vector<char> names(tiles.size() * width, '\0');
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    std::memcpy(names.data() + i * width, tiles[i].file.data(), tiles[i].file.size());
+  }
+  const TypeHandle string_type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
+  check(H5Tset_size(string_type.get(), width), "H5Tset_size");
+  write_attribute(dataset, kTileFilesAttribute, string_type.get(), string_type.get(), {tiles.size()}, names.data());
+  write_attribute(dataset, kShapeAttribute, H5T_STD_U64LE, H5T_NATIVE_UINT64, {rank}, shape.data());
+  const SpaceHandle none(check(H5Screate(H5S_NULL), "H5Screate(null)"));
+  const AttributeHandle dtype(
+      check(H5Acreate2(dataset, kDtypeAttribute, type, none.get(), H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2(dtype)"));
+}
+
+std::optional<TileIndex> read_tile_index(hid_t file, const std::string& dataset) {
+  const Hdf5Lock lock;
+  try {
+    return read_index(file, dataset);
+  } catch (const Error&) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;  // unreadable or of another shape: as if there were none
+  }
+}
+
+std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
+  const Hdf5Lock lock;
+  if (H5Aexists(dataset, kTileTableAttribute) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return {};
+  }
+  const AttributeHandle attribute(check(H5Aopen(dataset, kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
+  const auto shape = attribute_shape(attribute.get());
+  if (shape.size() != 2 || shape[1] < 2) {
+    return {};
+  }
+  const auto values = read_u64s(attribute.get(), shape[0] * shape[1]);
+  std::vector<std::vector<std::uint64_t>> rows;
+  for (std::size_t i = 0; i < shape[0]; ++i) {
+    rows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * shape[1]),
+                      values.begin() + static_cast<std::ptrdiff_t>((i + 1) * shape[1]));
+  }
+  return rows;
+}
+
+EarlyReadCounts& early_read_counts() {
+  static EarlyReadCounts counts;
+  return counts;
+}
+
+std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out, int device,
+                                              unsigned threads, Progress& progress,
+                                              const std::function<OpenDataset()>& open) {
+  auto reading = std::async(std::launch::async, [&] { early.read_into(region, out, device, threads, &progress); });
+  std::optional<OpenDataset> opened;
+  std::exception_ptr open_error;
+  try {
+    opened.emplace(open());
+  } catch (...) {
+    open_error = std::current_exception();
+  }
+  const bool agree = opened && opened->reads_like(early);
+  if (agree) {
+    opened.reset();  // HDF5 frees the mapping while the tiles are still being read
+  } else {
+    progress.stop();  // the early read is void: stop it at its next task
+  }
+  bool stands = agree;
+  try {
+    reading.get();
+  } catch (const IndexMismatch&) {
+    stands = false;  // a tile changed on disk since the open looked at it: read from the mapping
+  } catch (...) {
+    if (agree) throw;  // a real failure (I/O error, cancelled by the caller)
+    // Otherwise the early read was stopped, or failed reading what the index wrongly names.
+  }
+  if (open_error) {
+    std::rethrow_exception(open_error);
+  }
+  if (stands) {
+    ++early_read_counts().kept;
+    return std::nullopt;
+  }
+  ++early_read_counts().redone;
+  if (!opened) opened.emplace(open());
+  return opened;
+}
+
+}  // namespace h5tile::detail

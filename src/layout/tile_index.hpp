@@ -1,0 +1,81 @@
+#pragma once
+// The tile index: what h5tile stores beside the mapping of a virtual dataset it writes (each
+// tile's box, file name, raw offset, file size and checksum, and the dataset's dtype and
+// shape), in attributes that can be read without HDF5 decoding the mapping. Opening a virtual
+// dataset with thousands of sources costs HDF5 tens of milliseconds on one thread; with the
+// index a read starts at once, and is checked against the mapping when the open is done.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "engine/progress.hpp"
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+class OpenDataset;
+
+// The attributes of the index (the tile table predates the others; its rows gained the boxes).
+inline constexpr const char* kTileTableAttribute = "h5tile_tile_table";  // u64 rows, see TileIndex
+inline constexpr const char* kTileFilesAttribute = "h5tile_tile_files";  // fixed-length strings
+inline constexpr const char* kShapeAttribute = "h5tile_shape";           // u64 per axis
+inline constexpr const char* kDtypeAttribute = "h5tile_dtype";           // no elements; its type is the dtype
+
+struct IndexedTile {
+  Box dst;                       // where the tile lies in the dataset
+  std::string file;              // its file, as the mapping names it
+  std::uint64_t raw_offset = 0;  // where its bytes start in that file
+  std::uint64_t file_size = 0;   // the file's size when written
+  std::uint64_t checksum = 0;    // XXH64 of its bytes
+};
+
+// Tile table rows: raw offset, file size, checksum, then the tile's box (offset per axis,
+// extent per axis).
+struct TileIndex {
+  DType dtype;
+  Shape shape;
+  std::vector<IndexedTile> tiles;
+};
+
+// The tile table of an open virtual dataset: one row per mapping (raw offset, file size,
+// checksum, box; older files have fewer columns), or empty when the dataset has none.
+[[nodiscard]] std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset);
+
+// Writes the index of a new virtual dataset of element type `type`.
+void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::vector<IndexedTile>& tiles);
+
+// The index of `dataset` in the open `file`, read without opening the dataset; nullopt when it
+// has none (written by another program or by h5tile before the index had boxes), or when the
+// index is incomplete.
+[[nodiscard]] std::optional<TileIndex> read_tile_index(hid_t file, const std::string& dataset);
+
+// A tile named by the index does not match what is on disk (missing, a symbolic link, another
+// size), or the index does not cover what is read: the read started from the index is void.
+class IndexMismatch : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// How early reads ended, for tests and benchmarks: kept (the mapping agreed with the index),
+// redone (read again from the mapping).
+struct EarlyReadCounts {
+  std::atomic<std::uint64_t> kept{0};
+  std::atomic<std::uint64_t> redone{0};
+};
+[[nodiscard]] EarlyReadCounts& early_read_counts();
+
+// Reads `region` of `early` (a dataset known from its tile index) into `out` on other threads,
+// while `open` opens the dataset through HDF5 on this one. Returns nullopt when the read stands
+// (the opened dataset reads every element from the same bytes), or the opened dataset to read
+// again from. Errors of `open` are thrown once the early read has stopped.
+[[nodiscard]] std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out,
+                                                            int device, unsigned threads, Progress& progress,
+                                                            const std::function<OpenDataset()>& open);
+
+}  // namespace h5tile::detail

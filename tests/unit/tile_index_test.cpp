@@ -1,0 +1,177 @@
+// Early reads from the tile index: they stand when HDF5's mapping agrees with the index, are
+// redone when it does not (a forged or stale index), and never change what a read returns.
+#include <filesystem>
+#include <functional>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <h5tile/h5tile.hpp>
+
+#include "../integration/temp_dir.hpp"
+#include "hdf5/file.hpp"
+#include "layout/tile_index.hpp"
+
+namespace h5tile::detail {
+namespace {
+namespace fs = std::filesystem;
+
+class EarlyReads : public testing_support::TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<std::int32_t>(i * 7 + 3);
+    file_ = path("t.h5");
+    to_file(view(data_.data(), kShape), file_, "/data", {.ranks = kTiles, .sync = false}).wait();
+  }
+  void TearDown() override {
+    settings::set_early_reads(true);
+    TempDirTest::TearDown();
+  }
+
+  // Reads /data whole twice (from_file, read_into); `kept` and `redone`: how many early reads
+  // ended each way (neither: none was tried).
+  void expect_read(std::uint64_t kept, std::uint64_t redone, const ReadOptions& options = {}) {
+    const auto kept_before = early_read_counts().kept.load();
+    const auto redone_before = early_read_counts().redone.load();
+    const auto got = from_file(file_, "/data", options);
+    ASSERT_EQ(got.shape(), kShape);
+    EXPECT_EQ(0, std::memcmp(got.data(), data_.data(), data_.size() * sizeof(std::int32_t)));
+    std::vector<std::int32_t> into(data_.size(), -1);
+    read_into(file_, "/data", view(into.data(), kShape), {}, options);
+    EXPECT_EQ(into, data_);
+    EXPECT_EQ(early_read_counts().kept.load() - kept_before, kept);
+    EXPECT_EQ(early_read_counts().redone.load() - redone_before, redone);
+  }
+
+  // Rewrites the tile index of /data after `edit` (the mapping itself stays as written).
+  void forge(const std::function<void(TileIndex&)>& edit) const {
+    const auto file = open_file(file_, true);
+    auto index = read_tile_index(file.get(), "/data");
+    ASSERT_TRUE(index.has_value());
+    edit(*index);
+    const DatasetHandle dataset(H5Dopen2(file.get(), "/data", H5P_DEFAULT));
+    for (const char* name : {kTileTableAttribute, kTileFilesAttribute, kShapeAttribute, kDtypeAttribute}) {
+      ASSERT_GE(H5Adelete(dataset.get(), name), 0) << name;
+    }
+    const TypeHandle type(H5Dget_type(dataset.get()));
+    write_tile_index(dataset.get(), type.get(), index->shape, index->tiles);
+  }
+
+  [[nodiscard]] fs::path tile_file(std::size_t i) const {
+    const auto file = open_file(file_);
+    return file_.parent_path() / read_tile_index(file.get(), "/data")->tiles.at(i).file;
+  }
+
+  static constexpr unsigned kTiles = 8;
+  const Shape kShape{64, 16};
+  std::vector<std::int32_t> data_ = std::vector<std::int32_t>(64 * 16);
+  fs::path file_;
+};
+
+TEST_F(EarlyReads, StandWhenTheMappingAgrees) { expect_read(2, 0); }
+
+TEST_F(EarlyReads, IndexHoldsTheMappingOfEveryTile) {
+  const auto file = open_file(file_);
+  const auto index = read_tile_index(file.get(), "/data");
+  ASSERT_TRUE(index.has_value());
+  EXPECT_EQ(index->dtype, dtype_of<std::int32_t>());
+  EXPECT_EQ(index->shape, kShape);
+  ASSERT_EQ(index->tiles.size(), kTiles);
+  for (std::size_t i = 0; i < kTiles; ++i) {
+    EXPECT_EQ(index->tiles[i].dst, (Box{{i * 8, 0}, {8, 16}})) << i;
+    EXPECT_TRUE(fs::is_regular_file(file_.parent_path() / index->tiles[i].file)) << index->tiles[i].file;
+  }
+}
+
+TEST_F(EarlyReads, AreRedoneWhenTheIndexNamesOtherFiles) {
+  forge([](TileIndex& index) { std::swap(index.tiles[0].file, index.tiles[1].file); });
+  expect_read(0, 2);
+}
+
+TEST_F(EarlyReads, AreRedoneWhenTheIndexHasOtherBoxes) {
+  forge([](TileIndex& index) { std::swap(index.tiles[2].dst, index.tiles[5].dst); });
+  expect_read(0, 2);
+}
+
+TEST_F(EarlyReads, AreRedoneWhenTheIndexLeavesAGap) {
+  forge([](TileIndex& index) { index.tiles[3].dst = index.tiles[4].dst; });  // covers 4 twice, 3 never
+  expect_read(0, 2);
+}
+
+TEST_F(EarlyReads, AreRedoneWhenTheIndexHasAnotherDtype) {
+  const auto file = open_file(file_, true);
+  const DatasetHandle dataset(H5Dopen2(file.get(), "/data", H5P_DEFAULT));
+  ASSERT_GE(H5Adelete(dataset.get(), kDtypeAttribute), 0);
+  const SpaceHandle none(H5Screate(H5S_NULL));
+  const AttributeHandle forged(
+      H5Acreate2(dataset.get(), kDtypeAttribute, H5T_IEEE_F32LE, none.get(), H5P_DEFAULT, H5P_DEFAULT));
+  ASSERT_TRUE(forged);
+  // from_file reads into a float32 array first, then again into int32; read_into's int32 array
+  // does not match the index, so it waits for the open.
+  expect_read(0, 1);
+}
+
+TEST_F(EarlyReads, AreRedoneWhenATileIsALinkToACopy) {
+  // The same bytes behind a symbolic link: HDF5 follows it, the early read does not.
+  const auto tile = tile_file(6);
+  fs::copy_file(tile, path("copy.h5"));
+  fs::remove(tile);
+  fs::create_symlink(path("copy.h5"), tile);
+  expect_read(0, 2);
+}
+
+TEST_F(EarlyReads, AreRedoneWhenATileChangedSize) {
+  // A tile rewritten by another program (here: grown) is read through HDF5 after the open.
+  const auto tile = tile_file(2);
+  fs::resize_file(tile, fs::file_size(tile) + 4096);
+  expect_read(0, 2);
+}
+
+TEST_F(EarlyReads, AreNotTriedWithoutAnIndexOrWhenOff) {
+  settings::set_early_reads(false);
+  expect_read(0, 0);
+  settings::set_early_reads(true);
+  expect_read(0, 0, {.verify_checksums = true});  // checksums are checked before reading
+  {
+    const auto file = open_file(file_, true);
+    ASSERT_GE(H5Adelete_by_name(file.get(), "/data", kShapeAttribute, H5P_DEFAULT), 0);
+  }
+  expect_read(0, 0);  // as in files of earlier versions
+}
+
+TEST_F(EarlyReads, ReportTheErrorsOfTheOpen) {
+  fs::remove(tile_file(4));
+  for (const bool early : {true, false}) {
+    settings::set_early_reads(early);
+    EXPECT_THROW((void)from_file(file_, "/data"), VirtualSourceError) << early;
+  }
+}
+
+TEST_F(EarlyReads, CheckTheCallersArrayAgainstTheDataset) {
+  // Wrong dtype or shape: the same error as without early reads, and nothing read.
+  std::vector<float> wrong_dtype(data_.size());
+  EXPECT_THROW(read_into(file_, "/data", view(wrong_dtype.data(), kShape)), InvalidArgument);
+  std::vector<std::int32_t> wrong_shape(32 * 16);
+  EXPECT_THROW(read_into(file_, "/data", view(wrong_shape.data(), Shape{32, 16})), InvalidArgument);
+  EXPECT_NO_THROW(read_into(file_, "/data", view(wrong_shape.data(), Shape{32, 16}), Shape{16, 0}));
+  EXPECT_EQ(0, std::memcmp(wrong_shape.data(), data_.data() + 16 * 16, wrong_shape.size() * sizeof(std::int32_t)));
+}
+
+TEST_F(EarlyReads, ProgressEndsAtTheTotal) {
+  const auto bytes = data_.size() * sizeof(std::int32_t);
+  auto last_report = [&] {
+    std::pair<std::uint64_t, std::uint64_t> last;
+    (void)from_file(file_, "/data", {.progress = [&](std::uint64_t done, std::uint64_t total) {
+                      last = {done, total};
+                      return true;
+                    }});
+    return last;
+  };
+  EXPECT_EQ(last_report(), std::make_pair(bytes, bytes));
+  forge([](TileIndex& index) { std::swap(index.tiles[0].file, index.tiles[7].file); });
+  EXPECT_EQ(last_report(), std::make_pair(bytes, bytes));  // the read again counts from zero
+}
+
+}  // namespace
+}  // namespace h5tile::detail
