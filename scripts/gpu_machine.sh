@@ -3,9 +3,10 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|peers|bench|cpu-bench]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
-#   (a few more minutes of device time); peers: tests and benchmarks (with the KvikIO head-to-head
+#   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
+#   tiles of 2 MiB and of 256 KiB, early reads on and off, and HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
 #   of bench/gpu_tuning.py), no MPI; bench: build and GPU benchmarks only; cpu-bench: build and
 #   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
 set -uo pipefail
@@ -45,11 +46,19 @@ if [ "$mode" != "bench" ]; then
 # Python with CuPy (the stub check is for CI's pinned nanobind, not this machine's).
 H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -s tests/python/test_cupy.py tests/python/test_package.py \
   tests/python/test_cupynumeric.py -k "not stubs" > "$out/python_tests.log" 2>&1
-[ "$mode" = "tests" ] ||
+[ "$mode" = "tests" ] || [ "$mode" = "vds" ] ||
   ./build-gpu/bench/h5tile_single_file_write /tmp/h5tile-sfw "$gib" "$(nproc)" > "$out/single_file_write.log" 2>&1
 fi
 
-if [ "$mode" != "quick" ] && [ "$mode" != "tests" ]; then
+if [ "$mode" = "vds" ]; then
+  { for rows in 512 64; do
+      rm -rf /tmp/h5tile-vds && ./build-gpu/bench/h5tile_vds_scaling /tmp/h5tile-vds "$rows"
+      ./build-gpu/bench/h5tile_vds_mapping_floor /tmp/h5tile-vds/vds-4096.h5
+    done
+    rm -rf /tmp/h5tile-vds
+  } > "$out/vds.log" 2>&1
+fi
+if [ "$mode" != "quick" ] && [ "$mode" != "tests" ] && [ "$mode" != "vds" ]; then
   pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1
   ./build-gpu/bench/h5tile_gpu_bench --dir /tmp/h5tile-gpu-bench --gib "$gib" --repeats 3 > "$out/gpu_bench.log" 2>&1
   # KvikIO with as many threads as h5tile uses (its default pool has one thread).
@@ -94,6 +103,7 @@ echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|device I/O" "$out/python
 echo "== legate"; tail -2 "$out/legate.txt"
 [ -f "$out/single_file_write.log" ] && { echo "== one shared file, writes"; cat "$out/single_file_write.log"; }
 [ -f "$out/mpi.log" ] && { echo "== MPI"; grep -E "^--|^rank|^dd|error" "$out/mpi.log"; }
-if [ "$mode" != "quick" ] && [ "$mode" != "tests" ]; then
+[ -f "$out/vds.log" ] && { echo "== virtual datasets"; cat "$out/vds.log"; }
+if [ "$mode" != "quick" ] && [ "$mode" != "tests" ] && [ "$mode" != "vds" ]; then
   echo "== benchmark"; tail -14 "$out/gpu_bench.log"; cat "$out/gpu_peers.log"; cat "$out/gpu_tuning.log"
 fi

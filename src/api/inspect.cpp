@@ -15,8 +15,8 @@
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
-#include "layout/tile_index.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/tile_index.hpp"
 #include "layout/virtual_map.hpp"
 
 namespace h5tile {

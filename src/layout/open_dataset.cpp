@@ -79,6 +79,12 @@ PosixFile open_indexed_tile(const fs::path& file, std::uint64_t bytes) {
   throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
 }
 
+// Where the tile index's `name` lies for an early read: where HDF5 looks first (beside the file,
+// when HDF5_VDS_PREFIX is unset). A tile that is not there fails its read (IndexMismatch).
+fs::path indexed_tile_path(const fs::path& folder, const std::string& name) {
+  return fs::path(name).is_absolute() ? fs::path(name) : folder / name;
+}
+
 }  // namespace
 
 void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const {
@@ -368,9 +374,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
         tile.dst.count() == 0) {
       return std::nullopt;
     }
-    // Where HDF5 looks first; a tile that is not there (nor a plain file) fails its read and
-    // the read is done from the mapping.
-    auto file = fs::path(tile.file).is_absolute() ? fs::path(tile.file) : folder / tile.file;
+    auto file = indexed_tile_path(folder, tile.file);
     if (!allow_external && !folder_check.inside(file, false)) {
       return std::nullopt;
     }
@@ -386,25 +390,43 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
     early.mappings_.push_back(
         {early.sources_.size() - 1, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset});
   }
-  if (covered != element_count(index->shape)) {
+  // Tiles that cover the dataset once: tasks never write the same memory, whatever the index.
+  std::vector<Box> boxes;
+  boxes.reserve(early.mappings_.size());
+  for (const auto& m : early.mappings_) boxes.push_back(m.dst);
+  if (covered != element_count(index->shape) || !disjoint_on_a_grid(boxes)) {
     return std::nullopt;
   }
   return early;
 }
 
-bool OpenDataset::reads_like(const OpenDataset& other) const {
-  if (info_.dtype != other.info_.dtype || info_.shape != other.info_.shape ||
-      mappings_.size() != other.mappings_.size()) {
+bool OpenDataset::mapping_agrees() const {
+  const auto file = open_file(path_);
+  const auto dataset = open_dataset(file.get(), name_, path_);
+  std::optional<std::vector<VirtualEntry>> entries;
+  {
+    const Hdf5Lock lock;
+    const TypeHandle type(check(H5Dget_type(dataset.get()), "H5Dget_type"));
+    const SpaceHandle space(check(H5Dget_space(dataset.get()), "H5Dget_space"));
+    if (dtype_of_type(type.get(), where(path_, name_)) != info_.dtype || shape_of(space.get()) != info_.shape) {
+      return false;
+    }
+    const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
+    if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) {
+      return false;
+    }
+    entries = read_virtual_map(dcpl.get());
+  }
+  if (!entries || entries->size() != mappings_.size()) {
     return false;
   }
+  const auto folder = path_.parent_path();
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
-    const auto& a = mappings_[i];
-    const auto& b = other.mappings_[i];
-    const auto& from_a = *sources_[a.source];
-    const auto& from_b = *other.sources_[b.source];
-    if (a.src != b.src || a.dst != b.dst || !from_a.raw || !from_b.raw || from_a.raw->base != from_b.raw->base ||
-        from_a.raw->shape != from_b.raw->shape ||
-        (from_a.file != from_b.file && from_a.file.lexically_normal() != from_b.file.lexically_normal())) {
+    const auto& entry = (*entries)[i];
+    const auto& mapping = mappings_[i];
+    // As the tile table is trusted on a full open: the whole of a tile file's "/tile".
+    if (entry.src || (entry.dataset != "/tile" && entry.dataset != "tile") || entry.dst != mapping.dst ||
+        indexed_tile_path(folder, entry.file) != sources_[mapping.source]->file) {
       return false;
     }
   }

@@ -71,15 +71,17 @@ class OpenDataset {
               bool verify_checksums = false, bool metadata_only = false);
 
   // A virtual dataset that h5tile wrote, known from its tile index alone: HDF5 has not opened
-  // it (nor decoded its mapping), so its tiles can be read at once, and checked afterwards
-  // against the dataset as HDF5 opens it (reads_like). nullopt where there is no usable index:
-  // none stored, early_reads or raw_io off, HDF5_VDS_PREFIX set, tiles that do not cover the
-  // dataset, a tile outside the folder of `path` (unless `allow_external`).
+  // it (nor decoded its mapping), so its tiles can be read at once, and checked meanwhile
+  // against the dataset as HDF5 opens it (mapping_agrees). nullopt where there is no usable
+  // index: none stored, early_reads or raw_io off, HDF5_VDS_PREFIX set, tiles that do not cover
+  // the dataset, a tile outside the folder of `path` (unless `allow_external`).
   [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const std::filesystem::path& path,
                                                                   const std::string& dataset, bool allow_external);
-  // Whether reads of `other` take every element from the same bytes of the same files as reads
-  // of this (dtype, shape, tile boxes, files and raw offsets agree).
-  [[nodiscard]] bool reads_like(const OpenDataset& other) const;
+  // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,
+  // shape and mapping that the index gave (each tile the whole of "/tile" in the file the index
+  // names, at the box it gives). What the index says of each tile's file (offset, size, plain
+  // file) is checked as the tile is read. Throws what opening the dataset throws.
+  [[nodiscard]] bool mapping_agrees() const;
 
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

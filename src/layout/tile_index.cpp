@@ -99,6 +99,38 @@ std::optional<TileIndex> read_index(hid_t file, const std::string& dataset) {
 
 }  // namespace
 
+bool disjoint_on_a_grid(const std::vector<Box>& boxes) {
+  if (boxes.empty()) return true;
+  const auto rank = boxes.front().rank();
+  // Per axis, every box's start and end, sorted: the cut planes.
+  std::vector<std::vector<std::uint64_t>> cuts(rank);
+  for (std::size_t a = 0; a < rank; ++a) {
+    auto& c = cuts[a];
+    c.reserve(2 * boxes.size());
+    for (const auto& box : boxes) {
+      c.push_back(box.offset[a]);
+      c.push_back(box.offset[a] + box.extent[a]);
+    }
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+  }
+  std::vector<std::vector<std::size_t>> cells;
+  cells.reserve(boxes.size());
+  for (const auto& box : boxes) {
+    std::vector<std::size_t> cell(rank);
+    for (std::size_t a = 0; a < rank; ++a) {
+      const auto& c = cuts[a];
+      const auto start = std::lower_bound(c.begin(), c.end(), box.offset[a]);
+      // One cell: the next cut plane after the start is the box's end.
+      if (start + 1 == c.end() || *(start + 1) != box.offset[a] + box.extent[a]) return false;
+      cell[a] = static_cast<std::size_t>(start - c.begin());
+    }
+    cells.push_back(std::move(cell));
+  }
+  std::sort(cells.begin(), cells.end());
+  return std::adjacent_find(cells.begin(), cells.end()) == cells.end();
+}
+
 void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::vector<IndexedTile>& tiles) {
   const Hdf5Lock lock;
   const auto rank = shape.size();
@@ -168,38 +200,30 @@ std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Bo
                                               unsigned threads, Progress& progress,
                                               const std::function<OpenDataset()>& open) {
   auto reading = std::async(std::launch::async, [&] { early.read_into(region, out, device, threads, &progress); });
-  std::optional<OpenDataset> opened;
-  std::exception_ptr open_error;
+  bool agree = false;
   try {
-    opened.emplace(open());
+    agree = early.mapping_agrees();
   } catch (...) {
-    open_error = std::current_exception();
+    // The open below reports it (or reads what is there).
   }
-  const bool agree = opened && opened->reads_like(early);
-  if (agree) {
-    opened.reset();  // HDF5 frees the mapping while the tiles are still being read
-  } else {
+  if (!agree) {
     progress.stop();  // the early read is void: stop it at its next task
   }
   bool stands = agree;
   try {
     reading.get();
   } catch (const IndexMismatch&) {
-    stands = false;  // a tile changed on disk since the open looked at it: read from the mapping
+    stands = false;  // a tile's file is not what the index says: read from the mapping
   } catch (...) {
     if (agree) throw;  // a real failure (I/O error, cancelled by the caller)
     // Otherwise the early read was stopped, or failed reading what the index wrongly names.
-  }
-  if (open_error) {
-    std::rethrow_exception(open_error);
   }
   if (stands) {
     ++early_read_counts().kept;
     return std::nullopt;
   }
   ++early_read_counts().redone;
-  if (!opened) opened.emplace(open());
-  return opened;
+  return open();
 }
 
 }  // namespace h5tile::detail

@@ -44,6 +44,12 @@ struct TileIndex {
   std::vector<IndexedTile> tiles;
 };
 
+// Whether `boxes` (of one rank) lie on one grid, each the cell between neighbouring cut planes of
+// all the boxes along every axis, and no two in the same cell: then they are pairwise disjoint.
+// False for overlapping boxes, and for disjoint ones arranged otherwise (staggered like bricks),
+// which this cheap check (n log n) does not decide.
+[[nodiscard]] bool disjoint_on_a_grid(const std::vector<Box>& boxes);
+
 // The tile table of an open virtual dataset: one row per mapping (raw offset, file size,
 // checksum, box; older files have fewer columns), or empty when the dataset has none.
 [[nodiscard]] std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset);
@@ -71,9 +77,9 @@ struct EarlyReadCounts {
 [[nodiscard]] EarlyReadCounts& early_read_counts();
 
 // Reads `region` of `early` (a dataset known from its tile index) into `out` on other threads,
-// while `open` opens the dataset through HDF5 on this one. Returns nullopt when the read stands
-// (the opened dataset reads every element from the same bytes), or the opened dataset to read
-// again from. Errors of `open` are thrown once the early read has stopped.
+// while this one has HDF5 open the dataset and compare its mapping with the index
+// (OpenDataset::mapping_agrees). Returns nullopt when the read stands, or else the dataset as
+// `open` opens it, to read again from (errors of `open` are thrown once the early read stopped).
 [[nodiscard]] std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out,
                                                             int device, unsigned threads, Progress& progress,
                                                             const std::function<OpenDataset()>& open);

@@ -94,9 +94,35 @@ TEST_F(EarlyReads, AreRedoneWhenTheIndexHasOtherBoxes) {
   expect_read(0, 2);
 }
 
-TEST_F(EarlyReads, AreRedoneWhenTheIndexLeavesAGap) {
+TEST_F(EarlyReads, AreNotTriedWhenIndexedTilesOverlap) {
+  // Tasks of an early read must never write the same memory: an index whose tiles overlap is
+  // not used at all, even when their sizes add up to the dataset's.
   forge([](TileIndex& index) { index.tiles[3].dst = index.tiles[4].dst; });  // covers 4 twice, 3 never
-  expect_read(0, 2);
+  expect_read(0, 0);
+}
+
+TEST_F(EarlyReads, AreNotTriedForTilesOutsideTheFolder) {
+  fs::copy_file(tile_file(1), dir_.parent_path() / ("outside-" + dir_.filename().string() + ".h5"));
+  forge([&](TileIndex& index) { index.tiles[1].file = "../outside-" + dir_.filename().string() + ".h5"; });
+  expect_read(0, 0);
+  fs::remove(dir_.parent_path() / ("outside-" + dir_.filename().string() + ".h5"));
+}
+
+TEST(DisjointOnAGrid, DecidesGridsAndRefusesOverlapsAndBricks) {
+  const std::vector<Box> rows{{{0, 0}, {4, 8}}, {{4, 0}, {4, 8}}, {{8, 0}, {2, 8}}};
+  const std::vector<Box> grid{{{0, 0}, {2, 3}}, {{0, 3}, {2, 5}}, {{2, 0}, {2, 3}}, {{2, 3}, {2, 5}}};
+  EXPECT_TRUE(disjoint_on_a_grid(rows));
+  EXPECT_TRUE(disjoint_on_a_grid(grid));
+  EXPECT_TRUE(disjoint_on_a_grid({}));
+  auto twice = grid;
+  twice[3] = twice[0];
+  EXPECT_FALSE(disjoint_on_a_grid(twice));  // the same cell twice
+  const std::vector<Box> inside{{{0, 0}, {4, 4}}, {{1, 1}, {2, 2}}};
+  EXPECT_FALSE(disjoint_on_a_grid(inside));  // one box spans several cells
+  const std::vector<Box> crossing{{{0, 0}, {3, 3}}, {{2, 2}, {3, 3}}};
+  EXPECT_FALSE(disjoint_on_a_grid(crossing));
+  const std::vector<Box> bricks{{{0, 0}, {1, 4}}, {{0, 4}, {1, 4}}, {{1, 2}, {1, 4}}, {{1, 0}, {1, 2}}};
+  EXPECT_FALSE(disjoint_on_a_grid(bricks));  // disjoint, but not one grid: not decided here
 }
 
 TEST_F(EarlyReads, AreRedoneWhenTheIndexHasAnotherDtype) {
