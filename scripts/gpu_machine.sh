@@ -6,7 +6,7 @@
 #   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
-#   tiles of 2 MiB and of 256 KiB, early reads on and off, and HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
+#   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
 #   of bench/gpu_tuning.py), no MPI; bench: build and GPU benchmarks only; cpu-bench: build and
 #   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
 set -uo pipefail
@@ -54,6 +54,7 @@ if [ "$mode" = "vds" ]; then
   { for rows in 512 64; do
       rm -rf /tmp/h5tile-vds && ./build-gpu/bench/h5tile_vds_scaling /tmp/h5tile-vds "$rows"
       ./build-gpu/bench/h5tile_vds_mapping_floor /tmp/h5tile-vds/vds-4096.h5
+      ./build-gpu/bench/h5tile_vds_early_read /tmp/h5tile-vds/vds-4096.h5 /tmp/h5tile-vds/contiguous-4096.h5
     done
     rm -rf /tmp/h5tile-vds
   } > "$out/vds.log" 2>&1

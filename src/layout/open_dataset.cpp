@@ -82,7 +82,7 @@ PosixFile open_indexed_tile(const fs::path& file, std::uint64_t bytes) {
 // Where the tile index's `name` lies for an early read: where HDF5 looks first (beside the file,
 // when HDF5_VDS_PREFIX is unset). A tile that is not there fails its read (IndexMismatch).
 fs::path indexed_tile_path(const fs::path& folder, const std::string& name) {
-  return fs::path(name).is_absolute() ? fs::path(name) : folder / name;
+  return !name.empty() && name.front() == '/' ? fs::path(name) : folder / name;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <future>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -114,21 +115,28 @@ bool disjoint_on_a_grid(const std::vector<Box>& boxes) {
     std::sort(c.begin(), c.end());
     c.erase(std::unique(c.begin(), c.end()), c.end());
   }
-  std::vector<std::vector<std::size_t>> cells;
-  cells.reserve(boxes.size());
-  for (const auto& box : boxes) {
-    std::vector<std::size_t> cell(rank);
+  // Each box's cell (its index among the cut planes, per axis), flat; then no cell twice.
+  std::vector<std::size_t> cells(boxes.size() * rank);
+  for (std::size_t b = 0; b < boxes.size(); ++b) {
     for (std::size_t a = 0; a < rank; ++a) {
       const auto& c = cuts[a];
+      const auto& box = boxes[b];
       const auto start = std::lower_bound(c.begin(), c.end(), box.offset[a]);
       // One cell: the next cut plane after the start is the box's end.
       if (start + 1 == c.end() || *(start + 1) != box.offset[a] + box.extent[a]) return false;
-      cell[a] = static_cast<std::size_t>(start - c.begin());
+      cells[b * rank + a] = static_cast<std::size_t>(start - c.begin());
     }
-    cells.push_back(std::move(cell));
   }
-  std::sort(cells.begin(), cells.end());
-  return std::adjacent_find(cells.begin(), cells.end()) == cells.end();
+  std::vector<std::size_t> order(boxes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  const auto cell = [&](std::size_t b) { return cells.begin() + static_cast<std::ptrdiff_t>(b * rank); };
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::lexicographical_compare(cell(x), cell(x) + static_cast<std::ptrdiff_t>(rank), cell(y),
+                                        cell(y) + static_cast<std::ptrdiff_t>(rank));
+  });
+  return std::adjacent_find(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+           return std::equal(cell(x), cell(x) + static_cast<std::ptrdiff_t>(rank), cell(y));
+         }) == order.end();
 }
 
 void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::vector<IndexedTile>& tiles) {
