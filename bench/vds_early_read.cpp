@@ -1,19 +1,30 @@
 // Where the time of an early read of a virtual dataset goes: its parts timed alone (the read
 // of every tile from the tile index; HDF5's open and the check of its mapping against the
 // index; h5tile's full open), then together (h5tile::read_into, early reads on and off), next to
-// read_into of a contiguous file of the same bytes. Warm page cache; medians of 9 runs.
+// read_into of a contiguous file of the same bytes, and next to plain pread loops (open, pread,
+// close per tile file; and over the contiguous file's bytes in tile-sized pieces) on as many
+// threads: the limit for reading that many files. Warm page cache; medians of 9 runs.
 //   usage: h5tile_vds_early_read VDS_FILE CONTIGUOUS_FILE   (e.g. the 4096-tile files that
 //          h5tile_vds_scaling leaves: vds-4096.h5, contiguous-4096.h5)
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <hdf5.h>
 
 #include <h5tile/h5tile.hpp>
 
+#include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/tile_index.hpp"
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -27,6 +38,33 @@ double median_seconds(const std::function<void()>& f) {
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+// Reads `count` pieces on `threads` threads, piece(i) reading the i-th; exits on a failed read.
+void plain_loop(std::size_t count, unsigned threads, const std::function<bool(std::size_t)>& piece) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (auto i = next++; i < count; i = next++) {
+        if (!piece(i)) {
+          std::perror("plain pread loop");
+          std::exit(1);
+        }
+      }
+    });
+  }
+  for (auto& thread : pool) thread.join();
+}
+
+bool pread_all(int fd, std::byte* out, std::size_t size, off_t offset) {
+  while (size > 0) {
+    const auto n = ::pread(fd, out, size, offset);
+    if (n <= 0) return false;
+    out += n;
+    size -= static_cast<std::size_t>(n);
+    offset += n;
+  }
+  return true;
 }
 }  // namespace
 
@@ -51,7 +89,7 @@ int main(int argc, char** argv) {
   read_into(vds, "/data", into);  // warm the page cache (both files)
   read_into(contiguous, "/data", into);
   const unsigned threads = settings::threads();
-  const double index = median_seconds([&] { (void)detail::OpenDataset::from_tile_index(vds, "/data", false); });
+  const double index_time = median_seconds([&] { (void)detail::OpenDataset::from_tile_index(vds, "/data", false); });
   const double tiles = median_seconds([&] { early->read_into(whole, out.data(), -1, threads); });
   const double check = median_seconds([&] { (void)early->mapping_agrees(); });
   const double full_open = median_seconds([&] { const detail::OpenDataset opened(vds, "/data"); });
@@ -60,15 +98,61 @@ int main(int argc, char** argv) {
   const double waiting = median_seconds([&] { read_into(vds, "/data", into); });
   settings::set_early_reads(true);
   const double plain = median_seconds([&] { read_into(contiguous, "/data", into); });
+  // The plain loops, for tiles that are whole rows (their bytes lie in one run of the output).
+  const auto index = [&] {
+    const auto file = detail::open_file(vds);
+    return detail::read_tile_index(file.get(), "/data");
+  }();
+  const auto row_bytes = whole.count() / info.shape[0] * info.dtype.size();
+  const bool rows = std::all_of(index->tiles.begin(), index->tiles.end(), [&](const auto& t) {
+    return t.dst.count() / t.dst.extent[0] == whole.count() / info.shape[0];
+  });
+  double tile_loop = 0;
+  double piece_loop = 0;
+  if (rows) {
+    const auto folder = std::filesystem::path(vds).parent_path();
+    const auto& tiles = index->tiles;
+    tile_loop = median_seconds([&] {
+      plain_loop(tiles.size(), threads, [&](std::size_t i) {
+        const auto& t = tiles[i];
+        const int fd = ::open((folder / t.file).c_str(), O_RDONLY | O_CLOEXEC);
+        const bool ok = fd >= 0 && pread_all(fd, out.data() + t.dst.offset[0] * row_bytes, t.dst.extent[0] * row_bytes,
+                                             static_cast<off_t>(t.raw_offset));
+        if (fd >= 0) ::close(fd);
+        return ok;
+      });
+    });
+    // The contiguous file's bytes, in the same pieces, from one descriptor.
+    const hid_t file = H5Fopen(contiguous.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t dataset = H5Dopen2(file, "/data", H5P_DEFAULT);
+    const haddr_t base = H5Dget_offset(dataset);
+    H5Dclose(dataset);
+    H5Fclose(file);
+    const int fd = ::open(contiguous.c_str(), O_RDONLY | O_CLOEXEC);
+    piece_loop = median_seconds([&] {
+      plain_loop(tiles.size(), threads, [&](std::size_t i) {
+        const auto& t = tiles[i];
+        return pread_all(fd, out.data() + t.dst.offset[0] * row_bytes, t.dst.extent[0] * row_bytes,
+                         static_cast<off_t>(base + t.dst.offset[0] * row_bytes));
+      });
+    });
+    ::close(fd);
+  }
   std::printf("%zu tiles, %.0f MiB, %u threads; medians of 9 runs\n", early->mappings().size(), bytes / (1 << 20),
               threads);
   std::printf(
       "alone:    tile index %.4f s, read of the tiles from it %.4f s (%.2f GB/s), HDF5 open + mapping check "
       "%.4f s, full open %.4f s\n",
-      index, tiles, bytes / tiles / 1e9, check, full_open);
+      index_time, tiles, bytes / tiles / 1e9, check, full_open);
   std::printf("together: read_into %.4f s (%.2f GB/s), early reads off %.4f s (%.2f GB/s)\n", api, bytes / api / 1e9,
               waiting, bytes / waiting / 1e9);
   std::printf("contiguous file: read_into %.4f s (%.2f GB/s); ratio %.2f (early reads off: %.2f)\n", plain,
               bytes / plain / 1e9, plain / api, plain / waiting);
+  if (rows) {
+    std::printf(
+        "plain pread loops: open+pread+close per tile file %.4f s (%.2f GB/s), the contiguous file in the "
+        "same pieces %.4f s (%.2f GB/s); read_into %.2fx the tile-file loop\n",
+        tile_loop, bytes / tile_loop / 1e9, piece_loop, bytes / piece_loop / 1e9, tile_loop / api);
+  }
   return 0;
 }

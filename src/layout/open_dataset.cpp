@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -82,7 +83,13 @@ PosixFile open_indexed_tile(const fs::path& file, std::uint64_t bytes) {
 // Where the tile index's `name` lies for an early read: where HDF5 looks first (beside the file,
 // when HDF5_VDS_PREFIX is unset). A tile that is not there fails its read (IndexMismatch).
 fs::path indexed_tile_path(const fs::path& folder, const std::string& name) {
-  return !name.empty() && name.front() == '/' ? fs::path(name) : folder / name;
+  if (!name.empty() && name.front() == '/') return name;
+  std::string joined;
+  joined.reserve(folder.native().size() + 1 + name.size());
+  joined.append(folder.native());
+  if (!joined.empty() && joined.back() != '/') joined.push_back('/');
+  joined.append(name);
+  return fs::path(std::move(joined));  // one parse (folder / name parses the folder again)
 }
 
 }  // namespace
@@ -365,36 +372,50 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   early.info_.shape = index->shape;
   early.info_.layout = "virtual";
   early.info_.virtual_sources = index->tiles.size();
+  // One source and one mapping per tile, built on the worker threads (a few microseconds each,
+  // so thousands would hold the read back), each with its own cache of folder checks.
+  const auto& tiles = index->tiles;
   const auto es = index->dtype.size();
   const auto folder = path.parent_path();
-  FolderCheck folder_check(path);
-  std::uint64_t covered = 0;
-  for (const auto& tile : index->tiles) {
-    if (tile.file == "." || tile.dst.rank() != index->shape.size() || !tile.dst.fits(index->shape) ||
-        tile.dst.count() == 0) {
-      return std::nullopt;
+  early.sources_.resize(tiles.size());
+  early.mappings_.resize(tiles.size());
+  std::atomic<bool> usable{true};
+  const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), 1 + tiles.size() / 256));
+  parallel_for(workers, workers, [&](std::size_t w) {
+    FolderCheck folder_check(path);
+    for (std::size_t i = tiles.size() * w / workers; i < tiles.size() * (w + 1) / workers && usable; ++i) {
+      const auto& tile = tiles[i];
+      auto file = indexed_tile_path(folder, tile.file);
+      if (tile.file == "." || tile.dst.rank() != index->shape.size() || !tile.dst.fits(index->shape) ||
+          tile.dst.count() == 0 || (!allow_external && !folder_check.inside(file, false))) {
+        usable = false;
+        return;
+      }
+      auto source = std::make_unique<Source>();
+      source->file = std::move(file);
+      source->dataset = "/tile";
+      source->shape = tile.dst.extent;
+      source->elem_size = es;
+      source->raw = RawDataset{nullptr, tile.raw_offset, tile.dst.extent, es};
+      source->indexed_bytes = tile.file_size;
+      early.sources_[i] = std::move(source);
+      early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }
-    auto file = indexed_tile_path(folder, tile.file);
-    if (!allow_external && !folder_check.inside(file, false)) {
-      return std::nullopt;
-    }
-    covered += tile.dst.count();
-    auto source = std::make_unique<Source>();
-    source->file = std::move(file);
-    source->dataset = "/tile";
-    source->shape = tile.dst.extent;
-    source->elem_size = es;
-    source->raw = RawDataset{nullptr, tile.raw_offset, tile.dst.extent, es};
-    source->indexed_bytes = tile.file_size;
-    early.sources_.push_back(std::move(source));
-    early.mappings_.push_back(
-        {early.sources_.size() - 1, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset});
+  });
+  if (!usable) {
+    return std::nullopt;
   }
   // Tiles that cover the dataset once: tasks never write the same memory, whatever the index.
+  const auto total = element_count(index->shape);
+  std::uint64_t covered = 0;
   std::vector<Box> boxes;
-  boxes.reserve(early.mappings_.size());
-  for (const auto& m : early.mappings_) boxes.push_back(m.dst);
-  if (covered != element_count(index->shape) || !disjoint_on_a_grid(boxes)) {
+  boxes.reserve(tiles.size());
+  for (auto& tile : index->tiles) {
+    covered += tile.dst.count();  // each at most `total` (it fits the shape)
+    if (covered > total) return std::nullopt;
+    boxes.push_back(std::move(tile.dst));
+  }
+  if (covered != total || !disjoint_on_a_grid(boxes)) {
     return std::nullopt;
   }
   return early;
@@ -431,6 +452,18 @@ bool OpenDataset::mapping_agrees() const {
     }
   }
   return true;
+}
+
+OpenDataset::~OpenDataset() {
+  // Thousands of sources (a virtual dataset's tiles) take milliseconds to free on one thread.
+  if (sources_.size() >= 1024) {
+    const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), sources_.size() / 512));
+    parallel_for(workers, workers, [&](std::size_t w) {
+      for (std::size_t i = sources_.size() * w / workers; i < sources_.size() * (w + 1) / workers; ++i) {
+        sources_[i].reset();
+      }
+    });
+  }
 }
 
 void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name, bool link) {

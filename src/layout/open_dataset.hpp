@@ -69,6 +69,11 @@ class OpenDataset {
   // one can still be described); such an OpenDataset must not be read.
   OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false,
               bool verify_checksums = false, bool metadata_only = false);
+  OpenDataset(OpenDataset&&) noexcept = default;
+  OpenDataset& operator=(OpenDataset&&) noexcept = default;
+  OpenDataset(const OpenDataset&) = delete;
+  OpenDataset& operator=(const OpenDataset&) = delete;
+  ~OpenDataset();
 
   // A virtual dataset that h5tile wrote, known from its tile index alone: HDF5 has not opened
   // it (nor decoded its mapping), so its tiles can be read at once, and checked meanwhile
