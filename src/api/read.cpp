@@ -105,7 +105,7 @@ void read_into(const fs::path& path, const std::string& dataset, const ArrayView
   const int device = gpu::device_of(out);
   open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
     const auto& info = opened.info();
-    const auto& at = where(path, opened.name());
+    const auto at = where(path, opened.name());
     if (out.dtype != info.dtype) {
       throw InvalidArgument(
           fmt::format("read_into: the output has dtype {} but {} holds {}", out.dtype.name(), at, info.dtype.name()));

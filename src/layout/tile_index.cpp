@@ -17,6 +17,10 @@ namespace h5tile::detail {
 namespace {
 
 constexpr std::size_t kTableColumns = 3;  // raw offset, file size, checksum; the box follows
+// Bounds on what a damaged or hostile file may claim, checked before anything is allocated.
+constexpr std::uint64_t kMaxTiles = std::uint64_t{1} << 24;
+constexpr std::uint64_t kMaxTableColumns = kTableColumns + 2 * H5S_MAX_RANK;
+constexpr std::size_t kMaxNameBytes = 4096;
 
 void write_attribute(hid_t object, const char* name, hid_t file_type, hid_t memory_type, const Shape& shape,
                      const void* data) {
@@ -53,6 +57,9 @@ std::optional<std::vector<std::string>> read_names(hid_t attribute, std::uint64_
     return std::nullopt;
   }
   const auto width = H5Tget_size(type.get());
+  if (width == 0 || width > kMaxNameBytes) {
+    return std::nullopt;
+  }
   std::vector<char> text(count * width);
   check(H5Aread(attribute, type.get(), text.data()), "H5Aread");
   std::vector<std::string> names;
@@ -73,14 +80,14 @@ std::optional<TileIndex> read_index(hid_t file, const std::string& dataset) {
     return std::nullopt;
   }
   const auto rank_shape = attribute_shape(shape_attr.get());
-  if (rank_shape.size() != 1 || rank_shape[0] == 0) return std::nullopt;
+  if (rank_shape.size() != 1 || rank_shape[0] == 0 || rank_shape[0] > H5S_MAX_RANK) return std::nullopt;
   const TypeHandle type(check(H5Aget_type(dtype_attr.get()), "H5Aget_type"));
   TileIndex index{dtype_of_type(type.get(), dataset), read_u64s(shape_attr.get(), rank_shape[0]), {}};
   const auto rank = index.shape.size();
   const auto table_shape = attribute_shape(table_attr.get());
   if (table_shape.size() != 2 || table_shape[1] != kTableColumns + 2 * rank) return std::nullopt;
   const auto count = table_shape[0];
-  if (attribute_shape(files_attr.get()) != Shape{count}) return std::nullopt;
+  if (count > kMaxTiles || attribute_shape(files_attr.get()) != Shape{count}) return std::nullopt;
   const auto table = read_u64s(table_attr.get(), count * table_shape[1]);
   auto names = read_names(files_attr.get(), count);
   if (!names) return std::nullopt;
@@ -187,7 +194,7 @@ std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
   }
   const AttributeHandle attribute(check(H5Aopen(dataset, kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
   const auto shape = attribute_shape(attribute.get());
-  if (shape.size() != 2 || shape[1] < 2) {
+  if (shape.size() != 2 || shape[1] < 2 || shape[0] > kMaxTiles || shape[1] > kMaxTableColumns) {
     return {};
   }
   const auto values = read_u64s(attribute.get(), shape[0] * shape[1]);
