@@ -119,6 +119,14 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     problems.push_back(fmt::format("{}: the mappings cover {} of {} elements; the rest reads as the fill value",
                                    where(path, name), coverage.covered, total));
   }
+  // The tile index reads start from (files h5tile wrote): it must say what the mapping says.
+  if (const auto early = OpenDataset::from_tile_index(path, name, true); early && !early->mapping_agrees()) {
+    problems.push_back(
+        fmt::format("{}: the tile index (h5tile's attributes beside the mapping) disagrees with the mapping: "
+                    "reads start from it and are then done again (the data is right, the read slower); "
+                    "the file was changed by another program",
+                    where(path, name)));
+  }
 }
 
 }  // namespace

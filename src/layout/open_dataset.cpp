@@ -349,12 +349,6 @@ void OpenDataset::open_virtual(hid_t dcpl) {
 
 std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
                                                         bool allow_external) {
-  if (!settings::early_reads() || !settings::raw_io()) {
-    return std::nullopt;
-  }
-  if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix != nullptr && *prefix != '\0') {
-    return std::nullopt;  // sources are searched for there first
-  }
   OpenDataset early;
   std::optional<TileIndex> index;
   try {

@@ -78,8 +78,9 @@ class OpenDataset {
   // A virtual dataset that h5tile wrote, known from its tile index alone: HDF5 has not opened
   // it (nor decoded its mapping), so its tiles can be read at once, and checked meanwhile
   // against the dataset as HDF5 opens it (mapping_agrees). nullopt where there is no usable
-  // index: none stored, early_reads or raw_io off, HDF5_VDS_PREFIX set, tiles that do not cover
-  // the dataset, a tile outside the folder of `path` (unless `allow_external`).
+  // index: none stored, tiles that do not cover the dataset once, a tile outside the folder of
+  // `path` (unless `allow_external`). Each tile is looked for beside `path` (HDF5's first choice
+  // when HDF5_VDS_PREFIX is unset).
   [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const std::filesystem::path& path,
                                                                   const std::string& dataset, bool allow_external);
   // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,

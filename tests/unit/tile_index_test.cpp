@@ -1,5 +1,6 @@
 // Early reads from the tile index: they stand when HDF5's mapping agrees with the index, are
 // redone when it does not (a forged or stale index), and never change what a read returns.
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <vector>
@@ -89,6 +90,14 @@ TEST_F(EarlyReads, AreRedoneWhenTheIndexNamesOtherFiles) {
   expect_read(0, 2);
 }
 
+TEST_F(EarlyReads, VerifyReportsAnIndexThatDisagreesWithTheMapping) {
+  EXPECT_EQ(verify(file_, "/data"), std::vector<std::string>{});
+  forge([](TileIndex& index) { std::swap(index.tiles[0].file, index.tiles[1].file); });
+  const auto problems = verify(file_, "/data");
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_NE(problems[0].find("tile index"), std::string::npos) << problems[0];
+}
+
 TEST_F(EarlyReads, AreRedoneWhenTheIndexHasOtherBoxes) {
   forge([](TileIndex& index) { std::swap(index.tiles[2].dst, index.tiles[5].dst); });
   expect_read(0, 2);
@@ -159,6 +168,10 @@ TEST_F(EarlyReads, AreNotTriedWithoutAnIndexOrWhenOff) {
   expect_read(0, 0);
   settings::set_early_reads(true);
   expect_read(0, 0, {.verify_checksums = true});  // checksums are checked before reading
+  fs::create_directory(path("prefix"));
+  ::setenv("HDF5_VDS_PREFIX", path("prefix").c_str(), 1);  // HDF5 looks for sources there first
+  expect_read(0, 0);
+  ::unsetenv("HDF5_VDS_PREFIX");
   {
     const auto file = open_file(file_, true);
     ASSERT_GE(H5Adelete_by_name(file.get(), "/data", kShapeAttribute, H5P_DEFAULT), 0);
