@@ -89,7 +89,8 @@ struct DatasetInfo {
 
 /// Checks a dataset without trusting it: for a virtual dataset, that every source exists, opens,
 /// has the dtype and shape its mapping needs and that the mappings cover the dataset without gaps
-/// or overlaps; with `read_all`, also reads every byte (HDF5 verifies stored checksums, such as
+/// or overlaps, and that h5tile's tile index (where there is one) agrees with the mapping; with
+/// `read_all`, also reads every byte (HDF5 verifies stored checksums, such as
 /// fletcher32, as it reads). Returns one line per problem (empty: none found).
 /// Throws (FileNotFound, NotHdf5File, DatasetNotFound, ...) when the dataset itself cannot be opened.
 [[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
