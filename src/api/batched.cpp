@@ -1,9 +1,12 @@
 // from_file_batched: blocks in row-major order of their offsets, read ahead by one
-// background thread into a queue of bounded depth.
+// background thread into a queue of bounded depth (from a virtual dataset's tile index while
+// HDF5 opens it, as from_file does).
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -15,6 +18,7 @@
 #include "api/pending_writes.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/tile_index.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -29,7 +33,13 @@ constexpr std::size_t kDepth = 2;
 }  // namespace
 
 struct BatchedReader::State {
-  OpenDataset dataset;
+  // Blocks are read from `early` (a virtual dataset known from its tile index) while it agrees
+  // with the mapping, else from `opened` (the dataset as HDF5 opens it). The worker thread alone
+  // touches them once it runs; the caller sees `info`.
+  std::optional<OpenDataset> early;
+  std::optional<OpenDataset> opened;
+  std::function<OpenDataset()> open;
+  DatasetInfo info;
   Shape chunk;
   Shape grid;  // blocks per axis
   std::uint64_t count = 0;
@@ -45,11 +55,44 @@ struct BatchedReader::State {
   bool stopping = false;
   std::thread worker;
 
-  State(const fs::path& path, const std::string& name, const ReadOptions& options)
-      : dataset(path, name, options.allow_external_sources, options.verify_checksums) {}
+  State() = default;
   State(const State&) = delete;
   State& operator=(const State&) = delete;
-  ~State() {
+  ~State() { stop(); }
+
+  [[nodiscard]] const OpenDataset& dataset() const { return opened ? *opened : *early; }
+
+  // Takes the dataset's description and the block grid (`chunk_size` checked against it).
+  void plan(const fs::path& path, Shape chunk_size) {
+    info = dataset().info();
+    const auto name = where(path, dataset().name());
+    if (chunk_size.size() != info.shape.size()) {
+      throw InvalidArgument(fmt::format("chunk_size {} has {} elements but {} has {} axes (shape {})",
+                                        to_string(chunk_size), chunk_size.size(), name, info.shape.size(),
+                                        to_string(info.shape)));
+    }
+    for (std::size_t a = 0; a < chunk_size.size(); ++a) {
+      if (chunk_size[a] == 0) {
+        throw InvalidArgument(fmt::format("chunk_size {} has element {} equal to 0; every element must be positive",
+                                          to_string(chunk_size), a));
+      }
+    }
+    chunk = std::move(chunk_size);
+    grid.clear();
+    count = 1;
+    for (std::size_t a = 0; a < info.shape.size(); ++a) {
+      grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
+      count *= grid.back();
+    }
+  }
+
+  void start() {
+    stopping = false;
+    worker = std::thread([this] { produce(); });
+  }
+
+  // Stops the worker and drops what it read.
+  void stop() {
     if (worker.joinable()) {
       {
         const std::lock_guard lock(mutex);
@@ -58,10 +101,13 @@ struct BatchedReader::State {
       changed.notify_all();
       worker.join();
     }
+    ready.clear();
+    produced = 0;
+    error = nullptr;
   }
 
   [[nodiscard]] Box block(std::uint64_t index) const {
-    const auto& shape = dataset.info().shape;
+    const auto& shape = info.shape;
     Box box = Box::whole(shape);
     for (std::size_t a = shape.size(); a-- > 0;) {
       const auto i = index % grid[a];
@@ -70,6 +116,17 @@ struct BatchedReader::State {
       box.extent[a] = std::min(chunk[a], shape[a] - box.offset[a]);
     }
     return box;
+  }
+
+  [[nodiscard]] Array read(const Box& box) {
+    if (!opened) {
+      try {
+        return early->read(box, threads, device);
+      } catch (const IndexMismatch&) {
+        opened.emplace(open());  // a tile's file changed since the index was checked: use the mapping
+      }
+    }
+    return opened->read(box, threads, device);
   }
 
   void produce() {
@@ -83,7 +140,7 @@ struct BatchedReader::State {
       }
       try {
         auto box = block(k);
-        Block b{dataset.read(box, threads, device), box.offset};
+        Block b{read(box), box.offset};
         const std::lock_guard lock(mutex);
         ready.push_back(std::move(b));
         ++produced;
@@ -101,29 +158,44 @@ struct BatchedReader::State {
 BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, Shape chunk_size,
                              const ReadOptions& options) {
   pending_writes().wait_for(path);
-  state_ = std::make_unique<State>(path, dataset, options);
-  const auto& info = state_->dataset.info();
-  const auto name = where(path, state_->dataset.name());
-  if (chunk_size.size() != info.shape.size()) {
-    throw InvalidArgument(fmt::format("chunk_size {} has {} elements but {} has {} axes (shape {})",
-                                      to_string(chunk_size), chunk_size.size(), name, info.shape.size(),
-                                      to_string(info.shape)));
+  state_ = std::make_unique<State>();
+  auto& s = *state_;
+  s.open = [path, dataset, options] {
+    return OpenDataset(path, dataset, options.allow_external_sources, options.verify_checksums);
+  };
+  s.threads = options.threads != 0 ? options.threads : settings::threads();
+  s.device = options.device;
+  // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the
+  // dataset here; they are kept only if the mapping agrees with the index.
+  if (early_reads_allowed(options.verify_checksums)) {
+    s.early = OpenDataset::from_tile_index(path, dataset, options.allow_external_sources);
   }
-  for (std::size_t a = 0; a < chunk_size.size(); ++a) {
-    if (chunk_size[a] == 0) {
-      throw InvalidArgument(fmt::format("chunk_size {} has element {} equal to 0; every element must be positive",
-                                        to_string(chunk_size), a));
+  if (s.early) {
+    try {
+      s.plan(path, chunk_size);
+    } catch (const InvalidArgument&) {
+      s.early.reset();  // judged on the index: let the dataset as HDF5 opens it decide
     }
   }
-  state_->chunk = std::move(chunk_size);
-  state_->count = 1;
-  for (std::size_t a = 0; a < info.shape.size(); ++a) {
-    state_->grid.push_back((info.shape[a] + state_->chunk[a] - 1) / state_->chunk[a]);
-    state_->count *= state_->grid.back();
+  if (s.early) {
+    s.start();
+    bool agree = false;
+    try {
+      agree = s.early->mapping_agrees();
+    } catch (...) {
+      // The open below reports it (or reads what is there).
+    }
+    if (agree) {
+      ++early_read_counts().kept;
+      return;
+    }
+    ++early_read_counts().redone;
+    s.stop();
+    s.early.reset();
   }
-  state_->threads = options.threads != 0 ? options.threads : settings::threads();
-  state_->device = options.device;
-  state_->worker = std::thread([s = state_.get()] { s->produce(); });
+  s.opened.emplace(s.open());
+  s.plan(path, std::move(chunk_size));
+  s.start();
 }
 
 BatchedReader::BatchedReader(BatchedReader&&) noexcept = default;
@@ -151,7 +223,7 @@ std::optional<Block> BatchedReader::next() {
 
 std::uint64_t BatchedReader::block_count() const noexcept { return state_->count; }
 
-const DatasetInfo& BatchedReader::info() const noexcept { return state_->dataset.info(); }
+const DatasetInfo& BatchedReader::info() const noexcept { return state_->info; }
 
 BatchedReader::Iterator BatchedReader::begin() { return Iterator(this); }
 

@@ -1,5 +1,4 @@
 // from_file, read_box, describe and read_tile: open the dataset's layout, then read in parallel.
-#include <cstdlib>
 #include <functional>
 #include <optional>
 
@@ -25,14 +24,6 @@ namespace {
 
 unsigned threads_of(const ReadOptions& options) { return options.threads != 0 ? options.threads : settings::threads(); }
 
-// Whether a read may start from a tile index: early reads and raw I/O on, no checksums to check
-// before any byte is read, and no HDF5_VDS_PREFIX (sources are searched for there first).
-bool early_reads_apply(const ReadOptions& options) {
-  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
-  return settings::early_reads() && settings::raw_io() && !options.verify_checksums &&
-         (prefix == nullptr || *prefix == '\0');
-}
-
 // Where a read goes: `region` of the dataset into `out` (host memory, or device `device`).
 struct ReadTarget {
   Box region;
@@ -52,7 +43,7 @@ void open_and_read(const fs::path& path, const std::string& dataset, const ReadO
   const auto threads = threads_of(options);
   auto open = [&] { return OpenDataset(path, dataset, options.allow_external_sources, options.verify_checksums); };
   std::optional<OpenDataset> opened;
-  if (early_reads_apply(options)) {
+  if (early_reads_allowed(options.verify_checksums)) {
     if (const auto early = OpenDataset::from_tile_index(path, dataset, options.allow_external_sources)) {
       std::optional<ReadTarget> target;
       try {

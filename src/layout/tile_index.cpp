@@ -1,6 +1,7 @@
 #include "layout/tile_index.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <numeric>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
+#include <h5tile/settings.hpp>
 
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
@@ -204,6 +206,11 @@ std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
                       values.begin() + static_cast<std::ptrdiff_t>((i + 1) * shape[1]));
   }
   return rows;
+}
+
+bool early_reads_allowed(bool verify_checksums) {
+  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
+  return settings::early_reads() && settings::raw_io() && !verify_checksums && (prefix == nullptr || *prefix == '\0');
 }
 
 EarlyReadCounts& early_read_counts() {

@@ -117,6 +117,50 @@ TEST_F(EarlyReads, AreNotTriedForTilesOutsideTheFolder) {
   fs::remove(dir_.parent_path() / ("outside-" + dir_.filename().string() + ".h5"));
 }
 
+// Reads /data with from_file_batched in blocks of `rows` full rows, assembled in one array.
+std::vector<std::int32_t> read_in_blocks(BatchedReader& reader, std::size_t elements, std::uint64_t columns) {
+  std::vector<std::int32_t> got(elements, -1);
+  for (auto& block : reader) {
+    std::memcpy(got.data() + block.offset[0] * columns, block.data.data(), block.data.nbytes());
+  }
+  return got;
+}
+
+TEST_F(EarlyReads, BatchedReadsStartFromTheIndexAndFollowTheMapping) {
+  for (const bool forged : {false, true}) {
+    if (forged) forge([](TileIndex& index) { std::swap(index.tiles[0].file, index.tiles[1].file); });
+    const auto kept = early_read_counts().kept.load();
+    const auto redone = early_read_counts().redone.load();
+    auto reader = from_file_batched(file_, "/data", {5, 16});
+    EXPECT_EQ(reader.info().shape, kShape);
+    EXPECT_EQ(read_in_blocks(reader, data_.size(), 16), data_) << forged;
+    EXPECT_EQ(early_read_counts().kept.load() - kept, forged ? 0U : 1U);
+    EXPECT_EQ(early_read_counts().redone.load() - redone, forged ? 1U : 0U);
+  }
+}
+
+TEST_F(EarlyReads, BatchedReadsFollowATileThatChangesMidway) {
+  // 16 blocks, at most 2 read ahead: the last tile's blocks are read after it became a link
+  // to a copy, which the early read refuses; they come through HDF5's mapping instead.
+  auto reader = from_file_batched(file_, "/data", {4, 16});
+  const auto tile = tile_file(7);
+  fs::copy_file(tile, path("copy.h5"));
+  fs::remove(tile);
+  fs::create_symlink(path("copy.h5"), tile);
+  EXPECT_EQ(read_in_blocks(reader, data_.size(), 16), data_);
+}
+
+TEST_F(EarlyReads, BatchedReadsCheckTheChunkSizeAgainstTheDataset) {
+  EXPECT_THROW((void)from_file_batched(file_, "/data", {4}), InvalidArgument);
+  EXPECT_THROW((void)from_file_batched(file_, "/data", {4, 0}), InvalidArgument);
+  try {
+    (void)from_file_batched(file_, "/data", {4, 16, 1});
+    ADD_FAILURE() << "a chunk_size of the wrong length was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("has 2 axes (shape [64, 16])"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DisjointOnAGrid, DecidesGridsAndRefusesOverlapsAndBricks) {
   const std::vector<Box> rows{{{0, 0}, {4, 8}}, {{4, 0}, {4, 8}}, {{8, 0}, {2, 8}}};
   const std::vector<Box> grid{{{0, 0}, {2, 3}}, {{0, 3}, {2, 5}}, {{2, 0}, {2, 3}}, {{2, 3}, {2, 5}}};
