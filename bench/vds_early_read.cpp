@@ -3,7 +3,8 @@
 // index; h5tile's full open), then together (h5tile::read_into, early reads on and off), next to
 // read_into of a contiguous file of the same bytes, and next to plain pread loops (open, pread,
 // close per tile file; and over the contiguous file's bytes in tile-sized pieces) on as many
-// threads: the limit for reading that many files. Warm page cache; medians of 9 runs.
+// threads: the limit for reading that many files; and from_file_batched over both files. Warm
+// page cache; medians of 9 runs.
 //   usage: h5tile_vds_early_read VDS_FILE CONTIGUOUS_FILE   (e.g. the 4096-tile files that
 //          h5tile_vds_scaling leaves: vds-4096.h5, contiguous-4096.h5)
 #include <fcntl.h>
@@ -98,6 +99,20 @@ int main(int argc, char** argv) {
   const double waiting = median_seconds([&] { read_into(vds, "/data", into); });
   settings::set_early_reads(true);
   const double plain = median_seconds([&] { read_into(contiguous, "/data", into); });
+  // Streamed in blocks of whole rows, about 64 MiB each (new memory per block).
+  const auto row_elements = whole.count() / info.shape[0];
+  Shape block = info.shape;
+  block[0] = std::max<std::uint64_t>(1, (std::uint64_t{64} << 20) / (row_elements * info.dtype.size()));
+  auto stream = [&](const std::string& file) {
+    return median_seconds([&] {
+      for (auto& b : from_file_batched(file, "/data", block)) (void)b;
+    });
+  };
+  const double batched = stream(vds);
+  settings::set_early_reads(false);
+  const double batched_waiting = stream(vds);
+  settings::set_early_reads(true);
+  const double batched_plain = stream(contiguous);
   // The plain loops, for tiles that are whole rows (their bytes lie in one run of the output).
   const auto index = [&] {
     const auto file = detail::open_file(vds);
@@ -148,6 +163,12 @@ int main(int argc, char** argv) {
               waiting, bytes / waiting / 1e9);
   std::printf("contiguous file: read_into %.4f s (%.2f GB/s); ratio %.2f (early reads off: %.2f)\n", plain,
               bytes / plain / 1e9, plain / api, plain / waiting);
+  std::printf(
+      "from_file_batched, blocks of %llu rows: %.4f s (%.2f GB/s), early reads off %.4f s (%.2f GB/s), "
+      "contiguous file %.4f s (%.2f GB/s); ratio %.2f (off: %.2f)\n",
+      static_cast<unsigned long long>(block[0]), batched, bytes / batched / 1e9, batched_waiting,
+      bytes / batched_waiting / 1e9, batched_plain, bytes / batched_plain / 1e9, batched_plain / batched,
+      batched_plain / batched_waiting);
   if (rows) {
     std::printf(
         "plain pread loops: open+pread+close per tile file %.4f s (%.2f GB/s), the contiguous file in the "
