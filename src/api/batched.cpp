@@ -17,8 +17,8 @@
 
 #include "api/pending_writes.hpp"
 #include "hdf5/file.hpp"
+#include "layout/early_open.hpp"
 #include "layout/open_dataset.hpp"
-#include "layout/tile_index.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -179,13 +179,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   }
   if (s.early) {
     s.start();
-    bool agree = false;
-    try {
-      agree = s.early->mapping_agrees();
-    } catch (...) {
-      // The open below reports it (or reads what is there).
-    }
-    if (agree) {
+    if (s.early->mapping_agrees()) {
       ++early_read_counts().kept;
       return;
     }

@@ -120,7 +120,9 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
                                    where(path, name), coverage.covered, total));
   }
   // The tile index reads start from (files h5tile wrote): it must say what the mapping says.
-  if (const auto early = OpenDataset::from_tile_index(path, name, true); early && !early->mapping_agrees()) {
+  const auto early = OpenDataset::from_tile_index(path, name, true);
+  if (early &&
+      (early->info().dtype != info.dtype || early->info().shape != info.shape || !early->maps_like(*entries))) {
     problems.push_back(
         fmt::format("{}: the tile index (h5tile's attributes beside the mapping) disagrees with the mapping: "
                     "reads start from it and are then done again (the data is right, the read slower); "

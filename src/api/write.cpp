@@ -26,14 +26,13 @@
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/sidecar.hpp"
+#include "layout/tile_index.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
 using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
 
 namespace {
-
-constexpr const char* kTileDataset = "/tile";
 
 // What every rank knows about a write once the descriptions are exchanged.
 struct WritePlan {
@@ -295,14 +294,14 @@ void commit_virtual(const WritePlan& plan, const std::string& generation, const 
     if (plan.is_embedded()) {
       create_dataset_with(file.get(), plan.dataset, plan.dtype, plan.shape, plan.embedded.data());
     } else {
-      std::vector<VirtualSource> sources;
+      std::vector<IndexedTile> tiles;
       for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
         if (plan.boxes[i].count() > 0) {
-          sources.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
-                             kTileDataset, written[i].offset, written[i].file_size, written[i].checksum});
+          tiles.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
+                           written[i].offset, written[i].file_size, written[i].checksum});
         }
       }
-      create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, sources);
+      create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, tiles);
     }
   }
   publish_file(temp, plan.target, options.sync);

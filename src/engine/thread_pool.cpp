@@ -1,5 +1,6 @@
 #include "engine/thread_pool.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <memory>
@@ -133,6 +134,13 @@ void parallel_for(std::size_t count, unsigned concurrency, const std::function<v
   if (state->error) {
     std::rethrow_exception(state->error);
   }
+}
+
+void parallel_ranges(std::size_t count, unsigned parts, const std::function<void(std::size_t, std::size_t)>& body,
+                     ThreadPool& pool) {
+  const std::size_t n = std::max(1U, parts);
+  parallel_for(
+      n, parts, [&](std::size_t p) { body(count * p / n, count * (p + 1) / n); }, pool);
 }
 
 }  // namespace h5tile::detail

@@ -43,4 +43,10 @@ class ThreadPool {
 void parallel_for(std::size_t count, unsigned concurrency, const std::function<void(std::size_t)>& body,
                   ThreadPool& pool = default_pool());
 
+// Splits [0, count) into `parts` contiguous ranges of about equal size and runs body(begin, end)
+// for each, at most `parts` at once (the caller included); for per-item work too small to be a
+// task of its own.
+void parallel_ranges(std::size_t count, unsigned parts, const std::function<void(std::size_t, std::size_t)>& body,
+                     ThreadPool& pool = default_pool());
+
 }  // namespace h5tile::detail

@@ -1,7 +1,11 @@
-// OpenDataset::from_tile_index and mapping_agrees: a virtual dataset known from h5tile's tile
-// index before HDF5 has opened it, and the check of that index against HDF5's mapping.
+// Early reads (early_open.hpp): OpenDataset::from_tile_index and mapping_agrees, and the read
+// that runs beside the check.
+#include "layout/early_open.hpp"
+
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,27 +17,11 @@
 #include "engine/thread_pool.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
-#include "layout/open_dataset.hpp"
 #include "layout/tile_index.hpp"
 #include "layout/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
-namespace {
-
-// Where the tile index's `name` lies for an early read: where HDF5 looks first (beside the file,
-// when HDF5_VDS_PREFIX is unset). A tile that is not there fails its read (IndexMismatch).
-fs::path indexed_tile_path(const fs::path& folder, const std::string& name) {
-  if (!name.empty() && name.front() == '/') return name;
-  std::string joined;
-  joined.reserve(folder.native().size() + 1 + name.size());
-  joined.append(folder.native());
-  if (!joined.empty() && joined.back() != '/') joined.push_back('/');
-  joined.append(name);
-  return fs::path(std::move(joined));  // one parse (folder / name parses the folder again)
-}
-
-}  // namespace
 
 std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
                                                         bool allow_external) {
@@ -41,7 +29,8 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   std::optional<TileIndex> index;
   try {
     early.name_ = normalize_dataset_name(dataset);
-    index = read_tile_index(open_file(path).get(), early.name_);
+    early.file_ = open_file(path);  // kept: mapping_agrees checks the index against this file
+    index = read_tile_index(early.file_.get(), early.name_);
   } catch (const Error&) {
     return std::nullopt;  // the open through HDF5 reports it
   }
@@ -63,11 +52,11 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   early.mappings_.resize(tiles.size());
   std::atomic<bool> usable{true};
   const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), 1 + tiles.size() / 256));
-  parallel_for(workers, workers, [&](std::size_t w) {
+  parallel_ranges(tiles.size(), workers, [&](std::size_t begin, std::size_t end) {
     FolderCheck folder_check(path);
-    for (std::size_t i = tiles.size() * w / workers; i < tiles.size() * (w + 1) / workers && usable; ++i) {
+    for (std::size_t i = begin; i < end && usable; ++i) {
       const auto& tile = tiles[i];
-      auto file = indexed_tile_path(folder, tile.file);
+      auto file = first_candidate(folder, tile.file);
       if (tile.file == "." || tile.dst.rank() != index->shape.size() || !tile.dst.fits(index->shape) ||
           tile.dst.count() == 0 || (!allow_external && !folder_check.inside(file, false))) {
         usable = false;
@@ -75,7 +64,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
       }
       auto source = std::make_unique<Source>();
       source->file = std::move(file);
-      source->dataset = "/tile";
+      source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
       source->raw = RawDataset{nullptr, tile.raw_offset, tile.dst.extent, es};
@@ -104,10 +93,9 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
 }
 
 bool OpenDataset::mapping_agrees() const {
-  const auto file = open_file(path_);
-  const auto dataset = open_dataset(file.get(), name_, path_);
   std::optional<std::vector<VirtualEntry>> entries;
-  {
+  try {
+    const auto dataset = open_dataset(file_.get(), name_, path_);
     const Hdf5Lock lock;
     const TypeHandle type(check(H5Dget_type(dataset.get()), "H5Dget_type"));
     const SpaceHandle space(check(H5Dget_space(dataset.get()), "H5Dget_space"));
@@ -119,21 +107,62 @@ bool OpenDataset::mapping_agrees() const {
       return false;
     }
     entries = read_virtual_map(dcpl.get());
+  } catch (const Error&) {
+    return false;  // the open through HDF5 that follows reports it
   }
-  if (!entries || entries->size() != mappings_.size()) {
+  return entries && maps_like(*entries);
+}
+
+bool OpenDataset::maps_like(const std::vector<VirtualEntry>& entries) const {
+  if (entries.size() != mappings_.size()) {
     return false;
   }
   const auto folder = path_.parent_path();
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
-    const auto& entry = (*entries)[i];
+    const auto& entry = entries[i];
     const auto& mapping = mappings_[i];
     // As the tile table is trusted on a full open: the whole of a tile file's "/tile".
-    if (entry.src || (entry.dataset != "/tile" && entry.dataset != "tile") || entry.dst != mapping.dst ||
-        indexed_tile_path(folder, entry.file) != sources_[mapping.source]->file) {
+    if (entry.src || !names_tile_dataset(entry.dataset) || entry.dst != mapping.dst ||
+        first_candidate(folder, entry.file) != sources_[mapping.source]->file) {
       return false;
     }
   }
   return true;
+}
+
+bool early_reads_allowed(bool verify_checksums) {
+  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
+  return settings::early_reads() && settings::raw_io() && !verify_checksums && (prefix == nullptr || *prefix == '\0');
+}
+
+EarlyReadCounts& early_read_counts() {
+  static EarlyReadCounts counts;
+  return counts;
+}
+
+std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out, int device,
+                                              unsigned threads, Progress& progress,
+                                              const std::function<OpenDataset()>& open) {
+  auto reading = std::async(std::launch::async, [&] { early.read_into(region, out, device, threads, &progress); });
+  const bool agree = early.mapping_agrees();
+  if (!agree) {
+    progress.stop();  // the early read is void: stop it at its next task
+  }
+  bool stands = agree;
+  try {
+    reading.get();
+  } catch (const IndexMismatch&) {
+    stands = false;  // a tile's file is not what the index says: read from the mapping
+  } catch (...) {
+    if (agree) throw;  // a real failure (I/O error, cancelled by the caller)
+    // Otherwise the early read was stopped, or failed reading what the index wrongly names.
+  }
+  if (stands) {
+    ++early_read_counts().kept;
+    return std::nullopt;
+  }
+  ++early_read_counts().redone;
+  return open();
 }
 
 }  // namespace h5tile::detail

@@ -8,7 +8,6 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
-#include "layout/tile_index.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -144,32 +143,26 @@ void create_dataset_with(hid_t file, const std::string& name, DType dtype, const
 }
 
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                            const std::vector<VirtualSource>& sources) {
+                            const std::vector<IndexedTile>& tiles) {
   const Hdf5Lock lock;
   const auto type = make_type(dtype);
   const auto space = make_space(shape);
   const PlistHandle dcpl(check(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate(dataset)"));
   check(H5Pset_attr_phase_change(dcpl.get(), 0, 0), "H5Pset_attr_phase_change");  // dense: no 64 KiB limit
-  for (const auto& source : sources) {
+  for (const auto& tile : tiles) {
     const auto vspace = make_space(shape);
-    select_box(vspace.get(), source.box);
-    const auto src_space = make_space(source.box.extent);
-    check(H5Pset_virtual(dcpl.get(), vspace.get(), source.file.c_str(), source.dataset.c_str(), src_space.get()),
-          fmt::format("cannot map '{}' into virtual dataset '{}'", source.file, name));
+    select_box(vspace.get(), tile.dst);
+    const auto src_space = make_space(tile.dst.extent);
+    check(H5Pset_virtual(dcpl.get(), vspace.get(), tile.file.c_str(), kTileDataset, src_space.get()),
+          fmt::format("cannot map '{}' into virtual dataset '{}'", tile.file, name));
   }
   const auto lcpl = intermediate_groups();
   const DatasetHandle dataset(
       check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
             fmt::format("cannot create virtual dataset '{}'", name)));
-  if (sources.empty()) {
-    return;
+  if (!tiles.empty()) {
+    write_tile_index(dataset.get(), type.get(), shape, tiles);
   }
-  std::vector<IndexedTile> tiles;
-  tiles.reserve(sources.size());
-  for (const auto& source : sources) {
-    tiles.push_back({source.box, source.file, source.raw_offset, source.file_size, source.checksum});
-  }
-  write_tile_index(dataset.get(), type.get(), shape, tiles);
 }
 
 }  // namespace h5tile::detail

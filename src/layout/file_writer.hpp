@@ -10,6 +10,7 @@
 #include <h5tile/array.hpp>
 
 #include "hdf5/handle.hpp"
+#include "layout/tile_index.hpp"
 
 namespace h5tile::detail {
 
@@ -43,19 +44,9 @@ void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size
 // (row-major) into it through HDF5.
 void create_dataset_with(hid_t file, const std::string& name, DType dtype, const Shape& shape, const void* data);
 
-// One source of a virtual dataset: `box` of it comes from the whole of `dataset` in `file`
-// (a path relative to the virtual dataset's file).
-struct VirtualSource {
-  Box box;
-  std::string file;
-  std::string dataset;
-  std::uint64_t raw_offset = 0;  // where the tile's bytes start in its file
-  std::uint64_t file_size = 0;   // the tile file's size when written
-  std::uint64_t checksum = 0;    // XXH64 of the tile's raw bytes
-};
-
-// Creates a virtual dataset that maps every source, with the tile index (tile_index.hpp).
+// Creates a virtual dataset that maps box `dst` of each tile to the whole of "/tile" in its
+// file (a path relative to the virtual dataset's file), with the tile index (tile_index.hpp).
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                            const std::vector<VirtualSource>& sources);
+                            const std::vector<IndexedTile>& tiles);
 
 }  // namespace h5tile::detail

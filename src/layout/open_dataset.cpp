@@ -18,6 +18,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "layout/early_open.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/tile_index.hpp"
 #include "layout/virtual_map.hpp"
@@ -296,8 +297,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     const auto& entry = (*entries)[i];
     const auto& file = resolved[i].file;
     check_inside(file, entry.file, resolved[i].link);
-    if (use_table && !entry.src && (entry.dataset == "/tile" || entry.dataset == "tile") && entry.dst.count() > 0 &&
-        resolved[i].found && resolved[i].bytes == table[i][1]) {
+    if (use_table && !entry.src && names_tile_dataset(entry.dataset) && entry.dst.count() > 0 && resolved[i].found &&
+        resolved[i].bytes == table[i][1]) {
       auto source = std::make_unique<Source>();
       source->file = file;
       source->dataset = entry.dataset;
@@ -337,10 +338,8 @@ OpenDataset::~OpenDataset() {
   // Thousands of sources (a virtual dataset's tiles) take milliseconds to free on one thread.
   if (sources_.size() >= 1024) {
     const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), sources_.size() / 512));
-    parallel_for(workers, workers, [&](std::size_t w) {
-      for (std::size_t i = sources_.size() * w / workers; i < sources_.size() * (w + 1) / workers; ++i) {
-        sources_[i].reset();
-      }
+    parallel_ranges(sources_.size(), workers, [&](std::size_t begin, std::size_t end) {
+      for (auto i = begin; i < end; ++i) sources_[i].reset();
     });
   }
 }
@@ -492,10 +491,8 @@ void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsig
     covered += task.dst.count();
   }
   if (covered < region.count()) {
-    if (!dataset_) {
-      throw IndexMismatch("the tile index leaves part of the region unmapped");  // from_tile_index
-    }
-    fill(out, region.count());  // a virtual dataset with regions no source maps
+    fill(out, region.count());  // a virtual dataset with regions no source maps (never one from
+                                // from_tile_index, whose tiles cover it exactly once)
   }
   parallel_for(tasks.size(), threads, [&](std::size_t i) {
     const auto& task = tasks[i];

@@ -86,8 +86,12 @@ class OpenDataset {
   // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,
   // shape and mapping that the index gave (each tile the whole of "/tile" in the file the index
   // names, at the box it gives). What the index says of each tile's file (offset, size, plain
-  // file) is checked as the tile is read. Throws what opening the dataset throws.
+  // file) is checked as the tile is read. False too where HDF5 cannot open the dataset (the
+  // open through HDF5 that follows says why).
   [[nodiscard]] bool mapping_agrees() const;
+  // For a dataset from from_tile_index: whether `entries` (a mapping as read_virtual_map gives
+  // it) map the same tiles to the same boxes as the index.
+  [[nodiscard]] bool maps_like(const std::vector<VirtualEntry>& entries) const;
 
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

@@ -1,19 +1,15 @@
 #include "layout/tile_index.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <future>
 #include <numeric>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
-#include "layout/open_dataset.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -206,46 +202,6 @@ std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
                       values.begin() + static_cast<std::ptrdiff_t>((i + 1) * shape[1]));
   }
   return rows;
-}
-
-bool early_reads_allowed(bool verify_checksums) {
-  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
-  return settings::early_reads() && settings::raw_io() && !verify_checksums && (prefix == nullptr || *prefix == '\0');
-}
-
-EarlyReadCounts& early_read_counts() {
-  static EarlyReadCounts counts;
-  return counts;
-}
-
-std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out, int device,
-                                              unsigned threads, Progress& progress,
-                                              const std::function<OpenDataset()>& open) {
-  auto reading = std::async(std::launch::async, [&] { early.read_into(region, out, device, threads, &progress); });
-  bool agree = false;
-  try {
-    agree = early.mapping_agrees();
-  } catch (...) {
-    // The open below reports it (or reads what is there).
-  }
-  if (!agree) {
-    progress.stop();  // the early read is void: stop it at its next task
-  }
-  bool stands = agree;
-  try {
-    reading.get();
-  } catch (const IndexMismatch&) {
-    stands = false;  // a tile's file is not what the index says: read from the mapping
-  } catch (...) {
-    if (agree) throw;  // a real failure (I/O error, cancelled by the caller)
-    // Otherwise the early read was stopped, or failed reading what the index wrongly names.
-  }
-  if (stands) {
-    ++early_read_counts().kept;
-    return std::nullopt;
-  }
-  ++early_read_counts().redone;
-  return open();
 }
 
 }  // namespace h5tile::detail

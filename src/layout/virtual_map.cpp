@@ -131,6 +131,16 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
   return source;
 }
 
+fs::path first_candidate(const fs::path& folder, const std::string& name) {
+  if (!name.empty() && name.front() == '/') return name;
+  std::string joined;
+  joined.reserve(folder.native().size() + 1 + name.size());
+  joined.append(folder.native());
+  if (!joined.empty() && joined.back() != '/') joined.push_back('/');
+  joined.append(name);
+  return fs::path(std::move(joined));
+}
+
 std::vector<ResolvedSource> resolve_sources(const fs::path& vds_file, const std::vector<std::string>& names,
                                             unsigned threads) {
   std::vector<ResolvedSource> out(names.size());
@@ -143,7 +153,7 @@ std::vector<ResolvedSource> resolve_sources(const fs::path& vds_file, const std:
     auto& r = out[i];
     struct stat st {};
     if (!prefixed && name != "." && !fs::path(name).is_absolute()) {
-      auto beside = folder / name;
+      auto beside = first_candidate(folder, name);
       if (::lstat(beside.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
         r = {std::move(beside), true, false, static_cast<std::uint64_t>(st.st_size)};
         return;

@@ -11,6 +11,7 @@
 
 #include "../integration/temp_dir.hpp"
 #include "hdf5/file.hpp"
+#include "layout/early_open.hpp"
 #include "layout/tile_index.hpp"
 
 namespace h5tile::detail {
