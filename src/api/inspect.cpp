@@ -12,6 +12,7 @@
 #include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
+#include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
@@ -43,6 +44,32 @@ std::vector<std::string> list_datasets(const fs::path& path) {
 
 namespace {
 
+// What the tile table says of tile `source` (HDF5's `dataset` of `bytes` in `file`) against what
+// is there: the raw offset (where reads by the table read), the file's size and identity (what
+// shows that it is the file written) and, with `checksums`, the checksum of its bytes.
+void check_tile_row(const TileRow& row, const fs::path& source, hid_t file, hid_t dataset, hid_t type,
+                    std::uint64_t bytes, bool checksums, const std::string& label, std::vector<std::string>& problems) {
+  const auto stored_at = raw_offset(file, dataset, type);
+  if (stored_at != row.raw_offset) {
+    problems.push_back(fmt::format(
+        "{}: the tile table gives raw offset {} but HDF5 stores the tile's bytes {} (the table was changed by "
+        "another program; reads do not believe it)",
+        label, row.raw_offset, stored_at ? fmt::format("at {}", *stored_at) : std::string("elsewhere")));
+    return;
+  }
+  const PosixFile tile(source, O_RDONLY | O_NONBLOCK);
+  const auto size = static_cast<std::uint64_t>(fs::file_size(source));
+  if (row.identity && (size != row.file_size || tile_identity(tile, row.raw_offset, bytes, size) != row.identity)) {
+    problems.push_back(fmt::format(
+        "{}: the tile file is not the file that was written (its size or metadata differ from the tile table; "
+        "reads open it with HDF5)",
+        label));
+  }
+  if (checksums && row.checksum && checksum_region(tile, row.raw_offset, bytes) != *row.checksum) {
+    problems.push_back(fmt::format("{}: checksum mismatch: the tile's bytes changed since they were written", label));
+  }
+}
+
 // Checks every mapping of a virtual dataset against its source; one line per problem. With
 // `checksums`, also recomputes each tile's checksum recorded in the tile table.
 void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
@@ -55,7 +82,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
     entries = read_virtual_map(dcpl.get());
   }
-  const auto table = read_tile_table(dataset.get());
+  const auto table = read_tile_table(dataset.get(), info.shape.size());
   if (!entries) {
     problems.push_back(
         fmt::format("{}: mappings are not plain boxes (printf-style names or irregular "
@@ -97,12 +124,9 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       if (!needed.fits(shape) || needed.extent != e.dst.extent) {
         problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
                                        to_string(shape), to_string(needed)));
-      } else if (checksums && table.size() == entries->size() && table[i].size() >= 3) {
-        const auto bytes = e.dst.count() * info.dtype.size();
-        if (checksum_region(PosixFile(source, O_RDONLY), table[i][0], bytes) != table[i][2]) {
-          problems.push_back(
-              fmt::format("{}: checksum mismatch: the tile's bytes changed since they were written", label));
-        }
+      } else if (table.size() == entries->size()) {
+        check_tile_row(table[i], source, src_file.get(), src.get(), type.get(), e.dst.count() * info.dtype.size(),
+                       checksums, label, problems);
       }
     } catch (const std::exception& ex) {
       problems.push_back(fmt::format("{}: {}", label, ex.what()));

@@ -250,11 +250,13 @@ void write_chunked_tiles(const WritePlan& plan, const fs::path& path, std::span<
 }
 
 // Writes one tile to its own file in the sidecar (layout Virtual).
-// What a tile file holds: where its raw bytes start, the file's size, and their checksum.
+// What a tile file holds: where its raw bytes start, the file's size, their checksum, and the
+// file's identity (what lies outside the bytes, engine/checksum.hpp).
 struct WrittenTile {
   std::uint64_t offset = 0;
   std::uint64_t file_size = 0;
   std::uint64_t checksum = 0;
+  std::uint64_t identity = 0;
 };
 
 WrittenTile write_tile_file(const WritePlan& plan, const std::string& generation, std::size_t index, const Tile& tile,
@@ -268,12 +270,19 @@ WrittenTile write_tile_file(const WritePlan& plan, const std::string& generation
   const PosixFile out(path, O_WRONLY);
   const RawDataset raw{&out, offset, tile.box.extent, plan.dtype.size()};
   write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress);
-  // The checksum, read back while the bytes are still in the page cache.
-  const auto checksum = checksum_region(PosixFile(path, O_RDONLY), offset, tile.box.count() * plan.dtype.size());
+  // The checksum and identity, read back while the bytes are still in the page cache.
+  const auto bytes = tile.box.count() * plan.dtype.size();
+  const PosixFile back(path, O_RDONLY);
+  const auto checksum = checksum_region(back, offset, bytes);
+  const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
+  const auto identity = tile_identity(back, offset, bytes, file_size);
+  if (!identity) {
+    throw Hdf5Error(fmt::format("tile file '{}' holds more than its data and a few KiB of metadata", path.string()));
+  }
   if (sync) {
     out.sync();
   }
-  return {offset, static_cast<std::uint64_t>(std::filesystem::file_size(path)), checksum};
+  return {offset, file_size, checksum, *identity};
 }
 
 // The new main file, under its temporary name: a copy of the old one in Append mode.
@@ -298,7 +307,7 @@ void commit_virtual(const WritePlan& plan, const std::string& generation, const 
       for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
         if (plan.boxes[i].count() > 0) {
           tiles.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
-                           written[i].offset, written[i].file_size, written[i].checksum});
+                           written[i].offset, written[i].file_size, written[i].checksum, written[i].identity});
         }
       }
       create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, tiles);
@@ -383,17 +392,19 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
         }
       }
     });
-    // Every tile's raw offset, file size and checksum, in global tile order, for the tile table.
+    // Every tile's raw offset, file size, checksum and identity, in global tile order, for the
+    // tile table.
     Packer packed;
-    for (const auto& t : mine) packed.u64(t.offset).u64(t.file_size).u64(t.checksum);
+    for (const auto& t : mine) packed.u64(t.offset).u64(t.file_size).u64(t.checksum).u64(t.identity);
     std::vector<WrittenTile> written;
     for (const auto& bytes : comm.all_gather(packed.bytes())) {
       Unpacker in(bytes);
-      for (std::size_t k = 0; k < bytes.size() / 24; ++k) {
+      for (std::size_t k = 0; k < bytes.size() / 32; ++k) {
         WrittenTile t;
         t.offset = in.u64();
         t.file_size = in.u64();
         t.checksum = in.u64();
+        t.identity = in.u64();
         written.push_back(t);
       }
     }

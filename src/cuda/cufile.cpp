@@ -104,7 +104,8 @@ class CuFileReader final : public GdsFile {
 
 }  // namespace
 
-std::unique_ptr<GdsFile> gds_open(const std::filesystem::path& path) {
+std::unique_ptr<GdsFile> gds_open(const PosixFile& source) {
+  const auto& path = source.path();
   const auto mode = settings::gds();
   if (mode == settings::Gds::Off) {
     note_gds_reason("H5TILE_GDS=off");
@@ -113,7 +114,7 @@ std::unique_ptr<GdsFile> gds_open(const std::filesystem::path& path) {
   std::string reason = cufile().failure;
   if (reason.empty()) {
     try {
-      PosixFile file(path, O_RDONLY | O_DIRECT);
+      PosixFile file = source.reopen(O_RDONLY | O_DIRECT);
       cufile_abi::Descr descr{};
       descr.type = cufile_abi::kOpaqueFd;
       descr.handle.fd = file.fd();

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -59,12 +60,38 @@ PosixFile::PosixFile(const std::filesystem::path& path, int flags, unsigned mode
   if (fd_ < 0) {
     throw_errno("cannot open", path, errno);
   }
+  allow_direct(flags);
+}
+
+PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path) {
+  PosixFile file;
+  file.fd_ = fd;
+  file.path_ = path;
+  file.allow_direct(O_RDONLY);
+  return file;
+}
+
+void PosixFile::allow_direct(int flags) {
   struct stat st {};
   if ((flags & O_ACCMODE) == O_RDONLY && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) &&
       static_cast<std::uint64_t>(st.st_size) >= kDirectMin) {
     direct_ = std::make_shared<Direct>();
     direct_->file_size = static_cast<std::uint64_t>(st.st_size);
   }
+}
+
+PosixFile PosixFile::reopen(int flags) const {
+  // Opening the descriptor's /proc entry opens its inode, not whatever the path names now
+  // (the file may have been renamed over, or the path may not be the one HDF5 opened).
+  PosixFile again(fmt::format("/proc/self/fd/{}", fd_), flags);
+  struct stat mine {};
+  struct stat theirs {};
+  if (::fstat(fd_, &mine) != 0 || ::fstat(again.fd_, &theirs) != 0 || mine.st_dev != theirs.st_dev ||
+      mine.st_ino != theirs.st_ino) {
+    throw IoError(fmt::format("cannot open '{}' again: /proc/self/fd gave another file", path_.string()), EIO);
+  }
+  again.path_ = path_;
+  return again;
 }
 
 PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
@@ -121,9 +148,12 @@ void PosixFile::read_direct(std::byte* out, std::size_t size, std::uint64_t offs
 
 void PosixFile::read_by_residency(std::byte* out, std::size_t size, std::uint64_t offset) const {
   std::call_once(direct_->opened, [&] {
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-    if (fd < 0) {
-      return;  // a file system without O_DIRECT (tmpfs, some network ones): buffered reads
+    int fd = -1;
+    try {
+      PosixFile direct = reopen(O_RDONLY | O_DIRECT);
+      fd = std::exchange(direct.fd_, -1);
+    } catch (const IoError&) {
+      return;  // a file system without O_DIRECT (tmpfs, some network ones), no /proc: buffered reads
     }
     void* map = ::mmap(nullptr, direct_->file_size, PROT_READ, MAP_SHARED, fd_, 0);
     if (map == MAP_FAILED) {

@@ -14,6 +14,8 @@ class PosixFile {
   PosixFile() = default;
   // Opens `path` with open(2) `flags` (O_CLOEXEC is added). Throws IoError naming the path.
   PosixFile(const std::filesystem::path& path, int flags, unsigned mode = 0666);
+  // Takes ownership of `fd`, a descriptor opened read-only elsewhere (named `path` in errors).
+  static PosixFile adopt(int fd, const std::filesystem::path& path);
   PosixFile(PosixFile&& other) noexcept
       : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), direct_(std::move(other.direct_)) {}
   PosixFile& operator=(PosixFile&& other) noexcept;
@@ -30,6 +32,9 @@ class PosixFile {
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const;
   // Writes exactly `size` bytes at `offset`.
   void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
+  // The same open file (the same inode, whatever its path names now) opened anew with `flags`
+  // (through /proc/self/fd). Throws IoError when that is not possible.
+  [[nodiscard]] PosixFile reopen(int flags) const;
   // fdatasync(2).
   void sync() const;
   // Closes, reporting a close(2) error (which can carry a deferred write error).
@@ -43,6 +48,8 @@ class PosixFile {
   void read_by_residency(std::byte* out, std::size_t size, std::uint64_t offset) const;
   // Reads with O_DIRECT where offset and memory line up on 4 KiB, buffered elsewhere.
   void read_direct(std::byte* out, std::size_t size, std::uint64_t offset) const;
+  // Allows read_at to bypass the page cache when `fd_` is a large regular file opened read-only.
+  void allow_direct(int flags);
 
   int fd_ = -1;
   std::filesystem::path path_;

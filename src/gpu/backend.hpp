@@ -15,6 +15,8 @@
 #include <h5tile/array.hpp>
 #include <h5tile/device.hpp>
 
+#include "engine/posix_file.hpp"
+
 namespace h5tile::detail::gpu {
 
 [[nodiscard]] bool built_with_cuda() noexcept;
@@ -63,10 +65,11 @@ class GdsFile {
   virtual void read(void* dst, std::size_t bytes, std::uint64_t offset) = 0;
 };
 
-// Opens `path` for cuFile reads, or returns nullptr (and records why) when GPUDirect Storage
-// cannot be used: settings::gds() Off, no libcufile, no driver, registration refused.
+// Opens `file` again (the same inode, with O_DIRECT) for cuFile reads, or returns nullptr (and
+// records why) when GPUDirect Storage cannot be used: settings::gds() Off, no libcufile, no
+// driver, registration refused.
 // With settings::gds() On, a failure throws RuntimeError naming the file and the reason.
-[[nodiscard]] std::unique_ptr<GdsFile> gds_open(const std::filesystem::path& path);
+[[nodiscard]] std::unique_ptr<GdsFile> gds_open(const PosixFile& file);
 
 // Records which path moved the last device read or write.
 void note_path(const char* path);

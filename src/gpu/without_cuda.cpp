@@ -38,7 +38,7 @@ void stage_from_device(int, std::size_t, std::size_t, const std::function<Device
                        const std::function<void(std::size_t, const std::byte*)>&, unsigned) {
   no_cuda("a write from device memory");
 }
-std::unique_ptr<GdsFile> gds_open(const std::filesystem::path& /*path*/) { return nullptr; }
+std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/) { return nullptr; }
 void note_path(const char* /*path*/) {}
 DeviceIoReport report() { return {}; }
 

@@ -1,5 +1,6 @@
 #include "hdf5/file.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,6 +60,28 @@ FileHandle open_file(const fs::path& path, bool writable) {
     throw NotHdf5File(fmt::format("cannot open HDF5 file '{}': {}", path.string(), take_hdf5_error()));
   }
   return FileHandle(id);
+}
+
+std::optional<OpenedFile> file_holding(hid_t object) {
+  const Hdf5Lock lock;
+  const FileHandle file(check(H5Iget_file_id(object), "H5Iget_file_id"));
+  const PlistHandle fapl(check(H5Fget_access_plist(file.get()), "H5Fget_access_plist"));
+  if (H5Pget_driver(fapl.get()) != H5FD_SEC2) {
+    return std::nullopt;  // the handle is not an int descriptor
+  }
+  void* handle = nullptr;
+  check(H5Fget_vfd_handle(file.get(), fapl.get(), &handle), "H5Fget_vfd_handle");
+  const ssize_t length = H5Fget_name(file.get(), nullptr, 0);
+  check(static_cast<hid_t>(length), "H5Fget_name");
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  check(static_cast<hid_t>(H5Fget_name(file.get(), name.data(), name.size())), "H5Fget_name");
+  name.resize(static_cast<std::size_t>(length));
+  const int fd = ::fcntl(*static_cast<const int*>(handle), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) {
+    const int err = errno;
+    throw IoError(fmt::format("cannot duplicate HDF5's descriptor of '{}': {}", name, std::strerror(err)), err);
+  }
+  return OpenedFile{fd, std::move(name)};
 }
 
 std::vector<std::string> datasets_in(hid_t group) {

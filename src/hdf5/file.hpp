@@ -2,6 +2,7 @@
 // Opening files and datasets with errors that say what is wrong and where.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ namespace h5tile::detail {
 // Opens dataset `name` (normalised). Throws DatasetNotFound or NotADataset (listing the
 // datasets of the group it names).
 [[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path);
+
+// The file HDF5 opened for `object` (which may differ from the file it was opened through: an
+// external link, a virtual source): a new descriptor of it (the caller closes it) and the name
+// HDF5 gives it, or nullopt when it is not held by a POSIX descriptor (a driver other than sec2).
+struct OpenedFile {
+  int fd = -1;
+  std::string name;
+};
+[[nodiscard]] std::optional<OpenedFile> file_holding(hid_t object);
 
 // Names of the datasets directly in `group`.
 [[nodiscard]] std::vector<std::string> datasets_in(hid_t group);

@@ -59,8 +59,8 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   std::vector<std::unique_ptr<gpu::GdsFile>> gds(sources_.size());
   if (settings::gds() != settings::Gds::Off) {
     for (std::size_t s = 0; s < sources_.size(); ++s) {
-      // A tile known only from the tile index is read through its checked descriptor (staging).
-      if (sources_[s]->raw && !sources_[s]->indexed_bytes) gds[s] = gpu::gds_open(sources_[s]->file);
+      // A tile read by its tile table is read through its checked descriptor (staging).
+      if (sources_[s]->raw && !sources_[s]->tile) gds[s] = gpu::gds_open(sources_[s]->posix);
     }
   }
   std::vector<std::size_t> staged;

@@ -64,19 +64,44 @@ std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
 
 namespace {
 
-// A tile as the tile index names it: a plain file (not a symbolic link) of the size it had when
-// it was written; anything else is an IndexMismatch.
-PosixFile open_indexed_tile(const fs::path& file, std::uint64_t bytes) {
-  try {
-    PosixFile tile(file, O_RDONLY | O_NOFOLLOW);
-    struct stat st {};
-    if (::fstat(tile.fd(), &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == bytes) {
-      return tile;
-    }
-  } catch (const IoError&) {
-    // missing, a link, unreadable: not what the index says
+// Whether `file` is the tile file that `check` describes, with `data_bytes` at `offset`: a plain
+// file of the size and identity (tile_identity) it had when it was written.
+bool is_written_tile(const PosixFile& file, const Source::TileCheck& check, std::uint64_t offset,
+                     std::uint64_t data_bytes) {
+  struct stat st {};
+  if (::fstat(file.fd(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) != check.file_size) {
+    return false;
   }
-  throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
+  try {
+    return tile_identity(file, offset, data_bytes, check.file_size) == check.identity;
+  } catch (const IoError&) {
+    return false;  // shorter than fstat said: changing under us
+  }
+}
+
+// Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
+std::optional<PosixFile> open_tile(const fs::path& file) {
+  try {
+    return PosixFile(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (const IoError&) {
+    return std::nullopt;  // missing, a link, unreadable
+  }
+}
+
+// The tile file `file` for a read, checked to be the file that was written (Source::TileCheck).
+PosixFile open_checked_tile(const fs::path& file, const Source::TileCheck& check, const RawDataset& raw) {
+  auto tile = open_tile(file);
+  if (tile && is_written_tile(*tile, check, raw.base, element_count(raw.shape) * raw.elem_size)) {
+    return std::move(*tile);
+  }
+  if (check.index_only) {
+    throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
+  }
+  throw VirtualSourceError(
+      fmt::format("tile '{}' changed while being read (a newer write of the file, or another "
+                  "program, replaced it)",
+                  file.string()));
 }
 
 }  // namespace
@@ -85,18 +110,8 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
   if (raw) {
     const auto strides = rowmajor_strides(out_shape, raw->elem_size);
     const StridedBytes whole{out, strides};
-    if (posix.fd() < 0) {  // a tile from the tile table: open it for this read only
-      const PosixFile tile_file = indexed_bytes ? open_indexed_tile(file, *indexed_bytes) : [&] {
-        try {
-          return PosixFile(file, O_RDONLY);
-        } catch (const IoError& e) {
-          // Present when the dataset was opened: removed since, by a newer write of the file.
-          throw VirtualSourceError(
-              fmt::format("source '{}' vanished while being read (the file was overwritten "
-                          "meanwhile?): {}",
-                          file.string(), e.what()));
-        }
-      }();
+    if (tile) {  // read by its tile table: open it for this read only, and check it first
+      const PosixFile tile_file = open_checked_tile(file, *tile, *raw);
       RawDataset opened = *raw;
       opened.file = &tile_file;
       read_raw(opened, src, sub_memory(whole, Box::whole(out_shape), dst));
@@ -199,11 +214,21 @@ void enable_raw(Source& source, hid_t file) {
   if (!settings::raw_io()) {
     return;
   }
-  if (const auto offset = raw_offset(file, source.handle.get(), source.memory_type.get())) {
-    source.posix = PosixFile(source.file, O_RDONLY);
+  const auto offset = raw_offset(file, source.handle.get(), source.memory_type.get());
+  const bool chunks = !offset && !source.chunk.empty() && raw_chunks(source.handle.get(), source.memory_type.get());
+  if (!offset && !chunks) {
+    return;
+  }
+  // The offsets are in the file HDF5 opened for the dataset, which an external link (or a
+  // virtual source found elsewhere) makes another file than `source.file`: read that one.
+  auto opened = file_holding(source.handle.get());
+  if (!opened) {
+    return;  // not a POSIX file (another HDF5 driver): HDF5 reads it
+  }
+  source.posix = PosixFile::adopt(opened->fd, opened->name);
+  if (offset) {
     source.raw = RawDataset{&source.posix, *offset, source.shape, source.elem_size};
-  } else if (!source.chunk.empty() && raw_chunks(source.handle.get(), source.memory_type.get())) {
-    source.posix = PosixFile(source.file, O_RDONLY);
+  } else {
     source.raw_chunks = true;
   }
 }
@@ -281,31 +306,47 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
     return;
   }
-  // Tiles h5tile wrote are listed in the tile table with their raw offset and file size: a
-  // tile whose file still has that size is read with pread, without opening it with HDF5.
-  // Anything else (a missing, rewritten or foreign source) is opened with HDF5, which checks it.
-  // Rows: raw offset, file size and (since checksums) XXH64 of each mapping's tile.
-  const auto table = read_tile_table(dataset_.get());
+  // Tiles h5tile wrote are listed in the tile table with their raw offset, file size and
+  // identity: a tile whose file is still the one written (checked here and again at each read)
+  // is read with pread, without opening it with HDF5. Anything else (a missing, rewritten or
+  // foreign source, a table from before the identity) is opened with HDF5, which checks it.
+  const auto table = read_tile_table(dataset_.get(), info_.shape.size());
   const bool has_table = table.size() == entries->size();
-  const bool use_table = settings::raw_io() && has_table;
-  auto checksum_of = [&](std::size_t i) -> std::optional<std::uint64_t> {
-    if (has_table && table[i].size() >= 3) return table[i][2];
-    return std::nullopt;
-  };
+  auto checksum_of = [&](std::size_t i) { return has_table ? table[i].checksum : std::nullopt; };
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    check_inside(resolved[i].file, (*entries)[i].file, resolved[i].link);
+  }
+  std::vector<char> by_table(entries->size(), 0);
+  if (settings::raw_io() && has_table) {
+    const auto es = info_.dtype.size();
+    const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), 1 + entries->size() / 64));
+    parallel_for(entries->size(), workers, [&](std::size_t i) {
+      const auto& entry = (*entries)[i];
+      const auto& row = table[i];
+      if (!row.identity || entry.src || !names_tile_dataset(entry.dataset) || entry.dst.count() == 0 ||
+          !resolved[i].found || resolved[i].link || resolved[i].bytes != row.file_size) {
+        return;
+      }
+      const auto tile = open_tile(resolved[i].file);
+      by_table[i] =
+          tile && is_written_tile(*tile, {row.file_size, *row.identity, false}, row.raw_offset, entry.dst.count() * es);
+    });
+  }
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& entry = (*entries)[i];
     const auto& file = resolved[i].file;
-    check_inside(file, entry.file, resolved[i].link);
-    if (use_table && !entry.src && names_tile_dataset(entry.dataset) && entry.dst.count() > 0 && resolved[i].found &&
-        resolved[i].bytes == table[i][1]) {
+    if (by_table[i] != 0) {
       auto source = std::make_unique<Source>();
       source->file = file;
       source->dataset = entry.dataset;
       source->shape = entry.dst.extent;
-      source->raw = RawDataset{nullptr, table[i][0], entry.dst.extent, info_.dtype.size()};
+      source->elem_size = info_.dtype.size();
+      source->raw = RawDataset{nullptr, table[i].raw_offset, entry.dst.extent, info_.dtype.size()};
+      source->tile = Source::TileCheck{table[i].file_size, *table[i].identity, false};
       sources_.push_back(std::move(source));
-      mappings_.push_back({sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i][0]});
+      mappings_.push_back(
+          {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].raw_offset});
       continue;
     }
     auto key = std::make_pair(file.lexically_normal().string(), entry.dataset);
@@ -324,7 +365,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                              to_string(source.shape), to_string(src), to_string(entry.dst)));
       }
       if (entry.dst.count() > 0) {
-        mappings_.push_back({index, src, entry.dst, checksum_of(i), has_table ? table[i][0] : 0});
+        mappings_.push_back({index, src, entry.dst, checksum_of(i), has_table ? table[i].raw_offset : 0});
       }
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",

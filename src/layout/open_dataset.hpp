@@ -28,11 +28,20 @@ struct Source {
   DatasetHandle handle;
   TypeHandle memory_type;         // the type of the dataset being read (sources convert to it)
   std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
-  PosixFile posix;                // the open file behind `raw`; closed: each read opens `file`
-  bool raw_chunks = false;        // chunked, unfiltered, stored as in memory: pread chunk by chunk
-  // Set for a tile known from the tile index only (OpenDataset::from_tile_index): each read
-  // opens its file without following a symbolic link and checks this size first (IndexMismatch).
-  std::optional<std::uint64_t> indexed_bytes;
+  // The file HDF5 opened for the dataset behind `raw` or `raw_chunks` (not necessarily `file`: an
+  // external link leads elsewhere); closed for a tile read by its tile table (`tile`).
+  PosixFile posix;
+  bool raw_chunks = false;  // chunked, unfiltered, stored as in memory: pread chunk by chunk
+  // For a tile read by what the tile table says of it (raw offset, size, identity), without HDF5
+  // opening it: each read opens `file` without following a symbolic link and checks that it is
+  // that file before reading (IndexMismatch where `index_only`, the dataset known from its tile
+  // index alone; VirtualSourceError otherwise: the tile changed since the dataset was opened).
+  struct TileCheck {
+    std::uint64_t file_size = 0;
+    std::uint64_t identity = 0;
+    bool index_only = false;
+  };
+  std::optional<TileCheck> tile;
   std::size_t elem_size = 0;  // bytes per element (of memory_type)
 
   // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).

@@ -14,10 +14,10 @@
 namespace h5tile::detail {
 namespace {
 
-constexpr std::size_t kTableColumns = 3;  // raw offset, file size, checksum; the box follows
+constexpr std::size_t kTableColumns = 4;     // raw offset, file size, checksum, identity; the box follows
+constexpr std::size_t kOldTableColumns = 3;  // before the identity
 // Bounds on what a damaged or hostile file may claim, checked before anything is allocated.
 constexpr std::uint64_t kMaxTiles = std::uint64_t{1} << 24;
-constexpr std::uint64_t kMaxTableColumns = kTableColumns + 2 * H5S_MAX_RANK;
 constexpr std::size_t kMaxNameBytes = 4096;
 
 void write_attribute(hid_t object, const char* name, hid_t file_type, hid_t memory_type, const Shape& shape,
@@ -96,6 +96,7 @@ std::optional<TileIndex> read_index(hid_t file, const std::string& dataset) {
     tile.raw_offset = row[0];
     tile.file_size = row[1];
     tile.checksum = row[2];
+    tile.identity = row[3];
     tile.dst.offset.assign(row + kTableColumns, row + kTableColumns + rank);
     tile.dst.extent.assign(row + kTableColumns + rank, row + kTableColumns + 2 * rank);
     tile.file = std::move((*names)[i]);
@@ -151,7 +152,7 @@ void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::
   table.reserve(tiles.size() * (kTableColumns + 2 * rank));
   std::size_t width = 1;
   for (const auto& tile : tiles) {
-    table.insert(table.end(), {tile.raw_offset, tile.file_size, tile.checksum});
+    table.insert(table.end(), {tile.raw_offset, tile.file_size, tile.checksum, tile.identity});
     table.insert(table.end(), tile.dst.offset.begin(), tile.dst.offset.end());
     table.insert(table.end(), tile.dst.extent.begin(), tile.dst.extent.end());
     width = std::max(width, tile.file.size() + 1);
@@ -184,7 +185,7 @@ std::optional<TileIndex> read_tile_index(hid_t file, const std::string& dataset)
   }
 }
 
-std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
+std::vector<TileRow> read_tile_table(hid_t dataset, std::size_t rank) {
   const Hdf5Lock lock;
   if (H5Aexists(dataset, kTileTableAttribute) <= 0) {
     H5Eclear2(H5E_DEFAULT);
@@ -192,14 +193,25 @@ std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset) {
   }
   const AttributeHandle attribute(check(H5Aopen(dataset, kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
   const auto shape = attribute_shape(attribute.get());
-  if (shape.size() != 2 || shape[1] < 2 || shape[0] > kMaxTiles || shape[1] > kMaxTableColumns) {
+  if (shape.size() != 2 || shape[0] > kMaxTiles) {
     return {};
   }
-  const auto values = read_u64s(attribute.get(), shape[0] * shape[1]);
-  std::vector<std::vector<std::uint64_t>> rows;
-  for (std::size_t i = 0; i < shape[0]; ++i) {
-    rows.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(i * shape[1]),
-                      values.begin() + static_cast<std::ptrdiff_t>((i + 1) * shape[1]));
+  // The widths h5tile has written: 2 (offset, size), 3 (+ checksum), 3 + 2 * rank (+ box),
+  // 4 + 2 * rank (+ identity).
+  const auto width = shape[1];
+  const bool identity = width == kTableColumns + 2 * rank;
+  const bool checksum = identity || width == kOldTableColumns || width == kOldTableColumns + 2 * rank;
+  if (!checksum && width != 2) {
+    return {};
+  }
+  const auto values = read_u64s(attribute.get(), shape[0] * width);
+  std::vector<TileRow> rows(shape[0]);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto* row = values.data() + i * width;
+    rows[i].raw_offset = row[0];
+    rows[i].file_size = row[1];
+    if (checksum) rows[i].checksum = row[2];
+    if (identity) rows[i].identity = row[3];
   }
   return rows;
 }

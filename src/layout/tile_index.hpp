@@ -32,10 +32,13 @@ struct IndexedTile {
   std::uint64_t raw_offset = 0;  // where its bytes start in that file
   std::uint64_t file_size = 0;   // the file's size when written
   std::uint64_t checksum = 0;    // XXH64 of its bytes
+  std::uint64_t identity = 0;    // tile_identity of its file (engine/checksum.hpp)
 };
 
-// Tile table rows: raw offset, file size, checksum, then the tile's box (offset per axis,
-// extent per axis).
+// Tile table rows: raw offset, file size, checksum, identity, then the tile's box (offset per
+// axis, extent per axis). Tables written before the identity column (3 columns before the box)
+// are still read for their checksums, but their tiles are opened with HDF5: a file's size alone
+// does not show it is the tile that was written.
 struct TileIndex {
   DType dtype;
   Shape shape;
@@ -48,9 +51,17 @@ struct TileIndex {
 // which this cheap check (n log n) does not decide.
 [[nodiscard]] bool disjoint_on_a_grid(const std::vector<Box>& boxes);
 
-// The tile table of an open virtual dataset: one row per mapping (raw offset, file size,
-// checksum, box; older files have fewer columns), or empty when the dataset has none.
-[[nodiscard]] std::vector<std::vector<std::uint64_t>> read_tile_table(hid_t dataset);
+// One row of the tile table as a reader of the mapping uses it (the box is the mapping's).
+struct TileRow {
+  std::uint64_t raw_offset = 0;
+  std::uint64_t file_size = 0;
+  std::optional<std::uint64_t> checksum;  // absent in the oldest tables
+  std::optional<std::uint64_t> identity;  // absent in tables written before it
+};
+
+// The tile table of an open virtual dataset of `rank` axes: one row per mapping, or empty when
+// the dataset has none (or one of a width no version of h5tile wrote).
+[[nodiscard]] std::vector<TileRow> read_tile_table(hid_t dataset, std::size_t rank);
 
 // Writes the index of a new virtual dataset of element type `type`.
 void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::vector<IndexedTile>& tiles);

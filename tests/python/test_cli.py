@@ -128,7 +128,7 @@ def test_verify_read_finds_a_flipped_byte_and_names_the_tile(files, tmp_path):
     with h5py.File(tmp_path / "v.h5", "r") as f:
         table = f["data"].attrs["h5tile_tile_table"]
         sources = [s.file_name for s in f["data"].virtual_sources()]
-    assert table.shape == (3, 7)  # offset, file size, XXH64, box (offset and extent per axis) per tile
+    assert table.shape == (3, 8)  # offset, file size, XXH64, identity, box (offset and extent per axis) per tile
     tile = tmp_path / sources[1]
     data = bytearray(tile.read_bytes())
     data[int(table[1][0]) + 123] ^= 0x01  # one bit of the raw data

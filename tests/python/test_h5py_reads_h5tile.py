@@ -140,8 +140,8 @@ def test_tile_table_and_hdf5_opened_tiles_give_the_same_bytes(tool, tmp_path):
     tool.write(a, tmp_path / "t.h5", ranks=7)
     with h5py.File(tmp_path / "t.h5", "r") as f:
         assert "h5tile_tile_table" in f["data"].attrs  # the fast path's table is there
-        # offset, file size, XXH64, then the tile's box (offset and extent per axis)
-        assert f["data"].attrs["h5tile_tile_table"].shape == (7, 3 + 2 * 2)
+        # offset, file size, XXH64, identity, then the tile's box (offset and extent per axis)
+        assert f["data"].attrs["h5tile_tile_table"].shape == (7, 4 + 2 * 2)
     fast = tool.read(tmp_path / "t.h5", tmp=tmp_path)
     with h5py.File(tmp_path / "t.h5", "a") as f:
         del f["data"].attrs["h5tile_tile_table"]  # now every tile is opened with HDF5
@@ -163,7 +163,7 @@ def test_tile_index_matches_the_mapping_and_a_forged_one_is_not_believed(tool, t
         names = [n.decode() for n in attrs["h5tile_tile_files"]]
         for row, name, m in zip(table, names, d.virtual_sources()):
             start, stop = m.vspace.get_select_bounds()
-            assert tuple(row[3:5]) == start and tuple(row[5:7]) == tuple(e - s + 1 for s, e in zip(start, stop))
+            assert tuple(row[4:6]) == start and tuple(row[6:8]) == tuple(e - s + 1 for s, e in zip(start, stop))
             assert name == m.file_name and m.dset_name == "/tile"
         names[0], names[3] = names[3], names[0]  # tiles of the same shape, in each other's place
         del attrs["h5tile_tile_files"]
