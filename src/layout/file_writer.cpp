@@ -8,6 +8,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "layout/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -153,7 +154,9 @@ void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, co
     const auto vspace = make_space(shape);
     select_box(vspace.get(), tile.dst);
     const auto src_space = make_space(tile.dst.extent);
-    check(H5Pset_virtual(dcpl.get(), vspace.get(), tile.file.c_str(), kTileDataset, src_space.get()),
+    // Stored escaped: a '%' in the file's name or its folders is not a pattern (virtual_map.hpp).
+    check(H5Pset_virtual(dcpl.get(), vspace.get(), escape_source_name(tile.file).c_str(),
+                         escape_source_name(kTileDataset).c_str(), src_space.get()),
           fmt::format("cannot map '{}' into virtual dataset '{}'", tile.file, name));
   }
   const auto lcpl = intermediate_groups();

@@ -45,7 +45,8 @@ void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size
 void create_dataset_with(hid_t file, const std::string& name, DType dtype, const Shape& shape, const void* data);
 
 // Creates a virtual dataset that maps box `dst` of each tile to the whole of "/tile" in its
-// file (a path relative to the virtual dataset's file), with the tile index (tile_index.hpp).
+// file (a path relative to the virtual dataset's file, stored escaped: virtual_map.hpp), with
+// the tile index (tile_index.hpp), which keeps the paths as they are.
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
                             const std::vector<IndexedTile>& tiles);
 

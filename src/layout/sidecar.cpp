@@ -1,7 +1,10 @@
 #include "layout/sidecar.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 #include <random>
+#include <set>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -19,6 +22,7 @@
 #include <h5tile/error.hpp>
 
 #include "engine/posix_file.hpp"
+#include "layout/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -28,6 +32,11 @@ namespace {
 constexpr const char* kInProgress = ".in-progress";
 // In a generation that a commit replaced and kept for readers that opened the file before.
 constexpr const char* kSuperseded = ".superseded";
+// In a generation, the exact name of the dataset it was written for (absent in generations
+// written before h5tile recorded it, when the tile folders of '/a%b' and '/a_b' were one).
+constexpr const char* kOwner = ".dataset";
+// The longest dataset name read back from kOwner (HDF5 names may be longer: then unknown).
+constexpr std::size_t kMaxOwnerBytes = 65536;
 
 std::uint32_t host_hash() {
   char name[256] = {};
@@ -105,6 +114,8 @@ void mark_in_progress(const fs::path& target, const std::string& dataset, const 
   make_generation_folder(target, dataset, generation);
   const auto dir = sidecar_dir(target) / dataset_dir(dataset) / generation;
   const PosixFile marker(dir / kInProgress, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
+  const PosixFile owner(dir / kOwner, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW);
+  owner.write_at(dataset.data(), dataset.size(), 0);
 }
 
 void clear_in_progress(const fs::path& target, const std::string& dataset, const std::string& generation) noexcept {
@@ -150,13 +161,15 @@ void remove_dead_temps(const fs::path& target) noexcept {
 fs::path sidecar_dir(const fs::path& target) { return target.parent_path() / (target.filename().string() + ".tiles"); }
 
 fs::path dataset_dir(const std::string& dataset) {
-  // '%' starts a printf-style pattern in virtual dataset source names: keep it out.
+  // The dataset's path itself: one folder per group, so that distinct datasets never share a
+  // folder. Its names are normalised (no empty, '.' or '..' part), and a '%' in them is
+  // escaped where the mapping stores the path (virtual_map.hpp).
+  return fs::path(dataset.substr(1));
+}
+
+fs::path legacy_dataset_dir(const std::string& dataset) {
   std::string name = dataset.substr(1);
-  for (auto& c : name) {
-    if (c == '%') {
-      c = '_';
-    }
-  }
+  std::replace(name.begin(), name.end(), '%', '_');
   return fs::path(name);
 }
 
@@ -200,10 +213,62 @@ bool is_real_folder(const fs::path& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// Whose generations a clean-up of one dataset's folder may remove: the dataset's own, and
+// those of datasets below it (a group that the dataset replaced). A generation that names no
+// owner (written before h5tile recorded it) goes only when the committed file maps none of its
+// files: under the old folder names '/a%b' and '/a_b' shared one folder.
+class Ownership {
+ public:
+  Ownership(const fs::path& target, const std::string& dataset) : target_(target), dataset_(dataset) {}
+
+  [[nodiscard]] bool removable(const fs::path& generation) {
+    if (const auto owner = owner_of(generation)) {
+      return *owner == dataset_ ||
+             (owner->size() > dataset_.size() && owner->starts_with(dataset_) && (*owner)[dataset_.size()] == '/');
+    }
+    if (!mapped_) {
+      mapped_.emplace();
+      try {
+        std::set<std::string> parents;
+        for (const auto& source : mapped_source_files(target_)) parents.insert(source.parent_path().string());
+        for (const auto& parent : parents) mapped_->insert(canonical(parent));
+      } catch (...) {
+        scan_failed_ = true;  // unknown: keep every generation without an owner
+      }
+    }
+    return !scan_failed_ && !mapped_->contains(canonical(generation));
+  }
+
+ private:
+  static std::string canonical(const fs::path& path) {
+    std::error_code ec;
+    return fs::weakly_canonical(fs::absolute(path), ec).string();
+  }
+
+  // The dataset named in the generation's kOwner, or nullopt when it has none (or an empty or
+  // unreadable one: a writer killed before it wrote the name).
+  static std::optional<std::string> owner_of(const fs::path& generation) {
+    const int fd = ::open((generation / kOwner).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return std::nullopt;
+    std::string name(kMaxOwnerBytes, '\0');
+    const auto got = ::read(fd, name.data(), name.size());
+    ::close(fd);
+    if (got <= 0 || static_cast<std::size_t>(got) == name.size()) return std::nullopt;
+    name.resize(static_cast<std::size_t>(got));
+    return name;
+  }
+
+  const fs::path& target_;
+  const std::string& dataset_;
+  std::optional<std::set<std::string>> mapped_;  // folders of the committed file's sources
+  bool scan_failed_ = false;
+};
+
 // Removes what is stale under `dir` (a dataset's folder, or a folder of dataset folders):
-// every generation but `keep`, except a live writer's, and, with `keep_previous`, those that
-// this commit supersedes (marked, and removed by the next commit). Never follows a link.
-void prune(const fs::path& dir, const fs::path& keep, bool keep_previous) {
+// every generation but `keep`, except a live writer's, another dataset's (with `ownership`,
+// for the clean-up of one dataset), and, with `keep_previous`, those that this commit
+// supersedes (marked, and removed by the next commit). Never follows a link.
+void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Ownership* ownership) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const auto& p = entry.path();
@@ -216,8 +281,11 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous) {
     }
     const auto name = p.filename().string();
     if (!is_generation_name(name)) {
-      prune(p, keep, keep_previous);  // a folder of a dataset or of a group
+      prune(p, keep, keep_previous, ownership);  // a folder of a dataset or of a group
       continue;
+    }
+    if (ownership != nullptr && !ownership->removable(p)) {
+      continue;  // another dataset's tiles
     }
     std::error_code exists_ec;
     if (fs::exists(p / kInProgress, exists_ec)) {
@@ -230,6 +298,18 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous) {
     }
     fs::remove_all(p, ec);
   }
+}
+
+// Whether `relative` (a folder below the sidecar) leads down through real folders only.
+bool real_folders_down(const fs::path& sidecar, const fs::path& relative) {
+  auto dir = sidecar;
+  for (const auto& part : relative) {
+    dir /= part;
+    if (!is_real_folder(dir)) {
+      return false;
+    }
+  }
+  return true;
 }
 
 void remove_empty_dirs(const fs::path& dir, const fs::path& stop) {
@@ -251,17 +331,18 @@ void remove_stale(const fs::path& target, const std::string& dataset, const std:
       return;  // none, or a link that h5tile did not make: never clean up through it
     }
     if (whole_file) {
-      prune(sidecar, keep, keep_previous);
+      prune(sidecar, keep, keep_previous, nullptr);
     } else {
-      // Only real folders on the way down to the dataset's.
-      auto dir = sidecar;
-      for (const auto& part : dataset_dir(dataset)) {
-        dir /= part;
-        if (!is_real_folder(dir)) {
-          return;
-        }
+      Ownership ownership(target, dataset);
+      if (real_folders_down(sidecar, dataset_dir(dataset))) {
+        prune(ds_dir, keep, keep_previous, &ownership);
       }
-      prune(ds_dir, keep, keep_previous);
+      // The folder that h5tile used for the dataset before its names were exact.
+      const auto legacy = legacy_dataset_dir(dataset);
+      if (legacy != dataset_dir(dataset) && real_folders_down(sidecar, legacy)) {
+        prune(sidecar / legacy, keep, keep_previous, &ownership);
+        remove_empty_dirs(sidecar / legacy, sidecar);
+      }
     }
     remove_empty_folders(target, dataset);
   } catch (...) {

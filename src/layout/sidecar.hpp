@@ -23,8 +23,9 @@ namespace h5tile::detail {
 void make_generation_folder(const std::filesystem::path& target, const std::string& dataset,
                             const std::string& generation);
 
-// Creates the generation folder (see above) and marks it as being written (so that concurrent
-// writers leave it alone), and clears the mark once the main file that maps it is in place.
+// Creates the generation folder (see above), records the dataset it is for, and marks it as
+// being written (so that concurrent writers leave it alone); clears the mark once the main
+// file that maps it is in place.
 void mark_in_progress(const std::filesystem::path& target, const std::string& dataset, const std::string& generation);
 void clear_in_progress(const std::filesystem::path& target, const std::string& dataset,
                        const std::string& generation) noexcept;
@@ -47,8 +48,13 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 
 // `out.h5.tiles`, beside the target.
 [[nodiscard]] std::filesystem::path sidecar_dir(const std::filesystem::path& target);
-// The folder of one dataset's tiles in the sidecar (`grp/x`), relative to the sidecar.
+// The folder of one dataset's tiles in the sidecar, relative to the sidecar: the dataset's
+// normalised path without its leading slash (`grp/x` for `/grp/x`, `a%b` for `/a%b`), so that
+// no two datasets share one.
 [[nodiscard]] std::filesystem::path dataset_dir(const std::string& dataset);
+// The folder that h5tile used before, with '%' replaced by '_' (`a_b` for `/a%b`, as for
+// `/a_b`): remove_stale still cleans it up, for files written then.
+[[nodiscard]] std::filesystem::path legacy_dataset_dir(const std::string& dataset);
 // The tile file, relative to the target's folder (as stored in the virtual dataset).
 [[nodiscard]] std::filesystem::path tile_relative(const std::filesystem::path& target, const std::string& dataset,
                                                   const std::string& generation, std::uint64_t index);
@@ -56,7 +62,10 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 [[nodiscard]] std::filesystem::path temp_main(const std::filesystem::path& target, const std::string& generation);
 
 // Removes what earlier writes left: with `whole_file` every generation in the sidecar but
-// `keep` (a generation folder, or empty for none); otherwise only within the dataset's folder.
+// `keep` (a generation folder, or empty for none); otherwise only the dataset's own generations
+// (and those of datasets below it), in its folder and in its legacy folder: a generation
+// records its dataset (`.dataset`), and one written before that is removed only when the
+// committed file maps none of its files.
 // Generations still being written by a live process are left alone; those of writers that
 // died on this host go. With `keep_previous`, a generation that this commit replaces stays
 // (marked `.superseded`) until the next commit, so that readers which opened the old file

@@ -64,13 +64,38 @@ std::optional<Box> selection_box(hid_t space) {
 
 }  // namespace
 
+std::string escape_source_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (const char c : name) {
+    out.push_back(c);
+    if (c == '%') out.push_back('%');
+  }
+  return out;
+}
+
+std::optional<std::string> unescape_source_name(std::string_view stored) {
+  std::string out;
+  out.reserve(stored.size());
+  for (std::size_t i = 0; i < stored.size(); ++i) {
+    if (stored[i] == '%') {
+      if (i + 1 == stored.size() || stored[i + 1] != '%') return std::nullopt;  // "%b", or refused
+      ++i;
+    }
+    out.push_back(stored[i]);
+  }
+  return out;
+}
+
 std::vector<std::string> virtual_file_names(hid_t dcpl) {
   const Hdf5Lock lock;
   std::size_t count = 0;
   check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
   std::vector<std::string> names;
   for (std::size_t i = 0; i < count; ++i) {
-    names.push_back(get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); }));
+    auto name = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); });
+    auto unescaped = unescape_source_name(name);
+    names.push_back(unescaped ? std::move(*unescaped) : std::move(name));
   }
   return names;
 }
@@ -83,11 +108,15 @@ std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl) {
   entries.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     VirtualEntry entry;
-    entry.file = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); });
-    entry.dataset = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_dsetname(dcpl, i, buf, n); });
-    if (entry.file.find('%') != std::string::npos || entry.dataset.find('%') != std::string::npos) {
-      return std::nullopt;  // printf-style names expand at read time
+    auto file = unescape_source_name(
+        get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); }));
+    auto dataset = unescape_source_name(
+        get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_dsetname(dcpl, i, buf, n); }));
+    if (!file || !dataset) {
+      return std::nullopt;  // "%b" names expand at read time, per block
     }
+    entry.file = std::move(*file);
+    entry.dataset = std::move(*dataset);
     const SpaceHandle vspace(check(H5Pget_virtual_vspace(dcpl, i), "H5Pget_virtual_vspace"));
     const SpaceHandle sspace(check(H5Pget_virtual_srcspace(dcpl, i), "H5Pget_virtual_srcspace"));
     auto dst = selection_box(vspace.get());
@@ -129,6 +158,33 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
     return beside;
   }
   return source;
+}
+
+std::vector<fs::path> mapped_source_files(const fs::path& file) {
+  const auto handle = open_file(file);
+  std::vector<std::string> datasets;
+  const Hdf5Lock lock;
+  auto visit = [](hid_t, const char* name, const H5O_info_t* info, void* out) -> herr_t {
+    if (info->type == H5O_TYPE_DATASET) {
+      static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
+    }
+    return 0;
+  };
+  check(H5Ovisit2(handle.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &datasets, H5O_INFO_BASIC), "H5Ovisit");
+  std::vector<fs::path> sources;
+  for (const auto& name : datasets) {
+    const DatasetHandle dataset(check(H5Dopen2(handle.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2"));
+    const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
+    if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) continue;
+    std::size_t count = 0;
+    check(H5Pget_virtual_count(dcpl.get(), &count), "H5Pget_virtual_count");
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto source = unescape_source_name(
+          get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl.get(), i, buf, n); }));
+      if (source) sources.push_back(resolve_source(file, *source));
+    }
+  }
+  return sources;
 }
 
 fs::path first_candidate(const fs::path& folder, const std::string& name) {

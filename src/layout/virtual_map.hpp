@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -15,7 +16,7 @@
 namespace h5tile::detail {
 
 // One mapping: the region `dst` of the virtual dataset comes from `src` of `dataset` in
-// `file` (the name as stored; "." is the virtual dataset's own file).
+// `file` (the name as HDF5 reads it, "%%" unescaped; "." is the virtual dataset's own file).
 struct VirtualEntry {
   Box dst;
   std::string file;
@@ -23,13 +24,27 @@ struct VirtualEntry {
   std::optional<Box> src;  // nullopt: the whole source dataset
 };
 
-// The mappings of a virtual dataset's creation property list, or nullopt when some mapping
-// is not a plain box-to-box copy (unlimited or irregular selections, printf-style names):
-// such datasets are read through HDF5.
+// HDF5 reads the source file and dataset names of a mapping as printf-style patterns: "%b"
+// stands for the block number of an unlimited mapping, "%%" for one '%', and any other '%'
+// is refused ("invalid format specifier"). escape_source_name gives the name to store so that
+// HDF5 reads back `name` exactly; unescape_source_name gives the name HDF5 reads from a
+// stored one, or nullopt when it has a "%b" (or an invalid '%'), which only HDF5 expands.
+[[nodiscard]] std::string escape_source_name(std::string_view name);
+[[nodiscard]] std::optional<std::string> unescape_source_name(std::string_view stored);
+
+// The mappings of a virtual dataset's creation property list, with the source names as HDF5
+// reads them (unescaped), or nullopt when some mapping is not a plain box-to-box copy
+// (unlimited or irregular selections, "%b" names): such datasets are read through HDF5.
 [[nodiscard]] std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl);
 
-// The source file names of every mapping, as stored.
+// The source file names of every mapping, unescaped where they have no "%b" (those stay as
+// stored: HDF5 expands them per block).
 [[nodiscard]] std::vector<std::string> virtual_file_names(hid_t dcpl);
+
+// Every source file that the virtual datasets of the HDF5 file `file` map, resolved as
+// resolve_source resolves them ("%b" names, which HDF5 expands per block, are left out).
+// Throws where the file or one of its datasets cannot be read.
+[[nodiscard]] std::vector<std::filesystem::path> mapped_source_files(const std::filesystem::path& file);
 
 // Where a source file name points, as HDF5 resolves it: "." is `vds_file`; a relative name
 // is tried beside `vds_file` (HDF5_VDS_PREFIX first when set), then from the working directory.
