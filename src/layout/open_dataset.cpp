@@ -286,11 +286,13 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
     // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
-    // since HDF5 silently returns fill values for missing ones.
+    // since HDF5 silently returns fill values for missing ones ("%b" names expand per block).
+    std::vector<bool> expands;
+    (void)virtual_file_names(dcpl, &expands);
     for (std::size_t i = 0; i < names.size(); ++i) {
       const auto& file = resolved[i].file;
       check_inside(file, names[i], resolved[i].link);
-      if (names[i].find('%') == std::string::npos && !fs::exists(file)) {
+      if (!expands[i] && !fs::exists(file)) {
         throw VirtualSourceError(
             fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
       }

@@ -28,7 +28,7 @@ inline constexpr const char* kTileDataset = "/tile";
 
 struct IndexedTile {
   Box dst;                       // where the tile lies in the dataset
-  std::string file;              // its file, as the mapping names it
+  std::string file;              // its file, as HDF5 reads the mapping's name (stored there escaped)
   std::uint64_t raw_offset = 0;  // where its bytes start in that file
   std::uint64_t file_size = 0;   // the file's size when written
   std::uint64_t checksum = 0;    // XXH64 of its bytes

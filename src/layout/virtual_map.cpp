@@ -87,14 +87,16 @@ std::optional<std::string> unescape_source_name(std::string_view stored) {
   return out;
 }
 
-std::vector<std::string> virtual_file_names(hid_t dcpl) {
+std::vector<std::string> virtual_file_names(hid_t dcpl, std::vector<bool>* expands) {
   const Hdf5Lock lock;
   std::size_t count = 0;
   check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
   std::vector<std::string> names;
+  if (expands != nullptr) expands->assign(count, false);
   for (std::size_t i = 0; i < count; ++i) {
     auto name = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); });
     auto unescaped = unescape_source_name(name);
+    if (expands != nullptr) (*expands)[i] = !unescaped;
     names.push_back(unescaped ? std::move(*unescaped) : std::move(name));
   }
   return names;

@@ -38,8 +38,8 @@ struct VirtualEntry {
 [[nodiscard]] std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl);
 
 // The source file names of every mapping, unescaped where they have no "%b" (those stay as
-// stored: HDF5 expands them per block).
-[[nodiscard]] std::vector<std::string> virtual_file_names(hid_t dcpl);
+// stored: HDF5 expands them per block; `expands`, when given, is set to say which these are).
+[[nodiscard]] std::vector<std::string> virtual_file_names(hid_t dcpl, std::vector<bool>* expands = nullptr);
 
 // Every source file that the virtual datasets of the HDF5 file `file` map, resolved as
 // resolve_source resolves them ("%b" names, which HDF5 expands per block, are left out).

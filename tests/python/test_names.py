@@ -123,3 +123,19 @@ def test_file_names_are_stored_escaped_and_h5py_sees_the_real_paths(tmp_path):
         stored = [s.file_name for s in f["q%"].virtual_sources()]
     assert len(stored) == 2 and all(s.startswith("p%%.h5.tiles/q%%/") for s in stored)
     assert all(os.path.exists(tmp_path / s.replace("%%", "%")) for s in stored)
+
+
+def test_a_missing_source_with_percent_in_its_name_is_an_error_where_hdf5_reads_the_mapping(tmp_path):
+    """A strided mapping (HDF5 reads it) whose source 'miss 5%.h5' is missing: HDF5 alone would
+    return fill values; h5tile checks the source exists first, '%' in its name or not."""
+    with h5py.File(tmp_path / "here.h5", "w") as f:
+        f["x"] = np.arange(10, dtype=np.int16)
+    layout = h5py.VirtualLayout(shape=(10,), dtype="int16")
+    layout[0:10:2] = h5py.VirtualSource("miss 5%%.h5", "/x", shape=(10,))[0:5]
+    layout[1:10:2] = h5py.VirtualSource("here.h5", "/x", shape=(10,))[0:5]
+    with h5py.File(tmp_path / "v.h5", "w") as f:
+        f.create_virtual_dataset("d", layout, fillvalue=0)
+    with pytest.raises(h5tile.VirtualSourceError, match="miss 5%.h5"):
+        h5tile.from_file(tmp_path / "v.h5", "/d")
+    (tmp_path / "miss 5%.h5").write_bytes((tmp_path / "here.h5").read_bytes())
+    assert same_bytes(h5tile.from_file(tmp_path / "v.h5", "/d"), h5py_read(tmp_path / "v.h5", "d"))
