@@ -33,9 +33,13 @@ installed=$SECONDS
 mkdir "$work/run"
 cd "$work/run"
 "$venv/bin/python" - "$venv" <<'PY' || fail "the round trip with the installed package failed"
-import sys
+import pathlib, sys, sysconfig
 import h5py, numpy as np, h5tile
 assert h5tile.__file__.startswith(sys.argv[1]), f"h5tile imported from {h5tile.__file__}, not the venv"
+package = pathlib.Path(h5tile.__file__).parent
+assert (package / "_h5tile.pyi").is_file() and (package / "py.typed").is_file(), "the type stubs are not installed"
+strays = sorted(p.name for p in pathlib.Path(sysconfig.get_paths()["platlib"]).iterdir() if p.name in ("bin", "_h5tile.pyi"))
+assert not strays, f"the wheel put {strays} at the top of site-packages"
 a = np.arange(60, dtype=np.int32).reshape(6, 10)
 for layout in ("virtual", "contiguous", "chunked"):
     h5tile.to_file(a, f"p/{layout}.h5", "/x", layout=layout, ranks=2).wait()
