@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs the C++ tests (CTest) and the
 # Python cross-checks against h5py (pytest), checks the formatting of the C++ sources, checks
-# `pip install .`, runs the C++ tests again under ASan+UBSan and TSan, and fuzzes the file
+# `cmake --install` + find_package(h5tile) from a consumer project, checks a plain `pip install`
+# into a fresh venv, runs the C++ tests again under ASan+UBSan and TSan, and fuzzes the file
 # opening and mapping code for 60 s (H5TILE_FUZZ_SECONDS).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,7 @@ status=0
 (cd "$build" && ctest --output-on-failure -j "$(nproc)") || status=1
 H5TILE_BUILD_DIR="$build" python3 -m pytest -q -rs tests/python || status=1
 scripts/check_format.sh || status=1
+H5TILE_BUILD_DIR="$build" scripts/check_consumer.sh || status=1
 scripts/check_pip_install.sh || status=1
 scripts/test_sanitizers.sh || status=1
 scripts/fuzz.sh "${H5TILE_FUZZ_SECONDS:-60}" || status=1

@@ -48,26 +48,26 @@ class NotADataset : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
-/// A write path that is an existing directory. (Python: IsADirectoryError.)
+/// A write path that is an existing directory. (Python: h5tile.IsADirectoryPathError, a ValueError.)
 class IsADirectory : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
 };
 
-/// A failure at run time: I/O, HDF5, a missing file. (Python: RuntimeError or OSError.)
+/// A failure at run time: I/O, HDF5, a missing file. (Python: h5tile.OperationError, a RuntimeError.)
 class RuntimeError : public std::runtime_error, public Error {
  public:
   using std::runtime_error::runtime_error;
   [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
 };
 
-/// The file does not exist. (Python: FileNotFoundError.)
+/// The file does not exist. (Python: h5tile.NoSuchFileError, a FileNotFoundError.)
 class FileNotFound : public RuntimeError {
  public:
   using RuntimeError::RuntimeError;
 };
 
-/// `to_file` with `Mode::Exclusive` and the file exists. (Python: FileExistsError.)
+/// `to_file` with `Mode::Exclusive` and the file exists. (Python: h5tile.FileAlreadyExistsError, a FileExistsError.)
 class FileExists : public RuntimeError {
  public:
   using RuntimeError::RuntimeError;

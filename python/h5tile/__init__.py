@@ -10,7 +10,11 @@ Write any NumPy, CuPy or DLPack array; read back into host (NumPy) or device (Cu
         ...                                               # blocks of at most 100 x 1000
 
 The files are ordinary HDF5: h5py reads them. Errors derive from :class:`h5tile.Error` and from
-the built-in exception Python users expect (``FileNotFoundError``, ``ValueError``, ``TypeError``).
+the built-in exception Python users expect: :class:`NoSuchFileError` is a ``FileNotFoundError``,
+:class:`FileAlreadyExistsError` a ``FileExistsError``, :class:`OperationError` (and its subclasses)
+a ``RuntimeError``, :class:`InvalidArgumentError` a ``ValueError``, :class:`UnsupportedTypeError` a
+``TypeError``, :class:`IoError` an ``OSError``. Their names differ from the built-ins', so
+``from h5tile import *`` leaves those intact.
 """
 from __future__ import annotations
 
@@ -21,17 +25,17 @@ from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _h5tile
-from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileExistsError, FileNotFoundError, Hdf5Error,
-                      InvalidArgumentError, IoError, IsADirectoryPathError, NotADatasetError,
-                      NotHdf5FileError, RuntimeError, UnsupportedTypeError, VirtualSourceError,
+from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
+                      InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
+                      NotHdf5FileError, OperationError, UnsupportedTypeError, VirtualSourceError,
                       cuda_device_count, last_device_io)
 
 __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
     "write_tile", "read_tile", "consolidate", "cuda_device_count", "last_device_io", "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
-    "IsADirectoryPathError", "FileNotFoundError", "FileExistsError", "NotHdf5FileError", "VirtualSourceError",
-    "Hdf5Error", "IoError", "RuntimeError",
+    "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "VirtualSourceError",
+    "Hdf5Error", "IoError", "OperationError",
 ]
 __version__ = "0.1.0"
 
@@ -163,7 +167,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
 
     Raises:
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
-        FileExistsError (mode "x"), and the write's own errors from ``wait()``.
+        FileAlreadyExistsError (FileExistsError; mode "x"), and the write's own errors from ``wait()``.
     """
     if comm is not None:
         core, _ = _prepare(array)
@@ -229,7 +233,7 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
             wrote); a changed tile raises VirtualSourceError naming it.
 
     Raises:
-        FileNotFoundError, NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
+        NoSuchFileError (FileNotFoundError), NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
     if out is None and device is not None:

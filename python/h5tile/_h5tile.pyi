@@ -10,15 +10,15 @@ from h5tile import (
     CancelledError as CancelledError,
     DatasetNotFoundError as DatasetNotFoundError,
     Error as Error,
-    FileExistsError as FileExistsError,
-    FileNotFoundError as FileNotFoundError,
+    FileAlreadyExistsError as FileAlreadyExistsError,
     Hdf5Error as Hdf5Error,
     InvalidArgumentError as InvalidArgumentError,
     IoError as IoError,
     IsADirectoryPathError as IsADirectoryPathError,
+    NoSuchFileError as NoSuchFileError,
     NotADatasetError as NotADatasetError,
     NotHdf5FileError as NotHdf5FileError,
-    RuntimeError as RuntimeError,
+    OperationError as OperationError,
     UnsupportedTypeError as UnsupportedTypeError,
     VirtualSourceError as VirtualSourceError
 )

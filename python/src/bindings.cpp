@@ -218,12 +218,13 @@ NB_MODULE(_h5tile, m) {
       make_exception(m, "NotADatasetError", {exceptions.invalid}, "The name is a group, not a dataset.");
   exceptions.is_a_directory =
       make_exception(m, "IsADirectoryPathError", {exceptions.invalid}, "The write path is a directory.");
-  exceptions.file_not_found =
-      make_exception(m, "FileNotFoundError", {exceptions.error, base("FileNotFoundError")}, "The file does not exist.");
-  exceptions.file_exists =
-      make_exception(m, "FileExistsError", {exceptions.error, base("FileExistsError")}, "The file exists (mode 'x').");
-  exceptions.runtime =
-      make_exception(m, "RuntimeError", {exceptions.error, base("RuntimeError")}, "A run-time failure.");
+  // Names of their own (not FileNotFoundError...): `from h5tile import *` must not shadow the built-ins.
+  exceptions.file_not_found = make_exception(m, "NoSuchFileError", {exceptions.error, base("FileNotFoundError")},
+                                             "The file does not exist (a FileNotFoundError).");
+  exceptions.file_exists = make_exception(m, "FileAlreadyExistsError", {exceptions.error, base("FileExistsError")},
+                                          "The file exists (mode 'x'; a FileExistsError).");
+  exceptions.runtime = make_exception(m, "OperationError", {exceptions.error, base("RuntimeError")},
+                                      "An operation failed at run time (a RuntimeError).");
   exceptions.not_hdf5 = make_exception(m, "NotHdf5FileError", {exceptions.runtime}, "The file is not HDF5.");
   exceptions.virtual_source = make_exception(m, "VirtualSourceError", {exceptions.runtime},
                                              "A source of a virtual dataset is missing or does not match.");

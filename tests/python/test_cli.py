@@ -4,6 +4,7 @@ import os
 import resource
 import shutil
 import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -177,3 +178,20 @@ def test_bench_checks_its_read_and_gives_every_group_a_limit(tmp_path):
         assert max(r["ratio_to_limit"] for r in rows if r["name"].startswith("limit")) == pytest.approx(1.0)
     assert all(r["gbps"] > 0 for r in result["results"])
     assert any(r["name"].startswith("h5tile from_file") and r["group"] == "read-new" for r in result["results"])
+
+
+def test_python_dash_m_runs_the_command_with_its_arguments_and_exit_status(files, tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
+
+    def python_m(*args):
+        return subprocess.run([sys.executable, "-m", "h5tile", *args], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120, env=env)
+
+    direct, via_python = h5tile("info", "h.h5", "--json", cwd=tmp_path), python_m("info", "h.h5", "--json")
+    assert via_python.returncode == 0, via_python.stderr
+    assert json.loads(via_python.stdout) == json.loads(direct.stdout)
+    out = python_m("info", "missing.h5")
+    assert out.returncode == 1 and "missing.h5" in out.stderr and "does not exist" in out.stderr
+    out = python_m("--help")
+    assert out.returncode == 0 and "Usage: h5tile" in out.stdout, out.stdout  # named h5tile, not a path
+    assert python_m("frobnicate").returncode == 2

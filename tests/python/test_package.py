@@ -111,8 +111,9 @@ def test_gil_is_released_during_io(tmp_path):
 
 
 def test_errors_are_the_python_types_users_expect(tmp_path):
-    with pytest.raises(FileNotFoundError, match="nope.h5"):
+    with pytest.raises(FileNotFoundError, match="nope.h5") as e:
         h5tile.from_file(tmp_path / "nope.h5", "/x")
+    assert isinstance(e.value, h5tile.NoSuchFileError) and isinstance(e.value, h5tile.Error)
     with h5py.File(tmp_path / "f.h5", "w") as f:
         f["g/a"] = np.zeros(3)
     with pytest.raises(ValueError, match="is a group") as e:
@@ -137,10 +138,28 @@ def test_errors_are_the_python_types_users_expect(tmp_path):
                         ((2, 2.5), "not an integer")]:
         with pytest.raises(ValueError, match=needle):
             h5tile.from_file_batched(tmp_path / "two.h5", "/d", bad)
-    with pytest.raises(h5tile.FileExistsError):
+    with pytest.raises(h5tile.FileAlreadyExistsError, match="f.h5") as e:
         h5tile.to_file(np.zeros(3), tmp_path / "f.h5", "/y", mode="x")
+    assert isinstance(e.value, FileExistsError)
     with pytest.raises(ValueError, match="mode must be"):
         h5tile.to_file(np.zeros(3), tmp_path / "m.h5", "/y", mode="r")
+
+
+def test_star_import_leaves_the_builtin_exceptions_intact():
+    import builtins
+    namespace: dict = {}
+    exec("from h5tile import *", namespace)
+    assert set(h5tile.__all__) <= set(namespace)
+    shadowed = sorted(name for name in namespace if name != "__builtins__" and hasattr(builtins, name))
+    assert shadowed == [], f"'from h5tile import *' shadows built-ins: {shadowed}"
+    for name in ("FileNotFoundError", "FileExistsError", "RuntimeError"):
+        assert eval(name, namespace) is getattr(builtins, name)
+    # h5tile's own classes keep the built-in bases: `except FileNotFoundError` still catches them.
+    assert issubclass(h5tile.NoSuchFileError, builtins.FileNotFoundError)
+    assert issubclass(h5tile.FileAlreadyExistsError, builtins.FileExistsError)
+    for cls in (h5tile.OperationError, h5tile.NotHdf5FileError, h5tile.VirtualSourceError, h5tile.Hdf5Error,
+                h5tile.CancelledError):
+        assert issubclass(cls, builtins.RuntimeError) and issubclass(cls, h5tile.Error), cls
 
 
 def test_objects_with_array_interfaces_are_written_without_numpy_in_the_call(tmp_path):
