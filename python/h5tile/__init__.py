@@ -63,11 +63,13 @@ def _as_array(array: Any):
     only ``__array_interface__`` or ``__array__`` (cuPyNumeric) through NumPy."""
     if isinstance(array, np.ndarray) or hasattr(array, "__dlpack__"):
         return array
+    # Legate before CUDA: a Legate store's __cuda_array_interface__ aborts the process (an
+    # uncaught C++ exception) on a machine without GPUs, so it must not even be looked up.
+    if hasattr(array, "__legate_data_interface__") and not hasattr(array, "__array__"):
+        return _from_legate(array)
     if hasattr(array, "__cuda_array_interface__"):
         import cupy
         return cupy.asarray(array)
-    if hasattr(array, "__legate_data_interface__") and not hasattr(array, "__array__"):
-        return _from_legate(array)
     return np.asarray(array)
 
 
