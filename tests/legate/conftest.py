@@ -1,6 +1,7 @@
 """The Legate tests run in a process that Legate can start in: tests/python/test_legate.py
 starts one per module, with the no-GPU driver stand-in and LEGATE_CONFIG set. Run alone,
 outside that environment, they skip, saying why."""
+import importlib.util
 import os
 import pathlib
 import sys
@@ -12,7 +13,12 @@ BUILD = pathlib.Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))
 if not BUILD.is_absolute():
     BUILD = ROOT / BUILD
 sys.path.insert(0, str(BUILD / "python"))
-sys.path.insert(0, str(ROOT / "tests" / "python"))  # random_array, same_bytes, DTYPES
+
+# The helpers of the Python tests (tests/python/conftest.py), shared rather than copied.
+_spec = importlib.util.spec_from_file_location("h5tile_python_tests", ROOT / "tests" / "python" / "conftest.py")
+_python_tests = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_python_tests)
+DTYPES, random_array, same_bytes = _python_tests.DTYPES, _python_tests.random_array, _python_tests.same_bytes
 
 IN_LEGATE_ENVIRONMENT = "LEGATE_CONFIG" in os.environ
 

@@ -1,0 +1,178 @@
+"""legate.io.hdf5's ``from_file`` and ``from_file_batched``, with every Legate point task reading
+its own tile through h5tile's engine. A Legate or cuPyNumeric program changes one import::
+
+    from h5tile.legate import from_file, from_file_batched   # was: from legate.io.hdf5 import ...
+    a = from_file("data.h5", "/u")                  # a LogicalArray; cupynumeric.asarray(a) wraps it
+    get_legate_runtime().issue_execution_fence(block=True)
+
+The array is split into tiles along its first axis, one per CPU processor, each tile a whole
+number of the file's chunks where the file is chunked. A point task gets its tile's host
+memory (its physical store) and reads into it with h5tile's ``read_into`` at the tile's offset:
+nothing is gathered into one process and nothing is copied twice. Reads are asynchronous like
+every Legate task: Legate orders later tasks on the array after them.
+
+Errors: the checks that legate.io.hdf5 makes at the call (a missing file, dataset or group, a
+dtype it cannot hold, a bad ``chunk_size``) are made at the call here too, with h5tile's error
+types, each of which is also the built-in exception that legate.io.hdf5 raises for it
+(ValueError for a missing dataset, a group or a bad chunk_size; RuntimeError for a missing
+file or a path that is not an HDF5 file). Unlike legate.io.hdf5, complex datasets are read.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Iterator, Sequence, Tuple
+
+import numpy as np
+from legate.core import LogicalArray, LogicalStore, TaskTarget, Type, VariantCode, get_legate_runtime, get_machine
+from legate.core import types as ty
+from legate.core.task import OutputStore, task
+
+import h5tile
+from h5tile import _h5tile
+
+__all__ = ["from_file", "from_file_batched"]
+
+
+class FileNotFoundError(h5tile.FileNotFoundError, RuntimeError):  # noqa: A001
+    """The file does not exist (legate.io.hdf5 raises RuntimeError here)."""
+
+
+class UnsupportedTypeError(h5tile.UnsupportedTypeError, ValueError):
+    """A dtype that a Legate store cannot hold (legate.io.hdf5 raises ValueError here)."""
+
+
+@task(variants=(VariantCode.CPU,))
+def _read_tile(out: OutputStore, path: str, dataset: str, base: tuple[int, ...], scalar: bool) -> None:
+    """One point task: reads the dataset's region under this task's tile into the tile's host
+    memory (the physical store, viewed without a copy). ``base`` is where the whole store lies
+    in the dataset (a batch's offset). A scalar dataset is held in a store of shape (1,), as
+    legate.io.hdf5 holds it."""
+    # Through the array interface, not DLPack: Legate 26.6 exports float16 stores over DLPack
+    # with the bfloat type code, which NumPy and h5tile rightly refuse.
+    tile = np.asarray(out)
+    if scalar:
+        _h5tile.read_into(tile.reshape(()), path, dataset, 0, [], 0)
+        return
+    offset = [b + int(lo) for b, lo in zip(base, out.domain.lo)]
+    _h5tile.read_into(tile, path, dataset, 0, offset, 0)
+
+
+def _processors() -> int:
+    return max(1, get_machine().count(TaskTarget.CPU))
+
+
+def tile_rows(shape: Sequence[int], chunk: Sequence[int] | None, parts: int) -> int:
+    """Rows (first-axis length) of each tile when ``shape`` is split into at most ``parts``
+    tiles along its first axis, each a whole number of ``chunk``'s first length (the last tile
+    may be shorter), so that no chunk of the file is read by two tasks."""
+    rows = int(shape[0])
+    step = int(chunk[0]) if chunk else 1
+    chunks = -(-rows // step)
+    per_tile = -(-chunks // max(1, parts))
+    return max(1, per_tile * step)
+
+
+def _legate_type(dtype: np.dtype, path: str, dataset_name: str) -> Type:
+    if dtype.kind == "V":
+        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{path}' has opaque dtype {dtype}, which a Legate "
+                                   "store cannot hold")
+    return Type.from_numpy_dtype(dtype)
+
+
+def _describe(path: str, dataset_name: str) -> dict:
+    try:
+        return h5tile.describe(path, dataset_name)
+    except h5tile.FileNotFoundError as e:
+        raise FileNotFoundError(*e.args) from None
+    except h5tile.UnsupportedTypeError as e:
+        raise UnsupportedTypeError(*e.args) from None
+
+
+def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int], chunk, scalar: bool = False) -> None:
+    """Launches the point tasks that read ``store`` from the dataset's region at ``base``, one
+    tile per CPU processor. An error in a task (a tile that cannot be read) is raised by Legate
+    as the task's h5tile error: at once by default, which makes the launch wait for the reads,
+    or at a later fence in a Scope with ``exception_mode=ExceptionMode.DEFERRED``."""
+    shape = tuple(store.shape)
+    if 0 in shape:
+        return
+    rows = 1 if scalar else tile_rows(shape, chunk, _processors())
+    partition = store.partition_by_tiling((rows,) + shape[1:])
+    runtime = get_legate_runtime()
+    launch = runtime.create_manual_task(_read_tile.library, _read_tile.task_id, partition.color_shape)
+    launch.add_output(partition)
+    launch.add_scalar_arg(path, ty.string_type)
+    launch.add_scalar_arg(dataset_name, ty.string_type)
+    launch.add_scalar_arg(tuple(int(b) for b in base) or (0,), (ty.int64,))
+    launch.add_scalar_arg(scalar, ty.bool_)
+    launch.throws_exception(h5tile.Error)
+    launch.execute()
+
+
+def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray:
+    """Read a dataset into a new LogicalArray, each CPU point task its own tile.
+
+    Args:
+        path: the HDF5 file (relative paths are taken from the current folder at this call).
+        dataset_name: full path of the dataset in the file ("/data", "group/x").
+
+    Returns:
+        A LogicalArray of the dataset's shape (a scalar dataset: shape (1,), as legate.io.hdf5
+        returns it) and dtype; the reads run asynchronously (use
+        ``get_legate_runtime().issue_execution_fence(block=True)`` to wait for them).
+
+    Raises:
+        FileNotFoundError (also RuntimeError), NotHdf5FileError (RuntimeError),
+        DatasetNotFoundError / NotADatasetError (ValueError), UnsupportedTypeError (also ValueError).
+    """
+    path = os.path.abspath(os.fspath(path))
+    info = _describe(path, dataset_name)
+    dtype = np.dtype(info["dtype"])
+    shape = tuple(info["shape"])
+    # A scalar dataset becomes a store of shape (1,), as legate.io.hdf5 returns it.
+    store = get_legate_runtime().create_store(_legate_type(dtype, path, dataset_name), shape=shape or (1,))
+    _read(store, path, dataset_name, (0,) * len(shape), info["chunk"], scalar=not shape)
+    return LogicalArray.from_store(store)
+
+
+def batch_offsets(shape: Sequence[int], chunk_size: Sequence[int]) -> Iterator[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+    """(offset, extent) of every batch, low to high in row-major order, clipped at the edges."""
+    ranges = [range(0, int(n), int(c)) for n, c in zip(shape, chunk_size)]
+    for offset in itertools.product(*ranges):
+        yield offset, tuple(min(int(c), int(n) - o) for o, n, c in zip(offset, shape, chunk_size))
+
+
+def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
+                      chunk_size: Sequence[int]) -> Iterator[Tuple[LogicalArray, Tuple[int, ...]]]:
+    """Iterate over a dataset in batches of at most ``chunk_size``: yields ``(array, offsets)``,
+    low to high in row-major order, batches at the edges clipped (a length-5 axis with a chunk
+    of 2 gives 2, 2, 1). Each batch is a new LogicalArray read by point tasks, like
+    :func:`from_file`; Legate reads the next batch while the caller launches work on this one.
+
+    Raises ValueError (h5tile.InvalidArgumentError) at the call, not at the first batch, for a
+    ``chunk_size`` with an element <= 0 or of another length than the dataset has axes; and the
+    errors of :func:`from_file`.
+    """
+    path = os.path.abspath(os.fspath(path))
+    try:
+        chunk = [c for c in chunk_size]
+    except TypeError:
+        raise h5tile.InvalidArgumentError(f"Invalid chunk size ({chunk_size!r}), must be a sequence of integers >0")
+    if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c <= 0 for c in chunk):
+        raise h5tile.InvalidArgumentError(f"Invalid chunk size ({tuple(chunk_size)}), must be >0")
+    info = _describe(path, dataset_name)
+    shape = tuple(info["shape"])
+    if len(shape) != len(chunk):
+        raise h5tile.InvalidArgumentError(f"Dimensions of chunks ({len(chunk)}) must match dimension of dataset "
+                                          f"({len(shape)}): dataset '{dataset_name}' in '{path}' has shape {shape}")
+    legate_type = _legate_type(np.dtype(info["dtype"]), path, dataset_name)
+    return _batches(path, dataset_name, shape, chunk, legate_type, info["chunk"])
+
+
+def _batches(path, dataset_name, shape, chunk, legate_type, file_chunk):
+    runtime = get_legate_runtime()
+    for offset, extent in batch_offsets(shape, chunk):
+        store = runtime.create_store(legate_type, shape=extent)
+        _read(store, path, dataset_name, offset, file_chunk)
+        yield LogicalArray.from_store(store), offset
