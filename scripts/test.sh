@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
+# Legate and cuPyNumeric for the Legate tests (CPU-only, through tests/tools/no_gpu_libcuda.c);
+# where they cannot be installed those tests skip, saying why.
+scripts/install_legate.sh || echo "test.sh: legate could not be installed; the Legate tests will skip"
 scripts/build.sh
 build="${H5TILE_BUILD_DIR:-build}"
 status=0
