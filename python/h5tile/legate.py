@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Iterator, Sequence, Tuple
+import threading
+from typing import Any, Iterator, Sequence, Tuple
 
 import numpy as np
 from legate.core import LogicalArray, LogicalStore, TaskTarget, Type, VariantCode, get_legate_runtime, get_machine
 from legate.core import types as ty
-from legate.core.task import OutputStore, task
+from legate.core.data_interface import as_logical_array
+from legate.core.task import InputStore, OutputStore, task
 
 import h5tile
 from h5tile import _h5tile
 
-__all__ = ["from_file", "from_file_batched"]
+__all__ = ["to_file", "from_file", "from_file_batched"]
 
 
 class FileNotFoundError(h5tile.FileNotFoundError, RuntimeError):  # noqa: A001
@@ -176,3 +178,142 @@ def _batches(path, dataset_name, shape, chunk, legate_type, file_chunk):
         store = runtime.create_store(legate_type, shape=extent)
         _read(store, path, dataset_name, offset, file_chunk)
         yield LogicalArray.from_store(store), offset
+
+
+class _TaskGroup:
+    """The point tasks of one write, as ranks of a communicator with mpi4py's interface
+    (Get_rank, Get_size, allgather, bcast), which h5tile's collective write_tile takes. The
+    tasks run at the same time (a concurrent launch) on threads of this process; a collective
+    waits, without the GIL, until every rank has brought its part."""
+
+    _lock = threading.Lock()
+    _groups: dict = {}
+    _next_id = 0
+    TIMEOUT_S = 600.0  # a rank that never comes (tasks not run together) fails instead of hanging
+
+    def __init__(self, size: int):
+        self.size = size
+        self.condition = threading.Condition()
+        self.rounds: dict = {}  # round -> [parts, number of ranks that have taken the result]
+        self.finished = 0
+
+    @classmethod
+    def open(cls, size: int) -> int:
+        with cls._lock:
+            cls._next_id += 1
+            cls._groups[cls._next_id] = cls(size)
+            return cls._next_id
+
+    @classmethod
+    def member(cls, group_id: int, rank: int) -> "_Rank":
+        with cls._lock:
+            return _Rank(cls._groups[group_id], group_id, rank)
+
+    @classmethod
+    def leave(cls, group: "_TaskGroup", group_id: int) -> None:
+        with cls._lock:
+            group.finished += 1
+            if group.finished == group.size:
+                del cls._groups[group_id]
+
+
+class _Rank:
+    def __init__(self, group: _TaskGroup, group_id: int, rank: int):
+        self.group, self.group_id, self.rank, self.round = group, group_id, rank, 0
+
+    def Get_rank(self) -> int:  # noqa: N802  (mpi4py's names)
+        return self.rank
+
+    def Get_size(self) -> int:  # noqa: N802
+        return self.group.size
+
+    def allgather(self, part):
+        group, this = self.group, self.round
+        self.round += 1
+        with group.condition:
+            entry = group.rounds.setdefault(this, [[None] * group.size, 0, 0])
+            entry[0][self.rank] = part
+            entry[1] += 1
+            group.condition.notify_all()
+            if not group.condition.wait_for(lambda: entry[1] == group.size, timeout=_TaskGroup.TIMEOUT_S):
+                raise h5tile.RuntimeError(f"h5tile.legate.to_file: {group.size - entry[1]} of {group.size} point "
+                                          f"tasks did not reach the write within {_TaskGroup.TIMEOUT_S:.0f} s")
+            parts = list(entry[0])
+            entry[2] += 1
+            if entry[2] == group.size:
+                del group.rounds[this]
+        return parts
+
+    def bcast(self, part, root: int = 0):
+        return self.allgather(part if self.rank == root else None)[root]
+
+
+@task(variants=(VariantCode.CPU,))
+def _write_tile(tile: InputStore, path: str, dataset: str, shape: tuple[int, ...], rows: int, group_id: int) -> None:
+    """One point task: writes its tile (``rows`` rows of the array, from the tile's host memory)
+    as one rank of h5tile's collective write: its own tile file, and on rank 0, once every
+    tile is on disk, the commit of the virtual dataset."""
+    offset = [int(lo) for lo in tile.domain.lo]
+    rank = _TaskGroup.member(group_id, offset[0] // rows)
+    try:
+        _h5tile.write_tile(rank, np.asarray(tile), path, dataset, 0, list(shape), offset, "virtual", "w", True, True,
+                           [])
+    finally:
+        _TaskGroup.leave(rank.group, group_id)
+
+
+def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str) -> None:
+    """Write a Legate array (a LogicalArray, LogicalStore, cuPyNumeric array, or anything with
+    ``__legate_data_interface__``) to ``dataset_name`` in ``path``, each CPU point task writing
+    its own tile from its own memory: nothing is gathered. The file is h5tile's virtual layout
+    (one tile file per task beside it, relative sources, a checksum per tile), committed once
+    every tile is on disk; until then an older file at ``path`` stays intact.
+
+    The write is a Legate task launch: ordered after the tasks that produce ``array`` and
+    before later ones that change it; ``get_legate_runtime().issue_execution_fence(block=True)``
+    waits until the file is complete. ``path`` may be relative (to the current folder at this
+    call); missing folders are created.
+
+    Raises:
+        IsADirectoryPathError (ValueError) when ``path`` is a folder; InvalidArgumentError
+        (ValueError) for a bad dataset name; UnsupportedTypeError for a dtype h5tile cannot write;
+        the write's own errors (h5tile.Error) from Legate, as for :func:`from_file`.
+    """
+    path = os.path.abspath(os.fspath(path))
+    if os.path.isdir(path):
+        raise h5tile.IsADirectoryPathError(f"'{path}' is a directory: to_file needs a file path such as /path/to/file.h5")
+    if not isinstance(dataset_name, str) or not dataset_name.strip("/"):
+        raise h5tile.InvalidArgumentError(f"dataset name {dataset_name!r} must name a dataset, such as '/data'")
+    logical = array if isinstance(array, LogicalArray) else (
+        LogicalArray.from_store(array) if isinstance(array, LogicalStore) else as_logical_array(array))
+    if logical.nullable or logical.nested:
+        raise UnsupportedTypeError("a nullable or nested Legate array: h5tile writes arrays of one plain field")
+    store = logical.data
+    shape = tuple(int(n) for n in store.shape)
+    try:
+        np.dtype(store.type.to_numpy_dtype())
+    except Exception:
+        raise UnsupportedTypeError(f"Legate type {store.type} has no NumPy dtype for h5tile to write") from None
+    if len(shape) == 0 or 0 in shape:
+        # Nothing to split: written from this process (h5tile keeps such a dataset in the main file).
+        h5tile.to_file(np.asarray(store.get_physical_store()).copy(), path, dataset_name).wait()
+        return
+    runtime = get_legate_runtime()
+    if runtime.node_count > 1:
+        raise h5tile.InvalidArgumentError("h5tile.legate.to_file runs on one node for now: its point tasks meet in "
+                                          "one process")
+    rows = tile_rows(shape, None, _processors())
+    partition = store.partition_by_tiling((rows,) + shape[1:])
+    size = int(np.prod(partition.color_shape))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    launch = runtime.create_manual_task(_write_tile.library, _write_tile.task_id, partition.color_shape)
+    launch.add_input(partition)
+    launch.add_scalar_arg(path, ty.string_type)
+    launch.add_scalar_arg(dataset_name, ty.string_type)
+    launch.add_scalar_arg(shape, (ty.int64,))
+    launch.add_scalar_arg(rows, ty.int64)
+    launch.add_scalar_arg(_TaskGroup.open(size), ty.int64)
+    launch.set_concurrent(True)  # every rank of the collective write runs at once
+    launch.set_side_effect(True)
+    launch.throws_exception(h5tile.Error)
+    launch.execute()

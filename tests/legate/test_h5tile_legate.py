@@ -208,3 +208,73 @@ def test_relative_paths_are_taken_at_the_call(tmp_path, monkeypatch):
     array = hl.from_file("a.h5", "d")
     monkeypatch.chdir(os.path.dirname(tmp_path))
     assert np.array_equal(host(array), data)
+
+
+def legate_store(data: np.ndarray):
+    return get_legate_runtime().create_store_from_buffer(Type.from_numpy_dtype(data.dtype), data.shape, data,
+                                                         read_only=True)
+
+
+@pytest.mark.parametrize("dtype", LEGATE_DTYPES)
+def test_to_file_writes_every_dtype_as_h5py_reads_it(tmp_path, dtype):
+    data = random_array(dtype, SHAPE, seed=10 + len(dtype))
+    hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
+    fence()
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert f["d"].is_virtual and len(f["d"].virtual_sources()) == 2  # one tile per CPU
+        assert all(not os.path.isabs(s.file_name) for s in f["d"].virtual_sources())
+        assert same_bytes(f["d"][()], data)
+
+
+@pytest.mark.parametrize("shape", [(1,), (2, 3), (64, 3, 5), (3, 4, 5, 6)])
+def test_to_file_shapes_of_every_rank_round_trip(tmp_path, shape):
+    data = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    hl.to_file(legate_store(data), tmp_path / "w.h5", "group/d")
+    fence()
+    assert np.array_equal(host(hl.from_file(tmp_path / "w.h5", "/group/d")), data)
+    assert np.array_equal(read_h5py(tmp_path / "w.h5", "group/d"), data)
+
+
+def test_what_to_file_wrote_is_read_by_legate_io_hdf5_and_checks_out(tmp_path):
+    data = random_array("float32", SHAPE, seed=11)
+    hl.to_file(LogicalArray.from_store(legate_store(data)), tmp_path / "w.h5", "/d")
+    fence()
+    assert same_bytes(host(lh.from_file(tmp_path / "w.h5", "/d")), data)
+    assert same_bytes(h5tile.from_file(tmp_path / "w.h5", "/d", verify_checksums=True), data)
+    assert h5tile.describe(tmp_path / "w.h5", "/d")["virtual_sources"] == 2
+
+
+def test_to_file_writes_a_cupynumeric_array(tmp_path):
+    cn = pytest.importorskip("cupynumeric")
+    array = cn.arange(3000, dtype=np.int32).reshape(600, 5) * 3
+    hl.to_file(array, tmp_path / "c.h5", "/c")
+    fence()
+    assert np.array_equal(read_h5py(tmp_path / "c.h5", "c"), np.arange(3000, dtype=np.int32).reshape(600, 5) * 3)
+
+
+def test_to_file_then_from_file_in_one_program_is_ordered_by_legate(tmp_path):
+    data = random_array("uint16", SHAPE, seed=12)
+    hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
+    fence()
+    data2 = data[::-1].copy()
+    hl.to_file(legate_store(data2), tmp_path / "w.h5", "/d")  # overwrites
+    fence()
+    assert same_bytes(host(hl.from_file(tmp_path / "w.h5", "/d")), data2)
+
+
+def test_to_file_refuses_a_directory_like_legate_io_hdf5(tmp_path):
+    data = np.ones((10, 2))
+    raises_like_legate(lambda: hl.to_file(legate_store(data), tmp_path, "/d"),
+                       lambda: lh.to_file(legate_store(data), tmp_path, "/d"), h5tile.IsADirectoryPathError,
+                       "directory")
+
+
+def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path):
+    old = np.arange(50, dtype=np.float64)
+    write_h5py(tmp_path / "w.h5", "d", old)
+    (tmp_path / "w.h5.tiles").write_text("a file where the tile folder should be")  # every tile write fails
+    with pytest.raises(h5tile.Error):
+        hl.to_file(legate_store(random_array("float64", SHAPE, seed=13)), tmp_path / "w.h5", "/d")
+        fence()
+    assert np.array_equal(read_h5py(tmp_path / "w.h5", "d"), old)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.h5", "w.h5.tiles"]
