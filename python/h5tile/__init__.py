@@ -15,6 +15,7 @@ the built-in exception Python users expect (``FileNotFoundError``, ``ValueError`
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
@@ -71,6 +72,11 @@ def _as_array(array: Any):
         import cupy
         return cupy.asarray(array)
     return np.asarray(array)
+
+
+def _is_legate(obj: Any) -> bool:
+    """A Legate array or store, or a cuPyNumeric array, in a program that runs Legate."""
+    return "legate.core" in sys.modules and hasattr(obj, "__legate_data_interface__")
 
 
 def _from_legate(obj: Any):
@@ -137,8 +143,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
 
     Args:
         array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
-            ``__array_interface__`` or ``__array__`` (cuPyNumeric). Strides are honoured; device
-            arrays are written from device memory.
+            ``__array_interface__`` or ``__array__``. Strides are honoured; device arrays are
+            written from device memory. Legate and cuPyNumeric arrays are written by Legate's
+            point tasks, each its own tile (:func:`h5tile.legate.to_file`), where the options
+            allow (layout "virtual", mode "w", no chunks, comm or progress).
         path: the HDF5 file; missing folders are created.
         dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
         layout: "virtual" (default: one file per tile in ``<path>.tiles/`` and a virtual dataset
@@ -167,6 +175,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
         FileExistsError (mode "x"), and the write's own errors from ``wait()``.
     """
+    if _is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None and progress is None:
+        # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
+        from . import legate as _legate
+        _legate.to_file(array, path, dataset_name, sync=sync)
+        return WriteHandle(_CompletedWrite(), None)
     if comm is not None:
         core, _ = _prepare(array)
         shape = tuple(int(s) for s in core.shape)

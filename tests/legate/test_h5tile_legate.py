@@ -278,3 +278,15 @@ def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path):
         fence()
     assert np.array_equal(read_h5py(tmp_path / "w.h5", "d"), old)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.h5", "w.h5.tiles"]
+
+
+def test_h5tile_to_file_writes_cupynumeric_through_the_tasks(tmp_path):
+    cn = pytest.importorskip("cupynumeric")
+    expected = np.arange(4000, dtype=np.float64).reshape(800, 5) / 7
+    array = cn.arange(4000, dtype=np.float64).reshape(800, 5) / 7
+    h5tile.to_file(array, tmp_path / "t.h5", "/t", ranks=3).wait()
+    assert h5tile.describe(tmp_path / "t.h5", "/t")["virtual_sources"] == 2  # one per task, not ranks=3
+    assert same_bytes(read_h5py(tmp_path / "t.h5", "t"), expected)
+    # Options the tasks do not offer take the single-process path, as before.
+    h5tile.to_file(array, tmp_path / "c.h5", "/t", layout="contiguous").wait()
+    assert same_bytes(read_h5py(tmp_path / "c.h5", "t"), expected)
