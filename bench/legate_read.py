@@ -84,12 +84,13 @@ def write_cases(args):
     gb = data.nbytes / 1e9
     print(f"writes of {args.write_mib} MiB float32 from a Legate store")
     cases = [("h5tile.legate.to_file", lambda p: hl.to_file(store, p, "x")),
+             ("h5tile.legate.to_file nosync", lambda p: hl.to_file(store, p, "x", sync=False)),
              ("legate.io.hdf5.to_file", lambda p: lh.to_file(store, p, "x")),
              ("h5tile.to_file (numpy)", lambda p: h5tile.to_file(data, p, "x").wait())]
     for name, write in cases:
         times = []
         for i in range(args.repeat):
-            target = os.path.join(args.dir, f"w-{name.split('.')[0]}-{name.split('.')[1][:6]}.h5")
+            target = os.path.join(args.dir, f"w-{name.replace(' ', '-')}.h5")
             t0 = time.perf_counter()
             write(target)
             get_legate_runtime().issue_execution_fence(block=True)
