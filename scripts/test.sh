@@ -7,9 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
+status=0
+# Legate and cuPyNumeric for the Legate tests (CPU-only, through tests/tools/no_gpu_libcuda.c).
+# A failed install fails the run (the Legate tests would only skip, saying why).
+scripts/install_legate.sh || { echo "test.sh: legate could not be installed"; status=1; }
 scripts/build.sh
 build="${H5TILE_BUILD_DIR:-build}"
-status=0
 (cd "$build" && ctest --output-on-failure -j "$(nproc)") || status=1
 H5TILE_BUILD_DIR="$build" python3 -m pytest -q -rs tests/python || status=1
 scripts/check_format.sh || status=1

@@ -19,6 +19,7 @@ a ``RuntimeError``, :class:`InvalidArgumentError` a ``ValueError``, :class:`Unsu
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
@@ -67,12 +68,19 @@ def _as_array(array: Any):
     only ``__array_interface__`` or ``__array__`` (cuPyNumeric) through NumPy."""
     if isinstance(array, np.ndarray) or hasattr(array, "__dlpack__"):
         return array
+    # Legate before CUDA: a Legate store's __cuda_array_interface__ aborts the process (an
+    # uncaught C++ exception) on a machine without GPUs, so it must not even be looked up.
+    if hasattr(array, "__legate_data_interface__") and not hasattr(array, "__array__"):
+        return _from_legate(array)
     if hasattr(array, "__cuda_array_interface__"):
         import cupy
         return cupy.asarray(array)
-    if hasattr(array, "__legate_data_interface__") and not hasattr(array, "__array__"):
-        return _from_legate(array)
     return np.asarray(array)
+
+
+def _is_legate(obj: Any) -> bool:
+    """A Legate array or store, or a cuPyNumeric array, in a program that runs Legate."""
+    return "legate.core" in sys.modules and hasattr(obj, "__legate_data_interface__")
 
 
 def _from_legate(obj: Any):
@@ -139,8 +147,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
 
     Args:
         array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
-            ``__array_interface__`` or ``__array__`` (cuPyNumeric). Strides are honoured; device
-            arrays are written from device memory.
+            ``__array_interface__`` or ``__array__``. Strides are honoured; device arrays are
+            written from device memory. Legate and cuPyNumeric arrays are written by Legate's
+            point tasks, each its own tile (:func:`h5tile.legate.to_file`), where the options
+            allow (layout "virtual", mode "w", no chunks, comm or progress).
         path: the HDF5 file; missing folders are created.
         dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
         layout: "virtual" (default: one file per tile in ``<path>.tiles/`` and a virtual dataset
@@ -169,6 +179,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
         FileAlreadyExistsError (FileExistsError; mode "x"), and the write's own errors from ``wait()``.
     """
+    if _is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None and progress is None:
+        # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
+        from . import legate as _legate
+        _legate.to_file(array, path, dataset_name, sync=sync)
+        return WriteHandle(_CompletedWrite(), None)
     if comm is not None:
         core, _ = _prepare(array)
         shape = tuple(int(s) for s in core.shape)

@@ -1,6 +1,7 @@
 """cuPyNumeric arrays through their NumPy protocol, and Legate stores through the Legate data
-interface (skipped where cupynumeric does not import: the PyPI build of legate needs
-libcuda.so.1 even on a CPU, so this runs on GPU machines with legate installed)."""
+interface. The PyPI build of legate needs libcuda.so.1 even on a CPU: test_legate.py runs this
+module in a process of its own with the project's no-GPU driver stand-in; in the main run,
+where cupynumeric does not import, it skips."""
 import sys
 
 import h5py

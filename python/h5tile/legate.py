@@ -1,0 +1,332 @@
+"""legate.io.hdf5's ``to_file``, ``from_file`` and ``from_file_batched``, with every Legate point
+task reading or writing its own tile through h5tile's engine. A Legate or cuPyNumeric program
+changes one import::
+
+    from h5tile.legate import to_file, from_file, from_file_batched   # was: legate.io.hdf5
+    a = from_file("data.h5", "/u")                  # a LogicalArray; cupynumeric.asarray(a) wraps it
+    to_file(cupynumeric_array, "out.h5", "/v")      # each task writes its tile; nothing gathered
+    get_legate_runtime().issue_execution_fence(block=True)
+
+Arrays are split into tiles along their first axis, one per CPU processor, each tile a whole
+number of the file's chunks where the file is chunked. A point task gets its tile's host
+memory (its physical store) and reads into it with h5tile's ``read_into`` at the tile's offset,
+or writes it as one rank of h5tile's collective ``write_tile`` (h5tile's virtual layout:
+relative sources, checksums, the commit once every tile is on disk). Only CPU variants exist
+so far; on a machine with GPUs, Legate moves the data between the tasks and the GPUs.
+
+Errors: the checks that legate.io.hdf5 makes at the call (a missing file, dataset or group, a
+dtype it cannot hold, a bad ``chunk_size``, a directory as the path) are made at the call here
+too, with h5tile's error types, each of which is also the built-in exception that
+legate.io.hdf5 raises for it (ValueError for a missing dataset, a group, a bad chunk_size or a
+directory to write; RuntimeError for a missing file or a path that is not an HDF5 file).
+Errors in the tasks (a tile that cannot be read or written) are raised by Legate as the task's
+h5tile error: at the call by default, which makes the call wait for its tasks, or at a later
+fence inside ``Scope(exception_mode=ExceptionMode.DEFERRED)``. Unlike legate.io.hdf5, complex
+datasets are read, and writes are synced to disk (``sync=False`` skips that).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from typing import Any, Iterator, Sequence, Tuple
+
+import numpy as np
+from legate.core import LogicalArray, LogicalStore, TaskTarget, Type, VariantCode, get_legate_runtime, get_machine
+from legate.core import types as ty
+from legate.core.data_interface import as_logical_array
+from legate.core.task import InputStore, OutputStore, task
+
+import h5tile
+from h5tile import _h5tile
+
+__all__ = ["to_file", "from_file", "from_file_batched"]
+
+
+class NoSuchFileError(h5tile.NoSuchFileError, RuntimeError):
+    """The file does not exist (a FileNotFoundError, and a RuntimeError as legate.io.hdf5 raises)."""
+
+
+class UnsupportedTypeError(h5tile.UnsupportedTypeError, ValueError):
+    """A dtype that a Legate store cannot hold (legate.io.hdf5 raises ValueError here)."""
+
+
+@task(variants=(VariantCode.CPU,))
+def _read_tile(out: OutputStore, path: str, dataset: str, base: tuple[int, ...], scalar: bool) -> None:
+    """One point task: reads the dataset's region under this task's tile into the tile's host
+    memory (the physical store, viewed without a copy). ``base`` is where the whole store lies
+    in the dataset (a batch's offset). A scalar dataset is held in a store of shape (1,), as
+    legate.io.hdf5 holds it."""
+    # Through the array interface, not DLPack: Legate 26.6 exports float16 stores over DLPack
+    # with the bfloat type code, which NumPy and h5tile rightly refuse.
+    tile = np.asarray(out)
+    if scalar:
+        _h5tile.read_into(tile.reshape(()), path, dataset, 0, [], 0)
+        return
+    offset = [b + int(lo) for b, lo in zip(base, out.domain.lo)]
+    # One thread: Legate runs a task on each of its processors, and more threads per task only
+    # compete with them (2 per task on 2 cores measured no faster, often slower).
+    _h5tile.read_into(tile, path, dataset, 0, offset, 1)
+
+
+def _processors() -> int:
+    return max(1, get_machine().count(TaskTarget.CPU))
+
+
+def tile_rows(shape: Sequence[int], chunk: Sequence[int] | None, parts: int) -> int:
+    """Rows (first-axis length) of each tile when ``shape`` is split into at most ``parts``
+    tiles along its first axis, each a whole number of ``chunk``'s first length (the last tile
+    may be shorter), so that no chunk of the file is read by two tasks."""
+    rows = int(shape[0])
+    step = int(chunk[0]) if chunk else 1
+    chunks = -(-rows // step)
+    per_tile = -(-chunks // max(1, parts))
+    return max(1, per_tile * step)
+
+
+def _legate_type(dtype: np.dtype, path: str, dataset_name: str) -> Type:
+    if dtype.kind == "V":
+        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{path}' has opaque dtype {dtype}, which a Legate "
+                                   "store cannot hold")
+    return Type.from_numpy_dtype(dtype)
+
+
+def _describe(path: str, dataset_name: str) -> dict:
+    try:
+        return h5tile.describe(path, dataset_name)
+    except h5tile.NoSuchFileError as e:
+        raise NoSuchFileError(*e.args) from None
+    except h5tile.UnsupportedTypeError as e:
+        raise UnsupportedTypeError(*e.args) from None
+
+
+def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int], chunk, scalar: bool = False) -> None:
+    """Launches the point tasks that read ``store`` from the dataset's region at ``base``, one
+    tile per CPU processor. An error in a task (a tile that cannot be read) is raised by Legate
+    as the task's h5tile error: at once by default, which makes the launch wait for the reads,
+    or at a later fence in a Scope with ``exception_mode=ExceptionMode.DEFERRED``."""
+    shape = tuple(store.shape)
+    if 0 in shape:
+        return
+    rows = 1 if scalar else tile_rows(shape, chunk, _processors())
+    partition = store.partition_by_tiling((rows,) + shape[1:])
+    runtime = get_legate_runtime()
+    launch = runtime.create_manual_task(_read_tile.library, _read_tile.task_id, partition.color_shape)
+    launch.add_output(partition)
+    launch.add_scalar_arg(path, ty.string_type)
+    launch.add_scalar_arg(dataset_name, ty.string_type)
+    launch.add_scalar_arg(tuple(int(b) for b in base) or (0,), (ty.int64,))
+    launch.add_scalar_arg(scalar, ty.bool_)
+    launch.throws_exception(h5tile.Error)
+    launch.execute()
+
+
+def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray:
+    """Read a dataset into a new LogicalArray, each CPU point task its own tile.
+
+    Args:
+        path: the HDF5 file (relative paths are taken from the current folder at this call).
+        dataset_name: full path of the dataset in the file ("/data", "group/x").
+
+    Returns:
+        A LogicalArray of the dataset's shape (a scalar dataset: shape (1,), as legate.io.hdf5
+        returns it) and dtype. Because the tasks declare their errors, Legate makes the call
+        wait for them (measured: the launch alone takes ~0 ms without that declaration, the
+        whole read with it); later tasks on the array are ordered after the reads.
+
+    Raises:
+        NoSuchFileError (a FileNotFoundError, also RuntimeError), NotHdf5FileError (RuntimeError),
+        DatasetNotFoundError / NotADatasetError (ValueError), UnsupportedTypeError (also ValueError).
+    """
+    path = os.path.abspath(os.fspath(path))
+    info = _describe(path, dataset_name)
+    dtype = np.dtype(info["dtype"])
+    shape = tuple(info["shape"])
+    # A scalar dataset becomes a store of shape (1,), as legate.io.hdf5 returns it.
+    store = get_legate_runtime().create_store(_legate_type(dtype, path, dataset_name), shape=shape or (1,))
+    _read(store, path, dataset_name, (0,) * len(shape), info["chunk"], scalar=not shape)
+    return LogicalArray.from_store(store)
+
+
+def batch_offsets(shape: Sequence[int], chunk_size: Sequence[int]) -> Iterator[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+    """(offset, extent) of every batch, low to high in row-major order, clipped at the edges."""
+    ranges = [range(0, int(n), int(c)) for n, c in zip(shape, chunk_size)]
+    for offset in itertools.product(*ranges):
+        yield offset, tuple(min(int(c), int(n) - o) for o, n, c in zip(offset, shape, chunk_size))
+
+
+def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
+                      chunk_size: Sequence[int]) -> Iterator[Tuple[LogicalArray, Tuple[int, ...]]]:
+    """Iterate over a dataset in batches of at most ``chunk_size``: yields ``(array, offsets)``,
+    low to high in row-major order, batches at the edges clipped (a length-5 axis with a chunk
+    of 2 gives 2, 2, 1). Each batch is a new LogicalArray read by point tasks, like
+    :func:`from_file` (and, like it, read by the time it is yielded).
+
+    Raises ValueError (h5tile.InvalidArgumentError) at the call, not at the first batch, for a
+    ``chunk_size`` with an element <= 0 or of another length than the dataset has axes; and the
+    errors of :func:`from_file`.
+    """
+    path = os.path.abspath(os.fspath(path))
+    try:
+        chunk = [c for c in chunk_size]
+    except TypeError:
+        raise h5tile.InvalidArgumentError(f"Invalid chunk size ({chunk_size!r}), must be a sequence of integers >0")
+    if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c <= 0 for c in chunk):
+        raise h5tile.InvalidArgumentError(f"Invalid chunk size ({tuple(chunk_size)}), must be >0")
+    info = _describe(path, dataset_name)
+    shape = tuple(info["shape"])
+    if len(shape) != len(chunk):
+        raise h5tile.InvalidArgumentError(f"Dimensions of chunks ({len(chunk)}) must match dimension of dataset "
+                                          f"({len(shape)}): dataset '{dataset_name}' in '{path}' has shape {shape}")
+    legate_type = _legate_type(np.dtype(info["dtype"]), path, dataset_name)
+    return _batches(path, dataset_name, shape, chunk, legate_type, info["chunk"])
+
+
+def _batches(path, dataset_name, shape, chunk, legate_type, file_chunk):
+    runtime = get_legate_runtime()
+    for offset, extent in batch_offsets(shape, chunk):
+        store = runtime.create_store(legate_type, shape=extent)
+        _read(store, path, dataset_name, offset, file_chunk)
+        yield LogicalArray.from_store(store), offset
+
+
+class _TaskGroup:
+    """The point tasks of one write, as ranks of a communicator with mpi4py's interface
+    (Get_rank, Get_size, allgather, bcast), which h5tile's collective write_tile takes. The
+    tasks run at the same time (a concurrent launch) on threads of this process; a collective
+    waits, without the GIL, until every rank has brought its part."""
+
+    _lock = threading.Lock()
+    _groups: dict = {}
+    _next_id = 0
+    TIMEOUT_S = 600.0  # a rank that never comes (tasks not run together) fails instead of hanging
+
+    def __init__(self, size: int):
+        self.size = size
+        self.condition = threading.Condition()
+        self.rounds: dict = {}  # round -> [parts, number of ranks that have taken the result]
+        self.finished = 0
+
+    @classmethod
+    def open(cls, size: int) -> int:
+        with cls._lock:
+            cls._next_id += 1
+            cls._groups[cls._next_id] = cls(size)
+            return cls._next_id
+
+    @classmethod
+    def member(cls, group_id: int, rank: int) -> "_Rank":
+        with cls._lock:
+            return _Rank(cls._groups[group_id], group_id, rank)
+
+    @classmethod
+    def leave(cls, group: "_TaskGroup", group_id: int) -> None:
+        with cls._lock:
+            group.finished += 1
+            if group.finished == group.size:
+                del cls._groups[group_id]
+
+
+class _Rank:
+    def __init__(self, group: _TaskGroup, group_id: int, rank: int):
+        self.group, self.group_id, self.rank, self.round = group, group_id, rank, 0
+
+    def Get_rank(self) -> int:  # noqa: N802  (mpi4py's names)
+        return self.rank
+
+    def Get_size(self) -> int:  # noqa: N802
+        return self.group.size
+
+    def allgather(self, part):
+        group, this = self.group, self.round
+        self.round += 1
+        with group.condition:
+            entry = group.rounds.setdefault(this, [[None] * group.size, 0, 0])
+            entry[0][self.rank] = part
+            entry[1] += 1
+            group.condition.notify_all()
+            if not group.condition.wait_for(lambda: entry[1] == group.size, timeout=_TaskGroup.TIMEOUT_S):
+                raise h5tile.OperationError(f"h5tile.legate.to_file: {group.size - entry[1]} of {group.size} point "
+                                          f"tasks did not reach the write within {_TaskGroup.TIMEOUT_S:.0f} s")
+            parts = list(entry[0])
+            entry[2] += 1
+            if entry[2] == group.size:
+                del group.rounds[this]
+        return parts
+
+    def bcast(self, part, root: int = 0):
+        return self.allgather(part if self.rank == root else None)[root]
+
+
+@task(variants=(VariantCode.CPU,))
+def _write_tile(tile: InputStore, path: str, dataset: str, shape: tuple[int, ...], rows: int, group_id: int,
+                sync: bool) -> None:
+    """One point task: writes its tile (``rows`` rows of the array, from the tile's host memory)
+    as one rank of h5tile's collective write: its own tile file, and on rank 0, once every
+    tile is on disk, the commit of the virtual dataset."""
+    offset = [int(lo) for lo in tile.domain.lo]
+    rank = _TaskGroup.member(group_id, offset[0] // rows)
+    try:
+        _h5tile.write_tile(rank, np.asarray(tile), path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
+                           [])
+    finally:
+        _TaskGroup.leave(rank.group, group_id)
+
+
+def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sync: bool = True) -> None:
+    """Write a Legate array (a LogicalArray, LogicalStore, cuPyNumeric array, or anything with
+    ``__legate_data_interface__``) to ``dataset_name`` in ``path``, each CPU point task writing
+    its own tile from its own memory: nothing is gathered. The file is h5tile's virtual layout
+    (one tile file per task beside it, relative sources, a checksum per tile), committed once
+    every tile is on disk; until then an older file at ``path`` stays intact.
+
+    The write is a Legate task launch, ordered after the tasks that produce ``array`` and
+    before later ones that change it. Because the tasks declare their errors, Legate makes the
+    call wait until the file is complete (as ``issue_execution_fence(block=True)`` would). ``path`` may be relative (to the current folder at this
+    call); missing folders are created. ``sync`` (h5tile's default; legate.io.hdf5 does not)
+    flushes the tiles and the file to stable storage before the new file replaces the old one.
+
+    Raises:
+        IsADirectoryPathError (ValueError) when ``path`` is a folder; InvalidArgumentError
+        (ValueError) for a bad dataset name; UnsupportedTypeError for a dtype h5tile cannot write;
+        the write's own errors (h5tile.Error) from Legate, as for :func:`from_file`.
+    """
+    path = os.path.abspath(os.fspath(path))
+    if os.path.isdir(path):
+        raise h5tile.IsADirectoryPathError(f"'{path}' is a directory: to_file needs a file path such as /path/to/file.h5")
+    if not isinstance(dataset_name, str) or not dataset_name.strip("/"):
+        raise h5tile.InvalidArgumentError(f"dataset name {dataset_name!r} must name a dataset, such as '/data'")
+    logical = array if isinstance(array, LogicalArray) else (
+        LogicalArray.from_store(array) if isinstance(array, LogicalStore) else as_logical_array(array))
+    if logical.nullable or logical.nested:
+        raise UnsupportedTypeError("a nullable or nested Legate array: h5tile writes arrays of one plain field")
+    store = logical.data
+    shape = tuple(int(n) for n in store.shape)
+    try:
+        np.dtype(store.type.to_numpy_dtype())
+    except Exception:
+        raise UnsupportedTypeError(f"Legate type {store.type} has no NumPy dtype for h5tile to write") from None
+    if len(shape) == 0 or 0 in shape:
+        # Nothing to split: written from this process (h5tile keeps such a dataset in the main file).
+        h5tile.to_file(np.asarray(store.get_physical_store()).copy(), path, dataset_name, sync=sync).wait()
+        return
+    runtime = get_legate_runtime()
+    if runtime.node_count > 1:
+        raise h5tile.InvalidArgumentError("h5tile.legate.to_file runs on one node for now: its point tasks meet in "
+                                          "one process")
+    rows = tile_rows(shape, None, _processors())
+    partition = store.partition_by_tiling((rows,) + shape[1:])
+    size = int(np.prod(partition.color_shape))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    launch = runtime.create_manual_task(_write_tile.library, _write_tile.task_id, partition.color_shape)
+    launch.add_input(partition)
+    launch.add_scalar_arg(path, ty.string_type)
+    launch.add_scalar_arg(dataset_name, ty.string_type)
+    launch.add_scalar_arg(shape, (ty.int64,))
+    launch.add_scalar_arg(rows, ty.int64)
+    launch.add_scalar_arg(_TaskGroup.open(size), ty.int64)
+    launch.add_scalar_arg(sync, ty.bool_)
+    launch.set_concurrent(True)  # every rank of the collective write runs at once
+    launch.set_side_effect(True)
+    launch.throws_exception(h5tile.Error)
+    launch.execute()
