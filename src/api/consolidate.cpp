@@ -17,9 +17,9 @@
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
 #include "hdf5/file.hpp"
+#include "layout/commit.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
-#include "layout/sidecar.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -110,19 +110,12 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
-  const auto generation = new_generation();
-  const auto temp = temp_main(target, generation);
+  const WriteCommit commit(target, name, options.mode, false);
   try {
     std::uint64_t offset = 0;
     const bool embedded = info.shape.empty() || element_count(info.shape) == 0;
     {
-      FileHandle file;
-      if (options.mode == Mode::Append && fs::exists(target)) {
-        copy_to_new_file(target, temp);
-        file = open_for_update(temp, name);
-      } else {
-        file = create_file(temp);
-      }
+      const auto file = commit.start_main_file();
       if (embedded) {
         const auto all = source.read(Box::whole(info.shape), 1);
         create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
@@ -134,7 +127,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     }
     if (!embedded && !chunked) {
       const auto es = info.dtype.size();
-      const PosixFile dst(temp, O_WRONLY);
+      const PosixFile dst(commit.temp(), O_WRONLY);
       const RawDataset raw{&dst, offset, info.shape, es};
       const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
       Progress progress(options.progress, element_count(info.shape) * es);
@@ -147,12 +140,9 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         progress.add(block.nbytes());
       });
     }
-    const CommitLock lock(target);
-    publish_file(temp, target, options.sync);
-    remove_stale(target, name, std::string(), options.mode != Mode::Append, options.keep_previous);
-    remove_dead_temps(target);
+    commit.publish(options.sync, options.keep_previous);
   } catch (...) {
-    fs::remove(temp, ec);
+    commit.abandon();
     throw;
   }
 }

@@ -1,11 +1,9 @@
-// to_file and write_tiles: validation, the collective steps of a write, and the commit that
-// makes the new file visible only when it is complete.
-#include <fcntl.h>
-#include <unistd.h>
-
+// to_file and write_tiles: validation, the plan every rank agrees on, and the collective steps
+// of a write; how each layout writes lives in layout/ (layout_writer.hpp), the commit that makes
+// the new file visible only when it is complete in layout/commit.hpp.
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -16,36 +14,19 @@
 #include "api/pending_writes.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
-#include "engine/checksum.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
-#include "engine/raw_transfer.hpp"
-#include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
-#include "layout/file_writer.hpp"
-#include "layout/open_dataset.hpp"
-#include "layout/sidecar.hpp"
-#include "layout/tile_index.hpp"
+#include "layout/commit.hpp"
+#include "layout/layout_writer.hpp"
+#include "layout/tile_bytes.hpp"
+#include "layout/write_plan.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
 using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
 
 namespace {
-
-// What every rank knows about a write once the descriptions are exchanged.
-struct WritePlan {
-  fs::path target;
-  std::string dataset;
-  Shape shape;
-  DType dtype{DTypeKind::UInt8};
-  std::vector<Box> boxes;          // every tile, in rank order
-  std::vector<std::size_t> first;  // index in boxes of each rank's first tile
-  Shape chunk;                     // layout Chunked: the chunk shape
-  std::string embedded;            // the element of a 0-d array (it travels with the plan)
-  [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
-};
 
 std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const fs::path& path,
                           const std::string& dataset, const WriteOptions& options) {
@@ -165,164 +146,6 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   return plan;
 }
 
-StridedBytes memory_of(const ArrayView& view) {
-  return {static_cast<std::byte*>(const_cast<void*>(view.data)), view.strides()};
-}
-
-// Moves a tile's bytes into `box` of a raw dataset (the whole of a tile file, or the tile's
-// box of a shared file): straight from host memory, or through staging from a device.
-void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress) {
-  const auto memory = memory_of(data);
-  const int device = gpu::device_of(data);
-  const auto es = file.elem_size;
-  if (device < 0) {
-    const auto parts = split_rowmajor(box, es, settings::task_size());
-    parallel_for(parts.size(), settings::threads(), [&](std::size_t i) {
-      write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
-      progress.add(parts[i].count() * es);
-    });
-    return;
-  }
-  const auto parts = split_rowmajor(box, es, gpu::staging_piece_bytes());
-  gpu::stage_from_device(
-      device, parts.size(), es,
-      [&](std::size_t i) {
-        return gpu::DeviceRegion{sub_memory(memory, box, parts[i]).ptr, memory.strides, parts[i].extent};
-      },
-      [&](std::size_t i, const std::byte* staging) {
-        const StridedBytes packed{const_cast<std::byte*>(staging), rowmajor_strides(parts[i].extent, es)};
-        write_raw(file, parts[i], packed);
-        progress.add(parts[i].count() * es);
-      },
-      settings::threads());
-}
-
-// The part `part` (dataset coordinates, inside `box`) of a tile whose memory `data` holds `box`.
-ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part) {
-  ArrayView view = data;
-  view.shape = part.extent;
-  view.byte_strides = data.strides();
-  auto* base = static_cast<const std::byte*>(data.data);
-  for (std::size_t a = 0; a < box.rank(); ++a) {
-    base += static_cast<std::int64_t>(part.offset[a] - box.offset[a]) * view.byte_strides[a];
-  }
-  view.data = base;
-  return view;
-}
-
-// Layout Chunked: writes this rank's tiles into the chunks of the dataset in `path` (all
-// allocated), each chunk stored whole and row-major at the address HDF5 gave it.
-void write_chunked_tiles(const WritePlan& plan, const fs::path& path, std::span<const Tile> tiles, bool sync,
-                         Progress& progress) {
-  const PosixFile out(path, O_WRONLY);
-  for (const auto& tile : tiles) {
-    const auto chunks = chunks_touching(tile.box, plan.chunk);
-    std::vector<Shape> origins;
-    origins.reserve(chunks.size());
-    for (const auto& c : chunks) origins.push_back(c.offset);
-    const auto addresses = chunk_addresses(path, plan.dataset, origins);
-    const auto es = plan.dtype.size();
-    // One task per chunk part; a part larger than the task size is split further by
-    // write_tile_bytes (host) or staged piece by piece (device).
-    const auto part_of = [&](std::size_t i) {
-      auto part = *intersect(tile.box, chunks[i]);
-      Box in_chunk = part;
-      for (std::size_t a = 0; a < part.rank(); ++a) in_chunk.offset[a] -= chunks[i].offset[a];
-      return std::pair{part, in_chunk};
-    };
-    if (gpu::device_of(tile.data) >= 0 || chunks.size() == 1) {
-      for (std::size_t i = 0; i < chunks.size(); ++i) {
-        const auto [part, in_chunk] = part_of(i);
-        write_tile_bytes({&out, addresses[i], plan.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part), progress);
-      }
-      continue;
-    }
-    const auto memory = memory_of(tile.data);
-    parallel_for(chunks.size(), settings::threads(), [&](std::size_t i) {
-      const auto [part, in_chunk] = part_of(i);
-      write_raw({&out, addresses[i], plan.chunk, es}, in_chunk, sub_memory(memory, tile.box, part));
-      progress.add(part.count() * es);
-    });
-  }
-  if (sync) {
-    out.sync();  // this rank's bytes (with MPI, another node's page cache is not rank 0's to flush)
-  }
-}
-
-// Writes one tile to its own file in the sidecar (layout Virtual).
-// What a tile file holds: where its raw bytes start, the file's size, their checksum, and the
-// file's identity (what lies outside the bytes, engine/checksum.hpp).
-struct WrittenTile {
-  std::uint64_t offset = 0;
-  std::uint64_t file_size = 0;
-  std::uint64_t checksum = 0;
-  std::uint64_t identity = 0;
-};
-
-WrittenTile write_tile_file(const WritePlan& plan, const std::string& generation, std::size_t index, const Tile& tile,
-                            bool sync, Progress& progress) {
-  const auto path = plan.target.parent_path() / tile_relative(plan.target, plan.dataset, generation, index);
-  std::uint64_t offset = 0;
-  {
-    auto file = create_file(path);
-    offset = create_raw_dataset(file.get(), kTileDataset, plan.dtype, tile.box.extent);
-  }
-  const PosixFile out(path, O_WRONLY);
-  const RawDataset raw{&out, offset, tile.box.extent, plan.dtype.size()};
-  write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress);
-  // The checksum and identity, read back while the bytes are still in the page cache.
-  const auto bytes = tile.box.count() * plan.dtype.size();
-  const PosixFile back(path, O_RDONLY);
-  const auto checksum = checksum_region(back, offset, bytes);
-  const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
-  const auto identity = tile_identity(back, offset, bytes, file_size);
-  if (!identity) {
-    throw Hdf5Error(fmt::format("tile file '{}' holds more than its data and a few KiB of metadata", path.string()));
-  }
-  if (sync) {
-    out.sync();
-  }
-  return {offset, file_size, checksum, *identity};
-}
-
-// The new main file, under its temporary name: a copy of the old one in Append mode.
-FileHandle start_main_file(const WritePlan& plan, const fs::path& temp, Mode mode) {
-  if (mode == Mode::Append && fs::exists(plan.target)) {
-    copy_to_new_file(plan.target, temp);
-    return open_for_update(temp, plan.dataset);
-  }
-  return create_file(temp);
-}
-
-// Rank 0, after every tile is written: build the main file and rename it over the target.
-void commit_virtual(const WritePlan& plan, const std::string& generation, const WriteOptions& options,
-                    const std::vector<WrittenTile>& written) {
-  const auto temp = temp_main(plan.target, generation);
-  {
-    auto file = start_main_file(plan, temp, options.mode);
-    if (plan.is_embedded()) {
-      create_dataset_with(file.get(), plan.dataset, plan.dtype, plan.shape, plan.embedded.data());
-    } else {
-      std::vector<IndexedTile> tiles;
-      for (std::size_t i = 0; i < plan.boxes.size(); ++i) {
-        if (plan.boxes[i].count() > 0) {
-          tiles.push_back({plan.boxes[i], tile_relative(plan.target, plan.dataset, generation, i).string(),
-                           written[i].offset, written[i].file_size, written[i].checksum, written[i].identity});
-        }
-      }
-      create_virtual_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, tiles);
-    }
-  }
-  publish_file(temp, plan.target, options.sync);
-}
-
-void remove_generation(const WritePlan& plan, const std::string& generation) noexcept {
-  std::error_code ec;
-  fs::remove(temp_main(plan.target, generation), ec);
-  fs::remove_all(sidecar_dir(plan.target) / dataset_dir(plan.dataset) / generation, ec);
-  remove_empty_folders(plan.target, plan.dataset);
-}
-
 }  // namespace
 
 namespace {
@@ -337,63 +160,32 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     name = dataset;
   }
   const auto plan = agree_on_plan(comm.all_gather(describe_rank(global_shape, tiles, path, name, options)));
+  const WriteConfig config{options.layout,        options.mode,        options.sync,
+                           options.keep_previous, settings::threads(), settings::task_size()};
+  const auto writer = make_layout_writer(plan, config);
+  const bool with_tiles = writes_tile_files(plan, options.layout);
 
-  // 2. Rank 0 checks the target and picks the generation.
+  // 2. Rank 0 checks the target and starts the commit (a new generation); the others join it.
+  std::optional<WriteCommit> commit;
   const auto generation = on_root(comm, 0, [&] {
     check_target(plan.target, options.mode);
     fs::create_directories(fs::absolute(plan.target).parent_path());
-    auto g = new_generation();
-    if (options.layout == Layout::Virtual && !plan.is_embedded()) {
-      mark_in_progress(plan.target, plan.dataset, g);
-    }
-    return g;
+    commit.emplace(plan.target, plan.dataset, options.mode, with_tiles);
+    return commit->generation();
   });
+  if (!commit) {
+    commit.emplace(plan.target, plan.dataset, options.mode, with_tiles, generation);
+  }
 
-  // 3. Every rank writes its tiles; 4. rank 0 commits. Any failure removes the new files.
+  // 3. Every rank writes its tiles; 4. rank 0 completes the main file and commits. Any failure
+  // removes the new files.
   try {
-    std::uint64_t offset = 0;
-    const bool contiguous = options.layout == Layout::Contiguous && !plan.is_embedded();
-    const bool chunked = options.layout == Layout::Chunked && !plan.is_embedded();
-    const auto temp = temp_main(plan.target, generation);
-    if (contiguous || chunked) {
-      offset = std::stoull(on_root(comm, 0, [&] {
-        auto file = start_main_file(plan, temp, options.mode);
-        if (chunked) {
-          (void)create_chunked_dataset(file.get(), plan.dataset, plan.dtype, plan.shape, plan.chunk, true);
-          return std::string("0");
-        }
-        return std::to_string(create_raw_dataset(file.get(), plan.dataset, plan.dtype, plan.shape));
-      }));
-    }
-    std::vector<WrittenTile> mine(tiles.size());
+    const auto created = on_root(comm, 0, [&] { return writer->create(*commit); });
+    std::vector<WrittenTile> mine;
     agree(comm, [&] {
-      if (plan.is_embedded()) {
-        return;
-      }
-      if (contiguous) {
-        const PosixFile out(temp, O_WRONLY);
-        const RawDataset raw{&out, offset, plan.shape, plan.dtype.size()};
-        for (const auto& tile : tiles) {
-          write_tile_bytes(raw, tile.box, tile.data, progress);
-        }
-        if (options.sync) {
-          out.sync();  // as in write_chunked_tiles
-        }
-        return;
-      }
-      if (chunked) {
-        write_chunked_tiles(plan, temp, tiles, options.sync, progress);
-        return;
-      }
-      const auto first = plan.first[static_cast<std::size_t>(comm.rank())];
-      for (std::size_t i = 0; i < tiles.size(); ++i) {
-        if (tiles[i].box.count() > 0) {
-          mine[i] = write_tile_file(plan, generation, first + i, tiles[i], options.sync, progress);
-        }
-      }
+      mine = writer->write(*commit, created, tiles, plan.first[static_cast<std::size_t>(comm.rank())], progress);
     });
-    // Every tile's raw offset, file size, checksum and identity, in global tile order, for the
-    // tile table.
+    // What each tile's writing yielded, in global tile order, for the main file.
     Packer packed;
     for (const auto& t : mine) packed.u64(t.offset).u64(t.file_size).u64(t.checksum).u64(t.identity);
     std::vector<WrittenTile> written;
@@ -409,22 +201,13 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
       }
     }
     (void)on_root(comm, 0, [&] {
-      const CommitLock lock(plan.target);
-      if (contiguous || chunked) {
-        publish_file(temp, plan.target, options.sync);
-      } else {
-        commit_virtual(plan, generation, options, written);
-      }
-      const bool has_tiles = options.layout == Layout::Virtual && !plan.is_embedded();
-      clear_in_progress(plan.target, plan.dataset, generation);
-      remove_stale(plan.target, plan.dataset, has_tiles ? generation : std::string(), options.mode != Mode::Append,
-                   options.keep_previous);
-      remove_dead_temps(plan.target);
+      writer->finish(*commit, written);
+      commit->publish(config.sync, config.keep_previous);
       return std::string();
     });
   } catch (...) {
     if (comm.rank() == 0) {
-      remove_generation(plan, generation);
+      commit->abandon();
     }
     throw;
   }

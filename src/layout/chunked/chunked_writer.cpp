@@ -1,0 +1,83 @@
+#include "layout/chunked/chunked_writer.hpp"
+
+#include <fcntl.h>
+
+#include <utility>
+
+#include "engine/posix_file.hpp"
+#include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/open_dataset.hpp"
+#include "layout/tile_bytes.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+class ChunkedWriter final : public LayoutWriter {
+ public:
+  ChunkedWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {}
+
+  std::string create(const WriteCommit& commit) override {
+    const auto file = commit.start_main_file();
+    (void)create_chunked_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.chunk, true);
+    return {};
+  }
+
+  std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& /*created*/, std::span<const Tile> tiles,
+                                 std::size_t /*first*/, Progress& progress) override {
+    const PosixFile out(commit.temp(), O_WRONLY);
+    for (const auto& tile : tiles) {
+      write_tile(out, commit.temp(), tile, progress);
+    }
+    if (config_.sync) {
+      out.sync();  // this rank's bytes (with MPI, another node's page cache is not rank 0's to flush)
+    }
+    return std::vector<WrittenTile>(tiles.size());
+  }
+
+  void finish(const WriteCommit& /*commit*/, const std::vector<WrittenTile>& /*written*/) override {}
+
+ private:
+  // One task per chunk part; a part larger than the task size is split further by
+  // write_tile_bytes (host) or staged piece by piece (device).
+  void write_tile(const PosixFile& out, const std::filesystem::path& path, const Tile& tile, Progress& progress) const {
+    const auto chunks = chunks_touching(tile.box, plan_.chunk);
+    std::vector<Shape> origins;
+    origins.reserve(chunks.size());
+    for (const auto& c : chunks) origins.push_back(c.offset);
+    const auto addresses = chunk_addresses(path, plan_.dataset, origins);
+    const auto es = plan_.dtype.size();
+    const auto part_of = [&](std::size_t i) {
+      auto part = *intersect(tile.box, chunks[i]);
+      Box in_chunk = part;
+      for (std::size_t a = 0; a < part.rank(); ++a) in_chunk.offset[a] -= chunks[i].offset[a];
+      return std::pair{part, in_chunk};
+    };
+    if (gpu::device_of(tile.data) >= 0 || chunks.size() == 1) {
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
+        const auto [part, in_chunk] = part_of(i);
+        write_tile_bytes({&out, addresses[i], plan_.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part), progress,
+                         config_.threads, config_.task_size);
+      }
+      return;
+    }
+    const auto memory = memory_of(tile.data);
+    parallel_for(chunks.size(), config_.threads, [&](std::size_t i) {
+      const auto [part, in_chunk] = part_of(i);
+      write_raw({&out, addresses[i], plan_.chunk, es}, in_chunk, sub_memory(memory, tile.box, part));
+      progress.add(part.count() * es);
+    });
+  }
+
+  const WritePlan& plan_;
+  WriteConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayoutWriter> make_chunked_writer(const WritePlan& plan, const WriteConfig& config) {
+  return std::make_unique<ChunkedWriter>(plan, config);
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,52 @@
+#pragma once
+// The one way a write reaches its target, shared by to_file (every layout) and consolidate:
+// a new generation; the new main file built under a temporary name beside the target (a copy
+// of the old file in Append mode); the commit, which renames it over the target under the
+// commit lock and then cleans up; or, where anything failed, the removal of everything this
+// write made, so that the previous file and its tiles stay as they were.
+
+#include <filesystem>
+#include <string>
+
+#include <h5tile/options.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+class WriteCommit {
+ public:
+  // Starts a write of `dataset` to `target` (absolute, normalised): picks a new generation and,
+  // where the write has tiles of its own (`with_tiles`), creates its folder marked as being
+  // written. Call on one rank; other ranks join with `generation()`.
+  WriteCommit(std::filesystem::path target, std::string dataset, Mode mode, bool with_tiles);
+  // Joins a write that another rank started.
+  WriteCommit(std::filesystem::path target, std::string dataset, Mode mode, bool with_tiles, std::string generation);
+
+  [[nodiscard]] const std::filesystem::path& target() const noexcept { return target_; }
+  [[nodiscard]] const std::string& dataset() const noexcept { return dataset_; }
+  [[nodiscard]] const std::string& generation() const noexcept { return generation_; }
+  // Where the new main file is built.
+  [[nodiscard]] std::filesystem::path temp() const;
+
+  // Creates the new main file under its temporary name, open for adding the dataset: empty,
+  // or in Append mode a copy of the target without `dataset`.
+  [[nodiscard]] FileHandle start_main_file() const;
+
+  // Makes the new main file the target (one rename under the commit lock, after fdatasync when
+  // `sync`), then clears the in-progress mark and removes what earlier writes left (see
+  // remove_stale; `keep_previous` keeps the generation just replaced for readers of the old file).
+  void publish(bool sync, bool keep_previous) const;
+
+  // Removes everything this write made (its temporary main file and its generation's tiles).
+  void abandon() const noexcept;
+
+ private:
+  std::filesystem::path target_;
+  std::string dataset_;
+  Mode mode_;
+  bool with_tiles_;
+  std::string generation_;
+};
+
+}  // namespace h5tile::detail

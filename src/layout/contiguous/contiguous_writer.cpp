@@ -1,0 +1,48 @@
+#include "layout/contiguous/contiguous_writer.hpp"
+
+#include <fcntl.h>
+
+#include "engine/posix_file.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/tile_bytes.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+class ContiguousWriter final : public LayoutWriter {
+ public:
+  ContiguousWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {}
+
+  // The dataset's raw offset in the new main file, for the ranks' pwrites.
+  std::string create(const WriteCommit& commit) override {
+    const auto file = commit.start_main_file();
+    return std::to_string(create_raw_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape));
+  }
+
+  std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& created, std::span<const Tile> tiles,
+                                 std::size_t /*first*/, Progress& progress) override {
+    const PosixFile out(commit.temp(), O_WRONLY);
+    const RawDataset raw{&out, std::stoull(created), plan_.shape, plan_.dtype.size()};
+    for (const auto& tile : tiles) {
+      write_tile_bytes(raw, tile.box, tile.data, progress, config_.threads, config_.task_size);
+    }
+    if (config_.sync) {
+      out.sync();  // this rank's bytes (with MPI, another node's page cache is not rank 0's to flush)
+    }
+    return std::vector<WrittenTile>(tiles.size());
+  }
+
+  void finish(const WriteCommit& /*commit*/, const std::vector<WrittenTile>& /*written*/) override {}
+
+ private:
+  const WritePlan& plan_;
+  WriteConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayoutWriter> make_contiguous_writer(const WritePlan& plan, const WriteConfig& config) {
+  return std::make_unique<ContiguousWriter>(plan, config);
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,51 @@
+#include "layout/tile_bytes.hpp"
+
+#include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
+
+namespace h5tile::detail {
+
+StridedBytes memory_of(const ArrayView& view) {
+  return {static_cast<std::byte*>(const_cast<void*>(view.data)), view.strides()};
+}
+
+void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress,
+                      unsigned threads, std::uint64_t task_size) {
+  const auto memory = memory_of(data);
+  const int device = gpu::device_of(data);
+  const auto es = file.elem_size;
+  if (device < 0) {
+    const auto parts = split_rowmajor(box, es, task_size);
+    parallel_for(parts.size(), threads, [&](std::size_t i) {
+      write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
+      progress.add(parts[i].count() * es);
+    });
+    return;
+  }
+  const auto parts = split_rowmajor(box, es, gpu::staging_piece_bytes());
+  gpu::stage_from_device(
+      device, parts.size(), es,
+      [&](std::size_t i) {
+        return gpu::DeviceRegion{sub_memory(memory, box, parts[i]).ptr, memory.strides, parts[i].extent};
+      },
+      [&](std::size_t i, const std::byte* staging) {
+        const StridedBytes packed{const_cast<std::byte*>(staging), rowmajor_strides(parts[i].extent, es)};
+        write_raw(file, parts[i], packed);
+        progress.add(parts[i].count() * es);
+      },
+      threads);
+}
+
+ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part) {
+  ArrayView view = data;
+  view.shape = part.extent;
+  view.byte_strides = data.strides();
+  auto* base = static_cast<const std::byte*>(data.data);
+  for (std::size_t a = 0; a < box.rank(); ++a) {
+    base += static_cast<std::int64_t>(part.offset[a] - box.offset[a]) * view.byte_strides[a];
+  }
+  view.data = base;
+  return view;
+}
+
+}  // namespace h5tile::detail

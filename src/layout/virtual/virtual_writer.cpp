@@ -1,0 +1,87 @@
+#include "layout/virtual/virtual_writer.hpp"
+
+#include <fcntl.h>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "engine/checksum.hpp"
+#include "engine/posix_file.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/sidecar.hpp"
+#include "layout/tile_bytes.hpp"
+#include "layout/tile_index.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+class VirtualWriter final : public LayoutWriter {
+ public:
+  VirtualWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {}
+
+  std::string create(const WriteCommit& /*commit*/) override { return {}; }  // tiles first, the main file last
+
+  std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& /*created*/, std::span<const Tile> tiles,
+                                 std::size_t first, Progress& progress) override {
+    std::vector<WrittenTile> written(tiles.size());
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
+      if (tiles[i].box.count() > 0) {
+        written[i] = write_tile_file(commit.generation(), first + i, tiles[i], progress);
+      }
+    }
+    return written;
+  }
+
+  void finish(const WriteCommit& commit, const std::vector<WrittenTile>& written) override {
+    std::vector<IndexedTile> tiles;
+    for (std::size_t i = 0; i < plan_.boxes.size(); ++i) {
+      if (plan_.boxes[i].count() > 0) {
+        const auto& w = written[i];
+        tiles.push_back({plan_.boxes[i], tile_relative(plan_.target, plan_.dataset, commit.generation(), i).string(),
+                         w.offset, w.file_size, w.checksum, w.identity});
+      }
+    }
+    const auto file = commit.start_main_file();
+    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles);
+  }
+
+ private:
+  // Writes tile `index` to its own file, then reads back (while its bytes are still in the
+  // page cache) what the tile table records of it.
+  WrittenTile write_tile_file(const std::string& generation, std::size_t index, const Tile& tile,
+                              Progress& progress) const {
+    const auto path = plan_.target.parent_path() / tile_relative(plan_.target, plan_.dataset, generation, index);
+    std::uint64_t offset = 0;
+    {
+      auto file = create_file(path);
+      offset = create_raw_dataset(file.get(), kTileDataset, plan_.dtype, tile.box.extent);
+    }
+    const PosixFile out(path, O_WRONLY);
+    const RawDataset raw{&out, offset, tile.box.extent, plan_.dtype.size()};
+    write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_.threads, config_.task_size);
+    const auto bytes = tile.box.count() * plan_.dtype.size();
+    const PosixFile back(path, O_RDONLY);
+    const auto checksum = checksum_region(back, offset, bytes);
+    const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
+    const auto identity = tile_identity(back, offset, bytes, file_size);
+    if (!identity) {
+      throw Hdf5Error(fmt::format("tile file '{}' holds more than its data and a few KiB of metadata", path.string()));
+    }
+    if (config_.sync) {
+      out.sync();
+    }
+    return {offset, file_size, checksum, *identity};
+  }
+
+  const WritePlan& plan_;
+  WriteConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayoutWriter> make_virtual_writer(const WritePlan& plan, const WriteConfig& config) {
+  return std::make_unique<VirtualWriter>(plan, config);
+}
+
+}  // namespace h5tile::detail

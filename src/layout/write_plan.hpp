@@ -1,0 +1,49 @@
+#pragma once
+// What the layouts that write a dataset take: the plan every rank agreed on (api/ builds and
+// checks it), the settings of the write resolved once where the call entered the library, and
+// what writing a tile file yields for the commit.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+#include <h5tile/options.hpp>
+
+namespace h5tile::detail {
+
+// What every rank knows about a write once the descriptions are exchanged.
+struct WritePlan {
+  std::filesystem::path target;
+  std::string dataset;
+  Shape shape;
+  DType dtype{DTypeKind::UInt8};
+  std::vector<Box> boxes;          // every tile, in rank order
+  std::vector<std::size_t> first;  // index in boxes of each rank's first tile
+  Shape chunk;                     // layout Chunked: the chunk shape
+  std::string embedded;            // the element of a 0-d array (it travels with the plan)
+  // 0-d or empty: stored directly in the main file, whatever the layout (nothing to tile).
+  [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
+};
+
+// The settings of one write, as plain values.
+struct WriteConfig {
+  Layout layout = Layout::Virtual;
+  Mode mode = Mode::Overwrite;
+  bool sync = true;
+  bool keep_previous = true;
+  unsigned threads = 1;         // per rank, for moving bytes
+  std::uint64_t task_size = 0;  // bytes per pwrite task
+};
+
+// What a tile file holds: where its raw bytes start, the file's size, their checksum, and the
+// file's identity (what lies outside the bytes, engine/checksum.hpp).
+struct WrittenTile {
+  std::uint64_t offset = 0;
+  std::uint64_t file_size = 0;
+  std::uint64_t checksum = 0;
+  std::uint64_t identity = 0;
+};
+
+}  // namespace h5tile::detail
