@@ -25,7 +25,7 @@
 
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
-#include "layout/tile_index.hpp"
+#include "layout/virtual/tile_index.hpp"
 
 namespace {
 using Clock = std::chrono::steady_clock;

@@ -17,7 +17,7 @@
 
 #include "api/pending_writes.hpp"
 #include "hdf5/file.hpp"
-#include "layout/early_open.hpp"
+#include "layout/virtual/early_open.hpp"
 #include "layout/open_dataset.hpp"
 
 namespace h5tile {

@@ -17,8 +17,8 @@
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
-#include "layout/tile_index.hpp"
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/tile_index.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;

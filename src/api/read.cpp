@@ -13,7 +13,7 @@
 #include "comm/collective.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
-#include "layout/early_open.hpp"
+#include "layout/virtual/early_open.hpp"
 #include "layout/open_dataset.hpp"
 
 namespace h5tile {

@@ -4,7 +4,7 @@
 
 #include "engine/posix_file.hpp"
 #include "layout/file_writer.hpp"
-#include "layout/sidecar.hpp"
+#include "layout/virtual/sidecar.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;

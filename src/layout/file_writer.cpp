@@ -8,7 +8,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;

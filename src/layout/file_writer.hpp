@@ -10,7 +10,7 @@
 #include <h5tile/array.hpp>
 
 #include "hdf5/handle.hpp"
-#include "layout/tile_index.hpp"
+#include "layout/virtual/tile_index.hpp"
 
 namespace h5tile::detail {
 

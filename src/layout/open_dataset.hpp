@@ -14,7 +14,7 @@
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "hdf5/handle.hpp"
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
 

@@ -11,8 +11,8 @@
 
 #include "../integration/temp_dir.hpp"
 #include "hdf5/file.hpp"
-#include "layout/early_open.hpp"
-#include "layout/tile_index.hpp"
+#include "layout/virtual/early_open.hpp"
+#include "layout/virtual/tile_index.hpp"
 
 namespace h5tile::detail {
 namespace {

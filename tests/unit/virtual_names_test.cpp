@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include "layout/sidecar.hpp"
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/sidecar.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace {

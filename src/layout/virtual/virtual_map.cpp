@@ -1,4 +1,4 @@
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 #include <sys/stat.h>
 

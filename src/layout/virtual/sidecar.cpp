@@ -1,4 +1,4 @@
-#include "layout/sidecar.hpp"
+#include "layout/virtual/sidecar.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +22,7 @@
 #include <h5tile/error.hpp>
 
 #include "engine/posix_file.hpp"
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;

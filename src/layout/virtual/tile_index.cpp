@@ -1,4 +1,4 @@
-#include "layout/tile_index.hpp"
+#include "layout/virtual/tile_index.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Early reads (early_open.hpp): OpenDataset::from_tile_index and mapping_agrees, and the read
 // that runs beside the check.
-#include "layout/early_open.hpp"
+#include "layout/virtual/early_open.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -17,8 +17,8 @@
 #include "engine/thread_pool.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
-#include "layout/tile_index.hpp"
-#include "layout/virtual_map.hpp"
+#include "layout/virtual/tile_index.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
