@@ -1,5 +1,7 @@
 #include "layout/tile_bytes.hpp"
 
+#include <fcntl.h>
+
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 
@@ -34,6 +36,17 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
         progress.add(parts[i].count() * es);
       },
       threads);
+}
+
+void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,
+                      const std::function<void(const PosixFile& out, const Tile& tile)>& write_tile) {
+  const PosixFile out(file, O_WRONLY);
+  for (const auto& tile : tiles) {
+    write_tile(out, tile);
+  }
+  if (sync) {
+    out.sync();
+  }
 }
 
 ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part) {

@@ -2,8 +2,14 @@
 // Moving a tile's bytes from memory (host or device) into a raw dataset in a file: the step
 // every layout's writer shares.
 
-#include <h5tile/array.hpp>
+#include <filesystem>
+#include <functional>
+#include <span>
 
+#include <h5tile/array.hpp>
+#include <h5tile/io.hpp>
+
+#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 
@@ -17,6 +23,12 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
 
 // The part `part` (dataset coordinates, inside `box`) of a tile whose memory `data` holds `box`.
 [[nodiscard]] ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part);
+
+// For layouts whose tiles all go into the new main file: opens `file` for writing, calls
+// `write_tile` for each of this rank's `tiles`, then flushes this rank's bytes when `sync` (with
+// MPI, another node's page cache is not rank 0's to flush).
+void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,
+                      const std::function<void(const PosixFile& out, const Tile& tile)>& write_tile);
 
 // A view's memory with its byte strides.
 [[nodiscard]] StridedBytes memory_of(const ArrayView& view);

@@ -1,7 +1,5 @@
 #include "layout/chunked/chunked_writer.hpp"
 
-#include <fcntl.h>
-
 #include <utility>
 
 #include "engine/posix_file.hpp"
@@ -26,13 +24,8 @@ class ChunkedWriter final : public LayoutWriter {
 
   std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& /*created*/, std::span<const Tile> tiles,
                                  std::size_t /*first*/, Progress& progress) override {
-    const PosixFile out(commit.temp(), O_WRONLY);
-    for (const auto& tile : tiles) {
-      write_tile(out, commit.temp(), tile, progress);
-    }
-    if (config_.sync) {
-      out.sync();  // this rank's bytes (with MPI, another node's page cache is not rank 0's to flush)
-    }
+    write_tiles_into(commit.temp(), tiles, config_.sync,
+                     [&](const PosixFile& out, const Tile& tile) { write_tile(out, commit.temp(), tile, progress); });
     return std::vector<WrittenTile>(tiles.size());
   }
 

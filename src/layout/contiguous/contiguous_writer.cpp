@@ -1,8 +1,5 @@
 #include "layout/contiguous/contiguous_writer.hpp"
 
-#include <fcntl.h>
-
-#include "engine/posix_file.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/tile_bytes.hpp"
 
@@ -21,14 +18,11 @@ class ContiguousWriter final : public LayoutWriter {
 
   std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& created, std::span<const Tile> tiles,
                                  std::size_t /*first*/, Progress& progress) override {
-    const PosixFile out(commit.temp(), O_WRONLY);
-    const RawDataset raw{&out, std::stoull(created), plan_.shape, plan_.dtype.size()};
-    for (const auto& tile : tiles) {
+    const auto offset = std::stoull(created);
+    write_tiles_into(commit.temp(), tiles, config_.sync, [&](const PosixFile& out, const Tile& tile) {
+      const RawDataset raw{&out, offset, plan_.shape, plan_.dtype.size()};
       write_tile_bytes(raw, tile.box, tile.data, progress, config_.threads, config_.task_size);
-    }
-    if (config_.sync) {
-      out.sync();  // this rank's bytes (with MPI, another node's page cache is not rank 0's to flush)
-    }
+    });
     return std::vector<WrittenTile>(tiles.size());
   }
 

@@ -9,8 +9,8 @@
 #include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
 #include "layout/file_writer.hpp"
-#include "layout/virtual/sidecar.hpp"
 #include "layout/tile_bytes.hpp"
+#include "layout/virtual/sidecar.hpp"
 #include "layout/virtual/tile_index.hpp"
 
 namespace h5tile::detail {
