@@ -17,8 +17,8 @@
 
 #include "api/pending_writes.hpp"
 #include "hdf5/file.hpp"
-#include "layout/virtual/early_open.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/virtual/early_open.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;

@@ -13,8 +13,8 @@
 #include "comm/collective.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
-#include "layout/virtual/early_open.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/virtual/early_open.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;

@@ -18,8 +18,8 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
-#include "layout/virtual/early_open.hpp"
 #include "layout/file_writer.hpp"
+#include "layout/virtual/early_open.hpp"
 #include "layout/virtual/tile_index.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
