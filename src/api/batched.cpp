@@ -16,6 +16,7 @@
 #include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/resolve.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/early_open.hpp"
@@ -160,15 +161,14 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   pending_writes().wait_for(path);
   state_ = std::make_unique<State>();
   auto& s = *state_;
-  s.open = [path, dataset, options] {
-    return OpenDataset(path, dataset, options.allow_external_sources, options.verify_checksums);
-  };
-  s.threads = options.threads != 0 ? options.threads : settings::threads();
+  const auto opening = open_options(options);
+  s.open = [path, dataset, opening] { return OpenDataset(path, dataset, opening); };
+  s.threads = opening.threads;
   s.device = options.device;
   // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the
   // dataset here; they are kept only if the mapping agrees with the index.
-  if (early_reads_allowed(options.verify_checksums)) {
-    s.early = OpenDataset::from_tile_index(path, dataset, options.allow_external_sources);
+  if (early_reads_allowed(opening)) {
+    s.early = OpenDataset::from_tile_index(path, dataset, opening);
   }
   if (s.early) {
     try {

@@ -11,6 +11,7 @@
 #include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
@@ -43,8 +44,7 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
   }
   const auto chunk_bytes = element_count(chunk) * es;
   Progress progress(options.progress, element_count(info.shape) * es);
-  const unsigned threads = options.threads != 0 ? options.threads : settings::threads();
-  parallel_for(chunks, threads, [&](std::size_t index) {
+  parallel_for(chunks, threads_or_setting(options.threads), [&](std::size_t index) {
     progress.check();
     Box box = Box::whole(info.shape);
     auto rest = static_cast<std::uint64_t>(index);
@@ -95,7 +95,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
   check_target(out, options.mode);
-  const OpenDataset source(in, name, options.allow_external_sources);
+  const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();
   if (chunked) {
@@ -131,8 +131,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       const RawDataset raw{&dst, offset, info.shape, es};
       const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
       Progress progress(options.progress, element_count(info.shape) * es);
-      const unsigned threads = options.threads != 0 ? options.threads : settings::threads();
-      parallel_for(blocks.size(), threads, [&](std::size_t i) {
+      parallel_for(blocks.size(), threads_or_setting(options.threads), [&](std::size_t i) {
         progress.check();
         const auto block = source.read(blocks[i], 1);
         write_raw(raw, blocks[i],

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 
 #include "api/pending_writes.hpp"
+#include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
@@ -144,7 +145,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
                                    where(path, name), coverage.covered, total));
   }
   // The tile index reads start from (files h5tile wrote): it must say what the mapping says.
-  const auto early = OpenDataset::from_tile_index(path, name, true);
+  const auto early =
+      OpenDataset::from_tile_index(path, name, open_options(ReadOptions{.allow_external_sources = true}));
   if (early &&
       (early->info().dtype != info.dtype || early->info().shape != info.shape || !early->maps_like(*entries))) {
     problems.push_back(

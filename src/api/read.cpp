@@ -9,6 +9,7 @@
 #include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
 #include "gpu/backend.hpp"
@@ -21,8 +22,6 @@ namespace fs = std::filesystem;
 using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
 
 namespace {
-
-unsigned threads_of(const ReadOptions& options) { return options.threads != 0 ? options.threads : settings::threads(); }
 
 // Where a read goes: `region` of the dataset into `out` (host memory, or device `device`).
 struct ReadTarget {
@@ -40,11 +39,12 @@ using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
 void open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
                    const TargetFor& target_for) {
   pending_writes().wait_for(path);
-  const auto threads = threads_of(options);
-  auto open = [&] { return OpenDataset(path, dataset, options.allow_external_sources, options.verify_checksums); };
+  const auto opening = open_options(options);
+  const auto threads = opening.threads;
+  auto open = [&] { return OpenDataset(path, dataset, opening); };
   std::optional<OpenDataset> opened;
-  if (early_reads_allowed(options.verify_checksums)) {
-    if (const auto early = OpenDataset::from_tile_index(path, dataset, options.allow_external_sources)) {
+  if (early_reads_allowed(opening)) {
+    if (const auto early = OpenDataset::from_tile_index(path, dataset, opening)) {
       std::optional<ReadTarget> target;
       try {
         target = target_for(*early);
@@ -82,7 +82,7 @@ ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int devic
 DatasetInfo describe(const fs::path& path, const std::string& dataset) {
   pending_writes().wait_for(path);
   // Metadata only: a virtual dataset's sources are not opened, so a damaged one is described.
-  return OpenDataset(path, dataset, true, false, true).info();
+  return OpenDataset(path, dataset, describe_options()).info();
 }
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
@@ -133,7 +133,8 @@ void read_into(const fs::path& path, const std::string& dataset, const ArrayView
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
   std::optional<OpenDataset> opened;
-  agree(comm, [&] { opened.emplace(path, dataset, options.allow_external_sources, options.verify_checksums); });
+  const auto opening = open_options(options);
+  agree(comm, [&] { opened.emplace(path, dataset, opening); });
   // A virtual dataset with one source per rank: each rank reads its own source; otherwise
   // the dataset is split along its first axis.
   const auto& mappings = opened->mappings();
@@ -147,7 +148,7 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
                               : Box{Shape(opened->info().shape.size(), 0), Shape(opened->info().shape.size(), 0)};
   }
   std::optional<Array> data;
-  agree(comm, [&] { data.emplace(opened->read(box, threads_of(options), options.device)); });
+  agree(comm, [&] { data.emplace(opened->read(box, opening.threads, options.device)); });
   return ReadTile{std::move(box), std::move(*data)};
 }
 

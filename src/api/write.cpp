@@ -12,6 +12,7 @@
 #include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
 #include "engine/progress.hpp"
@@ -230,7 +231,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   const auto name = normalize_dataset_name(dataset);
   check_array(array, path, name);
   check_target(path, options.mode);
-  const unsigned requested = options.ranks != 0 ? options.ranks : settings::threads();
+  const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
   WriteOptions effective = options;
   if (options.layout == Layout::Chunked && !array.shape.empty()) {

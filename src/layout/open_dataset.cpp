@@ -205,13 +205,13 @@ void describe_storage(hid_t dcpl, DatasetInfo& info, Shape& chunk) {
 
 namespace {
 
-// Turns on the pread paths a source's storage allows (unless settings::raw_io() is off).
-void enable_raw(Source& source, hid_t file) {
+// Turns on the pread paths a source's storage allows (unless `raw_io` is off).
+void enable_raw(Source& source, hid_t file, bool raw_io) {
   {
     const Hdf5Lock lock;
     source.elem_size = H5Tget_size(source.memory_type.get());
   }
-  if (!settings::raw_io()) {
+  if (!raw_io) {
     return;
   }
   const auto offset = raw_offset(file, source.handle.get(), source.memory_type.get());
@@ -235,12 +235,8 @@ void enable_raw(Source& source, hid_t file) {
 
 }  // namespace
 
-OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool allow_external, bool verify_checksums,
-                         bool metadata_only)
-    : path_(path),
-      name_(normalize_dataset_name(dataset)),
-      allow_external_(allow_external),
-      verify_checksums_(verify_checksums) {
+OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options)
+    : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
   file_ = open_file(path_);
   dataset_ = open_dataset(file_.get(), name_, path_);
   const Hdf5Lock lock;
@@ -256,10 +252,10 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
   Shape chunk;
   describe_storage(dcpl.get(), info_, chunk);
   if (info_.layout == "virtual") {
-    if (metadata_only) {
+    if (options_.metadata_only) {
       const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
       info_.virtual_sources = names.size();
-      info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, settings::threads()));
+      info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, options_.threads));
     } else {
       open_virtual(dcpl.get());
     }
@@ -273,7 +269,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, bool 
   self->chunk = chunk;
   self->memory_type = memory_type_for(file_type.get(), info_.dtype);
   self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
-  enable_raw(*self, file_.get());
+  enable_raw(*self, file_.get(), options_.raw_io);
   sources_.push_back(std::move(self));
   mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
 }
@@ -282,7 +278,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   const auto entries = read_virtual_map(dcpl);
   const auto names = source_names(dcpl, entries);
   info_.virtual_sources = names.size();
-  const auto resolved = resolve_sources(path_, names, settings::threads());
+  const auto resolved = resolve_sources(path_, names, options_.threads);
   info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
     // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
@@ -319,9 +315,9 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     check_inside(resolved[i].file, (*entries)[i].file, resolved[i].link);
   }
   std::vector<char> by_table(entries->size(), 0);
-  if (settings::raw_io() && has_table) {
+  if (options_.raw_io && has_table) {
     const auto es = info_.dtype.size();
-    const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), 1 + entries->size() / 64));
+    const auto workers = static_cast<unsigned>(std::min<std::size_t>(options_.threads, 1 + entries->size() / 64));
     parallel_for(entries->size(), workers, [&](std::size_t i) {
       const auto& entry = (*entries)[i];
       const auto& row = table[i];
@@ -380,7 +376,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
 OpenDataset::~OpenDataset() {
   // Thousands of sources (a virtual dataset's tiles) take milliseconds to free on one thread.
   if (sources_.size() >= 1024) {
-    const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), sources_.size() / 512));
+    const auto workers = static_cast<unsigned>(std::min<std::size_t>(options_.threads, sources_.size() / 512));
     parallel_ranges(sources_.size(), workers, [&](std::size_t begin, std::size_t end) {
       for (auto i = begin; i < end; ++i) sources_[i].reset();
     });
@@ -388,7 +384,7 @@ OpenDataset::~OpenDataset() {
 }
 
 void OpenDataset::check_inside(const fs::path& source, const std::string& stored_name, bool link) {
-  if (allow_external_ || stored_name == ".") {
+  if (options_.allow_external || stored_name == ".") {
     return;
   }
   if (!folder_check_) {
@@ -438,7 +434,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
     check(H5Pget_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
     source->chunk.assign(dims.begin(), dims.end());
   }
-  enable_raw(*source, source->file_handle.get());
+  enable_raw(*source, source->file_handle.get(), options_.raw_io);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }
@@ -517,16 +513,16 @@ Array OpenDataset::read(const Box& region, unsigned threads, int device, Progres
 
 void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const {
   check_fits(region);
-  if (verify_checksums_) {
+  if (options_.verify_checksums) {
     check_checksums(region, threads);
   }
   if (device >= 0) {
     read_to_device(region, out, device, threads, progress);
     return;
   }
-  // Tasks of settings::task_size(), smaller where that would leave threads idle (a 64 MiB block
+  // Tasks of the task size, smaller where that would leave threads idle (a 64 MiB block
   // of from_file_batched on 16 threads: 4 MiB each), never under 1 MiB.
-  const std::uint64_t task_size = settings::task_size();
+  const std::uint64_t task_size = options_.task_size;
   const auto tasks = plan(region, std::clamp<std::uint64_t>(region.count() * info_.dtype.size() / std::max(threads, 1U),
                                                             std::min<std::uint64_t>(task_size, 1U << 20), task_size));
   std::uint64_t covered = 0;

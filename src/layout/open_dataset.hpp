@@ -2,6 +2,7 @@
 // A dataset opened for reading: what it is (DatasetInfo) and where its bytes are, as a list
 // of sources (datasets read raw with pread or through HDF5) and the boxes they supply.
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -68,16 +69,29 @@ struct ReadTask {
   Box dst;  // relative to the region read
 };
 
+// How a dataset is opened and read: the caller's options and the settings, as plain values
+// resolved where the call entered the library (api/resolve.hpp).
+struct OpenOptions {
+  // Accept virtual sources outside the folder of the file (see ReadOptions).
+  bool allow_external = false;
+  // Reads check the stored checksum of every tile they touch first.
+  bool verify_checksums = false;
+  // Fill info() without opening a virtual dataset's sources (so that a damaged one can still be
+  // described); such an OpenDataset must not be read.
+  bool metadata_only = false;
+  // Move bytes with pread where the storage allows (settings::raw_io); off: through HDF5.
+  bool raw_io = true;
+  // Threads for opening and checking many sources (a virtual dataset's tiles).
+  unsigned threads = 1;
+  // Bytes per read task (settings::task_size).
+  std::uint64_t task_size = std::uint64_t{8} << 20;
+};
+
 class OpenDataset {
  public:
   // Opens `dataset` in `path` and resolves a virtual dataset's sources. Throws FileNotFound,
   // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
-  // `allow_external`: accept virtual sources outside the folder of `path` (see ReadOptions).
-  // `verify_checksums`: reads check the stored checksum of every tile they touch first.
-  // `metadata_only`: fill info() without opening a virtual dataset's sources (so that a damaged
-  // one can still be described); such an OpenDataset must not be read.
-  OpenDataset(const std::filesystem::path& path, const std::string& dataset, bool allow_external = false,
-              bool verify_checksums = false, bool metadata_only = false);
+  OpenDataset(const std::filesystem::path& path, const std::string& dataset, const OpenOptions& options);
   OpenDataset(OpenDataset&&) noexcept = default;
   OpenDataset& operator=(OpenDataset&&) noexcept = default;
   OpenDataset(const OpenDataset&) = delete;
@@ -88,10 +102,11 @@ class OpenDataset {
   // it (nor decoded its mapping), so its tiles can be read at once, and checked meanwhile
   // against the dataset as HDF5 opens it (mapping_agrees). nullopt where there is no usable
   // index: none stored, tiles that do not cover the dataset once, a tile outside the folder of
-  // `path` (unless `allow_external`). Each tile is looked for beside `path` (HDF5's first choice
-  // when HDF5_VDS_PREFIX is unset).
+  // `path` (unless `options.allow_external`). Each tile is looked for beside `path` (HDF5's
+  // first choice when HDF5_VDS_PREFIX is unset).
   [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const std::filesystem::path& path,
-                                                                  const std::string& dataset, bool allow_external);
+                                                                  const std::string& dataset,
+                                                                  const OpenOptions& options);
   // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,
   // shape and mapping that the index gave (each tile the whole of "/tile" in the file the index
   // names, at the box it gives). What the index says of each tile's file (offset, size, plain
@@ -134,9 +149,8 @@ class OpenDataset {
 
   std::filesystem::path path_;
   std::string name_;
-  bool allow_external_ = false;
+  OpenOptions options_;
   std::unique_ptr<FolderCheck> folder_check_;  // for check_inside, made at first use
-  bool verify_checksums_ = false;
   DatasetInfo info_;
   FileHandle file_;
   DatasetHandle dataset_;

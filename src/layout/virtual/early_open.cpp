@@ -24,7 +24,7 @@ namespace h5tile::detail {
 namespace fs = std::filesystem;
 
 std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
-                                                        bool allow_external) {
+                                                        const OpenOptions& options) {
   OpenDataset early;
   std::optional<TileIndex> index;
   try {
@@ -38,7 +38,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
     return std::nullopt;
   }
   early.path_ = path;
-  early.allow_external_ = allow_external;
+  early.options_ = options;
   early.info_.dtype = index->dtype;
   early.info_.shape = index->shape;
   early.info_.layout = "virtual";
@@ -51,14 +51,14 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   early.sources_.resize(tiles.size());
   early.mappings_.resize(tiles.size());
   std::atomic<bool> usable{true};
-  const auto workers = static_cast<unsigned>(std::min<std::size_t>(settings::threads(), 1 + tiles.size() / 256));
+  const auto workers = static_cast<unsigned>(std::min<std::size_t>(options.threads, 1 + tiles.size() / 256));
   parallel_ranges(tiles.size(), workers, [&](std::size_t begin, std::size_t end) {
     FolderCheck folder_check(path);
     for (std::size_t i = begin; i < end && usable; ++i) {
       const auto& tile = tiles[i];
       auto file = first_candidate(folder, tile.file);
       if (tile.file == "." || tile.dst.rank() != index->shape.size() || !tile.dst.fits(index->shape) ||
-          tile.dst.count() == 0 || (!allow_external && !folder_check.inside(file, false))) {
+          tile.dst.count() == 0 || (!options.allow_external && !folder_check.inside(file, false))) {
         usable = false;
         return;
       }
@@ -128,11 +128,6 @@ bool OpenDataset::maps_like(const std::vector<VirtualEntry>& entries) const {
     }
   }
   return true;
-}
-
-bool early_reads_allowed(bool verify_checksums) {
-  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
-  return settings::early_reads() && settings::raw_io() && !verify_checksums && (prefix == nullptr || *prefix == '\0');
 }
 
 EarlyReadCounts& early_read_counts() {

@@ -22,11 +22,6 @@ class IndexMismatch : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Whether a read may start from a tile index: settings::early_reads and raw_io on, no checksums
-// to check before any byte is read (`verify_checksums`), and no HDF5_VDS_PREFIX (HDF5 looks for
-// sources there first).
-[[nodiscard]] bool early_reads_allowed(bool verify_checksums);
-
 // How early reads ended, for tests and benchmarks: kept (the mapping agreed with the index),
 // redone (read again from the mapping).
 struct EarlyReadCounts {
