@@ -14,6 +14,7 @@
 #include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
 #include "hdf5/dataset_io.hpp"
+#include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
@@ -45,12 +46,12 @@ std::vector<std::string> list_datasets(const fs::path& path) {
 
 namespace {
 
-// What the tile table says of tile `source` (HDF5's `dataset` of `bytes` in `file`) against what
+// What the tile table says of tile `source` (HDF5's `dataset`, of `bytes`) against what
 // is there: the raw offset (where reads by the table read), the file's size and identity (what
 // shows that it is the file written) and, with `checksums`, the checksum of its bytes.
-void check_tile_row(const TileRow& row, const fs::path& source, hid_t file, hid_t dataset, hid_t type,
-                    std::uint64_t bytes, bool checksums, const std::string& label, std::vector<std::string>& problems) {
-  const auto stored_at = raw_offset(file, dataset, type);
+void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, std::uint64_t bytes, bool checksums,
+                    const std::string& label, std::vector<std::string>& problems) {
+  const auto stored_at = contiguous_offset(dataset);
   if (stored_at != row.raw_offset) {
     problems.push_back(fmt::format(
         "{}: the tile table gives raw offset {} but HDF5 stores the tile's bytes {} (the table was changed by "
@@ -78,11 +79,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
   const auto file = open_file(path);
   const auto dataset = open_dataset(file.get(), name, path);
   std::optional<std::vector<VirtualEntry>> entries;
-  {
-    const Hdf5Lock lock;
-    const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
-    entries = read_virtual_map(dcpl.get());
-  }
+  { entries = read_virtual_map(creation_plist(dataset.get()).get()); }
   const auto table = read_tile_table(dataset.get(), info.shape.size());
   if (!entries) {
     problems.push_back(
@@ -112,11 +109,9 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     try {
       const auto src_file = open_file(source);
       const auto src = open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source);
-      const Hdf5Lock lock;
-      const TypeHandle type(check(H5Dget_type(src.get()), "H5Dget_type"));
-      const auto dtype = dtype_of_type(type.get(), where(source, e.dataset));
-      const SpaceHandle space(check(H5Dget_space(src.get()), "H5Dget_space"));
-      const auto shape = shape_of(space.get());
+      const auto described = describe_dataset(src.get(), where(source, e.dataset));
+      const auto& dtype = described.dtype;
+      const auto& shape = described.shape;
       if (dtype != info.dtype) {
         problems.push_back(
             fmt::format("{}: the source has dtype {}, the dataset {}", label, dtype.name(), info.dtype.name()));
@@ -126,8 +121,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
         problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
                                        to_string(shape), to_string(needed)));
       } else if (table.size() == entries->size()) {
-        check_tile_row(table[i], source, src_file.get(), src.get(), type.get(), e.dst.count() * info.dtype.size(),
-                       checksums, label, problems);
+        check_tile_row(table[i], source, src.get(), e.dst.count() * info.dtype.size(), checksums, label, problems);
       }
     } catch (const std::exception& ex) {
       problems.push_back(fmt::format("{}: {}", label, ex.what()));
@@ -197,13 +191,10 @@ std::vector<std::string> verify(const fs::path& path, const std::string& dataset
     // checks below list every problem, so open only the main dataset here.
     const auto file = open_file(path);
     const auto ds = open_dataset(file.get(), name, path);
-    const Hdf5Lock lock;
-    const TypeHandle type(check(H5Dget_type(ds.get()), "H5Dget_type"));
-    info.dtype = dtype_of_type(type.get(), where(path, name));
-    const SpaceHandle space(check(H5Dget_space(ds.get()), "H5Dget_space"));
-    info.shape = shape_of(space.get());
-    const PlistHandle dcpl(check(H5Dget_create_plist(ds.get()), "H5Dget_create_plist"));
-    info.layout = H5Pget_layout(dcpl.get()) == H5D_VIRTUAL ? "virtual" : "stored";
+    const auto described = describe_dataset(ds.get(), where(path, name));
+    info.dtype = described.dtype;
+    info.shape = described.shape;
+    info.layout = storage_name(described.storage);
   }
   if (info.layout == "virtual") {
     check_virtual_sources(path, name, info, read_all, problems);

@@ -22,14 +22,10 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data) {
   check(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
 }
 
-std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_type) {
+std::optional<std::uint64_t> contiguous_offset(hid_t dataset) {
   const Hdf5Lock lock;
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
   if (H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || H5Pget_external_count(dcpl.get()) != 0) {
-    return std::nullopt;
-  }
-  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
-  if (H5Tequal(file_type.get(), memory_type) <= 0) {
     return std::nullopt;
   }
   const haddr_t address = H5Dget_offset(dataset);
@@ -38,8 +34,16 @@ std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_
     return std::nullopt;  // not allocated: HDF5 supplies the fill value
   }
   // H5Dget_offset counts from the start of the file, user block included (tested).
-  (void)file;
   return static_cast<std::uint64_t>(address);
+}
+
+std::optional<std::uint64_t> raw_offset(hid_t dataset, hid_t memory_type) {
+  const Hdf5Lock lock;
+  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
+  if (H5Tequal(file_type.get(), memory_type) <= 0) {
+    return std::nullopt;
+  }
+  return contiguous_offset(dataset);
 }
 
 bool raw_chunks(hid_t dataset, hid_t memory_type) {

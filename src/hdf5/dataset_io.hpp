@@ -20,9 +20,13 @@ void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_
 // Writes a whole row-major buffer of `shape` to `dataset` as `memory_type`.
 void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 
+// Where a contiguous dataset's bytes start in its file (H5Dget_offset), whatever their type;
+// nullopt for other storage, external storage, or space not allocated.
+[[nodiscard]] std::optional<std::uint64_t> contiguous_offset(hid_t dataset);
+
 // The file offset of a dataset's raw bytes when they can be moved with pread/pwrite as
 // `memory_type`: contiguous, allocated, not external, stored exactly as in memory.
-[[nodiscard]] std::optional<std::uint64_t> raw_offset(hid_t file, hid_t dataset, hid_t memory_type);
+[[nodiscard]] std::optional<std::uint64_t> raw_offset(hid_t dataset, hid_t memory_type);
 
 // True when a chunked dataset's chunks hold exactly the bytes of memory (no filters, same type),
 // so that each chunk can be read with pread at the address HDF5 reports.

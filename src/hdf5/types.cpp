@@ -10,11 +10,15 @@
 #include <h5tile/error.hpp>
 
 namespace h5tile::detail {
-namespace {
 
 static_assert(std::endian::native == std::endian::little, "h5tile's raw data path assumes a little-endian host");
 
-TypeHandle copy_type(hid_t base) { return TypeHandle(check(H5Tcopy(base), "H5Tcopy")); }
+TypeHandle copy_type(hid_t type) {
+  const Hdf5Lock lock;
+  return TypeHandle(check(H5Tcopy(type), "H5Tcopy"));
+}
+
+namespace {
 
 TypeHandle half_type() {
   // IEEE 754 binary16: sign bit 15, 5 exponent bits at 10, 10 mantissa bits, bias 15.
@@ -188,6 +192,15 @@ TypeHandle memory_type_for(hid_t file_type, DType dtype) {
     return copy_type(file_type);
   }
   return make_type(dtype);
+}
+
+std::size_t type_size(hid_t type) {
+  const Hdf5Lock lock;
+  const auto size = H5Tget_size(type);
+  if (size == 0) {
+    throw Hdf5Error(fmt::format("H5Tget_size failed: {}", take_hdf5_error()));
+  }
+  return size;
 }
 
 }  // namespace h5tile::detail

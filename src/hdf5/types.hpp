@@ -19,4 +19,10 @@ namespace h5tile::detail {
 // The in-memory type to read a dataset of file type `file_type` as `dtype`.
 [[nodiscard]] TypeHandle memory_type_for(hid_t file_type, DType dtype);
 
+// A copy of `type` (types are shared by handles that close them independently).
+[[nodiscard]] TypeHandle copy_type(hid_t type);
+
+// Bytes per element of `type`.
+[[nodiscard]] std::size_t type_size(hid_t type);
+
 }  // namespace h5tile::detail

@@ -82,7 +82,7 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
   const DatasetHandle dataset(
       check(H5Dcreate2(file, name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
             fmt::format("cannot create dataset '{}'", name)));
-  const auto offset = raw_offset(file, dataset.get(), type.get());
+  const auto offset = raw_offset(dataset.get(), type.get());
   if (!offset) {
     throw Hdf5Error(fmt::format("HDF5 allocated no contiguous storage for dataset '{}'", name));
   }

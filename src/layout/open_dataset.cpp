@@ -16,6 +16,7 @@
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/dataset_io.hpp"
+#include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/file_writer.hpp"
@@ -163,58 +164,13 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
   return names;
 }
 
-std::string filter_name(H5Z_filter_t id) {
-  switch (id) {
-    case H5Z_FILTER_DEFLATE: return "deflate";
-    case H5Z_FILTER_SHUFFLE: return "shuffle";
-    case H5Z_FILTER_FLETCHER32: return "fletcher32";
-    case H5Z_FILTER_SZIP: return "szip";
-    case H5Z_FILTER_NBIT: return "nbit";
-    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
-    default: return fmt::format("filter {}", id);
-  }
-}
-
-void describe_storage(hid_t dcpl, DatasetInfo& info, Shape& chunk) {
-  const Hdf5Lock lock;
-  switch (H5Pget_layout(dcpl)) {
-    case H5D_CONTIGUOUS: info.layout = "contiguous"; break;
-    case H5D_COMPACT: info.layout = "compact"; break;
-    case H5D_VIRTUAL: info.layout = "virtual"; break;
-    case H5D_CHUNKED: {
-      info.layout = "chunked";
-      std::vector<hsize_t> dims(info.shape.size());
-      check(H5Pget_chunk(dcpl, static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
-      chunk.assign(dims.begin(), dims.end());
-      info.chunk = chunk;
-      const int n = H5Pget_nfilters(dcpl);
-      for (int i = 0; i < n; ++i) {
-        unsigned flags = 0;
-        std::size_t nvalues = 0;
-        unsigned config = 0;
-        const auto id = H5Pget_filter2(dcpl, static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0, nullptr, &config);
-        info.filters.push_back(filter_name(id));
-      }
-      break;
-    }
-    default: info.layout = "unknown"; break;
-  }
-}
-
-}  // namespace
-
-namespace {
-
 // Turns on the pread paths a source's storage allows (unless `raw_io` is off).
-void enable_raw(Source& source, hid_t file, bool raw_io) {
-  {
-    const Hdf5Lock lock;
-    source.elem_size = H5Tget_size(source.memory_type.get());
-  }
+void enable_raw(Source& source, bool raw_io) {
+  source.elem_size = type_size(source.memory_type.get());
   if (!raw_io) {
     return;
   }
-  const auto offset = raw_offset(file, source.handle.get(), source.memory_type.get());
+  const auto offset = raw_offset(source.handle.get(), source.memory_type.get());
   const bool chunks = !offset && !source.chunk.empty() && raw_chunks(source.handle.get(), source.memory_type.get());
   if (!offset && !chunks) {
     return;
@@ -239,18 +195,14 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
     : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
   file_ = open_file(path_);
   dataset_ = open_dataset(file_.get(), name_, path_);
-  const Hdf5Lock lock;
-  const TypeHandle file_type(check(H5Dget_type(dataset_.get()), "H5Dget_type"));
-  info_.dtype = dtype_of_type(file_type.get(), where(path_, name_));
-  memory_type_ = memory_type_for(file_type.get(), info_.dtype);
-  const SpaceHandle space(check(H5Dget_space(dataset_.get()), "H5Dget_space"));
-  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
-    throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape)", where(path_, name_)));
-  }
-  info_.shape = shape_of(space.get());
-  const PlistHandle dcpl(check(H5Dget_create_plist(dataset_.get()), "H5Dget_create_plist"));
-  Shape chunk;
-  describe_storage(dcpl.get(), info_, chunk);
+  auto described = describe_dataset(dataset_.get(), where(path_, name_));
+  info_.dtype = described.dtype;
+  info_.shape = described.shape;
+  info_.layout = storage_name(described.storage);
+  info_.chunk = described.chunk;
+  info_.filters = described.filters;
+  memory_type_ = std::move(described.memory_type);
+  const auto dcpl = creation_plist(dataset_.get());
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
       const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
@@ -261,15 +213,15 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
     }
     return;
   }
-  info_.stored_bytes = H5Dget_storage_size(dataset_.get());
+  info_.stored_bytes = storage_bytes(dataset_.get());
   auto self = std::make_unique<Source>();
   self->file = path_;
   self->dataset = name_;
   self->shape = info_.shape;
-  self->chunk = chunk;
-  self->memory_type = memory_type_for(file_type.get(), info_.dtype);
-  self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
-  enable_raw(*self, file_.get(), options_.raw_io);
+  self->chunk = info_.chunk;
+  self->memory_type = copy_type(memory_type_.get());
+  self->handle = open_dataset(file_.get(), name_, path_);
+  enable_raw(*self, options_.raw_io);
   sources_.push_back(std::move(self));
   mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
 }
@@ -297,9 +249,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     self->file = path_;
     self->dataset = name_;
     self->shape = info_.shape;
-    const TypeHandle file_type(check(H5Dget_type(dataset_.get()), "H5Dget_type"));
-    self->memory_type = memory_type_for(file_type.get(), info_.dtype);
-    self->handle = DatasetHandle(check(H5Dopen2(file_.get(), name_.c_str(), H5P_DEFAULT), "H5Dopen2"));
+    self->memory_type = copy_type(memory_type_.get());
+    self->handle = open_dataset(file_.get(), name_, path_);
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
     return;
@@ -422,19 +373,12 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->dataset = dataset;
   source->file_handle = open_file(file);
   source->handle = open_dataset(source->file_handle.get(), normalize_dataset_name(dataset), file);
-  const Hdf5Lock lock;
-  const TypeHandle type(check(H5Dget_type(source->handle.get()), "H5Dget_type"));
-  (void)dtype_of_type(type.get(), where(file, dataset));  // rejects unsupported source types
-  const SpaceHandle space(check(H5Dget_space(source->handle.get()), "H5Dget_space"));
-  source->shape = shape_of(space.get());
-  source->memory_type = TypeHandle(check(H5Tcopy(memory_type), "H5Tcopy"));
-  const PlistHandle dcpl(check(H5Dget_create_plist(source->handle.get()), "H5Dget_create_plist"));
-  if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
-    std::vector<hsize_t> dims(source->shape.size());
-    check(H5Pget_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
-    source->chunk.assign(dims.begin(), dims.end());
-  }
-  enable_raw(*source, source->file_handle.get(), options_.raw_io);
+  // Rejects unsupported source types; the source converts to the virtual dataset's type.
+  const auto described = describe_dataset(source->handle.get(), where(file, dataset));
+  source->shape = described.shape;
+  source->chunk = described.chunk;
+  source->memory_type = copy_type(memory_type);
+  enable_raw(*source, options_.raw_io);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }
@@ -487,11 +431,7 @@ std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_byte
 
 void OpenDataset::fill(std::byte* out, std::uint64_t count) const {
   std::vector<std::byte> value(info_.dtype.size());
-  {
-    const Hdf5Lock lock;
-    const PlistHandle dcpl(check(H5Dget_create_plist(dataset_.get()), "H5Dget_create_plist"));
-    check(H5Pget_fill_value(dcpl.get(), memory_type_.get(), value.data()), "H5Pget_fill_value");
-  }
+  fill_value(dataset_.get(), memory_type_.get(), value.data());
   for (std::uint64_t i = 0; i < count; ++i) {
     std::memcpy(out + i * value.size(), value.data(), value.size());
   }

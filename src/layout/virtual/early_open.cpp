@@ -15,6 +15,7 @@
 #include <h5tile/settings.hpp>
 
 #include "engine/thread_pool.hpp"
+#include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -96,17 +97,11 @@ bool OpenDataset::mapping_agrees() const {
   std::optional<std::vector<VirtualEntry>> entries;
   try {
     const auto dataset = open_dataset(file_.get(), name_, path_);
-    const Hdf5Lock lock;
-    const TypeHandle type(check(H5Dget_type(dataset.get()), "H5Dget_type"));
-    const SpaceHandle space(check(H5Dget_space(dataset.get()), "H5Dget_space"));
-    if (dtype_of_type(type.get(), where(path_, name_)) != info_.dtype || shape_of(space.get()) != info_.shape) {
+    const auto described = describe_dataset(dataset.get(), where(path_, name_));
+    if (described.dtype != info_.dtype || described.shape != info_.shape || described.storage != Storage::Virtual) {
       return false;
     }
-    const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
-    if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) {
-      return false;
-    }
-    entries = read_virtual_map(dcpl.get());
+    entries = read_virtual_map(creation_plist(dataset.get()).get());
   } catch (const Error&) {
     return false;  // the open through HDF5 that follows reports it
   }

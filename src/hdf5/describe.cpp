@@ -1,0 +1,91 @@
+#include "hdf5/describe.hpp"
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "hdf5/file.hpp"
+#include "hdf5/types.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+std::string filter_name(H5Z_filter_t id) {
+  switch (id) {
+    case H5Z_FILTER_DEFLATE: return "deflate";
+    case H5Z_FILTER_SHUFFLE: return "shuffle";
+    case H5Z_FILTER_FLETCHER32: return "fletcher32";
+    case H5Z_FILTER_SZIP: return "szip";
+    case H5Z_FILTER_NBIT: return "nbit";
+    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
+    default: return fmt::format("filter {}", id);
+  }
+}
+
+}  // namespace
+
+const char* storage_name(Storage storage) noexcept {
+  switch (storage) {
+    case Storage::Contiguous: return "contiguous";
+    case Storage::Chunked: return "chunked";
+    case Storage::Compact: return "compact";
+    case Storage::Virtual: return "virtual";
+    case Storage::Other: break;
+  }
+  return "other";
+}
+
+PlistHandle creation_plist(hid_t dataset) {
+  const Hdf5Lock lock;
+  return PlistHandle(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+}
+
+DatasetDescription describe_dataset(hid_t dataset, const std::string& where) {
+  const Hdf5Lock lock;
+  DatasetDescription d;
+  const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
+  d.dtype = dtype_of_type(type.get(), where);
+  d.memory_type = memory_type_for(type.get(), d.dtype);
+  const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
+    throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape)", where));
+  }
+  d.shape = shape_of(space.get());
+  const auto dcpl = creation_plist(dataset);
+  switch (H5Pget_layout(dcpl.get())) {
+    case H5D_CONTIGUOUS: d.storage = Storage::Contiguous; break;
+    case H5D_COMPACT: d.storage = Storage::Compact; break;
+    case H5D_VIRTUAL: d.storage = Storage::Virtual; break;
+    case H5D_CHUNKED: {
+      d.storage = Storage::Chunked;
+      std::vector<hsize_t> dims(d.shape.size());
+      check(H5Pget_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");
+      d.chunk.assign(dims.begin(), dims.end());
+      const int n = H5Pget_nfilters(dcpl.get());
+      for (int i = 0; i < n; ++i) {
+        unsigned flags = 0;
+        std::size_t nvalues = 0;
+        unsigned config = 0;
+        const auto id =
+            H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0, nullptr, &config);
+        d.filters.push_back(filter_name(id));
+      }
+      break;
+    }
+    default: d.storage = Storage::Other; break;
+  }
+  return d;
+}
+
+std::uint64_t storage_bytes(hid_t dataset) {
+  const Hdf5Lock lock;
+  return H5Dget_storage_size(dataset);
+}
+
+void fill_value(hid_t dataset, hid_t memory_type, void* out) {
+  const Hdf5Lock lock;
+  const auto dcpl = creation_plist(dataset);
+  check(H5Pget_fill_value(dcpl.get(), memory_type, out), "H5Pget_fill_value");
+}
+
+}  // namespace h5tile::detail

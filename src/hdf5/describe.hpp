@@ -1,0 +1,42 @@
+#pragma once
+// What an open dataset is, as one value: the sequence of H5Dget_type / H5Dget_space /
+// H5Dget_create_plist calls that every reader needs, in one place.
+
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// How a dataset's bytes are stored.
+enum class Storage : std::uint8_t { Contiguous, Chunked, Compact, Virtual, Other };
+
+// "contiguous", "chunked", "compact", "virtual" (DatasetInfo::layout), "other".
+[[nodiscard]] const char* storage_name(Storage storage) noexcept;
+
+struct DatasetDescription {
+  DType dtype{DTypeKind::UInt8};
+  TypeHandle memory_type;  // the in-memory type to read it as `dtype`
+  Shape shape;
+  Storage storage = Storage::Other;
+  Shape chunk;                       // Chunked: the chunk shape
+  std::vector<std::string> filters;  // Chunked: the filter pipeline, by name ("deflate", "filter 32015")
+};
+
+// The dataset's creation property list (what its mapping, chunks and filters are read from).
+[[nodiscard]] PlistHandle creation_plist(hid_t dataset);
+
+// Describes `dataset`. Throws UnsupportedType naming `where` for a type h5tile does not read
+// or a null dataspace (no elements, no shape).
+[[nodiscard]] DatasetDescription describe_dataset(hid_t dataset, const std::string& where);
+
+// The bytes the dataset's own storage takes in its file (H5Dget_storage_size).
+[[nodiscard]] std::uint64_t storage_bytes(hid_t dataset);
+
+// The dataset's fill value as `memory_type`, into `out` (one element).
+void fill_value(hid_t dataset, hid_t memory_type, void* out);
+
+}  // namespace h5tile::detail
