@@ -60,7 +60,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   if (settings::gds() != settings::Gds::Off) {
     for (std::size_t s = 0; s < sources_.size(); ++s) {
       // A tile read by its tile table is read through its checked descriptor (staging).
-      if (sources_[s]->raw && !sources_[s]->tile) gds[s] = gpu::gds_open(sources_[s]->posix);
+      if (const auto* bytes = sources_[s]->raw_bytes()) gds[s] = gpu::gds_open(bytes->file);
     }
   }
   std::vector<std::size_t> staged;
@@ -73,9 +73,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   const auto strides = rowmajor_strides(region.extent, es);
   parallel_for(direct.size(), threads, [&](std::size_t k) {
     const auto& t = tasks[direct[k]];
-    const auto& raw = *sources_[t.source]->raw;
+    const auto& source = *sources_[t.source];
     gds[t.source]->read(out + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
-                        raw.base + linear_offset(t.src.offset, raw.shape) * es);
+                        *source.raw_offset() + linear_offset(t.src.offset, source.shape) * es);
     if (progress != nullptr) progress->add(t.dst.count() * es);
   });
   gpu::stage_to_device(

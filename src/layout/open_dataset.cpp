@@ -65,96 +65,6 @@ std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
 
 namespace {
 
-// Whether `file` is the tile file that `check` describes, with `data_bytes` at `offset`: a plain
-// file of the size and identity (tile_identity) it had when it was written.
-bool is_written_tile(const PosixFile& file, const Source::TileCheck& check, std::uint64_t offset,
-                     std::uint64_t data_bytes) {
-  struct stat st {};
-  if (::fstat(file.fd(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::uint64_t>(st.st_size) != check.file_size) {
-    return false;
-  }
-  try {
-    return tile_identity(file, offset, data_bytes, check.file_size) == check.identity;
-  } catch (const IoError&) {
-    return false;  // shorter than fstat said: changing under us
-  }
-}
-
-// Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
-std::optional<PosixFile> open_tile(const fs::path& file) {
-  try {
-    return PosixFile(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (const IoError&) {
-    return std::nullopt;  // missing, a link, unreadable
-  }
-}
-
-// The tile file `file` for a read, checked to be the file that was written (Source::TileCheck).
-PosixFile open_checked_tile(const fs::path& file, const Source::TileCheck& check, const RawDataset& raw) {
-  auto tile = open_tile(file);
-  if (tile && is_written_tile(*tile, check, raw.base, element_count(raw.shape) * raw.elem_size)) {
-    return std::move(*tile);
-  }
-  if (check.index_only) {
-    throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
-  }
-  throw VirtualSourceError(
-      fmt::format("tile '{}' changed while being read (a newer write of the file, or another "
-                  "program, replaced it)",
-                  file.string()));
-}
-
-}  // namespace
-
-void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const {
-  if (raw) {
-    const auto strides = rowmajor_strides(out_shape, raw->elem_size);
-    const StridedBytes whole{out, strides};
-    if (tile) {  // read by its tile table: open it for this read only, and check it first
-      const PosixFile tile_file = open_checked_tile(file, *tile, *raw);
-      RawDataset opened = *raw;
-      opened.file = &tile_file;
-      read_raw(opened, src, sub_memory(whole, Box::whole(out_shape), dst));
-      return;
-    }
-    read_raw(*raw, src, sub_memory(whole, Box::whole(out_shape), dst));
-    return;
-  }
-  if (raw_chunks && src.rank() > 0) {
-    const StridedBytes whole{out, rowmajor_strides(out_shape, elem_size)};
-    if (read_chunks(src, sub_memory(whole, Box::whole(out_shape), dst))) {
-      return;
-    }
-  }
-  hdf5_read(handle.get(), memory_type.get(), src, out, out_shape, dst);
-}
-
-bool Source::read_chunks(const Box& src, const StridedBytes& dst_memory) const {
-  const auto rank = src.rank();
-  const auto es = elem_size;
-  // The chunks the box touches, and their addresses (all allocated, or read through HDF5).
-  std::vector<std::pair<Shape, std::uint64_t>> chunks;
-  for (auto& c : chunks_touching(src, chunk)) {
-    const auto address = chunk_address(handle.get(), c.offset);
-    if (!address) {
-      return false;
-    }
-    chunks.emplace_back(std::move(c.offset), *address);
-  }
-  for (const auto& [origin, address] : chunks) {
-    const auto part = intersect(src, Box{origin, chunk});
-    if (!part) continue;
-    Box in_chunk = *part;
-    for (std::size_t a = 0; a < rank; ++a) in_chunk.offset[a] -= origin[a];
-    const RawDataset stored{&posix, address, chunk, es};  // chunks are stored whole, row-major
-    read_raw(stored, in_chunk, sub_memory(dst_memory, src, *part));
-  }
-  return true;
-}
-
-namespace {
-
 // The source file name of every mapping, from `entries` where read_virtual_map gave them.
 std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vector<VirtualEntry>>& entries) {
   if (!entries) return virtual_file_names(dcpl);
@@ -162,31 +72,6 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
   names.reserve(entries->size());
   for (const auto& entry : *entries) names.push_back(entry.file);
   return names;
-}
-
-// Turns on the pread paths a source's storage allows (unless `raw_io` is off).
-void enable_raw(Source& source, bool raw_io) {
-  source.elem_size = type_size(source.memory_type.get());
-  if (!raw_io) {
-    return;
-  }
-  const auto offset = raw_offset(source.handle.get(), source.memory_type.get());
-  const bool chunks = !offset && !source.chunk.empty() && raw_chunks(source.handle.get(), source.memory_type.get());
-  if (!offset && !chunks) {
-    return;
-  }
-  // The offsets are in the file HDF5 opened for the dataset, which an external link (or a
-  // virtual source found elsewhere) makes another file than `source.file`: read that one.
-  auto opened = file_holding(source.handle.get());
-  if (!opened) {
-    return;  // not a POSIX file (another HDF5 driver): HDF5 reads it
-  }
-  source.posix = PosixFile::adopt(opened->fd, opened->name);
-  if (offset) {
-    source.raw = RawDataset{&source.posix, *offset, source.shape, source.elem_size};
-  } else {
-    source.raw_chunks = true;
-  }
 }
 
 }  // namespace
@@ -219,9 +104,9 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   self->dataset = name_;
   self->shape = info_.shape;
   self->chunk = info_.chunk;
-  self->memory_type = copy_type(memory_type_.get());
-  self->handle = open_dataset(file_.get(), name_, path_);
-  enable_raw(*self, options_.raw_io);
+  self->elem_size = info_.dtype.size();
+  self->access = access_for({{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
+                            options_.raw_io);
   sources_.push_back(std::move(self));
   mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
 }
@@ -249,8 +134,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     self->file = path_;
     self->dataset = name_;
     self->shape = info_.shape;
-    self->memory_type = copy_type(memory_type_.get());
-    self->handle = open_dataset(file_.get(), name_, path_);
+    self->elem_size = info_.dtype.size();
+    self->access = ThroughHdf5{{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())};
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
     return;
@@ -278,7 +163,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       }
       const auto tile = open_tile(resolved[i].file);
       by_table[i] =
-          tile && is_written_tile(*tile, {row.file_size, *row.identity, false}, row.raw_offset, entry.dst.count() * es);
+          tile && is_written_tile(*tile, {row.raw_offset, row.file_size, *row.identity, false}, entry.dst.count() * es);
     });
   }
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
@@ -291,8 +176,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       source->dataset = entry.dataset;
       source->shape = entry.dst.extent;
       source->elem_size = info_.dtype.size();
-      source->raw = RawDataset{nullptr, table[i].raw_offset, entry.dst.extent, info_.dtype.size()};
-      source->tile = Source::TileCheck{table[i].file_size, *table[i].identity, false};
+      source->access = TableTile{table[i].raw_offset, table[i].file_size, *table[i].identity, false};
       sources_.push_back(std::move(source));
       mappings_.push_back(
           {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].raw_offset});
@@ -371,14 +255,14 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   auto source = std::make_unique<Source>();
   source->file = file;
   source->dataset = dataset;
-  source->file_handle = open_file(file);
-  source->handle = open_dataset(source->file_handle.get(), normalize_dataset_name(dataset), file);
+  ThroughHdf5 hdf5{open_file(file), {}, copy_type(memory_type)};
+  hdf5.dataset = open_dataset(hdf5.file.get(), normalize_dataset_name(dataset), file);
   // Rejects unsupported source types; the source converts to the virtual dataset's type.
-  const auto described = describe_dataset(source->handle.get(), where(file, dataset));
+  const auto described = describe_dataset(hdf5.dataset.get(), where(file, dataset));
   source->shape = described.shape;
   source->chunk = described.chunk;
-  source->memory_type = copy_type(memory_type);
-  enable_raw(*source, options_.raw_io);
+  source->elem_size = info_.dtype.size();
+  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // A dataset opened for reading: what it is (DatasetInfo) and where its bytes are, as a list
-// of sources (datasets read raw with pread or through HDF5) and the boxes they supply.
+// of sources (layout/source.hpp: datasets read with pread or through HDF5) and the boxes they
+// supply.
 
 #include <cstdint>
 #include <filesystem>
@@ -15,43 +16,10 @@
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "hdf5/handle.hpp"
+#include "layout/source.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
-
-// One stored dataset that supplies bytes.
-struct Source {
-  std::filesystem::path file;
-  std::string dataset;
-  Shape shape;
-  Shape chunk;  // chunk shape when chunked (reads are aligned to it)
-  FileHandle file_handle;
-  DatasetHandle handle;
-  TypeHandle memory_type;         // the type of the dataset being read (sources convert to it)
-  std::optional<RawDataset> raw;  // set when the bytes can be moved with pread
-  // The file HDF5 opened for the dataset behind `raw` or `raw_chunks` (not necessarily `file`: an
-  // external link leads elsewhere); closed for a tile read by its tile table (`tile`).
-  PosixFile posix;
-  bool raw_chunks = false;  // chunked, unfiltered, stored as in memory: pread chunk by chunk
-  // For a tile read by what the tile table says of it (raw offset, size, identity), without HDF5
-  // opening it: each read opens `file` without following a symbolic link and checks that it is
-  // that file before reading (IndexMismatch where `index_only`, the dataset known from its tile
-  // index alone; VirtualSourceError otherwise: the tile changed since the dataset was opened).
-  struct TileCheck {
-    std::uint64_t file_size = 0;
-    std::uint64_t identity = 0;
-    bool index_only = false;
-  };
-  std::optional<TileCheck> tile;
-  std::size_t elem_size = 0;  // bytes per element (of memory_type)
-
-  // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
-  void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
-
- private:
-  // Reads `src` chunk by chunk with pread; false (nothing read) when a chunk is unallocated.
-  bool read_chunks(const Box& src, const StridedBytes& dst_memory) const;
-};
 
 // `dst` (dataset coordinates) comes from `src` of sources[source].
 struct Mapping {

@@ -68,8 +68,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
       source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
-      source->raw = RawDataset{nullptr, tile.raw_offset, tile.dst.extent, es};
-      source->tile = Source::TileCheck{tile.file_size, tile.identity, true};
+      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true};
       early.sources_[i] = std::move(source);
       early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }

@@ -1,0 +1,81 @@
+#pragma once
+// One stored dataset that supplies bytes to a read, and the way its bytes are reached: through
+// HDF5, with pread at the offset HDF5 reports (whole, or chunk by chunk), or, for a tile h5tile
+// wrote, with pread at the offset its tile table gives once the file shows it is that tile.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include <h5tile/array.hpp>
+
+#include "engine/posix_file.hpp"
+#include "engine/raw_transfer.hpp"
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// HDF5 reads it (filters, type conversion, compact or external storage, raw_io off).
+struct ThroughHdf5 {
+  FileHandle file;  // the source's own file, where it is not the virtual dataset's
+  DatasetHandle dataset;
+  TypeHandle memory_type;  // the type of the dataset being read (sources convert to it)
+};
+
+// Contiguous and stored as in memory: pread at the offset HDF5 reports, from the file HDF5
+// opened for the dataset (a duplicate of its descriptor: an external link leads elsewhere).
+struct RawBytes {
+  PosixFile file;
+  std::uint64_t offset = 0;
+};
+
+// Chunked, unfiltered, stored as in memory: pread chunk by chunk at the addresses HDF5 reports;
+// a box touching an unallocated chunk is read through HDF5 (fill values).
+struct RawChunks {
+  PosixFile file;
+  ThroughHdf5 hdf5;
+};
+
+// A tile h5tile wrote, read by what its tile table says of it (raw offset, file size, identity)
+// without HDF5 opening it: each read opens the file without following a symbolic link and
+// checks that it is the file written before reading (IndexMismatch where `index_only`, a dataset
+// known from its tile index alone; VirtualSourceError otherwise: the tile changed meanwhile).
+struct TableTile {
+  std::uint64_t offset = 0;
+  std::uint64_t file_size = 0;
+  std::uint64_t identity = 0;
+  bool index_only = false;
+};
+
+struct Source {
+  std::filesystem::path file;
+  std::string dataset;
+  Shape shape;
+  Shape chunk;                // chunk shape when chunked (reads are aligned to it)
+  std::size_t elem_size = 0;  // bytes per element as read
+  std::variant<ThroughHdf5, RawBytes, RawChunks, TableTile> access;
+
+  // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
+  void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
+  // Where the source's bytes start in a file that is open, for one contiguous run (GPUDirect
+  // Storage): its RawBytes, or nullptr.
+  [[nodiscard]] const RawBytes* raw_bytes() const noexcept { return std::get_if<RawBytes>(&access); }
+  // The file offset of the source's bytes where it is read by offset (RawBytes, TableTile).
+  [[nodiscard]] std::optional<std::uint64_t> raw_offset() const noexcept;
+};
+
+// How `dataset` (open in HDF5, of element type `memory_type` as read, chunked when `chunk` is
+// not empty) is best read: by pread where `raw_io` and its storage allow, else through HDF5.
+[[nodiscard]] std::variant<ThroughHdf5, RawBytes, RawChunks, TableTile> access_for(ThroughHdf5 hdf5, const Shape& chunk,
+                                                                                   bool raw_io);
+
+// Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
+// plain file of the size and identity (tile_identity) it had when it was written.
+[[nodiscard]] bool is_written_tile(const PosixFile& file, const TableTile& tile, std::uint64_t data_bytes);
+
+// Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
+[[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file);
+
+}  // namespace h5tile::detail
