@@ -17,7 +17,10 @@ namespace h5tile {
 
 /// How the last device read or write of this process moved its bytes.
 struct DeviceIoReport {
-  std::string path;                        ///< "cufile", "staging", or "" before any device I/O
+  /// "cufile" (GPUDirect Storage moved every byte), "cufile+staging" (some pieces were not one
+  /// contiguous run in the file and went through pinned staging), "staging", or "" before any
+  /// device I/O.
+  std::string path;
   std::string gds_reason;                  ///< why cuFile was not used ("" when it was, or was not tried)
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
 };

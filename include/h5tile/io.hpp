@@ -77,7 +77,7 @@ void consolidate(const std::filesystem::path& in, const std::string& dataset, co
 struct DatasetInfo {
   DType dtype{DTypeKind::UInt8};
   Shape shape;
-  std::string layout;                ///< "contiguous", "chunked", "compact" or "virtual"
+  std::string layout;                ///< "contiguous", "chunked", "compact", "virtual" (or "other")
   Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
   std::size_t virtual_sources = 0;   ///< number of mappings (virtual only)
