@@ -10,7 +10,7 @@
 
 #include <h5tile/error.hpp>
 
-#include "gpu/backend.hpp"
+#include "core/device_memory.hpp"
 
 namespace h5tile {
 

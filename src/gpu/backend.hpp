@@ -15,6 +15,7 @@
 #include <h5tile/array.hpp>
 #include <h5tile/device.hpp>
 
+#include "core/device_memory.hpp"
 #include "engine/posix_file.hpp"
 
 namespace h5tile::detail::gpu {
@@ -27,8 +28,7 @@ namespace h5tile::detail::gpu {
 // Resolves a view's memory kind: the device of its data, or -1 for host memory.
 [[nodiscard]] int device_of(const ArrayView& view);
 
-[[nodiscard]] std::byte* allocate(std::uint64_t bytes, int device);
-void release(std::byte* p) noexcept;
+// allocate / release: core/device_memory.hpp.
 // Copies `bytes` from device memory to host memory (small amounts: scalars).
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
 
