@@ -8,8 +8,7 @@
 
 #include <h5tile/error.hpp>
 
-#include "hdf5/file.hpp"
-#include "hdf5/types.hpp"
+#include "hdf5/attributes.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -19,55 +18,7 @@ constexpr std::size_t kOldTableColumns = 3;  // before the identity
 // Bounds on what a damaged or hostile file may claim, checked before anything is allocated.
 constexpr std::uint64_t kMaxTiles = std::uint64_t{1} << 24;
 constexpr std::size_t kMaxNameBytes = 4096;
-
-void write_attribute(hid_t object, const char* name, hid_t file_type, hid_t memory_type, const Shape& shape,
-                     const void* data) {
-  const auto space = make_space(shape);
-  const AttributeHandle attribute(check(H5Acreate2(object, name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-                                        fmt::format("H5Acreate2({})", name)));
-  check(H5Awrite(attribute.get(), memory_type, data), fmt::format("H5Awrite({})", name));
-}
-
-// The attribute `name` of `dataset` (a path from `file`), or an empty handle when it is absent.
-AttributeHandle open_attribute(hid_t file, const std::string& dataset, const char* name) {
-  if (H5Aexists_by_name(file, dataset.c_str(), name, H5P_DEFAULT) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return {};
-  }
-  return AttributeHandle(check(H5Aopen_by_name(file, dataset.c_str(), name, H5P_DEFAULT, H5P_DEFAULT), name));
-}
-
-Shape attribute_shape(hid_t attribute) {
-  const SpaceHandle space(check(H5Aget_space(attribute), "H5Aget_space"));
-  return shape_of(space.get());
-}
-
-std::vector<std::uint64_t> read_u64s(hid_t attribute, std::uint64_t count) {
-  std::vector<std::uint64_t> values(count);
-  check(H5Aread(attribute, H5T_NATIVE_UINT64, values.data()), "H5Aread");
-  return values;
-}
-
-// The names of a fixed-length string attribute of `count` elements, or nullopt for another type.
-std::optional<std::vector<std::string>> read_names(hid_t attribute, std::uint64_t count) {
-  const TypeHandle type(check(H5Aget_type(attribute), "H5Aget_type"));
-  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) != 0) {
-    return std::nullopt;
-  }
-  const auto width = H5Tget_size(type.get());
-  if (width == 0 || width > kMaxNameBytes) {
-    return std::nullopt;
-  }
-  std::vector<char> text(count * width);
-  check(H5Aread(attribute, type.get(), text.data()), "H5Aread");
-  std::vector<std::string> names;
-  names.reserve(count);
-  for (std::uint64_t i = 0; i < count; ++i) {
-    const char* name = text.data() + i * width;
-    names.emplace_back(name, strnlen(name, width));
-  }
-  return names;
-}
+constexpr std::uint64_t kMaxRank = 32;  // HDF5's H5S_MAX_RANK
 
 std::optional<TileIndex> read_index(hid_t file, const std::string& dataset) {
   const auto shape_attr = open_attribute(file, dataset, kShapeAttribute);
@@ -78,16 +29,15 @@ std::optional<TileIndex> read_index(hid_t file, const std::string& dataset) {
     return std::nullopt;
   }
   const auto rank_shape = attribute_shape(shape_attr.get());
-  if (rank_shape.size() != 1 || rank_shape[0] == 0 || rank_shape[0] > H5S_MAX_RANK) return std::nullopt;
-  const TypeHandle type(check(H5Aget_type(dtype_attr.get()), "H5Aget_type"));
-  TileIndex index{dtype_of_type(type.get(), dataset), read_u64s(shape_attr.get(), rank_shape[0]), {}};
+  if (rank_shape.size() != 1 || rank_shape[0] == 0 || rank_shape[0] > kMaxRank) return std::nullopt;
+  TileIndex index{attribute_dtype(dtype_attr.get(), dataset), read_u64_attribute(shape_attr.get(), rank_shape[0]), {}};
   const auto rank = index.shape.size();
   const auto table_shape = attribute_shape(table_attr.get());
   if (table_shape.size() != 2 || table_shape[1] != kTableColumns + 2 * rank) return std::nullopt;
   const auto count = table_shape[0];
   if (count > kMaxTiles || attribute_shape(files_attr.get()) != Shape{count}) return std::nullopt;
-  const auto table = read_u64s(table_attr.get(), count * table_shape[1]);
-  auto names = read_names(files_attr.get(), count);
+  const auto table = read_u64_attribute(table_attr.get(), count * table_shape[1]);
+  auto names = read_strings_attribute(files_attr.get(), count, kMaxNameBytes);
   if (!names) return std::nullopt;
   index.tiles.resize(count);
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -146,52 +96,39 @@ bool disjoint_on_a_grid(const std::vector<Box>& boxes) {
 }
 
 void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::vector<IndexedTile>& tiles) {
-  const Hdf5Lock lock;
   const auto rank = shape.size();
   std::vector<std::uint64_t> table;
   table.reserve(tiles.size() * (kTableColumns + 2 * rank));
-  std::size_t width = 1;
+  std::vector<std::string> files;
+  files.reserve(tiles.size());
   for (const auto& tile : tiles) {
     table.insert(table.end(), {tile.raw_offset, tile.file_size, tile.checksum, tile.identity});
     table.insert(table.end(), tile.dst.offset.begin(), tile.dst.offset.end());
     table.insert(table.end(), tile.dst.extent.begin(), tile.dst.extent.end());
-    width = std::max(width, tile.file.size() + 1);
+    files.push_back(tile.file);
   }
-  write_attribute(dataset, kTileTableAttribute, H5T_STD_U64LE, H5T_NATIVE_UINT64,
-                  {tiles.size(), kTableColumns + 2 * rank}, table.data());
+  write_u64_attribute(dataset, kTileTableAttribute, {tiles.size(), kTableColumns + 2 * rank}, table.data());
   if (rank == 0) {
     return;  // no boxes to index: reads wait for HDF5's open
   }
-  std::vector<char> names(tiles.size() * width, '\0');
-  for (std::size_t i = 0; i < tiles.size(); ++i) {
-    std::memcpy(names.data() + i * width, tiles[i].file.data(), tiles[i].file.size());
-  }
-  const TypeHandle string_type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
-  check(H5Tset_size(string_type.get(), width), "H5Tset_size");
-  write_attribute(dataset, kTileFilesAttribute, string_type.get(), string_type.get(), {tiles.size()}, names.data());
-  write_attribute(dataset, kShapeAttribute, H5T_STD_U64LE, H5T_NATIVE_UINT64, {rank}, shape.data());
-  const SpaceHandle none(check(H5Screate(H5S_NULL), "H5Screate(null)"));
-  const AttributeHandle dtype(
-      check(H5Acreate2(dataset, kDtypeAttribute, type, none.get(), H5P_DEFAULT, H5P_DEFAULT), "H5Acreate2(dtype)"));
+  write_strings_attribute(dataset, kTileFilesAttribute, files);
+  write_u64_attribute(dataset, kShapeAttribute, {rank}, shape.data());
+  write_empty_attribute(dataset, kDtypeAttribute, type);  // its type is the dtype
 }
 
 std::optional<TileIndex> read_tile_index(hid_t file, const std::string& dataset) {
-  const Hdf5Lock lock;
   try {
     return read_index(file, dataset);
   } catch (const Error&) {
-    H5Eclear2(H5E_DEFAULT);
     return std::nullopt;  // unreadable or of another shape: as if there were none
   }
 }
 
 std::vector<TileRow> read_tile_table(hid_t dataset, std::size_t rank) {
-  const Hdf5Lock lock;
-  if (H5Aexists(dataset, kTileTableAttribute) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
+  const auto attribute = open_attribute(dataset, kTileTableAttribute);
+  if (!attribute) {
     return {};
   }
-  const AttributeHandle attribute(check(H5Aopen(dataset, kTileTableAttribute, H5P_DEFAULT), "H5Aopen"));
   const auto shape = attribute_shape(attribute.get());
   if (shape.size() != 2 || shape[0] > kMaxTiles) {
     return {};
@@ -204,7 +141,7 @@ std::vector<TileRow> read_tile_table(hid_t dataset, std::size_t rank) {
   if (!checksum && width != 2) {
     return {};
   }
-  const auto values = read_u64s(attribute.get(), shape[0] * width);
+  const auto values = read_u64_attribute(attribute.get(), shape[0] * width);
   std::vector<TileRow> rows(shape[0]);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto* row = values.data() + i * width;
