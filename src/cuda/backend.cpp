@@ -98,6 +98,12 @@ void note_path(const char* path) {
   last_report.path = path;
 }
 
+void begin_device_io() {
+  const std::lock_guard lock(report_mutex);
+  last_report.path.clear();
+  last_report.gds_reason.clear();
+}
+
 void note_gds_reason(const std::string& reason) {
   const std::lock_guard lock(report_mutex);
   last_report.gds_reason = reason;

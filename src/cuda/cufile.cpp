@@ -16,8 +16,6 @@
 
 namespace h5tile::detail::gpu {
 
-void note_gds_reason(const std::string& reason);
-
 namespace cufile_abi {
 struct Error {
   int err;     // CUfileOpError, 0 = CU_FILE_SUCCESS

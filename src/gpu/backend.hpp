@@ -73,6 +73,11 @@ class GdsFile {
 
 // Records which path moved the last device read or write.
 void note_path(const char* path);
+// Starts the report of a new device read or write: no path, no reason yet (last_device_io
+// describes the last call, not an earlier one).
+void begin_device_io();
+// Records why GPUDirect Storage was not used for the current call ("" when it was).
+void note_gds_reason(const std::string& reason);
 [[nodiscard]] DeviceIoReport report();
 
 }  // namespace h5tile::detail::gpu

@@ -40,6 +40,8 @@ void stage_from_device(int, std::size_t, std::size_t, const std::function<Device
 }
 std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/) { return nullptr; }
 void note_path(const char* /*path*/) {}
+void begin_device_io() {}
+void note_gds_reason(const std::string& /*reason*/) {}
 DeviceIoReport report() { return {}; }
 
 }  // namespace h5tile::detail::gpu

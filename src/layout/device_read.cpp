@@ -32,6 +32,7 @@ std::uint64_t linear_offset(const Shape& offset, const Shape& shape) {
 
 void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, unsigned threads,
                                  Progress* progress) const {
+  gpu::begin_device_io();
   const auto es = info_.dtype.size();
   const auto tasks = plan(region, gpu::staging_piece_bytes(), true);
   std::uint64_t covered = 0;
@@ -57,10 +58,21 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   // GPUDirect Storage where it opens: a task that is one run in the file and one run in the
   // destination goes straight from the file to the device.
   std::vector<std::unique_ptr<gpu::GdsFile>> gds(sources_.size());
-  if (settings::gds() != settings::Gds::Off) {
+  if (settings::gds() == settings::Gds::Off) {
+    gpu::note_gds_reason("H5TILE_GDS=off");
+  } else {
+    bool tried = false;
     for (std::size_t s = 0; s < sources_.size(); ++s) {
       // A tile read by its tile table is read through its checked descriptor (staging).
-      if (const auto* bytes = sources_[s]->raw_bytes()) gds[s] = gpu::gds_open(bytes->file);
+      if (const auto* bytes = sources_[s]->raw_bytes()) {
+        gds[s] = gpu::gds_open(bytes->file);
+        tried = true;
+      }
+    }
+    if (!tried) {
+      gpu::note_gds_reason(
+          "not tried: no source is one run of bytes in a file held open (tiles read by their tile table, chunked, "
+          "filtered or converted data go through staging)");
     }
   }
   std::vector<std::size_t> staged;

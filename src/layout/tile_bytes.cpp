@@ -24,6 +24,7 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
     });
     return;
   }
+  gpu::begin_device_io();  // writes go through staging (GPUDirect Storage reads only)
   const auto parts = split_rowmajor(box, es, gpu::staging_piece_bytes());
   gpu::stage_from_device(
       device, parts.size(), es,

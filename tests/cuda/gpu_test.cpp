@@ -159,6 +159,37 @@ TEST_F(Gpu, CuFileFallsBackCleanlyOrFailsWhenRequired) {
   settings::set_gds(settings::Gds::Auto);
 }
 
+TEST_F(Gpu, LastDeviceIoDescribesTheLastCallNotAnEarlierOne) {
+  const DType dtype(DTypeKind::Float32);
+  const auto bytes = random_bytes(dtype, 1 << 18, 6);
+  const ArrayView view{bytes.data(), dtype, {1 << 18}, {}};
+  to_file(view, dir_ / "first.h5", "/a", {.layout = Layout::Contiguous}).wait();
+  to_file(view, dir_ / "second.h5", "/a", {.layout = Layout::Contiguous}).wait();
+  to_file(view, dir_ / "tiles.h5", "/a", {.layout = Layout::Virtual, .ranks = 2}).wait();
+  settings::set_gds(settings::Gds::Auto);
+  (void)from_file(dir_ / "first.h5", "/a", {.device = 0});
+  const auto first = last_device_io();
+  (void)from_file(dir_ / "second.h5", "/a", {.device = 0});
+  const auto second = last_device_io();
+  std::printf("[ INFO     ] first: '%s' '%s'; second: '%s' '%s'\n", first.path.c_str(), first.gds_reason.c_str(),
+              second.path.c_str(), second.gds_reason.c_str());
+  EXPECT_EQ(second.gds_reason.find("first.h5"), std::string::npos) << second.gds_reason;
+  if (second.path == "staging") {
+    EXPECT_NE(second.gds_reason.find("second.h5"), std::string::npos) << second.gds_reason;
+  }
+  (void)from_file(dir_ / "tiles.h5", "/a", {.device = 0});  // tiles read by their tile table
+  const auto tiles = last_device_io();
+  EXPECT_EQ(tiles.path, "staging");
+  EXPECT_NE(tiles.gds_reason.find("tile table"), std::string::npos) << tiles.gds_reason;
+  settings::set_gds(settings::Gds::Off);
+  (void)from_file(dir_ / "second.h5", "/a", {.device = 0});
+  EXPECT_EQ(last_device_io().gds_reason, "H5TILE_GDS=off");
+  settings::set_gds(settings::Gds::Auto);
+  to_file(ArrayView{device_copy(bytes), dtype, {1 << 18}, {}}, dir_ / "w.h5", "/a").wait();
+  EXPECT_EQ(last_device_io().path, "staging");
+  EXPECT_EQ(last_device_io().gds_reason, "") << "writes do not try GPUDirect Storage";
+}
+
 TEST_F(Gpu, StagingMemoryStaysWithinTheSetting) {
   const auto old_staging = settings::staging_bytes();
   const auto old_task = settings::task_size();
