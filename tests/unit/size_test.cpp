@@ -7,6 +7,7 @@
 
 #include <h5tile/error.hpp>
 #include <h5tile/settings.hpp>
+#include <h5tile/version.hpp>
 
 namespace h5tile {
 namespace {
@@ -47,6 +48,13 @@ TEST(ParseSize, AnythingElseIsAnErrorThatQuotesTheText) {
 TEST(ParseSize, TheLargestSizesThatFit) {
   EXPECT_EQ(parse_size("18446744073709551615"), UINT64_MAX);
   EXPECT_EQ(parse_size("16777215T"), std::uint64_t{16777215} << 40);
+}
+
+TEST(Version, TheMacrosAgree) {
+  EXPECT_EQ(std::string(H5TILE_VERSION_STRING), std::to_string(H5TILE_VERSION_MAJOR) + "." +
+                                                    std::to_string(H5TILE_VERSION_MINOR) + "." +
+                                                    std::to_string(H5TILE_VERSION_PATCH));
+  EXPECT_EQ(H5TILE_VERSION, H5TILE_VERSION_MAJOR * 10000 + H5TILE_VERSION_MINOR * 100 + H5TILE_VERSION_PATCH);
 }
 
 }  // namespace
