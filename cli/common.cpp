@@ -1,13 +1,17 @@
 #include "common.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
+
+#include <h5tile/settings.hpp>
 
 namespace h5tile::cli {
 namespace {
@@ -39,6 +43,63 @@ std::string human_bytes(std::uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+std::string human_seconds(double seconds) {
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
+  const auto whole = static_cast<std::uint64_t>(seconds + 0.5);
+  if (whole < 3600) return fmt::format("{} min {:02} s", whole / 60, whole % 60);
+  return fmt::format("{} h {:02} min", whole / 3600, whole / 60 % 60);
+}
+
+std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total, double elapsed_seconds,
+                          bool final, std::size_t width) {
+  const double fraction = total > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(total)) : 1.0;
+  const double rate = elapsed_seconds > 0 ? static_cast<double>(done) / elapsed_seconds : 0;
+  std::string when;
+  if (final) {
+    when = fmt::format(", in {}", human_seconds(elapsed_seconds));
+  } else if (done > 0 && done < total && rate > 0) {
+    when = fmt::format(", {} left", human_seconds(static_cast<double>(total - done) / rate));
+  } else if (done >= total) {
+    when = ", finishing";  // every byte moved; flushing to disk, committing
+  }
+  const auto stats = fmt::format(" {:3.0f}% {} of {}, {:.2f} GB/s{}", fraction * 100, human_bytes(done),
+                                 human_bytes(total), rate / 1e9, when);
+  // The bar takes what the label and the figures leave, between 10 and 30 characters; a long
+  // label is cut (from the left: the end of a dataset path says the most).
+  constexpr std::size_t kMinBar = 10;
+  constexpr std::size_t kMaxBar = 30;
+  std::string shown = label;
+  const std::size_t fixed = stats.size() + 3;  // " [" and "]"
+  if (shown.size() + fixed + kMinBar > width && width > fixed + kMinBar + 3) {
+    shown = "..." + shown.substr(shown.size() - (width - fixed - kMinBar - 3));
+  }
+  const std::size_t room = width > shown.size() + fixed ? width - shown.size() - fixed : 0;
+  const std::size_t bar = std::min(kMaxBar, room);
+  std::string line = shown;
+  if (bar >= kMinBar) {
+    const auto filled = static_cast<std::size_t>(fraction * static_cast<double>(bar));
+    line += fmt::format(" [{}{}]", std::string(filled, '#'), std::string(bar - filled, ' '));
+  }
+  line += stats;
+  if (line.size() > width) line.resize(width);
+  return line;
+}
+
+CLI::Validator size_check() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          (void)settings::parse_size(text);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+      },
+      "SIZE");
+}
+
+std::uint64_t size_of(const std::string& text) { return settings::parse_size(text); }
+
 ProgressBar::ProgressBar(std::string label)
     : label_(std::move(label)), start_(std::chrono::steady_clock::now()), enabled_(::isatty(STDERR_FILENO) != 0) {
   if (const char* after = std::getenv("H5TILE_PROGRESS_AFTER"); after != nullptr && *after != '\0') {
@@ -50,34 +111,42 @@ ProgressBar::ProgressBar(std::string label)
 
 ProgressBar::~ProgressBar() {
   std::signal(SIGINT, SIG_DFL);
-  if (drawn_) {
-    std::fputc('\n', stderr);
-  }
+  finish();
 }
 
 ProgressCallback ProgressBar::callback() {
   return [this](std::uint64_t done, std::uint64_t total) {
-    draw(done, total);
+    done_ = done;
+    total_ = total;
+    draw(done, total, false);
     return !interrupted.load();
   };
 }
 
-void ProgressBar::draw(std::uint64_t done, std::uint64_t total) {
+void ProgressBar::finish() {
+  if (drawn_ && !finished_) {
+    finished_ = true;
+    draw(done_, total_, true);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+}
+
+void ProgressBar::draw(std::uint64_t done, std::uint64_t total, bool final) {
   const auto now = std::chrono::steady_clock::now();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
-  if (!enabled_ || elapsed < after_seconds_ ||
-      (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) && done < total)) {
+  if (!final && (!enabled_ || finished_ || elapsed < after_seconds_ ||
+                 (drawn_ && now - last_draw_ < std::chrono::milliseconds(100) && done < total))) {
     return;
   }
   last_draw_ = now;
   drawn_ = true;
-  constexpr int kWidth = 30;
-  const double fraction = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
-  const int filled = static_cast<int>(fraction * kWidth);
-  fmt::print(stderr, "\r{} [{}{}] {:3.0f}% {} of {}, {:.2f} GB/s ", label_,
-             std::string(static_cast<std::size_t>(filled), '#'),
-             std::string(static_cast<std::size_t>(kWidth - filled), ' '), fraction * 100, human_bytes(done),
-             human_bytes(total), static_cast<double>(done) / elapsed / 1e9);
+  std::size_t width = 80;
+  winsize size{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) width = size.ws_col;
+  // Carriage return, the line (one column short of the width, so that the cursor never wraps),
+  // then clear to the end of the line: nothing of a longer earlier line stays.
+  fmt::print(stderr, "\r{}\x1b[K", progress_line(label_, done, total, elapsed, final, width - 1));
   std::fflush(stderr);
 }
 

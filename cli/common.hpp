@@ -32,6 +32,12 @@ struct Target {
 
 // A progress bar on stderr, drawn only when stderr is a terminal and the operation has run
 // for longer than H5TILE_PROGRESS_AFTER seconds (default 1). Ctrl-C cancels the operation.
+// Each redraw rewrites and clears the whole line (no leftovers when it gets shorter) and fits
+// it to the terminal's width:
+//   write [#########           ]  31% 1.32 GB of 4.29 GB, 2.10 GB/s, 1.4 s left
+// At 100% (while a write is flushed and committed) it says "finishing".
+// finish() ends the line (shown complete, with the time taken); call it before printing the
+// result, so that the result gets a line of its own. The destructor ends the line too.
 class ProgressBar {
  public:
   explicit ProgressBar(std::string label);
@@ -40,16 +46,35 @@ class ProgressBar {
   ~ProgressBar();
   // The callback to pass in options: draws the bar, returns false after Ctrl-C.
   [[nodiscard]] ProgressCallback callback();
+  // Ends the bar's line (once drawn): redraws it with the last count and a newline.
+  void finish();
 
  private:
-  void draw(std::uint64_t done, std::uint64_t total);
+  void draw(std::uint64_t done, std::uint64_t total, bool final);
   std::string label_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
   double after_seconds_ = 1.0;
   bool enabled_ = false;
   bool drawn_ = false;
+  bool finished_ = false;
+  std::uint64_t done_ = 0;
+  std::uint64_t total_ = 0;
 };
+
+// One progress line, without the terminal controls: "label [###   ]  50% 1.00 MB of 2.00 MB,
+// 0.50 GB/s, 2.0 s left" (with `final`: "..., in 4.0 s"), at most `width` characters (the
+// label is shortened first, then the bar).
+[[nodiscard]] std::string progress_line(const std::string& label, std::uint64_t done, std::uint64_t total,
+                                        double elapsed_seconds, bool final, std::size_t width);
+
+// "1.5 s", "1 min 05 s", "2 h 03 min"
+[[nodiscard]] std::string human_seconds(double seconds);
+
+// A CLI11 check for size options: the syntax of h5tile::settings::parse_size ("512M", "1.5g").
+[[nodiscard]] CLI::Validator size_check();
+// The option's bytes (checked by size_check at parse time).
+[[nodiscard]] std::uint64_t size_of(const std::string& text);
 
 // "2.15 GB"
 [[nodiscard]] std::string human_bytes(std::uint64_t bytes);

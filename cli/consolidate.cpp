@@ -16,6 +16,8 @@ struct ConsolidateCli {
   std::string output;
   unsigned threads = 0;
   bool no_sync = false;
+  bool force = false;
+  bool append = false;
   std::string layout = "contiguous";
   std::vector<std::uint64_t> chunk;
 };
@@ -26,8 +28,32 @@ struct SplitCli {
   std::string output;
   unsigned tiles = 0;
   bool no_sync = false;
+  bool force = false;
 };
 SplitCli split_options;
+
+// About `target` bytes per chunk, in shapes that divide the data evenly: along the first axis
+// that must be cut, as many equal chunks as needed (2000 rows of 2400 bytes and 4 MiB give two
+// chunks of 1000 rows, not 1747 + 253 rows), the axes after it whole. An axis whose single
+// slice is over `target` is cut to 1 and the next axis is cut in turn.
+Shape even_chunk(const Shape& shape, std::uint64_t item_size, std::uint64_t target) {
+  Shape chunk = shape;
+  for (auto& c : chunk) c = std::max<std::uint64_t>(1, c);
+  for (std::size_t a = 0; a < chunk.size(); ++a) {
+    std::uint64_t slice = item_size;  // bytes of one index along axis a, the axes after it whole
+    for (std::size_t b = a + 1; b < chunk.size(); ++b) slice *= chunk[b];
+    if (slice * chunk[a] <= target) break;
+    const auto per_chunk = target / slice;  // slices that fit in one chunk (0: not even one)
+    if (per_chunk == 0) {
+      chunk[a] = 1;
+      continue;
+    }
+    const auto count = (chunk[a] + per_chunk - 1) / per_chunk;  // chunks along axis a
+    chunk[a] = (chunk[a] + count - 1) / count;
+    break;
+  }
+  return chunk;
+}
 
 int run_consolidate() {
   const auto in = parse_target(consolidate_options.input);
@@ -36,25 +62,29 @@ int run_consolidate() {
   }
   Shape chunk(consolidate_options.chunk.begin(), consolidate_options.chunk.end());
   if (consolidate_options.layout == "chunked" && chunk.empty()) {
-    // Default: whole rows of the other axes, about 4 MiB per chunk.
     const auto info = describe(in.file, in.dataset);
-    chunk = info.shape;
-    if (!chunk.empty()) {
-      const auto row = std::max<std::uint64_t>(
-          1, element_count(info.shape) / std::max<std::uint64_t>(1, info.shape[0]) * info.dtype.size());
-      chunk[0] = std::clamp<std::uint64_t>((4U << 20) / row, 1, std::max<std::uint64_t>(1, info.shape[0]));
-    }
+    chunk = even_chunk(info.shape, info.dtype.size(), std::uint64_t{4} << 20);
   }
   if (consolidate_options.layout == "contiguous" && !chunk.empty()) {
     throw CLI::ValidationError("--chunk", "a chunk shape needs --layout chunked");
   }
+  const Mode mode = consolidate_options.append  ? Mode::Append
+                    : consolidate_options.force ? Mode::Overwrite
+                                                : Mode::Exclusive;
   ProgressBar bar("consolidate");
-  consolidate(in.file, in.dataset, consolidate_options.output,
-              {.layout = Layout::Contiguous,
-               .threads = consolidate_options.threads,
-               .sync = !consolidate_options.no_sync,
-               .progress = bar.callback(),
-               .chunk = chunk});
+  try {
+    consolidate(in.file, in.dataset, consolidate_options.output,
+                {.layout = Layout::Contiguous,
+                 .mode = mode,
+                 .threads = consolidate_options.threads,
+                 .sync = !consolidate_options.no_sync,
+                 .progress = bar.callback(),
+                 .chunk = chunk});
+  } catch (const FileExists&) {
+    throw FileExists(fmt::format("'{}' exists: give --force to replace it, or --append to add {} to it",
+                                 consolidate_options.output, in.dataset));
+  }
+  bar.finish();
   fmt::print("{}:{} -> {}:{} ({})\n", in.file, in.dataset, consolidate_options.output, in.dataset,
              chunk.empty() ? std::string("contiguous") : "chunked [" + fmt::format("{}", fmt::join(chunk, ", ")) + "]");
   return kOk;
@@ -70,12 +100,18 @@ int run_split() {
     return from_file(in.file, in.dataset, {.progress = bar.callback()});
   }();
   ProgressBar bar("write");
-  to_file(data.view(), split_options.output, in.dataset,
-          {.layout = Layout::Virtual,
-           .ranks = split_options.tiles,
-           .sync = !split_options.no_sync,
-           .progress = bar.callback()})
-      .wait();
+  try {
+    to_file(data.view(), split_options.output, in.dataset,
+            {.layout = Layout::Virtual,
+             .mode = split_options.force ? Mode::Overwrite : Mode::Exclusive,
+             .ranks = split_options.tiles,
+             .sync = !split_options.no_sync,
+             .progress = bar.callback()})
+        .wait();
+  } catch (const FileExists&) {
+    throw FileExists(fmt::format("'{}' exists: give --force to replace it", split_options.output));
+  }
+  bar.finish();
   fmt::print("{}:{} -> {}:{} ({} tiles, {})\n", in.file, in.dataset, split_options.output, in.dataset,
              describe(split_options.output, in.dataset).virtual_sources, human_bytes(data.nbytes()));
   return kOk;
@@ -88,18 +124,27 @@ void add_consolidate(CLI::App& app) {
                                  "Copy a dataset (a virtual dataset and its tiles, or any other) into one "
                                  "self-contained file, in parallel");
   cmd->add_option("IN", consolidate_options.input, "FILE:/DATASET to read")->required();
-  cmd->add_option("OUT", consolidate_options.output, "file to write (replaced only when complete)")->required();
+  cmd->add_option("OUT", consolidate_options.output,
+                  "file to write; an existing one only with --force or --append (changed only when complete)")
+      ->required();
   cmd->add_option("--layout", consolidate_options.layout, "layout written")
       ->check(CLI::IsMember({"contiguous", "chunked"}))
       ->capture_default_str();
-  cmd->add_option("--chunk", consolidate_options.chunk, "chunk shape for --layout chunked (default: ~4 MiB of rows)")
+  cmd->add_option("--chunk", consolidate_options.chunk,
+                  "chunk shape for --layout chunked (default: chunks of up to 4 MiB that divide the data evenly)")
       ->delimiter(',');
+  auto* force = cmd->add_flag("--force", consolidate_options.force, "replace OUT if it exists");
+  cmd->add_flag("--append", consolidate_options.append,
+                "add the dataset to OUT if it exists (keeping its other datasets; one of the same name is replaced)")
+      ->excludes(force);
   cmd->add_option("--threads", consolidate_options.threads, "worker threads (0: all cores)");
   cmd->add_flag("--no-sync", consolidate_options.no_sync, "skip fsync before the output appears");
   cmd->footer(
       "Examples:\n"
       "  h5tile consolidate run.h5:/fields/u u.h5      one file for the next tool in the pipeline\n"
       "  h5tile consolidate run.h5:/u u.h5 --layout chunked --chunk 256,1024\n"
+      "  h5tile consolidate run.h5:/v u.h5 --append    add /v to u.h5\n"
+      "An existing OUT is left alone (exit code 1) unless --force or --append is given.\n"
       "Memory stays at a few 64 MiB blocks per thread, whatever the dataset's size.");
   cmd->callback([] { selected_command() = run_consolidate; });
 
@@ -110,6 +155,7 @@ void add_consolidate(CLI::App& app) {
   split->add_option("OUT", split_options.output, "file to write; tiles go to OUT.tiles/")->required();
   split->add_option("--tiles", split_options.tiles, "number of tiles along the first axis (0: one per core)");
   split->add_flag("--no-sync", split_options.no_sync, "skip fsync before the output appears");
+  split->add_flag("--force", split_options.force, "replace OUT if it exists (default: leave it, exit code 1)");
   split->footer("Examples:\n  h5tile split u.h5:/fields/u tiled.h5 --tiles 16");
   split->callback([] { selected_command() = run_split; });
 }

@@ -4,6 +4,8 @@
 
 #include "common.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -30,22 +32,6 @@ struct DemoOptions {
 
 DemoOptions demo_options;
 
-std::uint64_t parse_bytes(const std::string& text) {
-  std::size_t used = 0;
-  const double value = std::stod(text, &used);
-  const std::string unit = text.substr(used);
-  double scale = 1;
-  if (unit == "K" || unit == "KiB")
-    scale = 1024.0;
-  else if (unit == "M" || unit == "MiB")
-    scale = 1024.0 * 1024;
-  else if (unit == "G" || unit == "GiB")
-    scale = 1024.0 * 1024 * 1024;
-  else if (!unit.empty() && unit != "B")
-    throw CLI::ValidationError("--size", "unknown unit '" + unit + "'");
-  return static_cast<std::uint64_t>(value * scale);
-}
-
 // The demo's values: element i is (i * 2654435761 + 12345) mod 2^32, which numpy can recompute.
 std::uint32_t pattern(std::uint64_t i) { return static_cast<std::uint32_t>(i * 2654435761ULL + 12345ULL); }
 
@@ -68,7 +54,15 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 int run_demo() {
   const auto& o = demo_options;
-  const auto bytes = parse_bytes(o.size);
+  const auto bytes = size_of(o.size);
+  // The demo holds the array twice (the source and what it reads back).
+  const auto memory =
+      static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (memory > 0 && bytes > memory / 2) {
+    throw CLI::ValidationError("--size", fmt::format("{} ({}) is more than half of this machine's memory ({}): the "
+                                                     "demo holds the array twice",
+                                                     o.size, human_bytes(bytes), human_bytes(memory)));
+  }
   const std::uint64_t rows = std::max<std::uint64_t>(1, bytes / 4 / o.columns);
   const Shape shape{rows, o.columns};
   const double gb = static_cast<double>(rows * o.columns * 4) / 1e9;
@@ -80,11 +74,18 @@ int run_demo() {
 
   WriteOptions write{.layout = layout_from_name(o.layout), .ranks = o.ranks, .sync = !o.no_sync};
   auto start = std::chrono::steady_clock::now();
-  to_file(view(source.data(), shape), o.path, o.dataset, write).wait();
+  {
+    ProgressBar bar("write");
+    write.progress = bar.callback();
+    to_file(view(source.data(), shape), o.path, o.dataset, write).wait();
+  }
   const double t_write = seconds_since(start);
 
   start = std::chrono::steady_clock::now();
-  const Array whole = from_file(o.path, o.dataset, ReadOptions{.threads = o.ranks});
+  const Array whole = [&] {
+    ProgressBar bar("read");
+    return from_file(o.path, o.dataset, ReadOptions{.threads = o.ranks, .progress = bar.callback()});
+  }();
   const double t_read = seconds_since(start);
   const bool whole_ok = whole.shape() == shape && whole.dtype() == DType(DTypeKind::UInt32) &&
                         std::memcmp(whole.data(), source.data(), whole.nbytes()) == 0;
@@ -119,8 +120,9 @@ void add_demo(CLI::App& app) {
   auto* demo = app.add_subcommand("demo",
                                   "Write a generated array, read it back whole and in batches, check it, "
                                   "and print the throughput");
-  demo->add_option("--size", demo_options.size, "array size in bytes, with K, M or G (binary) suffix")
-      ->capture_default_str();
+  demo->add_option("--size", demo_options.size, "array size: bytes, or with a binary suffix K, M, G or T (1.5G, 512m)")
+      ->capture_default_str()
+      ->check(size_check());
   demo->add_option("--ranks", demo_options.ranks, "worker ranks (threads) writing and reading")
       ->capture_default_str()
       ->check(CLI::Range(1U, 4096U));

@@ -31,6 +31,20 @@ nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
   return j;
 }
 
+nlohmann::json to_json(const VirtualSource& v) {
+  nlohmann::json j{{"file", v.file}, {"dataset", v.dataset}, {"found", v.found}};
+  if (v.region) j["region"] = {{"offset", v.region->offset}, {"extent", v.region->extent}};
+  if (v.source_region) j["source_region"] = {{"offset", v.source_region->offset}, {"extent", v.source_region->extent}};
+  return j;
+}
+
+// "[0:100, 0:20] <- v.h5.tiles/data/G/tile-00000.h5:/tile", like `h5ls -v`'s "Maps:" lines.
+std::string source_line(const VirtualSource& v) {
+  return fmt::format("{} <- {}:{}{}{}", v.region ? to_string(*v.region) : std::string("(not a box)"), v.file,
+                     v.dataset.empty() ? "?" : v.dataset, v.source_region ? " " + to_string(*v.source_region) : "",
+                     v.found ? "" : "  (missing)");
+}
+
 std::string line(const std::string& name, const DatasetInfo& d) {
   std::string storage = d.layout;
   if (d.layout == "chunked") {
@@ -67,10 +81,19 @@ int run_info() {
     const std::string indent(2 * (target.dataset.empty() ? depth + 1 : 1), ' ');
     try {
       const auto d = describe(target.file, name);
+      // One dataset asked for: a virtual one's sources too, one line each.
+      const auto sources = !target.dataset.empty() && d.layout == "virtual" ? list_virtual_sources(target.file, name)
+                                                                            : std::vector<VirtualSource>{};
       if (info_options.json) {
-        out["datasets"].push_back(to_json(name, d));
+        auto j = to_json(name, d);
+        if (!target.dataset.empty() && d.layout == "virtual") {
+          j["sources"] = nlohmann::json::array();
+          for (const auto& v : sources) j["sources"].push_back(to_json(v));
+        }
+        out["datasets"].push_back(std::move(j));
       } else {
         fmt::print("{}{}\n", indent, line(target.dataset.empty() ? name.substr(name.rfind('/') + 1) : name, d));
+        for (const auto& v : sources) fmt::print("{}  {}\n", indent, source_line(v));
       }
     } catch (const UnsupportedType& e) {
       if (!target.dataset.empty()) throw;
@@ -88,13 +111,16 @@ int run_info() {
 }  // namespace
 
 void add_info(CLI::App& app) {
-  auto* cmd = app.add_subcommand("info", "Show the datasets of a file, or one dataset: dtype, shape, layout, bytes");
+  auto* cmd = app.add_subcommand(
+      "info",
+      "Show the datasets of a file, or one dataset: dtype, shape, layout, bytes (and a virtual dataset's sources)");
   cmd->add_option("target", info_options.target, "FILE or FILE:/DATASET")->required();
   cmd->add_flag("--json", info_options.json, "print JSON (for scripts)");
   cmd->footer(
       "Examples:\n"
       "  h5tile info out.h5                 every dataset in the file\n"
-      "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters, or its virtual sources\n"
+      "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters, or its virtual sources,\n"
+      "                                     one line each: REGION <- FILE:DATASET [SOURCE REGION] (missing)\n"
       "  h5tile info out.h5 --json | jq '.datasets[].shape'");
   cmd->callback([] { selected_command() = run_info; });
 }

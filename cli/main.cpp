@@ -12,7 +12,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"h5tile: parallel HDF5 input and output of tiled arrays"};
-  app.set_version_flag("--version", "h5tile 0.1.0");
+  app.set_version_flag("--version", "h5tile " H5TILE_VERSION_STRING);
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 success, 1 a check found a problem or an operation failed, 2 usage error,\n"

@@ -10,3 +10,4 @@
 #include <h5tile/io.hpp>
 #include <h5tile/options.hpp>
 #include <h5tile/settings.hpp>
+#include <h5tile/version.hpp>

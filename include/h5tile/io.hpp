@@ -84,6 +84,24 @@ struct DatasetInfo {
   std::uint64_t stored_bytes = 0;    ///< bytes on disk: the dataset's storage, plus its source files if virtual
 };
 
+/// One mapping of a virtual dataset: which region of it comes from which source.
+struct VirtualSource {
+  /// The region of the virtual dataset; nullopt where the mapping is not a plain box (an
+  /// irregular or unlimited selection, or a "%b" name that HDF5 expands per block).
+  std::optional<Box> region;
+  std::string file;     ///< the source file's name as stored ("." for the same file; relative to its folder)
+  std::string dataset;  ///< the source dataset (empty where region is nullopt)
+  /// The part of the source dataset read; nullopt: all of it.
+  std::optional<Box> source_region;
+  /// Whether the source file exists where HDF5 looks for it (true for "%b" names, not checked).
+  bool found = true;
+};
+
+/// The mappings of a virtual dataset, in the order stored (empty for other layouts), read from
+/// its metadata only: sources need not exist. Throws as describe().
+[[nodiscard]] std::vector<VirtualSource> list_virtual_sources(const std::filesystem::path& path,
+                                                              const std::string& dataset);
+
 /// The full names of every dataset in the file ("/a", "/g/b"), in name order.
 [[nodiscard]] std::vector<std::string> list_datasets(const std::filesystem::path& path);
 

@@ -15,8 +15,17 @@
 /// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 
 namespace h5tile::settings {
+
+/// The size syntax of every size setting and of the h5tile command's size options: a positive
+/// number of bytes, optionally with a fraction and a binary suffix K, M, G or T (also KB/KiB,
+/// MB/MiB, ...; case does not matter): "4096", "512M", "1.5g", "2 GiB". A fraction of a byte
+/// is dropped. Throws InvalidArgument, quoting the text, for anything else (empty, negative,
+/// zero, unknown unit, too large for 64 bits).
+[[nodiscard]] std::uint64_t parse_size(std::string_view text);
 
 /// Worker threads (and default ranks of to_file). Thread-safe.
 [[nodiscard]] unsigned threads();

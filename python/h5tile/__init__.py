@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _h5tile
+from . import _h5tile, settings
 from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, UnsupportedTypeError, VirtualSourceError,
@@ -36,9 +36,9 @@ __all__ = [
     "write_tile", "read_tile", "consolidate", "cuda_device_count", "last_device_io", "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "VirtualSourceError",
-    "Hdf5Error", "IoError", "OperationError",
+    "Hdf5Error", "IoError", "OperationError", "settings",
 ]
-__version__ = "0.1.0"
+__version__: str = _h5tile.__version__  # from CMakeLists.txt, the one place it is written
 
 _SUPPORTED = {"b", "i", "u", "f", "c", "V"}
 _pending_lock = threading.Lock()
@@ -311,18 +311,53 @@ def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
 
 
 def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_size: Sequence[int], *,
-                      device: Optional[int] = None, threads: int = 0) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
+                      device: Optional[int] = None, threads: int = 0,
+                      progress: Optional[Callable[[int, int], Optional[bool]]] = None
+                      ) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
     """Iterate over a dataset in blocks of at most ``chunk_size``: yields ``(block, offsets)``,
     low to high in row-major order, boundary blocks clipped (a length-5 axis with chunk 2 gives
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
     a few blocks whatever the file's size. The iterator may be consumed from another thread.
+
+    ``progress``: called as ``progress(bytes_done, bytes_total)`` after each block is read, before
+    it is yielded (``bytes_done`` counts that block); return False to stop: the iterator then
+    raises :class:`CancelledError`.
 
     Raises InvalidArgumentError (ValueError) at once for a ``chunk_size`` of the wrong length or
     with an element <= 0.
     """
     info = describe(path, dataset_name)
     chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
-    return _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), threads)
+    if progress is not None and not callable(progress):
+        raise InvalidArgumentError(f"progress must be callable as progress(bytes_done, bytes_total), not {progress!r}")
+    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), threads)
+    if progress is None:
+        return batched
+    total = int(np.prod(info["shape"], dtype=np.uint64)) * np.dtype(info["dtype"]).itemsize
+    return _BatchedWithProgress(batched, progress, total)
+
+
+class _BatchedWithProgress:
+    """A batched read that reports each block to a progress callback."""
+
+    def __init__(self, batched, progress: Callable[[int, int], Optional[bool]], total: int):
+        self._batched = batched
+        self._progress = progress
+        self._total = total
+        self._done = 0
+
+    def __iter__(self):
+        return self
+
+    def __len__(self) -> int:
+        return len(self._batched)
+
+    def __next__(self):
+        block, offset = next(self._batched)
+        self._done += int(block.nbytes)
+        if self._progress(min(self._done, self._total), self._total) is False:
+            raise CancelledError("cancelled by the progress callback")
+        return block, offset
 
 
 def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,

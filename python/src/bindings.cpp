@@ -12,6 +12,7 @@
 #include <h5tile/h5tile.hpp>
 
 #include "arrays.hpp"
+#include "settings.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -395,6 +396,8 @@ NB_MODULE(_h5tile, m) {
       .def("__next__", &PyBatched::next)
       .def("__len__", &PyBatched::count);
 
+  m.attr("__version__") = H5TILE_VERSION_STRING;
+  h5tile::python::bind_settings(m);
   m.def("cuda_device_count", &h5tile::cuda_device_count);
   m.def("last_device_io", [] {
     const auto r = h5tile::last_device_io();

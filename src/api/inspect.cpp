@@ -44,6 +44,41 @@ std::vector<std::string> list_datasets(const fs::path& path) {
   return names;
 }
 
+std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std::string& dataset) {
+  pending_writes().wait_for(path);
+  const auto name = normalize_dataset_name(dataset);
+  const auto file = open_file(path);
+  const auto ds = open_dataset(file.get(), name, path);
+  std::optional<std::vector<VirtualEntry>> entries;
+  std::vector<std::string> files;
+  std::vector<bool> expands;
+  {
+    const Hdf5Lock lock;
+    const PlistHandle dcpl(check(H5Dget_create_plist(ds.get()), "H5Dget_create_plist"));
+    if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) {
+      return {};
+    }
+    entries = read_virtual_map(dcpl.get());
+    if (!entries) {
+      files = virtual_file_names(dcpl.get(), &expands);
+    }
+  }
+  std::vector<VirtualSource> out;
+  std::error_code ec;
+  if (entries) {
+    for (auto& e : *entries) {
+      const bool found = fs::exists(resolve_source(path, e.file), ec);
+      out.push_back({e.dst, std::move(e.file), std::move(e.dataset), std::move(e.src), found});
+    }
+  } else {
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      const bool found = expands[i] || fs::exists(resolve_source(path, files[i]), ec);
+      out.push_back({std::nullopt, std::move(files[i]), "", std::nullopt, found});
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // What the tile table says of tile `source` (HDF5's `dataset`, of `bytes`) against what

@@ -88,6 +88,13 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs:
   }
 }
 
+void check_chunk_layout(const WriteOptions& options, const fs::path& path, const std::string& dataset) {
+  if (!options.chunk.empty() && options.layout != Layout::Chunked) {
+    throw InvalidArgument(fmt::format("{}: a chunk shape ({}) is for layout 'chunked', not '{}'", where(path, dataset),
+                                      to_string(options.chunk), layout_name(options.layout)));
+  }
+}
+
 void check_target(const fs::path& path, Mode mode) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");

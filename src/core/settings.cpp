@@ -3,7 +3,6 @@
 
 #include <atomic>
 #include <bit>
-#include <charconv>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
@@ -15,36 +14,13 @@
 namespace h5tile::settings {
 namespace {
 
-// Parses a positive integer with an optional binary suffix (K, M, G: KiB, MiB, GiB).
+// A size in the syntax of parse_size (settings.hpp); errors name the variable.
 std::size_t parse_size(const char* variable, std::string_view text) {
-  std::size_t value = 0;
-  const auto* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  std::size_t scale = 1;
-  if (ec == std::errc{} && ptr != end && ptr + 1 == end) {
-    switch (*ptr) {
-      case 'K':
-      case 'k':
-        scale = std::size_t{1} << 10;
-        ++ptr;
-        break;
-      case 'M':
-      case 'm':
-        scale = std::size_t{1} << 20;
-        ++ptr;
-        break;
-      case 'G':
-      case 'g':
-        scale = std::size_t{1} << 30;
-        ++ptr;
-        break;
-      default: break;
-    }
+  try {
+    return settings::parse_size(text);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("environment variable {}: {}", variable, e.what()));
   }
-  if (ec != std::errc{} || ptr != end || value == 0) {
-    throw InvalidArgument(fmt::format("environment variable {}='{}' is not a positive integer", variable, text));
-  }
-  return value * scale;
 }
 
 std::size_t from_env(const char* variable, std::size_t fallback) {

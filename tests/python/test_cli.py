@@ -92,13 +92,31 @@ def test_consolidate_and_split_round_trip(files, tmp_path):
         assert f["g/chunked"].is_virtual and len(f["g/chunked"].virtual_sources()) == 4
         assert same_bytes(f["g/chunked"][...], a)
     assert h5tile("consolidate", "v.h5", "x.h5", cwd=tmp_path).returncode == 2  # no dataset given
-    assert h5tile("consolidate", "v.h5:/data", "v.h5", cwd=tmp_path).returncode == 1  # onto itself
+    assert h5tile("consolidate", "v.h5:/data", "v.h5", cwd=tmp_path).returncode == 1  # exists
+    assert h5tile("consolidate", "v.h5:/data", "v.h5", "--force", cwd=tmp_path).returncode == 1  # onto itself
 
 
 @pytest.mark.parametrize("sub", ["demo", "info", "verify", "consolidate", "split"])
 def test_every_subcommand_has_help_with_examples(tmp_path, sub):
     out = h5tile(sub, "--help", cwd=tmp_path)
     assert out.returncode == 0 and "Examples:" in out.stdout
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="script(1) is not installed")
+def test_progress_bar_clears_its_line_and_ends_it_before_the_result(files, tmp_path):
+    env = dict(os.environ, H5TILE_PROGRESS_AFTER="0", COLUMNS="100")
+    cmd = f"stty cols 100; {H5TILE} consolidate v.h5:/data bar.h5"
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], cwd=tmp_path, env=env, capture_output=True,
+                         timeout=120)  # bytes: text mode would turn every '\r' into a newline
+    assert tty.returncode == 0, tty.stdout
+    screen = tty.stdout.decode().replace("\r\n", "\n")
+    draws = screen.split("\r")[1:]
+    assert draws and all(d.split("\n")[0].endswith("\x1b[K") for d in draws)  # each redraw clears the rest
+    assert all(len(d.split("\n")[0]) <= 99 + 3 for d in draws)  # fits the terminal's 100 columns
+    last = draws[-1]
+    # The finished bar: 100%, the time taken, then its own newline; the result on a line of its own.
+    assert "100%" in last and ", in " in last, last
+    assert "\x1b[K\nv.h5:/data -> bar.h5:/data (contiguous)\n" in last, repr(last)
 
 
 @pytest.mark.skipif(shutil.which("script") is None, reason="script(1) is not installed")
@@ -175,9 +193,23 @@ def test_bench_checks_its_read_and_gives_every_group_a_limit(tmp_path):
     for g in groups:
         rows = [r for r in result["results"] if r["group"] == g]
         assert any(r["name"].startswith("limit") for r in rows), g
-        assert max(r["ratio_to_limit"] for r in rows if r["name"].startswith("limit")) == pytest.approx(1.0)
+        assert max(r["ratio_to_best_loop"] for r in rows if r["name"].startswith("limit")) == pytest.approx(1.0)
     assert all(r["gbps"] > 0 for r in result["results"])
     assert any(r["name"].startswith("h5tile from_file") and r["group"] == "read-new" for r in result["results"])
+    assert not (tmp_path / "b").exists()  # what it wrote is removed, and the folder it made
+
+
+def test_bench_removes_only_what_it_wrote_unless_keep(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    out = h5tile("bench", "--size", "1m", "--repeats", "1", "--ranks", "2", "--dir", "mine", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "vs best loop" in out.stdout and "vs limit" not in out.stdout
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+    out = h5tile("bench", "--size", "1m", "--repeats", "1", "--ranks", "2", "--dir", "kept", "--keep", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    kept = {p.name for p in (tmp_path / "kept").iterdir()}
+    assert {"plain.bin", "hdf5.h5", "contiguous.h5", "chunked.h5", "virtual.h5", "virtual.h5.tiles"} <= kept
 
 
 def test_python_dash_m_runs_the_command_with_its_arguments_and_exit_status(files, tmp_path):
@@ -195,3 +227,120 @@ def test_python_dash_m_runs_the_command_with_its_arguments_and_exit_status(files
     out = python_m("--help")
     assert out.returncode == 0 and "Usage: h5tile" in out.stdout, out.stdout  # named h5tile, not a path
     assert python_m("frobnicate").returncode == 2
+
+
+def test_one_size_syntax_and_clear_usage_errors(tmp_path):
+    for args in (["bench", "--size", "12X"], ["demo", "--size", "abc"], ["demo", "--size", "-5G"],
+                 ["demo", "--size=-5G"], ["demo", "--size", "0"]):
+        out = h5tile(*args, "--path", "d/d.h5", cwd=tmp_path) if args[0] == "demo" else h5tile(*args, cwd=tmp_path)
+        assert out.returncode == 2, (args, out.stderr)
+        assert "is not a size" in out.stderr and "suffix K, M, G or T" in out.stderr, out.stderr
+    assert not (tmp_path / "d").exists()
+    out = h5tile("demo", "--size", "1.5m", "--path", "d/d.h5", "--ranks", "2", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "[384, 1024]" in out.stdout  # 1.5 MiB of uint32 in rows of 1024
+    out = h5tile("demo", "--size", "1g", "--help", cwd=tmp_path)
+    assert out.returncode == 0
+    # The environment variables read sizes the same way, and name themselves when wrong.
+    out = h5tile("demo", "--size", "64k", "--path", "d/e.h5", cwd=tmp_path, env=dict(os.environ, H5TILE_TASK_SIZE="1.5m"))
+    assert out.returncode == 0, out.stderr
+    out = h5tile("demo", "--size", "64k", "--path", "d/e.h5", cwd=tmp_path, env=dict(os.environ, H5TILE_TASK_SIZE="12X"))
+    assert out.returncode == 1 and "H5TILE_TASK_SIZE: '12X' is not a size" in out.stderr, out.stderr
+
+
+def test_demo_refuses_a_size_larger_than_memory(tmp_path):
+    out = h5tile("demo", "--size", "1000000T", "--path", "d/d.h5", cwd=tmp_path)
+    assert out.returncode == 2 and "memory" in out.stderr, out.stderr
+    assert not (tmp_path / "d").exists()
+
+
+def test_verify_skips_datasets_of_unsupported_types(files, tmp_path):
+    with h5py.File(tmp_path / "h.h5", "a") as f:
+        f["compound"] = np.zeros(3, dtype=[("a", "i4"), ("b", "f8")])
+    out = h5tile("verify", "h.h5", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "skipped: /text: " in out.stdout and "variable-length string" in out.stdout
+    assert "skipped: /compound: " in out.stdout and "problem" not in out.stdout
+    assert "ok: /plain" in out.stdout and "ok: /g/chunked" in out.stdout
+    result = json.loads(h5tile("verify", "h.h5", "--json", cwd=tmp_path).stdout)
+    assert result["ok"] is True and result["skipped"] == 2
+    skipped = {d["name"] for d in result["datasets"] if "skipped" in d}
+    assert skipped == {"/text", "/compound"}
+    assert h5tile("verify", "h.h5:/text", cwd=tmp_path).returncode == 0
+    (tmp_path / "v.h5.tiles").rename(tmp_path / "elsewhere")
+    assert h5tile("verify", "v.h5", cwd=tmp_path).returncode == 1  # real problems still count
+
+
+def test_info_lists_the_sources_of_a_virtual_dataset(files, tmp_path):
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        expected = [(s.file_name, s.dset_name) for s in f["data"].virtual_sources()]
+    out = h5tile("info", "v.h5:/data", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    lines = [line.strip() for line in out.stdout.splitlines() if "<-" in line]
+    assert lines == [f"[{lo}:{hi}, 0:20] <- {file}:{ds}"
+                     for (lo, hi), (file, ds) in zip([(0, 100), (100, 200), (200, 300)], expected)]
+    tiles = sorted((tmp_path / "v.h5.tiles").rglob("tile-00001.h5"))
+    tiles[0].unlink()
+    info = json.loads(h5tile("info", "v.h5:/data", "--json", cwd=tmp_path).stdout)["datasets"][0]
+    assert [s["found"] for s in info["sources"]] == [True, False, True]
+    assert info["sources"][2]["region"] == {"offset": [200, 0], "extent": [100, 20]}
+    assert info["sources"][0]["file"] == expected[0][0] and info["sources"][0]["dataset"] == "/tile"
+    assert "(missing)" in h5tile("info", "v.h5:/data", cwd=tmp_path).stdout
+    assert "<-" not in h5tile("info", "v.h5", cwd=tmp_path).stdout  # the whole file: one line per dataset
+
+
+def test_consolidate_leaves_an_existing_file_alone_unless_force_or_append(files, tmp_path):
+    a = files
+    (tmp_path / "out.h5").write_bytes(b"precious")
+    out = h5tile("consolidate", "v.h5:/data", "out.h5", cwd=tmp_path)
+    assert out.returncode == 1 and "'out.h5' exists" in out.stderr and "--force" in out.stderr, out.stderr
+    assert (tmp_path / "out.h5").read_bytes() == b"precious"
+    assert h5tile("consolidate", "v.h5:/data", "out.h5", "--force", cwd=tmp_path).returncode == 0
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert same_bytes(f["data"][...], a)
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["keep"] = np.arange(5)
+    assert h5tile("consolidate", "v.h5:/data", "other.h5", "--append", cwd=tmp_path).returncode == 0
+    with h5py.File(tmp_path / "other.h5", "r") as f:
+        assert list(f["keep"][...]) == list(range(5)) and same_bytes(f["data"][...], a)
+    assert h5tile("consolidate", "v.h5:/data", "x.h5", "--force", "--append", cwd=tmp_path).returncode == 2
+    out = h5tile("split", "h.h5:/g/chunked", "other.h5", cwd=tmp_path)
+    assert out.returncode == 1 and "--force" in out.stderr
+    assert h5tile("split", "h.h5:/g/chunked", "other.h5", "--force", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("shape, dtype, chunk", [
+    ((2000, 300), "f8", (1000, 300)),   # 4.8 MB: two equal chunks, not 1747 + 253 rows
+    ((300, 20), "f4", (300, 20)),       # small: one chunk
+    ((10, 1024, 1024), "f4", (1, 1024, 1024)),
+    ((3, 3000, 1000), "f8", (1, 500, 1000)),  # one slice is over 4 MiB: cut the next axis evenly
+])
+def test_consolidate_picks_chunks_that_divide_the_data_evenly(tmp_path, shape, dtype, chunk):
+    with h5py.File(tmp_path / "in.h5", "w") as f:
+        f.create_dataset("x", shape=shape, dtype=dtype, fillvalue=1)
+    out = h5tile("consolidate", "in.h5:/x", "out.h5", "--layout", "chunked", "--no-sync", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert f["x"].chunks == chunk
+        assert f["x"].id.get_storage_size() <= 1.01 * np.prod(shape) * np.dtype(dtype).itemsize + 4096
+
+
+def test_version_is_the_one_cmake_gives(tmp_path):
+    import re
+    from conftest import ROOT
+    cmake = (ROOT / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(h5tile VERSION ([0-9.]+)", cmake).group(1)
+    assert h5tile("--version", cwd=tmp_path).stdout.strip() == f"h5tile {version}"
+    header = (BUILD / "include" / "h5tile" / "version.hpp").read_text()
+    assert f'#define H5TILE_VERSION_STRING "{version}"' in header
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r"^version *=", pyproject, re.M) is None and 'dynamic = ["version"]' in pyproject
+
+
+def test_demo_script_help_comes_at_once(tmp_path):
+    from conftest import ROOT
+    env = dict(os.environ, PATH="/usr/bin:/bin", H5TILE_BUILD_DIR=str(tmp_path / "no-build"))
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "demo.sh"), "--help"], capture_output=True, text=True,
+                         timeout=10, env=env, cwd=tmp_path)
+    assert out.returncode == 0 and "Usage: scripts/demo.sh" in out.stdout, out.stdout + out.stderr
+    assert not (tmp_path / "no-build").exists()

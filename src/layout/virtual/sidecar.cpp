@@ -124,6 +124,20 @@ void clear_in_progress(const fs::path& target, const std::string& dataset, const
 }
 
 CommitLock::CommitLock(const fs::path& target) {
+  // flock(2) on the target's folder itself: nothing is created, so nothing is left beside the
+  // file. Where a file system cannot lock a folder (NFS emulates flock with byte-range locks,
+  // which need a file open for writing), a lock file beside the target serves instead.
+  const auto folder = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ >= 0) {
+    int rc = 0;
+    while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (rc == 0) {
+      return;
+    }
+    ::close(fd_);
+  }
   const auto path = target.parent_path() / fmt::format(".{}.lock", target.filename().string());
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
   if (fd_ < 0) {

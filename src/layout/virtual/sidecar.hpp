@@ -31,7 +31,9 @@ void clear_in_progress(const std::filesystem::path& target, const std::string& d
                        const std::string& generation) noexcept;
 
 // Serialises the commit (rename) and clean-up of one target among processes on this host:
-// an exclusive flock on `.<name>.lock` beside the target (left in place).
+// an exclusive flock on the target's folder (commits of other files in that folder wait too,
+// for the few milliseconds a commit takes). Where the file system cannot lock a folder, on
+// `.<name>.lock` beside the target instead (left in place).
 class CommitLock {
  public:
   explicit CommitLock(const std::filesystem::path& target);

@@ -1,0 +1,136 @@
+"""h5tile's process-wide defaults, to read and change at run time.
+
+Each starts from its environment variable (read once, at the first use) or its default, and
+applies to every later call that does not override it. Sizes are bytes, or strings in the
+syntax of the environment variables ("8M", "1.5G", "4096"; binary suffixes K, M, G, T).
+
+=============  =======================  ===================================================
+setting        environment variable     default
+=============  =======================  ===================================================
+threads        ``H5TILE_THREADS``       the number of hardware threads
+task_size      ``H5TILE_TASK_SIZE``     8 MiB (bytes moved by one I/O task)
+alignment      ``H5TILE_ALIGNMENT``     4096 (file-space alignment, a power of two)
+staging_bytes  ``H5TILE_STAGING_BYTES`` 128 MiB (pinned host memory per GPU)
+raw_io         ``H5TILE_RAW_IO``        True (False: every byte through the HDF5 library)
+early_reads    ``H5TILE_EARLY_READS``   True (reads of virtual datasets start from h5tile's index)
+direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
+gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
+=============  =======================  ===================================================
+
+Example::
+
+    import h5tile
+    h5tile.settings.set_threads(8)
+    h5tile.settings.set_task_size("16M")
+    print(h5tile.settings.task_size())   # 16777216
+
+Setters raise :class:`h5tile.InvalidArgumentError` (a ``ValueError``) for a bad value. They are
+thread-safe; a change applies to operations that start after it.
+"""
+from __future__ import annotations
+
+from typing import Union
+
+from . import _h5tile
+from ._h5tile import InvalidArgumentError
+
+__all__ = [
+    "parse_size", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
+    "staging_bytes", "set_staging_bytes", "raw_io", "set_raw_io", "early_reads", "set_early_reads", "direct_io",
+    "set_direct_io", "gds", "set_gds",
+]
+
+Size = Union[int, str]
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size string: "4096", "512M", "1.5g", "2 GiB" (as the environment variables and
+    the h5tile command read sizes). Raises InvalidArgumentError for anything else."""
+    return _h5tile.parse_size(text)
+
+
+def _bytes(value: Size, what: str) -> int:
+    if isinstance(value, str):
+        return parse_size(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidArgumentError(f"{what} must be a positive number of bytes or a size string like '8M', "
+                                   f"not {value!r}")
+    return value
+
+
+def threads() -> int:
+    """Worker threads of every operation (and default ranks of :func:`h5tile.to_file`)."""
+    return _h5tile.threads()
+
+
+def set_threads(n: int) -> None:
+    """Set the number of worker threads (at least 1)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InvalidArgumentError(f"threads must be an integer of at least 1, not {n!r}")
+    _h5tile.set_threads(n)
+
+
+def task_size() -> int:
+    """Bytes moved by one I/O task; larger transfers are split into tasks of this size."""
+    return _h5tile.task_size()
+
+
+def set_task_size(size: Size) -> None:
+    """Set the task size: bytes, or a size string ("8M")."""
+    _h5tile.set_task_size(_bytes(size, "task_size"))
+
+
+def alignment() -> int:
+    """File-space alignment of raw data in files h5tile writes."""
+    return _h5tile.alignment()
+
+
+def set_alignment(size: Size) -> None:
+    """Set the alignment (a power of two): bytes, or a size string ("4K")."""
+    _h5tile.set_alignment(_bytes(size, "alignment"))
+
+
+def staging_bytes() -> int:
+    """Pinned host memory used to stage device reads and writes, per device."""
+    return _h5tile.staging_bytes()
+
+
+def set_staging_bytes(size: Size) -> None:
+    """Set the staging memory per device: bytes, or a size string ("256M")."""
+    _h5tile.set_staging_bytes(_bytes(size, "staging_bytes"))
+
+
+def raw_io() -> bool:
+    """Whether bytes move with pread/pwrite where the storage allows (else through HDF5)."""
+    return _h5tile.raw_io()
+
+
+def set_raw_io(on: bool) -> None:
+    _h5tile.set_raw_io(bool(on))
+
+
+def early_reads() -> bool:
+    """Whether reads of virtual datasets h5tile wrote start from its tile index at once."""
+    return _h5tile.early_reads()
+
+
+def set_early_reads(on: bool) -> None:
+    _h5tile.set_early_reads(bool(on))
+
+
+def direct_io() -> str:
+    """"auto", "on" or "off": O_DIRECT reads of data that is not in the page cache."""
+    return _h5tile.direct_io()
+
+
+def set_direct_io(mode: str) -> None:
+    _h5tile.set_direct_io(mode)
+
+
+def gds() -> str:
+    """"auto", "on" or "off": GPUDirect Storage (cuFile) for device reads."""
+    return _h5tile.gds()
+
+
+def set_gds(mode: str) -> None:
+    _h5tile.set_gds(mode)

@@ -1,0 +1,61 @@
+// h5tile.settings: the process-wide defaults of include/h5tile/settings.hpp, one getter and one
+// setter each (modes as the strings "auto", "on", "off").
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+
+#include <string>
+#include <string_view>
+
+#include <h5tile/error.hpp>
+#include <h5tile/settings.hpp>
+
+#include "settings.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace h5tile::python {
+namespace {
+
+template <class Mode>
+std::string mode_name(Mode mode) {
+  return mode == Mode::On ? "on" : mode == Mode::Off ? "off" : "auto";
+}
+
+template <class Mode>
+Mode mode_from(std::string_view what, std::string_view name) {
+  if (name == "auto") return Mode::Auto;
+  if (name == "on") return Mode::On;
+  if (name == "off") return Mode::Off;
+  throw InvalidArgument(std::string(what) + " must be 'auto', 'on' or 'off', not '" + std::string(name) + "'");
+}
+
+}  // namespace
+
+void bind_settings(nb::module_& m) {
+  namespace s = h5tile::settings;
+  m.def(
+      "parse_size", [](std::string_view text) { return s::parse_size(text); }, "text"_a);
+  m.def("threads", &s::threads);
+  m.def("set_threads", &s::set_threads, "n"_a);
+  m.def("task_size", &s::task_size);
+  m.def("set_task_size", &s::set_task_size, "size"_a);
+  m.def("alignment", &s::alignment);
+  m.def("set_alignment", &s::set_alignment, "size"_a);
+  m.def("staging_bytes", &s::staging_bytes);
+  m.def("set_staging_bytes", &s::set_staging_bytes, "size"_a);
+  m.def("raw_io", &s::raw_io);
+  m.def("set_raw_io", &s::set_raw_io, "on"_a);
+  m.def("early_reads", &s::early_reads);
+  m.def("set_early_reads", &s::set_early_reads, "on"_a);
+  m.def("direct_io", [] { return mode_name(s::direct_io()); });
+  m.def(
+      "set_direct_io", [](std::string_view mode) { s::set_direct_io(mode_from<s::DirectIo>("direct_io", mode)); },
+      "mode"_a);
+  m.def("gds", [] { return mode_name(s::gds()); });
+  m.def(
+      "set_gds", [](std::string_view mode) { s::set_gds(mode_from<s::Gds>("gds", mode)); }, "mode"_a);
+}
+
+}  // namespace h5tile::python

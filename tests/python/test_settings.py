@@ -1,0 +1,118 @@
+"""h5tile.settings (the process-wide defaults from Python), and options that used to be ignored."""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, ROOT, random_array, same_bytes
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+from h5tile import settings  # noqa: E402
+
+
+@pytest.fixture()
+def restore():
+    """Puts every setting back after the test."""
+    names = ["threads", "task_size", "alignment", "staging_bytes", "raw_io", "early_reads", "direct_io", "gds"]
+    before = {n: getattr(settings, n)() for n in names}
+    yield
+    for n, v in before.items():
+        getattr(settings, "set_" + n)(v)
+
+
+def test_every_setting_reads_back_what_was_set(restore):
+    settings.set_threads(3)
+    assert settings.threads() == 3
+    settings.set_task_size(1 << 20)
+    assert settings.task_size() == 1 << 20
+    settings.set_task_size("16M")
+    assert settings.task_size() == 16 << 20
+    settings.set_alignment("8k")
+    assert settings.alignment() == 8192
+    settings.set_staging_bytes("1.5G")
+    assert settings.staging_bytes() == 3 << 29
+    for flag in ("raw_io", "early_reads"):
+        getattr(settings, "set_" + flag)(False)
+        assert getattr(settings, flag)() is False
+        getattr(settings, "set_" + flag)(True)
+        assert getattr(settings, flag)() is True
+    for mode in ("on", "off", "auto"):
+        settings.set_direct_io(mode)
+        assert settings.direct_io() == mode
+        settings.set_gds(mode)
+        assert settings.gds() == mode
+    assert settings.parse_size("2 GiB") == 2 << 30
+
+
+def test_bad_values_are_value_errors_that_say_what_is_wrong(restore):
+    with pytest.raises(h5tile.InvalidArgumentError, match="at least 1"):
+        settings.set_threads(0)
+    with pytest.raises(ValueError, match="'12X' is not a size"):
+        settings.set_task_size("12X")
+    with pytest.raises(ValueError, match="positive number of bytes"):
+        settings.set_staging_bytes(-1)
+    with pytest.raises(ValueError, match="power of two"):
+        settings.set_alignment(3000)
+    with pytest.raises(ValueError, match="'auto', 'on' or 'off'"):
+        settings.set_gds("maybe")
+    assert settings.threads() >= 1
+
+
+def test_settings_change_what_later_calls_do(tmp_path, restore):
+    a = random_array("float32", (64, 10), seed=1)
+    settings.set_threads(2)
+    h5tile.to_file(a, tmp_path / "a.h5", "/x").wait()  # ranks 0: the threads setting
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        assert len(f["x"].virtual_sources()) == 2
+    settings.set_raw_io(False)
+    assert same_bytes(h5tile.from_file(tmp_path / "a.h5", "/x"), a)
+
+
+def test_settings_start_from_the_environment_in_the_same_syntax(tmp_path):
+    code = "from h5tile import settings as s; print(s.task_size(), s.staging_bytes(), s.threads(), s.gds())"
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), H5TILE_TASK_SIZE="1.5m", H5TILE_STAGING_BYTES="1g",
+               H5TILE_THREADS="3", H5TILE_GDS="off")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.stdout.split() == [str(3 << 19), str(1 << 30), "3", "off"], out.stderr
+    env["H5TILE_TASK_SIZE"] = "-5G"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode != 0 and "H5TILE_TASK_SIZE: '-5G' is not a size" in out.stderr
+
+
+def test_package_version_is_the_cmake_project_version():
+    import re
+    version = re.search(r"project\(h5tile VERSION ([0-9.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+    assert h5tile.__version__ == version
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_chunks_with_a_layout_that_has_none_is_an_error(tmp_path, layout):
+    a = np.zeros((100, 10), np.float32)
+    with pytest.raises(h5tile.InvalidArgumentError, match=f"chunk shape \\(\\[10, 10\\]\\) is for layout 'chunked', "
+                                                          f"not '{layout}'"):
+        h5tile.to_file(a, tmp_path / "a.h5", "/x", layout=layout, chunks=(10, 10))
+    assert not (tmp_path / "a.h5").exists()
+    h5tile.to_file(a, tmp_path / "a.h5", "/x", layout="chunked", chunks=(10, 10)).wait()
+    with h5py.File(tmp_path / "a.h5", "r") as f:
+        assert f["x"].chunks == (10, 10)
+
+
+def test_batched_reports_progress_per_block_and_can_cancel(tmp_path):
+    a = random_array("int16", (50, 8), seed=5)
+    h5tile.to_file(a, tmp_path / "a.h5", "/x", ranks=3).wait()
+    calls = []
+    blocks = list(h5tile.from_file_batched(tmp_path / "a.h5", "/x", (20, 8), progress=lambda d, t: calls.append((d, t))))
+    assert [b.shape[0] for b, _ in blocks] == [20, 20, 10]
+    assert calls == [(320, 800), (640, 800), (800, 800)]
+    assert same_bytes(np.concatenate([b for b, _ in blocks]), a)
+    reader = h5tile.from_file_batched(tmp_path / "a.h5", "/x", (20, 8), progress=lambda d, t: d < 600)
+    assert len(reader) == 3
+    next(reader)
+    with pytest.raises(h5tile.CancelledError):
+        next(reader)
+    with pytest.raises(h5tile.InvalidArgumentError, match="callable"):
+        h5tile.from_file_batched(tmp_path / "a.h5", "/x", (20, 8), progress=5)
