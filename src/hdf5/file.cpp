@@ -33,6 +33,18 @@ std::string normalize_dataset_name(const std::string& name) {
   return out;
 }
 
+std::string kind_of(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::regular: return "a regular file";
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "a special file";
+  }
+}
+
 std::string where(const fs::path& path, const std::string& dataset) {
   return fmt::format("dataset '{}' in '{}'", dataset, path.string());
 }
@@ -45,6 +57,12 @@ FileHandle open_file(const fs::path& path, bool writable) {
   }
   if (fs::is_directory(status)) {
     throw NotHdf5File(fmt::format("'{}' is a directory, not an HDF5 file", path.string()));
+  }
+  // HDF5 opens by path with a blocking open(2): a FIFO would wait forever for a writer, a
+  // device would be read as a file. Only regular files are opened (links to them are).
+  if (!fs::is_regular_file(status)) {
+    throw NotHdf5File(
+        fmt::format("'{}' is {}, not a regular file: h5tile opens only regular files", path.string(), kind_of(status)));
   }
   if (::access(path.c_str(), writable ? (R_OK | W_OK) : R_OK) != 0) {
     const int err = errno;

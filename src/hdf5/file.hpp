@@ -18,7 +18,11 @@ namespace h5tile::detail {
 // "dataset '/x' in 'f.h5'", the prefix of most messages.
 [[nodiscard]] std::string where(const std::filesystem::path& path, const std::string& dataset);
 
-// Opens an existing file read-only (or read-write). Throws FileNotFound, NotHdf5File, IoError.
+// "a FIFO (named pipe)", "a directory", ...: what a path is, for messages.
+[[nodiscard]] std::string kind_of(const std::filesystem::file_status& status);
+
+// Opens an existing regular file read-only (or read-write): anything else (a FIFO, a device, a
+// socket) is refused before HDF5 opens it. Throws FileNotFound, NotHdf5File, IoError.
 [[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false);
 
 // Opens dataset `name` (normalised). Throws DatasetNotFound or NotADataset (listing the

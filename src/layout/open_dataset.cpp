@@ -407,7 +407,8 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   parallel_for(touched.size(), threads, [&](std::size_t i) {
     const auto& m = *touched[i];
     const auto& file = sources_[m.source]->file;
-    if (checksum_region(PosixFile(file, O_RDONLY), m.raw_offset, m.dst.count() * info_.dtype.size()) != *m.checksum) {
+    if (checksum_region(PosixFile(file, O_RDONLY | O_NONBLOCK), m.raw_offset, m.dst.count() * info_.dtype.size()) !=
+        *m.checksum) {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
                       "they were written",
