@@ -69,13 +69,16 @@ FileHandle open_file(const fs::path& path, bool writable) {
     throw IoError(fmt::format("cannot open '{}': {}", path.string(), std::strerror(err)), err);
   }
   const Hdf5Lock lock;
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 < 0) {
+    throw_hdf5_failure<NotHdf5File>(fmt::format("cannot read '{}'", path.string()));
+  }
+  if (is_hdf5 == 0) {
     throw NotHdf5File(fmt::format("'{}' is not an HDF5 file (no HDF5 signature found)", path.string()));
   }
   const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) {
-    throw NotHdf5File(fmt::format("cannot open HDF5 file '{}': {}", path.string(), take_hdf5_error()));
+    throw_hdf5_failure<NotHdf5File>(fmt::format("cannot open HDF5 file '{}'", path.string()));
   }
   return FileHandle(id);
 }
@@ -170,7 +173,7 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   }
   const hid_t obj = H5Oopen(file, name.c_str(), H5P_DEFAULT);
   if (obj < 0) {
-    throw DatasetNotFound(fmt::format("cannot open {}: {}", where(path, name), take_hdf5_error()));
+    throw_hdf5_failure<DatasetNotFound>(fmt::format("cannot open {}", where(path, name)));
   }
   const auto type = H5Iget_type(obj);
   if (type == H5I_DATASET) {

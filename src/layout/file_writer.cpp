@@ -37,7 +37,7 @@ FileHandle create_file(const fs::path& path) {
   const auto fapl = write_access();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get());
   if (id < 0) {
-    throw Hdf5Error(fmt::format("cannot create HDF5 file '{}': {}", path.string(), take_hdf5_error()));
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot create HDF5 file '{}'", path.string()));
   }
   return FileHandle(id);
 }
@@ -48,7 +48,7 @@ FileHandle open_for_update(const fs::path& path, const std::string& dataset) {
   const auto fapl = write_access();
   FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()));
   if (!file) {
-    throw Hdf5Error(fmt::format("cannot open '{}' for update: {}", path.string(), take_hdf5_error()));
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot open '{}' for update", path.string()));
   }
   if (H5Lexists(file.get(), "/", H5P_DEFAULT) > 0) {
     // Remove the dataset if present; a missing intermediate group is not an error.
