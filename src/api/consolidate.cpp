@@ -94,7 +94,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
-  check_target(out, options.mode);
+  check_target(out, options.mode, name);
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();

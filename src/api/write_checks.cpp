@@ -88,7 +88,7 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs:
   }
 }
 
-void check_target(const fs::path& path, Mode mode) {
+void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
@@ -102,7 +102,8 @@ void check_target(const fs::path& path, Mode mode) {
       throw FileExists(fmt::format("cannot write '{}': the file exists (mode Exclusive)", path.string()));
     }
     if (mode == Mode::Append) {
-      (void)open_file(path, true);  // throws NotHdf5File, IoError
+      const auto file = open_file(path, true);  // throws NotHdf5File, IoError
+      check_replaceable(file.get(), dataset, path);
     }
   }
   // The nearest existing ancestor must be a writable folder.

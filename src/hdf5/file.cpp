@@ -190,6 +190,44 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   throw NotADataset(message);
 }
 
+void check_replaceable(hid_t file, const std::string& name, const fs::path& path) {
+  const Hdf5Lock lock;
+  std::size_t pos = 1;
+  while (pos <= name.size()) {
+    const auto slash = std::min(name.find('/', pos), name.size());
+    const auto prefix = name.substr(0, slash);
+    pos = slash + 1;
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return;  // missing from here on: the write creates it
+    }
+    const hid_t obj = H5Oopen(file, prefix.c_str(), H5P_DEFAULT);
+    if (obj < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return;  // a dangling link: replaced (at the end) or reported by HDF5 (on the way)
+    }
+    const auto type = H5Iget_type(obj);
+    const bool last = slash == name.size();
+    std::string message;
+    if (!last && type != H5I_GROUP) {
+      message = fmt::format("cannot write '{}' in '{}': '{}' is {}, not a group", name, path.string(), prefix,
+                            type == H5I_DATASET ? "a dataset" : "a named datatype");
+    } else if (last && type == H5I_GROUP) {
+      message = fmt::format(
+          "cannot write '{}' in '{}' in append mode: '{}' is a group holding {}; append replaces a "
+          "dataset, never a group (remove the group first, or write another name)",
+          name, path.string(), name, list_for_message(datasets_in(obj)));
+    } else if (last && type != H5I_DATASET) {
+      message = fmt::format("cannot write '{}' in '{}' in append mode: '{}' is a named datatype, not a dataset", name,
+                            path.string(), name);
+    }
+    H5Oclose(obj);
+    if (!message.empty()) {
+      throw NotADataset(message);
+    }
+  }
+}
+
 std::vector<hsize_t> hsizes(const Shape& shape) { return {shape.begin(), shape.end()}; }
 
 Shape shape_of(hid_t space) {

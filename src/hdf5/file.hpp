@@ -29,6 +29,11 @@ namespace h5tile::detail {
 // datasets of the group it names).
 [[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path);
 
+// Whether a write may put dataset `name` (normalised) into `file`, replacing what is there:
+// throws NotADataset where `name` is a group or a named datatype (append mode replaces only
+// datasets), or where a part of its path is not a group ("'/data' is a dataset").
+void check_replaceable(hid_t file, const std::string& name, const std::filesystem::path& path);
+
 // The file HDF5 opened for `object` (which may differ from the file it was opened through: an
 // external link, a virtual source): a new descriptor of it (the caller closes it) and the name
 // HDF5 gives it, or nullopt when it is not held by a POSIX descriptor (a driver other than sec2).

@@ -50,6 +50,7 @@ FileHandle open_for_update(const fs::path& path, const std::string& dataset) {
   if (!file) {
     throw_hdf5_failure<Hdf5Error>(fmt::format("cannot open '{}' for update", path.string()));
   }
+  check_replaceable(file.get(), dataset, path);
   if (H5Lexists(file.get(), "/", H5P_DEFAULT) > 0) {
     // Remove the dataset if present; a missing intermediate group is not an error.
     std::string prefix;
