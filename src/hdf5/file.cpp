@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -81,6 +82,37 @@ FileHandle open_file(const fs::path& path, bool writable) {
     throw_hdf5_failure<NotHdf5File>(fmt::format("cannot open HDF5 file '{}'", path.string()));
   }
   return FileHandle(id);
+}
+
+WritableFile::WritableFile(FileHandle file, fs::path path) noexcept
+    : file_(std::move(file)), path_(std::move(path)), exceptions_(std::uncaught_exceptions()) {}
+
+WritableFile::~WritableFile() {
+  if (!file_) {
+    return;
+  }
+  if (std::uncaught_exceptions() > exceptions_) {
+    const Hdf5Lock lock;
+    const hid_t fapl = H5Fget_access_plist(file_.get());
+    void* handle = nullptr;
+    if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file_.get(), fapl, &handle) >= 0 &&
+        handle != nullptr) {
+      (void)::ftruncate(*static_cast<const int*>(handle), 0);  // abandoned: its bytes free the space HDF5 needs
+    }
+    if (fapl >= 0) {
+      H5Pclose(fapl);
+    }
+    H5Eclear2(H5E_DEFAULT);
+  }
+  file_.reset();
+}
+
+void WritableFile::close() {
+  const Hdf5Lock lock;
+  check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), fmt::format("cannot write the metadata of '{}'", path_.string()));
+  if (H5Fclose(file_.release()) < 0) {
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot close '{}'", path_.string()));
+  }
 }
 
 std::optional<OpenedFile> file_holding(hid_t object) {

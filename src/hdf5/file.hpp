@@ -18,6 +18,31 @@ namespace h5tile::detail {
 // "dataset '/x' in 'f.h5'", the prefix of most messages.
 [[nodiscard]] std::string where(const std::filesystem::path& path, const std::string& dataset);
 
+// A file that h5tile is writing (a new main file, a tile file). close() completes it: flushes
+// HDF5's metadata (checked: a full disk is an error there, while the file is still open and
+// sound) and closes it (checked). Destroyed by an exception before close() (the write failed
+// and the file is abandoned), it drops the file's bytes first, so that the flush HDF5 makes when
+// closing it cannot fail for want of space: HDF5 1.10 frees a file whose close failed but keeps
+// its ID, and its clean-up at exit then closes the freed file again (a segfault at exit).
+class WritableFile {
+ public:
+  WritableFile(FileHandle file, std::filesystem::path path) noexcept;
+  WritableFile(WritableFile&& other) noexcept = default;
+  WritableFile& operator=(WritableFile&&) = delete;
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+  ~WritableFile();
+
+  [[nodiscard]] hid_t get() const noexcept { return file_.get(); }
+  // Flushes and closes; throws (IoError with ENOSPC for a full disk, Hdf5Error) on failure.
+  void close();
+
+ private:
+  FileHandle file_;
+  std::filesystem::path path_;
+  int exceptions_ = 0;  // std::uncaught_exceptions() when it was opened
+};
+
 // "a FIFO (named pipe)", "a directory", ...: what a path is, for messages.
 [[nodiscard]] std::string kind_of(const std::filesystem::file_status& status);
 

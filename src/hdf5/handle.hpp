@@ -44,6 +44,8 @@ class H5Handle {
 
   [[nodiscard]] hid_t get() const noexcept { return id_; }
   [[nodiscard]] explicit operator bool() const noexcept { return id_ >= 0; }
+  // Gives up the handle without closing it (the caller closes it, checked).
+  [[nodiscard]] hid_t release() noexcept { return std::exchange(id_, H5I_INVALID_HID); }
   void reset() noexcept {
     if (id_ >= 0) {
       const Hdf5Lock lock;

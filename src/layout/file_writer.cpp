@@ -32,24 +32,25 @@ PlistHandle write_access() {
   return fapl;
 }
 
-FileHandle create_file(const fs::path& path) {
+WritableFile create_file(const fs::path& path) {
   const Hdf5Lock lock;
   const auto fapl = write_access();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get());
   if (id < 0) {
     throw_hdf5_failure<Hdf5Error>(fmt::format("cannot create HDF5 file '{}'", path.string()));
   }
-  return FileHandle(id);
+  return {FileHandle(id), path};
 }
 
-FileHandle open_for_update(const fs::path& path, const std::string& dataset) {
+WritableFile open_for_update(const fs::path& path, const std::string& dataset) {
   (void)open_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
   const auto fapl = write_access();
-  FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()));
-  if (!file) {
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+  if (id < 0) {
     throw_hdf5_failure<Hdf5Error>(fmt::format("cannot open '{}' for update", path.string()));
   }
+  WritableFile file(FileHandle(id), path);
   check_replaceable(file.get(), dataset, path);
   if (H5Lexists(file.get(), "/", H5P_DEFAULT) > 0) {
     // Remove the dataset if present; a missing intermediate group is not an error.
