@@ -97,7 +97,17 @@ WritableFile::~WritableFile() {
     void* handle = nullptr;
     if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file_.get(), fapl, &handle) >= 0 &&
         handle != nullptr) {
-      (void)::ftruncate(*static_cast<const int*>(handle), 0);  // abandoned: its bytes free the space HDF5 needs
+      // Abandoned: what HDF5 still writes when closing it goes to an anonymous file in memory
+      // (its metadata may not fit the disk even once the file is emptied), so that the close
+      // succeeds. Where that is not possible, emptying the file frees the space it holds.
+      const int fd = *static_cast<const int*>(handle);
+      const int nowhere = ::memfd_create("h5tile-abandoned", MFD_CLOEXEC);
+      if (nowhere < 0 || ::dup3(nowhere, fd, O_CLOEXEC) < 0) {
+        (void)::ftruncate(fd, 0);
+      }
+      if (nowhere >= 0) {
+        ::close(nowhere);
+      }
     }
     if (fapl >= 0) {
       H5Pclose(fapl);
@@ -109,6 +119,23 @@ WritableFile::~WritableFile() {
 
 void WritableFile::close() {
   const Hdf5Lock lock;
+  // Every byte the file will hold is reserved before HDF5 writes its metadata: a full disk is
+  // then an error here, before HDF5 has failed a flush. (A failed flush leaves HDF5 1.10.8's
+  // metadata cache unable to flush ever again, so the file could never be closed.)
+  haddr_t end = 0;
+  const hid_t fapl = check(H5Fget_access_plist(file_.get()), "H5Fget_access_plist");
+  void* handle = nullptr;
+  const bool sec2 = H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file_.get(), fapl, &handle) >= 0;
+  H5Pclose(fapl);
+  if (sec2 && handle != nullptr && H5Fget_eoa(file_.get(), &end) >= 0 && end > 0) {
+    // fallocate(2), not posix_fallocate: where a file system cannot reserve (EOPNOTSUPP), glibc's
+    // emulation would write every block once more.
+    const int err = ::fallocate(*static_cast<const int*>(handle), 0, 0, static_cast<off_t>(end)) == 0 ? 0 : errno;
+    if (err != 0 && err != EOPNOTSUPP && err != ENOSYS && err != EINVAL) {
+      throw IoError(fmt::format("cannot reserve {} bytes for '{}': {}", end, path_.string(), std::strerror(err)), err);
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
   check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), fmt::format("cannot write the metadata of '{}'", path_.string()));
   if (H5Fclose(file_.release()) < 0) {
     throw_hdf5_failure<Hdf5Error>(fmt::format("cannot close '{}'", path_.string()));

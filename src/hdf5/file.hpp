@@ -18,12 +18,14 @@ namespace h5tile::detail {
 // "dataset '/x' in 'f.h5'", the prefix of most messages.
 [[nodiscard]] std::string where(const std::filesystem::path& path, const std::string& dataset);
 
-// A file that h5tile is writing (a new main file, a tile file). close() completes it: flushes
-// HDF5's metadata (checked: a full disk is an error there, while the file is still open and
-// sound) and closes it (checked). Destroyed by an exception before close() (the write failed
-// and the file is abandoned), it drops the file's bytes first, so that the flush HDF5 makes when
-// closing it cannot fail for want of space: HDF5 1.10 frees a file whose close failed but keeps
-// its ID, and its clean-up at exit then closes the freed file again (a segfault at exit).
+// A file that h5tile is writing (a new main file, a tile file), whose metadata HDF5 keeps in
+// memory (write_access). close() completes it: reserves every byte HDF5 has allocated in it
+// (fallocate: a full disk is an IoError there, before HDF5 has tried and failed a flush, which
+// would leave its cache unable to flush again), flushes HDF5's metadata and closes it (checked).
+// Destroyed by an exception before close() (the write failed and the file is abandoned), it
+// first points HDF5's descriptor at an anonymous file in memory, so that the flush HDF5 makes
+// when closing it cannot fail: HDF5 1.10 frees a file whose close failed but keeps its ID, and
+// its clean-up at exit then closes the freed file again (a segfault at exit).
 class WritableFile {
  public:
   WritableFile(FileHandle file, std::filesystem::path path) noexcept;

@@ -29,6 +29,17 @@ PlistHandle write_access() {
   const auto alignment = static_cast<hsize_t>(settings::alignment());
   check(H5Pset_alignment(fapl.get(), alignment, alignment), "H5Pset_alignment");
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+  // The metadata stays in memory until WritableFile::close() has reserved the file's space and
+  // flushes it: no eviction writes it earlier, where a full disk would fail a flush inside HDF5
+  // (which leaves HDF5 1.10.8's cache unable to flush, or to close the file, ever again).
+  H5AC_cache_config_t cache{};
+  cache.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Pget_mdc_config(fapl.get(), &cache), "H5Pget_mdc_config");
+  cache.evictions_enabled = false;
+  cache.incr_mode = H5C_incr__off;
+  cache.flash_incr_mode = H5C_flash_incr__off;
+  cache.decr_mode = H5C_decr__off;
+  check(H5Pset_mdc_config(fapl.get(), &cache), "H5Pset_mdc_config");
   return fapl;
 }
 
