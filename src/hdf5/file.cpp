@@ -1,6 +1,7 @@
 #include "hdf5/file.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -162,6 +163,17 @@ std::optional<OpenedFile> file_holding(hid_t object) {
     throw IoError(fmt::format("cannot duplicate HDF5's descriptor of '{}': {}", name, std::strerror(err)), err);
   }
   return OpenedFile{fd, std::move(name)};
+}
+
+std::string file_name_of(hid_t object) {
+  const Hdf5Lock lock;
+  const FileHandle file(check(H5Iget_file_id(object), "H5Iget_file_id"));
+  const ssize_t length = H5Fget_name(file.get(), nullptr, 0);
+  check(static_cast<hid_t>(length), "H5Fget_name");
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  check(static_cast<hid_t>(H5Fget_name(file.get(), name.data(), name.size())), "H5Fget_name");
+  name.resize(static_cast<std::size_t>(length));
+  return name;
 }
 
 std::vector<std::string> datasets_in(hid_t group) {

@@ -70,6 +70,10 @@ struct OpenedFile {
 };
 [[nodiscard]] std::optional<OpenedFile> file_holding(hid_t object);
 
+// The name of the file HDF5 opened for `object`, as HDF5 opened it (an external link's target
+// for an object reached through one).
+[[nodiscard]] std::string file_name_of(hid_t object);
+
 // Names of the datasets directly in `group`.
 [[nodiscard]] std::vector<std::string> datasets_in(hid_t group);
 

@@ -18,6 +18,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/virtual/early_open.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -251,6 +252,9 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset_.get()), "H5Dget_create_plist"));
   Shape chunk;
   describe_storage(dcpl.get(), info_, chunk);
+  if (!options_.allow_external && !options_.metadata_only) {
+    check_data_files_inside(path_, path_, name_, dataset_.get(), dcpl.get());
+  }
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
       const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
@@ -430,6 +434,9 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->shape = shape_of(space.get());
   source->memory_type = TypeHandle(check(H5Tcopy(memory_type), "H5Tcopy"));
   const PlistHandle dcpl(check(H5Dget_create_plist(source->handle.get()), "H5Dget_create_plist"));
+  if (!options_.allow_external) {
+    check_data_files_inside(path_, file, dataset, source->handle.get(), dcpl.get());
+  }
   if (H5Pget_layout(dcpl.get()) == H5D_CHUNKED) {
     std::vector<hsize_t> dims(source->shape.size());
     check(H5Pget_chunk(dcpl.get(), static_cast<int>(dims.size()), dims.data()), "H5Pget_chunk");

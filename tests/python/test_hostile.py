@@ -4,6 +4,7 @@ that cannot be started, FIFOs where files should be, append mode over a group, H
 without an errno or with the wrong type, bad Python arguments, and progress callables that raise."""
 import errno
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -269,3 +270,51 @@ def test_an_exception_in_a_progress_callable_is_raised_as_itself(tmp_path):
     with pytest.raises(h5tile.CancelledError):
         h5tile.from_file(out, "/p", progress=lambda d, t: False)
 
+
+# Item 10: the outside-the-folder rule holds for HDF5 external storage and external links too.
+def test_external_storage_outside_the_folder_is_refused_unless_allowed(tmp_path):
+    secret = pathlib.Path("/etc/passwd").read_bytes()[:64]
+    out = tmp_path / "ext.h5"
+    with h5py.File(out, "w") as f:
+        f.create_dataset("data", shape=(len(secret),), dtype="u1", external=[("/etc/passwd", 0, len(secret))])
+    with pytest.raises(h5tile.VirtualSourceError, match="external storage '/etc/passwd'"):
+        h5tile.from_file(out, "/data")
+    with pytest.raises(h5tile.VirtualSourceError, match="allow_external_sources"):
+        h5tile.read_box(out, "/data", [0], [8])
+    with pytest.raises(h5tile.VirtualSourceError, match="external storage"):
+        h5tile.consolidate(out, "/data", tmp_path / "copy.h5")
+    assert not (tmp_path / "copy.h5").exists()
+    assert h5tile.from_file(out, "/data", allow_external_sources=True).tobytes() == secret
+    # External storage inside the folder (named absolutely: HDF5 1.10 resolves relative names
+    # against the working folder) is read as before.
+    (tmp_path / "raw.bin").write_bytes(bytes(range(32)))
+    with h5py.File(tmp_path / "inside.h5", "w") as f:
+        f.create_dataset("data", shape=(32,), dtype="u1", external=[(str(tmp_path / "raw.bin"), 0, 32)])
+    assert h5tile.from_file(tmp_path / "inside.h5", "/data").tolist() == list(range(32))
+
+
+def test_an_external_link_outside_the_folder_is_refused_unless_allowed(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    here = tmp_path / "here"
+    elsewhere.mkdir()
+    here.mkdir()
+    a = random_array("float32", (64, 32), seed=7)
+    b = random_array("float32", (64, 32), seed=8)
+    with h5py.File(elsewhere / "other.h5", "w") as f:
+        f["data"] = a
+    with h5py.File(here / "good.h5", "w") as f:
+        f["data"] = h5py.ExternalLink(str(elsewhere / "other.h5"), "/data")
+        f["near"] = h5py.ExternalLink("near.h5", "/data")
+    with h5py.File(here / "near.h5", "w") as f:
+        f["data"] = b
+    with pytest.raises(h5tile.VirtualSourceError, match="external link"):
+        h5tile.from_file(here / "good.h5", "/data")
+    with pytest.raises(h5tile.VirtualSourceError, match="external link"):
+        h5tile.consolidate(here / "good.h5", "/data", here / "copy.h5")
+    assert h5tile.from_file(here / "good.h5", "/data", allow_external_sources=True).tobytes() == a.tobytes()
+    old = os.getcwd()
+    os.chdir(here)  # HDF5 looks for a relative link target beside the linking file or here
+    try:
+        assert h5tile.from_file(here / "good.h5", "/near").tobytes() == b.tobytes()
+    finally:
+        os.chdir(old)
