@@ -152,11 +152,7 @@ std::optional<OpenedFile> file_holding(hid_t object) {
   }
   void* handle = nullptr;
   check(H5Fget_vfd_handle(file.get(), fapl.get(), &handle), "H5Fget_vfd_handle");
-  const ssize_t length = H5Fget_name(file.get(), nullptr, 0);
-  check(static_cast<hid_t>(length), "H5Fget_name");
-  std::string name(static_cast<std::size_t>(length) + 1, '\0');
-  check(static_cast<hid_t>(H5Fget_name(file.get(), name.data(), name.size())), "H5Fget_name");
-  name.resize(static_cast<std::size_t>(length));
+  auto name = file_name_of(object);
   const int fd = ::fcntl(*static_cast<const int*>(handle), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) {
     const int err = errno;
