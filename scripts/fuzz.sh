@@ -17,7 +17,8 @@
 # sanitizer's own "fatal error", a run that wrote no input and no stack) is reported as an
 # infrastructure error and does not fail the script: it says nothing about h5tile.
 #
-# H5TILE_FUZZER names a fuzzer binary to use instead of building one (tests/python/test_fuzz_script.py).
+# H5TILE_FUZZER names a fuzzer binary to use instead of building one, H5TILE_FUZZ_BUILD_DIR the
+# folder for the build, logs and findings (build-fuzz) (tests/python/test_fuzz_script.py).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=all seconds=60
@@ -31,7 +32,7 @@ if ! [[ "$seconds" =~ ^[0-9]+$ ]]; then
   echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2
   exit 2
 fi
-build=build-fuzz
+build="${H5TILE_FUZZ_BUILD_DIR:-build-fuzz}"
 if [ -n "${H5TILE_FUZZER:-}" ]; then
   fuzzer="$H5TILE_FUZZER"
 else

@@ -21,7 +21,7 @@ artifact_prefix='x'; Test unit written to {dir}/crash-1234"""
 
 
 def run(fuzzer, *args):
-    env = dict(os.environ, H5TILE_FUZZER=str(fuzzer))
+    env = dict(os.environ, H5TILE_FUZZER=str(fuzzer), H5TILE_FUZZ_BUILD_DIR=str(fuzzer.parent / "build-fuzz"))
     return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
 
 
