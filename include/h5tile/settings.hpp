@@ -5,7 +5,7 @@
 ///
 /// | setting      | variable          | default                      |
 /// |--------------|-------------------|------------------------------|
-/// | threads      | H5TILE_THREADS    | hardware threads (at least 1)|
+/// | threads      | H5TILE_THREADS    | hardware threads (1 to 4096) |
 /// | task_size    | H5TILE_TASK_SIZE  | 8 MiB                        |
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
 /// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
@@ -27,7 +27,10 @@ namespace h5tile::settings {
 /// zero, unknown unit, too large for 64 bits).
 [[nodiscard]] std::uint64_t parse_size(std::string_view text);
 
-/// Worker threads (and default ranks of to_file). Thread-safe.
+/// The most worker threads the `threads` setting allows.
+inline constexpr unsigned kMaxThreads = 4096;
+
+/// Worker threads (and default ranks of to_file), 1 to kMaxThreads. Thread-safe.
 [[nodiscard]] unsigned threads();
 void set_threads(unsigned n);
 

@@ -121,6 +121,9 @@ def _prepare(array: Any):
         if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
             raise UnsupportedTypeError(f"unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
                                        "float16, float32, float64, complex64, complex128 or V<n>")
+        if (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)) or (dtype.kind == "c" and dtype.itemsize not in (8, 16)):
+            raise UnsupportedTypeError(f"unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
+                                       "float32, float64, complex64 and complex128")
         if dtype.byteorder == ">":
             raise UnsupportedTypeError(f"big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
         if dtype.kind == "V":
@@ -129,6 +132,25 @@ def _prepare(array: Any):
             size = dtype.itemsize
             return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), size
     return array, 0
+
+
+def _whole(name: str, value: Any, limit: int = 2**32 - 1) -> int:
+    """An argument that must be a whole number in [0, limit], as an int."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= limit:
+        raise InvalidArgumentError(f"{name} must be a whole number from 0 to {limit}, not {value!r}")
+    return int(value)
+
+
+def _wholes(name: str, values: Any) -> "list[int]":
+    """An argument that must be a sequence of whole numbers >= 0 (offsets, shapes), as ints."""
+    try:
+        items = list(values)
+    except TypeError:
+        raise InvalidArgumentError(f"{name} must be a sequence of whole numbers >= 0, not {values!r}") from None
+    for i, v in enumerate(items):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 2**64:
+            raise InvalidArgumentError(f"{name} {tuple(items)}: element {i} is {v!r}, not a whole number >= 0")
+    return [int(v) for v in items]
 
 
 def _chunk_list(chunks: Optional[Sequence[int]]) -> "list[int]":
@@ -194,8 +216,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
                    keep_previous=keep_previous, chunks=chunks)
         return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, ranks, sync, keep_previous,
-                             _chunk_list(chunks), progress)
+    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
+                             keep_previous, _chunk_list(chunks), progress)
     result = WriteHandle(handle, core)
     with _pending_lock:
         _pending[:] = [p for p in _pending if not p.done()]
@@ -251,6 +273,7 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         NoSuchFileError (FileNotFoundError), NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
         UnsupportedTypeError (TypeError), VirtualSourceError.
     """
+    threads = _whole("threads", threads)
     if out is None and device is not None:
         out = _cupy_pool_array(path, dataset_name, device)
     if out is None:
@@ -286,8 +309,8 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
              verify_checksums: bool = False):
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
-    return _h5tile.read_box(os.fspath(path), dataset_name, [int(o) for o in offset], [int(s) for s in shape],
-                            _device_of(device), threads, allow_external_sources, verify_checksums)
+    return _h5tile.read_box(os.fspath(path), dataset_name, _wholes("offset", offset), _wholes("shape", shape),
+                            _device_of(device), _whole("threads", threads), allow_external_sources, verify_checksums)
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str) -> dict:
@@ -330,7 +353,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
     if progress is not None and not callable(progress):
         raise InvalidArgumentError(f"progress must be callable as progress(bytes_done, bytes_total), not {progress!r}")
-    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), threads)
+    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), _whole("threads", threads))
     if progress is None:
         return batched
     total = int(np.prod(info["shape"], dtype=np.uint64)) * np.dtype(info["dtype"]).itemsize
@@ -366,7 +389,8 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
     """Copy a dataset (a virtual dataset and its tiles, or any other) into one self-contained
     contiguous dataset in ``path_out``, streamed in parallel blocks; the output appears only
     when complete. ``keep_previous`` as in :func:`to_file`."""
-    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), threads, sync, keep_previous, progress)
+    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
+                        keep_previous, progress)
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
@@ -377,12 +401,12 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact."""
     core, opaque = _prepare(array)
-    _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, [int(s) for s in global_shape],
-                       [int(o) for o in offset], layout, mode, sync, keep_previous, _chunk_list(chunks))
+    _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
+                       _wholes("offset", offset), layout, mode, sync, keep_previous, _chunk_list(chunks))
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,
               threads: int = 0):
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``."""
-    return _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), threads)
+    return _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads))

@@ -1,6 +1,9 @@
 // The _h5tile extension: converts types between Python and the C++ API, nothing more.
 // Arrays cross as nb::ndarray (DLPack or the buffer protocol, CPU or CUDA) without copies;
 // arrays returned own their memory through a capsule; I/O releases the GIL.
+#include <memory>
+#include <mutex>
+
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
@@ -116,23 +119,82 @@ class PyReference {
   PyObject* object_;
 };
 
+// The first exception that a Python progress callable raised during one operation: the
+// operation is cancelled, and that exception, not CancelledError, reaches the caller.
+class CallbackError {
+ public:
+  void keep(nb::python_error& error) {
+    const std::lock_guard lock(mutex_);
+    if (!exception_) {
+      exception_ = std::make_unique<PyReference>(nb::borrow(error.value()));
+    }
+  }
+  // With the GIL held: raises the kept exception (as nb::python_error) if there is one, and
+  // lets go of it (its traceback will hold the frames of the caller, which may hold what
+  // holds this: a cycle through C++ that Python's collector cannot see).
+  void raise_if_kept() {
+    std::unique_ptr<PyReference> exception;
+    {
+      const std::lock_guard lock(mutex_);
+      exception = std::move(exception_);
+    }
+    if (exception) {
+      PyObject* value = exception->get().ptr();
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(value)), value);
+      throw nb::python_error();
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<PyReference> exception_;
+};
+
+struct PyProgress {
+  h5tile::ProgressCallback callback;
+  std::shared_ptr<CallbackError> error = std::make_shared<CallbackError>();
+};
+
 // A Python progress callable (done, total) -> bool or None, called with the GIL held; None
-// or True continues, False cancels. An exception in it cancels too (it is reported then).
-h5tile::ProgressCallback progress_of(nb::object callable) {
-  if (callable.is_none()) return {};
+// or a true value continues, a false one cancels. An exception in it cancels too, and is kept
+// to be raised in place of the Cancelled (raising_callback_errors).
+PyProgress progress_of(nb::object callable) {
+  PyProgress progress;
+  if (callable.is_none()) return progress;
   auto reference = std::make_shared<PyReference>(std::move(callable));
-  return [reference](std::uint64_t done, std::uint64_t total) {
+  progress.callback = [reference, error = progress.error](std::uint64_t done, std::uint64_t total) {
     nb::gil_scoped_acquire gil;
     try {
       nb::object answer = reference->get()(done, total);
-      return answer.is_none() || nb::cast<bool>(answer);
+      if (answer.is_none()) return true;
+      const int truth = PyObject_IsTrue(answer.ptr());
+      if (truth < 0) throw nb::python_error();
+      return truth != 0;
     } catch (nb::python_error& e) {
-      e.restore();
-      PyErr_WriteUnraisable(reference->get().ptr());
+      error->keep(e);
       return false;
     }
   };
+  return progress;
 }
+
+// Runs `call` (which releases the GIL itself); where it was cancelled because the progress
+// callable raised, raises that exception instead.
+template <class Call>
+auto raising_callback_errors(const std::shared_ptr<CallbackError>& error, Call&& call) {
+  try {
+    return call();
+  } catch (const h5tile::Cancelled&) {
+    error->raise_if_kept();
+    throw;
+  }
+}
+
+// A write in progress, with the exception its progress callable may raise.
+struct PyWriteHandle {
+  h5tile::WriteHandle handle;
+  std::shared_ptr<CallbackError> error;
+};
 
 h5tile::Layout layout_of(const std::string& s) { return h5tile::layout_from_name(s); }
 
@@ -238,21 +300,27 @@ NB_MODULE(_h5tile, m) {
       [](const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
          unsigned threads, bool sync, bool keep_previous, nb::object progress) {
         auto callback = progress_of(std::move(progress));
-        nb::gil_scoped_release release;
-        h5tile::consolidate(
-            in, dataset, out,
-            {.threads = threads, .sync = sync, .keep_previous = keep_previous, .progress = std::move(callback)});
+        raising_callback_errors(callback.error, [&] {
+          nb::gil_scoped_release release;
+          h5tile::consolidate(in, dataset, out,
+                              {.threads = threads,
+                               .sync = sync,
+                               .keep_previous = keep_previous,
+                               .progress = std::move(callback.callback)});
+        });
       },
       "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "progress"_a = nb::none());
   nb::register_exception_translator(translate);
 
-  nb::class_<h5tile::WriteHandle>(m, "_WriteHandle")
+  nb::class_<PyWriteHandle>(m, "_WriteHandle")
       .def("wait",
-           [](const h5tile::WriteHandle& h) {
-             nb::gil_scoped_release release;
-             h.wait();
+           [](const PyWriteHandle& h) {
+             raising_callback_errors(h.error, [&] {
+               nb::gil_scoped_release release;
+               h.handle.wait();
+             });
            })
-      .def("done", &h5tile::WriteHandle::done);
+      .def("done", [](const PyWriteHandle& h) { return h.handle.done(); });
 
   m.def(
       "to_file",
@@ -261,15 +329,17 @@ NB_MODULE(_h5tile, m) {
          const h5tile::Shape& chunk, nb::object progress) {
         const auto v = view_of(array, opaque);
         auto callback = progress_of(std::move(progress));
+        auto error = callback.error;
         nb::gil_scoped_release release;
-        return h5tile::to_file(v, path, dataset,
-                               {.layout = layout_of(layout),
-                                .mode = mode_of(mode),
-                                .ranks = ranks,
-                                .sync = sync,
-                                .keep_previous = keep_previous,
-                                .chunk = chunk,
-                                .progress = std::move(callback)});
+        return PyWriteHandle{h5tile::to_file(v, path, dataset,
+                                             {.layout = layout_of(layout),
+                                              .mode = mode_of(mode),
+                                              .ranks = ranks,
+                                              .sync = sync,
+                                              .keep_previous = keep_previous,
+                                              .chunk = chunk,
+                                              .progress = std::move(callback.callback)}),
+                             std::move(error)};
       },
       "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
       "chunk"_a, "progress"_a = nb::none());
@@ -321,15 +391,15 @@ NB_MODULE(_h5tile, m) {
          nb::object progress, bool allow_external, bool verify_checksums) {
         auto callback = progress_of(std::move(progress));
         std::optional<h5tile::Array> a;
-        {
+        raising_callback_errors(callback.error, [&] {
           nb::gil_scoped_release release;
           a.emplace(h5tile::from_file(path, dataset,
                                       {.threads = threads,
                                        .device = device,
-                                       .progress = std::move(callback),
+                                       .progress = std::move(callback.callback),
                                        .allow_external_sources = allow_external,
                                        .verify_checksums = verify_checksums}));
-        }
+        });
         return to_python(std::move(*a));
       },
       "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false,
@@ -342,12 +412,14 @@ NB_MODULE(_h5tile, m) {
          bool verify_checksums) {
         const auto v = view_of(out, opaque);
         auto callback = progress_of(std::move(progress));
-        nb::gil_scoped_release release;
-        h5tile::read_into(path, dataset, v, offset,
-                          {.threads = threads,
-                           .progress = std::move(callback),
-                           .allow_external_sources = allow_external,
-                           .verify_checksums = verify_checksums});
+        raising_callback_errors(callback.error, [&] {
+          nb::gil_scoped_release release;
+          h5tile::read_into(path, dataset, v, offset,
+                            {.threads = threads,
+                             .progress = std::move(callback.callback),
+                             .allow_external_sources = allow_external,
+                             .verify_checksums = verify_checksums});
+        });
       },
       "out"_a, "path"_a, "dataset"_a, "opaque_size"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
       "allow_external_sources"_a = false, "verify_checksums"_a = false);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -89,7 +90,11 @@ struct BatchedReader::State {
 
   void start() {
     stopping = false;
-    worker = std::thread([this] { produce(); });
+    try {
+      worker = std::thread([this] { produce(); });
+    } catch (const std::system_error& e) {
+      throw RuntimeError(fmt::format("cannot start the thread that reads ahead: {}", e.what()));
+    }
   }
 
   // Stops the worker and drops what it read.

@@ -94,7 +94,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
-  check_target(out, options.mode);
+  check_target(out, options.mode, name);
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();
@@ -115,7 +115,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     std::uint64_t offset = 0;
     const bool embedded = info.shape.empty() || element_count(info.shape) == 0;
     {
-      const auto file = commit.start_main_file();
+      auto file = commit.start_main_file();
       if (embedded) {
         const auto all = source.read(Box::whole(info.shape), 1);
         create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
@@ -124,6 +124,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       } else {
         offset = create_raw_dataset(file.get(), name, info.dtype, info.shape);
       }
+      file.close();
     }
     if (!embedded && !chunked) {
       const auto es = info.dtype.size();

@@ -170,7 +170,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   std::optional<WriteCommit> commit;
   const auto generation = on_root(comm, 0, [&] {
     check_chunk_layout(options, plan.target, plan.dataset);
-    check_target(plan.target, options.mode);
+    check_target(plan.target, options.mode, plan.dataset);
     fs::create_directories(fs::absolute(plan.target).parent_path());
     commit.emplace(plan.target, plan.dataset, options.mode, with_tiles);
     return commit->generation();
@@ -232,7 +232,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   const auto name = normalize_dataset_name(dataset);
   check_array(array, path, name);
   check_chunk_layout(options, path, name);
-  check_target(path, options.mode);
+  check_target(path, options.mode, name);
   const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
   WriteOptions effective = options;

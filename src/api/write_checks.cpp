@@ -95,7 +95,7 @@ void check_chunk_layout(const WriteOptions& options, const fs::path& path, const
   }
 }
 
-void check_target(const fs::path& path, Mode mode) {
+void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
@@ -109,7 +109,8 @@ void check_target(const fs::path& path, Mode mode) {
       throw FileExists(fmt::format("cannot write '{}': the file exists (mode Exclusive)", path.string()));
     }
     if (mode == Mode::Append) {
-      (void)open_file(path, true);  // throws NotHdf5File, IoError
+      const auto file = open_file(path, true);  // throws NotHdf5File, IoError
+      check_replaceable(file.get(), dataset, path);
     }
   }
   // The nearest existing ancestor must be a writable folder.

@@ -28,8 +28,9 @@ struct Coverage {
 void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std::filesystem::path& path,
                     const std::string& dataset);
 // The target can be written in `mode`: not a directory, parent creatable and writable,
-// absent for Exclusive, an HDF5 file (or absent) for Append.
-void check_target(const std::filesystem::path& path, Mode mode);
+// absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
+// absent or a dataset, below groups (check_replaceable).
+void check_target(const std::filesystem::path& path, Mode mode, const std::string& dataset);
 // A chunk shape is given only with Layout::Chunked (the other layouts would ignore it).
 void check_chunk_layout(const WriteOptions& options, const std::filesystem::path& path, const std::string& dataset);
 // Splits `shape` along its first axis into at most `ranks` non-empty boxes (one box for a

@@ -5,7 +5,10 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
@@ -112,22 +115,35 @@ void run_thread_ranks(unsigned ranks, const std::function<void(Communicator&)>& 
   std::vector<std::exception_ptr> errors(ranks);
   std::vector<std::thread> threads;
   threads.reserve(ranks);
-  for (unsigned r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      ThreadCommunicator comm(team, static_cast<int>(r));
-      try {
-        body(comm);
-      } catch (const std::exception& e) {
-        errors[r] = std::current_exception();
-        team.abort(static_cast<int>(r), e.what());
-      } catch (...) {
-        errors[r] = std::current_exception();
-        team.abort(static_cast<int>(r), "unknown exception");
-      }
-    });
+  std::exception_ptr not_started;
+  for (unsigned r = 0; r < ranks && !not_started; ++r) {
+    try {
+      threads.emplace_back([&, r] {
+        ThreadCommunicator comm(team, static_cast<int>(r));
+        try {
+          body(comm);
+        } catch (const std::exception& e) {
+          errors[r] = std::current_exception();
+          team.abort(static_cast<int>(r), e.what());
+        } catch (...) {
+          errors[r] = std::current_exception();
+          team.abort(static_cast<int>(r), "unknown exception");
+        }
+      });
+    } catch (const std::system_error& e) {
+      // The ranks already running would wait for this one in their first collective: abort
+      // the team so that they return, join them, then fail (a joinable thread must never be
+      // destroyed: that is std::terminate).
+      const auto reason = fmt::format("cannot start the thread of rank {} of {}: {}", r, ranks, e.what());
+      team.abort(static_cast<int>(r), reason);
+      not_started = std::make_exception_ptr(RuntimeError(reason));
+    }
   }
   for (auto& t : threads) {
     t.join();
+  }
+  if (not_started) {
+    std::rethrow_exception(not_started);
   }
   for (const auto& e : errors) {
     if (e) {

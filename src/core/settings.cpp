@@ -1,9 +1,11 @@
 // The one place where h5tile's process-wide defaults live (see include/h5tile/settings.hpp).
 #include <h5tile/settings.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 #include <thread>
 
@@ -34,9 +36,19 @@ void check_power_of_two(const char* what, std::size_t value) {
   }
 }
 
+// The bound is checked on the 64-bit value, before it is narrowed (4294967296 must not become 0).
+unsigned threads_from_env() {
+  const auto fallback = std::min(kMaxThreads, std::max(1U, std::thread::hardware_concurrency()));
+  const auto value = from_env("H5TILE_THREADS", fallback);
+  if (value > kMaxThreads) {
+    throw InvalidArgument(fmt::format(
+        "environment variable H5TILE_THREADS={} is more than {}, the most threads h5tile starts", value, kMaxThreads));
+  }
+  return static_cast<unsigned>(value);
+}
+
 std::atomic<unsigned>& threads_value() {
-  static std::atomic<unsigned> value =
-      static_cast<unsigned>(from_env("H5TILE_THREADS", std::max(1U, std::thread::hardware_concurrency())));
+  static std::atomic<unsigned> value = threads_from_env();
   return value;
 }
 
@@ -126,6 +138,10 @@ unsigned threads() { return threads_value().load(); }
 void set_threads(unsigned n) {
   if (n == 0) {
     throw InvalidArgument("settings::set_threads: the number of threads must be at least 1");
+  }
+  if (n > kMaxThreads) {
+    throw InvalidArgument(
+        fmt::format("settings::set_threads: {} threads is more than {}, the most h5tile starts", n, kMaxThreads));
   }
   threads_value().store(n);
 }

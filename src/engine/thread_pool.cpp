@@ -4,21 +4,37 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
 
 #include <h5tile/settings.hpp>
 
 namespace h5tile::detail {
 
-ThreadPool::ThreadPool(unsigned threads) { grow(threads); }
+ThreadPool::ThreadPool(unsigned threads) {
+  try {
+    grow(threads);
+  } catch (...) {
+    stop();  // no destructor runs for a half-made pool: join the workers that did start
+    throw;
+  }
+}
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop(); }
+
+void ThreadPool::stop() noexcept {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   ready_.notify_all();
   for (auto& t : workers_) {
-    t.join();
+    if (t.joinable()) {
+      t.join();
+    }
   }
 }
 
@@ -32,8 +48,17 @@ void ThreadPool::submit(std::function<void()> job) {
 
 void ThreadPool::grow(unsigned threads) {
   const std::lock_guard lock(mutex_);
+  workers_.reserve(threads);
   while (workers_.size() < threads) {
-    workers_.emplace_back([this] { work(); });
+    try {
+      workers_.emplace_back([this] { work(); });
+    } catch (const std::system_error& e) {
+      // The workers already started stay and are joined by the destructor; the caller fails.
+      throw RuntimeError(
+          fmt::format("cannot start worker thread {} of {}: {} (lower H5TILE_THREADS or the "
+                      "threads asked for)",
+                      workers_.size() + 1, threads, e.what()));
+    }
   }
 }
 

@@ -14,6 +14,7 @@ namespace h5tile::detail {
 
 class ThreadPool {
  public:
+  // Throws RuntimeError where a worker cannot be started.
   explicit ThreadPool(unsigned threads);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -21,12 +22,14 @@ class ThreadPool {
 
   // Queues `job`; it runs on a worker thread. Jobs must not throw.
   void submit(std::function<void()> job);
-  // Adds workers until there are at least `threads`.
+  // Adds workers until there are at least `threads`; throws RuntimeError where the system
+  // cannot start one (the workers started before it stay).
   void grow(unsigned threads);
   [[nodiscard]] unsigned size() const;
 
  private:
   void work();
+  void stop() noexcept;
   mutable std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::function<void()>> jobs_;

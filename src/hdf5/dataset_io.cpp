@@ -72,4 +72,19 @@ std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_off
   return static_cast<std::uint64_t>(address);
 }
 
+std::vector<std::string> external_storage_names(hid_t dcpl) {
+  const Hdf5Lock lock;
+  const int count = check(H5Pget_external_count(dcpl), "H5Pget_external_count");
+  std::vector<std::string> names;
+  for (int i = 0; i < count; ++i) {
+    std::string name(4096, '\0');
+    off_t offset = 0;
+    hsize_t size = 0;
+    check(H5Pget_external(dcpl, static_cast<unsigned>(i), name.size(), name.data(), &offset, &size), "H5Pget_external");
+    name.resize(name.find('\0'));
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
 }  // namespace h5tile::detail

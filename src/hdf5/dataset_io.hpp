@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <h5tile/array.hpp>
 
@@ -35,5 +37,9 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 // The file address of the chunk that starts at element `chunk_offset`, or nullopt when it is not
 // allocated (HDF5 supplies the fill value).
 [[nodiscard]] std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset);
+
+// The file names of a dataset's HDF5 external storage (H5Pset_external) as stored, in order;
+// empty for data stored in the HDF5 file.
+[[nodiscard]] std::vector<std::string> external_storage_names(hid_t dcpl);
 
 }  // namespace h5tile::detail

@@ -1,10 +1,12 @@
 #include "hdf5/file.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -33,6 +35,18 @@ std::string normalize_dataset_name(const std::string& name) {
   return out;
 }
 
+std::string kind_of(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::regular: return "a regular file";
+    case fs::file_type::directory: return "a directory";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::character: return "a character device";
+    default: return "a special file";
+  }
+}
+
 std::string where(const fs::path& path, const std::string& dataset) {
   return fmt::format("dataset '{}' in '{}'", dataset, path.string());
 }
@@ -46,20 +60,87 @@ FileHandle open_file(const fs::path& path, bool writable) {
   if (fs::is_directory(status)) {
     throw NotHdf5File(fmt::format("'{}' is a directory, not an HDF5 file", path.string()));
   }
+  // HDF5 opens by path with a blocking open(2): a FIFO would wait forever for a writer, a
+  // device would be read as a file. Only regular files are opened (links to them are).
+  if (!fs::is_regular_file(status)) {
+    throw NotHdf5File(
+        fmt::format("'{}' is {}, not a regular file: h5tile opens only regular files", path.string(), kind_of(status)));
+  }
   if (::access(path.c_str(), writable ? (R_OK | W_OK) : R_OK) != 0) {
     const int err = errno;
     throw IoError(fmt::format("cannot open '{}': {}", path.string(), std::strerror(err)), err);
   }
   const Hdf5Lock lock;
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
+  const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
+  if (is_hdf5 < 0) {
+    throw_hdf5_failure<NotHdf5File>(fmt::format("cannot read '{}'", path.string()));
+  }
+  if (is_hdf5 == 0) {
     throw NotHdf5File(fmt::format("'{}' is not an HDF5 file (no HDF5 signature found)", path.string()));
   }
   const hid_t id = H5Fopen(path.c_str(), writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) {
-    throw NotHdf5File(fmt::format("cannot open HDF5 file '{}': {}", path.string(), take_hdf5_error()));
+    throw_hdf5_failure<NotHdf5File>(fmt::format("cannot open HDF5 file '{}'", path.string()));
   }
   return FileHandle(id);
+}
+
+WritableFile::WritableFile(FileHandle file, fs::path path) noexcept
+    : file_(std::move(file)), path_(std::move(path)), exceptions_(std::uncaught_exceptions()) {}
+
+WritableFile::~WritableFile() {
+  if (!file_) {
+    return;
+  }
+  if (std::uncaught_exceptions() > exceptions_) {
+    const Hdf5Lock lock;
+    const hid_t fapl = H5Fget_access_plist(file_.get());
+    void* handle = nullptr;
+    if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file_.get(), fapl, &handle) >= 0 &&
+        handle != nullptr) {
+      // Abandoned: what HDF5 still writes when closing it goes to an anonymous file in memory
+      // (its metadata may not fit the disk even once the file is emptied), so that the close
+      // succeeds. Where that is not possible, emptying the file frees the space it holds.
+      const int fd = *static_cast<const int*>(handle);
+      const int nowhere = ::memfd_create("h5tile-abandoned", MFD_CLOEXEC);
+      if (nowhere < 0 || ::dup3(nowhere, fd, O_CLOEXEC) < 0) {
+        (void)::ftruncate(fd, 0);
+      }
+      if (nowhere >= 0) {
+        ::close(nowhere);
+      }
+    }
+    if (fapl >= 0) {
+      H5Pclose(fapl);
+    }
+    H5Eclear2(H5E_DEFAULT);
+  }
+  file_.reset();
+}
+
+void WritableFile::close() {
+  const Hdf5Lock lock;
+  // Every byte the file will hold is reserved before HDF5 writes its metadata: a full disk is
+  // then an error here, before HDF5 has failed a flush. (A failed flush leaves HDF5 1.10.8's
+  // metadata cache unable to flush ever again, so the file could never be closed.)
+  haddr_t end = 0;
+  const hid_t fapl = check(H5Fget_access_plist(file_.get()), "H5Fget_access_plist");
+  void* handle = nullptr;
+  const bool sec2 = H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file_.get(), fapl, &handle) >= 0;
+  H5Pclose(fapl);
+  if (sec2 && handle != nullptr && H5Fget_eoa(file_.get(), &end) >= 0 && end > 0) {
+    // fallocate(2), not posix_fallocate: where a file system cannot reserve (EOPNOTSUPP), glibc's
+    // emulation would write every block once more.
+    const int err = ::fallocate(*static_cast<const int*>(handle), 0, 0, static_cast<off_t>(end)) == 0 ? 0 : errno;
+    if (err != 0 && err != EOPNOTSUPP && err != ENOSYS && err != EINVAL) {
+      throw IoError(fmt::format("cannot reserve {} bytes for '{}': {}", end, path_.string(), std::strerror(err)), err);
+    }
+  }
+  H5Eclear2(H5E_DEFAULT);
+  check(H5Fflush(file_.get(), H5F_SCOPE_LOCAL), fmt::format("cannot write the metadata of '{}'", path_.string()));
+  if (H5Fclose(file_.release()) < 0) {
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot close '{}'", path_.string()));
+  }
 }
 
 std::optional<OpenedFile> file_holding(hid_t object) {
@@ -71,17 +152,24 @@ std::optional<OpenedFile> file_holding(hid_t object) {
   }
   void* handle = nullptr;
   check(H5Fget_vfd_handle(file.get(), fapl.get(), &handle), "H5Fget_vfd_handle");
-  const ssize_t length = H5Fget_name(file.get(), nullptr, 0);
-  check(static_cast<hid_t>(length), "H5Fget_name");
-  std::string name(static_cast<std::size_t>(length) + 1, '\0');
-  check(static_cast<hid_t>(H5Fget_name(file.get(), name.data(), name.size())), "H5Fget_name");
-  name.resize(static_cast<std::size_t>(length));
+  auto name = file_name_of(object);
   const int fd = ::fcntl(*static_cast<const int*>(handle), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) {
     const int err = errno;
     throw IoError(fmt::format("cannot duplicate HDF5's descriptor of '{}': {}", name, std::strerror(err)), err);
   }
   return OpenedFile{fd, std::move(name)};
+}
+
+std::string file_name_of(hid_t object) {
+  const Hdf5Lock lock;
+  const FileHandle file(check(H5Iget_file_id(object), "H5Iget_file_id"));
+  const ssize_t length = H5Fget_name(file.get(), nullptr, 0);
+  check(static_cast<hid_t>(length), "H5Fget_name");
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  check(static_cast<hid_t>(H5Fget_name(file.get(), name.data(), name.size())), "H5Fget_name");
+  name.resize(static_cast<std::size_t>(length));
+  return name;
 }
 
 std::vector<std::string> datasets_in(hid_t group) {
@@ -152,7 +240,7 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   }
   const hid_t obj = H5Oopen(file, name.c_str(), H5P_DEFAULT);
   if (obj < 0) {
-    throw DatasetNotFound(fmt::format("cannot open {}: {}", where(path, name), take_hdf5_error()));
+    throw_hdf5_failure<DatasetNotFound>(fmt::format("cannot open {}", where(path, name)));
   }
   const auto type = H5Iget_type(obj);
   if (type == H5I_DATASET) {
@@ -167,6 +255,44 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   }
   H5Oclose(obj);
   throw NotADataset(message);
+}
+
+void check_replaceable(hid_t file, const std::string& name, const fs::path& path) {
+  const Hdf5Lock lock;
+  std::size_t pos = 1;
+  while (pos <= name.size()) {
+    const auto slash = std::min(name.find('/', pos), name.size());
+    const auto prefix = name.substr(0, slash);
+    pos = slash + 1;
+    if (H5Lexists(file, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return;  // missing from here on: the write creates it
+    }
+    const hid_t obj = H5Oopen(file, prefix.c_str(), H5P_DEFAULT);
+    if (obj < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return;  // a dangling link: replaced (at the end) or reported by HDF5 (on the way)
+    }
+    const auto type = H5Iget_type(obj);
+    const bool last = slash == name.size();
+    std::string message;
+    if (!last && type != H5I_GROUP) {
+      message = fmt::format("cannot write '{}' in '{}': '{}' is {}, not a group", name, path.string(), prefix,
+                            type == H5I_DATASET ? "a dataset" : "a named datatype");
+    } else if (last && type == H5I_GROUP) {
+      message = fmt::format(
+          "cannot write '{}' in '{}' in append mode: '{}' is a group holding {}; append replaces a "
+          "dataset, never a group (remove the group first, or write another name)",
+          name, path.string(), name, list_for_message(datasets_in(obj)));
+    } else if (last && type != H5I_DATASET) {
+      message = fmt::format("cannot write '{}' in '{}' in append mode: '{}' is a named datatype, not a dataset", name,
+                            path.string(), name);
+    }
+    H5Oclose(obj);
+    if (!message.empty()) {
+      throw NotADataset(message);
+    }
+  }
 }
 
 std::vector<hsize_t> hsizes(const Shape& shape) { return {shape.begin(), shape.end()}; }

@@ -18,12 +18,48 @@ namespace h5tile::detail {
 // "dataset '/x' in 'f.h5'", the prefix of most messages.
 [[nodiscard]] std::string where(const std::filesystem::path& path, const std::string& dataset);
 
-// Opens an existing file read-only (or read-write). Throws FileNotFound, NotHdf5File, IoError.
+// A file that h5tile is writing (a new main file, a tile file), whose metadata HDF5 keeps in
+// memory (write_access). close() completes it: reserves every byte HDF5 has allocated in it
+// (fallocate: a full disk is an IoError there, before HDF5 has tried and failed a flush, which
+// would leave its cache unable to flush again), flushes HDF5's metadata and closes it (checked).
+// Destroyed by an exception before close() (the write failed and the file is abandoned), it
+// first points HDF5's descriptor at an anonymous file in memory, so that the flush HDF5 makes
+// when closing it cannot fail: HDF5 1.10 frees a file whose close failed but keeps its ID, and
+// its clean-up at exit then closes the freed file again (a segfault at exit).
+class WritableFile {
+ public:
+  WritableFile(FileHandle file, std::filesystem::path path) noexcept;
+  WritableFile(WritableFile&& other) noexcept = default;
+  WritableFile& operator=(WritableFile&&) = delete;
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+  ~WritableFile();
+
+  [[nodiscard]] hid_t get() const noexcept { return file_.get(); }
+  // Flushes and closes; throws (IoError with ENOSPC for a full disk, Hdf5Error) on failure.
+  void close();
+
+ private:
+  FileHandle file_;
+  std::filesystem::path path_;
+  int exceptions_ = 0;  // std::uncaught_exceptions() when it was opened
+};
+
+// "a FIFO (named pipe)", "a directory", ...: what a path is, for messages.
+[[nodiscard]] std::string kind_of(const std::filesystem::file_status& status);
+
+// Opens an existing regular file read-only (or read-write): anything else (a FIFO, a device, a
+// socket) is refused before HDF5 opens it. Throws FileNotFound, NotHdf5File, IoError.
 [[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false);
 
 // Opens dataset `name` (normalised). Throws DatasetNotFound or NotADataset (listing the
 // datasets of the group it names).
 [[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path);
+
+// Whether a write may put dataset `name` (normalised) into `file`, replacing what is there:
+// throws NotADataset where `name` is a group or a named datatype (append mode replaces only
+// datasets), or where a part of its path is not a group ("'/data' is a dataset").
+void check_replaceable(hid_t file, const std::string& name, const std::filesystem::path& path);
 
 // The file HDF5 opened for `object` (which may differ from the file it was opened through: an
 // external link, a virtual source): a new descriptor of it (the caller closes it) and the name
@@ -33,6 +69,10 @@ struct OpenedFile {
   std::string name;
 };
 [[nodiscard]] std::optional<OpenedFile> file_holding(hid_t object);
+
+// The name of the file HDF5 opened for `object`, as HDF5 opened it (an external link's target
+// for an object reached through one).
+[[nodiscard]] std::string file_name_of(hid_t object);
 
 // Names of the datasets directly in `group`.
 [[nodiscard]] std::vector<std::string> datasets_in(hid_t group);

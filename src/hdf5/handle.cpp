@@ -1,5 +1,9 @@
 #include "hdf5/handle.hpp"
 
+#include <charconv>
+#include <cstring>
+#include <system_error>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
@@ -12,15 +16,41 @@ std::recursive_mutex& hdf5_mutex() {
   return mutex;
 }
 
+// Walked upward (innermost first): the innermost description, and the innermost errno that
+// a driver reports in its text ("..., errno = 28, error message = 'No space left on device'").
 herr_t innermost(unsigned n, const H5E_error2_t* err, void* client) {
-  auto* out = static_cast<std::string*>(client);
-  if (n == 0 && err->desc != nullptr) {
-    *out = err->desc;
+  auto* out = static_cast<Hdf5Failure*>(client);
+  if (err->desc == nullptr) {
+    return 0;
+  }
+  const std::string_view desc(err->desc);
+  if (n == 0) {
+    out->reason = err->desc;
     if (err->func_name != nullptr) {
-      *out += fmt::format(" (in {})", err->func_name);
+      out->reason += fmt::format(" (in {})", err->func_name);
+    }
+    out->version = desc.find("version") != std::string_view::npos;
+  }
+  if (out->error_number == 0) {
+    constexpr std::string_view kErrno = "errno = ";
+    if (const auto at = desc.find(kErrno); at != std::string_view::npos) {
+      const auto digits = desc.substr(at + kErrno.size());
+      int value = 0;
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec == std::errc{} && value > 0) {
+        out->error_number = value;
+        out->locked = desc.find("lock") != std::string_view::npos;
+      }
     }
   }
   return 0;
+}
+
+std::string hdf5_version() {
+  unsigned major = 0;
+  unsigned minor = 0;
+  unsigned release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return fmt::format("{}.{}.{}", major, minor, release);
 }
 
 }  // namespace
@@ -35,17 +65,39 @@ Hdf5Lock::Hdf5Lock() : lock_(hdf5_mutex()) {
   (void)silenced;
 }
 
-std::string take_hdf5_error() {
+Hdf5Failure take_hdf5_failure() {
   const Hdf5Lock lock;
-  std::string reason;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &reason);
+  Hdf5Failure failure;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &failure);
   H5Eclear2(H5E_DEFAULT);
-  return reason.empty() ? std::string("no reason given by HDF5") : reason;
+  if (failure.reason.empty()) {
+    failure.reason = "no reason given by HDF5";
+  }
+  return failure;
+}
+
+std::string take_hdf5_error() { return take_hdf5_failure().reason; }
+
+void throw_if_classified(std::string_view what, const Hdf5Failure& failure) {
+  if (failure.locked) {
+    throw IoError(fmt::format("{}: the file is locked by another program that has it open ({}); HDF5 locks files "
+                              "while they are open (HDF5_USE_FILE_LOCKING=FALSE turns that off)",
+                              what, failure.reason),
+                  failure.error_number);
+  }
+  if (failure.error_number != 0) {
+    throw IoError(fmt::format("{}: {} ({})", what, std::strerror(failure.error_number), failure.reason),
+                  failure.error_number);
+  }
+  if (failure.version) {
+    throw NotHdf5File(fmt::format("{}: written in a format that needs a newer HDF5 than this h5tile's {} ({})", what,
+                                  hdf5_version(), failure.reason));
+  }
 }
 
 hid_t check(hid_t status, std::string_view what) {
   if (status < 0) {
-    throw Hdf5Error(fmt::format("{}: {}", what, take_hdf5_error()));
+    throw_hdf5_failure<Hdf5Error>(what);
   }
   return status;
 }

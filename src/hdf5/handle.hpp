@@ -44,6 +44,8 @@ class H5Handle {
 
   [[nodiscard]] hid_t get() const noexcept { return id_; }
   [[nodiscard]] explicit operator bool() const noexcept { return id_ >= 0; }
+  // Gives up the handle without closing it (the caller closes it, checked).
+  [[nodiscard]] hid_t release() noexcept { return std::exchange(id_, H5I_INVALID_HID); }
   void reset() noexcept {
     if (id_ >= 0) {
       const Hdf5Lock lock;
@@ -67,7 +69,30 @@ using AttributeHandle = H5Handle<H5Aclose>;
 // HDF5's innermost error description on this thread's stack, then clears the stack.
 [[nodiscard]] std::string take_hdf5_error();
 
-// Throws Hdf5Error("<what>: <HDF5's reason>") when `status` is negative; returns it otherwise.
+// HDF5's failure on this thread, taken from its error stack (which is then cleared).
+struct Hdf5Failure {
+  std::string reason;    // the innermost description, "(in <function>)"
+  int error_number = 0;  // the errno of the system call that failed under HDF5 ("errno = 28"), or 0
+  bool locked = false;   // HDF5 could not lock the file (another program holds it open)
+  bool version = false;  // a format version this HDF5 does not read (a newer HDF5 wrote it)
+};
+[[nodiscard]] Hdf5Failure take_hdf5_failure();
+
+// Throws the exception that fits `failure`, "<what>: <reason>": IoError with its errno where a
+// system call failed under HDF5 (a full disk, a file locked by another program), NotHdf5File
+// for a format newer than this HDF5 reads; otherwise returns, for the caller's own type.
+void throw_if_classified(std::string_view what, const Hdf5Failure& failure);
+
+// Throws, for HDF5's failure on this thread, what throw_if_classified chooses, else
+// `Fallback("<what>: <reason>")`.
+template <class Fallback>
+[[noreturn]] void throw_hdf5_failure(std::string_view what) {
+  const auto failure = take_hdf5_failure();
+  throw_if_classified(what, failure);
+  throw Fallback(std::string(what) + ": " + failure.reason);
+}
+
+// Throws as throw_hdf5_failure<Hdf5Error>(what) when `status` is negative; returns it otherwise.
 hid_t check(hid_t status, std::string_view what);
 inline herr_t check(herr_t status, std::string_view what) {
   return static_cast<herr_t>(check(static_cast<hid_t>(status), what));

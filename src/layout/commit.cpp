@@ -25,7 +25,7 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, Mode mode, bool w
 
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
-FileHandle WriteCommit::start_main_file() const {
+WritableFile WriteCommit::start_main_file() const {
   if (mode_ == Mode::Append && fs::exists(target_)) {
     copy_to_new_file(target_, temp());
     return open_for_update(temp(), dataset_);

@@ -10,7 +10,7 @@
 
 #include <h5tile/options.hpp>
 
-#include "hdf5/handle.hpp"
+#include "hdf5/file.hpp"
 
 namespace h5tile::detail {
 
@@ -30,8 +30,8 @@ class WriteCommit {
   [[nodiscard]] std::filesystem::path temp() const;
 
   // Creates the new main file under its temporary name, open for adding the dataset: empty,
-  // or in Append mode a copy of the target without `dataset`.
-  [[nodiscard]] FileHandle start_main_file() const;
+  // or in Append mode a copy of the target without `dataset`. Call close() on it once complete.
+  [[nodiscard]] WritableFile start_main_file() const;
 
   // Makes the new main file the target (one rename under the commit lock, after fdatasync when
   // `sync`), then clears the in-progress mark and removes what earlier writes left (see

@@ -29,27 +29,40 @@ PlistHandle write_access() {
   const auto alignment = static_cast<hsize_t>(settings::alignment());
   check(H5Pset_alignment(fapl.get(), alignment, alignment), "H5Pset_alignment");
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+  // The metadata stays in memory until WritableFile::close() has reserved the file's space and
+  // flushes it: no eviction writes it earlier, where a full disk would fail a flush inside HDF5
+  // (which leaves HDF5 1.10.8's cache unable to flush, or to close the file, ever again).
+  H5AC_cache_config_t cache{};
+  cache.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  check(H5Pget_mdc_config(fapl.get(), &cache), "H5Pget_mdc_config");
+  cache.evictions_enabled = false;
+  cache.incr_mode = H5C_incr__off;
+  cache.flash_incr_mode = H5C_flash_incr__off;
+  cache.decr_mode = H5C_decr__off;
+  check(H5Pset_mdc_config(fapl.get(), &cache), "H5Pset_mdc_config");
   return fapl;
 }
 
-FileHandle create_file(const fs::path& path) {
+WritableFile create_file(const fs::path& path) {
   const Hdf5Lock lock;
   const auto fapl = write_access();
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get());
   if (id < 0) {
-    throw Hdf5Error(fmt::format("cannot create HDF5 file '{}': {}", path.string(), take_hdf5_error()));
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot create HDF5 file '{}'", path.string()));
   }
-  return FileHandle(id);
+  return {FileHandle(id), path};
 }
 
-FileHandle open_for_update(const fs::path& path, const std::string& dataset) {
+WritableFile open_for_update(const fs::path& path, const std::string& dataset) {
   (void)open_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
   const auto fapl = write_access();
-  FileHandle file(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()));
-  if (!file) {
-    throw Hdf5Error(fmt::format("cannot open '{}' for update: {}", path.string(), take_hdf5_error()));
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+  if (id < 0) {
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot open '{}' for update", path.string()));
   }
+  WritableFile file(FileHandle(id), path);
+  check_replaceable(file.get(), dataset, path);
   if (H5Lexists(file.get(), "/", H5P_DEFAULT) > 0) {
     // Remove the dataset if present; a missing intermediate group is not an error.
     std::string prefix;

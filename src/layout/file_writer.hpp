@@ -9,17 +9,20 @@
 
 #include <h5tile/array.hpp>
 
+#include "hdf5/file.hpp"
 #include "hdf5/handle.hpp"
 #include "layout/virtual/tile_index.hpp"
 
 namespace h5tile::detail {
 
 // Creates a new HDF5 file whose raw data is aligned to settings::alignment(). The path must
-// not exist (O_EXCL: a symbolic link planted there is refused, not followed).
-[[nodiscard]] FileHandle create_file(const std::filesystem::path& path);
+// not exist (O_EXCL: a symbolic link planted there is refused, not followed). Call close() on it
+// once it is complete.
+[[nodiscard]] WritableFile create_file(const std::filesystem::path& path);
 
-// Opens an existing file for adding a dataset; removes `dataset` first if it exists.
-[[nodiscard]] FileHandle open_for_update(const std::filesystem::path& path, const std::string& dataset);
+// Opens an existing file for adding a dataset; removes `dataset` first if it exists (which must
+// be a dataset: check_replaceable). Call close() on it once it is complete.
+[[nodiscard]] WritableFile open_for_update(const std::filesystem::path& path, const std::string& dataset);
 
 // Creates a contiguous dataset with its space allocated now and no fill written, creating
 // missing groups on the way; returns the file offset of its raw bytes.

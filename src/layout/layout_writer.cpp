@@ -20,8 +20,9 @@ class EmbeddedWriter final : public LayoutWriter {
     return std::vector<WrittenTile>(tiles.size());
   }
   void finish(const WriteCommit& commit, const std::vector<WrittenTile>& /*written*/) override {
-    const auto file = commit.start_main_file();
+    auto file = commit.start_main_file();
     create_dataset_with(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.embedded.data());
+    file.close();
   }
 
  private:

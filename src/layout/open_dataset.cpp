@@ -19,6 +19,7 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/virtual/early_open.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -88,6 +89,9 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.filters = described.filters;
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
+  if (!options_.allow_external && !options_.metadata_only) {
+    check_data_files_inside(path_, path_, name_, dataset_.get(), dcpl.get());
+  }
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
       const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
@@ -242,7 +246,8 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   parallel_for(touched.size(), threads, [&](std::size_t i) {
     const auto& m = *touched[i];
     const auto& file = sources_[m.source]->file;
-    if (checksum_region(PosixFile(file, O_RDONLY), m.raw_offset, m.dst.count() * info_.dtype.size()) != *m.checksum) {
+    if (checksum_region(PosixFile(file, O_RDONLY | O_NONBLOCK), m.raw_offset, m.dst.count() * info_.dtype.size()) !=
+        *m.checksum) {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
                       "they were written",
@@ -262,6 +267,9 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->shape = described.shape;
   source->chunk = described.chunk;
   source->elem_size = info_.dtype.size();
+  if (!options_.allow_external) {
+    check_data_files_inside(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get());
+  }
   source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;

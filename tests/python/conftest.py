@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import subprocess
+import uuid
 
 import numpy as np
 import pytest
@@ -29,6 +30,25 @@ def random_array(dtype: str, shape, seed: int = 0) -> np.ndarray:
 
 def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def mount_small(kind, where, tmp_path, size="24m"):
+    """A small filesystem (24 MiB unless `size` says) at `where` (tmpfs, or ext4 in a loop-mounted
+    image); skips visibly when this machine cannot mount (not root, or no loop devices)."""
+    where.mkdir()
+    if kind == "tmpfs":
+        cmd = ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]
+    else:
+        image = tmp_path / f"small-{uuid.uuid4().hex}.img"
+        with open(image, "wb") as f:
+            f.truncate(int(size.rstrip("m")) << 20)
+        made = subprocess.run(["mkfs.ext4", "-q", str(image)], capture_output=True, text=True)
+        if made.returncode != 0:
+            pytest.skip(f"mkfs.ext4 failed: {made.stderr.strip()}")
+        cmd = ["mount", "-o", "loop", str(image), str(where)]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a small {kind} here: {done.stderr.strip()}")
 
 
 class Tool:

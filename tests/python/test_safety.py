@@ -5,13 +5,12 @@ import os
 import stat
 import subprocess
 import sys
-import uuid
 
 import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, random_array
+from conftest import BUILD, mount_small, random_array
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -124,25 +123,6 @@ def test_modes_follow_the_umask(tmp_path, layout):
             assert stat.S_IMODE(os.stat(os.path.join(root, name)).st_mode) == 0o640, name
             seen += 1
     assert seen >= (1 if layout == "contiguous" else 8)  # main file (, folders, tiles)
-
-
-def mount_small(kind, where, tmp_path):
-    """A 24 MiB filesystem at `where` (tmpfs, or ext4 in a loop-mounted image); skips visibly
-    when this machine cannot mount (not root, or no loop devices)."""
-    where.mkdir()
-    if kind == "tmpfs":
-        cmd = ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(where)]
-    else:
-        image = tmp_path / f"small-{uuid.uuid4().hex}.img"
-        with open(image, "wb") as f:
-            f.truncate(24 << 20)
-        made = subprocess.run(["mkfs.ext4", "-q", str(image)], capture_output=True, text=True)
-        if made.returncode != 0:
-            pytest.skip(f"mkfs.ext4 failed: {made.stderr.strip()}")
-        cmd = ["mount", "-o", "loop", str(image), str(where)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a small {kind} here: {done.stderr.strip()}")
 
 
 @pytest.mark.parametrize("fs", ["tmpfs", "ext4-loop"])

@@ -87,6 +87,12 @@ TEST(Array, IsPageAlignedAndSized) {
 
 TEST(Settings, RejectInvalidValues) {
   EXPECT_THROW(settings::set_threads(0), InvalidArgument);
+  try {
+    settings::set_threads(settings::kMaxThreads + 1);
+    ADD_FAILURE() << "set_threads took more than kMaxThreads";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("4096"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(settings::set_alignment(3000), InvalidArgument);
   EXPECT_THROW(settings::set_task_size(0), InvalidArgument);
   const auto old = settings::task_size();

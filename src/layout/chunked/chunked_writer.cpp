@@ -17,8 +17,9 @@ class ChunkedWriter final : public LayoutWriter {
   ChunkedWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {}
 
   std::string create(const WriteCommit& commit) override {
-    const auto file = commit.start_main_file();
+    auto file = commit.start_main_file();
     (void)create_chunked_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.chunk, true);
+    file.close();
     return {};
   }
 

@@ -12,8 +12,10 @@ class ContiguousWriter final : public LayoutWriter {
 
   // The dataset's raw offset in the new main file, for the ranks' pwrites.
   std::string create(const WriteCommit& commit) override {
-    const auto file = commit.start_main_file();
-    return std::to_string(create_raw_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape));
+    auto file = commit.start_main_file();
+    const auto offset = create_raw_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape);
+    file.close();
+    return std::to_string(offset);
   }
 
   std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& created, std::span<const Tile> tiles,

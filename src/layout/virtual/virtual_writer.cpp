@@ -42,8 +42,9 @@ class VirtualWriter final : public LayoutWriter {
                          w.offset, w.file_size, w.checksum, w.identity});
       }
     }
-    const auto file = commit.start_main_file();
+    auto file = commit.start_main_file();
     create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles);
+    file.close();
   }
 
  private:
@@ -56,6 +57,7 @@ class VirtualWriter final : public LayoutWriter {
     {
       auto file = create_file(path);
       offset = create_raw_dataset(file.get(), kTileDataset, plan_.dtype, tile.box.extent);
+      file.close();
     }
     const PosixFile out(path, O_WRONLY);
     const RawDataset raw{&out, offset, tile.box.extent, plan_.dtype.size()};
