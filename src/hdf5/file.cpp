@@ -108,6 +108,19 @@ std::vector<std::string> datasets_in(hid_t group) {
 
 namespace {
 
+// HDF5 rejects a message of a newer format version than it knows with "bad version number for
+// <message>" (1.10: the version 3 hyperslab selections of HDF5 >= 1.12 in a virtual dataset);
+// the name exists, so "not found" would mislead.
+bool written_by_newer_hdf5(const std::string& reason) { return reason.find("version number") != std::string::npos; }
+
+std::string hdf5_runtime_version() {
+  unsigned major = 0;
+  unsigned minor = 0;
+  unsigned release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return fmt::format("{}.{}.{}", major, minor, release);
+}
+
 std::string list_for_message(const std::vector<std::string>& names) {
   constexpr std::size_t kMax = 20;
   if (names.empty()) {
@@ -152,7 +165,14 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   }
   const hid_t obj = H5Oopen(file, name.c_str(), H5P_DEFAULT);
   if (obj < 0) {
-    throw DatasetNotFound(fmt::format("cannot open {}: {}", where(path, name), take_hdf5_error()));
+    const auto reason = take_hdf5_error();
+    if (written_by_newer_hdf5(reason)) {
+      throw Hdf5Error(
+          fmt::format("cannot open {}: it was written in a format newer than HDF5 {} reads ({}); it "
+                      "needs a newer HDF5: use h5tile built against a current HDF5 (1.14 or later)",
+                      where(path, name), hdf5_runtime_version(), reason));
+    }
+    throw DatasetNotFound(fmt::format("cannot open {}: {}", where(path, name), reason));
   }
   const auto type = H5Iget_type(obj);
   if (type == H5I_DATASET) {
