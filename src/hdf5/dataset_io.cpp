@@ -52,6 +52,25 @@ bool raw_chunks(hid_t dataset, hid_t memory_type) {
   return H5Tequal(file_type.get(), memory_type) > 0;
 }
 
+namespace {
+
+// What to add to the chunk addresses HDF5 reports to get file offsets. Before 1.14.4 they count
+// from the superblock, not from the start of the file, so a user block shifted every chunk
+// (HDFGroup/hdf5#3003, fixed by #4236); H5Dget_offset has always counted it.
+std::uint64_t chunk_address_base([[maybe_unused]] hid_t dataset) {
+#if H5_VERSION_GE(1, 14, 4)
+  return 0;
+#else
+  const FileHandle file(check(H5Iget_file_id(dataset), "H5Iget_file_id"));
+  const PlistHandle fcpl(check(H5Fget_create_plist(file.get()), "H5Fget_create_plist"));
+  hsize_t user_block = 0;
+  check(H5Pget_userblock(fcpl.get(), &user_block), "H5Pget_userblock");
+  return user_block;
+#endif
+}
+
+}  // namespace
+
 std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset) {
   const Hdf5Lock lock;
   const auto offset = hsizes(chunk_offset);
@@ -65,7 +84,7 @@ std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_off
   if (address == HADDR_UNDEF || size == 0) {
     return std::nullopt;
   }
-  return static_cast<std::uint64_t>(address);
+  return chunk_address_base(dataset) + static_cast<std::uint64_t>(address);
 }
 
 }  // namespace h5tile::detail

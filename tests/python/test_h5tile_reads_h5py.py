@@ -45,10 +45,12 @@ def test_big_endian_is_converted(tool, tmp_path, dtype, storage):
     assert same_bytes(tool.read(tmp_path / "be.h5", "x"), a)
 
 
-def test_user_block_offsets(tool, tmp_path):
+@pytest.mark.parametrize("storage", ["contiguous", "chunked"])
+def test_user_block_offsets(tool, tmp_path, storage):
+    # HDF5 before 1.14.4 leaves the user block out of chunk addresses (not out of H5Dget_offset).
     a = random_array("float64", (50, 7))
     with h5py.File(tmp_path / "ub.h5", "w", userblock_size=4096) as f:
-        f["x"] = a
+        f.create_dataset("x", data=a, **STORAGE[storage])
     assert same_bytes(tool.read(tmp_path / "ub.h5", "x"), a)
 
 
