@@ -1,5 +1,7 @@
 #include "hdf5/dataset_io.hpp"
 
+#include <map>
+
 #include "hdf5/file.hpp"
 
 namespace h5tile::detail {
@@ -69,10 +71,7 @@ std::uint64_t chunk_address_base([[maybe_unused]] hid_t dataset) {
 #endif
 }
 
-}  // namespace
-
-std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset) {
-  const Hdf5Lock lock;
+std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset, std::uint64_t base) {
   const auto offset = hsizes(chunk_offset);
   unsigned filter_mask = 0;
   haddr_t address = HADDR_UNDEF;
@@ -84,7 +83,64 @@ std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_off
   if (address == HADDR_UNDEF || size == 0) {
     return std::nullopt;
   }
-  return chunk_address_base(dataset) + static_cast<std::uint64_t>(address);
+  return base + static_cast<std::uint64_t>(address);
+}
+
+#if H5_VERSION_GE(1, 14, 0)
+// The chunks asked for, keyed by their first element; H5Dchunk_iter fills in their addresses.
+struct WantedChunks {
+  std::map<Shape, std::optional<std::uint64_t>> found;
+  std::size_t rank = 0;
+  std::size_t left = 0;
+  std::uint64_t base = 0;
+  Shape key;
+};
+
+int on_chunk(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t address, hsize_t size, void* data) {
+  auto& wanted = *static_cast<WantedChunks*>(data);
+  wanted.key.assign(offset, offset + wanted.rank);
+  const auto it = wanted.found.find(wanted.key);
+  if (it != wanted.found.end() && !it->second && address != HADDR_UNDEF && size != 0) {
+    it->second = wanted.base + static_cast<std::uint64_t>(address);
+    if (--wanted.left == 0) {
+      return H5_ITER_STOP;
+    }
+  }
+  return H5_ITER_CONT;
+}
+#endif
+
+}  // namespace
+
+std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
+  const Hdf5Lock lock;
+  std::vector<std::optional<std::uint64_t>> addresses;
+  addresses.reserve(chunk_offsets.size());
+  if (chunk_offsets.empty()) {
+    return addresses;
+  }
+  const auto base = chunk_address_base(dataset);  // the same for both calls (before 1.14.4: the user block)
+#if H5_VERSION_GE(1, 14, 0)
+  // Offsets in elements since 1.14.0 (HDFGroup/hdf5#1969).
+  WantedChunks wanted;
+  wanted.rank = chunk_offsets.front().size();
+  wanted.base = base;
+  for (const auto& offset : chunk_offsets) {
+    wanted.found.emplace(offset, std::nullopt);
+  }
+  wanted.left = wanted.found.size();
+  if (H5Dchunk_iter(dataset, H5P_DEFAULT, on_chunk, &wanted) >= 0) {
+    for (const auto& offset : chunk_offsets) {
+      addresses.push_back(wanted.found.at(offset));
+    }
+    return addresses;
+  }
+  H5Eclear2(H5E_DEFAULT);  // then one chunk at a time, as before 1.14
+#endif
+  for (const auto& offset : chunk_offsets) {
+    addresses.push_back(chunk_address(dataset, offset, base));
+  }
+  return addresses;
 }
 
 }  // namespace h5tile::detail

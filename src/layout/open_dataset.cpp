@@ -133,13 +133,17 @@ bool Source::read_chunks(const Box& src, const StridedBytes& dst_memory) const {
   const auto rank = src.rank();
   const auto es = elem_size;
   // The chunks the box touches, and their addresses (all allocated, or read through HDF5).
-  std::vector<std::pair<Shape, std::uint64_t>> chunks;
+  std::vector<Shape> origins;
   for (auto& c : chunks_touching(src, chunk)) {
-    const auto address = chunk_address(handle.get(), c.offset);
-    if (!address) {
+    origins.push_back(std::move(c.offset));
+  }
+  const auto addresses = locate_chunks(handle.get(), origins);
+  std::vector<std::pair<Shape, std::uint64_t>> chunks;
+  for (std::size_t i = 0; i < origins.size(); ++i) {
+    if (!addresses[i]) {
       return false;
     }
-    chunks.emplace_back(std::move(c.offset), *address);
+    chunks.emplace_back(std::move(origins[i]), *addresses[i]);
   }
   for (const auto& [origin, address] : chunks) {
     const auto part = intersect(src, Box{origin, chunk});
