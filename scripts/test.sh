@@ -3,7 +3,9 @@
 # Python cross-checks against h5py (pytest), checks the formatting of the C++ sources, checks
 # `cmake --install` + find_package(h5tile) from a consumer project, checks a plain `pip install`
 # into a fresh venv, runs the C++ tests again under ASan+UBSan and TSan, and fuzzes the file
-# opening and mapping code for 60 s (H5TILE_FUZZ_SECONDS).
+# opening and mapping code for 60 s (H5TILE_FUZZ_SECONDS). The C++ tests and pytest run against
+# Debian's HDF5 1.10.8 and again against 1.14 (scripts/test_hdf5_current.sh; H5TILE_HDF5_CURRENT=0
+# skips that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -15,6 +17,8 @@ scripts/build.sh
 build="${H5TILE_BUILD_DIR:-build}"
 (cd "$build" && ctest --output-on-failure -j "$(nproc)") || status=1
 H5TILE_BUILD_DIR="$build" python3 -m pytest -q -rs tests/python || status=1
+# The same C++ tests and pytest suite against a current HDF5 (1.14, built once into build-hdf5-1.14/).
+scripts/test_hdf5_current.sh || status=1
 scripts/check_format.sh || status=1
 H5TILE_BUILD_DIR="$build" scripts/check_consumer.sh || status=1
 scripts/check_pip_install.sh || status=1

@@ -34,9 +34,12 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 // so that each chunk can be read with pread at the address HDF5 reports.
 [[nodiscard]] bool raw_chunks(hid_t dataset, hid_t memory_type);
 
-// The file address of the chunk that starts at element `chunk_offset`, or nullopt when it is not
-// allocated (HDF5 supplies the fill value).
-[[nodiscard]] std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset);
+// The file offsets of the chunks that start at the elements `chunk_offsets`, in their order;
+// nullopt for a chunk that is not allocated (HDF5 supplies the fill value). HDF5 >= 1.14: one pass
+// over the chunk index (H5Dchunk_iter); before, one H5Dget_chunk_info_by_coord call per chunk,
+// each of which walks the index too (bench/chunk_lookup.cpp measures both).
+[[nodiscard]] std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset,
+                                                                      const std::vector<Shape>& chunk_offsets);
 
 // The file names of a dataset's HDF5 external storage (H5Pset_external) as stored, in order;
 // empty for data stored in the HDF5 file.

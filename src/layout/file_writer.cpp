@@ -124,15 +124,15 @@ std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::stri
                                            const std::vector<Shape>& origins) {
   const auto file = open_file(path);
   const auto dataset = open_dataset(file.get(), name, path);
+  const auto found = locate_chunks(dataset.get(), origins);
   std::vector<std::uint64_t> addresses;
   addresses.reserve(origins.size());
-  for (const auto& origin : origins) {
-    const auto address = chunk_address(dataset.get(), origin);
-    if (!address) {
-      throw Hdf5Error(fmt::format("the chunk at {} of '{}' in '{}' has no space in the file", to_string(origin), name,
-                                  path.string()));
+  for (std::size_t i = 0; i < origins.size(); ++i) {
+    if (!found[i]) {
+      throw Hdf5Error(fmt::format("the chunk at {} of '{}' in '{}' has no space in the file", to_string(origins[i]),
+                                  name, path.string()));
     }
-    addresses.push_back(*address);
+    addresses.push_back(*found[i]);
   }
   return addresses;
 }

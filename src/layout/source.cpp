@@ -60,13 +60,15 @@ PosixFile open_checked_tile(const fs::path& file, const TableTile& tile, std::ui
 bool read_chunks(const RawChunks& raw, const Shape& chunk, std::size_t es, const Box& src,
                  const StridedBytes& dst_memory) {
   const auto rank = src.rank();
+  std::vector<Shape> origins;
+  for (auto& c : chunks_touching(src, chunk)) origins.push_back(std::move(c.offset));
+  const auto addresses = locate_chunks(raw.hdf5.dataset.get(), origins);
   std::vector<std::pair<Shape, std::uint64_t>> chunks;
-  for (auto& c : chunks_touching(src, chunk)) {
-    const auto address = chunk_address(raw.hdf5.dataset.get(), c.offset);
-    if (!address) {
-      return false;
+  for (std::size_t i = 0; i < origins.size(); ++i) {
+    if (!addresses[i]) {
+      return false;  // not allocated: HDF5 supplies the fill value
     }
-    chunks.emplace_back(std::move(c.offset), *address);
+    chunks.emplace_back(std::move(origins[i]), *addresses[i]);
   }
   for (const auto& [origin, address] : chunks) {
     const auto part = intersect(src, Box{origin, chunk});

@@ -114,3 +114,10 @@ def tool() -> Tool:
     if not path.exists():
         pytest.fail(f"{path} is missing: build first (scripts/build.sh)")
     return Tool(path)
+
+
+@pytest.fixture(scope="session")
+def hdf5_version(tool) -> tuple:
+    """The HDF5 release that h5tile's build runs with, as (major, minor, release)."""
+    _, out = tool.run("hdf5-version")
+    return tuple(int(part) for part in out["hdf5"].split("."))

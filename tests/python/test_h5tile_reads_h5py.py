@@ -45,10 +45,12 @@ def test_big_endian_is_converted(tool, tmp_path, dtype, storage):
     assert same_bytes(tool.read(tmp_path / "be.h5", "x"), a)
 
 
-def test_user_block_offsets(tool, tmp_path):
+@pytest.mark.parametrize("storage", ["contiguous", "chunked"])
+def test_user_block_offsets(tool, tmp_path, storage):
+    # HDF5 before 1.14.4 leaves the user block out of chunk addresses (not out of H5Dget_offset).
     a = random_array("float64", (50, 7))
     with h5py.File(tmp_path / "ub.h5", "w", userblock_size=4096) as f:
-        f["x"] = a
+        f.create_dataset("x", data=a, **STORAGE[storage])
     assert same_bytes(tool.read(tmp_path / "ub.h5", "x"), a)
 
 
@@ -103,6 +105,48 @@ def test_virtual_dataset_of_other_files_with_gaps_and_strides(tool, tmp_path):
     assert (expect_boxes[3:] == -7).all()
     assert same_bytes(tool.read(tmp_path / "v.h5", "boxes"), expect_boxes)
     assert same_bytes(tool.read(tmp_path / "v.h5", "strided"), expect_strided)
+
+
+H5PY_HDF5 = tuple(int(part) for part in h5py.version.hdf5_version.split(".")[:3])
+
+
+@pytest.fixture
+def latest_format_vds(tmp_path):
+    """A virtual dataset that h5py writes with libver="latest": with h5py's HDF5 >= 1.12 (h5py 3.16
+    bundles 2.0) its selections are encoded in version 3, which HDF5 1.10 cannot decode."""
+    a = random_array("float64", (9, 4), seed=5)
+    with h5py.File(tmp_path / "src.h5", "w", libver="latest") as f:
+        f["a"] = a
+    with h5py.File(tmp_path / "v.h5", "w", libver="latest") as f:
+        layout = h5py.VirtualLayout(shape=a.shape, dtype=a.dtype)
+        layout[:5] = h5py.VirtualSource("src.h5", "a", shape=a.shape)[:5]
+        layout[5:] = h5py.VirtualSource("src.h5", "a", shape=a.shape)[5:]
+        f.create_virtual_dataset("vds", layout)
+    return tmp_path / "v.h5", a
+
+
+def too_old_for_h5py_latest(hdf5_version) -> bool:
+    return H5PY_HDF5 >= (1, 12, 0) and hdf5_version < (1, 12, 0)
+
+
+def test_virtual_dataset_in_the_latest_format(tool, hdf5_version, latest_format_vds):
+    if too_old_for_h5py_latest(hdf5_version):
+        pytest.skip(f"HDF5 {'.'.join(map(str, hdf5_version))} cannot decode the version 3 selections of h5py's "
+                    f"HDF5 {h5py.version.hdf5_version} (test_newer_format_error_says_so checks the error)")
+    path, a = latest_format_vds
+    assert same_bytes(tool.read(path, "vds"), a)
+
+
+def test_newer_format_error_says_so(tool, hdf5_version, latest_format_vds):
+    if not too_old_for_h5py_latest(hdf5_version):
+        pytest.skip(f"HDF5 {'.'.join(map(str, hdf5_version))} reads what h5py's HDF5 {h5py.version.hdf5_version} "
+                    "writes (test_virtual_dataset_in_the_latest_format)")
+    path, _ = latest_format_vds
+    err = tool.read(path, "vds")
+    assert isinstance(err, dict), "HDF5 1.10 read version 3 selections"
+    # The dataset exists: the error says that a newer HDF5 is needed, not that the name is missing.
+    assert err["error"] != "DatasetNotFound", err
+    assert "needs a newer HDF5" in err["message"] and "v.h5" in err["message"] and "/vds" in err["message"], err
 
 
 def test_read_box_matches_numpy_slicing(tool, tmp_path):

@@ -5,6 +5,7 @@
 //   h5tile_interop read FILE DATASET RAW            prints {"dtype": ..., "shape": [...]}
 //   h5tile_interop box FILE DATASET OFFSET EXTENT RAW
 //   h5tile_interop batched FILE DATASET CHUNK RAW   blocks appended to RAW; prints offsets
+//   h5tile_interop hdf5-version                     prints {"hdf5": "1.14.5"}, the library in use
 //
 // SHAPE, OFFSET, EXTENT and CHUNK are comma-separated ("" for 0-d). Errors print
 // {"error": TYPE, "message": ...} and exit 1.
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <hdf5.h>
 #include <h5tile/h5tile.hpp>
 
 namespace {
@@ -100,6 +102,14 @@ int run(const std::vector<std::string>& args) {
                                    fmt::join(block.data.shape(), ", ")));
     }
     fmt::print("{{\"blocks\": [{}]}}\n", fmt::join(blocks, ", "));
+    return 0;
+  }
+  if (cmd == "hdf5-version") {
+    unsigned major = 0;
+    unsigned minor = 0;
+    unsigned release = 0;
+    H5get_libversion(&major, &minor, &release);
+    fmt::print("{{\"hdf5\": \"{}.{}.{}\"}}\n", major, minor, release);
     return 0;
   }
   fmt::print(stderr, "unknown command '{}'\n", cmd);
