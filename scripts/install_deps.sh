@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libfmt-dev
-          libcli11-dev nlohmann-json3-dev libxxhash-dev libgtest-dev libopenmpi-dev openmpi-bin python3 python3-pip clang-format
+          libcli11-dev nlohmann-json3-dev libxxhash-dev libdeflate-dev libgtest-dev libopenmpi-dev openmpi-bin python3 python3-pip clang-format
           clang libclang-rt-dev e2fsprogs)
 missing=()
 for p in "${packages[@]}"; do

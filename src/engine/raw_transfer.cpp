@@ -197,6 +197,34 @@ void copy_elements(std::byte* dst, std::int64_t dst_stride, const std::byte* src
   }
 }
 
+void copy_box(const StridedBytes& dst, const StridedBytes& src, const Shape& extent, std::size_t elem_size) {
+  const auto rank = extent.size();
+  if (rank == 0) {
+    std::memcpy(dst.ptr, src.ptr, elem_size);
+    return;
+  }
+  if (element_count(extent) == 0) {
+    return;
+  }
+  // Odometer over all axes but the last; each row is one copy_elements.
+  Shape index(rank - 1, 0);
+  for (;;) {
+    std::byte* d = dst.ptr;
+    const std::byte* s = src.ptr;
+    for (std::size_t a = 0; a + 1 < rank; ++a) {
+      d += static_cast<std::int64_t>(index[a]) * dst.strides[a];
+      s += static_cast<std::int64_t>(index[a]) * src.strides[a];
+    }
+    copy_elements(d, dst.strides[rank - 1], s, src.strides[rank - 1], extent[rank - 1], elem_size);
+    std::size_t a = rank - 1;
+    while (a > 0 && ++index[a - 1] == extent[a - 1]) {
+      index[a - 1] = 0;
+      --a;
+    }
+    if (a == 0) return;
+  }
+}
+
 std::vector<std::int64_t> rowmajor_strides(const Shape& shape, std::size_t elem_size) {
   std::vector<std::int64_t> strides(shape.size());
   auto stride = static_cast<std::int64_t>(elem_size);

@@ -43,6 +43,9 @@ void write_raw(const RawDataset& dst, const Box& box, const StridedBytes& src);
 // Row-major byte strides of `shape`.
 [[nodiscard]] std::vector<std::int64_t> rowmajor_strides(const Shape& shape, std::size_t elem_size);
 
+// Copies a box of `extent` elements between two strided memories.
+void copy_box(const StridedBytes& dst, const StridedBytes& src, const Shape& extent, std::size_t elem_size);
+
 // Copies `count` elements of `elem_size` bytes between strided locations.
 void copy_elements(std::byte* dst, std::int64_t dst_stride, const std::byte* src, std::int64_t src_stride,
                    std::uint64_t count, std::size_t elem_size);

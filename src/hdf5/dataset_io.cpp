@@ -75,7 +75,7 @@ std::uint64_t chunk_address_base([[maybe_unused]] hid_t dataset) {
 #endif
 }
 
-std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_offset, std::uint64_t base) {
+std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, std::uint64_t base) {
   const auto offset = hsizes(chunk_offset);
   unsigned filter_mask = 0;
   haddr_t address = HADDR_UNDEF;
@@ -87,25 +87,26 @@ std::optional<std::uint64_t> chunk_address(hid_t dataset, const Shape& chunk_off
   if (address == HADDR_UNDEF || size == 0) {
     return std::nullopt;
   }
-  return base + static_cast<std::uint64_t>(address);
+  return StoredChunk{base + static_cast<std::uint64_t>(address), static_cast<std::uint64_t>(size), filter_mask};
 }
 
 #if H5_VERSION_GE(1, 14, 0)
-// The chunks asked for, keyed by their first element; H5Dchunk_iter fills in their addresses.
+// The chunks asked for, keyed by their first element; H5Dchunk_iter fills in where they are.
 struct WantedChunks {
-  std::map<Shape, std::optional<std::uint64_t>> found;
+  std::map<Shape, std::optional<StoredChunk>> found;
   std::size_t rank = 0;
   std::size_t left = 0;
   std::uint64_t base = 0;
   Shape key;
 };
 
-int on_chunk(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t address, hsize_t size, void* data) {
+int on_chunk(const hsize_t* offset, unsigned filter_mask, haddr_t address, hsize_t size, void* data) {
   auto& wanted = *static_cast<WantedChunks*>(data);
   wanted.key.assign(offset, offset + wanted.rank);
   const auto it = wanted.found.find(wanted.key);
   if (it != wanted.found.end() && !it->second && address != HADDR_UNDEF && size != 0) {
-    it->second = wanted.base + static_cast<std::uint64_t>(address);
+    it->second =
+        StoredChunk{wanted.base + static_cast<std::uint64_t>(address), static_cast<std::uint64_t>(size), filter_mask};
     if (--wanted.left == 0) {
       return H5_ITER_STOP;
     }
@@ -116,12 +117,12 @@ int on_chunk(const hsize_t* offset, unsigned /*filter_mask*/, haddr_t address, h
 
 }  // namespace
 
-std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
+std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
   const Hdf5Lock lock;
-  std::vector<std::optional<std::uint64_t>> addresses;
-  addresses.reserve(chunk_offsets.size());
+  std::vector<std::optional<StoredChunk>> chunks;
+  chunks.reserve(chunk_offsets.size());
   if (chunk_offsets.empty()) {
-    return addresses;
+    return chunks;
   }
   const auto base = chunk_address_base(dataset);  // the same for both calls (before 1.14.4: the user block)
 #if H5_VERSION_GE(1, 14, 0)
@@ -135,16 +136,61 @@ std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std
   wanted.left = wanted.found.size();
   if (H5Dchunk_iter(dataset, H5P_DEFAULT, on_chunk, &wanted) >= 0) {
     for (const auto& offset : chunk_offsets) {
-      addresses.push_back(wanted.found.at(offset));
+      chunks.push_back(wanted.found.at(offset));
     }
-    return addresses;
+    return chunks;
   }
   H5Eclear2(H5E_DEFAULT);  // then one chunk at a time, as before 1.14
 #endif
   for (const auto& offset : chunk_offsets) {
-    addresses.push_back(chunk_address(dataset, offset, base));
+    chunks.push_back(chunk_info(dataset, offset, base));
+  }
+  return chunks;
+}
+
+std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
+  std::vector<std::optional<std::uint64_t>> addresses;
+  addresses.reserve(chunk_offsets.size());
+  for (const auto& chunk : stored_chunks(dataset, chunk_offsets)) {
+    addresses.push_back(chunk ? std::optional(chunk->offset) : std::nullopt);
   }
   return addresses;
+}
+
+std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memory_type) {
+  const Hdf5Lock lock;
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  const int count = H5Pget_nfilters(dcpl.get());
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || count <= 0) {
+    return std::nullopt;
+  }
+  unsigned options = 0;
+  check(H5Pget_chunk_opts(dcpl.get(), &options), "H5Pget_chunk_opts");
+  if ((options & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0) {
+    return std::nullopt;
+  }
+  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
+  if (H5Tequal(file_type.get(), memory_type) <= 0) {
+    return std::nullopt;
+  }
+  std::vector<StoredFilter> filters;
+  for (int i = 0; i < count; ++i) {
+    unsigned flags = 0;
+    std::size_t nvalues = 16;
+    std::vector<unsigned> values(nvalues);
+    unsigned config = 0;
+    const auto id = check(
+        H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, values.data(), 0, nullptr, &config),
+        "H5Pget_filter2");
+    if (nvalues > values.size()) {
+      values.resize(nvalues);
+      check(H5Pget_filter_by_id2(dcpl.get(), id, &flags, &nvalues, values.data(), 0, nullptr, &config),
+            "H5Pget_filter_by_id2");
+    }
+    values.resize(nvalues);
+    filters.push_back({static_cast<unsigned>(id), std::move(values)});
+  }
+  return filters;
 }
 
 std::vector<std::string> external_storage_names(hid_t dcpl) {

@@ -41,6 +41,30 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 [[nodiscard]] std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset,
                                                                       const std::vector<Shape>& chunk_offsets);
 
+// A filter of a chunked dataset's pipeline, as its creation list gives it.
+struct StoredFilter {
+  unsigned id = 0;
+  std::vector<unsigned> params;  // client data (cd_values)
+};
+
+// The filter pipeline of a chunked dataset whose chunks, once decoded, hold exactly the bytes of
+// memory as `memory_type`, in the order HDF5 applies it when writing; nullopt for other storage,
+// no filters, another type, or partial edge chunks left unfiltered (H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS).
+[[nodiscard]] std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memory_type);
+
+// Where a chunk lies in its file, its stored (filtered) size, and which filters HDF5 skipped for
+// it (bit i: filter i of the pipeline).
+struct StoredChunk {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  unsigned filter_mask = 0;
+};
+
+// The chunks that start at the elements `chunk_offsets`, in their order, as locate_chunks finds
+// them; nullopt for a chunk that is not allocated.
+[[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset,
+                                                                    const std::vector<Shape>& chunk_offsets);
+
 // The file names of a dataset's HDF5 external storage (H5Pset_external) as stored, in order;
 // empty for data stored in the HDF5 file.
 [[nodiscard]] std::vector<std::string> external_storage_names(hid_t dcpl);

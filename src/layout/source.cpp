@@ -81,6 +81,44 @@ bool read_chunks(const RawChunks& raw, const Shape& chunk, std::size_t es, const
   return true;
 }
 
+// Reads `src` of a filtered chunked source into `dst` of `out` (of `out_shape`): each allocated
+// chunk by pread of its stored bytes, decoded here on the calling worker; each unallocated one
+// through HDF5. `where` names the dataset in errors.
+void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, std::size_t es, const Box& src,
+                          std::byte* out, const Shape& out_shape, const Box& dst, const std::string& where) {
+  std::vector<Shape> origins;
+  for (auto& c : chunks_touching(src, chunk)) origins.push_back(std::move(c.offset));
+  const auto stored = stored_chunks(filtered.hdf5.dataset.get(), origins);
+  const auto chunk_bytes = element_count(chunk) * es;
+  const StridedBytes whole{out, rowmajor_strides(out_shape, es)};
+  const auto dst_memory = sub_memory(whole, Box::whole(out_shape), dst);
+  const auto chunk_strides = rowmajor_strides(chunk, es);
+  thread_local ByteBuffer data;  // one pair per worker, reused from chunk to chunk
+  thread_local ByteBuffer scratch;
+  for (std::size_t i = 0; i < origins.size(); ++i) {
+    const Box chunk_box{origins[i], chunk};
+    const auto part = intersect(src, chunk_box);
+    if (!part) continue;
+    if (!stored[i]) {
+      Box part_dst = *part;  // where the part goes in `out`
+      for (std::size_t a = 0; a < src.rank(); ++a)
+        part_dst.offset[a] = dst.offset[a] + (part->offset[a] - src.offset[a]);
+      hdf5_read(filtered.hdf5.dataset.get(), filtered.hdf5.memory_type.get(), *part, out, out_shape, part_dst);
+      continue;
+    }
+    data.resize(stored[i]->size);
+    filtered.file.read_at(data.data(), data.size(), stored[i]->offset);
+    try {
+      filtered.pipeline->decode(data, scratch, stored[i]->filter_mask, chunk_bytes);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}", to_string(chunk_box),
+                                     where, stored[i]->offset, filtered.file.path().string(), e.what()));
+    }
+    const StridedBytes decoded{data.data(), chunk_strides};
+    copy_box(sub_memory(dst_memory, src, *part), sub_memory(decoded, chunk_box, *part), part->extent, es);
+  }
+}
+
 }  // namespace
 
 void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const {
@@ -96,6 +134,13 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
     if (src.rank() == 0 || !read_chunks(*chunks, chunk, elem_size, src, into())) {
       hdf5_read(chunks->hdf5.dataset.get(), chunks->hdf5.memory_type.get(), src, out, out_shape, dst);
     }
+  } else if (const auto* filtered = std::get_if<FilteredChunks>(&access)) {
+    if (src.rank() == 0) {
+      hdf5_read(filtered->hdf5.dataset.get(), filtered->hdf5.memory_type.get(), src, out, out_shape, dst);
+    } else {
+      read_filtered_chunks(*filtered, chunk, elem_size, src, out, out_shape, dst,
+                           fmt::format("dataset '{}' in '{}'", dataset, file.string()));
+    }
   } else {
     const auto& hdf5 = std::get<ThroughHdf5>(access);
     hdf5_read(hdf5.dataset.get(), hdf5.memory_type.get(), src, out, out_shape, dst);
@@ -108,14 +153,37 @@ std::optional<std::uint64_t> Source::raw_offset() const noexcept {
   return std::nullopt;
 }
 
-std::variant<ThroughHdf5, RawBytes, RawChunks, TableTile> access_for(ThroughHdf5 hdf5, const Shape& chunk,
-                                                                     bool raw_io) {
+namespace {
+
+// The pipeline that decodes the chunks of `hdf5`'s dataset in h5tile's workers, or nullptr
+// where HDF5 has to (a filter h5tile does not decode, type conversion, unfiltered edge chunks).
+std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5, const Shape& chunk) {
+  const auto stored = chunk_filters(hdf5.dataset.get(), hdf5.memory_type.get());
+  if (!stored || chunk.empty()) {
+    return nullptr;
+  }
+  std::vector<FilterSpec> filters;
+  for (const auto& f : *stored) filters.push_back({f.id, f.params});
+  auto made = FilterPipeline::make(filters, type_size(hdf5.memory_type.get()));
+  if (auto* pipeline = std::get_if<FilterPipeline>(&made)) {
+    return std::make_shared<const FilterPipeline>(std::move(*pipeline));
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io) {
   if (!raw_io) {
     return hdf5;
   }
   const auto offset = detail::raw_offset(hdf5.dataset.get(), hdf5.memory_type.get());
   const bool chunks = !offset && !chunk.empty() && raw_chunks(hdf5.dataset.get(), hdf5.memory_type.get());
-  if (!offset && !chunks) {
+  std::shared_ptr<const FilterPipeline> pipeline;
+  if (!offset && !chunks && !chunk.empty()) {
+    pipeline = decodable_pipeline(hdf5, chunk);
+  }
+  if (!offset && !chunks && !pipeline) {
     return hdf5;
   }
   // The offsets are in the file HDF5 opened for the dataset, which an external link (or a
@@ -127,6 +195,9 @@ std::variant<ThroughHdf5, RawBytes, RawChunks, TableTile> access_for(ThroughHdf5
   auto file = PosixFile::adopt(opened->fd, opened->name);
   if (offset) {
     return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
+  }
+  if (pipeline) {
+    return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline)};
   }
   return RawChunks{std::move(file), std::move(hdf5)};
 }

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 
 #include <h5tile/array.hpp>
 
+#include "engine/codecs/pipeline.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/raw_transfer.hpp"
 #include "hdf5/handle.hpp"
@@ -38,6 +40,15 @@ struct RawChunks {
   ThroughHdf5 hdf5;
 };
 
+// Chunked and filtered with codecs h5tile decodes (deflate, shuffle, fletcher32): each chunk's
+// stored bytes are read with pread at the address HDF5 reports and decoded on the worker that
+// reads them, outside HDF5's lock; an unallocated chunk's part is read through HDF5 (fill values).
+struct FilteredChunks {
+  PosixFile file;
+  ThroughHdf5 hdf5;
+  std::shared_ptr<const FilterPipeline> pipeline;
+};
+
 // A tile h5tile wrote, read by what its tile table says of it (raw offset, file size, identity)
 // without HDF5 opening it: each read opens the file without following a symbolic link and
 // checks that it is the file written before reading (IndexMismatch where `index_only`, a dataset
@@ -49,13 +60,15 @@ struct TableTile {
   bool index_only = false;
 };
 
+using SourceAccess = std::variant<ThroughHdf5, RawBytes, RawChunks, FilteredChunks, TableTile>;
+
 struct Source {
   std::filesystem::path file;
   std::string dataset;
   Shape shape;
   Shape chunk;                // chunk shape when chunked (reads are aligned to it)
   std::size_t elem_size = 0;  // bytes per element as read
-  std::variant<ThroughHdf5, RawBytes, RawChunks, TableTile> access;
+  SourceAccess access;
 
   // Reads `src` of this source into box `dst` of the row-major array `out` (of `out_shape`).
   void read(const Box& src, std::byte* out, const Shape& out_shape, const Box& dst) const;
@@ -68,8 +81,7 @@ struct Source {
 
 // How `dataset` (open in HDF5, of element type `memory_type` as read, chunked when `chunk` is
 // not empty) is best read: by pread where `raw_io` and its storage allow, else through HDF5.
-[[nodiscard]] std::variant<ThroughHdf5, RawBytes, RawChunks, TableTile> access_for(ThroughHdf5 hdf5, const Shape& chunk,
-                                                                                   bool raw_io);
+[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io);
 
 // Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
 // plain file of the size and identity (tile_identity) it had when it was written.

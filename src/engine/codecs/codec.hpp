@@ -1,0 +1,59 @@
+#pragma once
+// One step of a chunk's filter pipeline, undone on h5tile's own workers: the interface each
+// codec implements (one file per codec: deflate.cpp, shuffle.cpp, fletcher32.cpp) and the pure
+// byte transforms that tests check against HDF5's own encoding.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace h5tile::detail {
+
+// A filter as a dataset's creation list gives it: its HDF5 filter ID and client data.
+struct FilterSpec {
+  unsigned id = 0;
+  std::vector<unsigned> params;
+};
+
+// A growable byte buffer that does not zero what it grows into (chunks are overwritten whole).
+class ByteBuffer {
+ public:
+  [[nodiscard]] std::byte* data() noexcept { return data_.get(); }
+  [[nodiscard]] const std::byte* data() const noexcept { return data_.get(); }
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  // Sets the size, keeping the first min(size(), n) bytes; new bytes are uninitialised.
+  void resize(std::size_t n);
+  void swap(ByteBuffer& other) noexcept;
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
+};
+
+class Codec {
+ public:
+  virtual ~Codec() = default;
+  // Undoes the filter on `data` in place (it may swap `data` with `scratch`). `chunk_bytes`, the
+  // size of the whole decoded chunk, bounds what a decompressor may produce. Throws
+  // h5tile::RuntimeError with the reason when the bytes are not what the filter writes.
+  virtual void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const = 0;
+};
+
+// The codecs, made from a filter's client data and the dataset's element size; nullptr where
+// the client data are not what h5tile decodes (HDF5 then reads the dataset).
+[[nodiscard]] std::unique_ptr<Codec> make_deflate(const FilterSpec& spec, std::size_t elem_size);
+[[nodiscard]] std::unique_ptr<Codec> make_shuffle(const FilterSpec& spec, std::size_t elem_size);
+[[nodiscard]] std::unique_ptr<Codec> make_fletcher32(const FilterSpec& spec, std::size_t elem_size);
+
+// HDF5's shuffle filter: byte k of every element together, for k = 0 .. elem_size - 1; the
+// `size % elem_size` trailing bytes stay where they are. unshuffle is its inverse.
+void shuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size);
+void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size);
+
+// HDF5's Fletcher-32 (H5_checksum_fletcher32): 16-bit big-endian words, an odd last byte as
+// the high byte of a word.
+[[nodiscard]] std::uint32_t fletcher32(const std::byte* data, std::size_t size);
+
+}  // namespace h5tile::detail

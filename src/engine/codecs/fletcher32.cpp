@@ -1,0 +1,71 @@
+// HDF5's Fletcher-32 filter (H5Z_FILTER_FLETCHER32, ID 3): a 4-byte checksum appended to the
+// chunk, little-endian. No client data.
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "engine/codecs/codec.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+class Fletcher32 final : public Codec {
+ public:
+  void decode(ByteBuffer& data, ByteBuffer& /*scratch*/, std::size_t /*chunk_bytes*/) const override {
+    if (data.size() < 4) {
+      throw RuntimeError(fmt::format("{} bytes are too few to hold a Fletcher-32 checksum", data.size()));
+    }
+    const std::size_t n = data.size() - 4;
+    const auto* tail = reinterpret_cast<const unsigned char*>(data.data() + n);
+    const std::uint32_t stored = std::uint32_t{tail[0]} | std::uint32_t{tail[1]} << 8 | std::uint32_t{tail[2]} << 16 |
+                                 std::uint32_t{tail[3]} << 24;
+    const std::uint32_t sum = fletcher32(data.data(), n);
+    // HDF5 before 1.6.3 stored the bytes of each 16-bit half swapped; HDF5 accepts both.
+    const std::uint32_t swapped = ((sum & 0x00ff00ffU) << 8) | ((sum >> 8) & 0x00ff00ffU);
+    if (stored != sum && stored != swapped) {
+      throw RuntimeError(
+          fmt::format("Fletcher-32 checksum mismatch (stored {:#010x}, computed {:#010x})", stored, sum));
+    }
+    data.resize(n);
+  }
+};
+
+}  // namespace
+
+std::uint32_t fletcher32(const std::byte* data, std::size_t size) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data);
+  std::size_t words = size / 2;
+  std::uint32_t sum1 = 0;
+  std::uint32_t sum2 = 0;
+  while (words > 0) {
+    // 360 words keep both sums below 2^32 before they are folded.
+    std::size_t block = words > 360 ? 360 : words;
+    words -= block;
+    do {
+      sum1 += (std::uint32_t{p[0]} << 8) | std::uint32_t{p[1]};
+      p += 2;
+      sum2 += sum1;
+    } while (--block > 0);
+    sum1 = (sum1 & 0xffffU) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffffU) + (sum2 >> 16);
+  }
+  if (size % 2 != 0) {
+    sum1 += std::uint32_t{p[0]} << 8;
+    sum2 += sum1;
+    sum1 = (sum1 & 0xffffU) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffffU) + (sum2 >> 16);
+  }
+  sum1 = (sum1 & 0xffffU) + (sum1 >> 16);
+  sum2 = (sum2 & 0xffffU) + (sum2 >> 16);
+  return (sum2 << 16) | sum1;
+}
+
+std::unique_ptr<Codec> make_fletcher32(const FilterSpec& spec, std::size_t /*elem_size*/) {
+  if (!spec.params.empty()) {
+    return nullptr;
+  }
+  return std::make_unique<Fletcher32>();
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,35 @@
+#pragma once
+// A chunked dataset's filter pipeline, undone on h5tile's workers: the filters HDF5 applied when
+// writing, undone in reverse order, each skipped where the chunk's filter mask says HDF5 skipped it.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/codecs/codec.hpp"
+
+namespace h5tile::detail {
+
+class FilterPipeline {
+ public:
+  // The pipeline for `filters` (in the order of the creation list) of a dataset of `elem_size`-byte
+  // elements, or why h5tile cannot decode it (HDF5 then does): "szip", "filter 32015", ...
+  [[nodiscard]] static std::variant<FilterPipeline, std::string> make(const std::vector<FilterSpec>& filters,
+                                                                      std::size_t elem_size);
+
+  // Decodes one stored chunk in `data` (whose decoded size is `chunk_bytes`), skipping filter i
+  // where bit i of `filter_mask` is set. Throws h5tile::RuntimeError with the reason when the
+  // bytes are corrupt or do not decode to exactly `chunk_bytes`. Thread-safe (const).
+  void decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes) const;
+
+  // The names of the filters, in the creation list's order ("shuffle", "deflate").
+  [[nodiscard]] const std::vector<std::string>& names() const noexcept { return names_; }
+
+ private:
+  std::vector<std::unique_ptr<Codec>> steps_;  // in the order HDF5 applied them when writing
+  std::vector<std::string> names_;
+};
+
+}  // namespace h5tile::detail

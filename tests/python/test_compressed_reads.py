@@ -1,0 +1,151 @@
+"""Chunked datasets filtered with deflate (gzip), shuffle and fletcher32, which h5tile decodes on
+its own workers: every byte must be the byte h5py (HDF5) reads, through every read function, with
+partial edge chunks, unallocated chunks (fill values) and chunks for which HDF5 skipped a filter;
+a chunk whose checksum fails is an error. H5TILE_RAW_IO=0 (every byte through HDF5) must agree."""
+import sys
+import zlib
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, random_array, same_bytes
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+from h5tile import settings  # noqa: E402
+
+DTYPES = ["bool", "int8", "uint16", "int32", "int64", "float16", "float32", "float64", "complex64", "complex128"]
+# (gzip level or None, shuffle, fletcher32)
+PIPELINES = [(1, False, False), (6, True, False), (9, True, True), (6, False, True), (1, True, True),
+             (None, True, True)]
+
+
+@pytest.fixture()
+def raw_io_restored():
+    before = settings.raw_io()
+    yield
+    settings.set_raw_io(before)
+
+
+def smooth(dtype, shape, seed=0):
+    """Compressible values (a ramp with some noise) of `dtype`; random bits for bool/complex."""
+    a = random_array(dtype, shape, seed)
+    if np.dtype(dtype).kind in "iuf":
+        ramp = np.arange(int(np.prod(shape))).reshape(shape) % 97
+        noise = np.random.default_rng(seed).integers(0, 3, size=shape)
+        a = (ramp + noise).astype(dtype)
+    return a
+
+
+def write(path, a, level, shuffle, fletcher32, chunks, **extra):
+    with h5py.File(path, "w") as f:
+        opts = {"chunks": chunks, "shuffle": shuffle, "fletcher32": fletcher32}
+        if level is not None:
+            opts.update(compression="gzip", compression_opts=level)
+        f.create_dataset("x", data=a, **opts, **extra)
+
+
+def every_read(path, name, box_offset, box_shape, batch):
+    """from_file, read_box and from_file_batched (reassembled) of one dataset."""
+    whole = h5tile.from_file(path, name)
+    box = h5tile.read_box(path, name, box_offset, box_shape)
+    batched = np.empty_like(whole)
+    for block, offset in h5tile.from_file_batched(path, name, batch):
+        batched[tuple(slice(o, o + s) for o, s in zip(offset, block.shape))] = block
+    return whole, box, batched
+
+
+@pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: f"gzip{p[0]}-shuffle{int(p[1])}-fletcher{int(p[2])}")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_decoded_bytes_are_hdf5s(tmp_path, raw_io_restored, dtype, pipeline):
+    a = smooth(dtype, (45, 13), seed=1)
+    path = tmp_path / "c.h5"
+    write(path, a, *pipeline, chunks=(8, 5))  # partial edge chunks on both axes
+    with h5py.File(path, "r") as f:
+        reference = f["x"][...]
+        reference_box = f["x"][3:40, 2:12]
+    assert same_bytes(reference, a)
+    results = {}
+    for raw in (True, False):
+        settings.set_raw_io(raw)
+        whole, box, batched = every_read(path, "/x", (3, 2), (37, 10), (7, 6))
+        assert same_bytes(whole, reference)
+        assert same_bytes(box, reference_box)
+        assert same_bytes(batched, reference)
+        results[raw] = (whole.tobytes(), box.tobytes(), batched.tobytes())
+    assert results[True] == results[False]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "complex128"])
+def test_three_axes_and_many_chunks_on_many_threads(tmp_path, dtype):
+    a = smooth(dtype, (20, 33, 17), seed=2)
+    path = tmp_path / "c.h5"
+    write(path, a, 4, True, True, chunks=(6, 8, 5))
+    with h5py.File(path, "r") as f:
+        reference = f["x"][...]
+    assert same_bytes(h5tile.from_file(path, "/x", threads=4), reference)
+    assert same_bytes(h5tile.read_box(path, "/x", (5, 7, 3), (9, 20, 11), threads=3), reference[5:14, 7:27, 3:14])
+
+
+@pytest.mark.parametrize("pipeline", [(6, True, False), (9, True, True)])
+def test_unallocated_chunks_read_as_fill_values(tmp_path, raw_io_restored, pipeline):
+    path = tmp_path / "sparse.h5"
+    level, shuffle, fletcher32 = pipeline
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", shape=(50, 30), dtype="i4", chunks=(8, 8), compression="gzip",
+                             compression_opts=level, shuffle=shuffle, fletcher32=fletcher32, fillvalue=-7)
+        d[8:16, 0:8] = np.arange(64, dtype="i4").reshape(8, 8)
+        d[20:23, 5:29] = 5  # parts of several chunks: the rest of each takes the fill value
+        d[48:50, 24:30] = 9  # an edge chunk
+        reference = d[...]
+        reference_box = d[6:49, 3:27]
+    results = {}
+    for raw in (True, False):
+        settings.set_raw_io(raw)
+        whole, box, batched = every_read(path, "/x", (6, 3), (43, 24), (9, 7))
+        assert same_bytes(whole, reference) and same_bytes(box, reference_box) and same_bytes(batched, reference)
+        results[raw] = (whole.tobytes(), box.tobytes(), batched.tobytes())
+    assert results[True] == results[False]
+
+
+def test_a_filter_hdf5_skipped_for_a_chunk_is_not_undone(tmp_path):
+    """Bit i of a chunk's filter mask: filter i was not applied (here shuffle, for chunk (0, 0))."""
+    a = smooth("int32", (16, 16), seed=3)
+    path = tmp_path / "mask.h5"
+    write(path, a, 6, True, False, chunks=(8, 8))
+    with h5py.File(path, "a") as f:
+        new = (a[0:8, 0:8] * 3 + 1).astype("i4")
+        f["x"].id.write_direct_chunk((0, 0), zlib.compress(new.tobytes(), 6), filter_mask=0b01)
+        reference = f["x"][...]
+    assert same_bytes(reference[0:8, 0:8], new)
+    assert same_bytes(h5tile.from_file(path, "/x"), reference)
+
+
+@pytest.mark.parametrize("raw", [True, False])
+def test_a_corrupt_chunk_with_fletcher32_is_an_error(tmp_path, raw_io_restored, raw):
+    a = smooth("float32", (64, 64), seed=4)
+    path = tmp_path / "corrupt.h5"
+    write(path, a, 6, True, True, chunks=(16, 16))
+    with h5py.File(path, "r") as f:
+        info = f["x"].id.get_chunk_info(5)
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset + info.size // 2)
+        byte = f.read(1)
+        f.seek(info.byte_offset + info.size // 2)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    settings.set_raw_io(raw)
+    with pytest.raises(RuntimeError, match=r"(?i)fletcher-?32"):
+        h5tile.from_file(path, "/x")
+    # A region that does not touch the corrupt chunk still reads.
+    assert same_bytes(h5tile.read_box(path, "/x", (0, 0), (16, 16)), a[0:16, 0:16])
+
+
+def test_filters_h5tile_does_not_decode_are_read_by_hdf5(tmp_path):
+    a = smooth("int32", (40, 20), seed=5)
+    path = tmp_path / "so.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=(8, 8), scaleoffset=0, compression="gzip")
+        reference = f["x"][...]
+    assert same_bytes(h5tile.from_file(path, "/x"), reference)
+    assert "scaleoffset" in h5tile.describe(path, "/x")["filters"]
