@@ -7,6 +7,11 @@
 namespace h5tile::detail {
 namespace {
 
+// memcpy that accepts empty ranges (whose pointers may be null: memcpy itself does not).
+void copy_bytes(std::byte* out, const std::byte* in, std::size_t size) {
+  if (size != 0) std::memcpy(out, in, size);
+}
+
 // Fixed element sizes let the compiler unroll the inner loop and vectorise the outer one.
 template <std::size_t E>
 void unshuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) {
@@ -43,7 +48,7 @@ class Shuffle final : public Codec {
 void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size) {
   const std::size_t n = elem_size == 0 ? 0 : size / elem_size;
   if (elem_size <= 1 || n <= 1) {
-    std::memcpy(out, in, size);
+    copy_bytes(out, in, size);
     return;
   }
   switch (elem_size) {
@@ -56,13 +61,13 @@ void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_
         for (std::size_t k = 0; k < elem_size; ++k) out[i * elem_size + k] = in[k * n + i];
       }
   }
-  std::memcpy(out + n * elem_size, in + n * elem_size, size - n * elem_size);
+  copy_bytes(out + n * elem_size, in + n * elem_size, size - n * elem_size);  // the tail
 }
 
 void shuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size) {
   const std::size_t n = elem_size == 0 ? 0 : size / elem_size;
   if (elem_size <= 1 || n <= 1) {
-    std::memcpy(out, in, size);
+    copy_bytes(out, in, size);
     return;
   }
   switch (elem_size) {
@@ -75,7 +80,7 @@ void shuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t 
         for (std::size_t i = 0; i < n; ++i) out[k * n + i] = in[i * elem_size + k];
       }
   }
-  std::memcpy(out + n * elem_size, in + n * elem_size, size - n * elem_size);
+  copy_bytes(out + n * elem_size, in + n * elem_size, size - n * elem_size);  // the tail
 }
 
 std::unique_ptr<Codec> make_shuffle(const FilterSpec& spec, std::size_t elem_size) {
