@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a file in src/ includes from a folder above its own (docs/ARCHITECTURE.md):
-calls go api -> layout -> engine | gpu | cuda | comm | hdf5 -> core. Run by CTest."""
+calls go api -> layout -> engine | gpu | cuda | comm | hdf5 -> core; or when a file outside
+src/hdf5/ calls the HDF5 C API (only the wrappers call HDF5: /work/shared/STYLE.md). Run by CTest."""
 import pathlib
 import re
 import sys
@@ -18,6 +19,15 @@ ALLOWED = {
     "api": {"core", "hdf5", "engine", "gpu", "comm", "layout"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
+# An HDF5 C function called (H5Dopen2(, H5Pset_virtual (...); h5tile's own H5TILE_* macros are not.
+HDF5_CALL = re.compile(r"\b(?!H5TILE_)H5[A-Z]\w*\s*\(")
+STRING = re.compile(r'"(?:\\.|[^"\\])*"')
+
+
+def code_of(line):
+    """The line without its string literals and // comment (a name in prose is not a call)."""
+    return STRING.sub('""', line).split("//", 1)[0]
+
 
 problems = []
 for path in sorted((ROOT / "src").rglob("*.[ch]pp")):
@@ -29,6 +39,10 @@ for path in sorted((ROOT / "src").rglob("*.[ch]pp")):
         m = INCLUDE.match(line)
         if m and m.group(1) != folder and m.group(1) not in ALLOWED[folder]:
             problems.append(f"{path.relative_to(ROOT)}:{number}: {folder}/ includes from {m.group(1)}/, a layer above it")
+        call = HDF5_CALL.search(code_of(line))
+        if call and folder != "hdf5":
+            name = call.group(0).rstrip("( \t")
+            problems.append(f"{path.relative_to(ROOT)}:{number}: {folder}/ calls {name}: only src/hdf5/ calls HDF5")
 for p in problems:
     print(p)
 print(f"check_layers: {len(problems)} problem(s) in {len(list((ROOT / 'src').rglob('*.[ch]pp')))} files")

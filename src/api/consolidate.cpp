@@ -17,6 +17,7 @@
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
+#include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "layout/commit.hpp"
 #include "layout/file_writer.hpp"

@@ -17,6 +17,7 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "hdf5/virtual.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -29,17 +30,7 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 std::vector<std::string> list_datasets(const fs::path& path) {
   pending_writes().wait_for(path);
   const auto file = open_file(path);
-  const Hdf5Lock lock;
-  std::vector<std::string> names;
-  auto visit = [](hid_t, const char* name, const H5O_info_t* info, void* out) -> herr_t {
-    if (info->type == H5O_TYPE_DATASET) {
-      static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
-    }
-    return 0;
-  };
-  // Basic information only (the object's type): the full one decodes every header message of
-  // every object, which costs time and exposes more of HDF5's decoders to a damaged file.
-  check(H5Ovisit2(file.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &names, H5O_INFO_BASIC), "H5Ovisit");
+  auto names = dataset_paths(file.get());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -54,8 +45,8 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   std::vector<bool> expands;
   {
     const Hdf5Lock lock;
-    const PlistHandle dcpl(check(H5Dget_create_plist(ds.get()), "H5Dget_create_plist"));
-    if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) {
+    const auto dcpl = creation_plist(ds.get());
+    if (!is_virtual(dcpl.get())) {
       return {};
     }
     entries = read_virtual_map(dcpl.get());

@@ -194,6 +194,28 @@ std::vector<std::string> datasets_in(hid_t group) {
   return names;
 }
 
+std::vector<std::string> dataset_paths(hid_t file) {
+  const Hdf5Lock lock;
+  std::vector<std::string> paths;
+#if H5_VERSION_GE(1, 12, 0)
+  using ObjectInfo = H5O_info2_t;  // the 1.12 API: objects by token, not address
+#else
+  using ObjectInfo = H5O_info_t;
+#endif
+  auto visit = [](hid_t, const char* name, const ObjectInfo* info, void* out) -> herr_t {
+    if (info->type == H5O_TYPE_DATASET) {
+      static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
+    }
+    return 0;
+  };
+#if H5_VERSION_GE(1, 12, 0)
+  check(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit, &paths, H5O_INFO_BASIC), "H5Ovisit");
+#else
+  check(H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, visit, &paths, H5O_INFO_BASIC), "H5Ovisit");
+#endif
+  return paths;
+}
+
 namespace {
 
 std::string list_for_message(const std::vector<std::string>& names) {
@@ -255,6 +277,11 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   }
   H5Oclose(obj);
   throw NotADataset(message);
+}
+
+DatasetHandle open_dataset_at(hid_t location, const std::string& name) {
+  const Hdf5Lock lock;
+  return DatasetHandle(check(H5Dopen2(location, name.c_str(), H5P_DEFAULT), "H5Dopen2"));
 }
 
 void check_replaceable(hid_t file, const std::string& name, const fs::path& path) {

@@ -56,6 +56,10 @@ class WritableFile {
 // datasets of the group it names).
 [[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path);
 
+// Opens the dataset `name` at `location` (H5Dopen2), for a name known to be a dataset's;
+// throws Hdf5Error where HDF5 cannot open it.
+[[nodiscard]] DatasetHandle open_dataset_at(hid_t location, const std::string& name);
+
 // Whether a write may put dataset `name` (normalised) into `file`, replacing what is there:
 // throws NotADataset where `name` is a group or a named datatype (append mode replaces only
 // datasets), or where a part of its path is not a group ("'/data' is a dataset").
@@ -76,6 +80,12 @@ struct OpenedFile {
 
 // Names of the datasets directly in `group`.
 [[nodiscard]] std::vector<std::string> datasets_in(hid_t group);
+
+// The path ("/a/b") of every dataset reachable from the root of `file`, in HDF5's visiting
+// order (by name, each object once). Basic object information only (the object's type): the
+// full one decodes every header message of every object, which costs time and exposes more of
+// HDF5's decoders to a damaged file. Throws Hdf5Error where HDF5 cannot visit them.
+[[nodiscard]] std::vector<std::string> dataset_paths(hid_t file);
 
 // hsize_t (unsigned long long) copies of a shape for HDF5, and back.
 [[nodiscard]] std::vector<hsize_t> hsizes(const Shape& shape);

@@ -39,10 +39,6 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
 [[nodiscard]] std::vector<std::uint64_t> chunk_addresses(const std::filesystem::path& path, const std::string& name,
                                                          const std::vector<Shape>& origins);
 
-// Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges) at
-// element offset `offset`, without type conversion or filters.
-void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes);
-
 // Creates a contiguous (or, for a 0-d or empty shape, small) dataset and writes `data`
 // (row-major) into it through HDF5.
 void create_dataset_with(hid_t file, const std::string& name, DType dtype, const Shape& shape, const void* data);

@@ -9,60 +9,12 @@
 #include <unordered_set>
 
 #include "engine/thread_pool.hpp"
+#include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/virtual.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
-namespace {
-
-template <class Getter>
-std::string get_string(Getter&& getter) {
-  const auto size = getter(nullptr, 0);
-  if (size < 0) {
-    check(static_cast<hid_t>(size), "H5Pget_virtual name");
-  }
-  std::string text(static_cast<std::size_t>(size) + 1, '\0');
-  getter(text.data(), text.size());
-  text.resize(static_cast<std::size_t>(size));
-  return text;
-}
-
-// The selection of `space` as a box, or nullopt when it is not one.
-std::optional<Box> selection_box(hid_t space) {
-  switch (H5Sget_select_type(space)) {
-    case H5S_SEL_ALL: return Box::whole(shape_of(space));
-    case H5S_SEL_NONE: {
-      auto box = Box::whole(shape_of(space));
-      std::fill(box.extent.begin(), box.extent.end(), 0);
-      return box;
-    }
-    case H5S_SEL_HYPERSLABS: break;
-    default: return std::nullopt;
-  }
-  const hssize_t points = H5Sget_select_npoints(space);
-  const int rank = H5Sget_simple_extent_ndims(space);
-  if (points <= 0 || rank <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;  // unlimited selections report no count
-  }
-  std::vector<hsize_t> start(static_cast<std::size_t>(rank));
-  std::vector<hsize_t> end(static_cast<std::size_t>(rank));
-  if (H5Sget_select_bounds(space, start.data(), end.data()) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;
-  }
-  Box box;
-  for (int a = 0; a < rank; ++a) {
-    box.offset.push_back(start[static_cast<std::size_t>(a)]);
-    box.extent.push_back(end[static_cast<std::size_t>(a)] - start[static_cast<std::size_t>(a)] + 1);
-  }
-  if (box.count() != static_cast<std::uint64_t>(points)) {
-    return std::nullopt;  // strided or irregular
-  }
-  return box;
-}
-
-}  // namespace
 
 std::string escape_source_name(std::string_view name) {
   std::string out;
@@ -89,12 +41,11 @@ std::optional<std::string> unescape_source_name(std::string_view stored) {
 
 std::vector<std::string> virtual_file_names(hid_t dcpl, std::vector<bool>* expands) {
   const Hdf5Lock lock;
-  std::size_t count = 0;
-  check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
+  const std::size_t count = virtual_count(dcpl);
   std::vector<std::string> names;
   if (expands != nullptr) expands->assign(count, false);
   for (std::size_t i = 0; i < count; ++i) {
-    auto name = get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); });
+    auto name = virtual_file_name(dcpl, i);
     auto unescaped = unescape_source_name(name);
     if (expands != nullptr) (*expands)[i] = !unescaped;
     names.push_back(unescaped ? std::move(*unescaped) : std::move(name));
@@ -104,23 +55,20 @@ std::vector<std::string> virtual_file_names(hid_t dcpl, std::vector<bool>* expan
 
 std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl) {
   const Hdf5Lock lock;
-  std::size_t count = 0;
-  check(H5Pget_virtual_count(dcpl, &count), "H5Pget_virtual_count");
+  const std::size_t count = virtual_count(dcpl);
   std::vector<VirtualEntry> entries;
   entries.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     VirtualEntry entry;
-    auto file = unescape_source_name(
-        get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl, i, buf, n); }));
-    auto dataset = unescape_source_name(
-        get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_dsetname(dcpl, i, buf, n); }));
+    auto file = unescape_source_name(virtual_file_name(dcpl, i));
+    auto dataset = unescape_source_name(virtual_dataset_name(dcpl, i));
     if (!file || !dataset) {
       return std::nullopt;  // "%b" names expand at read time, per block
     }
     entry.file = std::move(*file);
     entry.dataset = std::move(*dataset);
-    const SpaceHandle vspace(check(H5Pget_virtual_vspace(dcpl, i), "H5Pget_virtual_vspace"));
-    const SpaceHandle sspace(check(H5Pget_virtual_srcspace(dcpl, i), "H5Pget_virtual_srcspace"));
+    const auto vspace = virtual_space(dcpl, i);
+    const auto sspace = virtual_source_space(dcpl, i);
     auto dst = selection_box(vspace.get());
     if (!dst) {
       return std::nullopt;
@@ -128,7 +76,7 @@ std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl) {
     entry.dst = *dst;
     // "All" of a source: its extent is only known once the source is open (the stored
     // source space may not carry it), so the caller checks it against the mapping.
-    if (H5Sget_select_type(sspace.get()) != H5S_SEL_ALL) {
+    if (!selects_all(sspace.get())) {
       auto src = selection_box(sspace.get());
       if (!src || src->extent != dst->extent) {
         return std::nullopt;  // irregular, or the same count in another shape: HDF5 reshapes, we do not
@@ -164,25 +112,15 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
 
 std::vector<fs::path> mapped_source_files(const fs::path& file) {
   const auto handle = open_file(file);
-  std::vector<std::string> datasets;
   const Hdf5Lock lock;
-  auto visit = [](hid_t, const char* name, const H5O_info_t* info, void* out) -> herr_t {
-    if (info->type == H5O_TYPE_DATASET) {
-      static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
-    }
-    return 0;
-  };
-  check(H5Ovisit2(handle.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &datasets, H5O_INFO_BASIC), "H5Ovisit");
   std::vector<fs::path> sources;
-  for (const auto& name : datasets) {
-    const DatasetHandle dataset(check(H5Dopen2(handle.get(), name.c_str(), H5P_DEFAULT), "H5Dopen2"));
-    const PlistHandle dcpl(check(H5Dget_create_plist(dataset.get()), "H5Dget_create_plist"));
-    if (H5Pget_layout(dcpl.get()) != H5D_VIRTUAL) continue;
-    std::size_t count = 0;
-    check(H5Pget_virtual_count(dcpl.get(), &count), "H5Pget_virtual_count");
+  for (const auto& name : dataset_paths(handle.get())) {
+    const auto dataset = open_dataset_at(handle.get(), name);
+    const auto dcpl = creation_plist(dataset.get());
+    if (!is_virtual(dcpl.get())) continue;
+    const std::size_t count = virtual_count(dcpl.get());
     for (std::size_t i = 0; i < count; ++i) {
-      const auto source = unescape_source_name(
-          get_string([&](char* buf, std::size_t n) { return H5Pget_virtual_filename(dcpl.get(), i, buf, n); }));
+      const auto source = unescape_source_name(virtual_file_name(dcpl.get(), i));
       if (source) sources.push_back(resolve_source(file, *source));
     }
   }
