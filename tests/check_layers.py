@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a file in src/ includes from a folder above its own (docs/ARCHITECTURE.md):
 calls go api -> layout -> engine | gpu | cuda | comm | hdf5 -> core; or when a file outside
-src/hdf5/ calls the HDF5 C API (only the wrappers call HDF5: /work/shared/STYLE.md). Run by CTest."""
+src/hdf5/ calls the HDF5 C API (only the wrappers call HDF5, as the style guide asks). Run by CTest."""
 import pathlib
 import re
 import sys

@@ -14,8 +14,8 @@ LSAN_FATAL = ("stat::number_of_executed_units: 812\\n==4242==LeakSanitizer has e
               "==4242==HINT: For debugging, try setting ASAN_OPTIONS=verbosity=1")
 
 FINDING = """==7==ERROR: AddressSanitizer: heap-buffer-overflow on address 0x602000000011
-    #0 0x55d0 in h5tile::detail::OpenDataset::read(h5tile::Box const&) /work/h5tile/src/layout/open_dataset.cpp:321:7
-    #1 0x55d1 in LLVMFuzzerTestOneInput /work/h5tile/tests/fuzz/open_fuzzer.cpp:40:3
+    #0 0x55d0 in h5tile::detail::OpenDataset::read(h5tile::Box const&) /build/h5tile/src/layout/open_dataset.cpp:321:7
+    #1 0x55d1 in LLVMFuzzerTestOneInput /build/h5tile/tests/fuzz/open_fuzzer.cpp:40:3
 SUMMARY: AddressSanitizer: heap-buffer-overflow
 artifact_prefix='x'; Test unit written to {dir}/crash-1234"""
 
