@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""h5tile.legate.from_file against legate.io.hdf5.from_file, h5tile.from_file and h5py, in one
-Legate process on the same file (warm page cache), and the cost of a launch of h5tile.legate's
-point tasks on a tiny dataset (the per-task overhead). Each read: call + blocking fence +
-np.asarray of the store (what a program that looks at the data pays); median of --repeat.
-With --write-mib, also h5tile.legate.to_file against legate.io.hdf5.to_file and h5tile.to_file.
+"""h5tile.legate against legate.io.hdf5, h5tile and h5py, in one Legate process on the same file:
+reads (warm page cache, or cold with --cold: the page cache dropped before every read, which
+needs root), writes (--write-mib), and the cost of a launch of h5tile.legate's point tasks on a
+tiny dataset (the per-task overhead). Medians of --repeat; engines take turns in each round.
+
+Where Legate has GPUs, the arrays stay in the framebuffer: a read is the call + a blocking fence
+(h5tile.from_file(device=0) and h5py -> cupy.asarray for the peers). On CPUs a read is the call +
+fence + np.asarray of the store (what a program that looks at the data pays).
 
     LD_LIBRARY_PATH=build/no_gpu_driver LEGATE_AUTO_CONFIG=0 \\
     LEGATE_CONFIG="--cpus 2 --gpus 0 --sysmem 6000" python3 bench/legate_read.py --mib 2048
@@ -17,86 +20,136 @@ import time
 import h5py  # before legate's libraries, as the tests do
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                os.environ.get("H5TILE_BUILD_DIR", "build"), "python"))
 import h5tile  # noqa: E402
 import h5tile.legate as hl  # noqa: E402
 import legate.io.hdf5 as lh  # noqa: E402
-from legate.core import LogicalArray, Type, get_legate_runtime  # noqa: E402
+from legate.core import LogicalArray, TaskTarget, Type, get_legate_runtime, get_machine  # noqa: E402
+
+GPUS = get_machine().count(TaskTarget.GPU)
 
 
-def timed(read, repeat):
-    runtime = get_legate_runtime()
-    times = []
+def settle(out):
+    """Waits until `out` is complete where the program would use it."""
+    get_legate_runtime().issue_execution_fence(block=True)
+    if GPUS:
+        import cupy
+        cupy.cuda.runtime.deviceSynchronize()
+    elif isinstance(out, LogicalArray):
+        np.asarray(out.data.get_physical_store())
+
+
+def drop_page_cache():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def rounds(cases, repeat, cold):
+    """{name: [seconds]}: every case once per round, in turn, so that drift hits all alike. A
+    case that fails (an engine that cannot read this size) is reported once and left out."""
+    times = {name: [] for name, _ in cases}
+    failed = {}
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = read()
-        runtime.issue_execution_fence(block=True)
-        if isinstance(out, LogicalArray):
-            np.asarray(out.data.get_physical_store())
-        times.append(time.perf_counter() - t0)
-        del out
-    return times
+        for name, call in cases:
+            if name in failed:
+                continue
+            if cold:
+                drop_page_cache()
+            t0 = time.perf_counter()
+            try:
+                out = call()
+                settle(out)
+            except Exception as e:  # noqa: BLE001  (reported, not hidden)
+                failed[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+                continue
+            times[name].append(time.perf_counter() - t0)
+            del out
+    return times, failed
+
+
+def report(times, failed, gb, skip_first):
+    for name, ts in times.items():
+        if name in failed:
+            print(f"  {name:34s} FAILED: {failed[name]}")
+            continue
+        rest = ts[1:] if skip_first and len(ts) > 1 else ts
+        med = statistics.median(rest)
+        print(f"  {name:34s} median {med:.3f} s ({gb / med:6.2f} GB/s), all {', '.join(f'{t:.2f}' for t in ts)}")
+
+
+def read_cases(path):
+    cases = [("h5tile.legate.from_file", lambda: hl.from_file(path, "x")),
+             ("legate.io.hdf5.from_file", lambda: lh.from_file(path, "x"))]
+    if GPUS:
+        import cupy
+        cases += [("h5tile.from_file(device=0)", lambda: h5tile.from_file(path, "x", device=0)),
+                  ("h5py [...] -> cupy", lambda: cupy.asarray(h5py.File(path, "r")["x"][...]))]
+    else:
+        cases += [("h5tile.from_file (numpy)", lambda: h5tile.from_file(path, "x")),
+                  ("h5py [...]", lambda: h5py.File(path, "r")["x"][...])]
+    return cases
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--mib", type=int, default=2048)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mib", type=int, default=2048, help="size of the float32 dataset read")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--dir", default="/tmp/h5tile-legate-bench")
+    parser.add_argument("--cold", action="store_true", help="drop the page cache before every read (root)")
     parser.add_argument("--write-mib", type=int, default=0, help="also time writes of an array of this size")
+    parser.add_argument("--no-tiny", action="store_true", help="skip the per-task overhead measurement")
     args = parser.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     path = os.path.join(args.dir, "x.h5")
     rows = args.mib * 2**20 // (4 * 1024)
-    data = np.random.default_rng(0).random((rows, 1024), dtype=np.float32)
     with h5py.File(path, "w") as f:
-        f.create_dataset("x", data=data)
+        d = f.create_dataset("x", shape=(rows, 1024), dtype=np.float32)
+        step = 2**28 // 4096
+        rng = np.random.default_rng(0)
+        for r in range(0, rows, step):
+            d[r: r + step] = rng.random((min(step, rows - r), 1024), dtype=np.float32)
         f.create_dataset("tiny", data=np.arange(2, dtype=np.float32))
-    del data
     os.sync()  # the first read must not pay for writing the file back
     gb = rows * 1024 * 4 / 1e9
-    print(f"{args.mib} MiB float32 ({rows} x 1024), contiguous, warm; LEGATE_CONFIG={os.environ.get('LEGATE_CONFIG')}")
-    first = os.environ.get("H5TILE_BENCH_FIRST", "h5tile")
-    legates = [("h5tile.legate.from_file", lambda: hl.from_file(path, "x")),
-               ("legate.io.hdf5.from_file", lambda: lh.from_file(path, "x"))]
-    cases = (legates if first == "h5tile" else legates[::-1]) + [
-        ("h5tile.from_file (numpy)", lambda: h5tile.from_file(path, "x")),
-        ("h5py [...]", lambda: h5py.File(path, "r")["x"][...]),
-    ]
-    for name, read in cases:
-        times = timed(read, args.repeat)
-        print(f"  {name:28s} first {times[0]:.3f} s, median of the rest {statistics.median(times[1:]):.3f} s"
-              f" ({gb / statistics.median(times[1:]):.2f} GB/s)")
-    for name, read in [("h5tile.legate tiny (2 tasks)", lambda: hl.from_file(path, "tiny")),
-                       ("legate.io.hdf5 tiny", lambda: lh.from_file(path, "tiny"))]:
-        times = timed(read, 50)
-        print(f"  {name:28s} median {statistics.median(times[5:]) * 1e3:.2f} ms per read + fence")
+    where = f"{GPUS} GPU(s)" if GPUS else f"{get_machine().count(TaskTarget.CPU)} CPU(s)"
+    print(f"{args.mib} MiB float32 ({rows} x 1024), contiguous, {'cold' if args.cold else 'warm'}, Legate on {where}; "
+          f"LEGATE_CONFIG={os.environ.get('LEGATE_CONFIG')}")
+    report(*rounds(read_cases(path), args.repeat, args.cold), gb, skip_first=not args.cold)
+    if not args.no_tiny:
+        tiny = [("h5tile.legate tiny", lambda: hl.from_file(path, "tiny")),
+                ("legate.io.hdf5 tiny", lambda: lh.from_file(path, "tiny"))]
+        times, _ = rounds(tiny, 50, cold=False)
+        for name, ts in times.items():
+            print(f"  {name:34s} median {statistics.median(ts[5:]) * 1e3:.2f} ms per read + fence")
     if args.write_mib:
         write_cases(args)
 
 
 def write_cases(args):
-    """Writes of one array held by Legate (to_file + blocking fence; each syncs to disk)."""
+    """Writes of one array held by Legate (call + blocking fence; each syncs to disk but
+    legate.io.hdf5's, which never does). On GPUs the array is in the framebuffer."""
     rows = args.write_mib * 2**20 // (4 * 1024)
     data = np.random.default_rng(1).random((rows, 1024), dtype=np.float32)
-    store = get_legate_runtime().create_store_from_buffer(Type.from_numpy_dtype(data.dtype), data.shape, data,
-                                                          read_only=True)
+    source = os.path.join(args.dir, "w-source.h5")
+    h5tile.to_file(data, source, "x", layout="contiguous").wait()
+    array = hl.from_file(source, "x")  # where Legate keeps it: the framebuffer where it has GPUs
+    settle(array)
     gb = data.nbytes / 1e9
-    print(f"writes of {args.write_mib} MiB float32 from a Legate store")
-    cases = [("h5tile.legate.to_file", lambda p: hl.to_file(store, p, "x")),
-             ("h5tile.legate.to_file nosync", lambda p: hl.to_file(store, p, "x", sync=False)),
-             ("legate.io.hdf5.to_file", lambda p: lh.to_file(store, p, "x")),
-             ("h5tile.to_file (numpy)", lambda p: h5tile.to_file(data, p, "x").wait())]
-    for name, write in cases:
-        times = []
-        for i in range(args.repeat):
-            target = os.path.join(args.dir, f"w-{name.replace(' ', '-')}.h5")
-            t0 = time.perf_counter()
-            write(target)
-            get_legate_runtime().issue_execution_fence(block=True)
-            times.append(time.perf_counter() - t0)
-        print(f"  {name:28s} median {statistics.median(times):.3f} s ({gb / statistics.median(times):.2f} GB/s), "
-              f"all {', '.join(f'{t:.2f}' for t in times)}")
+    print(f"writes of {args.write_mib} MiB float32 from a Legate array ({'framebuffer' if GPUS else 'host memory'})")
+    target = (lambda name: os.path.join(args.dir, f"w-{name.split()[0]}.h5"))
+    cases = [("h5tile.legate.to_file", lambda: hl.to_file(array, target("h5tile.legate"), "x")),
+             ("h5tile.legate.to_file sync=False", lambda: hl.to_file(array, target("h5tile.legate.nosync"), "x",
+                                                                     sync=False)),
+             ("legate.io.hdf5.to_file", lambda: lh.to_file(array, target("legate.io.hdf5"), "x"))]
+    if GPUS:
+        import cupy
+        on_device = cupy.asarray(data)
+        cases.append(("h5tile.to_file (cupy)", lambda: h5tile.to_file(on_device, target("h5tile"), "x").wait()))
+    else:
+        cases.append(("h5tile.to_file (numpy)", lambda: h5tile.to_file(data, target("h5tile"), "x").wait()))
+    report(*rounds(cases, args.repeat, cold=False), gb, skip_first=False)
 
 
 if __name__ == "__main__":

@@ -3,12 +3,16 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
 #   of bench/gpu_tuning.py), no MPI; bench: build and GPU benchmarks only; cpu-bench: build and
-#   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold
+#   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold; legate: build, then
+#   h5tile.legate's tests on one GPU (the GPU variant at H5TILE_BENCH_GIB against the CPU variant
+#   and h5py) and its warm read benchmark against legate.io.hdf5; legate-bench: build, then the
+#   cold reads, the writes, reads at Legate's default --zcmem, and the machine's CPUs alone
+#   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -29,6 +33,41 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=O
 export H5TILE_GPU_TEST_DIR=/tmp
 mode="${1:-full}"
 python3 -c "import legate.io.hdf5" > "$out/legate.txt" 2>&1 && echo "legate.io.hdf5 imports" >> "$out/legate.txt"
+legate_setup() {
+  # Legate from the packed wheel, with NCCL from the machine's Python and CUDA's own libraries.
+  rm -rf /tmp/legate-site && mkdir -p /tmp/legate-site && tar -C /tmp/legate-site -xJf .deps/legate-site.tar.xz
+  local nccl cuda
+  nccl="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))')"
+  cuda="$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")/targets/x86_64-linux/lib"
+  export PYTHONPATH="/tmp/legate-site${PYTHONPATH:+:$PYTHONPATH}"
+  export LD_LIBRARY_PATH="$nccl:$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export LEGATE_AUTO_CONFIG=0 LEGATE_SHOW_CONFIG=0 H5TILE_BUILD_DIR=build-gpu
+}
+if [ "$mode" = "legate" ] || [ "$mode" = "legate-bench" ]; then
+  legate_setup
+  gpu_config="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000 --zcmem 12288"
+  mib=$((gib * 1024))
+  if [ "$mode" = "legate" ]; then
+    LEGATE_CONFIG="$gpu_config" H5TILE_LEGATE_GPU_GIB="$gib" python3 -m pytest -q -rs -p no:cacheprovider \
+      tests/legate/test_gpu_variant.py tests/legate/test_h5tile_legate.py > "$out/legate_tests.log" 2>&1
+    LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 \
+      --dir /tmp/h5tile-legate-bench > "$out/legate_bench.log" 2>&1
+  else
+    { LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 --cold --no-tiny \
+        --write-mib 4096 --dir /tmp/h5tile-legate-bench
+      # Legate's default --zcmem: legate.io.hdf5 stages reads there; h5tile.legate does not.
+      LEGATE_CONFIG="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000" python3 bench/legate_read.py --mib "$mib" \
+        --repeat 2 --no-tiny --dir /tmp/h5tile-legate-bench
+      LEGATE_CONFIG="--gpus 0 --cpus $(nproc) --sysmem 40000" python3 bench/legate_read.py --mib "$mib" \
+        --repeat 3 --no-tiny --dir /tmp/h5tile-legate-bench
+    } > "$out/legate_bench.log" 2>&1
+  fi
+  rm -rf /tmp/h5tile-legate-bench
+  echo "== machine"; cat "$out/machine.txt"
+  [ -f "$out/legate_tests.log" ] && { echo "== h5tile.legate tests on a GPU"; tail -15 "$out/legate_tests.log"; }
+  echo "== h5tile.legate benchmark"; grep -vE "^\[[0-9]" "$out/legate_bench.log" | tail -40
+  exit 0
+fi
 if [ "$mode" = "cpu-bench" ]; then
   rm -rf /tmp/h5tile-bench
   { python3 bench/peers.py --size "${gib}G" --dir /tmp/h5tile-bench --repeats 3 --build build-gpu

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fills .deps/ (git-ignored) with what the GPU machine lacks and cannot download: the headers
 # of fmt, CLI11 and nlohmann-json and GoogleTest's sources (from this machine's Debian
-# packages), and KvikIO's wheels for the benchmark. Run it here before a device run that
-# carries .deps (see scripts/gpu_machine.sh).
+# packages), KvikIO's wheels for the benchmark, and Legate (for the machine's Python 3.12) packed
+# small enough to travel. Run it here before a device run that carries .deps (see
+# scripts/gpu_machine.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -10,4 +11,33 @@ mkdir -p .deps/include .deps/wheels
 cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann /usr/include/xxhash.h .deps/include/
 rm -rf .deps/googletest && cp -r /usr/src/googletest .deps/
 python3 -m pip download -q --no-deps -d .deps/wheels libkvikio-cu13 kvikio-cu13 "rapids-logger==0.3.*"
-du -sh .deps
+# Legate's wheel (87 MB) is more than a device run carries: it holds byte-identical copies of
+# librealm, liblegion and liblegate (the .so, .so.N names) and 27 MB of C++ headers. Unpacked,
+# the copies become symbolic links and the headers stay behind: a tar.xz of about 21 MB that
+# gpu_machine.sh unpacks onto PYTHONPATH. cuPyNumeric cannot travel: its CUDA math libraries
+# (cuBLAS, cuSOLVER, cuFFT, cuTENSOR wheels) are about 2.5 GB.
+legate_version=26.6.1
+if [ ! -f .deps/legate-site.tar.xz ]; then
+  work="$(mktemp -d)"
+  python3 -m pip download -q --no-deps --only-binary :all: --python-version 3.12 \
+    --platform manylinux_2_28_x86_64 -d "$work" "legate==$legate_version"
+  mkdir "$work/site"
+  python3 -m zipfile -e "$work"/legate-*.whl "$work/site"
+  rm -rf "$work/site/legate/include"
+  python3 - "$work/site" <<'PY'
+import hashlib, os, pathlib, sys
+first = {}
+for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.so*"), key=lambda p: (len(p.name), p.name)):
+    if path.is_symlink() or not path.is_file():
+        continue
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest in first and first[digest].parent == path.parent:
+        path.unlink()
+        path.symlink_to(first[digest].name)
+    else:
+        first.setdefault(digest, path)
+PY
+  tar -C "$work/site" -cJf .deps/legate-site.tar.xz .
+  rm -rf "$work"
+fi
+du -sh .deps .deps/legate-site.tar.xz

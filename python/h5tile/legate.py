@@ -7,12 +7,15 @@ changes one import::
     to_file(cupynumeric_array, "out.h5", "/v")      # each task writes its tile; nothing gathered
     get_legate_runtime().issue_execution_fence(block=True)
 
-Arrays are split into tiles along their first axis, one per CPU processor, each tile a whole
-number of the file's chunks where the file is chunked. A point task gets its tile's host
-memory (its physical store) and reads into it with h5tile's ``read_into`` at the tile's offset,
-or writes it as one rank of h5tile's collective ``write_tile`` (h5tile's virtual layout:
-relative sources, checksums, the commit once every tile is on disk). Only CPU variants exist
-so far; on a machine with GPUs, Legate moves the data between the tasks and the GPUs.
+Arrays are split into tiles along their first axis, one per processor (GPU where Legate has
+GPUs, else CPU), each tile a whole number of the file's chunks where the file is chunked. A
+point task gets its tile's memory (its physical store: host memory in the CPU variant, the
+GPU's framebuffer in the GPU variant) and reads into it with h5tile's ``read_into`` at the
+tile's offset, or writes it as one rank of h5tile's collective ``write_tile`` (h5tile's
+virtual layout: relative sources, checksums, the commit once every tile is on disk). The GPU
+variant moves the bytes between the file and the framebuffer through h5tile's device path
+(GPUDirect Storage where it works, else its bounded pinned staging), with no ZCMEM staging
+and no size limit beyond the framebuffer; it views the framebuffer through CuPy.
 
 Errors: the checks that legate.io.hdf5 makes at the call (a missing file, dataset or group, a
 dtype it cannot hold, a bad ``chunk_size``, a directory as the path) are made at the call here
@@ -32,7 +35,8 @@ import threading
 from typing import Any, Iterator, Sequence, Tuple
 
 import numpy as np
-from legate.core import LogicalArray, LogicalStore, TaskTarget, Type, VariantCode, get_legate_runtime, get_machine
+from legate.core import (LogicalArray, LogicalStore, TaskContext, TaskTarget, Type, VariantCode, get_legate_runtime,
+                         get_machine)
 from legate.core import types as ty
 from legate.core.data_interface import as_logical_array
 from legate.core.task import InputStore, OutputStore, task
@@ -51,26 +55,66 @@ class UnsupportedTypeError(h5tile.UnsupportedTypeError, ValueError):
     """A dtype that a Legate store cannot hold (legate.io.hdf5 raises ValueError here)."""
 
 
-@task(variants=(VariantCode.CPU,))
-def _read_tile(out: OutputStore, path: str, dataset: str, base: tuple[int, ...], scalar: bool) -> None:
-    """One point task: reads the dataset's region under this task's tile into the tile's host
-    memory (the physical store, viewed without a copy). ``base`` is where the whole store lies
-    in the dataset (a batch's offset). A scalar dataset is held in a store of shape (1,), as
-    legate.io.hdf5 holds it."""
-    # Through the array interface, not DLPack: Legate 26.6 exports float16 stores over DLPack
-    # with the bfloat type code, which NumPy and h5tile rightly refuse.
-    tile = np.asarray(out)
+def _tile_memory(ctx: TaskContext, store):
+    """The memory of a point task's store as an array h5tile takes without a copy: NumPy over
+    host memory in the CPU variant, CuPy over the framebuffer (``__cuda_array_interface__``) in
+    the GPU variant, with the task's stream ordering it after the tasks that wrote the store.
+    Through the array interfaces, not DLPack: Legate 26.6 exports float16 stores over DLPack with
+    the bfloat type code, which NumPy, CuPy and h5tile rightly refuse."""
+    if ctx.get_variant_kind() != VariantCode.GPU:
+        return np.asarray(store)
+    try:
+        import cupy
+    except ImportError:
+        raise h5tile.UnsupportedTypeError("h5tile.legate's GPU tasks view the framebuffer through CuPy, which is not "
+                                          "installed (pip install cupy-cuda13x)") from None
+    interface = dict(store.__cuda_array_interface__)
+    stream = ctx.task_stream
+    if stream:
+        # The data is ready on the task's stream; h5tile's copies run on its own streams, so
+        # wait for the task's stream first (a no-op where Legate already synchronised it).
+        cupy.cuda.runtime.streamSynchronize(stream)
+    interface.pop("stream", None)
+    return cupy.asarray(_Interface(interface))
+
+
+class _Interface:
+    """A ``__cuda_array_interface__`` holder for CuPy to wrap (without a stream to synchronise)."""
+
+    def __init__(self, interface: dict):
+        self.__cuda_array_interface__ = interface
+
+
+def _threads_per_task(ctx: TaskContext) -> int:
+    """Worker threads for one point task's I/O. A CPU task uses one: Legate runs a task on each
+    of its CPU processors, and more threads per task only compete with them (2 per task on 2
+    cores measured no faster, often slower). A GPU task is fed by its node's cores, shared
+    among the node's GPUs: 0 lets h5tile choose (one per core) where there is one GPU."""
+    if ctx.get_variant_kind() != VariantCode.GPU:
+        return 1
+    gpus = max(1, get_machine().count(TaskTarget.GPU))
+    return 0 if gpus == 1 else max(1, (os.cpu_count() or 1) // gpus)
+
+
+@task(variants=(VariantCode.CPU, VariantCode.GPU))
+def _read_tile(ctx: TaskContext, out: OutputStore, path: str, dataset: str, base: tuple[int, ...],
+               scalar: bool) -> None:
+    """One point task: reads the dataset's region under this task's tile into the tile's memory
+    (the physical store, viewed without a copy: host memory, or the GPU's framebuffer). ``base``
+    is where the whole store lies in the dataset (a batch's offset). A scalar dataset is held
+    in a store of shape (1,), as legate.io.hdf5 holds it."""
+    tile = _tile_memory(ctx, out)
     if scalar:
         _h5tile.read_into(tile.reshape(()), path, dataset, 0, [], 0)
         return
     offset = [b + int(lo) for b, lo in zip(base, out.domain.lo)]
-    # One thread: Legate runs a task on each of its processors, and more threads per task only
-    # compete with them (2 per task on 2 cores measured no faster, often slower).
-    _h5tile.read_into(tile, path, dataset, 0, offset, 1)
+    _h5tile.read_into(tile, path, dataset, 0, offset, _threads_per_task(ctx))
 
 
 def _processors() -> int:
-    return max(1, get_machine().count(TaskTarget.CPU))
+    """The processors Legate runs the point tasks on: its GPUs where it has any, else its CPUs."""
+    machine = get_machine()
+    return max(1, machine.count(TaskTarget.GPU) or machine.count(TaskTarget.CPU))
 
 
 def tile_rows(shape: Sequence[int], chunk: Sequence[int] | None, parts: int) -> int:
@@ -102,9 +146,10 @@ def _describe(path: str, dataset_name: str) -> dict:
 
 def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int], chunk, scalar: bool = False) -> None:
     """Launches the point tasks that read ``store`` from the dataset's region at ``base``, one
-    tile per CPU processor. An error in a task (a tile that cannot be read) is raised by Legate
-    as the task's h5tile error: at once by default, which makes the launch wait for the reads,
-    or at a later fence in a Scope with ``exception_mode=ExceptionMode.DEFERRED``."""
+    tile per processor (GPU, else CPU). An error in a task (a tile that cannot be read) is
+    raised by Legate as the task's h5tile error: at once by default, which makes the launch
+    wait for the reads, or at a later fence in a Scope with
+    ``exception_mode=ExceptionMode.DEFERRED``."""
     shape = tuple(store.shape)
     if 0 in shape:
         return
@@ -122,7 +167,7 @@ def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int]
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray:
-    """Read a dataset into a new LogicalArray, each CPU point task its own tile.
+    """Read a dataset into a new LogicalArray, each point task (one per GPU, else per CPU) its own tile.
 
     Args:
         path: the HDF5 file (relative paths are taken from the current folder at this call).
@@ -258,16 +303,17 @@ class _Rank:
         return self.allgather(part if self.rank == root else None)[root]
 
 
-@task(variants=(VariantCode.CPU,))
-def _write_tile(tile: InputStore, path: str, dataset: str, shape: tuple[int, ...], rows: int, group_id: int,
+@task(variants=(VariantCode.CPU, VariantCode.GPU))
+def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, shape: tuple[int, ...], rows: int, group_id: int,
                 sync: bool) -> None:
     """One point task: writes its tile (``rows`` rows of the array, from the tile's host memory)
     as one rank of h5tile's collective write: its own tile file, and on rank 0, once every
-    tile is on disk, the commit of the virtual dataset."""
+    tile is on disk, the commit of the virtual dataset. The GPU variant writes from the
+    framebuffer through h5tile's device path."""
     offset = [int(lo) for lo in tile.domain.lo]
     rank = _TaskGroup.member(group_id, offset[0] // rows)
     try:
-        _h5tile.write_tile(rank, np.asarray(tile), path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
+        _h5tile.write_tile(rank, _tile_memory(ctx, tile), path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
                            [])
     finally:
         _TaskGroup.leave(rank.group, group_id)
@@ -275,8 +321,8 @@ def _write_tile(tile: InputStore, path: str, dataset: str, shape: tuple[int, ...
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sync: bool = True) -> None:
     """Write a Legate array (a LogicalArray, LogicalStore, cuPyNumeric array, or anything with
-    ``__legate_data_interface__``) to ``dataset_name`` in ``path``, each CPU point task writing
-    its own tile from its own memory: nothing is gathered. The file is h5tile's virtual layout
+    ``__legate_data_interface__``) to ``dataset_name`` in ``path``, each point task (GPU or
+    CPU) writing its own tile from its own memory: nothing is gathered. The file is h5tile's virtual layout
     (one tile file per task beside it, relative sources, a checksum per tile), committed once
     every tile is on disk; until then an older file at ``path`` stays intact.
 

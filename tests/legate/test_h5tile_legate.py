@@ -1,5 +1,7 @@
 """h5tile.legate against real Legate on two CPUs (so arrays split into two tiles), checked against
-h5py and NumPy, and against legate.io.hdf5 where both should agree (offsets, errors)."""
+h5py and NumPy, and against legate.io.hdf5 where both should agree (offsets, errors). On a
+machine where Legate has GPUs (scripts/gpu_machine.sh legate), the same tests run the GPU
+variants, one tile per GPU."""
 import os
 
 import h5py
@@ -10,10 +12,12 @@ import h5tile
 import h5tile.legate as hl
 import legate.io.hdf5 as lh
 from conftest import DTYPES, random_array, same_bytes
-from legate.core import ExceptionMode, LogicalArray, Scope, Type, get_legate_runtime
+from legate.core import ExceptionMode, LogicalArray, Scope, TaskTarget, Type, get_legate_runtime, get_machine
 
 LEGATE_DTYPES = [d for d in DTYPES if not d.startswith("V")]
 SHAPE = (301, 7)  # rows that neither tile count nor chunk length divides
+# A write makes one tile per processor the tasks run on: GPUs where Legate has them, else CPUs.
+TILES = get_machine().count(TaskTarget.GPU) or get_machine().count(TaskTarget.CPU)
 
 
 def fence():
@@ -221,7 +225,7 @@ def test_to_file_writes_every_dtype_as_h5py_reads_it(tmp_path, dtype):
     hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
     fence()
     with h5py.File(tmp_path / "w.h5", "r") as f:
-        assert f["d"].is_virtual and len(f["d"].virtual_sources()) == 2  # one tile per CPU
+        assert f["d"].is_virtual and len(f["d"].virtual_sources()) == TILES  # one tile per processor
         assert all(not os.path.isabs(s.file_name) for s in f["d"].virtual_sources())
         assert same_bytes(f["d"][()], data)
 
@@ -241,7 +245,7 @@ def test_what_to_file_wrote_is_read_by_legate_io_hdf5_and_checks_out(tmp_path):
     fence()
     assert same_bytes(host(lh.from_file(tmp_path / "w.h5", "/d")), data)
     assert same_bytes(h5tile.from_file(tmp_path / "w.h5", "/d", verify_checksums=True), data)
-    assert h5tile.describe(tmp_path / "w.h5", "/d")["virtual_sources"] == 2
+    assert h5tile.describe(tmp_path / "w.h5", "/d")["virtual_sources"] == TILES
 
 
 def test_to_file_writes_a_cupynumeric_array(tmp_path):
@@ -285,7 +289,7 @@ def test_h5tile_to_file_writes_cupynumeric_through_the_tasks(tmp_path):
     expected = np.arange(4000, dtype=np.float64).reshape(800, 5) / 7
     array = cn.arange(4000, dtype=np.float64).reshape(800, 5) / 7
     h5tile.to_file(array, tmp_path / "t.h5", "/t", ranks=3).wait()
-    assert h5tile.describe(tmp_path / "t.h5", "/t")["virtual_sources"] == 2  # one per task, not ranks=3
+    assert h5tile.describe(tmp_path / "t.h5", "/t")["virtual_sources"] == TILES  # one per task, not ranks=3
     assert same_bytes(read_h5py(tmp_path / "t.h5", "t"), expected)
     # Options the tasks do not offer take the single-process path, as before.
     h5tile.to_file(array, tmp_path / "c.h5", "/t", layout="contiguous").wait()
