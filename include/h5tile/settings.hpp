@@ -13,6 +13,7 @@
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
 /// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
+/// | host_pool_bytes | H5TILE_HOST_POOL | a quarter of physical memory (0 or off: none) |
 
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +74,17 @@ void set_early_reads(bool on);
 enum class DirectIo : unsigned char { Auto, On, Off };
 [[nodiscard]] DirectIo direct_io();
 void set_direct_io(DirectIo mode);
+
+/// Host memory kept for reuse by the arrays that reads return: a large result (32 MiB or more)
+/// freed by the program is kept, and the next read of the same size reuses it without the
+/// page faults and zero-fill of new memory (a loop of from_file calls then runs as fast as
+/// reads into one reused buffer). At most this many bytes are kept (the oldest go first);
+/// kept memory is marked MADV_FREE, so the kernel takes its pages back when memory is needed
+/// elsewhere. 0 keeps nothing. Setting a lower value frees kept memory down to it at once.
+[[nodiscard]] std::uint64_t host_pool_bytes();
+void set_host_pool_bytes(std::uint64_t bytes);
+/// Host memory kept for reuse now (at most host_pool_bytes()).
+[[nodiscard]] std::uint64_t host_pool_held_bytes();
 
 /// GPUDirect Storage (cuFile): Auto uses it where it works and falls back to staging;
 /// On fails where it cannot be used; Off never tries.

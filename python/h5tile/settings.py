@@ -11,6 +11,7 @@ threads        ``H5TILE_THREADS``       the number of hardware threads
 task_size      ``H5TILE_TASK_SIZE``     8 MiB (bytes moved by one I/O task)
 alignment      ``H5TILE_ALIGNMENT``     4096 (file-space alignment, a power of two)
 staging_bytes  ``H5TILE_STAGING_BYTES`` 128 MiB (pinned host memory per GPU)
+host_pool_bytes ``H5TILE_HOST_POOL``    a quarter of physical memory (freed results kept for reuse; 0: none)
 raw_io         ``H5TILE_RAW_IO``        True (False: every byte through the HDF5 library)
 early_reads    ``H5TILE_EARLY_READS``   True (reads of virtual datasets start from h5tile's index)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
@@ -36,7 +37,7 @@ from ._h5tile import InvalidArgumentError
 
 __all__ = [
     "parse_size", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
-    "staging_bytes", "set_staging_bytes", "raw_io", "set_raw_io", "early_reads", "set_early_reads", "direct_io",
+    "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io", "set_raw_io", "early_reads", "set_early_reads", "direct_io",
     "set_direct_io", "gds", "set_gds",
 ]
 
@@ -98,6 +99,25 @@ def staging_bytes() -> int:
 def set_staging_bytes(size: Size) -> None:
     """Set the staging memory per device: bytes, or a size string ("256M")."""
     _h5tile.set_staging_bytes(_bytes(size, "staging_bytes"))
+
+
+def host_pool_bytes() -> int:
+    """Most host memory kept for reuse by the arrays reads return: a large result (32 MiB or more)
+    that the program frees is kept, and the next read of the same size reuses it without the
+    page faults of new memory. Kept memory is marked MADV_FREE: the kernel takes it back when
+    memory is needed elsewhere."""
+    return _h5tile.host_pool_bytes()
+
+
+def set_host_pool_bytes(size: Size) -> None:
+    """Set the most host memory kept for reuse: bytes, a size string ("4G"), or 0 for none (a lower
+    value frees kept memory down to it at once)."""
+    _h5tile.set_host_pool_bytes(0 if size in (0, "0", "off") else _bytes(size, "host_pool_bytes"))
+
+
+def host_pool_held_bytes() -> int:
+    """Host memory kept for reuse now (at most :func:`host_pool_bytes`)."""
+    return _h5tile.host_pool_held_bytes()
 
 
 def raw_io() -> bool:

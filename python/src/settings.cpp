@@ -45,6 +45,9 @@ void bind_settings(nb::module_& m) {
   m.def("set_alignment", &s::set_alignment, "size"_a);
   m.def("staging_bytes", &s::staging_bytes);
   m.def("set_staging_bytes", &s::set_staging_bytes, "size"_a);
+  m.def("host_pool_bytes", &s::host_pool_bytes);
+  m.def("set_host_pool_bytes", &s::set_host_pool_bytes, "size"_a);
+  m.def("host_pool_held_bytes", &s::host_pool_held_bytes);
   m.def("raw_io", &s::raw_io);
   m.def("set_raw_io", &s::set_raw_io, "on"_a);
   m.def("early_reads", &s::early_reads);

@@ -11,6 +11,7 @@
 #include <h5tile/error.hpp>
 
 #include "core/device_memory.hpp"
+#include "core/host_pool.hpp"
 
 namespace h5tile {
 
@@ -89,10 +90,6 @@ bool ArrayView::is_contiguous() const {
   return true;
 }
 
-namespace {
-void free_host(std::byte* p) noexcept { std::free(p); }
-}  // namespace
-
 Array::Array(DType dtype, Shape shape) : Array(dtype, std::move(shape), -1) {}
 
 Array::Array(DType dtype, Shape shape, int device) : dtype_(dtype), shape_(std::move(shape)), device_(device) {
@@ -113,7 +110,7 @@ Array::Array(DType dtype, Shape shape, int device) : dtype_(dtype), shape_(std::
   constexpr std::uint64_t kHugePage = 2 * 1024 * 1024;
   const std::uint64_t align = nbytes_ >= 2 * kHugePage ? kHugePage : kPage;
   const std::uint64_t rounded = (std::max<std::uint64_t>(nbytes_, 1) + align - 1) / align * align;
-  data_ = Buffer(static_cast<std::byte*>(std::aligned_alloc(align, rounded)), BufferDeleter{free_host});
+  data_ = Buffer(detail::host_pool::allocate(rounded, align), BufferDeleter{detail::host_pool::release});
   if (!data_) {
     throw RuntimeError(fmt::format("cannot allocate {} bytes for an array of shape {}", nbytes_, to_string(shape_)));
   }

@@ -1,6 +1,8 @@
 // The one place where h5tile's process-wide defaults live (see include/h5tile/settings.hpp).
 #include <h5tile/settings.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -12,6 +14,8 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
+
+#include "core/host_pool.hpp"
 
 namespace h5tile::settings {
 namespace {
@@ -112,7 +116,28 @@ std::atomic<bool>& early_reads_value() {
   return value;
 }
 
+// H5TILE_HOST_POOL: a size, or 0/off for none; unset or empty: a quarter of physical memory.
+std::atomic<std::uint64_t>& host_pool_value() {
+  static std::atomic<std::uint64_t> value = [] {
+    const char* text = std::getenv("H5TILE_HOST_POOL");
+    const std::string_view v = text != nullptr ? text : "";
+    if (v == "0" || v == "off") return std::uint64_t{0};
+    if (!v.empty()) return std::uint64_t{parse_size("H5TILE_HOST_POOL", v)};
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) / 4 : 0;
+  }();
+  return value;
+}
+
 }  // namespace
+
+std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
+void set_host_pool_bytes(std::uint64_t bytes) {
+  host_pool_value().store(bytes);
+  detail::host_pool::trim_to(bytes);
+}
+std::uint64_t host_pool_held_bytes() { return detail::host_pool::held_bytes(); }
 
 bool raw_io() { return raw_io_value().load(); }
 void set_raw_io(bool on) { raw_io_value().store(on); }

@@ -17,7 +17,8 @@ from h5tile import settings  # noqa: E402
 @pytest.fixture()
 def restore():
     """Puts every setting back after the test."""
-    names = ["threads", "task_size", "alignment", "staging_bytes", "raw_io", "early_reads", "direct_io", "gds"]
+    names = ["threads", "task_size", "alignment", "staging_bytes", "host_pool_bytes", "raw_io", "early_reads", "direct_io",
+             "gds"]
     before = {n: getattr(settings, n)() for n in names}
     yield
     for n, v in before.items():
@@ -35,6 +36,11 @@ def test_every_setting_reads_back_what_was_set(restore):
     assert settings.alignment() == 8192
     settings.set_staging_bytes("1.5G")
     assert settings.staging_bytes() == 3 << 29
+    settings.set_host_pool_bytes("3G")
+    assert settings.host_pool_bytes() == 3 << 30
+    for off in (0, "0", "off"):
+        settings.set_host_pool_bytes(off)
+        assert settings.host_pool_bytes() == 0
     for flag in ("raw_io", "early_reads"):
         getattr(settings, "set_" + flag)(False)
         assert getattr(settings, flag)() is False
@@ -70,6 +76,35 @@ def test_settings_change_what_later_calls_do(tmp_path, restore):
         assert len(f["x"].virtual_sources()) == 2
     settings.set_raw_io(False)
     assert same_bytes(h5tile.from_file(tmp_path / "a.h5", "/x"), a)
+
+
+def test_repeated_reads_reuse_freed_results_and_never_show_their_old_bytes(tmp_path, restore):
+    """The host pool hands a freed result's memory to the next read of the same size: that read
+    must still write every byte, fill values of unwritten chunks and unmapped regions included."""
+    shape = (2048, 4096)  # 32 MiB of float32: the smallest size the pool keeps
+    data = random_array("float32", shape, seed=2)
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f.create_dataset("full", data=data)
+        sparse = f.create_dataset("sparse", shape=shape, dtype="float32", chunks=(256, 4096), fillvalue=7.5)
+        sparse[256:512] = data[256:512]  # the other chunks are never written: HDF5 returns 7.5
+        layout = h5py.VirtualLayout(shape=shape, dtype="float32")
+        layout[:1024] = h5py.VirtualSource(".", "full", shape=shape)[:1024]  # the rest maps nothing
+        f.create_virtual_dataset("gappy", layout, fillvalue=-3.0)
+    settings.set_host_pool_bytes("1G")
+    first = h5tile.from_file(tmp_path / "f.h5", "full")
+    assert same_bytes(first, data)
+    address = first.__array_interface__["data"][0]
+    del first
+    assert settings.host_pool_held_bytes() == data.nbytes  # kept
+    with h5py.File(tmp_path / "f.h5", "r") as f:
+        for name in ["sparse", "gappy", "full"]:
+            again = h5tile.from_file(tmp_path / "f.h5", name)
+            assert settings.host_pool_held_bytes() == 0, name  # taken for this read
+            assert again.__array_interface__["data"][0] == address, name
+            assert same_bytes(again, f[name][()]), name
+            del again
+    settings.set_host_pool_bytes(0)
+    assert settings.host_pool_held_bytes() == 0  # a lower limit frees at once
 
 
 def test_settings_start_from_the_environment_in_the_same_syntax(tmp_path):
