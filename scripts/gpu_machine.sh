@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -12,7 +12,9 @@
 #   h5tile.legate's tests on one GPU (the GPU variant at H5TILE_BENCH_GIB against the CPU variant
 #   and h5py) and its warm read benchmark against legate.io.hdf5; legate-bench: build, then the
 #   cold reads, the writes, reads at Legate's default --zcmem, and the machine's CPUs alone
-#   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs)
+#   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs); engine-bench:
+#   build, then issue 20's cases at H5TILE_BENCH_GIB: cold reads by mode, a loop of from_file
+#   calls against read_into and legate.io.hdf5 (16 CPUs), writes from one rank and from all
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -69,6 +71,18 @@ if [ "$mode" = "legate" ] || [ "$mode" = "legate-bench" ]; then
   echo "== machine"; cat "$out/machine.txt"
   [ -f "$out/legate_tests.log" ] && { echo "== h5tile.legate tests on a GPU"; tail -15 "$out/legate_tests.log"; }
   echo "== h5tile.legate benchmark"; grep -vE "^\[[0-9]" "$out/legate_bench.log" | tail -40
+  exit 0
+fi
+if [ "$mode" = "engine-bench" ]; then
+  legate_setup
+  {
+    python3 bench/cold_read_modes.py --gib "$gib" --rounds 2 --build build-gpu --dir /tmp/h5tile-cold-modes
+    LEGATE_CONFIG="--gpus 0 --cpus $(nproc) --sysmem 40000" python3 bench/repeated_reads.py --size 2G --calls 10 \
+      --rounds 3 --legate --dir /tmp/h5tile-repeat 2>&1 | grep -vE "^\[[0-9]"
+    rm -rf /tmp/h5tile-repeat
+    for ranks in 1 0; do ./build-gpu/cli/h5tile bench --dir /tmp/h5tile-bench --size 2G --ranks $ranks --repeats 3; done
+  } > "$out/engine_bench.log" 2>&1
+  echo "== machine"; cat "$out/machine.txt"; echo "== engine benchmarks"; cat "$out/engine_bench.log"
   exit 0
 fi
 if [ "$mode" = "cpu-bench" ]; then

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Cold reads of one contiguous file (page cache dropped before each, as root) by h5tile in its
+modes (host or device; buffered or O_DIRECT; thread counts) next to `dd` (one stream of 16 MiB
+requests, buffered and O_DIRECT) and h5py (one H5Dread), each read in its own process, the modes
+taking turns in every round. Finds what the fastest cold reader does differently.
+
+    sudo python3 bench/cold_read_modes.py [--gib 8] [--rounds 2] [--dir /tmp/h5tile-cold-modes]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+READ = """
+import sys, time
+sys.path.insert(0, {python!r})
+import h5tile
+device = {device}
+t0 = time.perf_counter()
+a = h5tile.from_file({path!r}, "/x", device=device)
+if device is not None:
+    import cupy
+    cupy.cuda.runtime.deviceSynchronize()
+print(time.perf_counter() - t0)
+"""
+
+H5PY = """
+import time, h5py
+t0 = time.perf_counter()
+with h5py.File({path!r}, "r") as f:
+    f["x"][...]
+print(time.perf_counter() - t0)
+"""
+
+
+def drop_caches():
+    subprocess.run(["sync"], check=True)
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
+def timed_python(code: str, env: dict) -> float:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def timed_dd(path: Path, direct: bool) -> float:
+    flags = ["iflag=direct"] if direct else []
+    t0 = time.perf_counter()
+    subprocess.run(["dd", f"if={path}", "of=/dev/null", "bs=16M", *flags], check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gib", type=float, default=8)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--dir", default="/tmp/h5tile-cold-modes")
+    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    a = p.parse_args()
+    python = str(Path(a.build).resolve() / "python")
+    sys.path.insert(0, python)
+    import numpy as np
+    import h5tile
+    try:
+        import cupy  # noqa: F401
+        gpu = True
+    except ImportError:
+        gpu = False
+    path = Path(a.dir) / "cold.h5"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = int(a.gib * 2**30) // 4 // 4096
+    h5tile.to_file(np.ones((rows, 4096), np.float32), path, "/x", layout="contiguous").wait()
+    gb = rows * 4096 * 4 / 1e9
+    base = dict(os.environ)
+    modes = []
+    for device in ([None, 0] if gpu else [None]):
+        where = "host" if device is None else "device"
+        code = READ.format(python=python, device=device, path=str(path))
+        for label, extra in [("default", {}), ("O_DIRECT", {"H5TILE_DIRECT_IO": "on"}),
+                             ("4 threads", {"H5TILE_THREADS": "4"}),
+                             ("O_DIRECT, 4 threads", {"H5TILE_DIRECT_IO": "on", "H5TILE_THREADS": "4"}),
+                             ("32 MiB tasks", {"H5TILE_TASK_SIZE": "32M"})]:
+            modes.append((f"h5tile {where}, {label}", lambda c=code, e=extra: timed_python(c, {**base, **e})))
+    modes += [("h5py, one H5Dread", lambda: timed_python(H5PY.format(path=str(path)), base)),
+              ("dd bs=16M, buffered", lambda: timed_dd(path, False)),
+              ("dd bs=16M iflag=direct", lambda: timed_dd(path, True))]
+    times = {name: [] for name, _ in modes}
+    for _ in range(a.rounds):
+        for name, run in modes:
+            drop_caches()
+            times[name].append(run())
+    print(f"cold reads of {gb:.2f} GB ({path}), {os.cpu_count()} cores, {a.rounds} rounds, modes in turn")
+    best = max(gb / statistics.median(ts) for ts in times.values())
+    for name, ts in times.items():
+        rate = gb / statistics.median(ts)
+        print(f"  {name:34s} {rate:5.2f} GB/s ({rate / best:4.2f}x the best), all "
+              f"{', '.join(f'{gb / t:.2f}' for t in ts)}")
+    path.unlink()
+
+
+if __name__ == "__main__":
+    main()
