@@ -2,12 +2,15 @@
 
 #include <fcntl.h>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
 #include "engine/checksum.hpp"
 #include "engine/posix_file.hpp"
+#include "engine/thread_pool.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/tile_bytes.hpp"
 #include "layout/virtual/sidecar.hpp"
@@ -63,15 +66,22 @@ class VirtualWriter final : public LayoutWriter {
     const RawDataset raw{&out, offset, tile.box.extent, plan_.dtype.size()};
     write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_.threads, config_.task_size);
     const auto bytes = tile.box.count() * plan_.dtype.size();
-    const PosixFile back(path, O_RDONLY);
-    const auto checksum = checksum_region(back, offset, bytes);
     const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
-    const auto identity = tile_identity(back, offset, bytes, file_size);
+    std::uint64_t checksum = 0;
+    std::optional<std::uint64_t> identity;
+    // The checksum reads the bytes back from the page cache while they go to stable storage:
+    // a rank that writes one large tile waits for the longer of the two, not for both.
+    parallel_for(config_.sync ? 2 : 1, 2, [&](std::size_t job) {
+      if (job == 1) {
+        out.sync();
+        return;
+      }
+      const PosixFile back(path, O_RDONLY);
+      checksum = checksum_region(back, offset, bytes);
+      identity = tile_identity(back, offset, bytes, file_size);
+    });
     if (!identity) {
       throw Hdf5Error(fmt::format("tile file '{}' holds more than its data and a few KiB of metadata", path.string()));
-    }
-    if (config_.sync) {
-      out.sync();
     }
     return {offset, file_size, checksum, *identity};
   }
