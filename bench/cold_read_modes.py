@@ -61,6 +61,7 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--dir", default="/tmp/h5tile-cold-modes")
     p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--device-only", action="store_true", help="only the device modes (and dd)")
     a = p.parse_args()
     python = str(Path(a.build).resolve() / "python")
     sys.path.insert(0, python)
@@ -78,16 +79,21 @@ def main():
     gb = rows * 4096 * 4 / 1e9
     base = dict(os.environ)
     modes = []
-    for device in ([None, 0] if gpu else [None]):
+    for device in ([0] if a.device_only else [None, 0] if gpu else [None]):
         where = "host" if device is None else "device"
         code = READ.format(python=python, device=device, path=str(path))
-        for label, extra in [("default", {}), ("O_DIRECT", {"H5TILE_DIRECT_IO": "on"}),
-                             ("4 threads", {"H5TILE_THREADS": "4"}),
-                             ("O_DIRECT, 4 threads", {"H5TILE_DIRECT_IO": "on", "H5TILE_THREADS": "4"}),
-                             ("32 MiB tasks", {"H5TILE_TASK_SIZE": "32M"})]:
+        variants = [("default", {}), ("O_DIRECT", {"H5TILE_DIRECT_IO": "on"}), ("4 threads", {"H5TILE_THREADS": "4"}),
+                    ("O_DIRECT, 4 threads", {"H5TILE_DIRECT_IO": "on", "H5TILE_THREADS": "4"}),
+                    ("32 MiB tasks", {"H5TILE_TASK_SIZE": "32M"})]
+        if device is not None:
+            variants += [("staging 1 GiB", {"H5TILE_STAGING_BYTES": "1G"}),
+                         ("staging 1 GiB, 32 MiB tasks", {"H5TILE_STAGING_BYTES": "1G", "H5TILE_TASK_SIZE": "32M"}),
+                         ("32 threads", {"H5TILE_THREADS": "32"})]
+        for label, extra in variants:
             modes.append((f"h5tile {where}, {label}", lambda c=code, e=extra: timed_python(c, {**base, **e})))
-    modes += [("h5py, one H5Dread", lambda: timed_python(H5PY.format(path=str(path)), base)),
-              ("dd bs=16M, buffered", lambda: timed_dd(path, False)),
+    if not a.device_only:
+        modes.append(("h5py, one H5Dread", lambda: timed_python(H5PY.format(path=str(path)), base)))
+    modes += [("dd bs=16M, buffered", lambda: timed_dd(path, False)),
               ("dd bs=16M iflag=direct", lambda: timed_dd(path, True))]
     times = {name: [] for name, _ in modes}
     for _ in range(a.rounds):
