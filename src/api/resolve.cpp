@@ -9,12 +9,19 @@ namespace h5tile::detail {
 unsigned threads_or_setting(unsigned requested) { return requested != 0 ? requested : settings::threads(); }
 
 OpenOptions open_options(const ReadOptions& options) {
-  return {.allow_external = options.allow_external_sources,
-          .verify_checksums = options.verify_checksums,
-          .metadata_only = false,
-          .raw_io = settings::raw_io(),
-          .threads = threads_or_setting(options.threads),
-          .task_size = settings::task_size()};
+  OpenOptions opening{.allow_external = options.allow_external_sources,
+                      .verify_checksums = options.verify_checksums,
+                      .metadata_only = false,
+                      .raw_io = settings::raw_io(),
+                      .threads = threads_or_setting(options.threads),
+                      .task_size = settings::task_size()};
+  // A read starts from a tile index with the early_reads and raw_io settings on, no checksums
+  // to check before any byte is read, and no HDF5_VDS_PREFIX (HDF5 looks for sources there
+  // first).
+  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
+  opening.early_reads =
+      settings::early_reads() && opening.raw_io && !opening.verify_checksums && (prefix == nullptr || *prefix == '\0');
+  return opening;
 }
 
 OpenOptions describe_options() {
@@ -35,12 +42,6 @@ WriteConfig write_config(const WriteOptions& options) {
           .keep_previous = options.keep_previous,
           .threads = settings::threads(),
           .task_size = settings::task_size()};
-}
-
-bool early_reads_allowed(const OpenOptions& options) {
-  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
-  return settings::early_reads() && options.raw_io && !options.verify_checksums &&
-         (prefix == nullptr || *prefix == '\0');
 }
 
 }  // namespace h5tile::detail

@@ -23,9 +23,4 @@ namespace h5tile::detail {
 // The settings of a write.
 [[nodiscard]] WriteConfig write_config(const WriteOptions& options);
 
-// Whether a read may start from a tile index (layout/virtual/early_open.hpp): the early_reads
-// and raw_io settings on, no checksums to check before any byte is read, and no
-// HDF5_VDS_PREFIX (HDF5 looks for sources there first).
-[[nodiscard]] bool early_reads_allowed(const OpenOptions& options);
-
 }  // namespace h5tile::detail

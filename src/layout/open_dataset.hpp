@@ -53,6 +53,9 @@ struct OpenOptions {
   unsigned threads = 1;
   // Bytes per read task (settings::task_size).
   std::uint64_t task_size = std::uint64_t{8} << 20;
+  // Start a read of a virtual dataset h5tile wrote from its tile index (open_for_read in
+  // layout/virtual/early_open.hpp).
+  bool early_reads = false;
 };
 
 class OpenDataset {
