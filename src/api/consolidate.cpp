@@ -8,7 +8,6 @@
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
-#include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
 #include "api/resolve.hpp"
@@ -111,7 +110,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
-  const WriteCommit commit(target, name, options.mode, false);
+  const WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;
     const bool embedded = info.shape.empty() || element_count(info.shape) == 0;
@@ -141,7 +140,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         progress.add(block.nbytes());
       });
     }
-    commit.publish(options.sync, options.keep_previous);
+    commit.publish();
   } catch (...) {
     commit.abandon();
     throw;

@@ -1,6 +1,7 @@
 #pragma once
 // What the layouts that write a dataset take: the plan every rank agreed on (api/ builds and
-// checks it), the settings of the write resolved once where the call entered the library, and
+// checks it), the options and defaults of the write resolved once where the call entered the
+// library, and
 // what writing a tile file yields for the commit.
 
 #include <cstdint>
@@ -10,6 +11,9 @@
 
 #include <h5tile/array.hpp>
 #include <h5tile/options.hpp>
+
+#include "engine/posix_file.hpp"
+#include "gpu/backend.hpp"
 
 namespace h5tile::detail {
 
@@ -27,14 +31,19 @@ struct WritePlan {
   [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
 };
 
-// The settings of one write, as plain values.
+// The options and process-wide defaults of one write (to_file, write_tiles, consolidate), as
+// plain values.
 struct WriteConfig {
   Layout layout = Layout::Virtual;
   Mode mode = Mode::Overwrite;
   bool sync = true;
   bool keep_previous = true;
-  unsigned threads = 1;         // per rank, for moving bytes
-  std::uint64_t task_size = 0;  // bytes per pwrite task
+  unsigned threads = 1;                          // per rank, for moving bytes
+  std::uint64_t task_size = 0;                   // bytes per pwrite task
+  std::uint64_t alignment = 4096;                // of raw data in the files written
+  gpu::Staging staging{};                        // writes from device memory
+  DirectReads direct_reads = DirectReads::Auto;  // reading back a tile, copying the old file (Append)
+  std::string vds_prefix{};                      // HDF5_VDS_PREFIX ("" where unset), for the clean-up
 };
 
 // What a tile file holds: where its raw bytes start, the file's size, their checksum, and the

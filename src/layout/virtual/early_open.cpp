@@ -66,7 +66,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
       source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
-      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true};
+      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true, options.direct_reads};
       early.sources_[i] = std::move(source);
       early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }

@@ -73,9 +73,10 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 // (marked `.superseded`) until the next commit, so that readers which opened the old file
 // before the rename (h5py among them) still find its tiles. Call under CommitLock. Removes
 // the sidecar when nothing is left in it. Never follows a symbolic link. Errors are ignored:
-// stale tiles are never mapped, so failing to remove one loses nothing.
+// stale tiles are never mapped, so failing to remove one loses nothing. `vds_prefix`
+// (HDF5_VDS_PREFIX, "" where unset) resolves the committed file's sources as HDF5 does.
 void remove_stale(const std::filesystem::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file, bool keep_previous) noexcept;
+                  bool whole_file, bool keep_previous, const std::string& vds_prefix) noexcept;
 
 // Makes the complete file at `temp` the target with one rename (after fsync of the file, and
 // followed by fsync of the folder, when `sync`): readers see the old file or the new one.
