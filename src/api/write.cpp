@@ -128,7 +128,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
       plan.boxes.push_back(std::move(box));
     }
     if (!scalar.empty()) {
-      plan.embedded = scalar;
+      plan.scalar = scalar;
     }
   }
   plan.target = first_path;
@@ -138,7 +138,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   }
   plan.dtype = DType::from_name(dtype_name);
   check_coverage(plan.boxes, plan.shape, plan.target, plan.dataset);
-  if (static_cast<Layout>(first_layout) == Layout::Chunked && !plan.is_embedded()) {
+  if (static_cast<Layout>(first_layout) == Layout::Chunked && !plan.untiled()) {
     const auto largest = std::max_element(plan.boxes.begin(), plan.boxes.end(),
                                           [](const Box& a, const Box& b) { return a.count() < b.count(); });
     plan.chunk = chunk_for(first_chunk, plan.shape, largest->extent, plan.dtype.size(), plan.target, plan.dataset);

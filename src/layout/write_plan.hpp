@@ -17,6 +17,10 @@
 
 namespace h5tile::detail {
 
+// 0-d or empty: nothing to tile, so the dataset is stored whole in the main file, whatever the
+// layout.
+[[nodiscard]] inline bool untiled(const Shape& shape) { return shape.empty() || element_count(shape) == 0; }
+
 // What every rank knows about a write once the descriptions are exchanged.
 struct WritePlan {
   std::filesystem::path target;
@@ -26,9 +30,8 @@ struct WritePlan {
   std::vector<Box> boxes;          // every tile, in rank order
   std::vector<std::size_t> first;  // index in boxes of each rank's first tile
   Shape chunk;                     // layout Chunked: the chunk shape
-  std::string embedded;            // the element of a 0-d array (it travels with the plan)
-  // 0-d or empty: stored directly in the main file, whatever the layout (nothing to tile).
-  [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
+  std::string scalar;              // the element of a 0-d array (it travels with the plan)
+  [[nodiscard]] bool untiled() const { return detail::untiled(shape); }
 };
 
 // The options and process-wide defaults of one write (to_file, write_tiles, consolidate), as

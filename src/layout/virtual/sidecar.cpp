@@ -30,10 +30,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kInProgress = ".in-progress";
-// In a generation that a commit replaced and kept for readers that opened the file before.
+// In a generation that a commit replaced, kept for readers that opened the file before the commit.
 constexpr const char* kSuperseded = ".superseded";
-// In a generation, the exact name of the dataset it was written for (absent in generations
-// written before h5tile recorded it, when the tile folders of '/a%b' and '/a_b' were one).
+// In a generation, the exact name of the dataset it was written for (absent from generations in
+// a legacy folder, legacy_dataset_dir, which '/a%b' and '/a_b' share).
 constexpr const char* kOwner = ".dataset";
 // The longest dataset name read back from kOwner (HDF5 names may be longer: then unknown).
 constexpr std::size_t kMaxOwnerBytes = 65536;
@@ -229,8 +229,8 @@ bool is_real_folder(const fs::path& path) {
 
 // Whose generations a clean-up of one dataset's folder may remove: the dataset's own, and
 // those of datasets below it (a group that the dataset replaced). A generation that names no
-// owner (written before h5tile recorded it) goes only when the committed file maps none of its
-// files: under the old folder names '/a%b' and '/a_b' shared one folder.
+// owner goes only when the committed file maps none of its files: in a legacy folder
+// (legacy_dataset_dir) '/a%b' and '/a_b' share one.
 class Ownership {
  public:
   Ownership(const fs::path& target, const std::string& dataset, const std::string& vds_prefix)
