@@ -183,7 +183,9 @@ void parallel_for(std::size_t count, unsigned concurrency, const std::function<v
   state->count = count;
   state->body = &body;
   const auto helpers = std::min<std::size_t>(concurrency - 1, count - 1);
-  pool.grow(static_cast<unsigned>(helpers));
+  // As many workers as the loop's threads, the caller's included: loops that run at once (the
+  // ranks of a write) share them.
+  pool.grow(static_cast<unsigned>(helpers + 1));
   for (std::size_t h = 0; h < helpers; ++h) {
     pool.submit([state] {
       {
