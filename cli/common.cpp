@@ -27,6 +27,8 @@ std::function<int()>& selected_command() {
   return command;
 }
 
+int run_selected() { return selected_command() ? selected_command()() : kUsage; }
+
 Target parse_target(const std::string& text) {
   const auto colon = text.rfind(":/");
   if (colon == std::string::npos) {

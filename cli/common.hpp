@@ -15,6 +15,8 @@ namespace h5tile::cli {
 
 // The subcommand that was parsed sets this to its body (returns the exit code).
 std::function<int()>& selected_command();
+// Runs the subcommand that was parsed; returns its exit code (kUsage where none was).
+[[nodiscard]] int run_selected();
 
 // Exit codes, as `h5tile --help` documents them.
 inline constexpr int kOk = 0;
@@ -79,6 +81,7 @@ class ProgressBar {
 // "2.15 GB"
 [[nodiscard]] std::string human_bytes(std::uint64_t bytes);
 
+void add_demo(CLI::App& app);
 void add_info(CLI::App& app);
 void add_verify(CLI::App& app);
 void add_consolidate(CLI::App& app);

@@ -1,7 +1,5 @@
 // `h5tile demo`: the main job. Writes a generated array with several worker ranks, reads it
 // back whole and in batches, checks every byte, and prints sizes, times and GB/s.
-#include "demo.hpp"
-
 #include "common.hpp"
 
 #include <unistd.h>
@@ -143,7 +141,5 @@ void add_demo(CLI::App& app) {
       "check the file (scripts/check_demo.py does, with h5py).");
   demo->callback([] { selected_command() = run_demo; });
 }
-
-int run_selected(CLI::App&) { return selected_command() ? selected_command()() : kUsage; }
 
 }  // namespace h5tile::cli

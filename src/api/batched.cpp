@@ -1,23 +1,21 @@
-// from_file_batched: blocks in row-major order of their offsets, read ahead by one
-// background thread into a queue of bounded depth (from a virtual dataset's tile index while
+// from_file_batched: blocks in row-major order of their offsets, read ahead by one task
+// (engine/task.hpp) into a queue of bounded depth (from a virtual dataset's tile index while
 // HDF5 opens it, as from_file does).
 #include <condition_variable>
 #include <deque>
 #include <exception>
-#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <system_error>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
-#include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
 #include "api/resolve.hpp"
+#include "engine/task.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/early_open.hpp"
@@ -35,18 +33,21 @@ constexpr std::size_t kDepth = 2;
 }  // namespace
 
 struct BatchedReader::State {
-  // Blocks are read from `early` (a virtual dataset known from its tile index) while it agrees
-  // with the mapping, else from `opened` (the dataset as HDF5 opens it). The worker thread alone
-  // touches them once it runs; the caller sees `info`.
-  std::optional<OpenDataset> early;
+  std::filesystem::path path;
+  std::string dataset;
+  OpenOptions opening;
+  int device = -1;
+  // Blocks are read from `early` (a virtual dataset known from its tile index, owned by the
+  // protocol while it runs and then by `early_kept`) while its tiles are the files the index
+  // names, else from `opened` (the dataset as HDF5 opens it). The task alone touches them once
+  // it runs; the caller sees `info`.
+  const OpenDataset* early = nullptr;
+  std::unique_ptr<const OpenDataset> early_kept;
   std::optional<OpenDataset> opened;
-  std::function<OpenDataset()> open;
   DatasetInfo info;
   Shape chunk;
   Shape grid;  // blocks per axis
   std::uint64_t count = 0;
-  unsigned threads = 1;
-  int device = -1;
 
   std::mutex mutex;
   std::condition_variable changed;
@@ -55,19 +56,17 @@ struct BatchedReader::State {
   std::uint64_t consumed = 0;
   std::exception_ptr error;
   bool stopping = false;
-  std::thread worker;
+  Task<void> reading_ahead;
 
   State() = default;
   State(const State&) = delete;
   State& operator=(const State&) = delete;
   ~State() { stop(); }
 
-  [[nodiscard]] const OpenDataset& dataset() const { return opened ? *opened : *early; }
-
-  // Takes the dataset's description and the block grid (`chunk_size` checked against it).
-  void plan(const fs::path& path, Shape chunk_size) {
-    info = dataset().info();
-    const auto name = where(path, dataset().name());
+  // Takes the description of `dataset` and the block grid (`chunk_size` checked against it).
+  void plan(const OpenDataset& source, Shape chunk_size) {
+    info = source.info();
+    const auto name = where(path, source.name());
     if (chunk_size.size() != info.shape.size()) {
       throw InvalidArgument(fmt::format("chunk_size {} has {} elements but {} has {} axes (shape {})",
                                         to_string(chunk_size), chunk_size.size(), name, info.shape.size(),
@@ -90,22 +89,18 @@ struct BatchedReader::State {
 
   void start() {
     stopping = false;
-    try {
-      worker = std::thread([this] { produce(); });
-    } catch (const std::system_error& e) {
-      throw RuntimeError(fmt::format("cannot start the thread that reads ahead: {}", e.what()));
-    }
+    reading_ahead = start_task([this] { produce(); });
   }
 
-  // Stops the worker and drops what it read.
+  // Stops the reading ahead and drops what it read.
   void stop() {
-    if (worker.joinable()) {
+    if (reading_ahead.valid()) {
       {
         const std::lock_guard lock(mutex);
         stopping = true;
       }
       changed.notify_all();
-      worker.join();
+      reading_ahead = Task<void>();  // waits for it
     }
     ready.clear();
     produced = 0;
@@ -127,12 +122,12 @@ struct BatchedReader::State {
   [[nodiscard]] Array read(const Box& box) {
     if (!opened) {
       try {
-        return early->read(box, threads, device);
+        return early->read(box, opening.threads, device);
       } catch (const IndexMismatch&) {
-        opened.emplace(open());  // a tile's file changed since the index was checked: use the mapping
+        opened.emplace(path, dataset, opening);  // a tile's file changed since the index was checked: use the mapping
       }
     }
-    return opened->read(box, threads, device);
+    return opened->read(box, opening.threads, device);
   }
 
   void produce() {
@@ -166,34 +161,26 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   pending_writes().wait_for(path);
   state_ = std::make_unique<State>();
   auto& s = *state_;
-  const auto opening = open_options(options);
-  s.open = [path, dataset, opening] { return OpenDataset(path, dataset, opening); };
-  s.threads = opening.threads;
+  s.path = path;
+  s.dataset = dataset;
+  s.opening = open_options(options);
   s.device = options.device;
   // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the
-  // dataset here; they are kept only if the mapping agrees with the index.
-  if (early_reads_allowed(opening)) {
-    s.early = OpenDataset::from_tile_index(path, dataset, opening);
-  }
-  if (s.early) {
-    try {
-      s.plan(path, chunk_size);
-    } catch (const InvalidArgument&) {
-      s.early.reset();  // judged on the index: let the dataset as HDF5 opens it decide
-    }
-  }
-  if (s.early) {
+  // dataset here, and the blocks after them too where the mapping agrees with the index.
+  auto readable = open_for_read(path, dataset, s.opening, [&](const OpenDataset& early) {
+    s.plan(early, chunk_size);
+    EarlyRead read{.stop = [&s] { s.stop(); }, .settle = [] {}};
+    s.early = &early;
     s.start();
-    if (s.early->mapping_agrees()) {
-      ++early_read_counts().kept;
-      return;
-    }
-    ++early_read_counts().redone;
-    s.stop();
-    s.early.reset();
+    return read;
+  });
+  if (readable.early) {
+    s.early_kept = std::move(readable.early);
+    return;
   }
-  s.opened.emplace(s.open());
-  s.plan(path, std::move(chunk_size));
+  s.early = nullptr;
+  s.opened = std::move(readable.opened);
+  s.plan(*s.opened, std::move(chunk_size));
   s.start();
 }
 

@@ -8,7 +8,6 @@
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
-#include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
 #include "api/resolve.hpp"
@@ -22,6 +21,7 @@
 #include "layout/commit.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/write_plan.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -111,13 +111,13 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
-  const WriteCommit commit(target, name, options.mode, false);
+  const WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;
-    const bool embedded = info.shape.empty() || element_count(info.shape) == 0;
+    const bool whole = untiled(info.shape);  // 0-d or empty: through HDF5 in one call
     {
       auto file = commit.start_main_file();
-      if (embedded) {
+      if (whole) {
         const auto all = source.read(Box::whole(info.shape), 1);
         create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
       } else if (chunked) {
@@ -127,7 +127,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       }
       file.close();
     }
-    if (!embedded && !chunked) {
+    if (!whole && !chunked) {
       const auto es = info.dtype.size();
       const PosixFile dst(commit.temp(), O_WRONLY);
       const RawDataset raw{&dst, offset, info.shape, es};
@@ -141,7 +141,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         progress.add(block.nbytes());
       });
     }
-    commit.publish(options.sync, options.keep_previous);
+    commit.publish();
   } catch (...) {
     commit.abandon();
     throw;

@@ -56,14 +56,15 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   }
   std::vector<VirtualSource> out;
   std::error_code ec;
+  const auto prefix = vds_prefix();
   if (entries) {
     for (auto& e : *entries) {
-      const bool found = fs::exists(resolve_source(path, e.file), ec);
+      const bool found = fs::exists(resolve_source(path, e.file, prefix), ec);
       out.push_back({e.dst, std::move(e.file), std::move(e.dataset), std::move(e.src), found});
     }
   } else {
     for (std::size_t i = 0; i < files.size(); ++i) {
-      const bool found = expands[i] || fs::exists(resolve_source(path, files[i]), ec);
+      const bool found = expands[i] || fs::exists(resolve_source(path, files[i], prefix), ec);
       out.push_back({std::nullopt, std::move(files[i]), "", std::nullopt, found});
     }
   }
@@ -85,7 +86,7 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
         label, row.raw_offset, stored_at ? fmt::format("at {}", *stored_at) : std::string("elsewhere")));
     return;
   }
-  const PosixFile tile(source, O_RDONLY | O_NONBLOCK);
+  const PosixFile tile(source, O_RDONLY | O_NONBLOCK, direct_reads());
   const auto size = static_cast<std::uint64_t>(fs::file_size(source));
   if (row.identity && (size != row.file_size || tile_identity(tile, row.raw_offset, bytes, size) != row.identity)) {
     problems.push_back(fmt::format(
@@ -116,9 +117,10 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
   }
   std::vector<Box> boxes;
   FolderCheck folder(path);
+  const auto prefix = vds_prefix();
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& e = (*entries)[i];
-    const auto source = resolve_source(path, e.file);
+    const auto source = resolve_source(path, e.file, prefix);
     const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), source.string(), e.dataset);
     boxes.push_back(e.dst);
     if (e.file != "." && !folder.inside(source)) {

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "engine/thread_pool.hpp"
+#include "engine/task.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -21,7 +21,7 @@ WriteHandle PendingWrites::start(const fs::path& path, std::function<void()> wor
   for (auto it = lo; it != hi; ++it) {
     before.push_back(it->second);
   }
-  auto future = std::async(std::launch::async, [before = std::move(before), work = std::move(work)] {
+  auto future = start_task([before = std::move(before), work = std::move(work)] {
                   for (const auto& f : before) {
                     f.wait();
                   }
@@ -69,10 +69,14 @@ void PendingWrites::wait_all() {
   }
 }
 
+PendingWrites::~PendingWrites() {
+  // Writes still running at exit finish here, before the process ends.
+  for (const auto& [key, f] : pending_) {
+    f.wait();
+  }
+}
+
 PendingWrites& pending_writes() {
-  // Writes still running at exit finish while the registry is destroyed: the pool they use
-  // must be destroyed after it, so it is constructed first.
-  (void)default_pool();
   static PendingWrites registry;
   return registry;
 }

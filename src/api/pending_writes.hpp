@@ -15,7 +15,13 @@ namespace h5tile::detail {
 
 class PendingWrites {
  public:
-  // Runs `work` in the background after the pending writes of `path` have finished.
+  PendingWrites() = default;
+  PendingWrites(const PendingWrites&) = delete;
+  PendingWrites& operator=(const PendingWrites&) = delete;
+  // Waits for the writes still running (at exit: they complete before the process ends).
+  ~PendingWrites();
+
+  // Runs `work` as a task (engine/task.hpp) after the pending writes of `path` have finished.
   [[nodiscard]] WriteHandle start(const std::filesystem::path& path, std::function<void()> work);
   // Waits for the pending writes of `path` (errors stay with their handles).
   void wait_for(const std::filesystem::path& path);

@@ -12,6 +12,7 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
+#include "engine/task.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
@@ -33,35 +34,36 @@ struct ReadTarget {
 // Chooses (and checks, throwing InvalidArgument) the target once the dataset is known.
 using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
 
-// Opens `dataset` and reads it into the target that `target_for` chooses. A virtual dataset
-// with a tile index is read from the index while HDF5 opens it (settings::early_reads), and
-// read again in the few cases where the mapping and the index disagree.
+// Opens `dataset` and reads it into the target that `target_for` chooses: a virtual dataset
+// with a tile index from the index while HDF5 opens it, and again in the few cases where the
+// mapping and the index disagree (layout/virtual/early_open.hpp).
 void open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
                    const TargetFor& target_for) {
   pending_writes().wait_for(path);
   const auto opening = open_options(options);
   const auto threads = opening.threads;
-  auto open = [&] { return OpenDataset(path, dataset, opening); };
-  std::optional<OpenDataset> opened;
-  if (early_reads_allowed(opening)) {
-    if (const auto early = OpenDataset::from_tile_index(path, dataset, opening)) {
-      std::optional<ReadTarget> target;
-      try {
-        target = target_for(*early);
-      } catch (const InvalidArgument&) {
-        // Judged on the index: let the dataset as HDF5 opens it decide (and word the error).
-      }
-      if (target) {
-        Progress progress(options.progress, target->bytes);
-        opened = read_while_opening(*early, target->region, target->out, target->device, threads, progress, open);
-        if (!opened) return;  // the read from the index stands
-      }
-    }
+  std::optional<Progress> progress;
+  std::optional<Task<void>> reading;
+  const auto readable = open_for_read(path, dataset, opening, [&](const OpenDataset& early) {
+    const auto target = target_for(early);
+    EarlyRead read{.stop =
+                       [&] {
+                         progress->stop();
+                         reading->wait();
+                       },
+                   .settle = [&] { reading->get(); }};
+    progress.emplace(options.progress, target.bytes);
+    reading.emplace(start_task([&early, target, threads, &progress] {
+      early.read_into(target.region, target.out, target.device, threads, &*progress);
+    }));
+    return read;  // nothing that can throw once the read runs
+  });
+  if (!readable.opened) {
+    return;  // the read from the index stands
   }
-  if (!opened) opened.emplace(open());
-  const auto target = target_for(*opened);
-  Progress progress(options.progress, target.bytes);
-  opened->read_into(target.region, target.out, target.device, threads, &progress);
+  const auto target = target_for(*readable.opened);
+  Progress again(options.progress, target.bytes);  // counts from zero
+  readable.opened->read_into(target.region, target.out, target.device, threads, &again);
 }
 
 // The whole of `box` as a new array in `out` (kept across a second try with another shape).

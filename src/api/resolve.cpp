@@ -5,16 +5,59 @@
 #include <h5tile/settings.hpp>
 
 namespace h5tile::detail {
+namespace {
+
+std::string environment(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value != nullptr ? value : "";
+}
+
+}  // namespace
 
 unsigned threads_or_setting(unsigned requested) { return requested != 0 ? requested : settings::threads(); }
 
+DirectReads direct_reads() {
+  switch (settings::direct_io()) {
+    case settings::DirectIo::On: return DirectReads::On;
+    case settings::DirectIo::Off: return DirectReads::Off;
+    case settings::DirectIo::Auto: break;
+  }
+  return DirectReads::Auto;
+}
+
+gpu::GdsMode gds_mode() {
+  switch (settings::gds()) {
+    case settings::Gds::On: return gpu::GdsMode::On;
+    case settings::Gds::Off: return gpu::GdsMode::Off;
+    case settings::Gds::Auto: break;
+  }
+  return gpu::GdsMode::Auto;
+}
+
+gpu::Staging staging() {
+  return gpu::staging_for(settings::staging_bytes(), settings::task_size(), settings::threads());
+}
+
+std::string vds_prefix() { return environment("HDF5_VDS_PREFIX"); }
+
 OpenOptions open_options(const ReadOptions& options) {
-  return {.allow_external = options.allow_external_sources,
-          .verify_checksums = options.verify_checksums,
-          .metadata_only = false,
-          .raw_io = settings::raw_io(),
-          .threads = threads_or_setting(options.threads),
-          .task_size = settings::task_size()};
+  OpenOptions opening{.allow_external = options.allow_external_sources,
+                      .verify_checksums = options.verify_checksums,
+                      .metadata_only = false,
+                      .raw_io = settings::raw_io(),
+                      .threads = threads_or_setting(options.threads),
+                      .task_size = settings::task_size(),
+                      .direct_reads = direct_reads(),
+                      .gds = gds_mode(),
+                      .staging = staging(),
+                      .vds_prefix = vds_prefix(),
+                      .extfile_prefix = environment("HDF5_EXTFILE_PREFIX")};
+  // A read starts from a tile index with the early_reads and raw_io settings on, no checksums
+  // to check before any byte is read, and no HDF5_VDS_PREFIX (HDF5 looks for sources there
+  // first).
+  opening.early_reads =
+      settings::early_reads() && opening.raw_io && !opening.verify_checksums && opening.vds_prefix.empty();
+  return opening;
 }
 
 OpenOptions describe_options() {
@@ -34,13 +77,18 @@ WriteConfig write_config(const WriteOptions& options) {
           .sync = options.sync,
           .keep_previous = options.keep_previous,
           .threads = settings::threads(),
-          .task_size = settings::task_size()};
+          .task_size = settings::task_size(),
+          .alignment = settings::alignment(),
+          .staging = staging(),
+          .direct_reads = direct_reads(),
+          .vds_prefix = vds_prefix()};
 }
 
-bool early_reads_allowed(const OpenOptions& options) {
-  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
-  return settings::early_reads() && options.raw_io && !options.verify_checksums &&
-         (prefix == nullptr || *prefix == '\0');
+WriteConfig write_config(const ConsolidateOptions& options) {
+  auto config = write_config(WriteOptions{
+      .layout = options.layout, .mode = options.mode, .sync = options.sync, .keep_previous = options.keep_previous});
+  config.threads = threads_or_setting(options.threads);
+  return config;
 }
 
 }  // namespace h5tile::detail

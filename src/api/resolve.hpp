@@ -1,7 +1,11 @@
 #pragma once
 // Settings resolved where a call enters the library: each per-call option, else its
-// process-wide setting (settings.hpp), turned into the plain values that layout/, engine/ and
-// gpu/ take. Nothing below api/ reads a setting for a read or write that passes through here.
+// process-wide setting (settings.hpp), and HDF5's own environment variables where h5tile does
+// what HDF5 would, turned into the plain values that layout/, engine/ and gpu/ take (as KvikIO
+// resolves its defaults in its public functions). Nothing below api/ reads a setting or the
+// environment.
+
+#include <string>
 
 #include <h5tile/options.hpp>
 
@@ -12,6 +16,14 @@ namespace h5tile::detail {
 
 // Worker threads: `requested`, else the `threads` setting.
 [[nodiscard]] unsigned threads_or_setting(unsigned requested);
+// The direct_io setting, as the engine takes it.
+[[nodiscard]] DirectReads direct_reads();
+// The gds setting, as the GPU layer takes it.
+[[nodiscard]] gpu::GdsMode gds_mode();
+// The staging_bytes, task_size and threads settings, as the GPU layer takes them.
+[[nodiscard]] gpu::Staging staging();
+// HDF5_VDS_PREFIX ("" where unset): where HDF5 looks for virtual sources first.
+[[nodiscard]] std::string vds_prefix();
 
 // How a read opens its dataset.
 [[nodiscard]] OpenOptions open_options(const ReadOptions& options);
@@ -22,10 +34,7 @@ namespace h5tile::detail {
 
 // The settings of a write.
 [[nodiscard]] WriteConfig write_config(const WriteOptions& options);
-
-// Whether a read may start from a tile index (layout/virtual/early_open.hpp): the early_reads
-// and raw_io settings on, no checksums to check before any byte is read, and no
-// HDF5_VDS_PREFIX (HDF5 looks for sources there first).
-[[nodiscard]] bool early_reads_allowed(const OpenOptions& options);
+// The settings of consolidate's write (its own thread count: `options.threads`, else the setting).
+[[nodiscard]] WriteConfig write_config(const ConsolidateOptions& options);
 
 }  // namespace h5tile::detail

@@ -9,7 +9,6 @@
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
-#include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
 #include "api/resolve.hpp"
@@ -129,7 +128,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
       plan.boxes.push_back(std::move(box));
     }
     if (!scalar.empty()) {
-      plan.embedded = scalar;
+      plan.scalar = scalar;
     }
   }
   plan.target = first_path;
@@ -139,7 +138,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   }
   plan.dtype = DType::from_name(dtype_name);
   check_coverage(plan.boxes, plan.shape, plan.target, plan.dataset);
-  if (static_cast<Layout>(first_layout) == Layout::Chunked && !plan.is_embedded()) {
+  if (static_cast<Layout>(first_layout) == Layout::Chunked && !plan.untiled()) {
     const auto largest = std::max_element(plan.boxes.begin(), plan.boxes.end(),
                                           [](const Box& a, const Box& b) { return a.count() < b.count(); });
     plan.chunk = chunk_for(first_chunk, plan.shape, largest->extent, plan.dtype.size(), plan.target, plan.dataset);
@@ -161,8 +160,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     name = dataset;
   }
   const auto plan = agree_on_plan(comm.all_gather(describe_rank(global_shape, tiles, path, name, options)));
-  const WriteConfig config{options.layout,        options.mode,        options.sync,
-                           options.keep_previous, settings::threads(), settings::task_size()};
+  const auto config = write_config(options);
   const auto writer = make_layout_writer(plan, config);
   const bool with_tiles = writes_tile_files(plan, options.layout);
 
@@ -172,11 +170,11 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     check_chunk_layout(options, plan.target, plan.dataset);
     check_target(plan.target, options.mode, plan.dataset);
     fs::create_directories(fs::absolute(plan.target).parent_path());
-    commit.emplace(plan.target, plan.dataset, options.mode, with_tiles);
+    commit.emplace(plan.target, plan.dataset, config, with_tiles);
     return commit->generation();
   });
   if (!commit) {
-    commit.emplace(plan.target, plan.dataset, options.mode, with_tiles, generation);
+    commit.emplace(plan.target, plan.dataset, config, with_tiles, generation);
   }
 
   // 3. Every rank writes its tiles; 4. rank 0 completes the main file and commits. Any failure
@@ -204,7 +202,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     }
     (void)on_root(comm, 0, [&] {
       writer->finish(*commit, written);
-      commit->publish(config.sync, config.keep_previous);
+      commit->publish();
       return std::string();
     });
   } catch (...) {

@@ -1,5 +1,10 @@
 // The Communicator over threads of one process: ranks meet at a generation-counted barrier
-// and exchange strings through shared slots.
+// and exchange strings through shared slots. Each rank runs on a thread started for it, not on
+// the engine's pool (engine/thread_pool.hpp): the ranks of a team wait for each other in every
+// collective, so all of them must run at once for the whole of their body, however many a
+// caller asks for. On a pool of bounded size they would deadlock; as tasks (a worker of its own
+// each) every rank would still need a thread started for it, and comm/ would depend on the
+// engine, which run_thread_ranks (public) does not need.
 #include <h5tile/communicator.hpp>
 
 #include <condition_variable>

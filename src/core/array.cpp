@@ -103,9 +103,9 @@ Array::Array(DType dtype, Shape shape, int device) : dtype_(dtype), shape_(std::
     data_ = Buffer(detail::gpu::allocate(nbytes_, device_), BufferDeleter{detail::gpu::release});
     return;
   }
-  // Large arrays are backed by transparent huge pages where the kernel can provide them (the
-  // "madvise" setting): filling fresh memory with pread then takes one fault per 2 MiB instead
-  // of per 4 KiB (once measured 0.97 -> 8.9 GB/s, not reproduced later: see BENCHMARKS.md).
+  // Large arrays are backed by transparent huge pages where the kernel can provide them (its
+  // "madvise" mode): filling fresh memory with pread then takes one fault per 2 MiB instead of
+  // per 4 KiB, where the kernel has huge pages to give (BENCHMARKS.md, huge pages).
   constexpr std::uint64_t kPage = 4096;
   constexpr std::uint64_t kHugePage = 2 * 1024 * 1024;
   const std::uint64_t align = nbytes_ >= 2 * kHugePage ? kHugePage : kPage;

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "engine/posix_file.hpp"
 #include "gpu/backend.hpp"
@@ -102,10 +101,9 @@ class CuFileReader final : public GdsFile {
 
 }  // namespace
 
-std::unique_ptr<GdsFile> gds_open(const PosixFile& source) {
+std::unique_ptr<GdsFile> gds_open(const PosixFile& source, GdsMode mode) {
   const auto& path = source.path();
-  const auto mode = settings::gds();
-  if (mode == settings::Gds::Off) {
+  if (mode == GdsMode::Off) {
     note_gds_reason("H5TILE_GDS=off");
     return nullptr;
   }
@@ -127,7 +125,7 @@ std::unique_ptr<GdsFile> gds_open(const PosixFile& source) {
       reason = e.what();
     }
   }
-  if (mode == settings::Gds::On) {
+  if (mode == GdsMode::On) {
     throw RuntimeError(fmt::format("H5TILE_GDS=on but GPUDirect Storage cannot read '{}': {}", path.string(), reason));
   }
   note_gds_reason(reason);

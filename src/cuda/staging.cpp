@@ -1,6 +1,6 @@
 // The staging path between files and device memory: a bounded pool of pinned host buffers
 // per device, each with its own stream and event, so that several reads (or writes) and
-// their copies are in flight at once while pinned memory stays within the setting.
+// their copies are in flight at once while pinned memory stays within its size (gpu::Staging).
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "cuda/check.hpp"
 #include "engine/thread_pool.hpp"
@@ -89,21 +88,10 @@ class StagingPool {
 std::mutex pools_mutex;
 std::map<int, std::shared_ptr<StagingPool>> pools;
 
-// Pieces of at most one task, small enough that every thread has two in the staging memory (one
-// being filled while the other's copy runs), and at least 1 MiB where the setting allows. On the
-// 16-core H200 machine 2 x 16 pieces of 4 MiB read at 50-52 GB/s where 32 of 8 MiB gave 40-51
-// (BENCHMARKS.md, GPU tuning).
-std::size_t piece_bytes() {
-  const auto staging = settings::staging_bytes();
-  const auto most = std::min(settings::task_size(), staging);
-  const auto least = std::min<std::size_t>(std::size_t{1} << 20, most);
-  return std::clamp<std::size_t>(staging / (2 * std::size_t{settings::threads()}), least, most);
-}
-
-// The pool of `device` for the current settings (rebuilt when they changed).
-std::shared_ptr<StagingPool> pool_for(int device) {
-  const auto slot_bytes = piece_bytes();
-  const auto slots = std::max<std::size_t>(1, settings::staging_bytes() / slot_bytes);
+// The pool of `device` for `staging` (rebuilt when a call asks for another size).
+std::shared_ptr<StagingPool> pool_for(int device, const Staging& staging) {
+  const auto slot_bytes = staging.piece_bytes;
+  const auto slots = std::max<std::size_t>(1, staging.bytes / slot_bytes);
   const std::lock_guard lock(pools_mutex);
   auto& pool = pools[device];
   if (!pool || pool->slot_bytes() != slot_bytes || pool->pinned_bytes() != slot_bytes * slots) {
@@ -179,12 +167,11 @@ std::uint64_t staging_pinned_bytes() {
   return total;
 }
 
-std::size_t staging_piece_bytes() { return piece_bytes(); }
-
 void stage_to_device(int device, std::size_t count, std::size_t elem_size,
                      const std::function<DeviceRegion(std::size_t)>& region,
-                     const std::function<void(std::size_t, std::byte*)>& fill, unsigned threads) {
-  const auto pool = pool_for(device);
+                     const std::function<void(std::size_t, std::byte*)>& fill, unsigned threads,
+                     const Staging& staging) {
+  const auto pool = pool_for(device, staging);
   std::mutex used_mutex;
   std::vector<cudaStream_t> used;
   parallel_for(count, threads, [&](std::size_t i) {
@@ -216,8 +203,9 @@ void stage_to_device(int device, std::size_t count, std::size_t elem_size,
 
 void stage_from_device(int device, std::size_t count, std::size_t elem_size,
                        const std::function<DeviceRegion(std::size_t)>& region,
-                       const std::function<void(std::size_t, const std::byte*)>& drain, unsigned threads) {
-  const auto pool = pool_for(device);
+                       const std::function<void(std::size_t, const std::byte*)>& drain, unsigned threads,
+                       const Staging& staging) {
+  const auto pool = pool_for(device, staging);
   parallel_for(count, threads, [&](std::size_t i) {
     const DeviceScope scope(device);
     Slot& slot = pool->acquire();

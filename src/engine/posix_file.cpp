@@ -16,7 +16,6 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 namespace h5tile::detail {
 namespace {
@@ -31,13 +30,18 @@ constexpr std::size_t kDirectMin = std::size_t{1} << 20;
 // 4 KiB covers every common device.
 constexpr std::uint64_t kDirectAlign = 4096;
 
-std::uint64_t half_the_memory() {
-  static const std::uint64_t half =
-      static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 2;
-  return half;
+std::uint64_t memory_bytes() {
+  static const std::uint64_t bytes =
+      static_cast<std::uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  return bytes;
 }
 
 }  // namespace
+
+bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept {
+  return file_size >= kDirectMin &&
+         (mode == DirectReads::On || (mode == DirectReads::Auto && file_size >= memory_bytes / 2));
+}
 
 struct PosixFile::Direct {
   std::uint64_t file_size = 0;
@@ -60,21 +64,24 @@ PosixFile::PosixFile(const std::filesystem::path& path, int flags, unsigned mode
   if (fd_ < 0) {
     throw_errno("cannot open", path, errno);
   }
-  allow_direct(flags);
 }
 
-PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path) {
+PosixFile::PosixFile(const std::filesystem::path& path, int flags, DirectReads direct) : PosixFile(path, flags) {
+  allow_direct(flags, direct);
+}
+
+PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path, DirectReads direct) {
   PosixFile file;
   file.fd_ = fd;
   file.path_ = path;
-  file.allow_direct(O_RDONLY);
+  file.allow_direct(O_RDONLY, direct);
   return file;
 }
 
-void PosixFile::allow_direct(int flags) {
+void PosixFile::allow_direct(int flags, DirectReads direct) {
   struct stat st {};
-  if ((flags & O_ACCMODE) == O_RDONLY && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::uint64_t>(st.st_size) >= kDirectMin) {
+  if (direct != DirectReads::Off && (flags & O_ACCMODE) == O_RDONLY && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) &&
+      reads_bypass_cache(direct, static_cast<std::uint64_t>(st.st_size), memory_bytes())) {
     direct_ = std::make_shared<Direct>();
     direct_->file_size = static_cast<std::uint64_t>(st.st_size);
   }
@@ -107,12 +114,8 @@ PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
 void PosixFile::read_at(void* buffer, std::size_t size, std::uint64_t offset) const {
   auto* out = static_cast<std::byte*>(buffer);
   if (direct_ && size >= kDirectMin) {
-    const auto mode = settings::direct_io();
-    if (mode == settings::DirectIo::On ||
-        (mode == settings::DirectIo::Auto && direct_->file_size >= half_the_memory())) {
-      read_by_residency(out, size, offset);
-      return;
-    }
+    read_by_residency(out, size, offset);
+    return;
   }
   read_buffered(out, size, offset);
 }
@@ -257,8 +260,8 @@ void sync_directory(const std::filesystem::path& directory) {
   }
 }
 
-void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to) {
-  const PosixFile in(from, O_RDONLY);
+void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct) {
+  const PosixFile in(from, O_RDONLY, direct);
   PosixFile out(to, O_WRONLY | O_CREAT | O_EXCL);
   struct stat st {};
   if (::fstat(in.fd(), &st) != 0) {

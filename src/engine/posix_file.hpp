@@ -9,13 +9,26 @@
 
 namespace h5tile::detail {
 
+// Whether large reads of a file opened read-only take what the page cache lacks with O_DIRECT
+// (bypassing the cache: the disk's full speed, no extra copy, nothing evicted): Auto for files
+// of at least half the machine's memory (which would not stay cached anyway), On for every
+// file, Off never. api/resolve.cpp resolves it from H5TILE_DIRECT_IO's process-wide default.
+enum class DirectReads : unsigned char { Auto, On, Off };
+
+// Whether reads of a regular file of `file_size` bytes bypass the page cache under `mode` on a
+// machine with `memory_bytes` of memory (files under 1 MiB never do).
+[[nodiscard]] bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept;
+
 class PosixFile {
  public:
   PosixFile() = default;
   // Opens `path` with open(2) `flags` (O_CLOEXEC is added). Throws IoError naming the path.
   PosixFile(const std::filesystem::path& path, int flags, unsigned mode = 0666);
+  // Opens `path` read-only (`flags` include O_RDONLY) for reads that treat the page cache as
+  // `direct` says.
+  PosixFile(const std::filesystem::path& path, int flags, DirectReads direct);
   // Takes ownership of `fd`, a descriptor opened read-only elsewhere (named `path` in errors).
-  static PosixFile adopt(int fd, const std::filesystem::path& path);
+  static PosixFile adopt(int fd, const std::filesystem::path& path, DirectReads direct);
   PosixFile(PosixFile&& other) noexcept
       : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), direct_(std::move(other.direct_)) {}
   PosixFile& operator=(PosixFile&& other) noexcept;
@@ -27,8 +40,8 @@ class PosixFile {
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
   // Reads exactly `size` bytes at `offset`; a file that ends first is an IoError. A large read
-  // of a file opened read-only takes the part the page cache lacks with O_DIRECT when the
-  // direct_io setting says so (see settings.hpp).
+  // of a file opened read-only takes the part the page cache lacks with O_DIRECT where the
+  // file's DirectReads says so.
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const;
   // Writes exactly `size` bytes at `offset`.
   void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
@@ -48,20 +61,21 @@ class PosixFile {
   void read_by_residency(std::byte* out, std::size_t size, std::uint64_t offset) const;
   // Reads with O_DIRECT where offset and memory line up on 4 KiB, buffered elsewhere.
   void read_direct(std::byte* out, std::size_t size, std::uint64_t offset) const;
-  // Allows read_at to bypass the page cache when `fd_` is a large regular file opened read-only.
-  void allow_direct(int flags);
+  // Lets read_at bypass the page cache where `direct` says so for `fd_`, a regular file opened
+  // read-only.
+  void allow_direct(int flags, DirectReads direct);
 
   int fd_ = -1;
   std::filesystem::path path_;
   struct Direct;                    // the O_DIRECT descriptor, opened at first need
-  std::shared_ptr<Direct> direct_;  // set for files opened read-only that may use it
+  std::shared_ptr<Direct> direct_;  // set for files opened read-only whose reads bypass the cache
 };
 
 // fsync(2) on a directory, so that a rename inside it survives a crash.
 void sync_directory(const std::filesystem::path& directory);
 
-// Copies `from` into a new file `to`, which must not exist (not even as a symbolic link:
-// O_CREAT | O_EXCL). The new file's mode is 0666 less the umask.
-void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to);
+// Copies `from` (read as `direct` says) into a new file `to`, which must not exist (not even as
+// a symbolic link: O_CREAT | O_EXCL). The new file's mode is 0666 less the umask.
+void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct);
 
 }  // namespace h5tile::detail

@@ -1,5 +1,7 @@
 #include "engine/thread_pool.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -9,8 +11,6 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-
-#include <h5tile/settings.hpp>
 
 namespace h5tile::detail {
 
@@ -28,7 +28,7 @@ ThreadPool::~ThreadPool() { stop(); }
 void ThreadPool::stop() noexcept {
   {
     const std::lock_guard lock(mutex_);
-    stopping_ = true;
+    stopping_ = true;  // from here on no worker retires: workers_ stays as it is
   }
   ready_.notify_all();
   for (auto& t : workers_) {
@@ -46,8 +46,30 @@ void ThreadPool::submit(std::function<void()> job) {
   ready_.notify_one();
 }
 
+void ThreadPool::start_task(std::function<void()> job) {
+  {
+    const std::lock_guard lock(mutex_);
+    add_workers(loop_workers_ + tasks_ + 1);
+    ++tasks_;
+    jobs_.push_back([this, job = std::move(job)] {
+      job();
+      {
+        const std::lock_guard done(mutex_);
+        --tasks_;
+      }
+      ready_.notify_all();  // a worker more than needed now ends
+    });
+  }
+  ready_.notify_one();
+}
+
 void ThreadPool::grow(unsigned threads) {
   const std::lock_guard lock(mutex_);
+  loop_workers_ = std::max<std::size_t>(loop_workers_, threads);
+  add_workers(loop_workers_ + tasks_);
+}
+
+void ThreadPool::add_workers(std::size_t threads) {
   workers_.reserve(threads);
   while (workers_.size() < threads) {
     try {
@@ -67,26 +89,52 @@ unsigned ThreadPool::size() const {
   return static_cast<unsigned>(workers_.size());
 }
 
+bool ThreadPool::surplus() const { return !stopping_ && workers_.size() > loop_workers_ + tasks_; }
+
+void ThreadPool::retire() {
+  const auto me = std::this_thread::get_id();
+  const auto it =
+      std::find_if(workers_.begin(), workers_.end(), [&](const std::thread& t) { return t.get_id() == me; });
+  // Detached, so that nobody has to join it: it touches nothing of the pool once it has
+  // released the lock.
+  it->detach();
+  workers_.erase(it);
+}
+
 void ThreadPool::work() {
+  std::unique_lock lock(mutex_);
   for (;;) {
-    std::function<void()> job;
-    {
-      std::unique_lock lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty()) {
-        return;  // stopping and drained
+    ready_.wait(lock, [this] { return stopping_ || !jobs_.empty() || surplus(); });
+    if (jobs_.empty()) {
+      if (!stopping_) {
+        retire();  // a worker started for a task that has ended
       }
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
+      return;  // (or stopping, and drained)
     }
+    auto job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
     job();
+    job = nullptr;  // what the job holds goes before the lock is taken again
+    lock.lock();
   }
 }
 
-ThreadPool& default_pool() {
-  static ThreadPool pool(settings::threads());
+namespace {
+
+ThreadPool*& default_pool_pointer() {
+  // A child of fork() has none of its parent's workers: it starts a pool of its own (the
+  // parent's, whose threads do not exist there, is left untouched).
+  static ThreadPool* pool = [] {
+    ::pthread_atfork(nullptr, nullptr, [] { default_pool_pointer() = new ThreadPool(0); });
+    return new ThreadPool(0);
+  }();
   return pool;
 }
+
+}  // namespace
+
+ThreadPool& default_pool() { return *default_pool_pointer(); }
 
 namespace {
 
@@ -135,7 +183,9 @@ void parallel_for(std::size_t count, unsigned concurrency, const std::function<v
   state->count = count;
   state->body = &body;
   const auto helpers = std::min<std::size_t>(concurrency - 1, count - 1);
-  pool.grow(static_cast<unsigned>(helpers));
+  // As many workers as the loop's threads, the caller's included: loops that run at once (the
+  // ranks of a write) share them.
+  pool.grow(static_cast<unsigned>(helpers + 1));
   for (std::size_t h = 0; h < helpers; ++h) {
     pool.submit([state] {
       {

@@ -39,20 +39,40 @@ struct DeviceRegion {
   Shape extent;
 };
 
-// The largest piece one staging buffer holds.
-[[nodiscard]] std::size_t staging_piece_bytes();
+// The pinned host memory through which device reads and writes are staged, per device, and the
+// largest piece one of its buffers holds.
+struct Staging {
+  std::size_t bytes = std::size_t{128} << 20;
+  std::size_t piece_bytes = std::size_t{1} << 20;
+};
+
+// Staging of `bytes` cut into pieces of at most one task (`task_size`), small enough that each
+// of `threads` threads has two (one being filled while the other's copy runs), and at least
+// 1 MiB where `bytes` and `task_size` allow. api/resolve.cpp resolves it from the process-wide
+// staging size, task size and thread count (the buffers are shared by every call on a device, so
+// they follow the process-wide thread count, not a call's).
+[[nodiscard]] Staging staging_for(std::size_t bytes, std::size_t task_size, unsigned threads);
 
 // For each piece i < count: fill(i, host) writes it packed (row-major) into a pinned
 // buffer, which is then copied to region(i) asynchronously. Returns when every copy is done.
+// Pieces are at most staging.piece_bytes.
 void stage_to_device(int device, std::size_t count, std::size_t elem_size,
                      const std::function<DeviceRegion(std::size_t)>& region,
-                     const std::function<void(std::size_t, std::byte*)>& fill, unsigned threads);
+                     const std::function<void(std::size_t, std::byte*)>& fill, unsigned threads,
+                     const Staging& staging);
 
 // For each piece i < count: region(i) is copied packed into a pinned buffer, then
-// drain(i, host) consumes it. Returns when every piece is drained.
+// drain(i, host) consumes it. Returns when every piece is drained. Pieces are at most
+// staging.piece_bytes.
 void stage_from_device(int device, std::size_t count, std::size_t elem_size,
                        const std::function<DeviceRegion(std::size_t)>& region,
-                       const std::function<void(std::size_t, const std::byte*)>& drain, unsigned threads);
+                       const std::function<void(std::size_t, const std::byte*)>& drain, unsigned threads,
+                       const Staging& staging);
+
+// GPUDirect Storage (cuFile) for device reads: Auto uses it where it works and falls back to
+// staging; On fails where it cannot be used; Off never tries. api/resolve.cpp resolves it from
+// H5TILE_GDS's process-wide default.
+enum class GdsMode : unsigned char { Auto, On, Off };
 
 // A file opened for GPUDirect Storage.
 class GdsFile {
@@ -66,10 +86,10 @@ class GdsFile {
 };
 
 // Opens `file` again (the same inode, with O_DIRECT) for cuFile reads, or returns nullptr (and
-// records why) when GPUDirect Storage cannot be used: settings::gds() Off, no libcufile, no
-// driver, registration refused.
-// With settings::gds() On, a failure throws RuntimeError naming the file and the reason.
-[[nodiscard]] std::unique_ptr<GdsFile> gds_open(const PosixFile& file);
+// records why) when GPUDirect Storage cannot be used: `mode` Off, no libcufile, no driver,
+// registration refused. With `mode` On, a failure throws RuntimeError naming the file and the
+// reason.
+[[nodiscard]] std::unique_ptr<GdsFile> gds_open(const PosixFile& file, GdsMode mode);
 
 // Records which path moved the last device read or write.
 void note_path(const char* path);

@@ -29,16 +29,15 @@ int device_of(const ArrayView& view) {
 std::byte* allocate(std::uint64_t /*bytes*/, int device) { no_cuda(fmt::format("device {}", device).c_str()); }
 void release(std::byte* /*p*/) noexcept {}
 void copy_to_host(void* /*dst*/, const void* /*src*/, std::size_t /*bytes*/) { no_cuda("copy from device"); }
-std::size_t staging_piece_bytes() { return 1; }
 void stage_to_device(int, std::size_t, std::size_t, const std::function<DeviceRegion(std::size_t)>&,
-                     const std::function<void(std::size_t, std::byte*)>&, unsigned) {
+                     const std::function<void(std::size_t, std::byte*)>&, unsigned, const Staging&) {
   no_cuda("a read into device memory");
 }
 void stage_from_device(int, std::size_t, std::size_t, const std::function<DeviceRegion(std::size_t)>&,
-                       const std::function<void(std::size_t, const std::byte*)>&, unsigned) {
+                       const std::function<void(std::size_t, const std::byte*)>&, unsigned, const Staging&) {
   no_cuda("a write from device memory");
 }
-std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/) { return nullptr; }
+std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/, GdsMode /*mode*/) { return nullptr; }
 void note_path(const char* /*path*/) {}
 void begin_device_io() {}
 void note_gds_reason(const std::string& /*reason*/) {}

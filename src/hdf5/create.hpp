@@ -1,6 +1,6 @@
 #pragma once
 // Creating HDF5 files, links and datasets: one checked function per C call (or per fixed
-// sequence of property settings). What h5tile creates, and where, is decided in layout/.
+// sequence of property list calls). What h5tile creates, and where, is decided in layout/.
 
 #include <cstdint>
 #include <filesystem>

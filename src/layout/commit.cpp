@@ -9,37 +9,39 @@
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-WriteCommit::WriteCommit(fs::path target, std::string dataset, Mode mode, bool with_tiles)
-    : WriteCommit(std::move(target), std::move(dataset), mode, with_tiles, new_generation()) {
+WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig& config, bool with_tiles)
+    : WriteCommit(std::move(target), std::move(dataset), config, with_tiles, new_generation()) {
   if (with_tiles_) {
     mark_in_progress(target_, dataset_, generation_);
   }
 }
 
-WriteCommit::WriteCommit(fs::path target, std::string dataset, Mode mode, bool with_tiles, std::string generation)
+WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig& config, bool with_tiles,
+                         std::string generation)
     : target_(std::move(target)),
       dataset_(std::move(dataset)),
-      mode_(mode),
+      config_(config),
       with_tiles_(with_tiles),
       generation_(std::move(generation)) {}
 
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
 WritableFile WriteCommit::start_main_file() const {
-  if (mode_ == Mode::Append && fs::exists(target_)) {
-    copy_to_new_file(target_, temp());
-    return open_for_update(temp(), dataset_);
+  if (config_.mode == Mode::Append && fs::exists(target_)) {
+    copy_to_new_file(target_, temp(), config_.direct_reads);
+    return open_for_update(temp(), dataset_, config_.alignment);
   }
-  return create_file(temp());
+  return create_file(temp(), config_.alignment);
 }
 
-void WriteCommit::publish(bool sync, bool keep_previous) const {
+void WriteCommit::publish() const {
   const CommitLock lock(target_);
-  publish_file(temp(), target_, sync);
+  publish_file(temp(), target_, config_.sync);
   if (with_tiles_) {
     clear_in_progress(target_, dataset_, generation_);
   }
-  remove_stale(target_, dataset_, with_tiles_ ? generation_ : std::string(), mode_ != Mode::Append, keep_previous);
+  remove_stale(target_, dataset_, with_tiles_ ? generation_ : std::string(), config_.mode != Mode::Append,
+               config_.keep_previous, config_.vds_prefix);
   remove_dead_temps(target_);
 }
 

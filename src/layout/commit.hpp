@@ -11,17 +11,20 @@
 #include <h5tile/options.hpp>
 
 #include "hdf5/file.hpp"
+#include "layout/write_plan.hpp"
 
 namespace h5tile::detail {
 
 class WriteCommit {
  public:
-  // Starts a write of `dataset` to `target` (absolute, normalised): picks a new generation and,
-  // where the write has tiles of its own (`with_tiles`), creates its folder marked as being
-  // written. Call on one rank; other ranks join with `generation()`.
-  WriteCommit(std::filesystem::path target, std::string dataset, Mode mode, bool with_tiles);
+  // Starts a write of `dataset` to `target` (absolute, normalised) as `config` says (its mode,
+  // sync, keep_previous, alignment): picks a new generation and, where the write has tiles of
+  // its own (`with_tiles`), creates its folder marked as being written. Call on one rank; other
+  // ranks join with `generation()`.
+  WriteCommit(std::filesystem::path target, std::string dataset, const WriteConfig& config, bool with_tiles);
   // Joins a write that another rank started.
-  WriteCommit(std::filesystem::path target, std::string dataset, Mode mode, bool with_tiles, std::string generation);
+  WriteCommit(std::filesystem::path target, std::string dataset, const WriteConfig& config, bool with_tiles,
+              std::string generation);
 
   [[nodiscard]] const std::filesystem::path& target() const noexcept { return target_; }
   [[nodiscard]] const std::string& dataset() const noexcept { return dataset_; }
@@ -34,9 +37,10 @@ class WriteCommit {
   [[nodiscard]] WritableFile start_main_file() const;
 
   // Makes the new main file the target (one rename under the commit lock, after fdatasync when
-  // `sync`), then clears the in-progress mark and removes what earlier writes left (see
-  // remove_stale; `keep_previous` keeps the generation just replaced for readers of the old file).
-  void publish(bool sync, bool keep_previous) const;
+  // the config's `sync`), then clears the in-progress mark and removes what earlier writes left
+  // (see remove_stale; `keep_previous` keeps the generation just replaced for readers of the
+  // old file).
+  void publish() const;
 
   // Removes everything this write made (its temporary main file and its generation's tiles).
   void abandon() const noexcept;
@@ -44,7 +48,7 @@ class WriteCommit {
  private:
   std::filesystem::path target_;
   std::string dataset_;
-  Mode mode_;
+  WriteConfig config_;
   bool with_tiles_;
   std::string generation_;
 };

@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstdlib>
 #include <optional>
 
 #include <fmt/format.h>
@@ -17,14 +16,13 @@ namespace h5tile::detail {
 namespace fs = std::filesystem;
 namespace {
 
-// Where HDF5 1.10 looks for an external storage file named `stored` of a dataset in `file`.
-fs::path external_storage_path(const std::string& stored, const fs::path& file) {
+// Where HDF5 1.10 looks for an external storage file named `stored` of a dataset in `file`,
+// given HDF5_EXTFILE_PREFIX's value.
+fs::path external_storage_path(const std::string& stored, const fs::path& file, std::string prefix) {
   const fs::path name(stored);
   if (name.is_absolute()) {
     return name;
   }
-  const char* env = std::getenv("HDF5_EXTFILE_PREFIX");
-  std::string prefix = env != nullptr ? env : "";
   if (prefix.empty() || prefix == ".") {
     return fs::absolute(name);  // the working folder
   }
@@ -44,7 +42,7 @@ bool same_file(const fs::path& a, const fs::path& b) {
 }  // namespace
 
 void check_data_files_inside(const fs::path& path, const fs::path& file, const std::string& name, hid_t dataset,
-                             hid_t dcpl) {
+                             hid_t dcpl, const std::string& extfile_prefix) {
   std::optional<FolderCheck> folder;
   const auto inside = [&](const fs::path& p) {
     if (!folder) folder.emplace(path);
@@ -59,7 +57,7 @@ void check_data_files_inside(const fs::path& path, const fs::path& file, const s
                     where(file, name), opened.string(), path.string()));
   }
   for (const auto& stored : external_storage_names(dcpl)) {
-    const auto data = external_storage_path(stored, opened);
+    const auto data = external_storage_path(stored, opened, extfile_prefix);
     if (!inside(data)) {
       throw VirtualSourceError(
           fmt::format("{} keeps its data in HDF5 external storage '{}' (resolved to '{}'), outside the folder of "

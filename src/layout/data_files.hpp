@@ -14,9 +14,10 @@ namespace h5tile::detail {
 // Throws VirtualSourceError naming the file when dataset `name` of `file` (the file asked for,
 // or a virtual source of it), open as `dataset`, holds data in a file outside the folder of
 // `path` (the file asked for): the file HDF5 opened for it (an external link), or a file of its
-// external storage (resolved as HDF5 1.10 resolves it: against HDF5_EXTFILE_PREFIX, where
-// "${ORIGIN}" is the folder of the dataset's file, else against the working folder).
+// external storage (resolved as HDF5 1.10 resolves it: against `extfile_prefix`, the value of
+// HDF5_EXTFILE_PREFIX, where "${ORIGIN}" is the folder of the dataset's file, else against the
+// working folder).
 void check_data_files_inside(const std::filesystem::path& path, const std::filesystem::path& file,
-                             const std::string& name, hid_t dataset, hid_t dcpl);
+                             const std::string& name, hid_t dataset, hid_t dcpl, const std::string& extfile_prefix);
 
 }  // namespace h5tile::detail

@@ -2,8 +2,6 @@
 // bounded staging pipeline, or straight from the file with GPUDirect Storage where it opens.
 #include <cstring>
 
-#include <h5tile/settings.hpp>
-
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "layout/open_dataset.hpp"
@@ -34,13 +32,13 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
                                  Progress* progress) const {
   gpu::begin_device_io();
   const auto es = info_.dtype.size();
-  const auto tasks = plan(region, gpu::staging_piece_bytes(), true);
+  const auto tasks = plan(region, options_.staging.piece_bytes, true);
   std::uint64_t covered = 0;
   for (const auto& task : tasks) covered += task.dst.count();
   if (covered < region.count()) {
     // Regions no source maps hold the fill value: assemble on the host, then copy.
     const Array host = read(region, threads, -1);
-    const auto pieces = split_rowmajor(Box::whole(region.extent), es, gpu::staging_piece_bytes());
+    const auto pieces = split_rowmajor(Box::whole(region.extent), es, options_.staging.piece_bytes);
     const auto strides = rowmajor_strides(region.extent, es);
     gpu::stage_to_device(
         device, pieces.size(), es,
@@ -52,20 +50,20 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
           std::memcpy(staging, host.data() + linear_offset(pieces[i].offset, region.extent) * es,
                       pieces[i].count() * es);
         },
-        threads);
+        threads, options_.staging);
     return;
   }
   // GPUDirect Storage where it opens: a task that is one run in the file and one run in the
   // destination goes straight from the file to the device.
   std::vector<std::unique_ptr<gpu::GdsFile>> gds(sources_.size());
-  if (settings::gds() == settings::Gds::Off) {
+  if (options_.gds == gpu::GdsMode::Off) {
     gpu::note_gds_reason("H5TILE_GDS=off");
   } else {
     bool tried = false;
     for (std::size_t s = 0; s < sources_.size(); ++s) {
       // A tile read by its tile table is read through its checked descriptor (staging).
       if (const auto* bytes = sources_[s]->raw_bytes()) {
-        gds[s] = gpu::gds_open(bytes->file);
+        gds[s] = gpu::gds_open(bytes->file, options_.gds);
         tried = true;
       }
     }
@@ -101,7 +99,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         sources_[t.source]->read(t.src, staging, t.dst.extent, Box::whole(t.dst.extent));
         if (progress != nullptr) progress->add(t.dst.count() * es);
       },
-      threads);
+      threads, options_.staging);
   if (!direct.empty()) gpu::note_path(staged.empty() ? "cufile" : "cufile+staging");
 }
 

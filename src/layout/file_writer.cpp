@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "hdf5/create.hpp"
 #include "hdf5/dataset_io.hpp"
@@ -15,18 +14,18 @@
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-// Files h5tile writes have their raw data aligned to settings::alignment(), the 1.8 object
-// format and their metadata in memory until WritableFile::close() (hdf5/create.hpp).
-WritableFile create_file(const fs::path& path) {
+// Files h5tile writes have their raw data aligned, the 1.8 object format and their metadata in
+// memory until WritableFile::close() (hdf5/create.hpp).
+WritableFile create_file(const fs::path& path, std::uint64_t alignment) {
   const Hdf5Lock lock;
-  const auto fapl = write_access(settings::alignment());
+  const auto fapl = write_access(alignment);
   return {create_file_exclusive(path, fapl.get()), path};
 }
 
-WritableFile open_for_update(const fs::path& path, const std::string& dataset) {
+WritableFile open_for_update(const fs::path& path, const std::string& dataset, std::uint64_t alignment) {
   (void)open_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
-  const auto fapl = write_access(settings::alignment());
+  const auto fapl = write_access(alignment);
   WritableFile file(open_file_read_write(path, fapl.get()), path);
   check_replaceable(file.get(), dataset, path);
   if (link_exists(file.get(), "/")) {

@@ -9,11 +9,11 @@
 namespace h5tile::detail {
 namespace {
 
-// A 0-d or empty dataset: stored in the new main file by rank 0 (a 0-d element travels with
-// the plan), whatever the layout.
-class EmbeddedWriter final : public LayoutWriter {
+// A 0-d or empty dataset (untiled): stored in the new main file by rank 0 (a 0-d element
+// travels with the plan), whatever the layout.
+class UntiledWriter final : public LayoutWriter {
  public:
-  explicit EmbeddedWriter(const WritePlan& plan) : plan_(plan) {}
+  explicit UntiledWriter(const WritePlan& plan) : plan_(plan) {}
   std::string create(const WriteCommit& /*commit*/) override { return {}; }
   std::vector<WrittenTile> write(const WriteCommit& /*commit*/, const std::string& /*created*/,
                                  std::span<const Tile> tiles, std::size_t /*first*/, Progress& /*progress*/) override {
@@ -21,7 +21,7 @@ class EmbeddedWriter final : public LayoutWriter {
   }
   void finish(const WriteCommit& commit, const std::vector<WrittenTile>& /*written*/) override {
     auto file = commit.start_main_file();
-    create_dataset_with(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.embedded.data());
+    create_dataset_with(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.scalar.data());
     file.close();
   }
 
@@ -31,13 +31,11 @@ class EmbeddedWriter final : public LayoutWriter {
 
 }  // namespace
 
-bool writes_tile_files(const WritePlan& plan, Layout layout) {
-  return layout == Layout::Virtual && !plan.is_embedded();
-}
+bool writes_tile_files(const WritePlan& plan, Layout layout) { return layout == Layout::Virtual && !plan.untiled(); }
 
 std::unique_ptr<LayoutWriter> make_layout_writer(const WritePlan& plan, const WriteConfig& config) {
-  if (plan.is_embedded()) {
-    return std::make_unique<EmbeddedWriter>(plan);
+  if (plan.untiled()) {
+    return std::make_unique<UntiledWriter>(plan);
   }
   switch (config.layout) {
     case Layout::Contiguous: return make_contiguous_writer(plan, config);

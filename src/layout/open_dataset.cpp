@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "engine/checksum.hpp"
 #include "engine/thread_pool.hpp"
@@ -90,13 +89,13 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
   if (!options_.allow_external && !options_.metadata_only) {
-    check_data_files_inside(path_, path_, name_, dataset_.get(), dcpl.get());
+    check_data_files_inside(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix);
   }
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
       const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
       info_.virtual_sources = names.size();
-      info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, options_.threads));
+      info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, options_.threads, options_.vds_prefix));
     } else {
       open_virtual(dcpl.get());
     }
@@ -110,7 +109,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   self->chunk = info_.chunk;
   self->elem_size = info_.dtype.size();
   self->access = access_for({{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
-                            options_.raw_io);
+                            options_.raw_io, options_.direct_reads);
   sources_.push_back(std::move(self));
   mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
 }
@@ -119,7 +118,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   const auto entries = read_virtual_map(dcpl);
   const auto names = source_names(dcpl, entries);
   info_.virtual_sources = names.size();
-  const auto resolved = resolve_sources(path_, names, options_.threads);
+  const auto resolved = resolve_sources(path_, names, options_.threads, options_.vds_prefix);
   info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
     // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
@@ -165,7 +164,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
           !resolved[i].found || resolved[i].link || resolved[i].bytes != row.file_size) {
         return;
       }
-      const auto tile = open_tile(resolved[i].file);
+      const auto tile = open_tile(resolved[i].file, options_.direct_reads);
       by_table[i] =
           tile && is_written_tile(*tile, {row.raw_offset, row.file_size, *row.identity, false}, entry.dst.count() * es);
     });
@@ -180,7 +179,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       source->dataset = entry.dataset;
       source->shape = entry.dst.extent;
       source->elem_size = info_.dtype.size();
-      source->access = TableTile{table[i].raw_offset, table[i].file_size, *table[i].identity, false};
+      source->access =
+          TableTile{table[i].raw_offset, table[i].file_size, *table[i].identity, false, options_.direct_reads};
       sources_.push_back(std::move(source));
       mappings_.push_back(
           {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].raw_offset});
@@ -246,8 +246,8 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   parallel_for(touched.size(), threads, [&](std::size_t i) {
     const auto& m = *touched[i];
     const auto& file = sources_[m.source]->file;
-    if (checksum_region(PosixFile(file, O_RDONLY | O_NONBLOCK), m.raw_offset, m.dst.count() * info_.dtype.size()) !=
-        *m.checksum) {
+    if (checksum_region(PosixFile(file, O_RDONLY | O_NONBLOCK, options_.direct_reads), m.raw_offset,
+                        m.dst.count() * info_.dtype.size()) != *m.checksum) {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
                       "they were written",
@@ -268,9 +268,10 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->chunk = described.chunk;
   source->elem_size = info_.dtype.size();
   if (!options_.allow_external) {
-    check_data_files_inside(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get());
+    check_data_files_inside(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
+                            options_.extfile_prefix);
   }
-  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io);
+  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }

@@ -15,6 +15,7 @@
 #include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
+#include "gpu/backend.hpp"
 #include "hdf5/handle.hpp"
 #include "layout/source.hpp"
 #include "layout/virtual/virtual_map.hpp"
@@ -37,8 +38,9 @@ struct ReadTask {
   Box dst;  // relative to the region read
 };
 
-// How a dataset is opened and read: the caller's options and the settings, as plain values
-// resolved where the call entered the library (api/resolve.hpp).
+// How a dataset is opened and read: the caller's options and the process-wide defaults (and
+// HDF5's own environment variables), as plain values resolved where the call entered the
+// library (api/resolve.hpp).
 struct OpenOptions {
   // Accept virtual sources outside the folder of the file (see ReadOptions).
   bool allow_external = false;
@@ -47,12 +49,24 @@ struct OpenOptions {
   // Fill info() without opening a virtual dataset's sources (so that a damaged one can still be
   // described); such an OpenDataset must not be read.
   bool metadata_only = false;
-  // Move bytes with pread where the storage allows (settings::raw_io); off: through HDF5.
+  // Move bytes with pread where the storage allows; off: through HDF5.
   bool raw_io = true;
   // Threads for opening and checking many sources (a virtual dataset's tiles).
   unsigned threads = 1;
-  // Bytes per read task (settings::task_size).
+  // Bytes per read task.
   std::uint64_t task_size = std::uint64_t{8} << 20;
+  // Start a read of a virtual dataset h5tile wrote from its tile index (open_for_read in
+  // layout/virtual/early_open.hpp).
+  bool early_reads = false;
+  // How pread treats the page cache.
+  DirectReads direct_reads = DirectReads::Auto;
+  // Reads into device memory: GPUDirect Storage, and the staging otherwise.
+  gpu::GdsMode gds = gpu::GdsMode::Auto;
+  gpu::Staging staging{};
+  // HDF5_VDS_PREFIX and HDF5_EXTFILE_PREFIX ("" where unset): where HDF5 looks for virtual
+  // sources first, and for external storage files.
+  std::string vds_prefix{};
+  std::string extfile_prefix{};
 };
 
 class OpenDataset {

@@ -30,9 +30,9 @@ bool is_written_tile(const PosixFile& file, const TableTile& tile, std::uint64_t
   }
 }
 
-std::optional<PosixFile> open_tile(const fs::path& file) {
+std::optional<PosixFile> open_tile(const fs::path& file, DirectReads direct) {
   try {
-    return PosixFile(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    return PosixFile(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, direct);
   } catch (const IoError&) {
     return std::nullopt;  // missing, a link, unreadable
   }
@@ -42,7 +42,7 @@ namespace {
 
 // The tile file `file` for a read, checked to be the file that was written.
 PosixFile open_checked_tile(const fs::path& file, const TableTile& tile, std::uint64_t data_bytes) {
-  auto opened = open_tile(file);
+  auto opened = open_tile(file, tile.direct_reads);
   if (opened && is_written_tile(*opened, tile, data_bytes)) {
     return std::move(*opened);
   }
@@ -173,7 +173,7 @@ std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5
 
 }  // namespace
 
-SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io) {
+SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct) {
   if (!raw_io) {
     return hdf5;
   }
@@ -192,7 +192,7 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io) {
   if (!opened) {
     return hdf5;  // not a POSIX file (another HDF5 driver): HDF5 reads it
   }
-  auto file = PosixFile::adopt(opened->fd, opened->name);
+  auto file = PosixFile::adopt(opened->fd, opened->name, direct);
   if (offset) {
     return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
   }

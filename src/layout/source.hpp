@@ -58,6 +58,7 @@ struct TableTile {
   std::uint64_t file_size = 0;
   std::uint64_t identity = 0;
   bool index_only = false;
+  DirectReads direct_reads = DirectReads::Auto;  // how its reads treat the page cache
 };
 
 using SourceAccess = std::variant<ThroughHdf5, RawBytes, RawChunks, FilteredChunks, TableTile>;
@@ -80,14 +81,15 @@ struct Source {
 };
 
 // How `dataset` (open in HDF5, of element type `memory_type` as read, chunked when `chunk` is
-// not empty) is best read: by pread where `raw_io` and its storage allow, else through HDF5.
-[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io);
+// not empty) is best read: by pread (treating the page cache as `direct` says) where `raw_io`
+// and its storage allow, else through HDF5.
+[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct);
 
 // Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
 // plain file of the size and identity (tile_identity) it had when it was written.
 [[nodiscard]] bool is_written_tile(const PosixFile& file, const TableTile& tile, std::uint64_t data_bytes);
 
 // Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
-[[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file);
+[[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file, DirectReads direct);
 
 }  // namespace h5tile::detail

@@ -12,20 +12,20 @@ StridedBytes memory_of(const ArrayView& view) {
 }
 
 void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress,
-                      unsigned threads, std::uint64_t task_size) {
+                      const WriteConfig& config) {
   const auto memory = memory_of(data);
   const int device = gpu::device_of(data);
   const auto es = file.elem_size;
   if (device < 0) {
-    const auto parts = split_rowmajor(box, es, task_size);
-    parallel_for(parts.size(), threads, [&](std::size_t i) {
+    const auto parts = split_rowmajor(box, es, config.task_size);
+    parallel_for(parts.size(), config.threads, [&](std::size_t i) {
       write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
       progress.add(parts[i].count() * es);
     });
     return;
   }
   gpu::begin_device_io();  // writes go through staging (GPUDirect Storage reads only)
-  const auto parts = split_rowmajor(box, es, gpu::staging_piece_bytes());
+  const auto parts = split_rowmajor(box, es, config.staging.piece_bytes);
   gpu::stage_from_device(
       device, parts.size(), es,
       [&](std::size_t i) {
@@ -36,7 +36,7 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
         write_raw(file, parts[i], packed);
         progress.add(parts[i].count() * es);
       },
-      threads);
+      config.threads, config.staging);
 }
 
 void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,

@@ -1,6 +1,7 @@
 #pragma once
 // What the layouts that write a dataset take: the plan every rank agreed on (api/ builds and
-// checks it), the settings of the write resolved once where the call entered the library, and
+// checks it), the options and defaults of the write resolved once where the call entered the
+// library, and
 // what writing a tile file yields for the commit.
 
 #include <cstdint>
@@ -11,7 +12,14 @@
 #include <h5tile/array.hpp>
 #include <h5tile/options.hpp>
 
+#include "engine/posix_file.hpp"
+#include "gpu/backend.hpp"
+
 namespace h5tile::detail {
+
+// 0-d or empty: nothing to tile, so the dataset is stored whole in the main file, whatever the
+// layout.
+[[nodiscard]] inline bool untiled(const Shape& shape) { return shape.empty() || element_count(shape) == 0; }
 
 // What every rank knows about a write once the descriptions are exchanged.
 struct WritePlan {
@@ -22,19 +30,23 @@ struct WritePlan {
   std::vector<Box> boxes;          // every tile, in rank order
   std::vector<std::size_t> first;  // index in boxes of each rank's first tile
   Shape chunk;                     // layout Chunked: the chunk shape
-  std::string embedded;            // the element of a 0-d array (it travels with the plan)
-  // 0-d or empty: stored directly in the main file, whatever the layout (nothing to tile).
-  [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
+  std::string scalar;              // the element of a 0-d array (it travels with the plan)
+  [[nodiscard]] bool untiled() const { return detail::untiled(shape); }
 };
 
-// The settings of one write, as plain values.
+// The options and process-wide defaults of one write (to_file, write_tiles, consolidate), as
+// plain values.
 struct WriteConfig {
   Layout layout = Layout::Virtual;
   Mode mode = Mode::Overwrite;
   bool sync = true;
   bool keep_previous = true;
-  unsigned threads = 1;         // per rank, for moving bytes
-  std::uint64_t task_size = 0;  // bytes per pwrite task
+  unsigned threads = 1;                          // per rank, for moving bytes
+  std::uint64_t task_size = 0;                   // bytes per pwrite task
+  std::uint64_t alignment = 4096;                // of raw data in the files written
+  gpu::Staging staging{};                        // writes from device memory
+  DirectReads direct_reads = DirectReads::Auto;  // reading back a tile, copying the old file (Append)
+  std::string vds_prefix{};                      // HDF5_VDS_PREFIX ("" where unset), for the clean-up
 };
 
 // What a tile file holds: where its raw bytes start, the file's size, their checksum, and the

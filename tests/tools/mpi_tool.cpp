@@ -68,8 +68,9 @@ int run(h5tile::MpiCommunicator& comm, const std::vector<std::string>& args) {
     h5tile::Array on_device(h5tile::dtype_of<std::uint32_t>(), {hi - lo, cols}, gpu);
     if (device) {
       // Copy the tile to the GPU in pieces of rows that fit one staging buffer.
-      const std::uint64_t piece_rows =
-          std::max<std::uint64_t>(1, h5tile::detail::gpu::staging_piece_bytes() / (cols * 4));
+      const auto staging = h5tile::detail::gpu::staging_for(h5tile::settings::staging_bytes(),
+                                                            h5tile::settings::task_size(), h5tile::settings::threads());
+      const std::uint64_t piece_rows = std::max<std::uint64_t>(1, staging.piece_bytes / (cols * 4));
       const std::uint64_t pieces = (hi - lo + piece_rows - 1) / piece_rows;
       h5tile::detail::gpu::stage_to_device(
           gpu, pieces, 4,
@@ -79,11 +80,11 @@ int run(h5tile::MpiCommunicator& comm, const std::vector<std::string>& args) {
                                                      {static_cast<std::int64_t>(cols * 4), 4},
                                                      {std::min(piece_rows, hi - lo - first), cols}};
           },
-          [&](std::size_t p, std::byte* staging) {
+          [&](std::size_t p, std::byte* host) {
             const auto first = p * piece_rows;
-            std::memcpy(staging, mine.data() + first * cols, std::min(piece_rows, hi - lo - first) * cols * 4);
+            std::memcpy(host, mine.data() + first * cols, std::min(piece_rows, hi - lo - first) * cols * 4);
           },
-          8);
+          8, staging);
       view = on_device.view();
     }
     if (rank == flag_value(args, "--fail-rank")) {

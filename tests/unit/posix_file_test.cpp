@@ -1,4 +1,4 @@
-// Reads of data that is not in the page cache (settings::direct_io): the bytes equal those of
+// Reads of data that is not in the page cache (DirectReads): the bytes equal those of
 // plain buffered reads for every alignment of file offset and memory, for data wholly, partly
 // or not at all in the cache; and the O_DIRECT path really runs (the pages it read stay out of
 // the page cache, where a buffered read would have brought them in).
@@ -14,8 +14,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-
-#include <h5tile/settings.hpp>
 
 #include "engine/posix_file.hpp"
 
@@ -35,13 +33,8 @@ class DirectReads : public ::testing::Test {
     const PosixFile out(path_, O_WRONLY | O_CREAT | O_TRUNC);
     out.write_at(bytes_.data(), bytes_.size(), 0);
     out.sync();
-    previous_ = settings::direct_io();
-    settings::set_direct_io(settings::DirectIo::On);
   }
-  void TearDown() override {
-    settings::set_direct_io(previous_);
-    fs::remove(path_);
-  }
+  void TearDown() override { fs::remove(path_); }
   // Drops the file's pages from the page cache (they are clean: written and flushed).
   void evict(std::uint64_t offset = 0, std::uint64_t length = 0) const {
     const PosixFile f(path_, O_RDONLY);
@@ -64,14 +57,14 @@ class DirectReads : public ::testing::Test {
   [[nodiscard]] bool reads_back(std::uint64_t offset, std::size_t size, std::size_t misalign) const {
     std::unique_ptr<std::byte, decltype(&std::free)> buffer(
         static_cast<std::byte*>(std::aligned_alloc(4096, (size + 8192) / 4096 * 4096)), &std::free);
-    const PosixFile f(path_, O_RDONLY);
+    const PosixFile f(path_, O_RDONLY, direct_);
     f.read_at(buffer.get() + misalign, size, offset);
     return std::memcmp(buffer.get() + misalign, bytes_.data() + offset, size) == 0;
   }
 
   fs::path path_;
   std::vector<std::byte> bytes_;
-  settings::DirectIo previous_ = settings::DirectIo::Auto;
+  detail::DirectReads direct_ = detail::DirectReads::On;
 };
 
 TEST_F(DirectReads, EqualBufferedReadsForEveryAlignmentAndCacheState) {
@@ -109,7 +102,7 @@ TEST_F(DirectReads, UncachedDataIsReadAroundThePageCacheOnlyWhenAsked) {
   ASSERT_TRUE(reads_back(0, 4 << 20, 0));
   // O_DIRECT brought (almost) nothing into the cache; a buffered read would bring all 1024 pages.
   EXPECT_LT(cached_pages(0, 4 << 20), 16U);
-  settings::set_direct_io(settings::DirectIo::Off);
+  direct_ = detail::DirectReads::Off;
   evict();
   ASSERT_TRUE(reads_back(0, 4 << 20, 0));
   EXPECT_EQ(cached_pages(0, 4 << 20), 1024U);

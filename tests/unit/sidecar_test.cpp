@@ -63,15 +63,15 @@ TEST_F(Sidecar, GenerationNamesSayWhetherTheirWriterLives) {
 TEST_F(Sidecar, ACommitKeepsItsGenerationAndTheOneItReplacesUntilTheNext) {
   const auto first = written("/d");
   const auto second = written("/d");
-  remove_stale(target_, "/d", second, true, true);
+  remove_stale(target_, "/d", second, true, true, "");
   EXPECT_TRUE(present("/d", second));
   EXPECT_TRUE(present("/d", first)) << "readers of the old file still need it";
   const auto third = written("/d");
-  remove_stale(target_, "/d", third, true, true);
+  remove_stale(target_, "/d", third, true, true, "");
   EXPECT_TRUE(present("/d", third));
   EXPECT_TRUE(present("/d", second));
   EXPECT_FALSE(present("/d", first)) << "superseded twice: stale";
-  remove_stale(target_, "/d", third, true, false);  // keep_previous off
+  remove_stale(target_, "/d", third, true, false, "");  // keep_previous off
   EXPECT_FALSE(present("/d", second));
   EXPECT_TRUE(present("/d", third));
 }
@@ -82,7 +82,7 @@ TEST_F(Sidecar, ALiveWritersGenerationStaysAndADeadWritersGoes) {
   const auto dead = dead_writer();
   mark_in_progress(target_, "/d", dead);
   const auto kept = written("/d");
-  remove_stale(target_, "/d", kept, true, true);
+  remove_stale(target_, "/d", kept, true, true, "");
   EXPECT_TRUE(fs::exists(folder("/d", live)));
   EXPECT_FALSE(fs::exists(folder("/d", dead)));
 }
@@ -92,12 +92,12 @@ TEST_F(Sidecar, APerDatasetCleanUpLeavesOtherDatasetsAlone) {
   const auto b_old = written("/a_b");
   const auto b = written("/a_b");
   const auto percent = written("/a%b");
-  remove_stale(target_, "/a_b", b, false, false);  // Append mode: this dataset only
+  remove_stale(target_, "/a_b", b, false, false, "");  // Append mode: this dataset only
   EXPECT_TRUE(present("/a", a));
   EXPECT_TRUE(present("/a%b", percent));
   EXPECT_TRUE(present("/a_b", b));
   EXPECT_FALSE(present("/a_b", b_old));
-  remove_stale(target_, "/a_b", b, true, false);  // Overwrite: the whole file is new
+  remove_stale(target_, "/a_b", b, true, false, "");  // Overwrite: the whole file is new
   EXPECT_FALSE(present("/a", a));
   EXPECT_FALSE(present("/a%b", percent));
   EXPECT_TRUE(present("/a_b", b));

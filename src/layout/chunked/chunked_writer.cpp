@@ -52,7 +52,7 @@ class ChunkedWriter final : public LayoutWriter {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto [part, in_chunk] = part_of(i);
         write_tile_bytes({&out, addresses[i], plan_.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part), progress,
-                         config_.threads, config_.task_size);
+                         config_);
       }
       return;
     }

@@ -1,18 +1,16 @@
-// Early reads (early_open.hpp): OpenDataset::from_tile_index and mapping_agrees, and the read
-// that runs beside the check.
+// Early reads (early_open.hpp): OpenDataset::from_tile_index and mapping_agrees, and the
+// protocol that runs a read beside the check.
 #include "layout/virtual/early_open.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "engine/thread_pool.hpp"
 #include "hdf5/describe.hpp"
@@ -68,7 +66,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
       source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
-      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true};
+      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true, options.direct_reads};
       early.sources_[i] = std::move(source);
       early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }
@@ -129,29 +127,55 @@ EarlyReadCounts& early_read_counts() {
   return counts;
 }
 
-std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out, int device,
-                                              unsigned threads, Progress& progress,
-                                              const std::function<OpenDataset()>& open) {
-  auto reading = std::async(std::launch::async, [&] { early.read_into(region, out, device, threads, &progress); });
-  const bool agree = early.mapping_agrees();
-  if (!agree) {
-    progress.stop();  // the early read is void: stop it at its next task
-  }
-  bool stands = agree;
+namespace {
+
+// Whether the read begun from `early` stands; once false, the read has stopped.
+bool stands(const OpenDataset& early, const EarlyRead& read) {
+  bool agree = false;
   try {
-    reading.get();
-  } catch (const IndexMismatch&) {
-    stands = false;  // a tile's file is not what the index says: read from the mapping
+    agree = early.mapping_agrees();
   } catch (...) {
-    if (agree) throw;  // a real failure (I/O error, cancelled by the caller)
-    // Otherwise the early read was stopped, or failed reading what the index wrongly names.
+    read.stop();
+    throw;
   }
-  if (stands) {
-    ++early_read_counts().kept;
-    return std::nullopt;
+  if (!agree) {
+    read.stop();  // the early read is void: stop it at its next step
+    return false;
   }
-  ++early_read_counts().redone;
-  return open();
+  try {
+    read.settle();
+  } catch (const IndexMismatch&) {
+    return false;  // a tile's file is not what the index says: read from the mapping
+  }
+  return true;
+}
+
+}  // namespace
+
+ReadableDataset open_for_read(const fs::path& path, const std::string& dataset, const OpenOptions& options,
+                              const std::function<EarlyRead(const OpenDataset&)>& start) {
+  ReadableDataset readable;
+  if (options.early_reads) {
+    if (auto early = OpenDataset::from_tile_index(path, dataset, options)) {
+      readable.early = std::make_unique<const OpenDataset>(std::move(*early));
+      std::optional<EarlyRead> read;
+      try {
+        read = start(*readable.early);
+      } catch (const InvalidArgument&) {
+        // Judged on the index: let the dataset as HDF5 opens it decide (and word the error).
+      }
+      if (read) {
+        if (stands(*readable.early, *read)) {
+          ++early_read_counts().kept;
+          return readable;
+        }
+        ++early_read_counts().redone;
+      }
+      readable.early.reset();
+    }
+  }
+  readable.opened.emplace(path, dataset, options);
+  return readable;
 }
 
 }  // namespace h5tile::detail

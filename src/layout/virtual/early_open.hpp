@@ -5,13 +5,15 @@
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include <h5tile/array.hpp>
 
-#include "engine/progress.hpp"
 #include "layout/open_dataset.hpp"
 
 namespace h5tile::detail {
@@ -30,12 +32,35 @@ struct EarlyReadCounts {
 };
 [[nodiscard]] EarlyReadCounts& early_read_counts();
 
-// Reads `region` of `early` (a dataset known from its tile index) into `out` on other threads,
-// while this one has HDF5 open the dataset and compare its mapping with the index
-// (OpenDataset::mapping_agrees). Returns nullopt when the read stands, or else the dataset as
-// `open` opens it, to read again from (errors of `open` are thrown once the early read stopped).
-[[nodiscard]] std::optional<OpenDataset> read_while_opening(const OpenDataset& early, const Box& region, std::byte* out,
-                                                            int device, unsigned threads, Progress& progress,
-                                                            const std::function<OpenDataset()>& open);
+// A read begun from a tile index (open_for_read's `start`).
+struct EarlyRead {
+  // Stops the read and returns once it has stopped: what it read is void, its errors are dropped.
+  std::function<void()> stop;
+  // Returns once what must end before the read is judged has ended (all of a whole read; none
+  // of a batched one, which reads on from the index), throwing what the read threw
+  // (IndexMismatch: a tile is not the file the index names).
+  std::function<void()> settle;
+};
+
+// What a read reads from once open_for_read has run: the dataset as its tile index knows it,
+// where the read begun from it stands (a batched read goes on from it), else the dataset as HDF5
+// opens it (to read from, or to read again from).
+struct ReadableDataset {
+  std::unique_ptr<const OpenDataset> early;
+  std::optional<OpenDataset> opened;
+};
+
+// The early-read protocol of every read (from_file, read_box, read_into, from_file_batched).
+// Where `options.early_reads` and `path` holds a usable tile index of `dataset`, `start(early)`
+// begins reading from the dataset the index describes, on other threads, while this thread has
+// HDF5 open the dataset and compare its mapping with the index (OpenDataset::mapping_agrees).
+// The read stands when they agree and `settle` found every tile to be the file the index names;
+// otherwise it is stopped and the dataset is opened through HDF5 (whose errors are thrown once
+// the read has stopped). A `start` that throws InvalidArgument (the request judged on the index
+// alone) leaves the judgement to the dataset as HDF5 opens it. Without a usable index the
+// dataset is opened through HDF5 at once.
+[[nodiscard]] ReadableDataset open_for_read(const std::filesystem::path& path, const std::string& dataset,
+                                            const OpenOptions& options,
+                                            const std::function<EarlyRead(const OpenDataset&)>& start);
 
 }  // namespace h5tile::detail

@@ -30,10 +30,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kInProgress = ".in-progress";
-// In a generation that a commit replaced and kept for readers that opened the file before.
+// In a generation that a commit replaced, kept for readers that opened the file before the commit.
 constexpr const char* kSuperseded = ".superseded";
-// In a generation, the exact name of the dataset it was written for (absent in generations
-// written before h5tile recorded it, when the tile folders of '/a%b' and '/a_b' were one).
+// In a generation, the exact name of the dataset it was written for (absent from generations in
+// a legacy folder, legacy_dataset_dir, which '/a%b' and '/a_b' share).
 constexpr const char* kOwner = ".dataset";
 // The longest dataset name read back from kOwner (HDF5 names may be longer: then unknown).
 constexpr std::size_t kMaxOwnerBytes = 65536;
@@ -229,11 +229,12 @@ bool is_real_folder(const fs::path& path) {
 
 // Whose generations a clean-up of one dataset's folder may remove: the dataset's own, and
 // those of datasets below it (a group that the dataset replaced). A generation that names no
-// owner (written before h5tile recorded it) goes only when the committed file maps none of its
-// files: under the old folder names '/a%b' and '/a_b' shared one folder.
+// owner goes only when the committed file maps none of its files: in a legacy folder
+// (legacy_dataset_dir) '/a%b' and '/a_b' share one.
 class Ownership {
  public:
-  Ownership(const fs::path& target, const std::string& dataset) : target_(target), dataset_(dataset) {}
+  Ownership(const fs::path& target, const std::string& dataset, const std::string& vds_prefix)
+      : target_(target), dataset_(dataset), vds_prefix_(vds_prefix) {}
 
   [[nodiscard]] bool removable(const fs::path& generation) {
     if (const auto owner = owner_of(generation)) {
@@ -244,7 +245,8 @@ class Ownership {
       mapped_.emplace();
       try {
         std::set<std::string> parents;
-        for (const auto& source : mapped_source_files(target_)) parents.insert(source.parent_path().string());
+        for (const auto& source : mapped_source_files(target_, vds_prefix_))
+          parents.insert(source.parent_path().string());
         for (const auto& parent : parents) mapped_->insert(canonical(parent));
       } catch (...) {
         scan_failed_ = true;  // unknown: keep every generation without an owner
@@ -274,6 +276,7 @@ class Ownership {
 
   const fs::path& target_;
   const std::string& dataset_;
+  const std::string& vds_prefix_;
   std::optional<std::set<std::string>> mapped_;  // folders of the committed file's sources
   bool scan_failed_ = false;
 };
@@ -336,7 +339,7 @@ void remove_empty_dirs(const fs::path& dir, const fs::path& stop) {
 }  // namespace
 
 void remove_stale(const fs::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file, bool keep_previous) noexcept {
+                  bool whole_file, bool keep_previous, const std::string& vds_prefix) noexcept {
   try {
     const auto sidecar = sidecar_dir(target);
     const auto ds_dir = sidecar / dataset_dir(dataset);
@@ -347,7 +350,7 @@ void remove_stale(const fs::path& target, const std::string& dataset, const std:
     if (whole_file) {
       prune(sidecar, keep, keep_previous, nullptr);
     } else {
-      Ownership ownership(target, dataset);
+      Ownership ownership(target, dataset, vds_prefix);
       if (real_folders_down(sidecar, dataset_dir(dataset))) {
         prune(ds_dir, keep, keep_previous, &ownership);
       }

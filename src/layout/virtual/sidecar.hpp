@@ -54,8 +54,8 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 // normalised path without its leading slash (`grp/x` for `/grp/x`, `a%b` for `/a%b`), so that
 // no two datasets share one.
 [[nodiscard]] std::filesystem::path dataset_dir(const std::string& dataset);
-// The folder that h5tile used before, with '%' replaced by '_' (`a_b` for `/a%b`, as for
-// `/a_b`): remove_stale still cleans it up, for files written then.
+// The legacy folder of a dataset's tiles, with '%' replaced by '_' (`a_b` for `/a%b`, as for
+// `/a_b`), as earlier versions of h5tile named it: remove_stale cleans it up too.
 [[nodiscard]] std::filesystem::path legacy_dataset_dir(const std::string& dataset);
 // The tile file, relative to the target's folder (as stored in the virtual dataset).
 [[nodiscard]] std::filesystem::path tile_relative(const std::filesystem::path& target, const std::string& dataset,
@@ -66,16 +66,17 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 // Removes what earlier writes left: with `whole_file` every generation in the sidecar but
 // `keep` (a generation folder, or empty for none); otherwise only the dataset's own generations
 // (and those of datasets below it), in its folder and in its legacy folder: a generation
-// records its dataset (`.dataset`), and one written before that is removed only when the
-// committed file maps none of its files.
+// records its dataset (`.dataset`), and one that does not is removed only when the committed
+// file maps none of its files.
 // Generations still being written by a live process are left alone; those of writers that
 // died on this host go. With `keep_previous`, a generation that this commit replaces stays
 // (marked `.superseded`) until the next commit, so that readers which opened the old file
 // before the rename (h5py among them) still find its tiles. Call under CommitLock. Removes
 // the sidecar when nothing is left in it. Never follows a symbolic link. Errors are ignored:
-// stale tiles are never mapped, so failing to remove one loses nothing.
+// stale tiles are never mapped, so failing to remove one loses nothing. `vds_prefix`
+// (HDF5_VDS_PREFIX, "" where unset) resolves the committed file's sources as HDF5 does.
 void remove_stale(const std::filesystem::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file, bool keep_previous) noexcept;
+                  bool whole_file, bool keep_previous, const std::string& vds_prefix) noexcept;
 
 // Makes the complete file at `temp` the target with one rename (after fsync of the file, and
 // followed by fsync of the folder, when `sync`): readers see the old file or the new one.

@@ -15,7 +15,8 @@
 
 namespace h5tile::detail {
 
-// The attributes of the index (the tile table predates the others; its rows gained the boxes).
+// The attributes of the index. Files with the tile table alone, or with rows without boxes, have
+// no usable index (reads wait for HDF5's open) but their tile tables are read.
 inline constexpr const char* kTileTableAttribute = "h5tile_tile_table";  // u64 rows, see TileIndex
 inline constexpr const char* kTileFilesAttribute = "h5tile_tile_files";  // fixed-length strings
 inline constexpr const char* kShapeAttribute = "h5tile_shape";           // u64 per axis
@@ -36,9 +37,9 @@ struct IndexedTile {
 };
 
 // Tile table rows: raw offset, file size, checksum, identity, then the tile's box (offset per
-// axis, extent per axis). Tables written before the identity column (3 columns before the box)
-// are still read for their checksums, but their tiles are opened with HDF5: a file's size alone
-// does not show it is the tile that was written.
+// axis, extent per axis). A table without the identity column (3 columns before the box) is read
+// for its checksums, but its tiles are opened with HDF5: a file's size alone does not show it is
+// the tile that was written.
 struct TileIndex {
   DType dtype;
   Shape shape;

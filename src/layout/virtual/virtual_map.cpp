@@ -88,7 +88,7 @@ std::optional<std::vector<VirtualEntry>> read_virtual_map(hid_t dcpl) {
   return entries;
 }
 
-fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
+fs::path resolve_source(const fs::path& vds_file, const std::string& name, const std::string& vds_prefix) {
   if (name == ".") {
     return vds_file;
   }
@@ -97,8 +97,8 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
     return source;
   }
   std::error_code ec;
-  if (const char* prefix = std::getenv("HDF5_VDS_PREFIX"); prefix != nullptr && *prefix != '\0') {
-    const auto candidate = fs::path(prefix) / source;
+  if (!vds_prefix.empty()) {
+    const auto candidate = fs::path(vds_prefix) / source;
     if (fs::exists(candidate, ec)) {
       return candidate;
     }
@@ -110,7 +110,7 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name) {
   return source;
 }
 
-std::vector<fs::path> mapped_source_files(const fs::path& file) {
+std::vector<fs::path> mapped_source_files(const fs::path& file, const std::string& vds_prefix) {
   const auto handle = open_file(file);
   const Hdf5Lock lock;
   std::vector<fs::path> sources;
@@ -121,7 +121,7 @@ std::vector<fs::path> mapped_source_files(const fs::path& file) {
     const std::size_t count = virtual_count(dcpl.get());
     for (std::size_t i = 0; i < count; ++i) {
       const auto source = unescape_source_name(virtual_file_name(dcpl.get(), i));
-      if (source) sources.push_back(resolve_source(file, *source));
+      if (source) sources.push_back(resolve_source(file, *source, vds_prefix));
     }
   }
   return sources;
@@ -138,10 +138,9 @@ fs::path first_candidate(const fs::path& folder, const std::string& name) {
 }
 
 std::vector<ResolvedSource> resolve_sources(const fs::path& vds_file, const std::vector<std::string>& names,
-                                            unsigned threads) {
+                                            unsigned threads, const std::string& vds_prefix) {
   std::vector<ResolvedSource> out(names.size());
-  const char* prefix = std::getenv("HDF5_VDS_PREFIX");
-  const bool prefixed = prefix != nullptr && *prefix != '\0';
+  const bool prefixed = !vds_prefix.empty();
   const auto folder = vds_file.parent_path();
   const auto workers = static_cast<unsigned>(std::min<std::size_t>(threads, 1 + names.size() / 64));
   parallel_for(names.size(), workers, [&](std::size_t i) {
@@ -155,7 +154,7 @@ std::vector<ResolvedSource> resolve_sources(const fs::path& vds_file, const std:
         return;
       }
     }
-    r.file = resolve_source(vds_file, name);  // the full search: prefix, links, working directory
+    r.file = resolve_source(vds_file, name, vds_prefix);  // the full search: prefix, links, working directory
     if (::lstat(r.file.c_str(), &st) == 0) {
       r.found = true;
       r.link = S_ISLNK(st.st_mode);

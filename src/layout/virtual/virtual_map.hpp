@@ -44,11 +44,14 @@ struct VirtualEntry {
 // Every source file that the virtual datasets of the HDF5 file `file` map, resolved as
 // resolve_source resolves them ("%b" names, which HDF5 expands per block, are left out).
 // Throws where the file or one of its datasets cannot be read.
-[[nodiscard]] std::vector<std::filesystem::path> mapped_source_files(const std::filesystem::path& file);
+[[nodiscard]] std::vector<std::filesystem::path> mapped_source_files(const std::filesystem::path& file,
+                                                                     const std::string& vds_prefix);
 
 // Where a source file name points, as HDF5 resolves it: "." is `vds_file`; a relative name
-// is tried beside `vds_file` (HDF5_VDS_PREFIX first when set), then from the working directory.
-[[nodiscard]] std::filesystem::path resolve_source(const std::filesystem::path& vds_file, const std::string& name);
+// is tried in `vds_prefix` (HDF5_VDS_PREFIX; "" where unset), beside `vds_file`, then from the
+// working directory.
+[[nodiscard]] std::filesystem::path resolve_source(const std::filesystem::path& vds_file, const std::string& name,
+                                                   const std::string& vds_prefix);
 
 // Where HDF5 first looks for source `name` when HDF5_VDS_PREFIX is unset: beside the virtual
 // dataset's file (in `folder`), or the name itself when it is absolute. Joined with one parse
@@ -67,7 +70,8 @@ struct ResolvedSource {
 // `vds_file` and is no link (names elsewhere take the full search). Thousands of tiles cost
 // one metadata lookup each, spread over `threads`.
 [[nodiscard]] std::vector<ResolvedSource> resolve_sources(const std::filesystem::path& vds_file,
-                                                          const std::vector<std::string>& names, unsigned threads);
+                                                          const std::vector<std::string>& names, unsigned threads,
+                                                          const std::string& vds_prefix);
 
 // The bytes of the distinct files among `sources` that exist.
 [[nodiscard]] std::uint64_t stored_bytes_of(const std::vector<ResolvedSource>& sources);

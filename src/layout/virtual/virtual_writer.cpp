@@ -58,13 +58,13 @@ class VirtualWriter final : public LayoutWriter {
     const auto path = plan_.target.parent_path() / tile_relative(plan_.target, plan_.dataset, generation, index);
     std::uint64_t offset = 0;
     {
-      auto file = create_file(path);
+      auto file = create_file(path, config_.alignment);
       offset = create_raw_dataset(file.get(), kTileDataset, plan_.dtype, tile.box.extent);
       file.close();
     }
     const PosixFile out(path, O_WRONLY);
     const RawDataset raw{&out, offset, tile.box.extent, plan_.dtype.size()};
-    write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_.threads, config_.task_size);
+    write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_);
     const auto bytes = tile.box.count() * plan_.dtype.size();
     const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
     std::uint64_t checksum = 0;
@@ -76,7 +76,7 @@ class VirtualWriter final : public LayoutWriter {
         out.sync();
         return;
       }
-      const PosixFile back(path, O_RDONLY);
+      const PosixFile back(path, O_RDONLY, config_.direct_reads);
       checksum = checksum_region(back, offset, bytes);
       identity = tile_identity(back, offset, bytes, file_size);
     });
