@@ -111,7 +111,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
-  const WriteCommit commit(target, name, options.mode, false);
+  WriteCommit commit(target, name, options.mode, false);
   try {
     std::uint64_t offset = 0;
     const bool embedded = info.shape.empty() || element_count(info.shape) == 0;
