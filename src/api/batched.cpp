@@ -17,6 +17,7 @@
 #include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/probe.hpp"
 #include "api/resolve.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
@@ -167,6 +168,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   state_ = std::make_unique<State>();
   auto& s = *state_;
   const auto opening = open_options(options);
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
   s.open = [path, dataset, opening] { return OpenDataset(path, dataset, opening); };
   s.threads = opening.threads;
   s.device = options.device;
