@@ -28,7 +28,15 @@ void probe(const std::string& what, const std::function<void()>& open) {
   // No thread may start in the child: the pool that the opening code's loops name (run there on
   // the calling thread alone) is made here, before the fork, if it is not yet (a read uses it).
   (void)default_pool();
-  const auto end = run_isolated(fork_outside_hdf5, open, std::chrono::duration<double>(limit));
+  const auto end = run_isolated(
+      fork_outside_hdf5,
+      [&] {
+        // Every loop of the opening code on this thread: the pool's workers are not in the child,
+        // and one of them may have held the pool's lock at the fork.
+        settings::set_threads(1);
+        open();
+      },
+      std::chrono::duration<double>(limit));
   if (end.finished) {
     return;
   }

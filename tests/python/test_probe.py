@@ -26,10 +26,11 @@ H5TILE = BUILD / "cli" / "h5tile"
 
 @pytest.fixture(autouse=True)
 def settings_restored():
-    probe, timeout = h5tile.settings.probe(), h5tile.settings.probe_timeout()
+    probe, timeout, threads = h5tile.settings.probe(), h5tile.settings.probe_timeout(), h5tile.settings.threads()
     yield
     h5tile.settings.set_probe(probe)
     h5tile.settings.set_probe_timeout(timeout)
+    h5tile.settings.set_threads(threads)
 
 
 def in_a_child(code, timeout=60, env=None):
@@ -150,6 +151,19 @@ def test_with_the_probe_good_files_read_as_h5py_reads_them_and_ordinary_errors_k
         h5tile.from_file(tmp_path / "v.h5", "/nothing", probe=True)
     with pytest.raises(h5tile.InvalidArgumentError, match="probe must be"):
         h5tile.from_file(tmp_path / "v.h5", "/data", probe="yes")
+
+
+def test_a_probe_of_a_virtual_dataset_of_many_tiles_opens_it_on_one_thread(tmp_path):
+    # More than 256 tiles: the opening code's loops would run on the pool, whose workers are
+    # not in the child (the probe runs them on its one thread).
+    a = random_array("int16", (600, 3), seed=5)
+    h5tile.to_file(a, tmp_path / "many.h5", "/data", ranks=300).wait()
+    h5tile.settings.set_threads(8)
+    assert same_bytes(h5tile.from_file(tmp_path / "many.h5", "/data", probe=True), a)
+    assert h5tile.describe(tmp_path / "many.h5", "/data", probe=True)["virtual_sources"] == 300
+    done = subprocess.run([str(H5TILE), "verify", f"{tmp_path / 'many.h5'}:/data"], capture_output=True, text=True,
+                          env=dict(os.environ, H5TILE_THREADS="8"), timeout=120)
+    assert done.returncode == 0 and done.stdout == "ok: /data\n", done.stdout
 
 
 def test_probes_from_many_threads_at_once_keep_the_process_whole(hdf5_decoders_fail, tmp_path):
