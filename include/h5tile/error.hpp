@@ -79,6 +79,15 @@ class NotHdf5File : public RuntimeError {
   using RuntimeError::RuntimeError;
 };
 
+/// HDF5 crashed (a signal) or did not finish within the time limit while a child process
+/// opened the file's metadata before this process would (settings::probe): the file is damaged
+/// in a way that HDF5 cannot handle, or its storage hangs. This process did not open it.
+/// (Python: h5tile.ProbeFailedError, a NotHdf5FileError.)
+class ProbeFailed : public NotHdf5File {
+ public:
+  using NotHdf5File::NotHdf5File;
+};
+
 /// A source file of a virtual dataset is missing, unreadable, or does not match its mapping.
 class VirtualSourceError : public RuntimeError {
  public:

@@ -111,12 +111,17 @@ struct VirtualSource {
 /// `read_all`, also reads every byte (HDF5 verifies stored checksums, such as
 /// fletcher32, as it reads). Returns one line per problem (empty: none found).
 /// Throws (FileNotFound, NotHdf5File, DatasetNotFound, ...) when the dataset itself cannot be opened.
+/// Where the `probe` setting is on, what it opens (the sources too) is opened in a child process
+/// first, and HDF5 crashing or hanging there throws ProbeFailed (so do list_datasets and
+/// list_virtual_sources, for what they open).
 [[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
                                               bool read_all = false, const ProgressCallback& progress = {});
 
-/// Describes `dataset` in `path` without reading its data.
-/// Throws FileNotFound, NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType.
-[[nodiscard]] DatasetInfo describe(const std::filesystem::path& path, const std::string& dataset);
+/// Describes `dataset` in `path` without reading its data. `probe`: open its metadata in a
+/// child process first (see settings::probe); nullopt: the `probe` setting.
+/// Throws FileNotFound, NotHdf5File (ProbeFailed), DatasetNotFound, NotADataset, UnsupportedType.
+[[nodiscard]] DatasetInfo describe(const std::filesystem::path& path, const std::string& dataset,
+                                   std::optional<bool> probe = std::nullopt);
 
 /// Reads the whole dataset into host memory, tiles in parallel, the tiling following the
 /// on-disk layout. Throws as describe(), and VirtualSourceError for a virtual dataset whose

@@ -80,6 +80,10 @@ struct ReadOptions {
   /// Before reading a virtual dataset h5tile wrote, check each tile's stored XXH64 checksum;
   /// a changed tile throws VirtualSourceError naming it. Costs one more pass over the bytes.
   bool verify_checksums = false;
+  /// Open the file's metadata in a child process first, with a time limit, so that HDF5
+  /// crashing or hanging on a damaged file throws ProbeFailed instead (untrusted files; see
+  /// settings::probe). nullopt: the `probe` setting.
+  std::optional<bool> probe{};
 };
 
 /// Options of `consolidate`.
@@ -94,6 +98,8 @@ struct ConsolidateOptions {
   /// Empty: one contiguous dataset. Otherwise a chunked dataset with this chunk shape (one
   /// positive length per axis), its chunks written whole, unfiltered.
   Shape chunk{};
+  /// Probe the input first, as in ReadOptions. nullopt: the `probe` setting.
+  std::optional<bool> probe{};
 };
 
 }  // namespace h5tile

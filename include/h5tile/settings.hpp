@@ -14,6 +14,8 @@
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
 /// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
 /// | host_pool_bytes | H5TILE_HOST_POOL | a quarter of physical memory (0 or off: none) |
+/// | probe        | H5TILE_PROBE      | 0 (1: open untrusted files' metadata in a child first) |
+/// | probe_timeout| H5TILE_PROBE_TIMEOUT | 60 seconds                |
 
 #include <cstddef>
 #include <cstdint>
@@ -63,6 +65,29 @@ void set_raw_io(bool on);
 /// are identical either way.
 [[nodiscard]] bool early_reads();
 void set_early_reads(bool on);
+
+/// Untrusted files: before HDF5 opens a file in this process, open its metadata in a child
+/// process (fork), with a time limit (probe_timeout): the dataset's header, type, space,
+/// layout and filters, its chunk index, a virtual dataset's mapping, tile index and the
+/// sources that the read opens with HDF5 (what the operation itself is about to open). HDF5
+/// 1.10 crashes or loops forever on some damaged files; a crash (a signal) or a child still
+/// running at the limit then throws ProbeFailed (a NotHdf5File), and this process never opens
+/// the file. Applies to from_file, read_box, read_into, read_tile, from_file_batched,
+/// consolidate (its input), describe, list_datasets, list_virtual_sources and verify; a per-call
+/// option (ReadOptions::probe, ConsolidateOptions::probe) overrides it. It cannot catch damage
+/// in the data itself (chunks decoded by filters), a file changed between the probe and the
+/// read, or HDF5 opens outside these calls (to_file in Append mode opens the existing file
+/// unprobed). Costs one fork and one more opening of the metadata per call (a few
+/// milliseconds for a small file; more for a process with much memory mapped, or a dataset
+/// with many sources).
+[[nodiscard]] bool probe();
+void set_probe(bool on);
+
+/// The longest a probe (see probe) may take, in seconds (more than 0, at most kMaxProbeTimeout).
+[[nodiscard]] double probe_timeout();
+void set_probe_timeout(double seconds);
+/// The longest probe_timeout allowed: one day.
+inline constexpr double kMaxProbeTimeout = 86400;
 
 /// Reads of data that is not in the page cache. Each large read copies what the page cache
 /// holds from it (asked with mincore(2), which reads nothing) and reads the rest with O_DIRECT

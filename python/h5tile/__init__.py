@@ -28,15 +28,15 @@ import numpy as np
 from . import _h5tile, settings
 from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
-                      NotHdf5FileError, OperationError, UnsupportedTypeError, VirtualSourceError,
+                      NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
                       cuda_device_count, last_device_io)
 
 __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
     "write_tile", "read_tile", "consolidate", "cuda_device_count", "last_device_io", "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
-    "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "VirtualSourceError",
-    "Hdf5Error", "IoError", "OperationError", "settings",
+    "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",
+    "VirtualSourceError", "Hdf5Error", "IoError", "OperationError", "settings",
 ]
 __version__: str = _h5tile.__version__  # from CMakeLists.txt, the one place it is written
 
@@ -252,7 +252,8 @@ def _device_of(device: Optional[int]) -> int:
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
               threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None,
-              allow_external_sources: bool = False, verify_checksums: bool = False, out: Any = None):
+              allow_external_sources: bool = False, verify_checksums: bool = False, out: Any = None,
+              probe: Optional[bool] = None):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
     Args:
@@ -268,17 +269,23 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
             paths elsewhere, ``..`` escapes); refused by default with VirtualSourceError.
         verify_checksums: check each tile's stored checksum first (virtual datasets h5tile
             wrote); a changed tile raises VirtualSourceError naming it.
+        probe: for untrusted files: open the file's metadata in a child process first, with a time
+            limit (``settings.probe_timeout()``), so that HDF5 crashing or hanging on a damaged
+            file raises ProbeFailedError instead of taking this process down. None: the
+            ``settings.probe()`` setting (``H5TILE_PROBE``). Costs a fork and one more opening of
+            the metadata; damage in the data itself is not caught.
 
     Raises:
-        NoSuchFileError (FileNotFoundError), NotHdf5FileError, DatasetNotFoundError / NotADatasetError (ValueError),
-        UnsupportedTypeError (TypeError), VirtualSourceError.
+        NoSuchFileError (FileNotFoundError), NotHdf5FileError (ProbeFailedError), DatasetNotFoundError /
+        NotADatasetError (ValueError), UnsupportedTypeError (TypeError), VirtualSourceError.
     """
     threads = _whole("threads", threads)
+    probe = _probe(probe)
     if out is None and device is not None:
-        out = _cupy_pool_array(path, dataset_name, device)
+        out = _cupy_pool_array(path, dataset_name, device, probe)
     if out is None:
         return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
-                                 allow_external_sources, verify_checksums)
+                                 allow_external_sources, verify_checksums, probe)
     flags = getattr(out, "flags", None)
     if flags is not None and not flags["C_CONTIGUOUS"]:
         raise InvalidArgumentError("out must be C-contiguous")
@@ -286,11 +293,17 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         raise InvalidArgumentError("out is read-only")
     core, opaque = _prepare(out)  # the core checks out's dtype and shape against the dataset
     _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
-                      allow_external_sources, verify_checksums)
+                      allow_external_sources, verify_checksums, probe)
     return out
 
 
-def _cupy_pool_array(path, dataset_name: str, device: int):
+def _probe(probe: Optional[bool]) -> Optional[bool]:
+    if probe is not None and not isinstance(probe, bool):
+        raise InvalidArgumentError(f"probe must be True, False or None (the setting), not {probe!r}")
+    return probe
+
+
+def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]):
     """An empty CuPy array for the dataset from CuPy's memory pool (which later reads reuse,
     where a fresh allocation per call costs about a tenth of the read), or None where CuPy is
     missing or the dtype is opaque (CuPy has no V<n>): the core then allocates."""
@@ -298,7 +311,7 @@ def _cupy_pool_array(path, dataset_name: str, device: int):
         import cupy
     except ImportError:
         return None
-    info = describe(path, dataset_name)
+    info = describe(path, dataset_name, probe=probe)
     if info["dtype"].startswith("V"):
         return None
     with cupy.cuda.Device(_device_of(device)):
@@ -307,15 +320,17 @@ def _cupy_pool_array(path, dataset_name: str, device: int):
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
-             verify_checksums: bool = False):
+             verify_checksums: bool = False, probe: Optional[bool] = None):
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
     return _h5tile.read_box(os.fspath(path), dataset_name, _wholes("offset", offset), _wholes("shape", shape),
-                            _device_of(device), _whole("threads", threads), allow_external_sources, verify_checksums)
+                            _device_of(device), _whole("threads", threads), allow_external_sources, verify_checksums,
+                            _probe(probe))
 
 
-def describe(path: "os.PathLike[str] | str", dataset_name: str) -> dict:
-    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset."""
-    return _h5tile.describe(os.fspath(path), dataset_name)
+def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:
+    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset
+    (``probe`` as in :func:`from_file`)."""
+    return _h5tile.describe(os.fspath(path), dataset_name, _probe(probe))
 
 
 def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
@@ -335,8 +350,8 @@ def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
 
 def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_size: Sequence[int], *,
                       device: Optional[int] = None, threads: int = 0,
-                      progress: Optional[Callable[[int, int], Optional[bool]]] = None
-                      ) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
+                      progress: Optional[Callable[[int, int], Optional[bool]]] = None,
+                      probe: Optional[bool] = None) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
     """Iterate over a dataset in blocks of at most ``chunk_size``: yields ``(block, offsets)``,
     low to high in row-major order, boundary blocks clipped (a length-5 axis with chunk 2 gives
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
@@ -347,13 +362,15 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     raises :class:`CancelledError`.
 
     Raises InvalidArgumentError (ValueError) at once for a ``chunk_size`` of the wrong length or
-    with an element <= 0.
+    with an element <= 0. ``probe`` as in :func:`from_file`.
     """
-    info = describe(path, dataset_name)
+    probe = _probe(probe)
+    info = describe(path, dataset_name, probe=probe)
     chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
     if progress is not None and not callable(progress):
         raise InvalidArgumentError(f"progress must be callable as progress(bytes_done, bytes_total), not {progress!r}")
-    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), _whole("threads", threads))
+    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), _whole("threads", threads),
+                               probe)
     if progress is None:
         return batched
     total = int(np.prod(info["shape"], dtype=np.uint64)) * np.dtype(info["dtype"]).itemsize
@@ -385,12 +402,14 @@ class _BatchedWithProgress:
 
 def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
                 threads: int = 0, sync: bool = True, keep_previous: bool = True,
-                progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> None:
+                progress: Optional[Callable[[int, int], Optional[bool]]] = None,
+                probe: Optional[bool] = None) -> None:
     """Copy a dataset (a virtual dataset and its tiles, or any other) into one self-contained
     contiguous dataset in ``path_out``, streamed in parallel blocks; the output appears only
-    when complete. ``keep_previous`` as in :func:`to_file`."""
+    when complete. ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as in
+    :func:`from_file`."""
     _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
-                        keep_previous, progress)
+                        keep_previous, progress, _probe(probe))
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
@@ -406,7 +425,9 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,
-              threads: int = 0):
+              threads: int = 0, probe: Optional[bool] = None):
     """Collective (MPI): every rank reads its share of the dataset, the split following the
-    on-disk layout. Returns ``(array, offset)``."""
-    return _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads))
+    on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
+    probes, for every rank, before any rank opens the file)."""
+    return _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads),
+                             _probe(probe))

@@ -14,6 +14,8 @@ staging_bytes  ``H5TILE_STAGING_BYTES`` 128 MiB (pinned host memory per GPU)
 host_pool_bytes ``H5TILE_HOST_POOL``    a quarter of physical memory (freed results kept for reuse; 0: none)
 raw_io         ``H5TILE_RAW_IO``        True (False: every byte through the HDF5 library)
 early_reads    ``H5TILE_EARLY_READS``   True (reads of virtual datasets start from h5tile's index)
+probe          ``H5TILE_PROBE``         False (True: untrusted files' metadata opened in a child first)
+probe_timeout  ``H5TILE_PROBE_TIMEOUT`` 60 (seconds that child may take)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
 =============  =======================  ===================================================
@@ -37,8 +39,9 @@ from ._h5tile import InvalidArgumentError
 
 __all__ = [
     "parse_size", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
-    "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io", "set_raw_io", "early_reads", "set_early_reads", "direct_io",
-    "set_direct_io", "gds", "set_gds",
+    "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
+    "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
+    "direct_io", "set_direct_io", "gds", "set_gds",
 ]
 
 Size = Union[int, str]
@@ -136,6 +139,32 @@ def early_reads() -> bool:
 
 def set_early_reads(on: bool) -> None:
     _h5tile.set_early_reads(bool(on))
+
+
+def probe() -> bool:
+    """Whether reads, ``describe`` and the checks open a file's metadata in a child process first
+    (untrusted files): HDF5 crashing or hanging on a damaged file then raises
+    :class:`h5tile.ProbeFailedError` instead of ending this process. Each call's ``probe=``
+    overrides it. It cannot catch damage in the data itself (chunks that filters decode), a file
+    changed between the probe and the read, or HDF5 opens by other calls (``to_file`` in append
+    mode); it costs one fork and one more opening of the metadata per call."""
+    return _h5tile.probe()
+
+
+def set_probe(on: bool) -> None:
+    _h5tile.set_probe(bool(on))
+
+
+def probe_timeout() -> float:
+    """Seconds that the child process of a probe may take before it is killed (ProbeFailedError)."""
+    return _h5tile.probe_timeout()
+
+
+def set_probe_timeout(seconds: float) -> None:
+    """Set the probe's time limit: seconds, above 0 and at most one day."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InvalidArgumentError(f"probe_timeout must be a number of seconds, not {seconds!r}")
+    _h5tile.set_probe_timeout(float(seconds))
 
 
 def direct_io() -> str:

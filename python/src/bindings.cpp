@@ -37,6 +37,7 @@ struct Exceptions {
   PyObject* file_not_found = nullptr;
   PyObject* file_exists = nullptr;
   PyObject* not_hdf5 = nullptr;
+  PyObject* probe_failed = nullptr;
   PyObject* virtual_source = nullptr;
   PyObject* hdf5 = nullptr;
   PyObject* io = nullptr;
@@ -76,6 +77,8 @@ void translate(const std::exception_ptr& p, void*) {
     PyErr_SetString(exceptions.file_not_found, e.what());
   } catch (const h5tile::FileExists& e) {
     PyErr_SetString(exceptions.file_exists, e.what());
+  } catch (const h5tile::ProbeFailed& e) {
+    PyErr_SetString(exceptions.probe_failed, e.what());
   } catch (const h5tile::NotHdf5File& e) {
     PyErr_SetString(exceptions.not_hdf5, e.what());
   } catch (const h5tile::VirtualSourceError& e) {
@@ -243,8 +246,8 @@ class PyCommunicator final : public h5tile::Communicator {
 class PyBatched {
  public:
   PyBatched(const std::filesystem::path& path, const std::string& dataset, h5tile::Shape chunk, int device,
-            unsigned threads)
-      : reader_(path, dataset, std::move(chunk), {.threads = threads, .device = device}) {}
+            unsigned threads, std::optional<bool> probe)
+      : reader_(path, dataset, std::move(chunk), {.threads = threads, .device = device, .probe = probe}) {}
   nb::object next() {
     std::optional<h5tile::Block> block;
     {
@@ -289,6 +292,9 @@ NB_MODULE(_h5tile, m) {
   exceptions.runtime = make_exception(m, "OperationError", {exceptions.error, base("RuntimeError")},
                                       "An operation failed at run time (a RuntimeError).");
   exceptions.not_hdf5 = make_exception(m, "NotHdf5FileError", {exceptions.runtime}, "The file is not HDF5.");
+  exceptions.probe_failed = make_exception(
+      m, "ProbeFailedError", {exceptions.not_hdf5},
+      "HDF5 crashed or did not finish opening the file's metadata in a child process (probe=True): a damaged file.");
   exceptions.virtual_source = make_exception(m, "VirtualSourceError", {exceptions.runtime},
                                              "A source of a virtual dataset is missing or does not match.");
   exceptions.hdf5 = make_exception(m, "Hdf5Error", {exceptions.runtime}, "An HDF5 library call failed.");
@@ -298,7 +304,7 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "consolidate",
       [](const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
-         unsigned threads, bool sync, bool keep_previous, nb::object progress) {
+         unsigned threads, bool sync, bool keep_previous, nb::object progress, std::optional<bool> probe) {
         auto callback = progress_of(std::move(progress));
         raising_callback_errors(callback.error, [&] {
           nb::gil_scoped_release release;
@@ -306,10 +312,12 @@ NB_MODULE(_h5tile, m) {
                               {.threads = threads,
                                .sync = sync,
                                .keep_previous = keep_previous,
-                               .progress = std::move(callback.callback)});
+                               .progress = std::move(callback.callback),
+                               .probe = probe});
         });
       },
-      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "progress"_a = nb::none());
+      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "progress"_a = nb::none(),
+      "probe"_a = nb::none());
   nb::register_exception_translator(translate);
 
   nb::class_<PyWriteHandle>(m, "_WriteHandle")
@@ -365,12 +373,13 @@ NB_MODULE(_h5tile, m) {
 
   m.def(
       "read_tile",
-      [](nb::object comm, const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads) {
+      [](nb::object comm, const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads,
+         std::optional<bool> probe) {
         PyCommunicator c(std::move(comm));
         std::optional<h5tile::ReadTile> tile;
         {
           nb::gil_scoped_release release;
-          tile.emplace(h5tile::read_tile(c, path, dataset, {.threads = threads, .device = device}));
+          tile.emplace(h5tile::read_tile(c, path, dataset, {.threads = threads, .device = device, .probe = probe}));
         }
         nb::tuple offset = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(tile->box.offset.size())));
         for (std::size_t i = 0; i < tile->box.offset.size(); ++i) {
@@ -378,7 +387,7 @@ NB_MODULE(_h5tile, m) {
         }
         return nb::make_tuple(to_python(std::move(tile->data)), offset);
       },
-      "comm"_a, "path"_a, "dataset"_a, "device"_a, "threads"_a);
+      "comm"_a, "path"_a, "dataset"_a, "device"_a, "threads"_a, "probe"_a = nb::none());
 
   m.def("fence", [] {
     nb::gil_scoped_release release;
@@ -388,7 +397,7 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "from_file",
       [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads,
-         nb::object progress, bool allow_external, bool verify_checksums) {
+         nb::object progress, bool allow_external, bool verify_checksums, std::optional<bool> probe) {
         auto callback = progress_of(std::move(progress));
         std::optional<h5tile::Array> a;
         raising_callback_errors(callback.error, [&] {
@@ -398,18 +407,19 @@ NB_MODULE(_h5tile, m) {
                                        .device = device,
                                        .progress = std::move(callback.callback),
                                        .allow_external_sources = allow_external,
-                                       .verify_checksums = verify_checksums}));
+                                       .verify_checksums = verify_checksums,
+                                       .probe = probe}));
         });
         return to_python(std::move(*a));
       },
       "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false,
-      "verify_checksums"_a = false);
+      "verify_checksums"_a = false, "probe"_a = nb::none());
 
   m.def(
       "read_into",
       [](nb::ndarray<> out, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
-         const h5tile::Shape& offset, unsigned threads, nb::object progress, bool allow_external,
-         bool verify_checksums) {
+         const h5tile::Shape& offset, unsigned threads, nb::object progress, bool allow_external, bool verify_checksums,
+         std::optional<bool> probe) {
         const auto v = view_of(out, opaque);
         auto callback = progress_of(std::move(progress));
         raising_callback_errors(callback.error, [&] {
@@ -418,16 +428,18 @@ NB_MODULE(_h5tile, m) {
                             {.threads = threads,
                              .progress = std::move(callback.callback),
                              .allow_external_sources = allow_external,
-                             .verify_checksums = verify_checksums});
+                             .verify_checksums = verify_checksums,
+                             .probe = probe});
         });
       },
       "out"_a, "path"_a, "dataset"_a, "opaque_size"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
-      "allow_external_sources"_a = false, "verify_checksums"_a = false);
+      "allow_external_sources"_a = false, "verify_checksums"_a = false, "probe"_a = nb::none());
 
   m.def(
       "read_box",
       [](const std::filesystem::path& path, const std::string& dataset, const h5tile::Shape& offset,
-         const h5tile::Shape& extent, int device, unsigned threads, bool allow_external, bool verify_checksums) {
+         const h5tile::Shape& extent, int device, unsigned threads, bool allow_external, bool verify_checksums,
+         std::optional<bool> probe) {
         std::optional<h5tile::Array> a;
         {
           nb::gil_scoped_release release;
@@ -435,20 +447,21 @@ NB_MODULE(_h5tile, m) {
                                      {.threads = threads,
                                       .device = device,
                                       .allow_external_sources = allow_external,
-                                      .verify_checksums = verify_checksums}));
+                                      .verify_checksums = verify_checksums,
+                                      .probe = probe}));
         }
         return to_python(std::move(*a));
       },
       "path"_a, "dataset"_a, "offset"_a, "extent"_a, "device"_a, "threads"_a, "allow_external_sources"_a = false,
-      "verify_checksums"_a = false);
+      "verify_checksums"_a = false, "probe"_a = nb::none());
 
   m.def(
       "describe",
-      [](const std::filesystem::path& path, const std::string& dataset) {
+      [](const std::filesystem::path& path, const std::string& dataset, std::optional<bool> probe) {
         h5tile::DatasetInfo info;
         {
           nb::gil_scoped_release release;
-          info = h5tile::describe(path, dataset);
+          info = h5tile::describe(path, dataset, probe);
         }
         nb::dict d;
         d["dtype"] = info.dtype.name();
@@ -459,11 +472,12 @@ NB_MODULE(_h5tile, m) {
         d["virtual_sources"] = info.virtual_sources;
         return d;
       },
-      "path"_a, "dataset"_a);
+      "path"_a, "dataset"_a, "probe"_a = nb::none());
 
   nb::class_<PyBatched>(m, "_Batched")
-      .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned>(), "path"_a,
-           "dataset"_a, "chunk_size"_a, "device"_a, "threads"_a)
+      .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned,
+                    std::optional<bool>>(),
+           "path"_a, "dataset"_a, "chunk_size"_a, "device"_a, "threads"_a, "probe"_a = nb::none())
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__", &PyBatched::next)
       .def("__len__", &PyBatched::count);

@@ -52,6 +52,10 @@ void bind_settings(nb::module_& m) {
   m.def("set_raw_io", &s::set_raw_io, "on"_a);
   m.def("early_reads", &s::early_reads);
   m.def("set_early_reads", &s::set_early_reads, "on"_a);
+  m.def("probe", &s::probe);
+  m.def("set_probe", &s::set_probe, "on"_a);
+  m.def("probe_timeout", &s::probe_timeout);
+  m.def("set_probe_timeout", &s::set_probe_timeout, "seconds"_a);
   m.def("direct_io", [] { return mode_name(s::direct_io()); });
   m.def(
       "set_direct_io", [](std::string_view mode) { s::set_direct_io(mode_from<s::DirectIo>("direct_io", mode)); },

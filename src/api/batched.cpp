@@ -14,6 +14,7 @@
 #include <h5tile/io.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/probe.hpp"
 #include "api/resolve.hpp"
 #include "engine/task.hpp"
 #include "hdf5/file.hpp"
@@ -164,6 +165,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   s.path = path;
   s.dataset = dataset;
   s.opening = open_options(options);
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, s.opening); });
   s.device = options.device;
   // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the
   // dataset here, and the blocks after them too where the mapping agrees with the index.

@@ -10,6 +10,7 @@
 #include <h5tile/io.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/probe.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/posix_file.hpp"
@@ -96,6 +97,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
   check_target(out, options.mode, name);
+  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, open_options(options)); });
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();
@@ -111,7 +113,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
-  const WriteCommit commit(target, name, write_config(options), false);
+  WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;
     const bool whole = untiled(info.shape);  // 0-d or empty: through HDF5 in one call

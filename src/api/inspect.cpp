@@ -9,6 +9,7 @@
 #include <fcntl.h>
 
 #include "api/pending_writes.hpp"
+#include "api/probe.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
@@ -29,6 +30,8 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 
 std::vector<std::string> list_datasets(const fs::path& path) {
   pending_writes().wait_for(path);
+  probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
+                  [&] { (void)dataset_paths(open_file(path).get()); });
   const auto file = open_file(path);
   auto names = dataset_paths(file.get());
   std::sort(names.begin(), names.end());
@@ -38,6 +41,7 @@ std::vector<std::string> list_datasets(const fs::path& path) {
 std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std::string& dataset) {
   pending_writes().wait_for(path);
   const auto name = normalize_dataset_name(dataset);
+  probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
   const auto file = open_file(path);
   const auto ds = open_dataset(file.get(), name, path);
   std::optional<std::vector<VirtualEntry>> entries;
@@ -193,12 +197,13 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
   if (total == 0) {
     return;
   }
+  const ReadOptions options{.probe = false};  // verify() probed it
   if (info.shape.empty()) {
-    (void)from_file(path, name);
+    (void)from_file(path, name, options);
     return;
   }
   std::uint64_t done = 0;
-  for (auto& b : from_file_batched(path, name, halved_to_fit(info.shape, es, kBlockBytes))) {
+  for (auto& b : from_file_batched(path, name, halved_to_fit(info.shape, es, kBlockBytes), options)) {
     done += b.data.nbytes();
     if (progress && !progress(done, total)) {
       throw Cancelled(fmt::format("verify of {} cancelled", where(path, name)));
@@ -208,10 +213,11 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
 
 }  // namespace
 
-std::vector<std::string> verify(const fs::path& path, const std::string& dataset, bool read_all,
-                                const ProgressCallback& progress) {
-  pending_writes().wait_for(path);
-  const auto name = normalize_dataset_name(dataset);
+namespace {
+
+// verify() without the probe: the metadata checks, then (with `read_all`) every byte read.
+std::vector<std::string> verify_dataset(const fs::path& path, const std::string& name, bool read_all,
+                                        const ProgressCallback& progress) {
   std::vector<std::string> problems;
   DatasetInfo info;
   {
@@ -237,6 +243,23 @@ std::vector<std::string> verify(const fs::path& path, const std::string& dataset
     }
   }
   return problems;
+}
+
+}  // namespace
+
+std::vector<std::string> verify(const fs::path& path, const std::string& dataset, bool read_all,
+                                const ProgressCallback& progress) {
+  pending_writes().wait_for(path);
+  const auto name = normalize_dataset_name(dataset);
+  // The probe opens what the checks open (every source of a virtual dataset), and what the read
+  // of every byte opens.
+  probe_if_wanted(std::nullopt, where(path, name), [&] {
+    (void)verify_dataset(path, name, false, {});
+    if (read_all) {
+      open_as_a_read_does(path, name, open_options(ReadOptions{}));
+    }
+  });
+  return verify_dataset(path, name, read_all, progress);
 }
 
 }  // namespace h5tile

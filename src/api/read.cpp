@@ -9,6 +9,7 @@
 #include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
+#include "api/probe.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
@@ -41,6 +42,7 @@ void open_and_read(const fs::path& path, const std::string& dataset, const ReadO
                    const TargetFor& target_for) {
   pending_writes().wait_for(path);
   const auto opening = open_options(options);
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
   const auto threads = opening.threads;
   std::optional<Progress> progress;
   std::optional<Task<void>> reading;
@@ -81,9 +83,10 @@ ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int devic
 
 }  // namespace
 
-DatasetInfo describe(const fs::path& path, const std::string& dataset) {
+DatasetInfo describe(const fs::path& path, const std::string& dataset, std::optional<bool> probe) {
   pending_writes().wait_for(path);
   // Metadata only: a virtual dataset's sources are not opened, so a damaged one is described.
+  probe_if_wanted(probe, where(path, dataset), [&] { (void)OpenDataset(path, dataset, describe_options()); });
   return OpenDataset(path, dataset, describe_options()).info();
 }
 
@@ -136,6 +139,11 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
   pending_writes().wait_for(path);
   std::optional<OpenDataset> opened;
   const auto opening = open_options(options);
+  // One probe for every rank (the ranks open the same metadata), before any rank opens it.
+  (void)on_root(comm, 0, [&] {
+    probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
+    return std::string();
+  });
   agree(comm, [&] { opened.emplace(path, dataset, opening); });
   // A virtual dataset with one source per rank: each rank reads its own source; otherwise
   // the dataset is split along its first axis.

@@ -20,6 +20,7 @@ enum class Kind : std::uint64_t {
   Io,
   Cancelled,
   Other,
+  ProbeFailed,
 };
 
 }  // namespace
@@ -76,6 +77,8 @@ std::string encode_error(const std::exception_ptr& error) {
     return pack(Kind::Missing, e.what());
   } catch (const FileExists& e) {
     return pack(Kind::Exists, e.what());
+  } catch (const ProbeFailed& e) {
+    return pack(Kind::ProbeFailed, e.what());
   } catch (const NotHdf5File& e) {
     return pack(Kind::NotHdf5, e.what());
   } catch (const Cancelled& e) {
@@ -111,6 +114,7 @@ void throw_encoded(const std::string& encoded) {
     case Kind::Missing: throw FileNotFound(message);
     case Kind::Exists: throw FileExists(message);
     case Kind::NotHdf5: throw NotHdf5File(message);
+    case Kind::ProbeFailed: throw ProbeFailed(message);
     case Kind::VirtualSource: throw VirtualSourceError(message);
     case Kind::Hdf5: throw Hdf5Error(message);
     case Kind::Io: throw IoError(message, err);

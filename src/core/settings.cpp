@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <cstdlib>
 #include <limits>
 #include <string_view>
@@ -130,6 +131,32 @@ std::atomic<std::uint64_t>& host_pool_value() {
   return value;
 }
 
+std::atomic<bool>& probe_value() {
+  static std::atomic<bool> value = from_env_flag("H5TILE_PROBE", false);
+  return value;
+}
+
+// A time limit in seconds: a number (a fraction allowed) above 0 and at most kMaxProbeTimeout.
+bool valid_timeout(double seconds) { return seconds > 0 && seconds <= kMaxProbeTimeout; }
+
+double timeout_from_env(const char* variable, double fallback) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const double value = std::strtod(text, &end);
+  if (end == text || *end != '\0' || errno != 0 || !valid_timeout(value)) {
+    throw InvalidArgument(fmt::format("environment variable {}='{}' must be a number of seconds above 0 and at most {}",
+                                      variable, text, kMaxProbeTimeout));
+  }
+  return value;
+}
+
+std::atomic<double>& probe_timeout_value() {
+  static std::atomic<double> value = timeout_from_env("H5TILE_PROBE_TIMEOUT", 60);
+  return value;
+}
+
 }  // namespace
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
@@ -144,6 +171,19 @@ void set_raw_io(bool on) { raw_io_value().store(on); }
 
 bool early_reads() { return early_reads_value().load(); }
 void set_early_reads(bool on) { early_reads_value().store(on); }
+
+bool probe() { return probe_value().load(); }
+void set_probe(bool on) { probe_value().store(on); }
+
+double probe_timeout() { return probe_timeout_value().load(); }
+void set_probe_timeout(double seconds) {
+  if (!valid_timeout(seconds)) {
+    throw InvalidArgument(
+        fmt::format("settings::set_probe_timeout: the time limit must be above 0 and at most {} seconds, got {}",
+                    kMaxProbeTimeout, seconds));
+  }
+  probe_timeout_value().store(seconds);
+}
 
 std::size_t staging_bytes() { return staging_value().load(); }
 void set_staging_bytes(std::size_t bytes) {

@@ -163,6 +163,13 @@ std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std
   return addresses;
 }
 
+std::uint64_t count_chunks(hid_t dataset) {
+  const Hdf5Lock lock;
+  hsize_t count = 0;
+  check(H5Dget_num_chunks(dataset, H5S_ALL, &count), "H5Dget_num_chunks");
+  return count;
+}
+
 std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memory_type) {
   const Hdf5Lock lock;
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));

@@ -45,6 +45,10 @@ void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size
 [[nodiscard]] std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset,
                                                                       const std::vector<Shape>& chunk_offsets);
 
+// The number of allocated chunks of a chunked dataset, counted by walking its whole chunk index
+// (HDF5 reads and decodes every node of it, as reads that look chunks up will).
+[[nodiscard]] std::uint64_t count_chunks(hid_t dataset);
+
 // A filter of a chunked dataset's pipeline, as its creation list gives it.
 struct StoredFilter {
   unsigned id = 0;

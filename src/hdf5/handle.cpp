@@ -1,7 +1,11 @@
 #include "hdf5/handle.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <new>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -63,6 +67,22 @@ Hdf5Lock::Hdf5Lock() : lock_(hdf5_mutex()) {
     return true;
   }();
   (void)silenced;
+}
+
+pid_t fork_outside_hdf5() {
+  auto& mutex = hdf5_mutex();
+  mutex.lock();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Its storage reused for a new, unlocked mutex ([basic.life]: the old one's destructor has
+    // no effect that anything depends on).
+    ::new (&mutex) std::recursive_mutex();
+    return 0;
+  }
+  const int err = errno;
+  mutex.unlock();
+  errno = err;
+  return pid;
 }
 
 Hdf5Failure take_hdf5_failure() {

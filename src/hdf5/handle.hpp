@@ -3,6 +3,8 @@
 // serialises every HDF5 call, and checking functions that turn failures into exceptions
 // carrying HDF5's innermost reason.
 
+#include <sys/types.h>
+
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -24,6 +26,16 @@ class Hdf5Lock {
  private:
   std::unique_lock<std::recursive_mutex> lock_;
 };
+
+// fork(2) while holding the HDF5 lock, for a child process that opens files with HDF5 (a
+// probe of an untrusted file). No thread of h5tile is then inside HDF5, so the child inherits
+// HDF5's state whole: a thread stopped half-way through an HDF5 call would leave its caches and
+// its own global lock as they were, and the child, having only the forking thread, could
+// deadlock or decode garbage. In the child the lock is made anew (the child's thread has
+// another id, so the recursive lock would not know it as its owner). Returns as fork does; the
+// child must end with _exit (it must not unwind into callers, nor close the parent's files).
+// Not safe where other code in the process calls HDF5 itself, outside this lock.
+[[nodiscard]] pid_t fork_outside_hdf5();
 
 template <herr_t (*Close)(hid_t)>
 class H5Handle {

@@ -1,6 +1,11 @@
 #include "layout/commit.hpp"
 
+#include <optional>
 #include <utility>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
 
 #include "engine/posix_file.hpp"
 #include "layout/file_writer.hpp"
@@ -34,18 +39,41 @@ WritableFile WriteCommit::start_main_file() const {
   return create_file(temp(), config_.alignment);
 }
 
-void WriteCommit::publish() const {
+void WriteCommit::publish() {
   const CommitLock lock(target_);
+  // Read while the target is still the file this commit replaces: the generations of writers
+  // killed after their own rename, before they cleared their mark, that it maps. They hold the
+  // tiles of that file (which readers may have open), not a dead writer's leftovers.
+  const auto replaced = dead_writers_mapped_by(target_, config_.vds_prefix);
   publish_file(temp(), target_, config_.sync);
+  published_ = true;
+  std::optional<IoError> unsynced;
+  if (config_.sync) {
+    try {
+      sync_directory(target_.parent_path());
+    } catch (const IoError& e) {
+      unsynced.emplace(fmt::format("'{}' is written and in place, but the rename may not survive a power loss: {}",
+                                   target_.string(), e.what()),
+                       e.error_number());
+    }
+  }
   if (with_tiles_) {
     clear_in_progress(target_, dataset_, generation_);
   }
+  // Where the rename may not be durable, the generation that the previous file maps is kept
+  // (superseded) whatever `keep_previous` says: a power loss could bring that file back.
   remove_stale(target_, dataset_, with_tiles_ ? generation_ : std::string(), config_.mode != Mode::Append,
-               config_.keep_previous, config_.vds_prefix);
+               config_.keep_previous || unsynced.has_value(), config_.vds_prefix, replaced);
   remove_dead_temps(target_);
+  if (unsynced) {
+    throw *unsynced;
+  }
 }
 
 void WriteCommit::abandon() const noexcept {
+  if (published_) {
+    return;  // the target is this write's file now: its generation is in use
+  }
   std::error_code ec;
   fs::remove(temp(), ec);
   if (with_tiles_) {

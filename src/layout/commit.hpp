@@ -36,13 +36,17 @@ class WriteCommit {
   // or in Append mode a copy of the target without `dataset`. Call close() on it once complete.
   [[nodiscard]] WritableFile start_main_file() const;
 
-  // Makes the new main file the target (one rename under the commit lock, after fdatasync when
-  // the config's `sync`), then clears the in-progress mark and removes what earlier writes left
-  // (see remove_stale; `keep_previous` keeps the generation just replaced for readers of the
-  // old file).
-  void publish() const;
+  // Makes the new main file the target (one rename under the commit lock, after fsync when
+  // the config's `sync`, and followed by fsync of its folder), then clears the in-progress mark and removes
+  // what earlier writes left (see remove_stale; the config's `keep_previous` keeps the generation just
+  // replaced for readers of the old file). A failure of the folder's fsync, after the rename,
+  // is thrown once the clean-up is done (keeping the replaced generation as with
+  // `keep_previous`): the write is in place then, and its generation is never removed.
+  void publish();
 
-  // Removes everything this write made (its temporary main file and its generation's tiles).
+  // Removes everything this write made (its temporary main file and its generation's tiles),
+  // unless publish() renamed the new file over the target: then that file maps the generation,
+  // and nothing is removed.
   void abandon() const noexcept;
 
  private:
@@ -51,6 +55,7 @@ class WriteCommit {
   WriteConfig config_;
   bool with_tiles_;
   std::string generation_;
+  bool published_ = false;  // the rename is done: the target maps this generation
 };
 
 }  // namespace h5tile::detail

@@ -256,6 +256,17 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   });
 }
 
+void OpenDataset::walk_chunk_indexes() const {
+  for (const auto& source : sources_) {
+    const ThroughHdf5* hdf5 = std::get_if<ThroughHdf5>(&source->access);
+    if (const auto* chunks = std::get_if<RawChunks>(&source->access)) hdf5 = &chunks->hdf5;
+    if (const auto* filtered = std::get_if<FilteredChunks>(&source->access)) hdf5 = &filtered->hdf5;
+    if (hdf5 != nullptr && !source->chunk.empty()) {
+      (void)count_chunks(hdf5->dataset.get());
+    }
+  }
+}
+
 std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dataset, hid_t memory_type) {
   auto source = std::make_unique<Source>();
   source->file = file;

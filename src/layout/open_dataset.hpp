@@ -114,6 +114,9 @@ class OpenDataset {
   // Reads `region` into `out`, row-major memory of region.extent elements in host memory
   // (device < 0) or in the memory of CUDA device `device`.
   void read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress = nullptr) const;
+  // Walks the whole chunk index of every chunked source opened with HDF5, as reads that look
+  // chunks up will (for a probe of the metadata that a read touches: api/probe.hpp).
+  void walk_chunk_indexes() const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 

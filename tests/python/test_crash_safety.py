@@ -1,15 +1,20 @@
 """Real processes killed (kill -9) in the middle of a write, and two writers at once: the
 previous file stays readable and unchanged, the next write cleans up, never a mix."""
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import time
 
 import h5py
 import numpy as np
 import pytest
 
-from conftest import random_array
+from conftest import BUILD, random_array
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
 
 
 def start_write(tool, array, path, layout):
@@ -89,3 +94,137 @@ def test_two_writers_at_once_leave_one_complete_file(tool, tmp_path):
     final = read(out)
     assert np.array_equal(final, a) or np.array_equal(final, b)
     assert h5py.File(out, "r")["data"].is_virtual
+
+
+def generations(out, dataset="data"):
+    folder = out.parent / (out.name + ".tiles") / dataset
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def published_then_killed(tool, array, out):
+    """The state that a writer killed after its commit's rename leaves (in the fsync of the
+    folder, or before it unlinks its generation's in-progress mark): the file is the new one, its
+    generation still marked in progress, its writer gone. Made by a real write in another
+    process (gone once it returns), whose mark is then put back."""
+    tool.write(array, out, ranks=3)
+    [generation] = [g for g in generations(out) if not (g / ".superseded").exists()]
+    (generation / ".in-progress").touch()
+    return generation
+
+
+def a_dead_writers_unpublished_generation(generation):
+    """A copy of `generation` under another name of the same dead writer: a generation that
+    was being written when its writer died, before any rename, so that no file maps it."""
+    random_part, rest = generation.name.split("-", 1)
+    copy = generation.parent / f"{int(random_part, 16) ^ 1:016x}-{rest}"
+    shutil.copytree(generation, copy)
+    return copy
+
+
+def test_a_generation_published_by_a_killed_writer_is_kept_for_the_readers_of_its_file(tool, tmp_path):
+    out = tmp_path / "out.h5"
+    old = random_array("float32", (300, 200), seed=1)
+    new = random_array("float32", (300, 200), seed=2)
+    published = published_then_killed(tool, old, out)
+    unpublished = a_dead_writers_unpublished_generation(published)
+    with h5py.File(out, "r") as f:
+        dset = f["data"]  # opened before the next write; HDF5 opens the tile files lazily
+        h5tile.to_file(new, out, "/data", ranks=2).wait()
+        # The file that the killed writer published is the one the next write replaced: its
+        # tiles are kept for its readers, as for any replaced file (before: removed as a dead
+        # writer's leftovers, and h5py read zeros).
+        assert dset[...].tobytes() == old.tobytes()
+    assert h5tile.from_file(out, "/data").tobytes() == new.tobytes()
+    assert published.exists() and (published / ".superseded").exists()
+    assert not (published / ".in-progress").exists()
+    assert not unpublished.exists()  # mapped by no file: a dead writer's leftovers, removed
+    h5tile.to_file(old, out, "/data", ranks=2).wait()  # the next write removes what it superseded
+    assert not published.exists() and len(generations(out)) == 2
+    assert read(out).tobytes() == old.tobytes()
+
+
+def test_a_generation_published_by_a_killed_writer_is_replaced_like_any_other(tool, tmp_path):
+    out = tmp_path / "out.h5"
+    old = random_array("int16", (64, 48), seed=3)
+    published = published_then_killed(tool, old, out)
+    # keep_previous=False removes the replaced generation at once, whoever wrote it.
+    h5tile.to_file(old * 2, out, "/data", ranks=2, keep_previous=False).wait()
+    assert not published.exists() and len(generations(out)) == 1
+    # Appending another dataset leaves /data's tiles as they are: the file still maps them.
+    published = published_then_killed(tool, old, out)
+    h5tile.to_file(old * 3, out, "/other", ranks=2, mode="a").wait()
+    assert np.array_equal(read(out), old) and published.exists()
+    assert np.array_equal(h5tile.from_file(out, "/data"), old)
+    # Replacing /data in append mode then keeps them as superseded, as an overwrite does.
+    with h5py.File(out, "r", locking=False) as f:  # append mode opens the file to copy it
+        dset = f["data"]
+        h5tile.to_file(old * 4, out, "/data", ranks=2, mode="a").wait()
+        assert np.array_equal(dset[...], old)
+    assert (published / ".superseded").exists()
+    assert np.array_equal(h5tile.from_file(out, "/data"), old * 4)
+    assert np.array_equal(h5tile.from_file(out, "/other"), old * 3)
+
+
+def strace_works():
+    try:
+        return subprocess.run(["strace", "-qq", "-o", os.devnull, "true"], capture_output=True).returncode == 0
+    except FileNotFoundError:
+        return False
+
+
+def write_under_strace(tool, array, out, tmp_path, *strace_args):
+    """A write of `array` to `out` by another process run under strace (which kills it, or fails
+    a system call, as `strace_args` say); its return code and its output."""
+    if not strace_works():
+        pytest.skip("strace is missing or cannot trace here (no ptrace)")
+    raw = tmp_path / "in.raw"
+    raw.write_bytes(array.tobytes())
+    shape = ",".join(map(str, array.shape))
+    proc = subprocess.run(["strace", "-f", "-qq", "-o", os.devnull, *strace_args, str(tool.path), "write", str(raw),
+                           array.dtype.name, shape, str(out), "/data", "virtual", "3", "overwrite"],
+                          capture_output=True, text=True, timeout=120)
+    raw.unlink()
+    return proc.returncode, proc.stdout
+
+
+@pytest.mark.parametrize("at", ["fsync of the folder", "unlink of the mark"])
+def test_a_writer_killed_right_after_its_rename_leaves_a_file_that_the_next_write_keeps_for_readers(
+        tool, tmp_path, at):
+    out = tmp_path / "out.h5"
+    old = random_array("float64", (120, 50), seed=4)
+    new = random_array("float64", (120, 50), seed=5)
+    tool.write(old, out)
+    if at == "fsync of the folder":  # only the fsync of the target's folder, after the rename
+        kill = ["-P", str(tmp_path), "-e", "trace=fsync", "-e", "inject=fsync:signal=KILL"]
+    else:  # the first unlink of the write: its in-progress mark, after the rename
+        kill = ["-e", "trace=unlink,unlinkat", "-e", "inject=unlink,unlinkat:signal=KILL:when=1"]
+    code, _ = write_under_strace(tool, new, out, tmp_path, *kill)
+    assert code == -signal.SIGKILL
+    # Killed after the rename: the file is the new one, its generation still marked in progress.
+    assert read(out).tobytes() == new.tobytes()
+    [marked] = [g for g in generations(out) if (g / ".in-progress").exists()]
+    with h5py.File(out, "r") as f:
+        dset = f["data"]
+        h5tile.to_file(old, out, "/data", ranks=2).wait()
+        assert dset[...].tobytes() == new.tobytes()  # before: zeros (its tiles were removed)
+    assert (marked / ".superseded").exists() and not (marked / ".in-progress").exists()
+    assert read(out).tobytes() == old.tobytes()
+
+
+def test_a_failed_fsync_of_the_folder_after_the_rename_leaves_the_new_file_whole(tool, tmp_path):
+    out = tmp_path / "out.h5"
+    old = random_array("int32", (100, 30), seed=6)
+    new = random_array("int32", (100, 30), seed=7)
+    tool.write(old, out)
+    code, stdout = write_under_strace(tool, new, out, tmp_path, "-P", str(tmp_path), "-e", "trace=fsync", "-e",
+                                      "inject=fsync:error=EIO")
+    # The write reports the failure (the rename may not survive a power loss), but its file is in
+    # place, and whole: before, the failed write removed the tiles that the new file maps.
+    assert code == 1
+    assert read(out).tobytes() == new.tobytes()
+    assert "may not survive a power loss" in stdout and "Input/output error" in stdout
+    verify = subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", f"{out}:/data"], capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout
+    assert not any((g / ".in-progress").exists() for g in generations(out))
+    h5tile.to_file(old, out, "/data", ranks=2).wait()  # later writes clean up as usual
+    assert read(out).tobytes() == old.tobytes() and len(generations(out)) == 2

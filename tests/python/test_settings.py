@@ -17,8 +17,8 @@ from h5tile import settings  # noqa: E402
 @pytest.fixture()
 def restore():
     """Puts every setting back after the test."""
-    names = ["threads", "task_size", "alignment", "staging_bytes", "host_pool_bytes", "raw_io", "early_reads", "direct_io",
-             "gds"]
+    names = ["threads", "task_size", "alignment", "staging_bytes", "host_pool_bytes", "raw_io", "early_reads", "probe",
+             "probe_timeout", "direct_io", "gds"]
     before = {n: getattr(settings, n)() for n in names}
     yield
     for n, v in before.items():
@@ -41,7 +41,9 @@ def test_every_setting_reads_back_what_was_set(restore):
     for off in (0, "0", "off"):
         settings.set_host_pool_bytes(off)
         assert settings.host_pool_bytes() == 0
-    for flag in ("raw_io", "early_reads"):
+    settings.set_probe_timeout(0.25)
+    assert settings.probe_timeout() == 0.25
+    for flag in ("raw_io", "early_reads", "probe"):
         getattr(settings, "set_" + flag)(False)
         assert getattr(settings, flag)() is False
         getattr(settings, "set_" + flag)(True)

@@ -95,6 +95,9 @@ TEST(Settings, RejectInvalidValues) {
   }
   EXPECT_THROW(settings::set_alignment(3000), InvalidArgument);
   EXPECT_THROW(settings::set_task_size(0), InvalidArgument);
+  EXPECT_THROW(settings::set_probe_timeout(0), InvalidArgument);
+  EXPECT_THROW(settings::set_probe_timeout(settings::kMaxProbeTimeout * 2), InvalidArgument);
+  EXPECT_THROW(settings::set_probe_timeout(std::numeric_limits<double>::quiet_NaN()), InvalidArgument);
   const auto old = settings::task_size();
   settings::set_task_size(12345);
   EXPECT_EQ(settings::task_size(), 12345U);

@@ -1,12 +1,13 @@
 // The sidecar's pure rules on real folders: which generations a commit's clean-up removes
 // (stale ones, a dead writer's), which it keeps (the one it commits, a live writer's, the one it
-// replaces until the next commit, another dataset's), and the folder check that keeps virtual
-// sources inside the folder of their file.
+// replaces until the next commit, a dead writer's that the replaced file maps, another dataset's), and the folder check
+// that keeps virtual sources inside the folder of their file.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -85,6 +86,43 @@ TEST_F(Sidecar, ALiveWritersGenerationStaysAndADeadWritersGoes) {
   remove_stale(target_, "/d", kept, true, true, "");
   EXPECT_TRUE(fs::exists(folder("/d", live)));
   EXPECT_FALSE(fs::exists(folder("/d", dead)));
+}
+
+TEST_F(Sidecar, ADeadWritersGenerationThatTheReplacedFileMapsIsSupersededNotRemoved) {
+  // Its writer died after its rename, before it cleared its mark: the replaced file maps it.
+  const auto published = dead_writer();
+  mark_in_progress(target_, "/d", published);
+  std::ofstream(folder("/d", published) / "tile-00000.h5") << "tile";
+  const auto unpublished = dead_writer();  // died before its rename
+  mark_in_progress(target_, "/d", unpublished);
+  std::ofstream(folder("/d", unpublished) / "tile-00000.h5") << "tile";
+  const auto kept = written("/d");
+  remove_stale(target_, "/d", kept, true, true, "", {published});
+  EXPECT_TRUE(present("/d", published)) << "readers of the replaced file still need it";
+  EXPECT_TRUE(fs::exists(folder("/d", published) / ".superseded"));
+  EXPECT_FALSE(fs::exists(folder("/d", published) / ".in-progress"));
+  EXPECT_FALSE(fs::exists(folder("/d", unpublished)));
+  const auto next = written("/d");
+  remove_stale(target_, "/d", next, true, true, "");
+  EXPECT_FALSE(fs::exists(folder("/d", published))) << "superseded twice: stale";
+  // keep_previous off: removed at once, as any replaced generation.
+  const auto again = dead_writer();
+  mark_in_progress(target_, "/d", again);
+  remove_stale(target_, "/d", written("/d"), false, false, "", {again});
+  EXPECT_FALSE(fs::exists(folder("/d", again)));
+}
+
+TEST_F(Sidecar, WhatTheTargetMapsIsReadOnlyWhereADeadWritersMarkRemains) {
+  const auto dead = dead_writer();
+  mark_in_progress(target_, "/d", dead);
+  EXPECT_TRUE(dead_writers_mapped_by(target_, "").empty()) << "no target: nothing maps it";
+  std::ofstream(target_) << "not an HDF5 file";
+  EXPECT_EQ(dead_writers_mapped_by(target_, ""), std::set<std::string>{dead}) << "unknown: kept one commit longer";
+  clear_in_progress(target_, "/d", dead);
+  EXPECT_TRUE(dead_writers_mapped_by(target_, "").empty()) << "no mark: the target is not read";
+  const auto live = new_generation();
+  mark_in_progress(target_, "/d", live);
+  EXPECT_TRUE(dead_writers_mapped_by(target_, "").empty()) << "a live writer's mark is its own business";
 }
 
 TEST_F(Sidecar, APerDatasetCleanUpLeavesOtherDatasetsAlone) {

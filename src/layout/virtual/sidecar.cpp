@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -206,9 +207,6 @@ void publish_file(const fs::path& temp, const fs::path& target, bool sync) {
     }
   }
   fs::rename(temp, target);
-  if (sync) {
-    sync_directory(target.parent_path());
-  }
 }
 
 namespace {
@@ -225,6 +223,11 @@ bool is_generation_name(const std::string& name) {
 bool is_real_folder(const fs::path& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string canonical_path(const fs::path& path) {
+  std::error_code ec;
+  return fs::weakly_canonical(fs::absolute(path), ec).string();
 }
 
 // Whose generations a clean-up of one dataset's folder may remove: the dataset's own, and
@@ -247,20 +250,15 @@ class Ownership {
         std::set<std::string> parents;
         for (const auto& source : mapped_source_files(target_, vds_prefix_))
           parents.insert(source.parent_path().string());
-        for (const auto& parent : parents) mapped_->insert(canonical(parent));
+        for (const auto& parent : parents) mapped_->insert(canonical_path(parent));
       } catch (...) {
         scan_failed_ = true;  // unknown: keep every generation without an owner
       }
     }
-    return !scan_failed_ && !mapped_->contains(canonical(generation));
+    return !scan_failed_ && !mapped_->contains(canonical_path(generation));
   }
 
  private:
-  static std::string canonical(const fs::path& path) {
-    std::error_code ec;
-    return fs::weakly_canonical(fs::absolute(path), ec).string();
-  }
-
   // The dataset named in the generation's kOwner, or nullopt when it has none (or an empty or
   // unreadable one: a writer killed before it wrote the name).
   static std::optional<std::string> owner_of(const fs::path& generation) {
@@ -284,8 +282,10 @@ class Ownership {
 // Removes what is stale under `dir` (a dataset's folder, or a folder of dataset folders):
 // every generation but `keep`, except a live writer's, another dataset's (with `ownership`,
 // for the clean-up of one dataset), and, with `keep_previous`, those that this commit
-// supersedes (marked, and removed by the next commit). Never follows a link.
-void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Ownership* ownership) {
+// supersedes (marked, and removed by the next commit), among them a dead writer's that the
+// replaced file maps (in `mapped_by_replaced`). Never follows a link.
+void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Ownership* ownership,
+           const std::set<std::string>& mapped_by_replaced) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const auto& p = entry.path();
@@ -298,7 +298,7 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
     }
     const auto name = p.filename().string();
     if (!is_generation_name(name)) {
-      prune(p, keep, keep_previous, ownership);  // a folder of a dataset or of a group
+      prune(p, keep, keep_previous, ownership, mapped_by_replaced);  // a folder of a dataset or of a group
       continue;
     }
     if (ownership != nullptr && !ownership->removable(p)) {
@@ -309,7 +309,15 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
       if (writer_alive(name)) {
         continue;  // a live writer's generation
       }
-    } else if (keep_previous && !fs::exists(p / kSuperseded, exists_ec)) {
+      if (!mapped_by_replaced.contains(name)) {
+        fs::remove_all(p, ec);  // its writer died before its rename: no file maps it
+        continue;
+      }
+      // Its writer died after its rename: the file this commit replaces maps it. It is
+      // superseded (or removed) as any replaced generation is.
+      fs::remove(p / kInProgress, ec);
+    }
+    if (keep_previous && !fs::exists(p / kSuperseded, exists_ec)) {
       const PosixFile marker(p / kSuperseded, O_WRONLY | O_CREAT | O_NOFOLLOW);
       continue;
     }
@@ -339,7 +347,8 @@ void remove_empty_dirs(const fs::path& dir, const fs::path& stop) {
 }  // namespace
 
 void remove_stale(const fs::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file, bool keep_previous, const std::string& vds_prefix) noexcept {
+                  bool whole_file, bool keep_previous, const std::string& vds_prefix,
+                  const std::set<std::string>& mapped_by_replaced) noexcept {
   try {
     const auto sidecar = sidecar_dir(target);
     const auto ds_dir = sidecar / dataset_dir(dataset);
@@ -348,16 +357,16 @@ void remove_stale(const fs::path& target, const std::string& dataset, const std:
       return;  // none, or a link that h5tile did not make: never clean up through it
     }
     if (whole_file) {
-      prune(sidecar, keep, keep_previous, nullptr);
+      prune(sidecar, keep, keep_previous, nullptr, mapped_by_replaced);
     } else {
       Ownership ownership(target, dataset, vds_prefix);
       if (real_folders_down(sidecar, dataset_dir(dataset))) {
-        prune(ds_dir, keep, keep_previous, &ownership);
+        prune(ds_dir, keep, keep_previous, &ownership, mapped_by_replaced);
       }
       // The folder that h5tile used for the dataset before its names were exact.
       const auto legacy = legacy_dataset_dir(dataset);
       if (legacy != dataset_dir(dataset) && real_folders_down(sidecar, legacy)) {
-        prune(sidecar / legacy, keep, keep_previous, &ownership);
+        prune(sidecar / legacy, keep, keep_previous, &ownership, mapped_by_replaced);
         remove_empty_dirs(sidecar / legacy, sidecar);
       }
     }
@@ -365,6 +374,58 @@ void remove_stale(const fs::path& target, const std::string& dataset, const std:
   } catch (...) {
     // Best effort: see the header.
   }
+}
+
+namespace {
+
+// The generation folders under `dir` (a folder of the sidecar) still marked in progress whose
+// writer died on this host, found through real folders only.
+void find_dead_marked(const fs::path& dir, std::vector<fs::path>& found) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const auto& p = entry.path();
+    if (!is_real_folder(p)) {
+      continue;
+    }
+    const auto name = p.filename().string();
+    if (!is_generation_name(name)) {
+      find_dead_marked(p, found);
+    } else if (std::error_code exists_ec; fs::exists(p / kInProgress, exists_ec) && !writer_alive(name)) {
+      found.push_back(p);
+    }
+  }
+}
+
+}  // namespace
+
+std::set<std::string> dead_writers_mapped_by(const fs::path& target, const std::string& vds_prefix) noexcept {
+  std::set<std::string> names;
+  try {
+    const auto sidecar = sidecar_dir(target);
+    std::vector<fs::path> dead;
+    if (is_real_folder(sidecar)) {
+      find_dead_marked(sidecar, dead);
+    }
+    std::error_code ec;
+    if (dead.empty() || !fs::exists(target, ec)) {
+      return names;  // none; or no file that could map one
+    }
+    std::set<std::string> mapped;  // the folders of the target's sources
+    try {
+      for (const auto& source : mapped_source_files(target, vds_prefix)) {
+        mapped.insert(canonical_path(source.parent_path()));
+      }
+    } catch (...) {
+      for (const auto& p : dead) names.insert(p.filename().string());  // unknown: keep them all
+      return names;
+    }
+    for (const auto& p : dead) {
+      if (mapped.contains(canonical_path(p))) names.insert(p.filename().string());
+    }
+  } catch (...) {
+    // Out of memory: nothing known to be mapped (as before this check existed).
+  }
+  return names;
 }
 
 void remove_empty_folders(const fs::path& target, const std::string& dataset) noexcept {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string>
 
 namespace h5tile::detail {
@@ -69,17 +70,31 @@ void remove_dead_temps(const std::filesystem::path& target) noexcept;
 // records its dataset (`.dataset`), and one that does not is removed only when the committed
 // file maps none of its files.
 // Generations still being written by a live process are left alone; those of writers that
-// died on this host go. With `keep_previous`, a generation that this commit replaces stays
-// (marked `.superseded`) until the next commit, so that readers which opened the old file
-// before the rename (h5py among them) still find its tiles. Call under CommitLock. Removes
-// the sidecar when nothing is left in it. Never follows a symbolic link. Errors are ignored:
-// stale tiles are never mapped, so failing to remove one loses nothing. `vds_prefix`
-// (HDF5_VDS_PREFIX, "" where unset) resolves the committed file's sources as HDF5 does.
+// died on this host go, unless named in `mapped_by_replaced` (dead_writers_mapped_by): those
+// are treated as the generation this commit replaces. With `keep_previous`, a generation that
+// this commit replaces stays (marked `.superseded`) until the next commit, so that readers
+// which opened the old file before the rename (h5py among them) still find its tiles. Call
+// under CommitLock. Removes the sidecar when nothing is left in it. Never follows a symbolic
+// link. Errors are ignored: stale tiles are never mapped, so failing to remove one loses nothing.
+// `vds_prefix` (HDF5_VDS_PREFIX, "" where unset) resolves the committed file's sources as HDF5 does.
 void remove_stale(const std::filesystem::path& target, const std::string& dataset, const std::string& keep_generation,
-                  bool whole_file, bool keep_previous, const std::string& vds_prefix) noexcept;
+                  bool whole_file, bool keep_previous, const std::string& vds_prefix,
+                  const std::set<std::string>& mapped_by_replaced = {}) noexcept;
 
-// Makes the complete file at `temp` the target with one rename (after fsync of the file, and
-// followed by fsync of the folder, when `sync`): readers see the old file or the new one.
+// The generations in `target`'s sidecar that are still marked in progress, whose writer died
+// on this host, and that `target` maps: writers killed after the rename of their commit,
+// before they cleared the mark (in the fsync of the folder, or the unlink of the mark). Their
+// file is complete and may be open in readers; only a generation that no file maps is a dead
+// writer's leftover. Call under CommitLock, before a commit renames its file over `target`.
+// The virtual mapping in `target` decides, as HDF5 reads it (not h5tile's tile index, a copy
+// that another program could change alone). Where `target` cannot be read, every such
+// generation is returned: kept one commit longer rather than removed while it may be in use.
+// Reads `target` with HDF5 only where such a generation exists; `vds_prefix` as for remove_stale.
+[[nodiscard]] std::set<std::string> dead_writers_mapped_by(const std::filesystem::path& target,
+                                                           const std::string& vds_prefix) noexcept;
+
+// Makes the complete file at `temp` the target with one rename (after fsync of the file when
+// `sync`): readers see the old file or the new one. The caller flushes the folder.
 void publish_file(const std::filesystem::path& temp, const std::filesystem::path& target, bool sync);
 
 // Removes the dataset's folder and the sidecar if they are empty.
