@@ -80,8 +80,15 @@ struct DatasetInfo {
   std::string layout;                ///< "contiguous", "chunked", "compact", "virtual" (or "other")
   Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
-  std::size_t virtual_sources = 0;   ///< number of mappings (virtual only)
-  std::uint64_t stored_bytes = 0;    ///< bytes on disk: the dataset's storage, plus its source files if virtual
+  /// Who decodes a filtered dataset's chunks when it is read: "h5tile" (h5tile's own decoder,
+  /// on its worker threads, in parallel) or "hdf5" (the HDF5 library, one call at a time).
+  /// Empty when nothing is filtered, and for a virtual dataset (its sources decide one by one).
+  std::string decoder;
+  /// Where `decoder` is "hdf5": why, e.g. "h5tile does not decode szip" (also scaleoffset, nbit,
+  /// unknown filter IDs), "the stored type differs from the type read (HDF5 converts it)".
+  std::string decoder_reason;
+  std::size_t virtual_sources = 0;  ///< number of mappings (virtual only)
+  std::uint64_t stored_bytes = 0;   ///< bytes on disk: the dataset's storage, plus its source files if virtual
 };
 
 /// One mapping of a virtual dataset: which region of it comes from which source.

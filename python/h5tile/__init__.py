@@ -314,7 +314,11 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str) -> dict:
-    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset."""
+    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset, and who
+    decodes a filtered one: ``decoder`` is "h5tile" (h5tile's own decoder, on its worker threads,
+    in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
+    why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
+    virtual dataset."""
     return _h5tile.describe(os.fspath(path), dataset_name)
 
 

@@ -456,6 +456,9 @@ NB_MODULE(_h5tile, m) {
         d["layout"] = info.layout;
         d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
         d["filters"] = info.filters;
+        d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
+        d["decoder_reason"] =
+            info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));
         d["virtual_sources"] = info.virtual_sources;
         return d;
       },

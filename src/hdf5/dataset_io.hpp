@@ -51,10 +51,15 @@ struct StoredFilter {
   std::vector<unsigned> params;  // client data (cd_values)
 };
 
-// The filter pipeline of a chunked dataset whose chunks, once decoded, hold exactly the bytes of
-// memory as `memory_type`, in the order HDF5 applies it when writing; nullopt for other storage,
-// no filters, another type, or partial edge chunks left unfiltered (H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS).
-[[nodiscard]] std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memory_type);
+// The filter pipeline of a chunked dataset, in the order HDF5 applies it when writing (empty for
+// other storage or none), and, where the decoded chunks are not the bytes of memory as the type
+// read, why not: then only HDF5 can read them ("the stored type ... differs from the type read",
+// "partial edge chunks are stored unfiltered").
+struct ChunkFilters {
+  std::vector<StoredFilter> filters;
+  std::string obstacle;
+};
+[[nodiscard]] ChunkFilters chunk_filters(hid_t dataset, hid_t memory_type);
 
 // Where a chunk lies in its file, its stored (filtered) size, and which filters HDF5 skipped for
 // it (bit i: filter i of the pipeline).

@@ -81,7 +81,10 @@ struct Source {
 
 // How `dataset` (open in HDF5, of element type `memory_type` as read, chunked when `chunk` is
 // not empty) is best read: by pread where `raw_io` and its storage allow, else through HDF5.
-[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io);
+// Where HDF5 reads it, `why_hdf5` (if given) is set to why, where known: "raw_io is off", "h5tile
+// does not decode szip", ... (empty otherwise).
+[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io,
+                                      std::string* why_hdf5 = nullptr);
 
 // Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
 // plain file of the size and identity (tile_identity) it had when it was written.

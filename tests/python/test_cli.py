@@ -26,6 +26,7 @@ def files(tool, tmp_path):
     tool.write(a, tmp_path / "v.h5", ranks=3)
     with h5py.File(tmp_path / "h.h5", "w") as f:
         f.create_dataset("g/chunked", data=a, chunks=(30, 20), compression="gzip")
+        f.create_dataset("g/scaleoffset", data=np.arange(100, dtype="i4"), chunks=(10,), scaleoffset=0)
         f["plain"] = np.arange(10)
         f["text"] = np.array(["x"], dtype=h5py.string_dtype())
     return a
@@ -39,6 +40,10 @@ def test_info_json_matches_h5py(files, tmp_path):
         assert info["/g/chunked"]["shape"] == list(f["g/chunked"].shape)
         assert info["/g/chunked"]["chunk"] == list(f["g/chunked"].chunks)
         assert info["/g/chunked"]["filters"] == ["deflate"]
+        assert info["/g/chunked"]["decoder"] == "h5tile" and "decoder_reason" not in info["/g/chunked"]
+        assert info["/g/scaleoffset"]["decoder"] == "hdf5"
+        assert info["/g/scaleoffset"]["decoder_reason"] == "h5tile does not decode scaleoffset"
+        assert "decoder" not in info["/plain"]
         assert info["/plain"]["dtype"] == str(f["plain"].dtype)
     assert "variable-length string" in info["/text"]["unsupported"]
     out = json.loads(h5tile("info", "v.h5:/data", "--json", cwd=tmp_path).stdout)["datasets"][0]
@@ -54,7 +59,8 @@ def test_info_text_and_errors(files, tmp_path):
     out = h5tile("info", "v.h5", cwd=tmp_path)
     assert out.returncode == 0 and "  data  float32 [300, 20]  virtual (3 sources)" in out.stdout
     tree = h5tile("info", "h.h5", cwd=tmp_path).stdout
-    assert "  g/\n    chunked  float32 [300, 20]  chunked [30, 20] deflate" in tree, tree
+    assert "  g/\n    chunked  float32 [300, 20]  chunked [30, 20] deflate (decoded by h5tile, in parallel)" in tree, tree
+    assert "scaleoffset  int32 [100]  chunked [10] scaleoffset (decoded by HDF5: h5tile does not decode scaleoffset)" in tree
     out = h5tile("info", "missing.h5", cwd=tmp_path)
     assert out.returncode == 1 and "missing.h5" in out.stderr and "does not exist" in out.stderr
     out = h5tile("info", "h.h5:/nope", cwd=tmp_path)
