@@ -27,6 +27,26 @@ std::function<int()>& selected_command() {
   return command;
 }
 
+Compression CompressionCli::value() const { return {compressor_from_name(compressor), level, shuffle, fletcher32}; }
+
+void add_compression_options(CLI::App& cmd, CompressionCli& options) {
+  cmd.add_option("--compression", options.compressor, "compress the chunks: gzip, or none")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            try {
+              (void)compressor_from_name(name);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          "NAME"))
+      ->capture_default_str();
+  cmd.add_option("--level", options.level, "the compressor's level (gzip 0-9; default: gzip 4)");
+  cmd.add_flag("--shuffle", options.shuffle, "shuffle the bytes of each element before compressing");
+  cmd.add_flag("--fletcher32", options.fletcher32, "add a Fletcher-32 checksum to every chunk");
+}
+
 Target parse_target(const std::string& text) {
   const auto colon = text.rfind(":/");
   if (colon == std::string::npos) {

@@ -20,8 +20,10 @@ enum class Layout : std::uint8_t {
   Virtual,
   /// One self-contained file; every rank writes its tile into its place in one contiguous dataset.
   Contiguous,
-  /// One self-contained file with one chunked dataset (unfiltered, all chunks allocated when
-  /// the file is created); every rank writes its tile's part of each chunk in place.
+  /// One self-contained file with one chunked dataset. Unfiltered: all chunks allocated when
+  /// the file is created, every rank writes its tile's part of each chunk in place. Compressed
+  /// (WriteOptions::compression): every chunk must lie in one tile; each rank compresses its
+  /// chunks and writes them whole where HDF5 allocated them.
   Chunked,
 };
 
@@ -29,6 +31,34 @@ enum class Layout : std::uint8_t {
 [[nodiscard]] std::string_view layout_name(Layout layout) noexcept;
 /// The layout of that name; throws InvalidArgument naming the accepted ones.
 [[nodiscard]] Layout layout_from_name(std::string_view name);
+
+/// The compressor of the chunks `to_file` and `consolidate` write, under the name h5py gives it.
+enum class Compressor : std::uint8_t {
+  None,
+  Gzip,  ///< HDF5's deflate filter (ID 1), as h5py's compression="gzip"
+};
+
+/// "none", "gzip".
+[[nodiscard]] std::string_view compressor_name(Compressor compressor) noexcept;
+/// The compressor of that name; throws InvalidArgument naming the accepted ones.
+[[nodiscard]] Compressor compressor_from_name(std::string_view name);
+
+/// How the chunks of a write are filtered (layouts Chunked and Virtual, and `consolidate` into
+/// chunks). Each rank compresses its own chunks on its worker threads and writes them whole.
+struct Compression {
+  Compressor compressor = Compressor::None;
+  /// The compressor's level; -1: its default (gzip 4, as h5py). gzip takes 0 to 9.
+  int level = -1;
+  /// HDF5's shuffle filter before the compressor (byte k of every element together).
+  bool shuffle = false;
+  /// HDF5's Fletcher-32 checksum after the compressor, checked by every reader.
+  bool fletcher32 = false;
+  /// Whether any filter is asked for.
+  [[nodiscard]] bool any() const noexcept { return compressor != Compressor::None || shuffle || fletcher32; }
+};
+
+/// "shuffle + gzip 6 + fletcher32" (the filters in the order applied), "none" for none.
+[[nodiscard]] std::string to_string(const Compression& compression);
 
 /// What `to_file` does with an existing file.
 enum class Mode : std::uint8_t {
@@ -58,9 +88,12 @@ struct WriteOptions {
   bool keep_previous = true;
   /// Layout Chunked: the chunk shape (one positive length per axis, each at most the
   /// dataset's, under 4 GiB in all). Empty: the shape of the first tile, halved along the
-  /// leading axes until a chunk holds at most 1 GiB; `to_file` then also aligns its tiles to
-  /// whole chunks along the first axis.
+  /// leading axes until a chunk holds at most 1 GiB (1 MiB when compressed); `to_file` then also
+  /// aligns its tiles to whole chunks along the first axis. Layout Virtual with compression: the
+  /// chunk shape of the tile files (each clipped to its tile).
   Shape chunk{};
+  /// Filters for the chunks (layouts Chunked and Virtual; Contiguous cannot be filtered).
+  Compression compression{};
   /// Progress and cancellation (for write_tiles: this rank's bytes).
   ProgressCallback progress{};
 };
@@ -92,8 +125,10 @@ struct ConsolidateOptions {
   bool keep_previous = true;  ///< as in WriteOptions
   ProgressCallback progress{};
   /// Empty: one contiguous dataset. Otherwise a chunked dataset with this chunk shape (one
-  /// positive length per axis), its chunks written whole, unfiltered.
+  /// positive length per axis), its chunks written whole.
   Shape chunk{};
+  /// Filters for the chunks (needs `chunk`), compressed in parallel.
+  Compression compression{};
 };
 
 }  // namespace h5tile

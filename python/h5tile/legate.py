@@ -268,7 +268,7 @@ def _write_tile(tile: InputStore, path: str, dataset: str, shape: tuple[int, ...
     rank = _TaskGroup.member(group_id, offset[0] // rows)
     try:
         _h5tile.write_tile(rank, np.asarray(tile), path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
-                           [])
+                           [], "none", -1, False, False)
     finally:
         _TaskGroup.leave(rank.group, group_id)
 

@@ -24,10 +24,10 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data) {
   check(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
 }
 
-void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes) {
+void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes, unsigned filter_mask) {
   const Hdf5Lock lock;
   const auto start = hsizes(offset);
-  check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, start.data(), bytes, data), "H5Dwrite_chunk");
+  check(H5Dwrite_chunk(dataset, H5P_DEFAULT, filter_mask, start.data(), bytes, data), "H5Dwrite_chunk");
 }
 
 std::optional<std::uint64_t> contiguous_offset(hid_t dataset) {

@@ -22,9 +22,10 @@ void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_
 // Writes a whole row-major buffer of `shape` to `dataset` as `memory_type`.
 void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 
-// Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges) at
-// element offset `offset`, without type conversion or filters (H5Dwrite_chunk).
-void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes);
+// Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges, and
+// already filtered, except the filters whose bit is set in `filter_mask`) at element offset
+// `offset`, without type conversion or filters (H5Dwrite_chunk).
+void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes, unsigned filter_mask = 0);
 
 // Where a contiguous dataset's bytes start in its file (H5Dget_offset), whatever their type;
 // nullopt for other storage, external storage, or space not allocated.

@@ -11,6 +11,8 @@
 #include <h5tile/array.hpp>
 #include <h5tile/options.hpp>
 
+#include "engine/codecs/codec.hpp"
+
 namespace h5tile::detail {
 
 // What every rank knows about a write once the descriptions are exchanged.
@@ -19,10 +21,11 @@ struct WritePlan {
   std::string dataset;
   Shape shape;
   DType dtype{DTypeKind::UInt8};
-  std::vector<Box> boxes;          // every tile, in rank order
-  std::vector<std::size_t> first;  // index in boxes of each rank's first tile
-  Shape chunk;                     // layout Chunked: the chunk shape
-  std::string embedded;            // the element of a 0-d array (it travels with the plan)
+  std::vector<Box> boxes;           // every tile, in rank order
+  std::vector<std::size_t> first;   // index in boxes of each rank's first tile
+  Shape chunk;                      // layout Chunked: the chunk shape (Virtual with filters: the tiles')
+  std::vector<FilterSpec> filters;  // the chunks' filters, in the order applied (empty: none)
+  std::string embedded;             // the element of a 0-d array (it travels with the plan)
   // 0-d or empty: stored directly in the main file, whatever the layout (nothing to tile).
   [[nodiscard]] bool is_embedded() const { return shape.empty() || element_count(shape) == 0; }
 };

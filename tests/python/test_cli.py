@@ -148,6 +148,37 @@ def test_consolidate_into_chunks(files, tmp_path):
     assert h5tile("consolidate", "v.h5:/data", "e.h5", "--layout", "chunked", "--chunk", "4", cwd=tmp_path).returncode == 1
 
 
+def test_consolidate_and_split_compress(files, tmp_path):
+    a = files
+    out = h5tile("consolidate", "v.h5:/data", "c.h5", "--layout", "chunked", "--chunk", "64,7", "--compression",
+                 "gzip", "--level", 7, "--shuffle", "--fletcher32", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "chunked [64, 7] shuffle + gzip 7 + fletcher32" in out.stdout, out.stdout
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        d = f["data"]
+        assert (d.chunks, d.compression, d.compression_opts, d.shuffle, d.fletcher32) == ((64, 7), "gzip", 7, True, True)
+        assert same_bytes(d[...], a)
+    out = h5tile("split", "c.h5:/data", "s.h5", "--tiles", 3, "--compression", "gzip", "--chunk", "50,20", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert same_bytes(f["data"][...], a)
+        for source in f["data"].virtual_sources():
+            with h5py.File(tmp_path / source.file_name, "r") as tile:
+                assert tile["tile"].compression == "gzip" and tile["tile"].chunks == (50, 20)
+    assert h5tile("verify", "s.h5", "--read", cwd=tmp_path).returncode == 0
+    assert h5tile("verify", "c.h5", "--read", cwd=tmp_path).returncode == 0
+    bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", "--compression", "lzma", cwd=tmp_path)
+    assert bad.returncode == 2 and "compression must be 'gzip'" in bad.stderr and "'lzma'" in bad.stderr, bad.stderr
+    bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--compression", "gzip", cwd=tmp_path)
+    assert bad.returncode == 2 and "--layout chunked" in bad.stderr, bad.stderr
+    bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", "--compression", "gzip", "--level", 12,
+                 cwd=tmp_path)
+    assert bad.returncode == 1 and "gzip level must be 0 to 9" in bad.stderr, bad.stderr
+    bad = h5tile("split", "c.h5:/data", "t.h5", "--chunk", "5,5", cwd=tmp_path)
+    assert bad.returncode == 1 and "is for layout 'chunked' (or 'virtual' with compression)" in bad.stderr, bad.stderr
+    assert not (tmp_path / "d.h5").exists() and not (tmp_path / "t.h5").exists()
+
+
 def test_verify_read_finds_a_flipped_byte_and_names_the_tile(files, tmp_path):
     assert h5tile("verify", "v.h5", "--read", cwd=tmp_path).returncode == 0
     with h5py.File(tmp_path / "v.h5", "r") as f:

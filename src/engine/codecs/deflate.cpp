@@ -1,5 +1,5 @@
-// HDF5's deflate filter (H5Z_FILTER_DEFLATE, ID 1): a zlib stream (RFC 1950), inflated by the
-// library zlib_stream.hpp names. Client data: [level 0-9].
+// HDF5's deflate filter (H5Z_FILTER_DEFLATE, ID 1): a zlib stream (RFC 1950), made and inflated
+// by the library zlib_stream.hpp names. Client data: [level 0-9].
 
 #include <fmt/format.h>
 
@@ -13,10 +13,12 @@ namespace {
 
 class Deflate final : public Codec {
  public:
+  explicit Deflate(int level) : level_(level) {}
+
   void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
     scratch.resize(chunk_bytes);
     std::size_t produced = 0;
-    switch (inflate_zlib(data.data(), data.size(), scratch.data(), scratch.size(), produced)) {
+    switch (inflate_stream(data.data(), data.size(), scratch.data(), scratch.size(), produced)) {
       case InflateResult::Ok: break;
       case InflateResult::NoRoom:
         throw RuntimeError(
@@ -28,6 +30,15 @@ class Deflate final : public Codec {
     scratch.resize(produced);
     data.swap(scratch);
   }
+
+  void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
+    scratch.resize(deflate_bound(data.size()));
+    scratch.resize(deflate_stream(data.data(), data.size(), scratch.data(), level_));
+    data.swap(scratch);
+  }
+
+ private:
+  int level_;
 };
 
 }  // namespace
@@ -36,7 +47,7 @@ std::unique_ptr<Codec> make_deflate(const FilterSpec& spec, std::size_t /*elem_s
   if (spec.params.size() != 1 || spec.params[0] > 9) {
     return nullptr;  // not what H5Pset_deflate writes
   }
-  return std::make_unique<Deflate>();
+  return std::make_unique<Deflate>(static_cast<int>(spec.params[0]));
 }
 
 }  // namespace h5tile::detail

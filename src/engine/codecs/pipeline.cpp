@@ -87,4 +87,14 @@ void FilterPipeline::decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filt
   }
 }
 
+void FilterPipeline::encode(ByteBuffer& data, ByteBuffer& scratch) const {
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    try {
+      steps_[i]->encode(data, scratch);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(fmt::format("{}: {}", names_[i], e.what()));
+    }
+  }
+}
+
 }  // namespace h5tile::detail

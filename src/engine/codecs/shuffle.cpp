@@ -39,6 +39,15 @@ class Shuffle final : public Codec {
     data.swap(scratch);
   }
 
+  void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
+    if (elem_size_ <= 1 || data.size() < 2 * elem_size_) {
+      return;  // as HDF5 leaves them
+    }
+    scratch.resize(data.size());
+    shuffle(data.data(), scratch.data(), data.size(), elem_size_);
+    data.swap(scratch);
+  }
+
  private:
   std::size_t elem_size_;
 };
