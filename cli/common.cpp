@@ -30,7 +30,8 @@ std::function<int()>& selected_command() {
 Compression CompressionCli::value() const { return {compressor_from_name(compressor), level, shuffle, fletcher32}; }
 
 void add_compression_options(CLI::App& cmd, CompressionCli& options) {
-  cmd.add_option("--compression", options.compressor, "compress the chunks: gzip, or none")
+  cmd.add_option("--compression", options.compressor,
+                 "compress the chunks: gzip, zstd, lz4, blosc (the last three as hdf5plugin), or none")
       ->check(CLI::Validator(
           [](std::string& name) {
             try {
@@ -42,8 +43,10 @@ void add_compression_options(CLI::App& cmd, CompressionCli& options) {
           },
           "NAME"))
       ->capture_default_str();
-  cmd.add_option("--level", options.level, "the compressor's level (gzip 0-9; default: gzip 4)");
-  cmd.add_flag("--shuffle", options.shuffle, "shuffle the bytes of each element before compressing");
+  cmd.add_option("--level", options.level,
+                 "the compressor's level (gzip and blosc 0-9, zstd -131072 to 22; default: gzip 4, zstd 3, blosc 5)");
+  cmd.add_flag("--shuffle", options.shuffle,
+               "shuffle the bytes of each element before compressing (blosc: its own shuffle)");
   cmd.add_flag("--fletcher32", options.fletcher32, "add a Fletcher-32 checksum to every chunk");
 }
 

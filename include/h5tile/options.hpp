@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <h5tile/array.hpp>
 
@@ -32,24 +33,34 @@ enum class Layout : std::uint8_t {
 /// The layout of that name; throws InvalidArgument naming the accepted ones.
 [[nodiscard]] Layout layout_from_name(std::string_view name);
 
-/// The compressor of the chunks `to_file` and `consolidate` write, under the name h5py gives it.
+/// The compressor of the chunks `to_file` and `consolidate` write, under the name h5py (or
+/// hdf5plugin) gives it. Readers need hdf5plugin (or HDF5_PLUGIN_PATH set to its plugins) for
+/// all but gzip; h5tile decodes them all itself.
 enum class Compressor : std::uint8_t {
   None,
-  Gzip,  ///< HDF5's deflate filter (ID 1), as h5py's compression="gzip"
+  Gzip,   ///< HDF5's deflate filter (ID 1), as h5py's compression="gzip"
+  Zstd,   ///< hdf5plugin's Zstd (filter 32015)
+  Lz4,    ///< hdf5plugin's LZ4 (filter 32004), blocks of 1 GiB (one per chunk)
+  Blosc,  ///< hdf5plugin's Blosc (filter 32001) with its LZ4 compressor (hdf5plugin's default)
 };
 
-/// "none", "gzip".
+/// "none", "gzip", "zstd", "lz4", "blosc".
 [[nodiscard]] std::string_view compressor_name(Compressor compressor) noexcept;
 /// The compressor of that name; throws InvalidArgument naming the accepted ones.
 [[nodiscard]] Compressor compressor_from_name(std::string_view name);
+/// The compressors this build of h5tile writes and decodes: gzip always; zstd, lz4 and blosc
+/// where their libraries were found when it was built.
+[[nodiscard]] std::vector<Compressor> built_compressors();
 
 /// How the chunks of a write are filtered (layouts Chunked and Virtual, and `consolidate` into
 /// chunks). Each rank compresses its own chunks on its worker threads and writes them whole.
 struct Compression {
   Compressor compressor = Compressor::None;
-  /// The compressor's level; -1: its default (gzip 4, as h5py). gzip takes 0 to 9.
+  /// The compressor's level; -1: its default (gzip 4, as h5py; zstd 3 and blosc 5, as
+  /// hdf5plugin). gzip and blosc take 0 to 9, zstd -131072 to 22 (hdf5plugin's range); lz4 none.
   int level = -1;
-  /// HDF5's shuffle filter before the compressor (byte k of every element together).
+  /// Byte k of every element together before compressing: HDF5's shuffle filter, or for blosc
+  /// Blosc's own byte shuffle (as hdf5plugin's Blosc(shuffle=SHUFFLE)).
   bool shuffle = false;
   /// HDF5's Fletcher-32 checksum after the compressor, checked by every reader.
   bool fletcher32 = false;

@@ -29,11 +29,12 @@ from . import _h5tile, settings
 from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, UnsupportedTypeError, VirtualSourceError,
-                      cuda_device_count, last_device_io)
+                      compressors, cuda_device_count, last_device_io)
 
 __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
-    "write_tile", "read_tile", "consolidate", "cuda_device_count", "last_device_io", "CancelledError",
+    "write_tile", "read_tile", "consolidate", "compressors", "cuda_device_count", "last_device_io",
+    "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "VirtualSourceError",
     "Hdf5Error", "IoError", "OperationError", "settings",
@@ -195,11 +196,16 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         chunks: layout "chunked": the chunk shape; None: one chunk per tile (tiles are then
             aligned to chunks), at most 1 GiB each (1 MiB when compressed). Layout "virtual" with
             compression: the chunk shape of the tile files (each clipped to its tile).
-        compression: "gzip" (HDF5's deflate filter, as h5py's), or None. Layouts "chunked" and
+        compression: "gzip" (HDF5's deflate filter, as h5py's), "zstd", "lz4" or "blosc"
+            (hdf5plugin's filters 32015, 32004 and 32001, with the client data hdf5plugin stores:
+            h5py reads them once ``import hdf5plugin`` is done; :func:`compressors` lists those
+            this build has), or None. Layouts "chunked" and
             "virtual": each rank compresses its own chunks on its worker threads and writes them
             whole; with ``comm``, every chunk must lie in one rank's tile. h5py reads the files.
-        level: the compressor's level (gzip 0 to 9); None: its default (gzip 4, as h5py).
-        shuffle: HDF5's shuffle filter before the compressor (often smaller files for numbers).
+        level: the compressor's level (gzip and blosc 0 to 9, zstd -131072 to 22; lz4 has none);
+            None: its default (gzip 4, as h5py; zstd 3 and blosc 5, as hdf5plugin).
+        shuffle: HDF5's shuffle filter before the compressor (often smaller files for numbers);
+            with blosc, Blosc's own byte shuffle instead.
         fletcher32: HDF5's Fletcher-32 checksum of every chunk, checked by every reader.
         mode: "w" overwrite (default), "a" add or replace the dataset in an existing file, "x" fail
             if the file exists.

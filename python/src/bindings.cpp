@@ -489,6 +489,11 @@ NB_MODULE(_h5tile, m) {
   m.attr("__version__") = H5TILE_VERSION_STRING;
   h5tile::python::bind_settings(m);
   m.def("cuda_device_count", &h5tile::cuda_device_count);
+  m.def("compressors", [] {
+    std::vector<std::string> names;
+    for (const auto c : h5tile::built_compressors()) names.emplace_back(h5tile::compressor_name(c));
+    return names;
+  });
   m.def("last_device_io", [] {
     const auto r = h5tile::last_device_io();
     nb::dict d;

@@ -122,8 +122,10 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         const auto all = source.read(Box::whole(info.shape), 1);
         create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
       } else if (chunked) {
-        const auto filters = options.compression.any() ? write_filters(options.compression, info.dtype.size())
-                                                       : std::vector<FilterSpec>{};
+        const auto es = info.dtype.size();
+        const auto filters = options.compression.any()
+                                 ? write_filters(options.compression, es, element_count(options.chunk) * es)
+                                 : std::vector<FilterSpec>{};
         std::optional<FilterPipeline> pipeline;
         if (!filters.empty()) pipeline.emplace(write_pipeline(filters, info.dtype.size()));
         write_chunks(source,

@@ -154,9 +154,6 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   const auto layout = static_cast<Layout>(first_layout);
   check_layout_options({.layout = layout, .chunk = first_chunk, .compression = compression}, plan.target, plan.dataset);
   const bool filtered = compression.any() && !plan.is_embedded();  // 0-d and empty: stored unfiltered
-  if (filtered) {
-    plan.filters = write_filters(compression, plan.dtype.size());
-  }
   if ((layout == Layout::Chunked || filtered) && !plan.is_embedded()) {
     const auto largest = std::max_element(plan.boxes.begin(), plan.boxes.end(),
                                           [](const Box& a, const Box& b) { return a.count() < b.count(); });
@@ -165,6 +162,9 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
     if (layout == Layout::Chunked && filtered) {
       check_chunks_in_tiles(plan.boxes, plan.chunk, plan.shape, plan.target, plan.dataset);
     }
+  }
+  if (filtered) {
+    plan.filters = write_filters(compression, plan.dtype.size(), element_count(plan.chunk) * plan.dtype.size());
   }
   return plan;
 }

@@ -51,6 +51,10 @@ class Codec {
 [[nodiscard]] std::unique_ptr<Codec> make_deflate(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_shuffle(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_fletcher32(const FilterSpec& spec, std::size_t elem_size);
+// hdf5plugin's filters, each built where its library is found (pipeline.cpp lists them).
+[[nodiscard]] std::unique_ptr<Codec> make_zstd(const FilterSpec& spec, std::size_t elem_size);
+[[nodiscard]] std::unique_ptr<Codec> make_lz4(const FilterSpec& spec, std::size_t elem_size);
+[[nodiscard]] std::unique_ptr<Codec> make_blosc(const FilterSpec& spec, std::size_t elem_size);
 
 // HDF5's shuffle filter: byte k of every element together, for k = 0 .. elem_size - 1; the
 // `size % elem_size` trailing bytes stay where they are. unshuffle is its inverse.

@@ -12,6 +12,10 @@
 
 namespace h5tile::detail {
 
+// Whether h5tile was built with the codec of HDF5 filter `id` (zstd, lz4 and blosc need their
+// libraries when h5tile is built).
+[[nodiscard]] bool codec_built(unsigned id) noexcept;
+
 class FilterPipeline {
  public:
   // The pipeline for `filters` (in the order of the creation list) of a dataset of `elem_size`-byte

@@ -10,6 +10,7 @@
 #include <h5tile/error.hpp>
 
 #include "engine/checksum.hpp"
+#include "engine/codecs/compression.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
@@ -109,8 +110,8 @@ class VirtualWriter final : public LayoutWriter {
     {
       auto file = create_file(path);
       {
-        const auto dataset =
-            create_chunked_dataset(file.get(), kTileDataset, plan_.dtype, extent, chunk, false, plan_.filters);
+        const auto dataset = create_chunked_dataset(file.get(), kTileDataset, plan_.dtype, extent, chunk, false,
+                                                    with_chunk_bytes(plan_.filters, element_count(chunk) * es));
         const auto chunks = chunks_touching(whole, chunk);
         parallel_for(chunks.size(), config_.threads, [&](std::size_t i) {
           thread_local ByteBuffer encoded;
