@@ -40,7 +40,7 @@ struct RawChunks {
   ThroughHdf5 hdf5;
 };
 
-// Chunked and filtered with codecs h5tile decodes (deflate, shuffle, fletcher32): each chunk's
+// Chunked and filtered with codecs h5tile decodes (deflate, shuffle, fletcher32, zstd, lz4, blosc): each chunk's
 // stored bytes are read with pread at the address HDF5 reports and decoded on the worker that
 // reads them, outside HDF5's lock; an unallocated chunk's part is read through HDF5 (fill values).
 struct FilteredChunks {
