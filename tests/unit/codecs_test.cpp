@@ -54,6 +54,28 @@ TEST_P(ShuffleSizes, UnshuffleUndoesShuffle) {
 
 INSTANTIATE_TEST_SUITE_P(ElementSizes, ShuffleSizes, ::testing::Values(1, 2, 3, 4, 8, 12, 16, 32));
 
+// Every element count around the 16-element blocks of the vectorised paths, against the definition.
+TEST(Shuffle, IsTheByteTransposeForEveryCount) {
+  for (const std::size_t es : {std::size_t{2}, std::size_t{4}, std::size_t{8}}) {
+    for (std::size_t n = 0; n <= 70; ++n) {
+      const std::size_t size = n * es + (n % 3) % es;  // and a tail that is not an element
+      std::vector<std::byte> in(size);
+      for (std::size_t i = 0; i < size; ++i) in[i] = static_cast<std::byte>(i * 37 + 11);
+      std::vector<std::byte> expected = in;
+      if (n > 1) {
+        for (std::size_t i = 0; i < n; ++i)
+          for (std::size_t k = 0; k < es; ++k) expected[k * n + i] = in[i * es + k];
+      }
+      std::vector<std::byte> out(size);
+      shuffle(in.data(), out.data(), size, es);
+      EXPECT_EQ(out, expected) << "element size " << es << ", " << n << " elements";
+      std::vector<std::byte> back(size);
+      unshuffle(out.data(), back.data(), size, es);
+      EXPECT_EQ(back, in) << "element size " << es << ", " << n << " elements";
+    }
+  }
+}
+
 TEST(Fletcher32, KnownValues) {
   // By hand from HDF5's definition: big-endian 16-bit words, sums folded mod 65535.
   EXPECT_EQ(fletcher32(nullptr, 0), 0U);
@@ -251,9 +273,9 @@ INSTANTIATE_TEST_SUITE_P(Filters, PluginCodecs,
                                            FilterSpec{32015, {static_cast<unsigned>(-5)}}, FilterSpec{32004, {0}},
                                            FilterSpec{32004, {100}}, FilterSpec{32001, {2, 2, 4, 0, 5, 1, 1}},
                                            FilterSpec{32001, {2, 2, 1, 0, 9, 2, 5}}),
-                         [](const ::testing::TestParamInfo<FilterSpec>& info) {
-                           std::string name = std::to_string(info.param.id);
-                           for (const auto v : info.param.params) name += "_" + std::to_string(v);
+                         [](const ::testing::TestParamInfo<FilterSpec>& param) {
+                           std::string name = std::to_string(param.param.id);
+                           for (const auto v : param.param.params) name += "_" + std::to_string(v);
                            return name;
                          });
 
