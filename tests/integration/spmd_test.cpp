@@ -10,23 +10,28 @@ namespace {
 class Spmd : public testing_support::TempDirTest, public ::testing::WithParamInterface<unsigned> {};
 using CompressedSpmdErrors = testing_support::TempDirTest;
 
+// Rank `rank`'s two tiles of a 20x9 int64 array `global` split among `ranks` ranks: rows in
+// `ranks` bands, columns in two halves [0:4] and [4:9].
+std::vector<Tile> grid_tiles(const std::vector<std::int64_t>& global, unsigned ranks, int rank) {
+  const auto r = static_cast<std::uint64_t>(rank);
+  const std::uint64_t lo = 20 * r / ranks;
+  const std::uint64_t hi = 20 * (r + 1) / ranks;
+  std::vector<Tile> tiles;
+  for (const auto& [c0, c1] : {std::pair<std::uint64_t, std::uint64_t>{0, 4}, {4, 9}}) {
+    const ArrayView part{global.data() + lo * 9 + c0, DType(DTypeKind::Int64), {hi - lo, c1 - c0}, {72, 8}};
+    tiles.push_back({Box{{lo, c0}, {hi - lo, c1 - c0}}, part});
+  }
+  return tiles;
+}
+
 // A 2-D grid of tiles: each of `ranks` ranks owns two tiles of a 20x9 int64 array.
 TEST_P(Spmd, TilesOfAGridRoundTripAndEachRankReadsItsOwn) {
   const unsigned ranks = GetParam();
   const Shape shape{20, 9};
   std::vector<std::int64_t> global(180);
   std::iota(global.begin(), global.end(), 0);
-  // Tiles: rows split in `ranks` bands, columns in two halves [0:4] and [4:9].
   run_thread_ranks(ranks, [&](Communicator& comm) {
-    const auto r = static_cast<std::uint64_t>(comm.rank());
-    const std::uint64_t lo = 20 * r / ranks;
-    const std::uint64_t hi = 20 * (r + 1) / ranks;
-    std::vector<Tile> tiles;
-    for (const auto& [c0, c1] : {std::pair<std::uint64_t, std::uint64_t>{0, 4}, {4, 9}}) {
-      const ArrayView part{global.data() + lo * 9 + c0, DType(DTypeKind::Int64), {hi - lo, c1 - c0}, {72, 8}};
-      tiles.push_back({Box{{lo, c0}, {hi - lo, c1 - c0}}, part});
-    }
-    write_tiles(comm, shape, tiles, path("grid.h5"), "/g");
+    write_tiles(comm, shape, grid_tiles(global, ranks, comm.rank()), path("grid.h5"), "/g");
   });
   const auto whole = from_file(path("grid.h5"), "/g");
   EXPECT_TRUE(testing_support::equal_bytes(whole, global.data(), global.size() * 8));
@@ -51,20 +56,11 @@ TEST_P(Spmd, TilesOfAGridRoundTripAndEachRankReadsItsOwn) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Spmd, ::testing::Values(1U, 2U, 3U, 7U));
 
-// Each rank writes two tiles of a 20x9 int64 array (rows split in `ranks` bands, columns [0:4]
-// and [4:9]) into one compressed chunked dataset, with `chunk`.
+// Each rank writes its grid_tiles into one compressed chunked dataset, with `chunk`.
 void write_compressed_grid(unsigned ranks, const std::vector<std::int64_t>& global, const Shape& chunk,
                            const std::filesystem::path& file) {
   run_thread_ranks(ranks, [&](Communicator& comm) {
-    const auto r = static_cast<std::uint64_t>(comm.rank());
-    const std::uint64_t lo = 20 * r / ranks;
-    const std::uint64_t hi = 20 * (r + 1) / ranks;
-    std::vector<Tile> tiles;
-    for (const auto& [c0, c1] : {std::pair<std::uint64_t, std::uint64_t>{0, 4}, {4, 9}}) {
-      const ArrayView part{global.data() + lo * 9 + c0, DType(DTypeKind::Int64), {hi - lo, c1 - c0}, {72, 8}};
-      tiles.push_back({Box{{lo, c0}, {hi - lo, c1 - c0}}, part});
-    }
-    write_tiles(comm, {20, 9}, tiles, file, "/g",
+    write_tiles(comm, {20, 9}, grid_tiles(global, ranks, comm.rank()), file, "/g",
                 {.layout = Layout::Chunked,
                  .chunk = chunk,
                  .compression = {.compressor = Compressor::Gzip, .level = 5, .shuffle = true, .fletcher32 = true}});

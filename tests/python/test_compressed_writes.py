@@ -9,20 +9,11 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, DTYPES, random_array, same_bytes
+from conftest import BUILD, DTYPES, compressible, same_bytes
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
 from h5tile import settings  # noqa: E402
-
-
-def compressible(dtype, shape, seed=0):
-    """Values that compress (a ramp with noise) for numbers; random bytes for the rest."""
-    a = random_array(dtype, shape, seed)
-    if np.dtype(dtype).kind in "iuf":
-        ramp = np.arange(int(np.prod(shape))).reshape(shape) % 91
-        a = (ramp + np.random.default_rng(seed).integers(0, 4, size=shape)).astype(dtype)
-    return a
 
 
 def h5py_read(path):

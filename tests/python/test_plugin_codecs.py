@@ -10,13 +10,12 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, random_array, same_bytes
+from conftest import BUILD, compressible, same_bytes
 
 hdf5plugin = pytest.importorskip("hdf5plugin")
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
-
 
 
 _MISSING = sorted({"zstd", "lz4", "blosc"} - set(h5tile.compressors()))
@@ -39,14 +38,6 @@ PLUGIN_FILTERS = {
     "blosc-lz4hc": hdf5plugin.Blosc(cname="lz4hc", clevel=1),
     "blosc-level-0": hdf5plugin.Blosc(clevel=0),
 }
-
-
-def compressible(dtype, shape, seed=0):
-    a = random_array(dtype, shape, seed)
-    if np.dtype(dtype).kind in "iuf":
-        ramp = np.arange(int(np.prod(shape))).reshape(shape) % 89
-        a = (ramp + np.random.default_rng(seed).integers(0, 5, size=shape)).astype(dtype)
-    return a
 
 
 def every_read(path, name, shape):
