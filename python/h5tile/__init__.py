@@ -33,7 +33,7 @@ from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyEx
 
 __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
-    "write_tile", "read_tile", "consolidate", "compressors", "cuda_device_count", "last_device_io",
+    "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io",
     "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "VirtualSourceError",
@@ -430,6 +430,20 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
     _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
                         keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32),
                         progress)
+
+
+def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
+          tiles: int = 0, mode: str = "x", sync: bool = True, chunks: Optional[Sequence[int]] = None,
+          compression: Optional[str] = None, level: Optional[int] = None, shuffle: bool = False,
+          fletcher32: bool = False) -> None:
+    """Write a dataset (any layout) as tiles plus a virtual dataset in ``path_out`` (the inverse of
+    :func:`consolidate`, as ``h5tile split``): ``tiles`` tiles along the first axis (0: one per
+    core), each tile file compressed as ``compression``, ``level``, ``shuffle`` and
+    ``fletcher32`` say (in chunks of ``chunks``, default at most 1 MiB), as in :func:`to_file`.
+    Holds the dataset in memory. ``mode`` "x" (default) fails if ``path_out`` exists, "w" replaces it."""
+    data = from_file(path_in, dataset_name)
+    to_file(data, path_out, dataset_name, layout="virtual", mode=mode, ranks=tiles, sync=sync, chunks=chunks,
+            compression=compression, level=level, shuffle=shuffle, fletcher32=fletcher32).wait()
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,

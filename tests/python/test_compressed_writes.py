@@ -198,3 +198,17 @@ def test_consolidate_compression_needs_chunks(tmp_path):
     with pytest.raises(ValueError, match="gzip level must be 0 to 9"):
         h5tile.consolidate(tmp_path / "v.h5", "/x", tmp_path / "c.h5", chunks=(4, 4), compression="gzip", level=11)
     assert not (tmp_path / "c.h5").exists()
+
+
+def test_split_into_compressed_tiles(tmp_path):
+    a = compressible("int16", (60, 40), seed=9)
+    h5tile.to_file(a, tmp_path / "one.h5", "/x", layout="contiguous").wait()
+    h5tile.split(tmp_path / "one.h5", "/x", tmp_path / "t.h5", tiles=3, chunks=(8, 40), compression="gzip",
+                 shuffle=True)
+    assert same_bytes(h5py_read(tmp_path / "t.h5"), a)
+    tiles = tile_datasets(tmp_path / "t.h5")
+    assert len(tiles) == 3 and all(t.compression == "gzip" and t.shuffle and t.chunks == (8, 40) for t in tiles)
+    with pytest.raises(h5tile.FileAlreadyExistsError):
+        h5tile.split(tmp_path / "one.h5", "/x", tmp_path / "t.h5")
+    h5tile.split(tmp_path / "one.h5", "/x", tmp_path / "t.h5", mode="w", tiles=2)
+    assert len(tile_datasets(tmp_path / "t.h5")) == 2
