@@ -31,6 +31,10 @@ class Blosc final : public Codec {
     if (stored != data.size()) {
       throw RuntimeError(fmt::format("blosc buffer of {} bytes says it has {}", data.size(), stored));
     }
+    // Blosc's own check that decompressing stays inside the buffer (its header's offsets).
+    if (blosc_cbuffer_validate(data.data(), data.size(), &size) != 0) {
+      throw RuntimeError(fmt::format("blosc buffer of {} bytes is corrupt (its header)", data.size()));
+    }
     if (size > chunk_bytes) {
       throw RuntimeError(fmt::format("blosc buffer of {} bytes decodes to {}, more than a chunk ({} bytes)",
                                      data.size(), size, chunk_bytes));
