@@ -28,6 +28,28 @@ std::function<int()>& selected_command() {
 }
 
 int run_selected() { return selected_command() ? selected_command()() : kUsage; }
+Compression CompressionCli::value() const { return {compressor_from_name(compressor), level, shuffle, fletcher32}; }
+
+void add_compression_options(CLI::App& cmd, CompressionCli& options) {
+  cmd.add_option("--compression", options.compressor,
+                 "compress the chunks: gzip, zstd, lz4, blosc (the last three as hdf5plugin), or none")
+      ->check(CLI::Validator(
+          [](std::string& name) {
+            try {
+              (void)compressor_from_name(name);
+              return std::string();
+            } catch (const std::exception& e) {
+              return std::string(e.what());
+            }
+          },
+          "NAME"))
+      ->capture_default_str();
+  cmd.add_option("--level", options.level,
+                 "the compressor's level (gzip and blosc 0-9, zstd -131072 to 22; default: gzip 4, zstd 3, blosc 5)");
+  cmd.add_flag("--shuffle", options.shuffle,
+               "shuffle the bytes of each element before compressing (blosc: its own shuffle)");
+  cmd.add_flag("--fletcher32", options.fletcher32, "add a Fletcher-32 checksum to every chunk");
+}
 
 Target parse_target(const std::string& text) {
   const auto colon = text.rfind(":/");

@@ -81,6 +81,17 @@ class ProgressBar {
 // "2.15 GB"
 [[nodiscard]] std::string human_bytes(std::uint64_t bytes);
 
+// The options of the commands that write chunks (consolidate, split, demo): --compression,
+// --level, --shuffle, --fletcher32, checked by h5tile's own names and messages.
+struct CompressionCli {
+  std::string compressor = "none";
+  int level = -1;
+  bool shuffle = false;
+  bool fletcher32 = false;
+  [[nodiscard]] Compression value() const;
+};
+void add_compression_options(CLI::App& cmd, CompressionCli& options);
+
 void add_demo(CLI::App& app);
 void add_info(CLI::App& app);
 void add_verify(CLI::App& app);

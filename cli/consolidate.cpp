@@ -20,6 +20,7 @@ struct ConsolidateCli {
   bool append = false;
   std::string layout = "contiguous";
   std::vector<std::uint64_t> chunk;
+  CompressionCli compression;
 };
 ConsolidateCli consolidate_options;
 
@@ -29,6 +30,8 @@ struct SplitCli {
   unsigned tiles = 0;
   bool no_sync = false;
   bool force = false;
+  std::vector<std::uint64_t> chunk;
+  CompressionCli compression;
 };
 SplitCli split_options;
 
@@ -61,6 +64,10 @@ int run_consolidate() {
     throw CLI::ValidationError("IN", "give the dataset to consolidate as IN:/DATASET");
   }
   Shape chunk(consolidate_options.chunk.begin(), consolidate_options.chunk.end());
+  const auto compression = consolidate_options.compression.value();
+  if (consolidate_options.layout == "contiguous" && compression.any()) {
+    throw CLI::ValidationError("--compression", "compressed chunks need --layout chunked");
+  }
   if (consolidate_options.layout == "chunked" && chunk.empty()) {
     const auto info = describe(in.file, in.dataset);
     chunk = even_chunk(info.shape, info.dtype.size(), std::uint64_t{4} << 20);
@@ -79,14 +86,16 @@ int run_consolidate() {
                  .threads = consolidate_options.threads,
                  .sync = !consolidate_options.no_sync,
                  .progress = bar.callback(),
-                 .chunk = chunk});
+                 .chunk = chunk,
+                 .compression = compression});
   } catch (const FileExists&) {
     throw FileExists(fmt::format("'{}' exists: give --force to replace it, or --append to add {} to it",
                                  consolidate_options.output, in.dataset));
   }
   bar.finish();
-  fmt::print("{}:{} -> {}:{} ({})\n", in.file, in.dataset, consolidate_options.output, in.dataset,
-             chunk.empty() ? std::string("contiguous") : "chunked [" + fmt::format("{}", fmt::join(chunk, ", ")) + "]");
+  fmt::print("{}:{} -> {}:{} ({}{})\n", in.file, in.dataset, consolidate_options.output, in.dataset,
+             chunk.empty() ? std::string("contiguous") : "chunked [" + fmt::format("{}", fmt::join(chunk, ", ")) + "]",
+             compression.any() ? " " + to_string(compression) : std::string());
   return kOk;
 }
 
@@ -106,6 +115,8 @@ int run_split() {
              .mode = split_options.force ? Mode::Overwrite : Mode::Exclusive,
              .ranks = split_options.tiles,
              .sync = !split_options.no_sync,
+             .chunk = Shape(split_options.chunk.begin(), split_options.chunk.end()),
+             .compression = split_options.compression.value(),
              .progress = bar.callback()})
         .wait();
   } catch (const FileExists&) {
@@ -137,6 +148,7 @@ void add_consolidate(CLI::App& app) {
   cmd->add_flag("--append", consolidate_options.append,
                 "add the dataset to OUT if it exists (keeping its other datasets; one of the same name is replaced)")
       ->excludes(force);
+  add_compression_options(*cmd, consolidate_options.compression);
   cmd->add_option("--threads", consolidate_options.threads, "worker threads (0: all cores)");
   cmd->add_flag("--no-sync", consolidate_options.no_sync, "skip fsync before the output appears");
   cmd->footer(
@@ -144,6 +156,7 @@ void add_consolidate(CLI::App& app) {
       "  h5tile consolidate run.h5:/fields/u u.h5      one file for the next tool in the pipeline\n"
       "  h5tile consolidate run.h5:/u u.h5 --layout chunked --chunk 256,1024\n"
       "  h5tile consolidate run.h5:/v u.h5 --append    add /v to u.h5\n"
+      "  h5tile consolidate run.h5:/u u.h5 --layout chunked --compression gzip --shuffle\n"
       "An existing OUT is left alone (exit code 1) unless --force or --append is given.\n"
       "Memory stays at a few 64 MiB blocks per thread, whatever the dataset's size.");
   cmd->callback([] { selected_command() = run_consolidate; });
@@ -154,9 +167,17 @@ void add_consolidate(CLI::App& app) {
   split->add_option("IN", split_options.input, "FILE:/DATASET to read")->required();
   split->add_option("OUT", split_options.output, "file to write; tiles go to OUT.tiles/")->required();
   split->add_option("--tiles", split_options.tiles, "number of tiles along the first axis (0: one per core)");
+  split
+      ->add_option("--chunk", split_options.chunk,
+                   "with --compression: the chunk shape of the tile files (default: up to 1 MiB)")
+      ->delimiter(',');
+  add_compression_options(*split, split_options.compression);
   split->add_flag("--no-sync", split_options.no_sync, "skip fsync before the output appears");
   split->add_flag("--force", split_options.force, "replace OUT if it exists (default: leave it, exit code 1)");
-  split->footer("Examples:\n  h5tile split u.h5:/fields/u tiled.h5 --tiles 16");
+  split->footer(
+      "Examples:\n"
+      "  h5tile split u.h5:/fields/u tiled.h5 --tiles 16\n"
+      "  h5tile split u.h5:/u tiled.h5 --compression gzip --level 6 --shuffle   tiles of compressed chunks");
   split->callback([] { selected_command() = run_split; });
 }
 

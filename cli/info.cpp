@@ -27,6 +27,8 @@ nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
                    {"stored_bytes", d.stored_bytes}};
   if (!d.chunk.empty()) j["chunk"] = d.chunk;
   if (!d.filters.empty()) j["filters"] = d.filters;
+  if (!d.decoder.empty()) j["decoder"] = d.decoder;
+  if (!d.decoder_reason.empty()) j["decoder_reason"] = d.decoder_reason;
   if (d.layout == "virtual") j["virtual_sources"] = d.virtual_sources;
   return j;
 }
@@ -50,6 +52,11 @@ std::string line(const std::string& name, const DatasetInfo& d) {
   if (d.layout == "chunked") {
     storage += fmt::format(" [{}]", fmt::join(d.chunk, ", "));
     if (!d.filters.empty()) storage += fmt::format(" {}", fmt::join(d.filters, "+"));
+    if (d.decoder == "h5tile") storage += " (decoded by h5tile, in parallel)";
+    if (d.decoder == "hdf5") {
+      storage += d.decoder_reason.empty() ? std::string(" (decoded by HDF5)")
+                                          : fmt::format(" (decoded by HDF5: {})", d.decoder_reason);
+    }
   } else if (d.layout == "virtual") {
     storage += fmt::format(" ({} sources)", d.virtual_sources);
   }
@@ -119,7 +126,8 @@ void add_info(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  h5tile info out.h5                 every dataset in the file\n"
-      "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters, or its virtual sources,\n"
+      "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters (and who decodes them:\n"
+      "                                     h5tile in parallel, or HDF5 and why), or its virtual sources,\n"
       "                                     one line each: REGION <- FILE:DATASET [SOURCE REGION] (missing)\n"
       "  h5tile info out.h5 --json | jq '.datasets[].shape'");
   cmd->callback([] { selected_command() = run_info; });

@@ -37,7 +37,8 @@ class [[nodiscard]] WriteHandle {
 };
 
 /// Writes `array` to `dataset` in `path`, split into `options.ranks` tiles written in
-/// parallel. Validates every argument before returning (throws InvalidArgument and its
+/// parallel (with `options.compression`, each rank also compresses its own chunks, in host
+/// memory only). Validates every argument before returning (throws InvalidArgument and its
 /// subclasses, FileExists); the rest runs in the background.
 ///
 /// Lifetime: the memory behind `array` must stay valid and unchanged until the handle (or
@@ -57,14 +58,15 @@ struct Tile {
 
 /// Collective (SPMD): every rank of `comm` passes the same path, dataset, global shape and
 /// options, and its own tiles (zero or more). Together the tiles must cover the global
-/// shape exactly once. Blocks until the file is complete. If any rank fails, every rank
-/// throws the same error and the previous file is left intact.
+/// shape exactly once; with compression in layout Chunked, every chunk must lie in one tile. Blocks until the file is
+/// complete. If any rank fails, every rank throws the same error and the previous file is left intact.
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
                  const std::filesystem::path& path, const std::string& dataset, const WriteOptions& options = {});
 
 /// Copies `dataset` of `in` (any layout, a virtual dataset and its tiles included) into one
-/// self-contained contiguous dataset of the same name in `out`, in parallel blocks, streaming
-/// (memory stays at a few blocks per thread). `out` appears only when complete; in
+/// self-contained dataset of the same name in `out`, contiguous or (with `options.chunk`)
+/// chunked and filtered as `options.compression` says, in parallel blocks, streaming (memory
+/// stays at a few blocks per thread). `out` appears only when complete; in
 /// Mode::Overwrite, tiles an earlier write left beside `out` are removed.
 /// Throws as from_file and to_file; Cancelled if the progress callback says stop.
 void consolidate(const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
@@ -80,8 +82,15 @@ struct DatasetInfo {
   std::string layout;                ///< "contiguous", "chunked", "compact", "virtual" (or "other")
   Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
-  std::size_t virtual_sources = 0;   ///< number of mappings (virtual only)
-  std::uint64_t stored_bytes = 0;    ///< bytes on disk: the dataset's storage, plus its source files if virtual
+  /// Who decodes a filtered dataset's chunks when it is read: "h5tile" (h5tile's own decoder,
+  /// on its worker threads, in parallel) or "hdf5" (the HDF5 library, one call at a time).
+  /// Empty when nothing is filtered, and for a virtual dataset (its sources decide one by one).
+  std::string decoder;
+  /// Where `decoder` is "hdf5": why, e.g. "h5tile does not decode szip" (also scaleoffset, nbit,
+  /// unknown filter IDs), "the stored type differs from the type read (HDF5 converts it)".
+  std::string decoder_reason;
+  std::size_t virtual_sources = 0;  ///< number of mappings (virtual only)
+  std::uint64_t stored_bytes = 0;   ///< bytes on disk: the dataset's storage, plus its source files if virtual
 };
 
 /// One mapping of a virtual dataset: which region of it comes from which source.

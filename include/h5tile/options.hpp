@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <h5tile/array.hpp>
 
@@ -20,8 +21,10 @@ enum class Layout : std::uint8_t {
   Virtual,
   /// One self-contained file; every rank writes its tile into its place in one contiguous dataset.
   Contiguous,
-  /// One self-contained file with one chunked dataset (unfiltered, all chunks allocated when
-  /// the file is created); every rank writes its tile's part of each chunk in place.
+  /// One self-contained file with one chunked dataset. Unfiltered: all chunks allocated when
+  /// the file is created, every rank writes its tile's part of each chunk in place. Compressed
+  /// (WriteOptions::compression): every chunk must lie in one tile; each rank compresses its
+  /// chunks and writes them whole where HDF5 allocated them.
   Chunked,
 };
 
@@ -29,6 +32,44 @@ enum class Layout : std::uint8_t {
 [[nodiscard]] std::string_view layout_name(Layout layout) noexcept;
 /// The layout of that name; throws InvalidArgument naming the accepted ones.
 [[nodiscard]] Layout layout_from_name(std::string_view name);
+
+/// The compressor of the chunks `to_file` and `consolidate` write, under the name h5py (or
+/// hdf5plugin) gives it. Readers need hdf5plugin (or HDF5_PLUGIN_PATH set to its plugins) for
+/// all but gzip; h5tile decodes them all itself.
+enum class Compressor : std::uint8_t {
+  None,
+  Gzip,   ///< HDF5's deflate filter (ID 1), as h5py's compression="gzip"
+  Zstd,   ///< hdf5plugin's Zstd (filter 32015)
+  Lz4,    ///< hdf5plugin's LZ4 (filter 32004), blocks of 1 GiB (one per chunk)
+  Blosc,  ///< hdf5plugin's Blosc (filter 32001) with its LZ4 compressor (hdf5plugin's default)
+};
+
+/// "none", "gzip", "zstd", "lz4", "blosc".
+[[nodiscard]] std::string_view compressor_name(Compressor compressor) noexcept;
+/// The compressor of that name; throws InvalidArgument naming the accepted ones.
+[[nodiscard]] Compressor compressor_from_name(std::string_view name);
+/// The compressors this build of h5tile writes and decodes: gzip always; zstd, lz4 and blosc
+/// where their libraries were found when it was built.
+[[nodiscard]] std::vector<Compressor> built_compressors();
+
+/// How the chunks of a write are filtered (layouts Chunked and Virtual, and `consolidate` into
+/// chunks). Each rank compresses its own chunks on its worker threads and writes them whole.
+struct Compression {
+  Compressor compressor = Compressor::None;
+  /// The compressor's level; -1: its default (gzip 4, as h5py; zstd 3 and blosc 5, as
+  /// hdf5plugin). gzip and blosc take 0 to 9, zstd -131072 to 22 (hdf5plugin's range); lz4 none.
+  int level = -1;
+  /// Byte k of every element together before compressing: HDF5's shuffle filter, or for blosc
+  /// Blosc's own byte shuffle (as hdf5plugin's Blosc(shuffle=SHUFFLE)).
+  bool shuffle = false;
+  /// HDF5's Fletcher-32 checksum after the compressor, checked by every reader.
+  bool fletcher32 = false;
+  /// Whether any filter is asked for.
+  [[nodiscard]] bool any() const noexcept { return compressor != Compressor::None || shuffle || fletcher32; }
+};
+
+/// "shuffle + gzip 6 + fletcher32" (the filters in the order applied), "none" for none.
+[[nodiscard]] std::string to_string(const Compression& compression);
 
 /// What `to_file` does with an existing file.
 enum class Mode : std::uint8_t {
@@ -58,9 +99,12 @@ struct WriteOptions {
   bool keep_previous = true;
   /// Layout Chunked: the chunk shape (one positive length per axis, each at most the
   /// dataset's, under 4 GiB in all). Empty: the shape of the first tile, halved along the
-  /// leading axes until a chunk holds at most 1 GiB; `to_file` then also aligns its tiles to
-  /// whole chunks along the first axis.
+  /// leading axes until a chunk holds at most 1 GiB (1 MiB when compressed); `to_file` then also
+  /// aligns its tiles to whole chunks along the first axis. Layout Virtual with compression: the
+  /// chunk shape of the tile files (each clipped to its tile).
   Shape chunk{};
+  /// Filters for the chunks (layouts Chunked and Virtual; Contiguous cannot be filtered).
+  Compression compression{};
   /// Progress and cancellation (for write_tiles: this rank's bytes).
   ProgressCallback progress{};
 };
@@ -96,8 +140,10 @@ struct ConsolidateOptions {
   bool keep_previous = true;  ///< as in WriteOptions
   ProgressCallback progress{};
   /// Empty: one contiguous dataset. Otherwise a chunked dataset with this chunk shape (one
-  /// positive length per axis), its chunks written whole, unfiltered.
+  /// positive length per axis), its chunks written whole.
   Shape chunk{};
+  /// Filters for the chunks (needs `chunk`), compressed in parallel.
+  Compression compression{};
   /// Probe the input first, as in ReadOptions. nullopt: the `probe` setting.
   std::optional<bool> probe{};
 };

@@ -29,11 +29,12 @@ from . import _h5tile, settings
 from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
-                      cuda_device_count, last_device_io)
+                      compressors, cuda_device_count, last_device_io)
 
 __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
-    "write_tile", "read_tile", "consolidate", "cuda_device_count", "last_device_io", "CancelledError",
+    "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io",
+    "CancelledError",
     "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",
     "VirtualSourceError", "Hdf5Error", "IoError", "OperationError", "settings",
@@ -161,9 +162,23 @@ def _chunk_list(chunks: Optional[Sequence[int]]) -> "list[int]":
     return [int(c) for c in chunks]
 
 
+def _compression(compression: Optional[str], level: Optional[int], shuffle: bool, fletcher32: bool) -> tuple:
+    """The compression arguments as the core takes them: (name, level or -1, shuffle, fletcher32)."""
+    if compression is not None and not isinstance(compression, str):
+        raise InvalidArgumentError(f"compression must be a name such as 'gzip', or None, not {compression!r}")
+    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, np.integer))
+                              or not -2**31 < level < 2**31):
+        raise InvalidArgumentError(f"level must be a whole number or None, not {level!r}")
+    for name, flag in (("shuffle", shuffle), ("fletcher32", fletcher32)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InvalidArgumentError(f"{name} must be True or False, not {flag!r}")
+    return (compression or "none", -1 if level is None else int(level), bool(shuffle), bool(fletcher32))
+
+
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
             mode: str = "w", ranks: int = 0, sync: bool = True, keep_previous: bool = True,
-            chunks: Optional[Sequence[int]] = None, comm: Any = None,
+            chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
+            shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
             progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
     """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
 
@@ -179,7 +194,19 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             mapping them), "contiguous" (one self-contained file) or "chunked" (one self-contained
             file, one unfiltered chunked dataset; every tile written in place).
         chunks: layout "chunked": the chunk shape; None: one chunk per tile (tiles are then
-            aligned to chunks), at most 1 GiB each.
+            aligned to chunks), at most 1 GiB each (1 MiB when compressed). Layout "virtual" with
+            compression: the chunk shape of the tile files (each clipped to its tile).
+        compression: "gzip" (HDF5's deflate filter, as h5py's), "zstd", "lz4" or "blosc"
+            (hdf5plugin's filters 32015, 32004 and 32001, with the client data hdf5plugin stores:
+            h5py reads them once ``import hdf5plugin`` is done; :func:`compressors` lists those
+            this build has), or None. Layouts "chunked" and
+            "virtual": each rank compresses its own chunks on its worker threads and writes them
+            whole; with ``comm``, every chunk must lie in one rank's tile. h5py reads the files.
+        level: the compressor's level (gzip and blosc 0 to 9, zstd -131072 to 22; lz4 has none);
+            None: its default (gzip 4, as h5py; zstd 3 and blosc 5, as hdf5plugin).
+        shuffle: HDF5's shuffle filter before the compressor (often smaller files for numbers);
+            with blosc, Blosc's own byte shuffle instead.
+        fletcher32: HDF5's Fletcher-32 checksum of every chunk, checked by every reader.
         mode: "w" overwrite (default), "a" add or replace the dataset in an existing file, "x" fail
             if the file exists.
         ranks: tiles (worker threads); 0 for the number of cores.
@@ -201,7 +228,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
         FileAlreadyExistsError (FileExistsError; mode "x"), and the write's own errors from ``wait()``.
     """
-    if _is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None and progress is None:
+    filters = _compression(compression, level, shuffle, fletcher32)
+    if (_is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None
+            and progress is None and filters[0] == "none" and not shuffle and not fletcher32):
         # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
         from . import legate as _legate
         _legate.to_file(array, path, dataset_name, sync=sync)
@@ -213,11 +242,12 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         first = sum(rows[: comm.Get_rank()])
         write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
                    global_shape=(sum(rows),) + shape[1:], layout=layout, mode=mode, sync=sync,
-                   keep_previous=keep_previous, chunks=chunks)
+                   keep_previous=keep_previous, chunks=chunks, compression=compression, level=level,
+                   shuffle=shuffle, fletcher32=fletcher32)
         return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
     handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
-                             keep_previous, _chunk_list(chunks), progress)
+                             keep_previous, _chunk_list(chunks), *filters, progress)
     result = WriteHandle(handle, core)
     with _pending_lock:
         _pending[:] = [p for p in _pending if not p.done()]
@@ -328,8 +358,11 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:
-    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset
-    (``probe`` as in :func:`from_file`)."""
+    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset, and who
+    decodes a filtered one: ``decoder`` is "h5tile" (h5tile's own decoder, on its worker threads,
+    in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
+    why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
+    virtual dataset (``probe`` as in :func:`from_file`)."""
     return _h5tile.describe(os.fspath(path), dataset_name, _probe(probe))
 
 
@@ -402,26 +435,49 @@ class _BatchedWithProgress:
 
 def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
                 threads: int = 0, sync: bool = True, keep_previous: bool = True,
+                chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None,
+                level: Optional[int] = None, shuffle: bool = False, fletcher32: bool = False,
                 progress: Optional[Callable[[int, int], Optional[bool]]] = None,
                 probe: Optional[bool] = None) -> None:
     """Copy a dataset (a virtual dataset and its tiles, or any other) into one self-contained
-    contiguous dataset in ``path_out``, streamed in parallel blocks; the output appears only
-    when complete. ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as in
-    :func:`from_file`."""
+    dataset in ``path_out``, streamed in parallel blocks; the output appears only when complete.
+    Contiguous, or chunked with ``chunks`` (one length per axis), and then filtered with
+    ``compression``, ``level``, ``shuffle`` and ``fletcher32`` as in :func:`to_file` (the chunks
+    compressed in parallel). ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as
+    in :func:`from_file`."""
     _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
-                        keep_previous, progress, _probe(probe))
+                        keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32),
+                        progress, _probe(probe))
+
+
+def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
+          tiles: int = 0, mode: str = "x", sync: bool = True, chunks: Optional[Sequence[int]] = None,
+          compression: Optional[str] = None, level: Optional[int] = None, shuffle: bool = False,
+          fletcher32: bool = False) -> None:
+    """Write a dataset (any layout) as tiles plus a virtual dataset in ``path_out`` (the inverse of
+    :func:`consolidate`, as ``h5tile split``): ``tiles`` tiles along the first axis (0: one per
+    core), each tile file compressed as ``compression``, ``level``, ``shuffle`` and
+    ``fletcher32`` say (in chunks of ``chunks``, default at most 1 MiB), as in :func:`to_file`.
+    Holds the dataset in memory. ``mode`` "x" (default) fails if ``path_out`` exists, "w" replaces it."""
+    data = from_file(path_in, dataset_name)
+    to_file(data, path_out, dataset_name, layout="virtual", mode=mode, ranks=tiles, sync=sync, chunks=chunks,
+            compression=compression, level=level, shuffle=shuffle, fletcher32=fletcher32).wait()
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
                offset: Sequence[int], global_shape: Sequence[int], layout: str = "virtual", mode: str = "w",
-               sync: bool = True, keep_previous: bool = True, chunks: Optional[Sequence[int]] = None) -> None:
+               sync: bool = True, keep_previous: bool = True, chunks: Optional[Sequence[int]] = None,
+               compression: Optional[str] = None, level: Optional[int] = None, shuffle: bool = False,
+               fletcher32: bool = False) -> None:
     """Collective (MPI, through an mpi4py communicator): every rank writes its tile ``array`` at
     ``offset`` of a dataset of ``global_shape``. All ranks pass the same path, dataset, shape and
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
-    raises the same error and the previous file is left intact."""
+    raises the same error and the previous file is left intact. Compression as in :func:`to_file`
+    (layout "chunked": every chunk must lie in one tile)."""
     core, opaque = _prepare(array)
     _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
-                       _wholes("offset", offset), layout, mode, sync, keep_previous, _chunk_list(chunks))
+                       _wholes("offset", offset), layout, mode, sync, keep_previous, _chunk_list(chunks),
+                       *_compression(compression, level, shuffle, fletcher32))
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,

@@ -314,7 +314,7 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
     rank = _TaskGroup.member(group_id, offset[0] // rows)
     try:
         _h5tile.write_tile(rank, _tile_memory(ctx, tile), path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
-                           [])
+                           [], "none", -1, False, False)
     finally:
         _TaskGroup.leave(rank.group, group_id)
 

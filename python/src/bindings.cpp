@@ -201,6 +201,10 @@ struct PyWriteHandle {
 
 h5tile::Layout layout_of(const std::string& s) { return h5tile::layout_from_name(s); }
 
+h5tile::Compression compression_of(const std::string& compressor, int level, bool shuffle, bool fletcher32) {
+  return {h5tile::compressor_from_name(compressor), level, shuffle, fletcher32};
+}
+
 h5tile::Mode mode_of(const std::string& s) {
   if (s == "w") return h5tile::Mode::Overwrite;
   if (s == "a") return h5tile::Mode::Append;
@@ -304,8 +308,10 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "consolidate",
       [](const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
-         unsigned threads, bool sync, bool keep_previous, nb::object progress, std::optional<bool> probe) {
+         unsigned threads, bool sync, bool keep_previous, const h5tile::Shape& chunk, const std::string& compression,
+         int level, bool shuffle, bool fletcher32, nb::object progress, std::optional<bool> probe) {
         auto callback = progress_of(std::move(progress));
+        const auto filters = compression_of(compression, level, shuffle, fletcher32);
         raising_callback_errors(callback.error, [&] {
           nb::gil_scoped_release release;
           h5tile::consolidate(in, dataset, out,
@@ -313,11 +319,13 @@ NB_MODULE(_h5tile, m) {
                                .sync = sync,
                                .keep_previous = keep_previous,
                                .progress = std::move(callback.callback),
+                               .chunk = chunk,
+                               .compression = filters,
                                .probe = probe});
         });
       },
-      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "progress"_a = nb::none(),
-      "probe"_a = nb::none());
+      "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "chunk"_a, "compression"_a,
+      "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none(), "probe"_a = nb::none());
   nb::register_exception_translator(translate);
 
   nb::class_<PyWriteHandle>(m, "_WriteHandle")
@@ -334,8 +342,10 @@ NB_MODULE(_h5tile, m) {
       "to_file",
       [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
          const std::string& layout, const std::string& mode, unsigned ranks, bool sync, bool keep_previous,
-         const h5tile::Shape& chunk, nb::object progress) {
+         const h5tile::Shape& chunk, const std::string& compression, int level, bool shuffle, bool fletcher32,
+         nb::object progress) {
         const auto v = view_of(array, opaque);
+        const auto filters = compression_of(compression, level, shuffle, fletcher32);
         auto callback = progress_of(std::move(progress));
         auto error = callback.error;
         nb::gil_scoped_release release;
@@ -346,30 +356,34 @@ NB_MODULE(_h5tile, m) {
                                               .sync = sync,
                                               .keep_previous = keep_previous,
                                               .chunk = chunk,
+                                              .compression = filters,
                                               .progress = std::move(callback.callback)}),
                              std::move(error)};
       },
       "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
-      "chunk"_a, "progress"_a = nb::none());
+      "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none());
 
   m.def(
       "write_tile",
       [](nb::object comm, const AnyArray& array, const std::filesystem::path& path, const std::string& dataset,
          std::size_t opaque, const h5tile::Shape& global_shape, const h5tile::Shape& offset, const std::string& layout,
-         const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk) {
+         const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk,
+         const std::string& compression, int level, bool shuffle, bool fletcher32) {
         PyCommunicator c(std::move(comm));
         const auto v = view_of(array, opaque);
         const h5tile::Tile tile{h5tile::Box{offset, v.shape}, v};
+        const auto filters = compression_of(compression, level, shuffle, fletcher32);
         nb::gil_scoped_release release;
         h5tile::write_tiles(c, global_shape, {&tile, 1}, path, dataset,
                             {.layout = layout_of(layout),
                              .mode = mode_of(mode),
                              .sync = sync,
                              .keep_previous = keep_previous,
-                             .chunk = chunk});
+                             .chunk = chunk,
+                             .compression = filters});
       },
       "comm"_a, "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
-      "sync"_a, "keep_previous"_a, "chunk"_a);
+      "sync"_a, "keep_previous"_a, "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a);
 
   m.def(
       "read_tile",
@@ -469,6 +483,9 @@ NB_MODULE(_h5tile, m) {
         d["layout"] = info.layout;
         d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
         d["filters"] = info.filters;
+        d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
+        d["decoder_reason"] =
+            info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));
         d["virtual_sources"] = info.virtual_sources;
         return d;
       },
@@ -485,6 +502,11 @@ NB_MODULE(_h5tile, m) {
   m.attr("__version__") = H5TILE_VERSION_STRING;
   h5tile::python::bind_settings(m);
   m.def("cuda_device_count", &h5tile::cuda_device_count);
+  m.def("compressors", [] {
+    std::vector<std::string> names;
+    for (const auto c : h5tile::built_compressors()) names.emplace_back(h5tile::compressor_name(c));
+    return names;
+  });
   m.def("last_device_io", [] {
     const auto r = h5tile::last_device_io();
     nb::dict d;

@@ -1,8 +1,9 @@
-// consolidate: any dataset (a virtual one and its tiles included) into one contiguous dataset,
-// streamed in blocks read and written in parallel.
+// consolidate: any dataset (a virtual one and its tiles included) into one contiguous dataset, or
+// one chunked dataset (filtered or not), streamed in blocks read (and compressed) and written in
+// parallel.
 #include <fcntl.h>
 
-#include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -13,12 +14,14 @@
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
+#include "engine/codecs/compression.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "layout/chunk_encoding.hpp"
 #include "layout/commit.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
@@ -33,8 +36,10 @@ namespace {
 // Blocks of this size are read and written by each thread.
 constexpr std::size_t kBlockBytes = 64 << 20;
 
-// Reads the dataset chunk by chunk (in parallel) and writes each chunk whole, padded at the edges.
-void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const ConsolidateOptions& options) {
+// Reads the dataset chunk by chunk (in parallel) and writes each chunk whole, padded at the
+// edges, and encoded with `pipeline` (if any) on the thread that read it.
+void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const ConsolidateOptions& options,
+                  const FilterPipeline* pipeline) {
   const auto& info = source.info();
   const auto es = info.dtype.size();
   const auto& chunk = options.chunk;
@@ -44,7 +49,6 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
     grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
     chunks *= grid.back();
   }
-  const auto chunk_bytes = element_count(chunk) * es;
   Progress progress(options.progress, element_count(info.shape) * es);
   parallel_for(chunks, threads_or_setting(options.threads), [&](std::size_t index) {
     progress.check();
@@ -56,27 +60,17 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
       box.extent[a] = std::min(chunk[a], info.shape[a] - box.offset[a]);
     }
     const auto part = source.read(box, 1);
-    std::vector<std::byte> padded(chunk_bytes, std::byte{0});
-    // Place the (possibly clipped) box at the start of each row of the full chunk.
-    const auto chunk_strides = rowmajor_strides(chunk, es);
-    const auto part_strides = rowmajor_strides(box.extent, es);
-    const StridedBytes to{padded.data(), chunk_strides};
-    const auto count = box.count();
-    std::vector<std::uint64_t> idx(box.rank(), 0);
-    for (std::uint64_t n = 0; n < count; n += box.extent.back()) {
-      std::int64_t dst = 0;
-      std::int64_t src = 0;
-      for (std::size_t a = 0; a < box.rank(); ++a) {
-        dst += static_cast<std::int64_t>(idx[a]) * chunk_strides[a];
-        src += static_cast<std::int64_t>(idx[a]) * part_strides[a];
-      }
-      std::memcpy(to.ptr + dst, part.data() + src, box.extent.back() * es);
-      for (std::size_t a = box.rank() - 1; a-- > 0;) {
-        if (++idx[a] < box.extent[a]) break;
-        idx[a] = 0;
-      }
+    const StridedBytes memory{const_cast<std::byte*>(part.data()), rowmajor_strides(box.extent, es)};
+    thread_local ByteBuffer data;
+    thread_local ByteBuffer scratch;
+    const Box whole_chunk{box.offset, chunk};
+    if (pipeline != nullptr) {
+      encode_chunk(*pipeline, memory, box, whole_chunk, es, data, scratch);
+    } else {
+      data.resize(whole_chunk.count() * es);
+      pack_chunk(memory, box, whole_chunk, es, data.data());
     }
-    write_chunk(dataset.get(), box.offset, padded.data(), padded.size());
+    write_chunk(dataset.get(), box.offset, data.data(), data.size());
     progress.add(part.nbytes());
   });
 }
@@ -101,6 +95,13 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();
+  if (options.compression.any() && !chunked) {
+    throw InvalidArgument(
+        fmt::format("consolidate: compression ({}) needs a chunk shape: a contiguous dataset "
+                    "cannot be filtered",
+                    to_string(options.compression)));
+  }
+  check_compression(options.compression);
   if (chunked) {
     bool ok = options.chunk.size() == info.shape.size();
     for (const auto c : options.chunk) ok = ok && c > 0;
@@ -123,7 +124,15 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         const auto all = source.read(Box::whole(info.shape), 1);
         create_dataset_with(file.get(), name, info.dtype, info.shape, all.data());
       } else if (chunked) {
-        write_chunks(source, create_chunked_dataset(file.get(), name, info.dtype, info.shape, options.chunk), options);
+        const auto es = info.dtype.size();
+        const auto filters = options.compression.any()
+                                 ? write_filters(options.compression, es, element_count(options.chunk) * es)
+                                 : std::vector<FilterSpec>{};
+        std::optional<FilterPipeline> pipeline;
+        if (!filters.empty()) pipeline.emplace(write_pipeline(filters, info.dtype.size()));
+        write_chunks(source,
+                     create_chunked_dataset(file.get(), name, info.dtype, info.shape, options.chunk, false, filters),
+                     options, pipeline ? &*pipeline : nullptr);
       } else {
         offset = create_raw_dataset(file.get(), name, info.dtype, info.shape);
       }

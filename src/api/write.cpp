@@ -14,6 +14,7 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
+#include "engine/codecs/compression.hpp"
 #include "engine/progress.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
@@ -63,6 +64,9 @@ std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const
       .u64(static_cast<std::uint64_t>(options.layout))
       .u64(static_cast<std::uint64_t>(options.mode))
       .u64s(options.chunk)
+      .u64(static_cast<std::uint64_t>(options.compression.compressor))
+      .u64(static_cast<std::uint64_t>(static_cast<std::int64_t>(options.compression.level)))
+      .u64((options.compression.shuffle ? 1U : 0U) | (options.compression.fletcher32 ? 2U : 0U))
       .str(dtype_name)
       .u64(tiles.size())
       .str(tiles_packed.bytes())
@@ -78,6 +82,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   std::uint64_t first_layout = 0;
   std::uint64_t first_mode = 0;
   Shape first_chunk;
+  Compression compression;
   std::string dtype_name;
   int dtype_rank = -1;
   for (std::size_t r = 0; r < all.size(); ++r) {
@@ -92,6 +97,12 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
     const auto layout = in.u64();
     const auto mode = in.u64();
     const auto chunk = in.u64s();
+    Compression rank_compression;
+    rank_compression.compressor = static_cast<Compressor>(in.u64());
+    rank_compression.level = static_cast<int>(static_cast<std::int64_t>(in.u64()));
+    const auto flags = in.u64();
+    rank_compression.shuffle = (flags & 1U) != 0;
+    rank_compression.fletcher32 = (flags & 2U) != 0;
     const auto rank_dtype = in.str();
     const auto count = in.u64();
     const auto packed = in.str();
@@ -103,8 +114,9 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
       first_layout = layout;
       first_mode = mode;
       first_chunk = chunk;
+      compression = rank_compression;
     } else if (path != first_path || dataset != plan.dataset || shape != plan.shape || layout != first_layout ||
-               mode != first_mode || chunk != first_chunk) {
+               mode != first_mode || chunk != first_chunk || to_string(rank_compression) != to_string(compression)) {
       throw InvalidArgument(fmt::format(
           "ranks disagree on the write: rank 0 passed '{}':'{}' shape {}, rank {} passed '{}':'{}' shape {} "
           "(every rank must pass the same path, dataset, shape and options)",
@@ -138,10 +150,20 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
   }
   plan.dtype = DType::from_name(dtype_name);
   check_coverage(plan.boxes, plan.shape, plan.target, plan.dataset);
-  if (static_cast<Layout>(first_layout) == Layout::Chunked && !plan.untiled()) {
+  const auto layout = static_cast<Layout>(first_layout);
+  check_layout_options({.layout = layout, .chunk = first_chunk, .compression = compression}, plan.target, plan.dataset);
+  const bool filtered = compression.any() && !plan.untiled();  // 0-d and empty: stored unfiltered
+  if ((layout == Layout::Chunked || filtered) && !plan.untiled()) {
     const auto largest = std::max_element(plan.boxes.begin(), plan.boxes.end(),
                                           [](const Box& a, const Box& b) { return a.count() < b.count(); });
-    plan.chunk = chunk_for(first_chunk, plan.shape, largest->extent, plan.dtype.size(), plan.target, plan.dataset);
+    plan.chunk = chunk_for(first_chunk, plan.shape, largest->extent, plan.dtype.size(), plan.target, plan.dataset,
+                           filtered ? kDefaultCompressedChunkBytes : kDefaultChunkBytes);
+    if (layout == Layout::Chunked && filtered) {
+      check_chunks_in_tiles(plan.boxes, plan.chunk, plan.shape, plan.target, plan.dataset);
+    }
+  }
+  if (filtered) {
+    plan.filters = write_filters(compression, plan.dtype.size(), element_count(plan.chunk) * plan.dtype.size());
   }
   return plan;
 }
@@ -167,7 +189,6 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   // 2. Rank 0 checks the target and starts the commit (a new generation); the others join it.
   std::optional<WriteCommit> commit;
   const auto generation = on_root(comm, 0, [&] {
-    check_chunk_layout(options, plan.target, plan.dataset);
     check_target(plan.target, options.mode, plan.dataset);
     fs::create_directories(fs::absolute(plan.target).parent_path());
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
@@ -183,7 +204,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     const auto created = on_root(comm, 0, [&] { return writer->create(*commit); });
     std::vector<WrittenTile> mine;
     agree(comm, [&] {
-      mine = writer->write(*commit, created, tiles, plan.first[static_cast<std::size_t>(comm.rank())], progress);
+      mine = writer->write(comm, *commit, created, tiles, plan.first[static_cast<std::size_t>(comm.rank())], progress);
     });
     // What each tile's writing yielded, in global tile order, for the main file.
     Packer packed;
@@ -229,7 +250,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
                     const WriteOptions& options) {
   const auto name = normalize_dataset_name(dataset);
   check_array(array, path, name);
-  check_chunk_layout(options, path, name);
+  check_layout_options(options, path, name);
   check_target(path, options.mode, name);
   const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
@@ -238,11 +259,18 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
     // Tiles of whole chunks along the first axis, so that no two ranks share a chunk; the
     // chunk chosen here is the one written (the plan would otherwise derive it again from the
     // aligned tiles, and could pick another).
-    effective.chunk = chunk_for(options.chunk, array.shape, boxes.front().extent, array.dtype.size(), path, name);
+    effective.chunk = chunk_for(options.chunk, array.shape, boxes.front().extent, array.dtype.size(), path, name,
+                                options.compression.any() ? kDefaultCompressedChunkBytes : kDefaultChunkBytes);
     boxes = split_for_ranks(array.shape, requested, effective.chunk[0]);
   }
   const auto target = fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
+  if (device >= 0 && options.compression.any()) {
+    throw InvalidArgument(
+        fmt::format("{}: compressed writes take arrays in host memory, not device memory "
+                    "(copy the array to the host first)",
+                    where(path, name)));
+  }
   auto progress = std::make_shared<Progress>(options.progress, array.nbytes());
   return pending_writes().start(target, [=] {
     run_thread_ranks(static_cast<unsigned>(boxes.size()), [&](Communicator& comm) {

@@ -11,6 +11,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "engine/codecs/compression.hpp"
 #include "hdf5/file.hpp"
 
 namespace h5tile::detail {
@@ -88,10 +89,42 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs:
   }
 }
 
-void check_chunk_layout(const WriteOptions& options, const fs::path& path, const std::string& dataset) {
-  if (!options.chunk.empty() && options.layout != Layout::Chunked) {
-    throw InvalidArgument(fmt::format("{}: a chunk shape ({}) is for layout 'chunked', not '{}'", where(path, dataset),
-                                      to_string(options.chunk), layout_name(options.layout)));
+void check_layout_options(const WriteOptions& options, const fs::path& path, const std::string& dataset) {
+  const auto& compression = options.compression;
+  if (compression.any() && options.layout == Layout::Contiguous) {
+    throw InvalidArgument(
+        fmt::format("{}: compression ({}) needs layout 'chunked' or 'virtual': a contiguous "
+                    "dataset cannot be filtered",
+                    where(path, dataset), to_string(compression)));
+  }
+  const bool chunks = options.layout == Layout::Chunked || (options.layout == Layout::Virtual && compression.any());
+  if (!options.chunk.empty() && !chunks) {
+    throw InvalidArgument(
+        fmt::format("{}: a chunk shape ({}) is for layout 'chunked' (or 'virtual' with compression), "
+                    "not '{}'",
+                    where(path, dataset), to_string(options.chunk), layout_name(options.layout)));
+  }
+  try {
+    check_compression(compression);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("{}: {}", where(path, dataset), e.what()));
+  }
+}
+
+void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, const Shape& shape, const fs::path& path,
+                           const std::string& dataset) {
+  for (const auto& box : boxes) {
+    if (box.count() == 0) continue;
+    for (std::size_t a = 0; a < chunk.size(); ++a) {
+      const auto end = box.offset[a] + box.extent[a];
+      if (box.offset[a] % chunk[a] != 0 || (end % chunk[a] != 0 && end != shape[a])) {
+        throw InvalidArgument(
+            fmt::format("{}: tile {} does not start and end on the chunk boundaries of chunk {} along axis {}: "
+                        "compressed chunks are written whole by the rank that holds them, so each must lie in one "
+                        "tile (give a chunk shape that divides the tiles)",
+                        where(path, dataset), to_string(box), to_string(chunk), a));
+      }
+    }
   }
 }
 
@@ -160,9 +193,8 @@ std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks, std::uint64
 }
 
 Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_tile, std::size_t elem_size,
-                const std::filesystem::path& path, const std::string& dataset) {
+                const std::filesystem::path& path, const std::string& dataset, std::uint64_t max_bytes) {
   constexpr std::uint64_t kMaxChunkBytes = (std::uint64_t{1} << 32) - 1;  // HDF5's limit
-  constexpr std::uint64_t kDefaultMaxBytes = std::uint64_t{1} << 30;
   if (!requested.empty()) {
     if (requested.size() != shape.size()) {
       throw InvalidArgument(fmt::format("{}: chunk {} has {} axes but the dataset has {} (shape {})",
@@ -185,7 +217,7 @@ Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_t
   }
   Shape chunk = first_tile;
   for (auto& c : chunk) c = std::max<std::uint64_t>(1, c);
-  return halved_to_fit(std::move(chunk), elem_size, kDefaultMaxBytes);
+  return halved_to_fit(std::move(chunk), elem_size, max_bytes);
 }
 
 Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes) {

@@ -31,8 +31,16 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
 // absent or a dataset, below groups (check_replaceable).
 void check_target(const std::filesystem::path& path, Mode mode, const std::string& dataset);
-// A chunk shape is given only with Layout::Chunked (the other layouts would ignore it).
-void check_chunk_layout(const WriteOptions& options, const std::filesystem::path& path, const std::string& dataset);
+// The options fit the layout: a chunk shape only with Layout::Chunked, or with Layout::Virtual
+// and compression (the tiles' chunks); compression not with Layout::Contiguous, and at a level
+// its compressor takes.
+void check_layout_options(const WriteOptions& options, const std::filesystem::path& path, const std::string& dataset);
+
+// Every chunk of `chunk` shape that a tile of `boxes` touches lies in that tile (or past the edge
+// of `shape`): each tile starts and ends on chunk boundaries. Compressed chunks are written by
+// the rank that holds them, whole; InvalidArgument names the first tile that does not.
+void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, const Shape& shape,
+                           const std::filesystem::path& path, const std::string& dataset);
 // Splits `shape` along its first axis into at most `ranks` non-empty boxes (one box for a
 // 0-d or empty shape); with `align_rows` > 1, every box but the last starts and ends on a
 // multiple of it.
@@ -42,10 +50,16 @@ void check_chunk_layout(const WriteOptions& options, const std::filesystem::path
 // elements of it take at most `max_bytes` (or every axis is 1): a block shape that fits.
 [[nodiscard]] Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes);
 
-// The chunk shape of a Chunked write: `requested` checked against `shape` (InvalidArgument
+// The most bytes of a chunk that to_file picks: unfiltered (read and written in place, so
+// large), and compressed (each compressed and decoded whole by one thread; as h5py's at most).
+inline constexpr std::uint64_t kDefaultChunkBytes = std::uint64_t{1} << 30;
+inline constexpr std::uint64_t kDefaultCompressedChunkBytes = std::uint64_t{1} << 20;
+
+// The chunk shape of a chunked write: `requested` checked against `shape` (InvalidArgument
 // naming what is wrong), or, when empty, `first_tile` halved along the leading axes until a
-// chunk of `elem_size`-byte elements holds at most 1 GiB.
+// chunk of `elem_size`-byte elements holds at most `max_bytes`.
 [[nodiscard]] Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_tile,
-                              std::size_t elem_size, const std::filesystem::path& path, const std::string& dataset);
+                              std::size_t elem_size, const std::filesystem::path& path, const std::string& dataset,
+                              std::uint64_t max_bytes = kDefaultChunkBytes);
 
 }  // namespace h5tile::detail

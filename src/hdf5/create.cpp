@@ -76,6 +76,13 @@ void set_chunk(hid_t dcpl, const Shape& chunk) {
   check(H5Pset_chunk(dcpl, static_cast<int>(dims.size()), dims.data()), "H5Pset_chunk");
 }
 
+void add_filter(hid_t dcpl, unsigned id, bool optional, const std::vector<unsigned>& params) {
+  const Hdf5Lock lock;
+  check(H5Pset_filter(dcpl, static_cast<H5Z_filter_t>(id), optional ? H5Z_FLAG_OPTIONAL : H5Z_FLAG_MANDATORY,
+                      params.size(), params.data()),
+        "H5Pset_filter");
+}
+
 void set_early_allocation(hid_t dcpl) {
   const Hdf5Lock lock;
   check(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <h5tile/array.hpp>
 
@@ -43,6 +44,10 @@ void set_contiguous(hid_t dcpl);
 
 // Chunked storage with chunks of `chunk` elements (H5Pset_chunk).
 void set_chunk(hid_t dcpl, const Shape& chunk);
+
+// Appends filter `id` with client data `params` to the pipeline (H5Pset_filter); `optional`:
+// HDF5 may skip it for a chunk (H5Z_FLAG_OPTIONAL). The filter need not be registered.
+void add_filter(hid_t dcpl, unsigned id, bool optional, const std::vector<unsigned>& params);
 
 // Space allocated when the dataset is created, and no fill value ever written.
 void set_early_allocation(hid_t dcpl);

@@ -24,10 +24,10 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data) {
   check(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
 }
 
-void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes) {
+void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes, unsigned filter_mask) {
   const Hdf5Lock lock;
   const auto start = hsizes(offset);
-  check(H5Dwrite_chunk(dataset, H5P_DEFAULT, 0, start.data(), bytes, data), "H5Dwrite_chunk");
+  check(H5Dwrite_chunk(dataset, H5P_DEFAULT, filter_mask, start.data(), bytes, data), "H5Dwrite_chunk");
 }
 
 std::optional<std::uint64_t> contiguous_offset(hid_t dataset) {
@@ -170,23 +170,14 @@ std::uint64_t count_chunks(hid_t dataset) {
   return count;
 }
 
-std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memory_type) {
+ChunkFilters chunk_filters(hid_t dataset, hid_t memory_type) {
   const Hdf5Lock lock;
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
   const int count = H5Pget_nfilters(dcpl.get());
+  ChunkFilters result;
   if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || count <= 0) {
-    return std::nullopt;
+    return result;
   }
-  unsigned options = 0;
-  check(H5Pget_chunk_opts(dcpl.get(), &options), "H5Pget_chunk_opts");
-  if ((options & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0) {
-    return std::nullopt;
-  }
-  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
-  if (H5Tequal(file_type.get(), memory_type) <= 0) {
-    return std::nullopt;
-  }
-  std::vector<StoredFilter> filters;
   for (int i = 0; i < count; ++i) {
     unsigned flags = 0;
     std::size_t nvalues = 16;
@@ -201,9 +192,17 @@ std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memo
             "H5Pget_filter_by_id2");
     }
     values.resize(nvalues);
-    filters.push_back({static_cast<unsigned>(id), std::move(values)});
+    result.filters.push_back({static_cast<unsigned>(id), std::move(values)});
   }
-  return filters;
+  unsigned options = 0;
+  check(H5Pget_chunk_opts(dcpl.get(), &options), "H5Pget_chunk_opts");
+  const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
+  if ((options & H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS) != 0) {
+    result.obstacle = "partial edge chunks are stored unfiltered";
+  } else if (H5Tequal(file_type.get(), memory_type) <= 0) {
+    result.obstacle = "the stored type differs from the type read (HDF5 converts it)";
+  }
+  return result;
 }
 
 std::vector<std::string> external_storage_names(hid_t dcpl) {

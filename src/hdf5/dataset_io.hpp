@@ -22,9 +22,10 @@ void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_
 // Writes a whole row-major buffer of `shape` to `dataset` as `memory_type`.
 void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 
-// Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges) at
-// element offset `offset`, without type conversion or filters (H5Dwrite_chunk).
-void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes);
+// Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges, and
+// already filtered, except the filters whose bit is set in `filter_mask`) at element offset
+// `offset`, without type conversion or filters (H5Dwrite_chunk).
+void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes, unsigned filter_mask = 0);
 
 // Where a contiguous dataset's bytes start in its file (H5Dget_offset), whatever their type;
 // nullopt for other storage, external storage, or space not allocated.
@@ -55,10 +56,15 @@ struct StoredFilter {
   std::vector<unsigned> params;  // client data (cd_values)
 };
 
-// The filter pipeline of a chunked dataset whose chunks, once decoded, hold exactly the bytes of
-// memory as `memory_type`, in the order HDF5 applies it when writing; nullopt for other storage,
-// no filters, another type, or partial edge chunks left unfiltered (H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS).
-[[nodiscard]] std::optional<std::vector<StoredFilter>> chunk_filters(hid_t dataset, hid_t memory_type);
+// The filter pipeline of a chunked dataset, in the order HDF5 applies it when writing (empty for
+// other storage or none), and, where the decoded chunks are not the bytes of memory as the type
+// read, why not: then only HDF5 can read them ("the stored type ... differs from the type read",
+// "partial edge chunks are stored unfiltered").
+struct ChunkFilters {
+  std::vector<StoredFilter> filters;
+  std::string obstacle;
+};
+[[nodiscard]] ChunkFilters chunk_filters(hid_t dataset, hid_t memory_type);
 
 // Where a chunk lies in its file, its stored (filtered) size, and which filters HDF5 skipped for
 // it (bit i: filter i of the pipeline).

@@ -4,25 +4,11 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/filter_ids.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 
 namespace h5tile::detail {
-namespace {
-
-std::string filter_name(H5Z_filter_t id) {
-  switch (id) {
-    case H5Z_FILTER_DEFLATE: return "deflate";
-    case H5Z_FILTER_SHUFFLE: return "shuffle";
-    case H5Z_FILTER_FLETCHER32: return "fletcher32";
-    case H5Z_FILTER_SZIP: return "szip";
-    case H5Z_FILTER_NBIT: return "nbit";
-    case H5Z_FILTER_SCALEOFFSET: return "scaleoffset";
-    default: return fmt::format("filter {}", id);
-  }
-}
-
-}  // namespace
 
 const char* storage_name(Storage storage) noexcept {
   switch (storage) {
@@ -68,7 +54,7 @@ DatasetDescription describe_dataset(hid_t dataset, const std::string& where) {
         unsigned config = 0;
         const auto id =
             H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0, nullptr, &config);
-        d.filters.push_back(filter_name(id));
+        d.filters.push_back(filter_name(static_cast<unsigned>(id)));
       }
       break;
     }

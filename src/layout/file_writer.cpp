@@ -22,6 +22,12 @@ WritableFile create_file(const fs::path& path, std::uint64_t alignment) {
   return {create_file_exclusive(path, fapl.get()), path};
 }
 
+WritableFile reopen_file(const fs::path& path, std::uint64_t alignment) {
+  const Hdf5Lock lock;
+  const auto fapl = write_access(alignment);
+  return {open_file_read_write(path, fapl.get()), path};
+}
+
 WritableFile open_for_update(const fs::path& path, const std::string& dataset, std::uint64_t alignment) {
   (void)open_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
@@ -63,7 +69,7 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
 }
 
 DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                                     const Shape& chunk, bool allocate_now) {
+                                     const Shape& chunk, bool allocate_now, const std::vector<FilterSpec>& filters) {
   const Hdf5Lock lock;
   const auto type = make_type(dtype);
   const auto space = make_space(shape);
@@ -71,6 +77,9 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
   set_chunk(dcpl.get(), chunk);
   if (allocate_now) {
     set_early_allocation(dcpl.get());
+  }
+  for (const auto& f : filters) {
+    add_filter(dcpl.get(), f.id, f.optional, f.params);
   }
   return create_dataset(file, name, type.get(), space.get(), dcpl.get(),
                         fmt::format("cannot create chunked dataset '{}'", name));
@@ -105,7 +114,7 @@ void create_dataset_with(hid_t file, const std::string& name, DType dtype, const
 }
 
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                            const std::vector<IndexedTile>& tiles) {
+                            const std::vector<IndexedTile>& tiles, bool with_index) {
   const Hdf5Lock lock;
   const auto type = make_type(dtype);
   const auto space = make_space(shape);
@@ -121,7 +130,7 @@ void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, co
   }
   const auto dataset = create_dataset(file, name, type.get(), space.get(), dcpl.get(),
                                       fmt::format("cannot create virtual dataset '{}'", name));
-  if (!tiles.empty()) {
+  if (with_index && !tiles.empty()) {
     write_tile_index(dataset.get(), type.get(), shape, tiles);
   }
 }

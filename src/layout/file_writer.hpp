@@ -9,6 +9,7 @@
 
 #include <h5tile/array.hpp>
 
+#include "engine/codecs/codec.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/handle.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -30,11 +31,18 @@ namespace h5tile::detail {
 // missing groups on the way; returns the file offset of its raw bytes.
 std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape);
 
-// Creates an unfiltered chunked dataset with `chunk` (which must fit `shape`'s rank). With
-// `allocate_now`, every chunk gets its space in the file at once (no fill written), so that
-// ranks can then pwrite into chunks at the addresses chunk_addresses() reports.
+// Creates a chunked dataset with `chunk` (which must fit `shape`'s rank), unfiltered or with
+// `filters`. With `allocate_now` (unfiltered only), every chunk gets its space in the file at once
+// (no fill written), so that ranks can then pwrite into chunks at the addresses chunk_addresses()
+// reports; filtered chunks get theirs as they are written (write_chunk).
 [[nodiscard]] DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                                                   const Shape& chunk, bool allocate_now = false);
+                                                   const Shape& chunk, bool allocate_now = false,
+                                                   const std::vector<FilterSpec>& filters = {});
+
+// Opens the new main file `path` (being written: create_file or WriteCommit::start_main_file,
+// then closed) again to add to it, with the access of create_file (raw data aligned to
+// `alignment`). Call close() on it.
+[[nodiscard]] WritableFile reopen_file(const std::filesystem::path& path, std::uint64_t alignment);
 
 // The file address of each chunk (given by its origin, in elements) of a chunked dataset whose
 // chunks are all allocated; opens `path` read-only. Throws Hdf5Error for an unallocated chunk.
@@ -47,8 +55,9 @@ void create_dataset_with(hid_t file, const std::string& name, DType dtype, const
 
 // Creates a virtual dataset that maps box `dst` of each tile to the whole of "/tile" in its
 // file (a path relative to the virtual dataset's file, stored escaped: virtual_map.hpp), with
-// the tile index (tile_index.hpp), which keeps the paths as they are.
+// the tile index (tile_index.hpp), which keeps the paths as they are, where `with_index` (tiles
+// whose raw bytes lie at one offset of their file: not filtered ones).
 void create_virtual_dataset(hid_t file, const std::string& name, DType dtype, const Shape& shape,
-                            const std::vector<IndexedTile>& tiles);
+                            const std::vector<IndexedTile>& tiles, bool with_index = true);
 
 }  // namespace h5tile::detail

@@ -2,6 +2,7 @@
 #include "layout/layout_writer.hpp"
 
 #include "layout/chunked/chunked_writer.hpp"
+#include "layout/chunked/filtered_writer.hpp"
 #include "layout/contiguous/contiguous_writer.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/virtual/virtual_writer.hpp"
@@ -15,7 +16,7 @@ class UntiledWriter final : public LayoutWriter {
  public:
   explicit UntiledWriter(const WritePlan& plan) : plan_(plan) {}
   std::string create(const WriteCommit& /*commit*/) override { return {}; }
-  std::vector<WrittenTile> write(const WriteCommit& /*commit*/, const std::string& /*created*/,
+  std::vector<WrittenTile> write(Communicator& /*comm*/, const WriteCommit& /*commit*/, const std::string& /*created*/,
                                  std::span<const Tile> tiles, std::size_t /*first*/, Progress& /*progress*/) override {
     return std::vector<WrittenTile>(tiles.size());
   }
@@ -39,7 +40,8 @@ std::unique_ptr<LayoutWriter> make_layout_writer(const WritePlan& plan, const Wr
   }
   switch (config.layout) {
     case Layout::Contiguous: return make_contiguous_writer(plan, config);
-    case Layout::Chunked: return make_chunked_writer(plan, config);
+    case Layout::Chunked:
+      return plan.filters.empty() ? make_chunked_writer(plan, config) : make_filtered_chunked_writer(plan, config);
     case Layout::Virtual: break;
   }
   return make_virtual_writer(plan, config);

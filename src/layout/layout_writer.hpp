@@ -4,7 +4,7 @@
 // across ranks and drives these steps; it never knows how a layout writes.
 //
 //   rank 0:     create(commit)           -> text every rank receives
-//   every rank: write(..., created, ...) -> one WrittenTile per tile of the rank
+//   every rank: write(comm, ..., created, ...) -> one WrittenTile per tile of the rank
 //   rank 0:     finish(commit, all)      (every rank's WrittenTiles, in plan order)
 //   rank 0:     commit.publish(...)
 
@@ -32,10 +32,12 @@ class LayoutWriter {
   // Rank 0, before any tile is written: prepares what the ranks write into (the new main file,
   // for layouts whose tiles go into it). Returns what the other ranks need to know of it.
   [[nodiscard]] virtual std::string create(const WriteCommit& commit) = 0;
-  // Every rank: writes its `tiles` (plan.boxes[first...]), given what create returned.
-  [[nodiscard]] virtual std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& created,
-                                                       std::span<const Tile> tiles, std::size_t first,
-                                                       Progress& progress) = 0;
+  // Every rank: writes its `tiles` (plan.boxes[first...]), given what create returned. A writer
+  // whose ranks must exchange what they wrote (compressed chunks of one file) does so through
+  // `comm`, each step with agree() or on_root(), so that every rank makes the same calls.
+  [[nodiscard]] virtual std::vector<WrittenTile> write(Communicator& comm, const WriteCommit& commit,
+                                                       const std::string& created, std::span<const Tile> tiles,
+                                                       std::size_t first, Progress& progress) = 0;
   // Rank 0, once every rank's tiles are written: completes the new main file.
   virtual void finish(const WriteCommit& commit, const std::vector<WrittenTile>& written) = 0;
 };

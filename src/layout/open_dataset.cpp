@@ -108,8 +108,14 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   self->shape = info_.shape;
   self->chunk = info_.chunk;
   self->elem_size = info_.dtype.size();
+  std::string why_hdf5;
   self->access = access_for({{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
-                            options_.raw_io, options_.direct_reads);
+                            options_.raw_io, options_.direct_reads, &why_hdf5);
+  if (!info_.filters.empty()) {
+    const bool ours = std::holds_alternative<FilteredChunks>(self->access);
+    info_.decoder = ours ? "h5tile" : "hdf5";
+    info_.decoder_reason = ours ? std::string() : why_hdf5;
+  }
   sources_.push_back(std::move(self));
   mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
 }

@@ -155,51 +155,67 @@ std::optional<std::uint64_t> Source::raw_offset() const noexcept {
 
 namespace {
 
-// The pipeline that decodes the chunks of `hdf5`'s dataset in h5tile's workers, or nullptr
-// where HDF5 has to (a filter h5tile does not decode, type conversion, unfiltered edge chunks).
-std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5, const Shape& chunk) {
+// The pipeline that decodes the chunks of `hdf5`'s dataset in h5tile's workers, or why HDF5 has
+// to (a filter h5tile does not decode, type conversion, unfiltered edge chunks); nullptr and ""
+// for a dataset without filters.
+std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5, const Shape& chunk,
+                                                         std::string& why_hdf5) {
   const auto stored = chunk_filters(hdf5.dataset.get(), hdf5.memory_type.get());
-  if (!stored || chunk.empty()) {
+  if (stored.filters.empty() || chunk.empty()) {
     return nullptr;
   }
   std::vector<FilterSpec> filters;
-  for (const auto& f : *stored) filters.push_back({f.id, f.params});
+  for (const auto& f : stored.filters) filters.push_back({f.id, f.params});
   auto made = FilterPipeline::make(filters, type_size(hdf5.memory_type.get()));
-  if (auto* pipeline = std::get_if<FilterPipeline>(&made)) {
-    return std::make_shared<const FilterPipeline>(std::move(*pipeline));
+  if (auto* unsupported = std::get_if<std::string>(&made)) {
+    why_hdf5 = fmt::format("h5tile does not decode {}", *unsupported);
+    return nullptr;
   }
-  return nullptr;
+  if (!stored.obstacle.empty()) {
+    why_hdf5 = stored.obstacle;
+    return nullptr;
+  }
+  return std::make_shared<const FilterPipeline>(std::move(std::get<FilterPipeline>(made)));
 }
 
 }  // namespace
 
-SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct) {
-  if (!raw_io) {
-    return hdf5;
+SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct, std::string* why_hdf5) {
+  std::string why;
+  auto access = [&]() -> SourceAccess {
+    if (!raw_io) {
+      why = "raw_io is off";
+      return std::move(hdf5);
+    }
+    const auto offset = detail::raw_offset(hdf5.dataset.get(), hdf5.memory_type.get());
+    const bool chunks = !offset && !chunk.empty() && raw_chunks(hdf5.dataset.get(), hdf5.memory_type.get());
+    std::shared_ptr<const FilterPipeline> pipeline;
+    if (!offset && !chunks && !chunk.empty()) {
+      pipeline = decodable_pipeline(hdf5, chunk, why);
+    }
+    if (!offset && !chunks && !pipeline) {
+      return std::move(hdf5);
+    }
+    // The offsets are in the file HDF5 opened for the dataset, which an external link (or a
+    // virtual source found elsewhere) makes another file than the one named: read that one.
+    auto opened = file_holding(hdf5.dataset.get());
+    if (!opened) {
+      why = "its file is not a POSIX file (another HDF5 driver)";
+      return std::move(hdf5);  // HDF5 reads it
+    }
+    auto file = PosixFile::adopt(opened->fd, opened->name, direct);
+    if (offset) {
+      return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
+    }
+    if (pipeline) {
+      return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline)};
+    }
+    return RawChunks{std::move(file), std::move(hdf5)};
+  }();
+  if (why_hdf5 != nullptr) {
+    *why_hdf5 = std::holds_alternative<ThroughHdf5>(access) ? why : std::string();
   }
-  const auto offset = detail::raw_offset(hdf5.dataset.get(), hdf5.memory_type.get());
-  const bool chunks = !offset && !chunk.empty() && raw_chunks(hdf5.dataset.get(), hdf5.memory_type.get());
-  std::shared_ptr<const FilterPipeline> pipeline;
-  if (!offset && !chunks && !chunk.empty()) {
-    pipeline = decodable_pipeline(hdf5, chunk);
-  }
-  if (!offset && !chunks && !pipeline) {
-    return hdf5;
-  }
-  // The offsets are in the file HDF5 opened for the dataset, which an external link (or a
-  // virtual source found elsewhere) makes another file than the one named: read that one.
-  auto opened = file_holding(hdf5.dataset.get());
-  if (!opened) {
-    return hdf5;  // not a POSIX file (another HDF5 driver): HDF5 reads it
-  }
-  auto file = PosixFile::adopt(opened->fd, opened->name, direct);
-  if (offset) {
-    return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
-  }
-  if (pipeline) {
-    return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline)};
-  }
-  return RawChunks{std::move(file), std::move(hdf5)};
+  return access;
 }
 
 }  // namespace h5tile::detail

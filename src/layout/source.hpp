@@ -40,7 +40,7 @@ struct RawChunks {
   ThroughHdf5 hdf5;
 };
 
-// Chunked and filtered with codecs h5tile decodes (deflate, shuffle, fletcher32): each chunk's
+// Chunked and filtered with codecs h5tile decodes (deflate, shuffle, fletcher32, zstd, lz4, blosc): each chunk's
 // stored bytes are read with pread at the address HDF5 reports and decoded on the worker that
 // reads them, outside HDF5's lock; an unallocated chunk's part is read through HDF5 (fill values).
 struct FilteredChunks {
@@ -82,8 +82,10 @@ struct Source {
 
 // How `dataset` (open in HDF5, of element type `memory_type` as read, chunked when `chunk` is
 // not empty) is best read: by pread (treating the page cache as `direct` says) where `raw_io`
-// and its storage allow, else through HDF5.
-[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct);
+// and its storage allow, else through HDF5. Where HDF5 reads it, `why_hdf5` (if given) is set to
+// why, where known: "raw_io is off", "h5tile does not decode szip", ... (empty otherwise).
+[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
+                                      std::string* why_hdf5 = nullptr);
 
 // Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
 // plain file of the size and identity (tile_identity) it had when it was written.

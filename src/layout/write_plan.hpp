@@ -12,6 +12,7 @@
 #include <h5tile/array.hpp>
 #include <h5tile/options.hpp>
 
+#include "engine/codecs/codec.hpp"
 #include "engine/posix_file.hpp"
 #include "gpu/backend.hpp"
 
@@ -27,10 +28,11 @@ struct WritePlan {
   std::string dataset;
   Shape shape;
   DType dtype{DTypeKind::UInt8};
-  std::vector<Box> boxes;          // every tile, in rank order
-  std::vector<std::size_t> first;  // index in boxes of each rank's first tile
-  Shape chunk;                     // layout Chunked: the chunk shape
-  std::string scalar;              // the element of a 0-d array (it travels with the plan)
+  std::vector<Box> boxes;           // every tile, in rank order
+  std::vector<std::size_t> first;   // index in boxes of each rank's first tile
+  Shape chunk;                      // layout Chunked: the chunk shape (Virtual with filters: the tiles')
+  std::vector<FilterSpec> filters;  // the chunks' filters, in the order applied (empty: none)
+  std::string scalar;               // the element of a 0-d array (it travels with the plan)
   [[nodiscard]] bool untiled() const { return detail::untiled(shape); }
 };
 

@@ -8,6 +8,21 @@ namespace h5tile {
 namespace {
 
 class Spmd : public testing_support::TempDirTest, public ::testing::WithParamInterface<unsigned> {};
+using CompressedSpmdErrors = testing_support::TempDirTest;
+
+// Rank `rank`'s two tiles of a 20x9 int64 array `global` split among `ranks` ranks: rows in
+// `ranks` bands, columns in two halves [0:4] and [4:9].
+std::vector<Tile> grid_tiles(const std::vector<std::int64_t>& global, unsigned ranks, int rank) {
+  const auto r = static_cast<std::uint64_t>(rank);
+  const std::uint64_t lo = 20 * r / ranks;
+  const std::uint64_t hi = 20 * (r + 1) / ranks;
+  std::vector<Tile> tiles;
+  for (const auto& [c0, c1] : {std::pair<std::uint64_t, std::uint64_t>{0, 4}, {4, 9}}) {
+    const ArrayView part{global.data() + lo * 9 + c0, DType(DTypeKind::Int64), {hi - lo, c1 - c0}, {72, 8}};
+    tiles.push_back({Box{{lo, c0}, {hi - lo, c1 - c0}}, part});
+  }
+  return tiles;
+}
 
 // A 2-D grid of tiles: each of `ranks` ranks owns two tiles of a 20x9 int64 array.
 TEST_P(Spmd, TilesOfAGridRoundTripAndEachRankReadsItsOwn) {
@@ -15,17 +30,8 @@ TEST_P(Spmd, TilesOfAGridRoundTripAndEachRankReadsItsOwn) {
   const Shape shape{20, 9};
   std::vector<std::int64_t> global(180);
   std::iota(global.begin(), global.end(), 0);
-  // Tiles: rows split in `ranks` bands, columns in two halves [0:4] and [4:9].
   run_thread_ranks(ranks, [&](Communicator& comm) {
-    const auto r = static_cast<std::uint64_t>(comm.rank());
-    const std::uint64_t lo = 20 * r / ranks;
-    const std::uint64_t hi = 20 * (r + 1) / ranks;
-    std::vector<Tile> tiles;
-    for (const auto& [c0, c1] : {std::pair<std::uint64_t, std::uint64_t>{0, 4}, {4, 9}}) {
-      const ArrayView part{global.data() + lo * 9 + c0, DType(DTypeKind::Int64), {hi - lo, c1 - c0}, {72, 8}};
-      tiles.push_back({Box{{lo, c0}, {hi - lo, c1 - c0}}, part});
-    }
-    write_tiles(comm, shape, tiles, path("grid.h5"), "/g");
+    write_tiles(comm, shape, grid_tiles(global, ranks, comm.rank()), path("grid.h5"), "/g");
   });
   const auto whole = from_file(path("grid.h5"), "/g");
   EXPECT_TRUE(testing_support::equal_bytes(whole, global.data(), global.size() * 8));
@@ -49,6 +55,45 @@ TEST_P(Spmd, TilesOfAGridRoundTripAndEachRankReadsItsOwn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, Spmd, ::testing::Values(1U, 2U, 3U, 7U));
+
+// Each rank writes its grid_tiles into one compressed chunked dataset, with `chunk`.
+void write_compressed_grid(unsigned ranks, const std::vector<std::int64_t>& global, const Shape& chunk,
+                           const std::filesystem::path& file) {
+  run_thread_ranks(ranks, [&](Communicator& comm) {
+    write_tiles(comm, {20, 9}, grid_tiles(global, ranks, comm.rank()), file, "/g",
+                {.layout = Layout::Chunked,
+                 .chunk = chunk,
+                 .compression = {.compressor = Compressor::Gzip, .level = 5, .shuffle = true, .fletcher32 = true}});
+  });
+}
+
+class CompressedSpmd : public testing_support::TempDirTest, public ::testing::WithParamInterface<unsigned> {};
+
+TEST_P(CompressedSpmd, TilesOfAGridWriteTheirOwnChunks) {
+  std::vector<std::int64_t> global(180);
+  std::iota(global.begin(), global.end(), -40);
+  write_compressed_grid(GetParam(), global, {5, 4}, path("grid.h5"));  // edge chunks along the columns
+  const auto whole = from_file(path("grid.h5"), "/g");
+  EXPECT_TRUE(testing_support::equal_bytes(whole, global.data(), global.size() * 8));
+  const auto info = describe(path("grid.h5"), "/g");
+  EXPECT_EQ(info.chunk, (Shape{5, 4}));
+  EXPECT_EQ(info.filters, (std::vector<std::string>{"shuffle", "deflate", "fletcher32"}));
+  EXPECT_EQ(info.decoder, "h5tile");
+}
+
+// Rows split at 20 * r / ranks: multiples of 5 for these counts.
+INSTANTIATE_TEST_SUITE_P(Ranks, CompressedSpmd, ::testing::Values(1U, 2U, 4U));
+
+TEST_F(CompressedSpmdErrors, CompressedChunksAcrossTilesAreRefusedOnEveryRank) {
+  std::vector<std::int64_t> global(180, 7);
+  try {
+    write_compressed_grid(2, global, {3, 4}, path("grid.h5"));  // rows 0:10 and 10:20 in chunks of 3
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("tile [0:10, 0:4]"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path("grid.h5")));
+}
 
 using Batched = testing_support::TempDirTest;
 

@@ -28,6 +28,16 @@ def random_array(dtype: str, shape, seed: int = 0) -> np.ndarray:
     return np.frombuffer(rng.bytes(n), dtype=dt).reshape(shape).copy()
 
 
+def compressible(dtype: str, shape, seed: int = 0, period: int = 91) -> np.ndarray:
+    """Values that compress (a ramp modulo `period` plus a little noise) for numbers; random bits
+    for the other dtypes."""
+    a = random_array(dtype, shape, seed)
+    if np.dtype(dtype).kind in "iuf":
+        ramp = np.arange(int(np.prod(shape))).reshape(shape) % period
+        a = (ramp + np.random.default_rng(seed).integers(0, 4, size=shape)).astype(dtype)
+    return a
+
+
 def same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
 

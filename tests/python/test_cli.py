@@ -26,6 +26,7 @@ def files(tool, tmp_path):
     tool.write(a, tmp_path / "v.h5", ranks=3)
     with h5py.File(tmp_path / "h.h5", "w") as f:
         f.create_dataset("g/chunked", data=a, chunks=(30, 20), compression="gzip")
+        f.create_dataset("g/scaleoffset", data=np.arange(100, dtype="i4"), chunks=(10,), scaleoffset=0)
         f["plain"] = np.arange(10)
         f["text"] = np.array(["x"], dtype=h5py.string_dtype())
     return a
@@ -39,6 +40,10 @@ def test_info_json_matches_h5py(files, tmp_path):
         assert info["/g/chunked"]["shape"] == list(f["g/chunked"].shape)
         assert info["/g/chunked"]["chunk"] == list(f["g/chunked"].chunks)
         assert info["/g/chunked"]["filters"] == ["deflate"]
+        assert info["/g/chunked"]["decoder"] == "h5tile" and "decoder_reason" not in info["/g/chunked"]
+        assert info["/g/scaleoffset"]["decoder"] == "hdf5"
+        assert info["/g/scaleoffset"]["decoder_reason"] == "h5tile does not decode scaleoffset"
+        assert "decoder" not in info["/plain"]
         assert info["/plain"]["dtype"] == str(f["plain"].dtype)
     assert "variable-length string" in info["/text"]["unsupported"]
     out = json.loads(h5tile("info", "v.h5:/data", "--json", cwd=tmp_path).stdout)["datasets"][0]
@@ -54,7 +59,8 @@ def test_info_text_and_errors(files, tmp_path):
     out = h5tile("info", "v.h5", cwd=tmp_path)
     assert out.returncode == 0 and "  data  float32 [300, 20]  virtual (3 sources)" in out.stdout
     tree = h5tile("info", "h.h5", cwd=tmp_path).stdout
-    assert "  g/\n    chunked  float32 [300, 20]  chunked [30, 20] deflate" in tree, tree
+    assert "  g/\n    chunked  float32 [300, 20]  chunked [30, 20] deflate (decoded by h5tile, in parallel)" in tree, tree
+    assert "scaleoffset  int32 [100]  chunked [10] scaleoffset (decoded by HDF5: h5tile does not decode scaleoffset)" in tree
     out = h5tile("info", "missing.h5", cwd=tmp_path)
     assert out.returncode == 1 and "missing.h5" in out.stderr and "does not exist" in out.stderr
     out = h5tile("info", "h.h5:/nope", cwd=tmp_path)
@@ -140,6 +146,38 @@ def test_consolidate_into_chunks(files, tmp_path):
     assert out.returncode == 0 and "chunked [" in out.stdout
     assert h5tile("consolidate", "v.h5:/data", "e.h5", "--chunk", "4,4", cwd=tmp_path).returncode == 2
     assert h5tile("consolidate", "v.h5:/data", "e.h5", "--layout", "chunked", "--chunk", "4", cwd=tmp_path).returncode == 1
+
+
+def test_consolidate_and_split_compress(files, tmp_path):
+    a = files
+    out = h5tile("consolidate", "v.h5:/data", "c.h5", "--layout", "chunked", "--chunk", "64,7", "--compression",
+                 "gzip", "--level", 7, "--shuffle", "--fletcher32", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "chunked [64, 7] shuffle + gzip 7 + fletcher32" in out.stdout, out.stdout
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        d = f["data"]
+        assert (d.chunks, d.compression, d.compression_opts, d.shuffle, d.fletcher32) == ((64, 7), "gzip", 7, True, True)
+        assert same_bytes(d[...], a)
+    out = h5tile("split", "c.h5:/data", "s.h5", "--tiles", 3, "--compression", "gzip", "--chunk", "50,20", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert same_bytes(f["data"][...], a)
+        for source in f["data"].virtual_sources():
+            with h5py.File(tmp_path / source.file_name, "r") as tile:
+                assert tile["tile"].compression == "gzip" and tile["tile"].chunks == (50, 20)
+    assert h5tile("verify", "s.h5", "--read", cwd=tmp_path).returncode == 0
+    assert h5tile("verify", "c.h5", "--read", cwd=tmp_path).returncode == 0
+    bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", "--compression", "lzma", cwd=tmp_path)
+    assert bad.returncode == 2 and "'lzma'" in bad.stderr, bad.stderr
+    assert "compression must be 'gzip', 'zstd', 'lz4', 'blosc' or 'none'" in bad.stderr, bad.stderr
+    bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--compression", "gzip", cwd=tmp_path)
+    assert bad.returncode == 2 and "--layout chunked" in bad.stderr, bad.stderr
+    bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", "--compression", "gzip", "--level", 12,
+                 cwd=tmp_path)
+    assert bad.returncode == 1 and "gzip level must be 0 to 9" in bad.stderr, bad.stderr
+    bad = h5tile("split", "c.h5:/data", "t.h5", "--chunk", "5,5", cwd=tmp_path)
+    assert bad.returncode == 1 and "is for layout 'chunked' (or 'virtual' with compression)" in bad.stderr, bad.stderr
+    assert not (tmp_path / "d.h5").exists() and not (tmp_path / "t.h5").exists()
 
 
 def test_verify_read_finds_a_flipped_byte_and_names_the_tile(files, tmp_path):

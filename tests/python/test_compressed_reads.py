@@ -150,4 +150,45 @@ def test_filters_h5tile_does_not_decode_are_read_by_hdf5(tmp_path):
         f.create_dataset("x", data=a, chunks=(8, 8), scaleoffset=0, compression="gzip")
         reference = f["x"][...]
     assert same_bytes(h5tile.from_file(path, "/x"), reference)
-    assert "scaleoffset" in h5tile.describe(path, "/x")["filters"]
+    info = h5tile.describe(path, "/x")
+    assert "scaleoffset" in info["filters"]
+    assert info["decoder"] == "hdf5" and info["decoder_reason"] == "h5tile does not decode scaleoffset"
+
+
+def low_level_dataset(f, name, data, chunks, setup):
+    """A chunked dataset whose creation list `setup(dcpl)` fills (filters h5py's high-level API lacks)."""
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_chunk(chunks)
+    setup(dcpl)
+    space = h5py.h5s.create_simple(data.shape)
+    dataset = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=dcpl)
+    dataset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
+
+
+def test_describe_says_who_decodes_and_why_not_h5tile(tmp_path, raw_io_restored):
+    a = smooth("int32", (40, 20), seed=6)
+    path = tmp_path / "who.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("gzip", data=a, chunks=(8, 8), compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("plain", data=a, chunks=(8, 8))
+        f.create_dataset("szip", data=a, chunks=(8, 8), compression="szip")
+        f.create_dataset("big_endian", data=a.astype(">i4"), chunks=(8, 8), compression="gzip")
+        low_level_dataset(f, "nbit", a, (8, 8), lambda dcpl: dcpl.set_filter(h5py.h5z.FILTER_NBIT))
+        # An optional filter nobody registered: HDF5 skips it when writing (the chunk's filter mask).
+        low_level_dataset(f, "unknown", a, (8, 8), lambda dcpl: dcpl.set_filter(32100, h5py.h5z.FLAG_OPTIONAL, ()))
+        references = {name: f[name][...].astype(f[name].dtype.newbyteorder("=")) for name in f}  # h5tile reads native
+    expected = {
+        "gzip": ("h5tile", None),
+        "plain": (None, None),
+        "szip": ("hdf5", "h5tile does not decode szip"),
+        "nbit": ("hdf5", "h5tile does not decode nbit"),
+        "unknown": ("hdf5", "h5tile does not decode filter 32100"),
+        "big_endian": ("hdf5", "the stored type differs from the type read (HDF5 converts it)"),
+    }
+    for name, (decoder, reason) in expected.items():
+        info = h5tile.describe(path, "/" + name)
+        assert (info["decoder"], info["decoder_reason"]) == (decoder, reason), name
+        assert same_bytes(h5tile.from_file(path, "/" + name), references[name]), name
+    settings.set_raw_io(False)
+    info = h5tile.describe(path, "/gzip")
+    assert (info["decoder"], info["decoder_reason"]) == ("hdf5", "raw_io is off")

@@ -62,3 +62,36 @@ def test_a_rank_with_another_path_fails_every_rank_quickly(tmp_path):
     assert code != 0 and len(lines) == 3
     assert all("error InvalidArgument: ranks disagree" in l for l in lines), lines
     assert not (tmp_path / "out.h5").exists() and not (tmp_path / "out.h5.other").exists()
+
+
+@pytest.mark.parametrize("layout", ["chunked", "virtual"])
+@pytest.mark.parametrize("writers,readers", [(1, 2), (3, 2), (4, 1)])
+def test_compressed_writes(tmp_path, layout, writers, readers):
+    """Each rank compresses its own chunks (gzip + shuffle + fletcher32); one file (chunked: rank 0
+    has HDF5 allocate every chunk, each rank writes its own) or one file per tile (virtual)."""
+    rows, cols = 101, 13  # 15 chunks of 7 rows, the last one partial
+    code, lines = mpirun(writers, "write", "out.h5", layout, rows, cols, "--gzip", 6, "--chunk-rows", 7, cwd=tmp_path)
+    assert code == 0 and len(lines) == writers and all(": ok" in l for l in lines), lines
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        d = f["data"]
+        assert np.array_equal(d[...], expected(rows, cols))
+        if layout == "chunked":
+            assert (d.chunks, d.compression, d.compression_opts, d.shuffle, d.fletcher32) == ((7, 13), "gzip", 6, True, True)
+        else:
+            sources = d.virtual_sources()
+            assert len(sources) == writers
+            with h5py.File(tmp_path / sources[0].file_name, "r") as tile:
+                assert tile["tile"].compression == "gzip" and tile["tile"].chunks[0] <= 7
+    code, lines = mpirun(readers, "read", "out.h5", cwd=tmp_path)
+    assert code == 0 and len(lines) == readers and all(": ok" in l for l in lines), lines
+
+
+def test_compressed_chunks_across_tiles_fail_every_rank(tmp_path):
+    code, lines = mpirun(3, "write", "out.h5", "chunked", 101, 13, "--gzip", 6, "--chunk-rows", 7, "--unaligned",
+                         cwd=tmp_path)
+    assert code != 0 and len(lines) == 3
+    messages = {l.split(": ", 1)[1] for l in lines}
+    assert len(messages) == 1, messages  # the same error on every rank
+    message = messages.pop()
+    assert "InvalidArgument" in message and "chunk boundaries" in message and "[7, 13]" in message, message
+    assert not (tmp_path / "out.h5").exists()

@@ -178,10 +178,10 @@ def readme_python_examples():
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2])
 def test_readme_python_examples_run(tmp_path, index):
     examples = readme_python_examples()
-    assert len(examples) == 2, "the README's Python section has two examples"
+    assert len(examples) == 3, "the README has three Python examples (two in its Python section, one on compression)"
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
     out = subprocess.run([sys.executable, "-c", examples[index]], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=120)

@@ -129,8 +129,8 @@ def test_package_version_is_the_cmake_project_version():
 @pytest.mark.parametrize("layout", ["virtual", "contiguous"])
 def test_chunks_with_a_layout_that_has_none_is_an_error(tmp_path, layout):
     a = np.zeros((100, 10), np.float32)
-    with pytest.raises(h5tile.InvalidArgumentError, match=f"chunk shape \\(\\[10, 10\\]\\) is for layout 'chunked', "
-                                                          f"not '{layout}'"):
+    with pytest.raises(h5tile.InvalidArgumentError, match=f"chunk shape \\(\\[10, 10\\]\\) is for layout 'chunked' "
+                                                          f"\\(or 'virtual' with compression\\), not '{layout}'"):
         h5tile.to_file(a, tmp_path / "a.h5", "/x", layout=layout, chunks=(10, 10))
     assert not (tmp_path / "a.h5").exists()
     h5tile.to_file(a, tmp_path / "a.h5", "/x", layout="chunked", chunks=(10, 10)).wait()

@@ -9,10 +9,14 @@
 //        --batched ROWS   read: also read the whole dataset in blocks of ROWS rows
 //        --fail-rank K    rank K's writes fail part-way (RLIMIT_FSIZE), a real I/O error
 //        --bad-path-rank K  rank K passes a different path
+//        --gzip LEVEL     write: gzip + shuffle + fletcher32 at LEVEL, in chunks of --chunk-rows
+//        --chunk-rows R   write: chunks of R rows (and every column); ranks split the rows on
+//                         multiples of R unless --unaligned
 // Prints one line per rank: "rank R: ok ..." or "rank R: error TYPE: message". Exit 1 on error.
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -60,8 +64,15 @@ int run(h5tile::MpiCommunicator& comm, const std::vector<std::string>& args) {
     const auto layout = h5tile::layout_from_name(args.at(2));
     const std::uint64_t rows = std::stoull(args.at(3));
     const std::uint64_t cols = std::stoull(args.at(4));
-    const std::uint64_t lo = rows * static_cast<std::uint64_t>(rank) / static_cast<std::uint64_t>(size);
-    const std::uint64_t hi = rows * static_cast<std::uint64_t>(rank + 1) / static_cast<std::uint64_t>(size);
+    const int chunk_rows = flag_value(args, "--chunk-rows");
+    // Rows split unevenly by rank; on multiples of the chunk's rows where chunks are asked for.
+    const std::uint64_t unit = chunk_rows > 0 && !has(args, "--unaligned") ? static_cast<std::uint64_t>(chunk_rows) : 1;
+    const std::uint64_t units = (rows + unit - 1) / unit;
+    const auto boundary = [&](int r) {
+      return std::min(rows, unit * (units * static_cast<std::uint64_t>(r) / static_cast<std::uint64_t>(size)));
+    };
+    const std::uint64_t lo = boundary(rank);
+    const std::uint64_t hi = boundary(rank + 1);
     std::vector<std::uint32_t> mine((hi - lo) * cols);
     for (std::uint64_t i = 0; i < mine.size(); ++i) mine[i] = pattern(lo * cols + i);
     h5tile::ArrayView view{mine.data(), h5tile::dtype_of<std::uint32_t>(), {hi - lo, cols}, {}};
@@ -95,7 +106,12 @@ int run(h5tile::MpiCommunicator& comm, const std::vector<std::string>& args) {
     const std::string path = rank == flag_value(args, "--bad-path-rank") ? file + ".other" : file;
     const h5tile::Tile tile{h5tile::Box{{lo, 0}, {hi - lo, cols}}, view};
     const auto t0 = std::chrono::steady_clock::now();
-    h5tile::write_tiles(comm, {rows, cols}, {&tile, 1}, path, "/data", {.layout = layout});
+    h5tile::WriteOptions options{.layout = layout};
+    if (chunk_rows > 0) options.chunk = {static_cast<std::uint64_t>(chunk_rows), cols};
+    if (const int level = flag_value(args, "--gzip"); level >= 0) {
+      options.compression = {h5tile::Compressor::Gzip, level, true, true};
+    }
+    h5tile::write_tiles(comm, {rows, cols}, {&tile, 1}, path, "/data", options);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf("rank %d: ok wrote rows [%llu:%llu) in %.3f s\n", rank, static_cast<unsigned long long>(lo),
                 static_cast<unsigned long long>(hi), s);

@@ -1,7 +1,7 @@
 #pragma once
-// One step of a chunk's filter pipeline, undone on h5tile's own workers: the interface each
-// codec implements (one file per codec: deflate.cpp, shuffle.cpp, fletcher32.cpp) and the pure
-// byte transforms that tests check against HDF5's own encoding.
+// One step of a chunk's filter pipeline, applied and undone on h5tile's own workers: the interface
+// each codec implements (one file per codec: deflate.cpp, shuffle.cpp, fletcher32.cpp) and the
+// pure byte transforms that tests check against HDF5's own encoding.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,10 +10,12 @@
 
 namespace h5tile::detail {
 
-// A filter as a dataset's creation list gives it: its HDF5 filter ID and client data.
+// A filter as a dataset's creation list gives it: its HDF5 filter ID and client data, and (for
+// writing) whether HDF5 may skip it for a chunk (H5Z_FLAG_OPTIONAL).
 struct FilterSpec {
   unsigned id = 0;
   std::vector<unsigned> params;
+  bool optional = true;
 };
 
 // A growable byte buffer that does not zero what it grows into (chunks are overwritten whole).
@@ -39,6 +41,9 @@ class Codec {
   // size of the whole decoded chunk, bounds what a decompressor may produce. Throws
   // h5tile::RuntimeError with the reason when the bytes are not what the filter writes.
   virtual void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const = 0;
+  // Applies the filter to `data` in place (it may swap `data` with `scratch`), as HDF5 (or the
+  // filter's plugin) does when it writes a chunk.
+  virtual void encode(ByteBuffer& data, ByteBuffer& scratch) const = 0;
 };
 
 // The codecs, made from a filter's client data and the dataset's element size; nullptr where
@@ -46,6 +51,10 @@ class Codec {
 [[nodiscard]] std::unique_ptr<Codec> make_deflate(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_shuffle(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_fletcher32(const FilterSpec& spec, std::size_t elem_size);
+// hdf5plugin's filters, each built where its library is found (pipeline.cpp lists them).
+[[nodiscard]] std::unique_ptr<Codec> make_zstd(const FilterSpec& spec, std::size_t elem_size);
+[[nodiscard]] std::unique_ptr<Codec> make_lz4(const FilterSpec& spec, std::size_t elem_size);
+[[nodiscard]] std::unique_ptr<Codec> make_blosc(const FilterSpec& spec, std::size_t elem_size);
 
 // HDF5's shuffle filter: byte k of every element together, for k = 0 .. elem_size - 1; the
 // `size % elem_size` trailing bytes stay where they are. unshuffle is its inverse.

@@ -1,48 +1,44 @@
-// HDF5's deflate filter (H5Z_FILTER_DEFLATE, ID 1): a zlib stream (RFC 1950), inflated with
-// libdeflate. Client data: [level 0-9].
-
-#include <libdeflate.h>
+// HDF5's deflate filter (H5Z_FILTER_DEFLATE, ID 1): a zlib stream (RFC 1950), made and inflated
+// by the library zlib_stream.hpp names. Client data: [level 0-9].
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
 #include "engine/codecs/codec.hpp"
+#include "engine/codecs/zlib_stream.hpp"
 
 namespace h5tile::detail {
 namespace {
 
-struct FreeDecompressor {
-  void operator()(libdeflate_decompressor* d) const noexcept { libdeflate_free_decompressor(d); }
-};
-
-// One decompressor per worker thread (it holds ~32 KiB of tables; not thread-safe).
-libdeflate_decompressor* thread_decompressor() {
-  thread_local std::unique_ptr<libdeflate_decompressor, FreeDecompressor> decompressor;
-  if (!decompressor) {
-    decompressor.reset(libdeflate_alloc_decompressor());
-    if (!decompressor) throw RuntimeError("cannot allocate a libdeflate decompressor");
-  }
-  return decompressor.get();
-}
-
 class Deflate final : public Codec {
  public:
+  explicit Deflate(int level) : level_(level) {}
+
   void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
     scratch.resize(chunk_bytes);
     std::size_t produced = 0;
-    const auto result = libdeflate_zlib_decompress(thread_decompressor(), data.data(), data.size(), scratch.data(),
-                                                   scratch.size(), &produced);
-    if (result == LIBDEFLATE_INSUFFICIENT_SPACE) {
-      throw RuntimeError(
-          fmt::format("deflate stream of {} bytes inflates to more than a chunk ({} bytes)", data.size(), chunk_bytes));
-    }
-    if (result != LIBDEFLATE_SUCCESS) {
-      throw RuntimeError(fmt::format("deflate stream of {} bytes is corrupt", data.size()));
+    switch (inflate_stream(data.data(), data.size(), scratch.data(), scratch.size(), produced)) {
+      case InflateResult::Ok: break;
+      case InflateResult::NoRoom:
+        throw RuntimeError(
+            fmt::format("deflate stream of {} bytes inflates to more than a chunk ({} bytes) or is cut short",
+                        data.size(), chunk_bytes));
+      case InflateResult::Corrupt:
+        throw RuntimeError(fmt::format("deflate stream of {} bytes is corrupt", data.size()));
     }
     scratch.resize(produced);
     data.swap(scratch);
   }
+
+  void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
+    scratch.resize(deflate_bound(data.size()));
+    scratch.resize(deflate_stream(data.data(), data.size(), scratch.data(), level_));
+    data.swap(scratch);
+  }
+
+ private:
+  int level_;
 };
 
 }  // namespace
@@ -51,7 +47,7 @@ std::unique_ptr<Codec> make_deflate(const FilterSpec& spec, std::size_t /*elem_s
   if (spec.params.size() != 1 || spec.params[0] > 9) {
     return nullptr;  // not what H5Pset_deflate writes
   }
-  return std::make_unique<Deflate>();
+  return std::make_unique<Deflate>(static_cast<int>(spec.params[0]));
 }
 
 }  // namespace h5tile::detail

@@ -1,49 +1,50 @@
-// HDF5's deflate filter (H5Z_FILTER_DEFLATE, ID 1) inflated with zlib: built where libdeflate
-// is not found (CMakeLists.txt picks one of deflate.cpp and this file). Client data: [level 0-9].
+// zlib streams made and inflated with zlib (zlib_stream.hpp): built where libdeflate is not found.
 
 #include <zlib.h>
 
 #include <limits>
 
-#include <fmt/format.h>
-
 #include <h5tile/error.hpp>
 
-#include "engine/codecs/codec.hpp"
+#include "engine/codecs/zlib_stream.hpp"
 
 namespace h5tile::detail {
+
 namespace {
 
-class Deflate final : public Codec {
- public:
-  void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
-    if (data.size() > std::numeric_limits<uLong>::max() || chunk_bytes > std::numeric_limits<uLongf>::max()) {
-      throw RuntimeError("chunk too large for zlib");
-    }
-    scratch.resize(chunk_bytes);
-    auto produced = static_cast<uLongf>(chunk_bytes);
-    const int result = ::uncompress(reinterpret_cast<Bytef*>(scratch.data()), &produced,
-                                    reinterpret_cast<const Bytef*>(data.data()), static_cast<uLong>(data.size()));
-    if (result == Z_BUF_ERROR) {
-      throw RuntimeError(
-          fmt::format("deflate stream of {} bytes inflates to more than a chunk ({} bytes) or is cut short",
-                      data.size(), chunk_bytes));
-    }
-    if (result != Z_OK) {
-      throw RuntimeError(fmt::format("deflate stream of {} bytes is corrupt", data.size()));
-    }
-    scratch.resize(produced);
-    data.swap(scratch);
+void check_size(std::size_t size) {
+  if (size > std::numeric_limits<uLong>::max()) {
+    throw RuntimeError("chunk too large for zlib");
   }
-};
+}
 
 }  // namespace
 
-std::unique_ptr<Codec> make_deflate(const FilterSpec& spec, std::size_t /*elem_size*/) {
-  if (spec.params.size() != 1 || spec.params[0] > 9) {
-    return nullptr;  // not what H5Pset_deflate writes
+std::size_t deflate_bound(std::size_t size) {
+  check_size(size);
+  return ::compressBound(static_cast<uLong>(size));
+}
+
+std::size_t deflate_stream(const std::byte* in, std::size_t size, std::byte* out, int level) {
+  auto written = static_cast<uLongf>(deflate_bound(size));
+  if (::compress2(reinterpret_cast<Bytef*>(out), &written, reinterpret_cast<const Bytef*>(in), static_cast<uLong>(size),
+                  level) != Z_OK) {
+    throw RuntimeError("zlib could not compress a chunk");
   }
-  return std::make_unique<Deflate>();
+  return written;
+}
+
+InflateResult inflate_stream(const std::byte* in, std::size_t size, std::byte* out, std::size_t capacity,
+                             std::size_t& produced) {
+  check_size(size);
+  check_size(capacity);
+  auto written = static_cast<uLongf>(capacity);
+  const int result = ::uncompress(reinterpret_cast<Bytef*>(out), &written, reinterpret_cast<const Bytef*>(in),
+                                  static_cast<uLong>(size));
+  if (result == Z_BUF_ERROR) return InflateResult::NoRoom;
+  if (result != Z_OK) return InflateResult::Corrupt;
+  produced = written;
+  return InflateResult::Ok;
 }
 
 }  // namespace h5tile::detail

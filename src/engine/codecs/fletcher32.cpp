@@ -29,6 +29,13 @@ class Fletcher32 final : public Codec {
     }
     data.resize(n);
   }
+
+  void encode(ByteBuffer& data, ByteBuffer& /*scratch*/) const override {
+    const std::uint32_t sum = fletcher32(data.data(), data.size());
+    const std::size_t n = data.size();
+    data.resize(n + 4);
+    for (std::size_t i = 0; i < 4; ++i) data.data()[n + i] = static_cast<std::byte>(sum >> (8 * i));  // little-endian
+  }
 };
 
 }  // namespace

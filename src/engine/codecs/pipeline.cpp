@@ -7,31 +7,50 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/filter_ids.hpp"
+
 namespace h5tile::detail {
 namespace {
 
-// The filters h5tile decodes itself, by HDF5 filter ID. A new codec: one file and one line here.
+// The filters h5tile encodes and decodes itself, by HDF5 filter ID. A new codec: one file and
+// one line here. hdf5plugin's are built where their libraries were found (CMakeLists.txt).
 struct KnownCodec {
   unsigned id;
-  const char* name;
   std::unique_ptr<Codec> (*make)(const FilterSpec&, std::size_t elem_size);
 };
 constexpr KnownCodec known_codecs[] = {
-    {1, "deflate", make_deflate},
-    {2, "shuffle", make_shuffle},
-    {3, "fletcher32", make_fletcher32},
+    {kFilterDeflate, make_deflate}, {kFilterShuffle, make_shuffle}, {kFilterFletcher32, make_fletcher32},
+#if H5TILE_WITH_ZSTD
+    {kFilterZstd, make_zstd},
+#endif
+#if H5TILE_WITH_LZ4
+    {kFilterLz4, make_lz4},
+#endif
+#if H5TILE_WITH_BLOSC
+    {kFilterBlosc, make_blosc},
+#endif
 };
 
+const KnownCodec* known_codec(unsigned id) {
+  for (const auto& k : known_codecs) {
+    if (k.id == id) return &k;
+  }
+  return nullptr;
+}
+
+// Why h5tile does not decode filter `id`: "szip", "zstd (h5tile was built without it)", "filter 307".
 std::string unsupported_name(unsigned id) {
   switch (id) {
-    case 4: return "szip";
-    case 5: return "nbit";
-    case 6: return "scaleoffset";
-    default: return fmt::format("filter {}", id);
+    case kFilterZstd:
+    case kFilterLz4:
+    case kFilterBlosc: return filter_name(id) + " (h5tile was built without its library)";
+    default: return filter_name(id);
   }
 }
 
 }  // namespace
+
+bool codec_built(unsigned id) noexcept { return known_codec(id) != nullptr; }
 
 void ByteBuffer::resize(std::size_t n) {
   if (n > capacity_) {
@@ -53,19 +72,16 @@ std::variant<FilterPipeline, std::string> FilterPipeline::make(const std::vector
                                                                std::size_t elem_size) {
   FilterPipeline pipeline;
   for (const auto& spec : filters) {
-    const KnownCodec* known = nullptr;
-    for (const auto& k : known_codecs) {
-      if (k.id == spec.id) known = &k;
-    }
+    const KnownCodec* known = known_codec(spec.id);
     if (known == nullptr) {
       return unsupported_name(spec.id);
     }
     auto step = known->make(spec, elem_size);
     if (!step) {
-      return fmt::format("{} with client data [{}]", known->name, fmt::join(spec.params, ", "));
+      return fmt::format("{} with client data [{}]", filter_name(spec.id), fmt::join(spec.params, ", "));
     }
     pipeline.steps_.push_back(std::move(step));
-    pipeline.names_.emplace_back(known->name);
+    pipeline.names_.push_back(filter_name(spec.id));
   }
   return pipeline;
 }
@@ -84,6 +100,16 @@ void FilterPipeline::decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filt
   }
   if (data.size() != chunk_bytes) {
     throw RuntimeError(fmt::format("decodes to {} bytes, not the chunk's {}", data.size(), chunk_bytes));
+  }
+}
+
+void FilterPipeline::encode(ByteBuffer& data, ByteBuffer& scratch) const {
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    try {
+      steps_[i]->encode(data, scratch);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(fmt::format("{}: {}", names_[i], e.what()));
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// A chunked dataset's filter pipeline, undone on h5tile's workers: the filters HDF5 applied when
-// writing, undone in reverse order, each skipped where the chunk's filter mask says HDF5 skipped it.
+// A chunked dataset's filter pipeline, run on h5tile's workers: applied in order when writing, and
+// undone in reverse order when reading, each skipped where the chunk's filter mask says HDF5 skipped it.
 
 #include <cstddef>
 #include <memory>
@@ -11,6 +11,10 @@
 #include "engine/codecs/codec.hpp"
 
 namespace h5tile::detail {
+
+// Whether h5tile was built with the codec of HDF5 filter `id` (zstd, lz4 and blosc need their
+// libraries when h5tile is built).
+[[nodiscard]] bool codec_built(unsigned id) noexcept;
 
 class FilterPipeline {
  public:
@@ -23,6 +27,10 @@ class FilterPipeline {
   // where bit i of `filter_mask` is set. Throws h5tile::RuntimeError with the reason when the
   // bytes are corrupt or do not decode to exactly `chunk_bytes`. Thread-safe (const).
   void decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes) const;
+
+  // Encodes one whole chunk in `data` (padded at the dataset's edges) as HDF5 would write it,
+  // applying every filter in the creation list's order. Thread-safe (const).
+  void encode(ByteBuffer& data, ByteBuffer& scratch) const;
 
   // The names of the filters, in the creation list's order ("shuffle", "deflate").
   [[nodiscard]] const std::vector<std::string>& names() const noexcept { return names_; }

@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "engine/codecs/codec.hpp"
 
 namespace h5tile::detail {
@@ -12,18 +16,114 @@ void copy_bytes(std::byte* out, const std::byte* in, std::size_t size) {
   if (size != 0) std::memcpy(out, in, size);
 }
 
-// Fixed element sizes let the compiler unroll the inner loop and vectorise the outer one.
+#if defined(__SSE2__)
+// 16 elements at a time with SSE2 (every x86-64 CPU has it) for 2-, 4- and 8-byte elements, about
+// ten times the byte loop: unshuffling interleaves the E byte streams with unpack instructions;
+// shuffling masks byte k out of every element and packs the bytes together.
+using V = __m128i;
+V load(const std::byte* p) { return _mm_loadu_si128(reinterpret_cast<const V*>(p)); }
+void store(std::byte* p, V v) { _mm_storeu_si128(reinterpret_cast<V*>(p), v); }
+
+// Elements [i, i + 16) from the E streams of n bytes each at `in` to `out` (i * E).
+template <std::size_t E>
+void unshuffle16(const std::byte* in, std::byte* out, std::size_t n, std::size_t i) {
+  V a[E];  // NOLINT(*-avoid-c-arrays): std::array drops __m128i's alignment attribute
+  for (std::size_t k = 0; k < E; ++k) a[k] = load(in + k * n + i);
+  std::byte* o = out + i * E;
+  if constexpr (E == 2) {
+    store(o, _mm_unpacklo_epi8(a[0], a[1]));
+    store(o + 16, _mm_unpackhi_epi8(a[0], a[1]));
+  } else if constexpr (E == 4) {
+    const V lo01 = _mm_unpacklo_epi8(a[0], a[1]), hi01 = _mm_unpackhi_epi8(a[0], a[1]);
+    const V lo23 = _mm_unpacklo_epi8(a[2], a[3]), hi23 = _mm_unpackhi_epi8(a[2], a[3]);
+    store(o, _mm_unpacklo_epi16(lo01, lo23));
+    store(o + 16, _mm_unpackhi_epi16(lo01, lo23));
+    store(o + 32, _mm_unpacklo_epi16(hi01, hi23));
+    store(o + 48, _mm_unpackhi_epi16(hi01, hi23));
+  } else {
+    // Bytes 0-3 (q) and 4-7 (r) of each element, then the two halves side by side.
+    V pairs_lo[4];  // NOLINT(*-avoid-c-arrays)
+    V pairs_hi[4];  // NOLINT(*-avoid-c-arrays)
+    for (std::size_t k = 0; k < 4; ++k) {
+      pairs_lo[k] = _mm_unpacklo_epi8(a[2 * k], a[2 * k + 1]);  // elements 0-7
+      pairs_hi[k] = _mm_unpackhi_epi8(a[2 * k], a[2 * k + 1]);  // elements 8-15
+    }
+    for (std::size_t h = 0; h < 2; ++h) {
+      const V* pr = h == 0 ? pairs_lo : pairs_hi;
+      const V q_lo = _mm_unpacklo_epi16(pr[0], pr[1]), q_hi = _mm_unpackhi_epi16(pr[0], pr[1]);
+      const V r_lo = _mm_unpacklo_epi16(pr[2], pr[3]), r_hi = _mm_unpackhi_epi16(pr[2], pr[3]);
+      std::byte* oh = o + h * 64;
+      store(oh, _mm_unpacklo_epi32(q_lo, r_lo));
+      store(oh + 16, _mm_unpackhi_epi32(q_lo, r_lo));
+      store(oh + 32, _mm_unpacklo_epi32(q_hi, r_hi));
+      store(oh + 48, _mm_unpackhi_epi32(q_hi, r_hi));
+    }
+  }
+}
+
+// Byte k of four vectors of 4-byte lanes (16 lanes), in lane order.
+V bytes_of_dwords(const V* v, int k) {
+  const V mask = _mm_set1_epi32(0xff);
+  const auto lane = [&](int j) { return _mm_and_si128(_mm_srli_epi32(v[j], 8 * k), mask); };
+  return _mm_packus_epi16(_mm_packs_epi32(lane(0), lane(1)), _mm_packs_epi32(lane(2), lane(3)));
+}
+
+// Elements [i, i + 16) at `in` (i * E) to the E streams of n bytes each at `out`.
+template <std::size_t E>
+void shuffle16(const std::byte* in, std::byte* out, std::size_t n, std::size_t i) {
+  const std::byte* e = in + i * E;
+  if constexpr (E == 2) {
+    const V mask = _mm_set1_epi16(0xff);
+    const V v0 = load(e), v1 = load(e + 16);
+    store(out + i, _mm_packus_epi16(_mm_and_si128(v0, mask), _mm_and_si128(v1, mask)));
+    store(out + n + i, _mm_packus_epi16(_mm_srli_epi16(v0, 8), _mm_srli_epi16(v1, 8)));
+  } else if constexpr (E == 4) {
+    const V v[4] = {load(e), load(e + 16), load(e + 32), load(e + 48)};  // NOLINT(*-avoid-c-arrays)
+    for (int k = 0; k < 4; ++k) store(out + static_cast<std::size_t>(k) * n + i, bytes_of_dwords(v, k));
+  } else {
+    // The low and the high 4 bytes of the 16 elements, as two sets of four vectors of dwords.
+    V lo[4];  // NOLINT(*-avoid-c-arrays)
+    V hi[4];  // NOLINT(*-avoid-c-arrays)
+    for (std::size_t j = 0; j < 4; ++j) {
+      const V a = load(e + 32 * j), b = load(e + 32 * j + 16);  // elements 4j .. 4j + 3
+      lo[j] = _mm_unpacklo_epi64(_mm_shuffle_epi32(a, _MM_SHUFFLE(3, 1, 2, 0)),
+                                 _mm_shuffle_epi32(b, _MM_SHUFFLE(3, 1, 2, 0)));
+      hi[j] = _mm_unpackhi_epi64(_mm_shuffle_epi32(a, _MM_SHUFFLE(3, 1, 2, 0)),
+                                 _mm_shuffle_epi32(b, _MM_SHUFFLE(3, 1, 2, 0)));
+    }
+    for (int k = 0; k < 4; ++k) {
+      store(out + static_cast<std::size_t>(k) * n + i, bytes_of_dwords(lo, k));
+      store(out + static_cast<std::size_t>(k + 4) * n + i, bytes_of_dwords(hi, k));
+    }
+  }
+}
+#endif
+
+// Fixed element sizes let the compiler unroll the inner loop; 2, 4 and 8 bytes go 16 elements at
+// a time with SSE2 where it is there, the rest (and other CPUs) byte by byte.
 template <std::size_t E>
 void unshuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (E == 2 || E == 4 || E == 8) {
+    for (; i + 16 <= n; i += 16) unshuffle16<E>(in, out, n, i);
+  }
+#endif
+  for (; i < n; ++i) {
     for (std::size_t k = 0; k < E; ++k) out[i * E + k] = in[k * n + i];
   }
 }
 
 template <std::size_t E>
 void shuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) {
+  std::size_t first = 0;
+#if defined(__SSE2__)
+  if constexpr (E == 2 || E == 4 || E == 8) {
+    for (; first + 16 <= n; first += 16) shuffle16<E>(in, out, n, first);
+  }
+#endif
   for (std::size_t k = 0; k < E; ++k) {
-    for (std::size_t i = 0; i < n; ++i) out[k * n + i] = in[i * E + k];
+    for (std::size_t i = first; i < n; ++i) out[k * n + i] = in[i * E + k];
   }
 }
 
@@ -36,6 +136,15 @@ class Shuffle final : public Codec {
     }
     scratch.resize(data.size());
     unshuffle(data.data(), scratch.data(), data.size(), elem_size_);
+    data.swap(scratch);
+  }
+
+  void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
+    if (elem_size_ <= 1 || data.size() < 2 * elem_size_) {
+      return;  // as HDF5 leaves them
+    }
+    scratch.resize(data.size());
+    shuffle(data.data(), scratch.data(), data.size(), elem_size_);
     data.swap(scratch);
   }
 

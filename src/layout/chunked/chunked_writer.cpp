@@ -23,8 +23,8 @@ class ChunkedWriter final : public LayoutWriter {
     return {};
   }
 
-  std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& /*created*/, std::span<const Tile> tiles,
-                                 std::size_t /*first*/, Progress& progress) override {
+  std::vector<WrittenTile> write(Communicator& /*comm*/, const WriteCommit& commit, const std::string& /*created*/,
+                                 std::span<const Tile> tiles, std::size_t /*first*/, Progress& progress) override {
     write_tiles_into(commit.temp(), tiles, config_.sync,
                      [&](const PosixFile& out, const Tile& tile) { write_tile(out, commit.temp(), tile, progress); });
     return std::vector<WrittenTile>(tiles.size());

@@ -18,8 +18,8 @@ class ContiguousWriter final : public LayoutWriter {
     return std::to_string(offset);
   }
 
-  std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& created, std::span<const Tile> tiles,
-                                 std::size_t /*first*/, Progress& progress) override {
+  std::vector<WrittenTile> write(Communicator& /*comm*/, const WriteCommit& commit, const std::string& created,
+                                 std::span<const Tile> tiles, std::size_t /*first*/, Progress& progress) override {
     const auto offset = std::stoull(created);
     write_tiles_into(commit.temp(), tiles, config_.sync, [&](const PosixFile& out, const Tile& tile) {
       const RawDataset raw{&out, offset, plan_.shape, plan_.dtype.size()};

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -9,9 +10,15 @@
 #include <h5tile/error.hpp>
 
 #include "engine/checksum.hpp"
+#include "engine/codecs/compression.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
+#include "hdf5/dataset_io.hpp"
+#include "hdf5/file.hpp"
+#include "layout/chunk_encoding.hpp"
 #include "layout/file_writer.hpp"
+#include "layout/open_dataset.hpp"
 #include "layout/tile_bytes.hpp"
 #include "layout/virtual/sidecar.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -21,16 +28,21 @@ namespace {
 
 class VirtualWriter final : public LayoutWriter {
  public:
-  VirtualWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {}
+  VirtualWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {
+    if (!plan.filters.empty()) {
+      pipeline_.emplace(write_pipeline(plan.filters, plan.dtype.size()));
+    }
+  }
 
   std::string create(const WriteCommit& /*commit*/) override { return {}; }  // tiles first, the main file last
 
-  std::vector<WrittenTile> write(const WriteCommit& commit, const std::string& /*created*/, std::span<const Tile> tiles,
-                                 std::size_t first, Progress& progress) override {
+  std::vector<WrittenTile> write(Communicator& /*comm*/, const WriteCommit& commit, const std::string& /*created*/,
+                                 std::span<const Tile> tiles, std::size_t first, Progress& progress) override {
     std::vector<WrittenTile> written(tiles.size());
     for (std::size_t i = 0; i < tiles.size(); ++i) {
       if (tiles[i].box.count() > 0) {
-        written[i] = write_tile_file(commit.generation(), first + i, tiles[i], progress);
+        written[i] = pipeline_ ? write_filtered_tile_file(commit.generation(), first + i, tiles[i], progress)
+                               : write_tile_file(commit.generation(), first + i, tiles[i], progress);
       }
     }
     return written;
@@ -46,7 +58,8 @@ class VirtualWriter final : public LayoutWriter {
       }
     }
     auto file = commit.start_main_file();
-    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles);
+    // Filtered tiles have no raw bytes to index: readers open them with HDF5 (and decode them).
+    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles, !pipeline_);
     file.close();
   }
 
@@ -86,8 +99,46 @@ class VirtualWriter final : public LayoutWriter {
     return {offset, file_size, checksum, *identity};
   }
 
+  // Writes tile `index` to its own file as a filtered chunked dataset (plan_.chunk, clipped to
+  // the tile), its chunks compressed on the rank's workers and written with H5Dwrite_chunk.
+  WrittenTile write_filtered_tile_file(const std::string& generation, std::size_t index, const Tile& tile,
+                                       Progress& progress) const {
+    if (gpu::device_of(tile.data) >= 0) {
+      throw InvalidArgument(fmt::format("{}: compressed writes take arrays in host memory, not device memory",
+                                        where(plan_.target, plan_.dataset)));
+    }
+    const auto path = plan_.target.parent_path() / tile_relative(plan_.target, plan_.dataset, generation, index);
+    const auto& extent = tile.box.extent;
+    Shape chunk = plan_.chunk;
+    for (std::size_t a = 0; a < chunk.size(); ++a) chunk[a] = std::min(chunk[a], extent[a]);
+    const auto es = plan_.dtype.size();
+    const auto whole = Box::whole(extent);
+    const auto memory = memory_of(tile.data);
+    {
+      auto file = create_file(path, config_.alignment);
+      {
+        const auto dataset = create_chunked_dataset(file.get(), kTileDataset, plan_.dtype, extent, chunk, false,
+                                                    with_chunk_bytes(plan_.filters, element_count(chunk) * es));
+        const auto chunks = chunks_touching(whole, chunk);
+        parallel_for(chunks.size(), config_.threads, [&](std::size_t i) {
+          thread_local ByteBuffer encoded;
+          thread_local ByteBuffer scratch;
+          encode_chunk(*pipeline_, memory, whole, chunks[i], es, encoded, scratch);
+          write_chunk(dataset.get(), chunks[i].offset, encoded.data(), encoded.size());
+          progress.add(intersect(whole, chunks[i])->count() * es);
+        });
+      }
+      file.close();
+    }
+    if (config_.sync) {
+      PosixFile(path, O_WRONLY).sync();
+    }
+    return {0, static_cast<std::uint64_t>(std::filesystem::file_size(path)), 0, 0};
+  }
+
   const WritePlan& plan_;
   WriteConfig config_;
+  std::optional<FilterPipeline> pipeline_;  // the tiles' filters, if any
 };
 
 }  // namespace

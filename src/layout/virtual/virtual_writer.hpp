@@ -1,7 +1,9 @@
 #pragma once
 // Layout Virtual, written: one small file per tile in the generation folder of the sidecar
 // (layout/sidecar.hpp), written by the rank that holds the tile, and a virtual dataset in the
-// new main file that maps every tile, with the tile index (layout/tile_index.hpp).
+// new main file that maps every tile, with the tile index (layout/tile_index.hpp). With filters
+// (compression), each tile file holds a filtered chunked dataset whose chunks the rank
+// compresses on its workers, and the main file has no tile index (no raw bytes to point at).
 
 #include <memory>
 

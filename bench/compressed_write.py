@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Compressed writes, h5tile against h5py (+ hdf5plugin for zstd, lz4 and blosc), one run on the
+same data: float32 (a smooth field plus noise, bench/compressible.py) in chunks of 1 MiB, for
+gzip 4 + shuffle, zstd 3 + shuffle, lz4 + shuffle and blosc (lz4, level 5, its own shuffle).
+h5py writes through HDF5's filter pipeline, one chunk at a time; h5tile's ranks compress their
+own chunks on their workers (layout "chunked": one file; layout "virtual": one file per tile).
+Neither flushes to disk (h5tile with sync=False): the page cache, so the compressors are what is
+measured. Best of REPEATS writes after one warm-up; every file is read back with h5py and checked.
+Uses the package in $H5TILE_BUILD_DIR/python (default build/python).
+
+    python3 bench/compressed_write.py [MiB (default 512)] [ranks (default: all cores)]
+"""
+import os
+import shutil
+import sys
+
+import h5py
+import hdf5plugin
+import numpy as np
+
+from compressible import CHUNK, CODECS, PACKAGE, best_of, field
+
+sys.path.insert(0, PACKAGE)
+import h5tile  # noqa: E402
+
+REPEATS = 2
+FOLDER = "/tmp/h5tile-compressed-write"
+
+
+def main():
+    mib = int(sys.argv[1]) if len(sys.argv) > 1 else 512
+    ranks = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    a = field(mib)
+    os.makedirs(FOLDER, exist_ok=True)
+    print(f"{a.nbytes / 2**20:.0f} MiB float32 {a.shape}, chunks {CHUNK} = 1 MiB, {os.cpu_count()} CPUs, "
+          f"h5tile ranks {ranks or 'all cores'}, hdf5plugin {hdf5plugin.version}, page cache (no fsync)")
+    print(f"{'codec':24}{'engine':22}{'time':>9}{'GB/s':>8}{'ratio':>8}{'vs h5py':>9}")
+    for name, (ours, theirs) in CODECS.items():
+        path = os.path.join(FOLDER, "h5py.h5")
+
+        def h5py_write():
+            with h5py.File(path, "w") as f:
+                f.create_dataset("x", data=a, chunks=CHUNK, **theirs(hdf5plugin))
+
+        h5py_s = best_of(REPEATS, h5py_write)
+        ratio = a.nbytes / os.path.getsize(path)
+        print(f"{name:24}{'h5py':22}{h5py_s:8.3f}s{a.nbytes / h5py_s / 1e9:8.2f}{ratio:7.2f}x{1:8.2f}x")
+        for layout in ("chunked", "virtual"):
+            path = os.path.join(FOLDER, f"h5tile-{layout}.h5")
+
+            def h5tile_write():
+                h5tile.to_file(a, path, "/x", layout=layout, ranks=ranks, chunks=CHUNK, sync=False,
+                               keep_previous=False, **ours).wait()
+
+            s = best_of(REPEATS, h5tile_write)
+            with h5py.File(path, "r") as f:
+                assert np.array_equal(f["x"][...], a), (name, layout)
+            stored = os.path.getsize(path) + sum(
+                os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(path + ".tiles") for n in names)
+            print(f"{'':24}{'h5tile ' + layout:22}{s:8.3f}s{a.nbytes / s / 1e9:8.2f}{a.nbytes / stored:7.2f}x"
+                  f"{h5py_s / s:8.2f}x")
+    shutil.rmtree(FOLDER)
+
+
+if __name__ == "__main__":
+    main()

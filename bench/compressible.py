@@ -1,0 +1,47 @@
+"""What the compressed benchmarks (compressed_read.py, compressed_write.py) share: the data (a
+smooth field plus noise, float32, compressing 2-4x), the codecs as h5py + hdf5plugin and h5tile
+name them, and the best-of-N timer."""
+import os
+import time
+
+import numpy as np
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+PACKAGE = os.path.join(ROOT, os.environ.get("H5TILE_BUILD_DIR", "build"), "python")
+COLS = 4096
+CHUNK = (64, COLS)  # 1 MiB of float32
+
+# name: (h5tile's to_file keywords, a function of hdf5plugin giving h5py's create_dataset keywords)
+CODECS = {
+    "gzip 4 + shuffle": ({"compression": "gzip", "level": 4, "shuffle": True},
+                         lambda p: {"compression": "gzip", "compression_opts": 4, "shuffle": True}),
+    "zstd 3 + shuffle": ({"compression": "zstd", "level": 3, "shuffle": True},
+                         lambda p: {"shuffle": True, **p.Zstd(clevel=3)}),
+    "lz4 + shuffle": ({"compression": "lz4", "shuffle": True}, lambda p: {"shuffle": True, **p.LZ4()}),
+    "blosc lz4 5 + shuffle": ({"compression": "blosc", "level": 5, "shuffle": True},
+                              lambda p: dict(p.Blosc(cname="lz4", clevel=5, shuffle=p.Blosc.SHUFFLE))),
+}
+
+
+def field(mib):
+    """`mib` MiB of float32 (rows of COLS): a smooth sine product plus N(0, 0.01) noise, rounded to
+    multiples of 2^-12 (12 fractional bits, as a simulation that stores what it resolves):
+    gzip + shuffle compresses it about 2.7x."""
+    rows = mib * (1 << 20) // (4 * COLS)
+    y = np.linspace(0, 8 * np.pi, rows, dtype=np.float32)[:, None]
+    x = np.linspace(0, 8 * np.pi, COLS, dtype=np.float32)[None, :]
+    noise = np.random.default_rng(0).normal(0, 0.01, (rows, COLS)).astype(np.float32)
+    q = np.float32(2.0**-12)
+    return (np.round((np.sin(y) * np.cos(x) + noise) / q) * q).astype(np.float32)
+
+
+def best_of(repeats, run, warm_up=True):
+    """The shortest of `repeats` timed calls of `run` (after one untimed call when `warm_up`)."""
+    if warm_up:
+        run()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return min(times)

@@ -1,0 +1,40 @@
+#include "layout/chunk_encoding.hpp"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "layout/open_dataset.hpp"
+
+namespace h5tile::detail {
+
+void pack_chunk(const StridedBytes& src, const Box& src_box, const Box& chunk_box, std::size_t elem_size,
+                std::byte* out) {
+  const auto part = intersect(src_box, chunk_box);
+  const auto bytes = chunk_box.count() * elem_size;
+  if (!part || part->extent != chunk_box.extent) {
+    std::memset(out, 0, bytes);
+  }
+  if (!part) return;
+  const StridedBytes chunk{out, rowmajor_strides(chunk_box.extent, elem_size)};
+  copy_box(sub_memory(chunk, chunk_box, *part), sub_memory(src, src_box, *part), part->extent, elem_size);
+}
+
+void encode_chunk(const FilterPipeline& pipeline, const StridedBytes& src, const Box& src_box, const Box& chunk_box,
+                  std::size_t elem_size, ByteBuffer& out, ByteBuffer& scratch) {
+  out.resize(chunk_box.count() * elem_size);
+  pack_chunk(src, src_box, chunk_box, elem_size, out.data());
+  pipeline.encode(out, scratch);
+}
+
+FilterPipeline write_pipeline(const std::vector<FilterSpec>& filters, std::size_t elem_size) {
+  auto made = FilterPipeline::make(filters, elem_size);
+  if (auto* why = std::get_if<std::string>(&made)) {
+    throw InvalidArgument(fmt::format("h5tile cannot write {}", *why));
+  }
+  return std::move(std::get<FilterPipeline>(made));
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,197 @@
+#include "layout/chunked/filtered_writer.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "comm/collective.hpp"
+#include "engine/posix_file.hpp"
+#include "engine/thread_pool.hpp"
+#include "gpu/backend.hpp"
+#include "hdf5/dataset_io.hpp"
+#include "hdf5/file.hpp"
+#include "layout/chunk_encoding.hpp"
+#include "layout/file_writer.hpp"
+#include "layout/open_dataset.hpp"
+#include "layout/tile_bytes.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+// Raw bytes of the chunks one rank compresses in one round, in task sizes (256 MiB for the
+// default 8 MiB): their compressed copies stay in memory until they are written.
+constexpr std::uint64_t kRoundTasks = 32;
+
+// A chunk that a rank writes: the tile it lies in (its index among the rank's tiles) and its box
+// (the whole chunk, which reaches past the dataset's edge there).
+struct OwnedChunk {
+  std::size_t tile = 0;
+  Box box;
+};
+
+// The chunks of tiles `boxes[begin, end)`, tile by tile, each in row-major order.
+std::vector<OwnedChunk> chunks_of(const std::vector<Box>& boxes, std::size_t begin, std::size_t end,
+                                  const Shape& chunk) {
+  std::vector<OwnedChunk> out;
+  for (std::size_t t = begin; t < end; ++t) {
+    if (boxes[t].count() == 0) continue;
+    for (auto& c : chunks_touching(boxes[t], chunk)) out.push_back({t - begin, std::move(c)});
+  }
+  return out;
+}
+
+class FilteredChunkedWriter final : public LayoutWriter {
+ public:
+  FilteredChunkedWriter(const WritePlan& plan, const WriteConfig& config)
+      : plan_(plan), config_(config), pipeline_(write_pipeline(plan.filters, plan.dtype.size())) {}
+
+  std::string create(const WriteCommit& commit) override {
+    auto file = commit.start_main_file();
+    (void)create_chunked_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.chunk, false,
+                                 plan_.filters);
+    file.close();
+    return {};
+  }
+
+  std::vector<WrittenTile> write(Communicator& comm, const WriteCommit& commit, const std::string& /*created*/,
+                                 std::span<const Tile> tiles, std::size_t /*first*/, Progress& progress) override {
+    const auto ranks = static_cast<std::size_t>(comm.size());
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    // Every rank's chunks, from the plan (so the same on every rank), and the rounds they take.
+    std::vector<std::vector<OwnedChunk>> all(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      const auto end = r + 1 < ranks ? plan_.first[r + 1] : plan_.boxes.size();
+      all[r] = chunks_of(plan_.boxes, plan_.first[r], end, plan_.chunk);
+    }
+    const auto chunk_bytes = element_count(plan_.chunk) * plan_.dtype.size();
+    const std::size_t per_round = std::max<std::uint64_t>(1, kRoundTasks * config_.task_size / chunk_bytes);
+    std::size_t rounds = 0;
+    for (const auto& chunks : all) rounds = std::max(rounds, (chunks.size() + per_round - 1) / per_round);
+    const auto round_of = [&](std::size_t r, std::size_t k) {
+      const auto lo = std::min(all[r].size(), k * per_round);
+      return std::pair{lo, std::min(all[r].size(), lo + per_round)};
+    };
+
+    std::optional<PosixFile> out;
+    for (std::size_t k = 0; k < rounds; ++k) {
+      const auto [lo, hi] = round_of(rank, k);
+      // 1. This rank's chunks of the round, compressed; every rank learns every size.
+      std::vector<ByteBuffer> encoded(hi - lo);
+      agree(comm, [&] { encode(tiles, all[rank], lo, encoded, progress); });
+      Packer sizes;
+      for (const auto& e : encoded) sizes.u64(e.size());
+      std::vector<std::vector<std::uint64_t>> sizes_of(ranks);
+      const auto gathered = comm.all_gather(sizes.bytes());
+      for (std::size_t r = 0; r < ranks; ++r) {
+        Unpacker in(gathered[r]);
+        for (std::size_t j = 0; j < gathered[r].size() / 8; ++j) sizes_of[r].push_back(in.u64());
+      }
+      // 2. Rank 0 has HDF5 allocate every chunk of the round; 3. the others write theirs there.
+      const auto placed = on_root(comm, 0, [&] { return allocate(commit, all, round_of, k, sizes_of, encoded); });
+      agree(comm, [&] {
+        if (rank == 0 || encoded.empty()) return;
+        std::size_t before = 0;  // chunks of lower ranks in this round
+        for (std::size_t r = 0; r < rank; ++r) before += sizes_of[r].size();
+        Unpacker in(placed);
+        std::vector<std::uint64_t> addresses(before + encoded.size());
+        for (auto& a : addresses) a = in.u64();
+        if (!out) out.emplace(commit.temp(), O_WRONLY);
+        parallel_for(encoded.size(), config_.threads, [&](std::size_t j) {
+          out->write_at(encoded[j].data(), encoded[j].size(), addresses[before + j]);
+        });
+      });
+    }
+    // Rank 0's chunks went through HDF5 into the main file, which the commit flushes; each other
+    // rank flushes its own bytes (with MPI, another node's page cache is not rank 0's to flush).
+    agree(comm, [&] {
+      if (out && config_.sync) out->sync();
+    });
+    return std::vector<WrittenTile>(tiles.size());
+  }
+
+  void finish(const WriteCommit& /*commit*/, const std::vector<WrittenTile>& /*written*/) override {}
+
+ private:
+  // Compresses chunks [lo, lo + encoded.size()) of `mine` (this rank's) on the rank's workers.
+  void encode(std::span<const Tile> tiles, const std::vector<OwnedChunk>& mine, std::size_t lo,
+              std::vector<ByteBuffer>& encoded, Progress& progress) const {
+    for (const auto& tile : tiles) {
+      if (gpu::device_of(tile.data) >= 0) {
+        throw InvalidArgument(fmt::format("{}: compressed writes take arrays in host memory, not device memory",
+                                          where(plan_.target, plan_.dataset)));
+      }
+    }
+    const auto es = plan_.dtype.size();
+    parallel_for(encoded.size(), config_.threads, [&](std::size_t j) {
+      const auto& chunk = mine[lo + j];
+      const auto& tile = tiles[chunk.tile];
+      thread_local ByteBuffer data;
+      thread_local ByteBuffer scratch;
+      encode_chunk(pipeline_, memory_of(tile.data), tile.box, chunk.box, es, data, scratch);
+      // Kept at its compressed size (the worker's buffers keep a whole chunk's capacity).
+      encoded[j].resize(data.size());
+      std::memcpy(encoded[j].data(), data.data(), data.size());
+      progress.add(intersect(tile.box, chunk.box)->count() * es);
+    });
+  }
+
+  // Rank 0: writes round `k` of every rank's chunks into the main file through HDF5 (its own
+  // compressed, the others' as zeros of their sizes); returns where HDF5 put each, in rank order.
+  template <typename RoundOf>
+  std::string allocate(const WriteCommit& commit, const std::vector<std::vector<OwnedChunk>>& all,
+                       const RoundOf& round_of, std::size_t k, const std::vector<std::vector<std::uint64_t>>& sizes_of,
+                       const std::vector<ByteBuffer>& own) const {
+    std::vector<Shape> origins;
+    std::vector<std::uint64_t> sizes;
+    std::vector<std::optional<StoredChunk>> stored;
+    auto file = reopen_file(commit.temp(), config_.alignment);
+    {
+      const auto dataset = open_dataset_at(file.get(), plan_.dataset);
+      std::vector<std::byte> zeros;
+      for (std::size_t r = 0; r < all.size(); ++r) {
+        const auto lo = round_of(r, k).first;
+        for (std::size_t j = 0; j < sizes_of[r].size(); ++j) {
+          const auto size = sizes_of[r][j];
+          const auto& origin = all[r][lo + j].box.offset;
+          if (r == 0) {
+            write_chunk(dataset.get(), origin, own[j].data(), own[j].size());
+          } else {
+            if (zeros.size() < size) zeros.resize(size);
+            write_chunk(dataset.get(), origin, zeros.data(), size);
+          }
+          origins.push_back(origin);
+          sizes.push_back(size);
+        }
+      }
+      stored = stored_chunks(dataset.get(), origins);
+    }
+    file.close();
+    Packer addresses;
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+      if (!stored[i] || stored[i]->size != sizes[i]) {
+        throw Hdf5Error(fmt::format("{}: HDF5 did not store the chunk at {} as the {} bytes written",
+                                    where(plan_.target, plan_.dataset), to_string(origins[i]), sizes[i]));
+      }
+      addresses.u64(stored[i]->offset);
+    }
+    return addresses.bytes();
+  }
+
+  const WritePlan& plan_;
+  WriteConfig config_;
+  FilterPipeline pipeline_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayoutWriter> make_filtered_chunked_writer(const WritePlan& plan, const WriteConfig& config) {
+  return std::make_unique<FilteredChunkedWriter>(plan, config);
+}
+
+}  // namespace h5tile::detail

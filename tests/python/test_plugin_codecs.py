@@ -1,0 +1,170 @@
+"""hdf5plugin's zstd (32015), lz4 (32004) and Blosc (32001) filters: files h5py writes with
+hdf5plugin, decoded by h5tile's own workers byte for byte as h5py reads them; files h5tile writes
+with them, read by h5py with hdf5plugin (and h5dump with hdf5plugin's plugins), with the client
+data hdf5plugin itself stores."""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, compressible, same_bytes
+
+hdf5plugin = pytest.importorskip("hdf5plugin")
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+
+_MISSING = sorted({"zstd", "lz4", "blosc"} - set(h5tile.compressors()))
+if _MISSING:
+    pytest.skip(f"h5tile was built without {', '.join(_MISSING)}", allow_module_level=True)
+
+DTYPES = ["bool", "int8", "uint16", "int32", "int64", "float16", "float32", "float64", "complex128", "V7"]
+# How h5py + hdf5plugin write: (id, the keyword arguments of create_dataset).
+PLUGIN_FILTERS = {
+    "zstd": hdf5plugin.Zstd(),
+    "zstd-1": hdf5plugin.Zstd(clevel=1),
+    "zstd-negative": hdf5plugin.Zstd(clevel=-5),
+    "zstd-19": hdf5plugin.Zstd(clevel=19),
+    "lz4": hdf5plugin.LZ4(),
+    "lz4-blocks-of-64": hdf5plugin.LZ4(nbytes=64),
+    "blosc": hdf5plugin.Blosc(),
+    "blosc-zstd-bitshuffle": hdf5plugin.Blosc(cname="zstd", clevel=7, shuffle=hdf5plugin.Blosc.BITSHUFFLE),
+    "blosc-blosclz-noshuffle": hdf5plugin.Blosc(cname="blosclz", clevel=3, shuffle=hdf5plugin.Blosc.NOSHUFFLE),
+    "blosc-zlib": hdf5plugin.Blosc(cname="zlib", clevel=9),
+    "blosc-lz4hc": hdf5plugin.Blosc(cname="lz4hc", clevel=1),
+    "blosc-level-0": hdf5plugin.Blosc(clevel=0),
+}
+
+
+def every_read(path, name, shape):
+    whole = h5tile.from_file(path, name)
+    box = h5tile.read_box(path, name, (3, 2), (shape[0] - 5, shape[1] - 3))
+    batched = np.empty_like(whole)
+    for block, offset in h5tile.from_file_batched(path, name, (7, 6)):
+        batched[tuple(slice(o, o + s) for o, s in zip(offset, block.shape))] = block
+    return whole, box, batched
+
+
+@pytest.mark.parametrize("shuffle,fletcher32", [(False, False), (True, True)], ids=["plain", "shuffle-fletcher32"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", PLUGIN_FILTERS)
+def test_h5tile_decodes_what_hdf5plugin_wrote(tmp_path, name, dtype, shuffle, fletcher32):
+    a = compressible(dtype, (45, 13), seed=1)
+    path = tmp_path / "p.h5"
+    with h5py.File(path, "w") as f:
+        # Partial edge chunks on both axes; HDF5's shuffle and fletcher32 around the plugin filter.
+        f.create_dataset("x", data=a, chunks=(8, 5), shuffle=shuffle, fletcher32=fletcher32, **PLUGIN_FILTERS[name])
+        reference = f["x"][...]
+    info = h5tile.describe(path, "/x")
+    assert info["decoder"] == "h5tile", info
+    whole, box, batched = every_read(path, "/x", a.shape)
+    assert same_bytes(whole, reference)
+    assert same_bytes(box, reference[3:43, 2:12])
+    assert same_bytes(batched, reference)
+
+
+def plugin_filter(path):
+    """(id, cd_values) of the last filter of /x in `path` (the compressor, or fletcher32's before it)."""
+    with h5py.File(path, "r") as f:
+        dcpl = f["x"].id.get_create_plist()
+        return [dcpl.get_filter(i)[:3:2] for i in range(dcpl.get_nfilters())]
+
+
+@pytest.mark.parametrize("layout", ["chunked", "virtual"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("compression,level,shuffle", [("zstd", None, False), ("zstd", -3, True), ("zstd", 12, False),
+                                                       ("lz4", None, True), ("blosc", None, True), ("blosc", 9, False)])
+def test_hdf5plugin_reads_what_h5tile_wrote(tmp_path, compression, level, shuffle, dtype, layout):
+    a = compressible(dtype, (37, 11), seed=2)
+    path = tmp_path / "c.h5"
+    h5tile.to_file(a, path, "/x", layout=layout, ranks=3, chunks=(4, 5), compression=compression, level=level,
+                   shuffle=shuffle, fletcher32=True).wait()
+    with h5py.File(path, "r") as f:
+        assert same_bytes(f["x"][...], a)
+    assert same_bytes(h5tile.from_file(path, "/x"), a)
+
+
+@pytest.mark.parametrize("compression,level,shuffle,plugin", [
+    ("zstd", None, False, hdf5plugin.Zstd()),
+    ("zstd", -7, False, hdf5plugin.Zstd(clevel=-7)),
+    ("zstd", 19, True, hdf5plugin.Zstd(clevel=19)),
+    ("lz4", None, False, hdf5plugin.LZ4()),
+    ("blosc", None, True, hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)),
+    ("blosc", 2, False, hdf5plugin.Blosc(cname="lz4", clevel=2, shuffle=hdf5plugin.Blosc.NOSHUFFLE)),
+], ids=["zstd", "zstd-negative", "zstd-shuffle", "lz4", "blosc", "blosc-noshuffle"])
+def test_client_data_are_what_hdf5plugin_stores(tmp_path, compression, level, shuffle, plugin):
+    """The filters h5tile writes are the ones h5py + hdf5plugin write for the same options:
+    same IDs, same cd_values (Blosc's as its set_local completes them)."""
+    a = compressible("float32", (40, 30), seed=3)
+    h5tile.to_file(a, tmp_path / "h5tile.h5", "/x", layout="chunked", chunks=(10, 30), compression=compression,
+                   level=level, shuffle=shuffle).wait()
+    hdf5_shuffle = shuffle and compression != "blosc"  # Blosc shuffles itself
+    with h5py.File(tmp_path / "h5py.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=(10, 30), shuffle=hdf5_shuffle, **plugin)
+    assert plugin_filter(tmp_path / "h5tile.h5") == plugin_filter(tmp_path / "h5py.h5")
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4", "blosc"])
+@pytest.mark.parametrize("layout", ["chunked", "virtual"])
+def test_h5dump_reads_them_with_hdf5plugins_plugins(tmp_path, compression, layout):
+    a = np.arange(45 * 7, dtype=np.int32).reshape(45, 7)
+    h5tile.to_file(a, tmp_path / "out.h5", "/x", layout=layout, ranks=2, chunks=(10, 7), compression=compression,
+                   shuffle=True).wait()
+    env = dict(os.environ, HDF5_PLUGIN_PATH=hdf5plugin.PLUGIN_PATH)
+    out = subprocess.run(["h5dump", "-d", "/x", "-b", "LE", "-o", "x.bin", "out.h5"], capture_output=True, text=True,
+                         cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "x.bin").read_bytes() == a.tobytes()
+
+
+@pytest.mark.parametrize("name,match", [("zstd", "zstd"), ("lz4", "lz4"), ("blosc", "blosc")])
+def test_a_corrupt_chunk_is_an_error_naming_the_codec(tmp_path, name, match):
+    a = compressible("float64", (64, 64), seed=4)
+    path = tmp_path / "corrupt.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=(16, 16), **PLUGIN_FILTERS[name])
+        info = f["x"].id.get_chunk_info(5)
+    with open(path, "r+b") as f:  # garble the second half of one chunk
+        f.seek(info.byte_offset + info.size // 2)
+        f.write(bytes(info.size - info.size // 2))
+    with pytest.raises(RuntimeError, match=match):
+        h5tile.from_file(path, "/x")
+    assert same_bytes(h5tile.read_box(path, "/x", (0, 0), (16, 16)), a[0:16, 0:16])
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"compression": "zstd", "level": 23}, "zstd level must be -131072 to 22"),
+    ({"compression": "lz4", "level": 1}, "lz4 has no level"),
+    ({"compression": "blosc", "level": 10}, "blosc level must be 0 to 9"),
+    ({"compression": "zstd", "layout": "contiguous"}, "compression (zstd) needs layout 'chunked' or 'virtual'"),
+])
+def test_bad_levels_name_the_compressor(tmp_path, kwargs, message):
+    kwargs.setdefault("layout", "chunked")
+    with pytest.raises(ValueError) as error:
+        h5tile.to_file(np.zeros((8, 8), "f4"), tmp_path / "bad.h5", "/x", **kwargs).wait()
+    assert message in str(error.value), str(error.value)
+
+
+def test_compressors_lists_what_this_build_writes():
+    assert h5tile.compressors()[0] == "gzip" and set(h5tile.compressors()) <= {"gzip", "zstd", "lz4", "blosc"}
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4", "blosc"])
+def test_consolidate_and_the_cli_write_them(tmp_path, compression):
+    a = compressible("float32", (90, 33), seed=5)
+    h5tile.to_file(a, tmp_path / "v.h5", "/x", ranks=3).wait()
+    h5tile.consolidate(tmp_path / "v.h5", "/x", tmp_path / "c.h5", chunks=(20, 16), compression=compression,
+                       shuffle=True)
+    assert plugin_filter(tmp_path / "c.h5")[-1][0] == {"zstd": 32015, "lz4": 32004, "blosc": 32001}[compression]
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert same_bytes(f["x"][...], a)
+    cli = BUILD / "cli" / "h5tile"
+    out = subprocess.run([str(cli), "split", "c.h5:/x", "s.h5", "--tiles", "2", "--compression", compression],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert same_bytes(f["x"][...], a)
