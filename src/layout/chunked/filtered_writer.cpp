@@ -81,9 +81,11 @@ class FilteredChunkedWriter final : public LayoutWriter {
     std::optional<PosixFile> out;
     for (std::size_t k = 0; k < rounds; ++k) {
       const auto [lo, hi] = round_of(rank, k);
-      // 1. This rank's chunks of the round, compressed; every rank learns every size.
+      // 1. This rank's chunks of the round, compressed; every rank learns every size. (A copy of
+      // `lo` for the lambda: clang before 16 cannot capture a structured binding.)
       std::vector<ByteBuffer> encoded(hi - lo);
-      agree(comm, [&] { encode(tiles, all[rank], lo, encoded, progress); });
+      const std::size_t first = lo;
+      agree(comm, [&] { encode(tiles, all[rank], first, encoded, progress); });
       Packer sizes;
       for (const auto& e : encoded) sizes.u64(e.size());
       std::vector<std::vector<std::uint64_t>> sizes_of(ranks);
