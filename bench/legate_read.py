@@ -79,16 +79,16 @@ def report(times, failed, gb, skip_first):
         print(f"  {name:34s} median {med:.3f} s ({gb / med:6.2f} GB/s), all {', '.join(f'{t:.2f}' for t in ts)}")
 
 
-def read_cases(path):
-    cases = [("h5tile.legate.from_file", lambda: hl.from_file(path, "x")),
-             ("legate.io.hdf5.from_file", lambda: lh.from_file(path, "x"))]
+def read_cases(path, name="x"):
+    cases = [("h5tile.legate.from_file", lambda: hl.from_file(path, name)),
+             ("legate.io.hdf5.from_file", lambda: lh.from_file(path, name))]
     if GPUS:
         import cupy
-        cases += [("h5tile.from_file(device=0)", lambda: h5tile.from_file(path, "x", device=0)),
-                  ("h5py [...] -> cupy", lambda: cupy.asarray(h5py.File(path, "r")["x"][...]))]
+        cases += [("h5tile.from_file(device=0)", lambda: h5tile.from_file(path, name, device=0)),
+                  ("h5py [...] -> cupy", lambda: cupy.asarray(h5py.File(path, "r")[name][...]))]
     else:
-        cases += [("h5tile.from_file (numpy)", lambda: h5tile.from_file(path, "x")),
-                  ("h5py [...]", lambda: h5py.File(path, "r")["x"][...])]
+        cases += [("h5tile.from_file (numpy)", lambda: h5tile.from_file(path, name)),
+                  ("h5py [...]", lambda: h5py.File(path, "r")[name][...])]
     return cases
 
 
@@ -119,6 +119,12 @@ def main():
     print(f"{args.mib} MiB float32 ({rows} x 1024), contiguous, {'cold' if args.cold else 'warm'}, Legate on {where}; "
           f"LEGATE_CONFIG={os.environ.get('LEGATE_CONFIG')}")
     cases = [(name, call) for name, call in read_cases(path) if name.startswith(args.only)]
+    if args.cold:
+        # What each engine sets up once per process (h5tile's pinned staging buffers, CUDA's
+        # runtime, legate.io.hdf5's first task), made on the tiny dataset before the clock runs:
+        # the cold rounds then time the disk, as the warm ones drop their first round.
+        for _, call in read_cases(path, "tiny"):
+            settle(call())
     report(*rounds(cases, args.repeat, args.cold), gb, skip_first=not args.cold)
     if not args.no_tiny:
         tiny = [("h5tile.legate tiny", lambda: hl.from_file(path, "tiny")),

@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -15,6 +15,8 @@
 #   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs); engine-bench:
 #   build, then issue 20's cases at H5TILE_BENCH_GIB: cold reads by mode, a loop of from_file
 #   calls against read_into and legate.io.hdf5 (16 CPUs), writes from one rank and from all
+#   (cold-probe: cold file -> GPU strategies, h5tile's device modes, an h5tile.legate read at the default --zcmem;
+#   cold-phases: the phases of a cold device read, bench/cold_device_phases.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -83,6 +85,47 @@ if [ "$mode" = "engine-bench" ]; then
     for ranks in 1 0; do ./build-gpu/cli/h5tile bench --dir /tmp/h5tile-bench --size 2G --ranks $ranks --repeats 3; done
   } > "$out/engine_bench.log" 2>&1
   echo "== machine"; cat "$out/machine.txt"; echo "== engine benchmarks"; cat "$out/engine_bench.log"
+  exit 0
+fi
+if [ "$mode" = "cold-phases" ]; then
+  # Where a cold from_file(device=0) spends its time, next to dd and the standalone pipeline.
+  nvcc -O2 -std=c++17 -o build-gpu/cold_device_strategies bench/cold_device_strategies.cpp > "$out/probe_build.log" 2>&1
+  python3 bench/cold_device_phases.py --gib "$gib" --rounds 2 --build build-gpu > "$out/cold_phases.log" 2>&1
+  # Warm reads by staging memory and task size, buffered and with O_DIRECT for what the cache lacks.
+  pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1
+  for direct in auto on; do
+    echo "-- H5TILE_DIRECT_IO=$direct"
+    H5TILE_DIRECT_IO=$direct KVIKIO_NTHREADS=16 PYTHONPATH=/tmp/kvikio-site python3 bench/gpu_tuning.py --gib "$gib" \
+      --rounds 3 --tasks 8M,16M --staging 128M,256M,512M --threads 16 --dir /tmp/h5tile-tune
+  done > "$out/warm_grid.log" 2>&1
+  echo "== machine"; cat "$out/machine.txt"; echo "== cold phases"; cat "$out/cold_phases.log"
+  echo "== warm grid"; cat "$out/warm_grid.log"
+  exit 0
+fi
+if [ "$mode" = "cold-probe" ]; then
+  # Cold file -> GPU reads: the standalone strategies of bench/cold_device_strategies.cpp on one
+  # file, then h5tile's device modes and dd (bench/cold_read_modes.py), then an h5tile.legate read
+  # of H5TILE_BENCH_GIB at Legate's default --zcmem.
+  nvcc -O2 -std=c++17 -o build-gpu/cold_device_strategies bench/cold_device_strategies.cpp > "$out/probe_build.log" 2>&1
+  mkdir -p /tmp/h5tile-probe
+  head -c "$((gib * 1024))M" /dev/urandom > /tmp/h5tile-probe/data.bin 2>/dev/null ||
+    dd if=/dev/urandom of=/tmp/h5tile-probe/data.bin bs=16M count=$((gib * 64)) status=none
+  sync
+  ./build-gpu/cold_device_strategies /tmp/h5tile-probe/data.bin --rounds 2 \
+    pipe:16:4:b pipe:16:4:d pipe:16:8:b pipe:16:16:d pipe:8:32:d pipe:4:64:d pipe:32:8:d pipe:1:16:b \
+    split:16:8:b split:4:16:b ra:16:4:b:512 seqfa:16:8:b > "$out/cold_probe.log" 2>&1
+  rm -rf /tmp/h5tile-probe
+  python3 bench/cold_read_modes.py --device-only --gib "$gib" --rounds 2 --build build-gpu \
+    --dir /tmp/h5tile-cold-modes > "$out/cold_modes.log" 2>&1
+  legate_setup
+  LEGATE_CONFIG="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000" python3 bench/legate_read.py \
+    --mib "${H5TILE_LEGATE_MIB:-8192}" --repeat 2 --no-tiny --only h5tile.legate --dir /tmp/h5tile-legate-bench \
+    2>&1 | grep -E "^[^[]|RESOURCE" | cut -c1-300 > "$out/legate_default_zcmem.log"
+  rm -rf /tmp/h5tile-legate-bench
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== cold strategies"; cat "$out/cold_probe.log"
+  echo "== cold modes"; cat "$out/cold_modes.log"
+  echo "== h5tile.legate at the default --zcmem"; cat "$out/legate_default_zcmem.log"
   exit 0
 fi
 if [ "$mode" = "cpu-bench" ]; then

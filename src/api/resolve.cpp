@@ -16,13 +16,13 @@ std::string environment(const char* variable) {
 
 unsigned threads_or_setting(unsigned requested) { return requested != 0 ? requested : settings::threads(); }
 
-DirectReads direct_reads() {
+DirectReads direct_reads(bool to_device) {
   switch (settings::direct_io()) {
     case settings::DirectIo::On: return DirectReads::On;
     case settings::DirectIo::Off: return DirectReads::Off;
     case settings::DirectIo::Auto: break;
   }
-  return DirectReads::Auto;
+  return to_device ? DirectReads::On : DirectReads::Auto;
 }
 
 gpu::GdsMode gds_mode() {
@@ -47,7 +47,7 @@ OpenOptions open_options(const ReadOptions& options) {
                       .raw_io = settings::raw_io(),
                       .threads = threads_or_setting(options.threads),
                       .task_size = settings::task_size(),
-                      .direct_reads = direct_reads(),
+                      .direct_reads = direct_reads(options.device >= 0),
                       .gds = gds_mode(),
                       .staging = staging(),
                       .vds_prefix = vds_prefix(),
