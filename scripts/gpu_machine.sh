@@ -14,9 +14,13 @@
 #   cold reads, the writes, reads at Legate's default --zcmem, and the machine's CPUs alone
 #   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs); engine-bench:
 #   build, then issue 20's cases at H5TILE_BENCH_GIB: cold reads by mode, a loop of from_file
-#   calls against read_into and legate.io.hdf5 (16 CPUs), writes from one rank and from all
-#   (cold-probe: cold file -> GPU strategies, h5tile's device modes, an h5tile.legate read at the default --zcmem;
-#   cold-phases: the phases of a cold device read, bench/cold_device_phases.py)
+#   calls against read_into and legate.io.hdf5 (16 CPUs), writes from one rank and from all;
+#   cold-probe: cold file -> GPU strategies, h5tile's device modes, an h5tile.legate read at the
+#   default --zcmem; cold-phases: the phases of a cold device read (bench/cold_device_phases.py);
+#   nvcomp: build, then GPU decoding (issue 19) with nvCOMP from .deps-nvcomp/libnvcomp.so.6.xz
+#   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
+#   every GPU test (CTest label gpu), the CuPy tests, and bench/compressed_read.py --device at
+#   H5TILE_BENCH_GIB (cold and warm; GPU decode on and off; the uncompressed file)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -73,6 +77,25 @@ if [ "$mode" = "legate" ] || [ "$mode" = "legate-bench" ]; then
   echo "== machine"; cat "$out/machine.txt"
   [ -f "$out/legate_tests.log" ] && { echo "== h5tile.legate tests on a GPU"; tail -15 "$out/legate_tests.log"; }
   echo "== h5tile.legate benchmark"; grep -vE "^\[[0-9]" "$out/legate_bench.log" | tail -40
+  exit 0
+fi
+if [ "$mode" = "nvcomp" ]; then
+  mkdir -p /tmp/h5tile-nvcomp
+  xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 ||
+    { echo "no .deps-nvcomp/libnvcomp.so.6.xz: run scripts/prepare_gpu_deps.sh --nvcomp and carry .deps-nvcomp"; exit 1; }
+  export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
+  (cd build-gpu && ctest -L gpu --output-on-failure -j 1) > "$out/gpu_tests.log" 2>&1
+  ./build-gpu/tests/h5tile_gpu_tests --gtest_filter='Nvcomp*:*GpuDecode*' 2>&1 |
+    grep -E "INFO|OK|FAILED|SKIPPED|Failure|Expected|Which|  " > "$out/nvcomp_gtest.log"
+  H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs tests/python/test_gpu_decode.py tests/python/test_cupy.py \
+    > "$out/python_tests.log" 2>&1
+  (cd bench && H5TILE_BUILD_DIR=build-gpu python3 compressed_read.py --device $((gib * 1024)) --rounds 2) \
+    > "$out/nvcomp_bench.log" 2>&1
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tail -20
+  echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
+  echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
+  echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
   exit 0
 fi
 if [ "$mode" = "engine-bench" ]; then

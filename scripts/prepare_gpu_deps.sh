@@ -4,8 +4,26 @@
 # packages), KvikIO's wheels for the benchmark, and Legate (for the machine's Python 3.12) packed
 # small enough to travel. Run it here before a device run that carries .deps (see
 # scripts/gpu_machine.sh).
+#   --nvcomp: instead, only nvCOMP for GPU decoding (issue 19): libnvcomp.so.6 of the
+#   nvidia-libnvcomp-cu13 wheel, xz-packed (about 22 MB) into .deps-nvcomp/ (git-ignored), for
+#   `scripts/gpu_machine.sh nvcomp`; it travels with .deps (about 30 MB) in one run, or on its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+nvcomp_version=6.0.0.12
+if [ "${1:-}" = "--nvcomp" ]; then
+  mkdir -p .deps-nvcomp
+  if [ ! -f .deps-nvcomp/libnvcomp.so.6.xz ]; then
+    work="$(mktemp -d)"
+    python3 -m pip download -q --no-deps --only-binary :all: --python-version 3.12 \
+      --platform manylinux_2_28_x86_64 -d "$work" "nvidia-libnvcomp-cu13==$nvcomp_version"
+    python3 -m zipfile -e "$work"/nvidia_libnvcomp_cu13-*.whl "$work/site"
+    xz -6 -T0 -c "$work/site/nvidia/libnvcomp/lib64/libnvcomp.so.6" > .deps-nvcomp/libnvcomp.so.6.xz.part
+    mv .deps-nvcomp/libnvcomp.so.6.xz.part .deps-nvcomp/libnvcomp.so.6.xz
+    rm -rf "$work"
+  fi
+  du -sh .deps-nvcomp/libnvcomp.so.6.xz
+  exit 0
+fi
 scripts/install_deps.sh
 mkdir -p .deps/include .deps/wheels
 cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann /usr/include/xxhash.h .deps/include/

@@ -18,10 +18,18 @@ namespace h5tile {
 /// How the last device read or write of this process moved its bytes.
 struct DeviceIoReport {
   /// "cufile" (GPUDirect Storage moved every byte), "cufile+staging" (some pieces were not one
-  /// contiguous run in the file and went through pinned staging), "staging", or "" before any
+  /// contiguous run in the file and went through pinned staging), "staging", "nvcomp" (compressed
+  /// chunks through the GPU decoder's own pinned buffers), "nvcomp+staging", or "" before any
   /// device I/O.
   std::string path;
-  std::string gds_reason;                  ///< why cuFile was not used ("" when it was, or was not tried)
+  std::string gds_reason;  ///< why cuFile was not used ("" when it was, or was not tried)
+  /// Who decoded the compressed chunks of the last device read: "nvcomp" (on the GPU: only the
+  /// compressed bytes crossed PCIe), "cpu" (on the host, then staged), "nvcomp+cpu" (a virtual
+  /// dataset whose sources went each way), or "" (nothing to decode).
+  std::string decoder;
+  /// Where `decoder` has "cpu": why the GPU did not decode, e.g. "H5TILE_GPU_DECODE=off",
+  /// "nvCOMP is not available: ...", "fletcher32 is not decoded on the GPU".
+  std::string decoder_reason;
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
 };
 [[nodiscard]] DeviceIoReport last_device_io();

@@ -10,6 +10,8 @@
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
 /// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
+/// | gpu_decode   | H5TILE_GPU_DECODE | auto (auto, on, off)         |
+/// | nvcomp_library | H5TILE_NVCOMP_LIBRARY | "" (dlopen's search for libnvcomp.so.6) |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
 /// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
@@ -19,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace h5tile::settings {
@@ -117,5 +120,21 @@ void set_host_pool_bytes(std::uint64_t bytes);
 enum class Gds : unsigned char { Auto, On, Off };
 [[nodiscard]] Gds gds();
 void set_gds(Gds mode);
+
+/// Decoding compressed chunks read into device memory: Auto decodes them on the GPU with nvCOMP
+/// (only the compressed bytes cross PCIe) where nvCOMP loads and the dataset's filters are ones
+/// it decodes (deflate, zstd, lz4, each with or without shuffle), and on the CPU otherwise; On
+/// fails, naming why, where the GPU cannot decode a filtered dataset; Off always decodes on the
+/// CPU. last_device_io() says which one did and why.
+enum class GpuDecode : unsigned char { Auto, On, Off };
+[[nodiscard]] GpuDecode gpu_decode();
+void set_gpu_decode(GpuDecode mode);
+
+/// The nvCOMP library that GPU decoding loads at run time (dlopen): a path, or "" for
+/// dlopen's own search for libnvcomp.so.6 (LD_LIBRARY_PATH, the system's libraries). The Python
+/// package sets it, where it is still "", to the nvidia-libnvcomp-cu13 wheel's library if that
+/// is installed. Each path is loaded once per process. Thread-safe.
+[[nodiscard]] std::string nvcomp_library();
+void set_nvcomp_library(std::string path);
 
 }  // namespace h5tile::settings

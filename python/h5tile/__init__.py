@@ -41,6 +41,22 @@ __all__ = [
 ]
 __version__: str = _h5tile.__version__  # from CMakeLists.txt, the one place it is written
 
+
+def _nvcomp_from_wheel() -> None:
+    """Points GPU decoding at the nvidia-libnvcomp-cu13 wheel's library where no library is set
+    (H5TILE_NVCOMP_LIBRARY or settings.set_nvcomp_library) and the wheel is installed. Looks for
+    the file only: nothing is imported or loaded until a device read decodes."""
+    if settings.nvcomp_library():
+        return
+    for entry in sys.path:
+        candidate = os.path.join(entry or ".", "nvidia", "libnvcomp", "lib64", "libnvcomp.so.6")
+        if os.path.isfile(candidate):
+            settings.set_nvcomp_library(os.path.abspath(candidate))
+            return
+
+
+_nvcomp_from_wheel()
+
 _SUPPORTED = {"b", "i", "u", "f", "c", "V"}
 _pending_lock = threading.Lock()
 _pending: list = []  # (handle, array): arrays stay alive until their write is done

@@ -18,6 +18,8 @@ probe          ``H5TILE_PROBE``         False (True: untrusted files' metadata o
 probe_timeout  ``H5TILE_PROBE_TIMEOUT`` 60 (seconds that child may take)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
+gpu_decode     ``H5TILE_GPU_DECODE``    "auto" ("on", "off": compressed chunks decoded on the GPU with nvCOMP)
+nvcomp_library ``H5TILE_NVCOMP_LIBRARY`` "" (dlopen's search; the package sets the nvidia-libnvcomp-cu13 wheel's)
 =============  =======================  ===================================================
 
 Example::
@@ -32,6 +34,7 @@ thread-safe; a change applies to operations that start after it.
 """
 from __future__ import annotations
 
+import os
 from typing import Union
 
 from . import _h5tile
@@ -41,7 +44,8 @@ __all__ = [
     "parse_size", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
     "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
-    "direct_io", "set_direct_io", "gds", "set_gds",
+    "direct_io", "set_direct_io", "gds", "set_gds", "gpu_decode", "set_gpu_decode", "nvcomp_library",
+    "set_nvcomp_library",
 ]
 
 Size = Union[int, str]
@@ -184,3 +188,25 @@ def gds() -> str:
 
 def set_gds(mode: str) -> None:
     _h5tile.set_gds(mode)
+
+
+def gpu_decode() -> str:
+    """"auto", "on" or "off": compressed chunks read into device memory decoded on the GPU with
+    nvCOMP (deflate, zstd, lz4, with or without shuffle); "on" fails where the GPU cannot decode a
+    compressed dataset, "off" decodes on the CPU. ``h5tile.last_device_io()`` says which did."""
+    return _h5tile.gpu_decode()
+
+
+def set_gpu_decode(mode: str) -> None:
+    _h5tile.set_gpu_decode(mode)
+
+
+def nvcomp_library() -> str:
+    """The nvCOMP library that GPU decoding loads (dlopen): a path, or "" for dlopen's own search
+    for libnvcomp.so.6. Where it is "" when the package is imported, the package sets it to the
+    library of the nvidia-libnvcomp-cu13 wheel if that is installed."""
+    return _h5tile.nvcomp_library()
+
+
+def set_nvcomp_library(path: Union[str, "os.PathLike[str]"]) -> None:
+    _h5tile.set_nvcomp_library(os.fspath(path))

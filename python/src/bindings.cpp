@@ -512,6 +512,8 @@ NB_MODULE(_h5tile, m) {
     nb::dict d;
     d["path"] = r.path;
     d["gds_reason"] = r.gds_reason;
+    d["decoder"] = r.decoder;
+    d["decoder_reason"] = r.decoder_reason;
     d["staging_pinned_bytes"] = r.staging_pinned_bytes;
     return d;
   });

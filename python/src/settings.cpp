@@ -63,6 +63,12 @@ void bind_settings(nb::module_& m) {
   m.def("gds", [] { return mode_name(s::gds()); });
   m.def(
       "set_gds", [](std::string_view mode) { s::set_gds(mode_from<s::Gds>("gds", mode)); }, "mode"_a);
+  m.def("gpu_decode", [] { return mode_name(s::gpu_decode()); });
+  m.def(
+      "set_gpu_decode", [](std::string_view mode) { s::set_gpu_decode(mode_from<s::GpuDecode>("gpu_decode", mode)); },
+      "mode"_a);
+  m.def("nvcomp_library", &s::nvcomp_library);
+  m.def("set_nvcomp_library", &s::set_nvcomp_library, "path"_a);
 }
 
 }  // namespace h5tile::python

@@ -34,6 +34,15 @@ gpu::GdsMode gds_mode() {
   return gpu::GdsMode::Auto;
 }
 
+gpu::DecodeMode gpu_decode_mode() {
+  switch (settings::gpu_decode()) {
+    case settings::GpuDecode::On: return gpu::DecodeMode::On;
+    case settings::GpuDecode::Off: return gpu::DecodeMode::Off;
+    case settings::GpuDecode::Auto: break;
+  }
+  return gpu::DecodeMode::Auto;
+}
+
 gpu::Staging staging() {
   return gpu::staging_for(settings::staging_bytes(), settings::task_size(), settings::threads());
 }
@@ -50,6 +59,8 @@ OpenOptions open_options(const ReadOptions& options) {
                       .direct_reads = direct_reads(options.device >= 0),
                       .gds = gds_mode(),
                       .staging = staging(),
+                      .gpu_decode = gpu_decode_mode(),
+                      .nvcomp_library = settings::nvcomp_library(),
                       .vds_prefix = vds_prefix(),
                       .extfile_prefix = environment("HDF5_EXTFILE_PREFIX")};
   // A read starts from a tile index with the early_reads and raw_io settings on, no checksums

@@ -23,6 +23,8 @@ namespace h5tile::detail {
 [[nodiscard]] DirectReads direct_reads(bool to_device = false);
 // The gds setting, as the GPU layer takes it.
 [[nodiscard]] gpu::GdsMode gds_mode();
+// The gpu_decode setting, as the GPU layer takes it.
+[[nodiscard]] gpu::DecodeMode gpu_decode_mode();
 // The staging_bytes, task_size and threads settings, as the GPU layer takes them.
 [[nodiscard]] gpu::Staging staging();
 // HDF5_VDS_PREFIX ("" where unset): where HDF5 looks for virtual sources first.

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -89,6 +91,24 @@ Mode auto_on_off(const char* variable, bool numeric) {
 
 std::atomic<Gds>& gds_value() {
   static std::atomic<Gds> value = auto_on_off<Gds>("H5TILE_GDS", false);
+  return value;
+}
+
+std::atomic<GpuDecode>& gpu_decode_value() {
+  static std::atomic<GpuDecode> value = auto_on_off<GpuDecode>("H5TILE_GPU_DECODE", false);
+  return value;
+}
+
+// A string setting: no atomic holds one, so a mutex guards it.
+struct NvcompLibrary {
+  std::mutex mutex;
+  std::string path;
+};
+NvcompLibrary& nvcomp_library_value() {
+  static NvcompLibrary value{{}, [] {
+                               const char* text = std::getenv("H5TILE_NVCOMP_LIBRARY");
+                               return std::string(text != nullptr ? text : "");
+                             }()};
   return value;
 }
 
@@ -198,6 +218,20 @@ void set_direct_io(DirectIo mode) { direct_io_value().store(mode); }
 
 Gds gds() { return gds_value().load(); }
 void set_gds(Gds mode) { gds_value().store(mode); }
+
+GpuDecode gpu_decode() { return gpu_decode_value().load(); }
+void set_gpu_decode(GpuDecode mode) { gpu_decode_value().store(mode); }
+
+std::string nvcomp_library() {
+  auto& v = nvcomp_library_value();
+  const std::lock_guard lock(v.mutex);
+  return v.path;
+}
+void set_nvcomp_library(std::string path) {
+  auto& v = nvcomp_library_value();
+  const std::lock_guard lock(v.mutex);
+  v.path = std::move(path);
+}
 
 unsigned threads() { return threads_value().load(); }
 void set_threads(unsigned n) {

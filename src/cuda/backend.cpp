@@ -8,6 +8,7 @@
 
 #include "cuda/check.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/decode.hpp"
 
 namespace h5tile::detail::gpu {
 
@@ -102,6 +103,14 @@ void begin_device_io() {
   const std::lock_guard lock(report_mutex);
   last_report.path.clear();
   last_report.gds_reason.clear();
+  last_report.decoder.clear();
+  last_report.decoder_reason.clear();
+}
+
+void note_decoder(const std::string& decoder, const std::string& reason) {
+  const std::lock_guard lock(report_mutex);
+  last_report.decoder = decoder;
+  last_report.decoder_reason = reason;
 }
 
 void note_gds_reason(const std::string& reason) {
@@ -110,11 +119,15 @@ void note_gds_reason(const std::string& reason) {
 }
 
 std::uint64_t staging_pinned_bytes();
+std::uint64_t decoder_pinned_bytes();
 
 DeviceIoReport report() {
-  const std::lock_guard lock(report_mutex);
-  auto r = last_report;
-  r.staging_pinned_bytes = staging_pinned_bytes();
+  DeviceIoReport r;
+  {
+    const std::lock_guard lock(report_mutex);
+    r = last_report;
+  }
+  r.staging_pinned_bytes = staging_pinned_bytes() + decoder_pinned_bytes();
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include <h5tile/error.hpp>
 
 #include "gpu/backend.hpp"
+#include "gpu/decode.hpp"
 
 namespace h5tile::detail::gpu {
 namespace {
@@ -41,6 +42,15 @@ std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/, GdsMode /*mode*/) {
 void note_path(const char* /*path*/) {}
 void begin_device_io() {}
 void note_gds_reason(const std::string& /*reason*/) {}
+void note_decoder(const std::string& /*decoder*/, const std::string& /*reason*/) {}
+bool kernels_built() noexcept { return false; }
+std::string decode_obstacle(const GpuFilters& /*filters*/, const std::string& /*library*/) {
+  return "h5tile was built without CUDA";
+}
+void decode_to_device(int, const DecodeRequest&, std::byte*, const Shape&, const std::string&, unsigned, const Staging&,
+                      Progress*) {
+  no_cuda("decoding on the GPU");
+}
 DeviceIoReport report() { return {}; }
 
 }  // namespace h5tile::detail::gpu

@@ -16,6 +16,7 @@
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/decode.hpp"
 #include "hdf5/handle.hpp"
 #include "layout/source.hpp"
 #include "layout/virtual/virtual_map.hpp"
@@ -63,6 +64,10 @@ struct OpenOptions {
   // Reads into device memory: GPUDirect Storage, and the staging otherwise.
   gpu::GdsMode gds = gpu::GdsMode::Auto;
   gpu::Staging staging{};
+  // Compressed chunks read into device memory: decoded on the GPU (nvCOMP from `nvcomp_library`,
+  // "" for dlopen's search) or on the CPU.
+  gpu::DecodeMode gpu_decode = gpu::DecodeMode::Auto;
+  std::string nvcomp_library{};
   // HDF5_VDS_PREFIX and HDF5_EXTFILE_PREFIX ("" where unset): where HDF5 looks for virtual
   // sources first, and for external storage files.
   std::string vds_prefix{};
@@ -127,6 +132,11 @@ class OpenDataset {
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
+  // For read_to_device: the chunks of `region` that source `s` supplies through `maps` (the
+  // indices of its mappings that the region touches), to decode on the GPU, or why the GPU does
+  // not decode them ("" and nullopt: the source is not compressed).
+  [[nodiscard]] std::optional<gpu::DecodeRequest> gpu_decoding(std::size_t s, const std::vector<std::size_t>& maps,
+                                                               const Box& region, std::string& why_not) const;
 
   // `link`: whether lstat(2) found `source` to be a symbolic link.
   void check_inside(const std::filesystem::path& source, const std::string& stored_name, bool link);

@@ -110,11 +110,12 @@ def test_repeated_reads_reuse_freed_results_and_never_show_their_old_bytes(tmp_p
 
 
 def test_settings_start_from_the_environment_in_the_same_syntax(tmp_path):
-    code = "from h5tile import settings as s; print(s.task_size(), s.staging_bytes(), s.threads(), s.gds())"
+    code = ("from h5tile import settings as s; print(s.task_size(), s.staging_bytes(), s.threads(), s.gds(), "
+            "s.gpu_decode(), s.nvcomp_library())")
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"), H5TILE_TASK_SIZE="1.5m", H5TILE_STAGING_BYTES="1g",
-               H5TILE_THREADS="3", H5TILE_GDS="off")
+               H5TILE_THREADS="3", H5TILE_GDS="off", H5TILE_GPU_DECODE="on", H5TILE_NVCOMP_LIBRARY="/x/libnvcomp.so.6")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert out.stdout.split() == [str(3 << 19), str(1 << 30), "3", "off"], out.stderr
+    assert out.stdout.split() == [str(3 << 19), str(1 << 30), "3", "off", "on", "/x/libnvcomp.so.6"], out.stderr
     env["H5TILE_TASK_SIZE"] = "-5G"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode != 0 and "H5TILE_TASK_SIZE: '-5G' is not a size" in out.stderr

@@ -45,6 +45,8 @@ class Resolve : public ::testing::Test {
     settings::set_gds(gds_);
     settings::set_early_reads(early_reads_);
     settings::set_raw_io(raw_io_);
+    settings::set_gpu_decode(gpu_decode_);
+    settings::set_nvcomp_library(nvcomp_library_);
     ::unsetenv("HDF5_VDS_PREFIX");
     ::unsetenv("HDF5_EXTFILE_PREFIX");
   }
@@ -57,6 +59,8 @@ class Resolve : public ::testing::Test {
   settings::Gds gds_ = settings::gds();
   bool early_reads_ = settings::early_reads();
   bool raw_io_ = settings::raw_io();
+  settings::GpuDecode gpu_decode_ = settings::gpu_decode();
+  std::string nvcomp_library_ = settings::nvcomp_library();
 };
 
 TEST_F(Resolve, ReadsIntoDeviceMemoryBypassTheCacheUnderAuto) {
@@ -95,6 +99,19 @@ TEST_F(Resolve, ReadsTakeTheCallersOptionsElseTheSettings) {
   EXPECT_TRUE(opening.allow_external);
   EXPECT_FALSE(opening.early_reads);  // checksums are checked before any byte is read
   EXPECT_TRUE(describe_options().metadata_only);
+}
+
+TEST_F(Resolve, GpuDecodingTakesItsModeAndLibraryFromTheSettings) {
+  settings::set_gpu_decode(settings::GpuDecode::Off);
+  settings::set_nvcomp_library("/opt/nvcomp/lib64/libnvcomp.so.6");
+  auto opening = open_options(ReadOptions{});
+  EXPECT_EQ(opening.gpu_decode, gpu::DecodeMode::Off);
+  EXPECT_EQ(opening.nvcomp_library, "/opt/nvcomp/lib64/libnvcomp.so.6");
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  settings::set_nvcomp_library("");
+  opening = open_options(ReadOptions{});
+  EXPECT_EQ(opening.gpu_decode, gpu::DecodeMode::On);
+  EXPECT_EQ(opening.nvcomp_library, "");
 }
 
 TEST_F(Resolve, EarlyReadsNeedTheirSettingRawIoAndNoVdsPrefix) {

@@ -83,6 +83,7 @@ std::variant<FilterPipeline, std::string> FilterPipeline::make(const std::vector
     pipeline.steps_.push_back(std::move(step));
     pipeline.names_.push_back(filter_name(spec.id));
   }
+  pipeline.filters_ = filters;
   return pipeline;
 }
 

@@ -34,10 +34,13 @@ class FilterPipeline {
 
   // The names of the filters, in the creation list's order ("shuffle", "deflate").
   [[nodiscard]] const std::vector<std::string>& names() const noexcept { return names_; }
+  // The filters as the pipeline was made from them (for the GPU decoder's plan: gpu/decode.hpp).
+  [[nodiscard]] const std::vector<FilterSpec>& filters() const noexcept { return filters_; }
 
  private:
   std::vector<std::unique_ptr<Codec>> steps_;  // in the order HDF5 applied them when writing
   std::vector<std::string> names_;
+  std::vector<FilterSpec> filters_;
 };
 
 }  // namespace h5tile::detail

@@ -1,0 +1,111 @@
+#pragma once
+// Decoding compressed chunks on the GPU: a read into device memory sends only the stored
+// (compressed) bytes across PCIe, and nvCOMP, loaded at run time (dlopen, like cuFile), inflates
+// them there in batches; a kernel undoes HDF5's shuffle; the decoded chunks are copied into the
+// destination, clipped as the CPU path clips them. What the GPU decodes: HDF5's deflate (zlib
+// streams), hdf5plugin's zstd (one frame per chunk) and lz4 (its block framing), each with or
+// without shuffle before it. Everything else (fletcher32, blosc, szip, ...) is decoded on the CPU.
+//
+// The plan (which filters, the framing of a stored chunk) is pure logic, built with and without
+// CUDA (gpu/decode.cpp); the device work is in src/cuda/gpu_decode.cpp.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "engine/codecs/codec.hpp"
+#include "engine/posix_file.hpp"
+#include "engine/progress.hpp"
+#include "gpu/backend.hpp"
+
+namespace h5tile::detail::gpu {
+
+// Auto: on the GPU where it can, else on the CPU; On: on the GPU or an error naming why; Off:
+// on the CPU. api/resolve.cpp resolves it from H5TILE_GPU_DECODE.
+enum class DecodeMode : unsigned char { Auto, On, Off };
+
+// The nvCOMP decompressor of a dataset's compression filter.
+enum class GpuCodec : unsigned char { Deflate, Zstd, Lz4 };
+[[nodiscard]] const char* codec_name(GpuCodec codec) noexcept;
+
+// How the GPU undoes a dataset's filters: the codec's decompressor, then, where the dataset was
+// shuffled before it was compressed, the unshuffle kernel.
+struct GpuFilters {
+  GpuCodec codec = GpuCodec::Deflate;
+  std::size_t shuffle_bytes = 0;  // the element size HDF5 shuffled by; 0: not shuffled
+  friend bool operator==(const GpuFilters&, const GpuFilters&) = default;
+};
+
+// The GPU's plan for `filters` (a chunked dataset's pipeline in creation order, of `elem_size`-byte
+// elements), or why the GPU does not decode them ("fletcher32 is not decoded on the GPU", ...).
+// `kernels`: whether this build has the unshuffle kernel (gpu::kernels_built()).
+[[nodiscard]] std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>& filters,
+                                                                std::size_t elem_size, bool kernels);
+
+// One part of a stored chunk that nvCOMP decodes on its own: `size` bytes at `offset` of the
+// stored chunk decode to `decoded` bytes at `out_offset` of the chunk; `raw`: stored as it is (an
+// lz4 block that did not compress), copied rather than decoded.
+struct StoredPiece {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint64_t out_offset = 0;
+  std::uint64_t decoded = 0;
+  bool raw = false;
+  friend bool operator==(const StoredPiece&, const StoredPiece&) = default;
+};
+
+// Appends to `pieces` the parts of a stored chunk (`size` bytes at `data`) that decodes to
+// `chunk_bytes`: for deflate, the raw deflate stream between the zlib header and its Adler-32
+// (a preset dictionary is refused: HDF5 never writes one); for zstd, the frame; for lz4, each
+// block of hdf5plugin's framing. Throws RuntimeError, saying why, for a chunk that is not what
+// the filter writes or does not hold exactly `chunk_bytes`.
+void split_stored_chunk(GpuCodec codec, const std::byte* data, std::size_t size, std::size_t chunk_bytes,
+                        std::vector<StoredPiece>& pieces);
+
+// Where the bytes that deflate's piece of a stored chunk starts: after the 2-byte zlib header.
+inline constexpr std::size_t kZlibHeaderBytes = 2;
+
+// One chunk of a device read decoded on the GPU: where it is stored, the part of it read (in
+// chunk coordinates) and where that part goes in the destination.
+struct DeviceChunk {
+  std::uint64_t file_offset = 0;
+  std::uint64_t stored_bytes = 0;
+  Shape origin;  // the chunk's first element in the dataset (for messages)
+  Box part;
+  Shape dst_offset;
+};
+
+struct DecodeRequest {
+  const PosixFile* file = nullptr;
+  GpuFilters filters;
+  Shape chunk;
+  std::size_t elem_size = 0;
+  std::vector<DeviceChunk> chunks;
+  std::string where;  // "dataset '/x' in 'f.h5'", for messages
+};
+
+// Whether this build has the GPU kernels (the unshuffle kernel: src/cuda/unshuffle.cu).
+[[nodiscard]] bool kernels_built() noexcept;
+
+// Why the GPU cannot decode `filters` here, or "": no CUDA device, no nvCOMP at `library` ("": dlopen's
+// search for libnvcomp.so.6), another nvCOMP major version, a codec it lacks. Loads nvCOMP once
+// per library path.
+[[nodiscard]] std::string decode_obstacle(const GpuFilters& filters, const std::string& library);
+
+// Reads and decodes `request`'s chunks into `out` (row-major device memory of `out_shape` on
+// `device`): the stored bytes are read with `threads` threads into pinned buffers (two, each of
+// half of `staging.bytes` or one chunk, whichever is more), copied to the device, decoded there
+// with nvCOMP `library` in batches (one batch read while the one before decodes), unshuffled and
+// copied into place. `progress` (if given) counts the bytes placed. Throws RuntimeError naming
+// the chunk, the dataset and nvCOMP's reason for a chunk that does not decode.
+void decode_to_device(int device, const DecodeRequest& request, std::byte* out, const Shape& out_shape,
+                      const std::string& library, unsigned threads, const Staging& staging, Progress* progress);
+
+// Records who decoded the current device read ("nvcomp", "cpu", both) and why the GPU did not.
+void note_decoder(const std::string& decoder, const std::string& reason);
+
+}  // namespace h5tile::detail::gpu

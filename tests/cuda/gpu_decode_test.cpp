@@ -1,0 +1,224 @@
+// Compressed chunks read into device memory and decoded on the GPU with nvCOMP (issue 19):
+// gzip, zstd and lz4, with and without shuffle, 2- and 3-D with edge chunks, sub-regions, many
+// batches, virtual datasets of compressed tiles: byte for byte what the CPU decoder gives; the
+// fallbacks (H5TILE_GPU_DECODE=off, fletcher32, no nvCOMP) with their reasons, and the errors of
+// H5TILE_GPU_DECODE=on. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or dlopen's search); without a
+// device, or without nvCOMP, the device tests are skipped and say why.
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include <h5tile/h5tile.hpp>
+
+#include "cuda/nvcomp.hpp"
+
+namespace h5tile {
+namespace {
+namespace fs = std::filesystem;
+
+TEST(NvcompLoader, AnAbsentLibraryIsAReasonNotACrash) {
+  const auto& absent = detail::gpu::nvcomp("/nonexistent/libnvcomp.so.6");
+  EXPECT_NE(absent.failure.find("dlopen('/nonexistent/libnvcomp.so.6') failed"), std::string::npos) << absent.failure;
+  const auto& not_nvcomp = detail::gpu::nvcomp("libc.so.6");
+  EXPECT_NE(not_nvcomp.failure.find("is not nvCOMP"), std::string::npos) << not_nvcomp.failure;
+}
+
+TEST(NvcompLoader, TheLibraryNamedLoads) {
+  const char* library = std::getenv("H5TILE_NVCOMP_LIBRARY");
+  if (library == nullptr || *library == '\0') GTEST_SKIP() << "H5TILE_NVCOMP_LIBRARY is not set";
+  const auto& n = detail::gpu::nvcomp(library);
+  ASSERT_EQ(n.failure, "");
+  EXPECT_EQ(n.version / 1000, 6U);
+  std::printf("[ INFO     ] nvCOMP %u; input alignment deflate %zu, zstd %zu, lz4 %zu\n", n.version,
+              n.codec(detail::gpu::GpuCodec::Deflate).align.input, n.codec(detail::gpu::GpuCodec::Zstd).align.input,
+              n.codec(detail::gpu::GpuCodec::Lz4).align.input);
+}
+
+// Restores the settings the tests change.
+class GpuDecode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible: GPU tests run on the GPU machine";
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    const char* base = std::getenv("H5TILE_GPU_TEST_DIR");
+    dir_ = fs::path(base != nullptr ? base : fs::temp_directory_path().string()) / ("h5tile_gpu_decode_" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    settings::set_gpu_decode(mode_);
+    settings::set_nvcomp_library(library_);
+    settings::set_staging_bytes(staging_);
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  static bool built(Compressor c) {
+    const auto all = built_compressors();
+    return std::find(all.begin(), all.end(), c) != all.end();
+  }
+
+  // Values that compress, with some noise, of `dtype`.
+  static std::vector<std::byte> smooth(DType dtype, std::uint64_t count, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::byte> out(count * dtype.size());
+    for (std::uint64_t i = 0; i < count; ++i) {
+      for (std::size_t b = 0; b < dtype.size(); ++b) {
+        out[i * dtype.size() + b] = static_cast<std::byte>(b == 0 ? (i % 97) + rng() % 3 : (b == 1 ? i / 256 : 0));
+      }
+    }
+    return out;
+  }
+
+  static std::vector<std::byte> to_host(const Array& a) {
+    std::vector<std::byte> out(a.nbytes());
+    EXPECT_EQ(a.device(), 0);
+    EXPECT_EQ(cudaMemcpy(out.data(), a.data(), out.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+
+  static bool same(const Array& device, const Array& host) {
+    const auto bytes = to_host(device);
+    return device.shape() == host.shape() && bytes.size() == host.nbytes() &&
+           std::memcmp(bytes.data(), host.data(), bytes.size()) == 0;
+  }
+
+  // Skips the test, saying why, where nvCOMP did not decode for want of the library.
+  void skip_without_nvcomp() {
+    const auto r = last_device_io();
+    if (r.decoder == "cpu" && r.decoder_reason.find("nvCOMP") != std::string::npos) {
+      GTEST_SKIP() << r.decoder_reason;
+    }
+  }
+
+  fs::path dir_;
+  settings::GpuDecode mode_ = settings::gpu_decode();
+  std::string library_ = settings::nvcomp_library();
+  std::size_t staging_ = settings::staging_bytes();
+};
+
+// Parameter: "<compressor>_<shuffle or plain>_<dtype>".
+class GpuDecodeCases : public GpuDecode, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(GpuDecodeCases, DeviceReadsEqualTheCpuDecodeByteForByte) {
+  const auto& p = GetParam();
+  const auto first = p.find('_');
+  const auto second = p.find('_', first + 1);
+  const auto compressor = compressor_from_name(p.substr(0, first));
+  const bool shuffle = p.substr(first + 1, second - first - 1) == "shuffle";
+  const DType dtype = DType::from_name(p.substr(second + 1));
+  if (!built(compressor)) GTEST_SKIP() << "h5tile was built without " << compressor_name(compressor);
+  for (const auto& [shape, chunk, box] : {std::tuple{Shape{203, 67, 9}, Shape{32, 16, 9}, Box{{5, 3, 1}, {150, 50, 7}}},
+                                          std::tuple{Shape{1001, 333}, Shape{64, 100}, Box{{17, 250}, {900, 83}}},
+                                          std::tuple{Shape{100003}, Shape{4099}, Box{{4000}, {50000}}}}) {
+    const auto bytes = smooth(dtype, element_count(shape), 3);
+    const auto path = dir_ / "c.h5";
+    to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
+            {.layout = Layout::Chunked, .ranks = 3, .chunk = chunk, .compression = {compressor, -1, shuffle}})
+        .wait();
+    settings::set_gpu_decode(settings::GpuDecode::Auto);
+    const auto host = from_file(path, "/x");
+    ASSERT_EQ(std::memcmp(host.data(), bytes.data(), bytes.size()), 0);
+    const auto dev = from_file(path, "/x", {.device = 0});
+    skip_without_nvcomp();
+    const auto report = last_device_io();
+    EXPECT_EQ(report.decoder, "nvcomp") << report.decoder_reason;
+    EXPECT_EQ(report.path, "nvcomp");
+    EXPECT_TRUE(same(dev, host)) << to_string(shape);
+    const auto dev_box = read_box(path, "/x", box, {.device = 0});
+    EXPECT_EQ(last_device_io().decoder, "nvcomp");
+    EXPECT_TRUE(same(dev_box, read_box(path, "/x", box))) << to_string(box);
+    settings::set_gpu_decode(settings::GpuDecode::Off);
+    EXPECT_TRUE(same(from_file(path, "/x", {.device = 0}), host));
+    EXPECT_EQ(last_device_io().decoder, "cpu");
+    EXPECT_EQ(last_device_io().decoder_reason, "H5TILE_GPU_DECODE=off");
+  }
+}
+
+std::vector<std::string> decode_cases() {
+  std::vector<std::string> out;
+  for (const char* compressor : {"gzip", "zstd", "lz4"}) {
+    for (const char* shuffle : {"shuffle", "plain"}) {
+      for (const char* dtype : {"float32", "int16", "float64", "uint8", "complex128"}) {
+        out.push_back(std::string(compressor) + "_" + shuffle + "_" + dtype);
+      }
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GpuDecodeCases, ::testing::ValuesIn(decode_cases()),
+                         [](const auto& p) { return p.param; });
+
+TEST_F(GpuDecode, ManyBatchesThroughASmallStagingAndVirtualTiles) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{4099, 1024};  // 16 MiB in chunks of 64 KiB, through 1 MiB of staging
+  const auto bytes = smooth(dtype, element_count(shape), 5);
+  settings::set_staging_bytes(1 << 20);
+  for (const auto layout : {Layout::Chunked, Layout::Virtual}) {
+    const auto path = dir_ / "b.h5";
+    to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
+            {.layout = layout, .ranks = 4, .chunk = {16, 1024}, .compression = {Compressor::Gzip, 1, true}})
+        .wait();
+    const auto host = from_file(path, "/x");
+    const auto dev = from_file(path, "/x", {.device = 0});
+    skip_without_nvcomp();
+    EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+    EXPECT_TRUE(same(dev, host)) << layout_name(layout);
+    std::printf("[ INFO     ] %s: pinned memory %llu bytes\n", std::string(layout_name(layout)).c_str(),
+                static_cast<unsigned long long>(last_device_io().staging_pinned_bytes));
+  }
+}
+
+TEST_F(GpuDecode, FallsBackWithAReasonOrFailsWhenRequired) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{300, 200};
+  const auto bytes = smooth(dtype, element_count(shape), 7);
+  const ArrayView view{bytes.data(), dtype, shape, {}};
+  to_file(view, dir_ / "f.h5", "/x",
+          {.layout = Layout::Chunked, .chunk = {64, 64}, .compression = {Compressor::Gzip, 4, true, true}})
+      .wait();
+  to_file(view, dir_ / "g.h5", "/x", {.layout = Layout::Chunked, .chunk = {64, 64}, .compression = {Compressor::Gzip}})
+      .wait();
+  to_file(view, dir_ / "u.h5", "/x", {.layout = Layout::Chunked, .chunk = {64, 64}}).wait();
+  const auto host = from_file(dir_ / "f.h5", "/x");
+  // fletcher32: decoded on the CPU, and said so.
+  settings::set_gpu_decode(settings::GpuDecode::Auto);
+  EXPECT_TRUE(same(from_file(dir_ / "f.h5", "/x", {.device = 0}), host));
+  EXPECT_EQ(last_device_io().decoder, "cpu");
+  EXPECT_EQ(last_device_io().decoder_reason, "fletcher32 is not checked on the GPU");
+  // Nothing to decode: no decoder, and On does not mind.
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  EXPECT_TRUE(same(from_file(dir_ / "u.h5", "/x", {.device = 0}), host));
+  EXPECT_EQ(last_device_io().decoder, "");
+  try {
+    (void)from_file(dir_ / "f.h5", "/x", {.device = 0});
+    ADD_FAILURE() << "H5TILE_GPU_DECODE=on decoded fletcher32 on the CPU";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("H5TILE_GPU_DECODE=on but the GPU cannot decode dataset '/x'"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("fletcher32"), std::string::npos) << e.what();
+  }
+  // No nvCOMP where the setting points: the CPU under auto, an error naming it under on.
+  settings::set_nvcomp_library("/nonexistent/libnvcomp.so.6");
+  settings::set_gpu_decode(settings::GpuDecode::Auto);
+  EXPECT_TRUE(same(from_file(dir_ / "g.h5", "/x", {.device = 0}), host));
+  EXPECT_EQ(last_device_io().decoder, "cpu");
+  EXPECT_NE(last_device_io().decoder_reason.find("dlopen('/nonexistent/libnvcomp.so.6') failed"), std::string::npos)
+      << last_device_io().decoder_reason;
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  try {
+    (void)from_file(dir_ / "g.h5", "/x", {.device = 0});
+    ADD_FAILURE() << "H5TILE_GPU_DECODE=on read without nvCOMP";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/libnvcomp.so.6"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace h5tile

@@ -1,0 +1,114 @@
+"""Compressed chunks read into CuPy arrays and decoded on the GPU with nvCOMP (issue 19): gzip,
+zstd and lz4 with and without shuffle, edge chunks and sub-regions, equal byte for byte to h5py
+(gzip) and to h5tile's CPU decode (all); H5TILE_GPU_DECODE=off gives the same bytes through the
+CPU; chunks never written and a missing nvCOMP fall back with a reason, or fail under "on". Runs
+on the GPU machine (nvCOMP from H5TILE_NVCOMP_LIBRARY or the nvidia-libnvcomp-cu13 wheel); skipped
+where CuPy, a device or nvCOMP is missing."""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, compressible, same_bytes
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+from h5tile import settings  # noqa: E402
+
+cp = pytest.importorskip("cupy", reason="CuPy is not installed")
+if h5tile.cuda_device_count() == 0:
+    pytest.skip("no CUDA device visible (or h5tile built without CUDA)", allow_module_level=True)
+
+CASES = [(c, s) for c in ("gzip", "zstd", "lz4") for s in (True, False)]
+SHAPES = [((203, 67, 9), (32, 16, 9), ((5, 3, 1), (150, 50, 7))), ((1001, 333), (64, 100), ((17, 250), (900, 83)))]
+
+
+@pytest.fixture(autouse=True)
+def settings_restored():
+    mode, library = settings.gpu_decode(), settings.nvcomp_library()
+    yield
+    settings.set_gpu_decode(mode)
+    settings.set_nvcomp_library(library)
+
+
+def decoded_on_gpu():
+    report = h5tile.last_device_io()
+    if report["decoder"] == "cpu" and "nvCOMP" in report["decoder_reason"]:
+        pytest.skip(report["decoder_reason"])
+    assert report["decoder"] == "nvcomp" and report["path"] == "nvcomp", report
+    return report
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "float64", "uint8"])
+@pytest.mark.parametrize("compression,shuffle", CASES, ids=[f"{c}-{'shuffle' if s else 'plain'}" for c, s in CASES])
+def test_device_reads_equal_the_cpu_decode_and_h5py(tmp_path, compression, shuffle, dtype):
+    if compression not in h5tile.compressors():
+        pytest.skip(f"h5tile was built without {compression}")
+    for shape, chunks, (offset, extent) in SHAPES:
+        a = compressible(dtype, shape, seed=3)
+        path = tmp_path / "c.h5"
+        h5tile.to_file(a, path, "/x", layout="chunked", chunks=chunks, compression=compression, shuffle=shuffle,
+                       ranks=3).wait()
+        host = h5tile.from_file(path, "/x")
+        assert same_bytes(host, a)
+        if compression == "gzip":
+            with h5py.File(path, "r") as f:
+                assert same_bytes(f["x"][...], a)
+        settings.set_gpu_decode("auto")
+        d = h5tile.from_file(path, "/x", device=0)
+        decoded_on_gpu()
+        assert isinstance(d, cp.ndarray) and same_bytes(cp.asnumpy(d), host)
+        box = h5tile.read_box(path, "/x", offset, extent, device=0)
+        decoded_on_gpu()
+        assert same_bytes(cp.asnumpy(box), h5tile.read_box(path, "/x", offset, extent))
+        settings.set_gpu_decode("off")
+        assert same_bytes(cp.asnumpy(h5tile.from_file(path, "/x", device=0)), host)
+        report = h5tile.last_device_io()
+        assert report["decoder"] == "cpu" and report["decoder_reason"] == "H5TILE_GPU_DECODE=off", report
+
+
+def test_chunks_never_written_fall_back_with_a_reason(tmp_path):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        x = f.create_dataset("x", shape=(300, 300), dtype="f4", chunks=(64, 64), compression="gzip", shuffle=True,
+                             fillvalue=7.5)
+        x[:100, :100] = np.arange(10000, dtype="f4").reshape(100, 100)
+        expected = x[...]
+    d = h5tile.from_file(tmp_path / "f.h5", "/x", device=0)
+    assert same_bytes(cp.asnumpy(d), expected)
+    report = h5tile.last_device_io()
+    assert report["decoder"] == "cpu" and "never written" in report["decoder_reason"], report
+    # The written corner alone is all in allocated chunks: decoded on the GPU.
+    box = h5tile.read_box(tmp_path / "f.h5", "/x", (0, 0), (64, 64), device=0)
+    decoded_on_gpu()
+    assert same_bytes(cp.asnumpy(box), expected[:64, :64])
+
+
+def test_without_nvcomp_auto_decodes_on_the_cpu_and_on_fails(tmp_path):
+    a = compressible("float32", (500, 200))
+    h5tile.to_file(a, tmp_path / "g.h5", "/x", layout="chunked", chunks=(64, 64), compression="gzip",
+                   shuffle=True).wait()
+    settings.set_nvcomp_library(tmp_path / "absent" / "libnvcomp.so.6")
+    settings.set_gpu_decode("auto")
+    assert same_bytes(cp.asnumpy(h5tile.from_file(tmp_path / "g.h5", "/x", device=0)), a)
+    report = h5tile.last_device_io()
+    assert report["decoder"] == "cpu" and "libnvcomp.so.6') failed" in report["decoder_reason"], report
+    settings.set_gpu_decode("on")
+    with pytest.raises(h5tile.Error, match="H5TILE_GPU_DECODE=on but the GPU cannot decode dataset '/x'"):
+        h5tile.from_file(tmp_path / "g.h5", "/x", device=0)
+
+
+def test_the_environment_variables_choose(tmp_path):
+    a = compressible("float32", (500, 200))
+    h5tile.to_file(a, tmp_path / "g.h5", "/x", layout="chunked", chunks=(64, 64), compression="zstd").wait()
+    code = (f"import sys; sys.path.insert(0, {str(BUILD / 'python')!r}); import h5tile\n"
+            f"h5tile.from_file({str(tmp_path / 'g.h5')!r}, '/x', device=0)\n"
+            "print(h5tile.settings.gpu_decode(), h5tile.last_device_io()['decoder'])")
+    env = dict(os.environ, H5TILE_GPU_DECODE="off")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["off", "cpu"], out.stderr
+    env = dict(os.environ, H5TILE_GPU_DECODE="on", H5TILE_NVCOMP_LIBRARY=str(tmp_path / "libnvcomp.so.6"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode != 0 and "H5TILE_GPU_DECODE=on" in out.stderr and "libnvcomp.so.6" in out.stderr
