@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -17,6 +17,7 @@
 #   calls against read_into and legate.io.hdf5 (16 CPUs), writes from one rank and from all;
 #   cold-probe: cold file -> GPU strategies, h5tile's device modes, an h5tile.legate read at the
 #   default --zcmem; cold-phases: the phases of a cold device read (bench/cold_device_phases.py);
+#   legate-cold: cold reads into one GPU, h5tile.legate against legate.io.hdf5, h5tile, h5py and dd;
 #   nvcomp: build, then GPU decoding (issue 19) with nvCOMP from .deps-nvcomp/libnvcomp.so.6.xz
 #   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
 #   every GPU test (CTest label gpu), the CuPy tests, and bench/compressed_read.py --device at
@@ -96,6 +97,22 @@ if [ "$mode" = "nvcomp" ]; then
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
+  exit 0
+fi
+if [ "$mode" = "legate-cold" ]; then
+  # Cold reads into one GPU: h5tile.legate, legate.io.hdf5 (ZCMEM large enough for the file),
+  # h5tile.from_file(device=0) and h5py in one Legate process, then dd of a file of the same size.
+  legate_setup
+  { LEGATE_CONFIG="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000 --zcmem $((gib * 1024 + 2048))" \
+      python3 bench/legate_read.py --mib $((gib * 1024)) --repeat 3 --cold --no-tiny --dir /tmp/h5tile-legate-bench \
+      2>&1 | grep -vE "^\[[0-9]"
+    for flag in "" iflag=direct; do
+      sync; echo 3 > /proc/sys/vm/drop_caches
+      echo "dd bs=16M $flag: $(dd if=/tmp/h5tile-legate-bench/x.h5 of=/dev/null bs=16M $flag 2>&1 | tail -1)"
+    done
+  } > "$out/legate_cold.log" 2>&1
+  rm -rf /tmp/h5tile-legate-bench
+  echo "== machine"; cat "$out/machine.txt"; echo "== cold reads into one GPU"; cat "$out/legate_cold.log"
   exit 0
 fi
 if [ "$mode" = "engine-bench" ]; then
