@@ -25,7 +25,6 @@ import subprocess
 import sys
 
 import h5py
-import hdf5plugin
 
 from compressible import CHUNK, CODECS, PACKAGE, best_of, field
 
@@ -140,6 +139,7 @@ def main():
     if "--device" in sys.argv:
         argv = [x for x in sys.argv[1:] if x != "--device"]
         return main_device(argv)
+    import hdf5plugin  # h5py's side only (--device needs none: h5tile writes those files)
     mib = int(sys.argv[1]) if len(sys.argv) > 1 else 512
     names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(CODECS)
     a = field(mib)
