@@ -110,6 +110,10 @@ if [ "$mode" = "legate-cold" ]; then
       sync; echo 3 > /proc/sys/vm/drop_caches
       echo "dd bs=16M $flag: $(dd if=/tmp/h5tile-legate-bench/x.h5 of=/dev/null bs=16M $flag 2>&1 | tail -1)"
     done
+    # The standalone strategies of bench/cold_device_strategies.cpp on the same file.
+    nvcc -O2 -std=c++17 -o build-gpu/cold_device_strategies bench/cold_device_strategies.cpp &&
+      ./build-gpu/cold_device_strategies /tmp/h5tile-legate-bench/x.h5 --rounds 2 \
+        ${H5TILE_PROBE_STRATEGIES:-pipe:16:4:d pipe:8:32:d pipe:1:16:b pipe:1:256:b pipe:1:1024:b pipe:2:256:b split:2:256:b}
   } > "$out/legate_cold.log" 2>&1
   rm -rf /tmp/h5tile-legate-bench
   echo "== machine"; cat "$out/machine.txt"; echo "== cold reads into one GPU"; cat "$out/legate_cold.log"
