@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
       strategies.push_back(parse(a));
     }
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(path, &st) != 0) {
     std::perror(path);
     return 1;

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -124,8 +126,12 @@ void PosixFile::read_direct(std::byte* out, std::size_t size, std::uint64_t offs
   // The aligned middle with O_DIRECT where memory lines up with the file; edges buffered.
   const auto head = (kDirectAlign - offset % kDirectAlign) % kDirectAlign;
   const int fd = direct_->fd.load();
-  if (fd < 0 || size < head + kDirectAlign || (reinterpret_cast<std::uintptr_t>(out) + head) % kDirectAlign != 0) {
+  if (fd < 0 || size < head + kDirectAlign) {
     read_buffered(out, size, offset);
+    return;
+  }
+  if ((reinterpret_cast<std::uintptr_t>(out) + head) % kDirectAlign != 0) {
+    read_direct_bounced(out, size, offset);
     return;
   }
   read_buffered(out, head, offset);
@@ -145,6 +151,38 @@ void PosixFile::read_direct(std::byte* out, std::size_t size, std::uint64_t offs
     size -= static_cast<std::size_t>(n);
     offset += static_cast<std::uint64_t>(n);
     aligned -= static_cast<std::size_t>(n);
+  }
+  read_buffered(out, size, offset);
+}
+
+void PosixFile::read_direct_bounced(std::byte* out, std::size_t size, std::uint64_t offset) const {
+  // Datasets whose bytes do not start on a 4 KiB boundary of their file (h5py's and HDF5's
+  // contiguous ones, mostly) never line up with page-aligned memory. The disk, not the copy,
+  // bounds an uncached read (4 MiB: about 2 ms from the disk at 2 GB/s against 0.3 ms of copy),
+  // so those take O_DIRECT through a buffer of each thread that does line up.
+  constexpr std::size_t kBounce = (std::size_t{4} << 20) + 2 * kDirectAlign;  // a 4 MiB piece in one request
+  thread_local const std::unique_ptr<std::byte, decltype(&std::free)> bounce(
+      static_cast<std::byte*>(std::aligned_alloc(kDirectAlign, kBounce)), &std::free);
+  const int fd = direct_->fd.load();
+  while (size > 0 && bounce) {
+    const auto lo = offset / kDirectAlign * kDirectAlign;
+    const auto skip = static_cast<std::size_t>(offset - lo);
+    const auto want = std::min(kBounce, (skip + size + kDirectAlign - 1) / kDirectAlign * kDirectAlign);
+    const auto n = ::pread(fd, bounce.get(), want, static_cast<off_t>(lo));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0 || static_cast<std::size_t>(n) <= skip) {
+      break;  // the end of the file, or an error: the buffered read of the rest reports it
+    }
+    const auto got = std::min(size, static_cast<std::size_t>(n) - skip);
+    std::memcpy(out, bounce.get() + skip, got);
+    out += got;
+    size -= got;
+    offset += got;
+    if (static_cast<std::size_t>(n) < want) {
+      break;  // a short read (the file's end): the rest, if any, buffered
+    }
   }
   read_buffered(out, size, offset);
 }

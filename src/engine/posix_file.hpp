@@ -59,8 +59,11 @@ class PosixFile {
   void read_buffered(std::byte* out, std::size_t size, std::uint64_t offset) const;
   // Reads what the page cache holds from it, and the rest with O_DIRECT.
   void read_by_residency(std::byte* out, std::size_t size, std::uint64_t offset) const;
-  // Reads with O_DIRECT where offset and memory line up on 4 KiB, buffered elsewhere.
+  // Reads with O_DIRECT: straight into `out` where offset and memory line up on 4 KiB (edges
+  // buffered), else through an aligned buffer.
   void read_direct(std::byte* out, std::size_t size, std::uint64_t offset) const;
+  // Reads with O_DIRECT into a 4 KiB-aligned buffer of the calling thread, copying out.
+  void read_direct_bounced(std::byte* out, std::size_t size, std::uint64_t offset) const;
   // Lets read_at bypass the page cache where `direct` says so for `fd_`, a regular file opened
   // read-only.
   void allow_direct(int flags, DirectReads direct);

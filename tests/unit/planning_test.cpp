@@ -47,7 +47,9 @@ TEST_P(SplitForRanks, CoverTheShapeOnceWithAtMostOneBoxPerRank) {
     if (!shape.empty() && element_count(shape) > 0) {
       EXPECT_GT(boxes[i].count(), 0U) << "box " << i << " is empty";
       for (std::size_t a = 1; a < shape.size(); ++a) EXPECT_EQ(boxes[i].extent[a], shape[a]);  // first axis only
-      if (i + 1 < boxes.size()) EXPECT_EQ(boxes[i].extent[0] % align, 0U) << "box " << i;
+      if (i + 1 < boxes.size()) {
+        EXPECT_EQ(boxes[i].extent[0] % align, 0U) << "box " << i;
+      }
     }
   }
 }
@@ -91,7 +93,9 @@ TEST(ChunksTouching, ListEveryChunkOnceInRowMajorOrder) {
     EXPECT_EQ(chunks[i].offset[1] % chunk[1], 0U);
     EXPECT_TRUE(intersect(chunks[i], box).has_value()) << "chunk " << i << " does not touch the box";
     EXPECT_TRUE(origins.insert(chunks[i].offset).second);
-    if (i > 0) EXPECT_LT(chunks[i - 1].offset, chunks[i].offset);
+    if (i > 0) {
+      EXPECT_LT(chunks[i - 1].offset, chunks[i].offset);
+    }
   }
   // Their parts inside the box cover it exactly once.
   std::vector<Box> parts;

@@ -1,7 +1,8 @@
 // Reads of data that is not in the page cache (DirectReads): the bytes equal those of
 // plain buffered reads for every alignment of file offset and memory, for data wholly, partly
-// or not at all in the cache; and the O_DIRECT path really runs (the pages it read stay out of
-// the page cache, where a buffered read would have brought them in).
+// or not at all in the cache; and the O_DIRECT path really runs, also where memory and file
+// offset do not line up (the pages it read stay out of the page cache, where a buffered read
+// would have brought them in).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -101,6 +102,11 @@ TEST_F(DirectReads, UncachedDataIsReadAroundThePageCacheOnlyWhenAsked) {
   ::close(direct);
   ASSERT_TRUE(reads_back(0, 4 << 20, 0));
   // O_DIRECT brought (almost) nothing into the cache; a buffered read would bring all 1024 pages.
+  EXPECT_LT(cached_pages(0, 4 << 20), 16U);
+  // A dataset that starts 2 KiB into a page (as HDF5 places them) read into page-aligned
+  // memory: through the aligned buffer, still around the cache.
+  evict();
+  ASSERT_TRUE(reads_back(2048, 4 << 20, 0));
   EXPECT_LT(cached_pages(0, 4 << 20), 16U);
   direct_ = detail::DirectReads::Off;
   evict();
