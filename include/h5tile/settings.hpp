@@ -96,9 +96,8 @@ inline constexpr double kMaxProbeTimeout = 86400;
 /// holds from it (asked with mincore(2), which reads nothing) and reads the rest with O_DIRECT
 /// (bypassing the cache: the disk's full speed, no extra copy, nothing evicted) where file
 /// offset and memory line up on 4 KiB, else buffered. Auto does that for files of at
-/// least half the machine's memory (which would not stay cached anyway) and for every read into
-/// device memory (through pinned buffers that line up; cold reads run faster that way), and reads
-/// smaller files into host memory buffered (so that a file read again comes from the cache); On does it for every
+/// least half the machine's memory (which would not stay cached anyway) and reads smaller
+/// files buffered (so that a file read again comes from the cache); On does it for every
 /// file; Off never does. Results are identical either way.
 enum class DirectIo : unsigned char { Auto, On, Off };
 [[nodiscard]] DirectIo direct_io();

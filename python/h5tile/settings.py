@@ -173,7 +173,7 @@ def set_probe_timeout(seconds: float) -> None:
 
 def direct_io() -> str:
     """"auto", "on" or "off": O_DIRECT reads of data that is not in the page cache (auto: for files
-    of half the machine's memory or more, and for every read into GPU memory)."""
+    of half the machine's memory or more)."""
     return _h5tile.direct_io()
 
 

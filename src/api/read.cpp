@@ -108,9 +108,7 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
 void read_into(const fs::path& path, const std::string& dataset, const ArrayView& out, const Shape& offset,
                const ReadOptions& options) {
   const int device = gpu::device_of(out);
-  ReadOptions reading = options;
-  reading.device = device;  // how the file is read depends on where its bytes go
-  open_and_read(path, dataset, reading, [&](const OpenDataset& opened) {
+  open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
     const auto& info = opened.info();
     const auto at = where(path, opened.name());
     if (out.dtype != info.dtype) {

@@ -16,13 +16,13 @@ std::string environment(const char* variable) {
 
 unsigned threads_or_setting(unsigned requested) { return requested != 0 ? requested : settings::threads(); }
 
-DirectReads direct_reads(bool to_device) {
+DirectReads direct_reads() {
   switch (settings::direct_io()) {
     case settings::DirectIo::On: return DirectReads::On;
     case settings::DirectIo::Off: return DirectReads::Off;
     case settings::DirectIo::Auto: break;
   }
-  return to_device ? DirectReads::On : DirectReads::Auto;
+  return DirectReads::Auto;
 }
 
 gpu::GdsMode gds_mode() {
@@ -56,7 +56,7 @@ OpenOptions open_options(const ReadOptions& options) {
                       .raw_io = settings::raw_io(),
                       .threads = threads_or_setting(options.threads),
                       .task_size = settings::task_size(),
-                      .direct_reads = direct_reads(options.device >= 0),
+                      .direct_reads = direct_reads(),
                       .gds = gds_mode(),
                       .staging = staging(),
                       .gpu_decode = gpu_decode_mode(),

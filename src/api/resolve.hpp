@@ -16,11 +16,8 @@ namespace h5tile::detail {
 
 // Worker threads: `requested`, else the `threads` setting.
 [[nodiscard]] unsigned threads_or_setting(unsigned requested);
-// The direct_io setting, as the engine takes it. Its default (auto) bypasses the page cache for
-// every read into device memory (`to_device`): those land in pinned staging buffers aligned for
-// O_DIRECT, the pages the cache lacks come fastest from the disk directly, and the pages it holds
-// are still copied from it (cold reads into one H200: 1.74 -> 1.99 GB/s, BENCHMARKS.md).
-[[nodiscard]] DirectReads direct_reads(bool to_device = false);
+// The direct_io setting, as the engine takes it.
+[[nodiscard]] DirectReads direct_reads();
 // The gds setting, as the GPU layer takes it.
 [[nodiscard]] gpu::GdsMode gds_mode();
 // The gpu_decode setting, as the GPU layer takes it.

@@ -63,17 +63,6 @@ class Resolve : public ::testing::Test {
   std::string nvcomp_library_ = settings::nvcomp_library();
 };
 
-TEST_F(Resolve, ReadsIntoDeviceMemoryBypassTheCacheUnderAuto) {
-  settings::set_direct_io(settings::DirectIo::Auto);
-  EXPECT_EQ(open_options(ReadOptions{}).direct_reads, DirectReads::Auto);  // host memory: by file size
-  EXPECT_EQ(open_options(ReadOptions{.device = 0}).direct_reads, DirectReads::On);
-  EXPECT_EQ(open_options(ReadOptions{.device = 1}).direct_reads, DirectReads::On);
-  settings::set_direct_io(settings::DirectIo::Off);  // the user's choice stands for device reads too
-  EXPECT_EQ(open_options(ReadOptions{.device = 0}).direct_reads, DirectReads::Off);
-  settings::set_direct_io(settings::DirectIo::On);
-  EXPECT_EQ(open_options(ReadOptions{}).direct_reads, DirectReads::On);
-}
-
 TEST_F(Resolve, ReadsTakeTheCallersOptionsElseTheSettings) {
   settings::set_threads(5);
   settings::set_task_size(2 * kMiB);
