@@ -113,7 +113,7 @@ if [ "$mode" = "legate-cold" ]; then
     # The standalone strategies of bench/cold_device_strategies.cpp on the same file.
     nvcc -O2 -std=c++17 -o build-gpu/cold_device_strategies bench/cold_device_strategies.cpp &&
       ./build-gpu/cold_device_strategies /tmp/h5tile-legate-bench/x.h5 --rounds 2 \
-        ${H5TILE_PROBE_STRATEGIES:-pipe:16:4:d pipe:8:32:d pipe:1:16:b pipe:1:256:b pipe:1:1024:b pipe:2:256:b split:2:256:b}
+        ${H5TILE_PROBE_STRATEGIES:-pipe:16:4:b seqfa:16:4:b pipe:16:4:d pipe:8:32:d pipe:1:16:b}
   } > "$out/legate_cold.log" 2>&1
   rm -rf /tmp/h5tile-legate-bench
   echo "== machine"; cat "$out/machine.txt"; echo "== cold reads into one GPU"; cat "$out/legate_cold.log"

@@ -69,23 +69,32 @@ PosixFile::PosixFile(const std::filesystem::path& path, int flags, unsigned mode
 }
 
 PosixFile::PosixFile(const std::filesystem::path& path, int flags, DirectReads direct) : PosixFile(path, flags) {
-  allow_direct(flags, direct);
+  prepare_reads(flags, direct);
 }
 
 PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path, DirectReads direct) {
   PosixFile file;
   file.fd_ = fd;
   file.path_ = path;
-  file.allow_direct(O_RDONLY, direct);
+  file.prepare_reads(O_RDONLY, direct);
   return file;
 }
 
-void PosixFile::allow_direct(int flags, DirectReads direct) {
+void PosixFile::prepare_reads(int flags, DirectReads direct) {
   struct stat st {};
-  if (direct != DirectReads::Off && (flags & O_ACCMODE) == O_RDONLY && ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode) &&
-      reads_bypass_cache(direct, static_cast<std::uint64_t>(st.st_size), memory_bytes())) {
+  if ((flags & O_ACCMODE) != O_RDONLY || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return;
+  }
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size >= kDirectMin) {
+    // The engine reads large pieces in file order: a kernel told so reads further ahead of
+    // them (twice the readahead window). Cold reads of a file on the GPU machine by 16 threads of
+    // 8 MiB pieces ran 1.68 GB/s without and 2.00 with it (BENCHMARKS.md). A hint: no error matters.
+    (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  if (direct != DirectReads::Off && reads_bypass_cache(direct, size, memory_bytes())) {
     direct_ = std::make_shared<Direct>();
-    direct_->file_size = static_cast<std::uint64_t>(st.st_size);
+    direct_->file_size = size;
   }
 }
 

@@ -64,9 +64,9 @@ class PosixFile {
   void read_direct(std::byte* out, std::size_t size, std::uint64_t offset) const;
   // Reads with O_DIRECT into a 4 KiB-aligned buffer of the calling thread, copying out.
   void read_direct_bounced(std::byte* out, std::size_t size, std::uint64_t offset) const;
-  // Lets read_at bypass the page cache where `direct` says so for `fd_`, a regular file opened
-  // read-only.
-  void allow_direct(int flags, DirectReads direct);
+  // For `fd_`, a regular file opened read-only: tells the kernel that reads run in order, and
+  // lets read_at bypass the page cache where `direct` says so.
+  void prepare_reads(int flags, DirectReads direct);
 
   int fd_ = -1;
   std::filesystem::path path_;
