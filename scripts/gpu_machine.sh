@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -17,6 +17,7 @@
 #   calls against read_into and legate.io.hdf5 (16 CPUs), writes from one rank and from all;
 #   cold-probe: cold file -> GPU strategies, h5tile's device modes, an h5tile.legate read at the
 #   default --zcmem; cold-phases: the phases of a cold device read (bench/cold_device_phases.py);
+#   gpu-check: the GPU tests alone, one rank's writes, h5tile.legate's writes from the framebuffer;
 #   legate-cold: cold reads into one GPU, h5tile.legate against legate.io.hdf5, h5tile, h5py and dd;
 #   nvcomp: build, then GPU decoding (issue 19) with nvCOMP from .deps-nvcomp/libnvcomp.so.6.xz
 #   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
@@ -97,6 +98,31 @@ if [ "$mode" = "nvcomp" ]; then
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
+  exit 0
+fi
+if [ "$mode" = "gpu-check" ]; then
+  # The GPU tests alone (CTest label gpu, the CuPy tests; GPU decoding where .deps-nvcomp came),
+  # then the writes from one rank and h5tile.legate's writes from the framebuffer.
+  if [ -f .deps-nvcomp/libnvcomp.so.6.xz ]; then
+    mkdir -p /tmp/h5tile-nvcomp && xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 &&
+      export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
+  fi
+  (cd build-gpu && ctest -L gpu --output-on-failure -j 1) > "$out/gpu_tests.log" 2>&1
+  H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs tests/python/test_cupy.py tests/python/test_gpu_decode.py \
+    > "$out/python_tests.log" 2>&1
+  ./build-gpu/cli/h5tile bench --dir /tmp/h5tile-bench --size 2G --ranks 1 --repeats 3 --writes-only \
+    > "$out/writes.log" 2>&1
+  rm -rf /tmp/h5tile-bench
+  legate_setup
+  LEGATE_CONFIG="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000" python3 bench/legate_read.py --mib 64 \
+    --write-mib 4096 --repeat 2 --no-tiny --only none --dir /tmp/h5tile-legate-bench 2>&1 | grep -vE "^\[[0-9]" \
+    > "$out/legate_writes.log"
+  rm -rf /tmp/h5tile-legate-bench
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tail -20
+  echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -8
+  echo "== writes from one rank"; tail -25 "$out/writes.log"
+  echo "== h5tile.legate writes"; cat "$out/legate_writes.log"
   exit 0
 fi
 if [ "$mode" = "legate-cold" ]; then
