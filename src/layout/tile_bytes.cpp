@@ -12,7 +12,7 @@ StridedBytes memory_of(const ArrayView& view) {
 }
 
 void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress,
-                      const WriteConfig& config) {
+                      const WriteConfig& config, const PartWritten& written) {
   const auto memory = memory_of(data);
   const int device = gpu::device_of(data);
   const auto es = file.elem_size;
@@ -20,6 +20,7 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
     const auto parts = split_rowmajor(box, es, config.task_size);
     parallel_for(parts.size(), config.threads, [&](std::size_t i) {
       write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
+      if (written) written(parts[i]);
       progress.add(parts[i].count() * es);
     });
     return;
@@ -34,9 +35,20 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
       [&](std::size_t i, const std::byte* staging) {
         const StridedBytes packed{const_cast<std::byte*>(staging), rowmajor_strides(parts[i].extent, es)};
         write_raw(file, parts[i], packed);
+        if (written) written(parts[i]);
         progress.add(parts[i].count() * es);
       },
       config.threads, config.staging);
+}
+
+PartWritten writeback_of(const RawDataset& file, const WriteConfig& config) {
+  if (!config.sync) {
+    return {};
+  }
+  return [file](const Box& part) {
+    const auto span = file_span(file, part);
+    file.file->start_writeback(span.begin, span.end - span.begin);
+  };
 }
 
 void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,
