@@ -41,14 +41,27 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
       config.threads, config.staging);
 }
 
+void start_writeback(const RawDataset& file, const Box& part) {
+  // Only the whole pages of a part that is one run of the file: a part with gaps (a tile narrower
+  // than the dataset) spans bytes that other ranks write, and a page shared with a neighbour
+  // would be written now and again once the neighbour's bytes arrive.
+  constexpr std::uint64_t kPage = 4096;
+  const auto span = file_span(file, part);
+  if (span.end - span.begin != part.count() * file.elem_size) {
+    return;
+  }
+  const auto begin = (span.begin + kPage - 1) / kPage * kPage;
+  const auto end = span.end / kPage * kPage;
+  if (begin < end) {
+    file.file->start_writeback(begin, end - begin);
+  }
+}
+
 PartWritten writeback_of(const RawDataset& file, const WriteConfig& config) {
   if (!config.sync) {
     return {};
   }
-  return [file](const Box& part) {
-    const auto span = file_span(file, part);
-    file.file->start_writeback(span.begin, span.end - span.begin);
-  };
+  return [file](const Box& part) { start_writeback(file, part); };
 }
 
 void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,

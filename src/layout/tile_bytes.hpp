@@ -28,10 +28,14 @@ using PartWritten = std::function<void(const Box& part)>;
 void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress,
                       const WriteConfig& config, const PartWritten& written = {});
 
-// Where `config.sync`: a PartWritten that starts the writeback of each part's bytes of `file`
-// (PosixFile::start_writeback), so that the disk works while the rest is written and the sync
-// that ends the write has less left to wait for. Otherwise none (a write without sync leaves
-// the writeback to the kernel, as before).
+// Starts the writeback of the bytes of `file` that `part` (just written) holds
+// (PosixFile::start_writeback): the whole pages of a part that is one run of the file; nothing
+// for a part with gaps, whose span holds other ranks' bytes (those wait for the final sync).
+void start_writeback(const RawDataset& file, const Box& part);
+
+// Where `config.sync`: a PartWritten that starts the writeback of each part (start_writeback),
+// so that the disk works while the rest is written and the sync that ends the write has less
+// left to wait for. Otherwise none (a write without sync leaves the writeback to the kernel).
 [[nodiscard]] PartWritten writeback_of(const RawDataset& file, const WriteConfig& config);
 
 // The part `part` (dataset coordinates, inside `box`) of a tile whose memory `data` holds `box`.

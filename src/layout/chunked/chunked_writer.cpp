@@ -63,8 +63,7 @@ class ChunkedWriter final : public LayoutWriter {
       const RawDataset chunk{&out, addresses[i], plan_.chunk, es};
       write_raw(chunk, in_chunk, sub_memory(memory, tile.box, part));
       if (config_.sync) {
-        const auto span = file_span(chunk, in_chunk);
-        out.start_writeback(span.begin, span.end - span.begin);
+        start_writeback(chunk, in_chunk);
       }
       progress.add(part.count() * es);
     });
