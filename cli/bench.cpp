@@ -11,6 +11,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <numeric>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -34,6 +36,7 @@ struct BenchOptions {
   bool cold = false;
   bool json = false;
   bool keep = false;
+  bool writes_only = false;
 };
 BenchOptions bench_options;
 
@@ -137,87 +140,129 @@ int run_bench() {
   };
   const auto raw = dir / "plain.bin";
   const auto hdf5 = dir / "hdf5.h5";
-  // Writes, until durable (fsync).
-  add("write", "limit: plain pwrite loop + fsync, 1 thread",
-      median_seconds(o.repeats, false, {}, [&] { posix_loop(raw, data.data(), bytes, 1, true); }), true);
-  add("write0", "limit: plain pwrite loop, no fsync, 1 thread",
-      median_seconds(
-          o.repeats, false, [&] { fs::remove(raw); },
-          [&] { posix_loop(raw, data.data(), bytes, 1, true, false, false); }),
-      true);
-  add("write", "plain HDF5 H5Dwrite (contiguous) + fsync", median_seconds(o.repeats, false, {}, [&] {
-        const hid_t f = H5Fcreate(hdf5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-        const hsize_t dims[2] = {rows, cols};
-        const hid_t space = H5Screate_simple(2, dims, nullptr);
-        const hid_t d = H5Dcreate2(f, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data());
-        H5Dclose(d);
-        H5Sclose(space);
-        H5Fclose(f);
-        const int fd = ::open(hdf5.c_str(), O_RDONLY);
-        ::fsync(fd);
-        ::close(fd);
-      }));
+  // Writes: every engine once per round, in turn, so that a machine whose speed drifts (other
+  // work) slows them all alike; each figure is the median of its runs.
+  struct Case {
+    std::string group;
+    std::string name;
+    bool is_limit = false;
+    std::function<void()> prepare;  // untimed, before each run
+    std::function<void()> run;
+  };
+  std::vector<Case> writes;
+  writes.push_back({"write", "limit: plain pwrite loop + fsync, 1 thread", true, {}, [&] {
+                      posix_loop(raw, data.data(), bytes, 1, true);
+                    }});
+  writes.push_back({"write0", "limit: plain pwrite loop, no fsync, 1 thread", true, [&] { fs::remove(raw); },
+                    [&] { posix_loop(raw, data.data(), bytes, 1, true, false, false); }});
+  writes.push_back({"write", "plain HDF5 H5Dwrite (contiguous) + fsync", false, {}, [&] {
+                      const hid_t f = H5Fcreate(hdf5.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+                      const hsize_t dims[2] = {rows, cols};
+                      const hid_t space = H5Screate_simple(2, dims, nullptr);
+                      const hid_t d =
+                          H5Dcreate2(f, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+                      H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data.data());
+                      H5Dclose(d);
+                      H5Sclose(space);
+                      H5Fclose(f);
+                      const int fd = ::open(hdf5.c_str(), O_RDONLY);
+                      ::fsync(fd);
+                      ::close(fd);
+                    }});
   for (const auto layout : {Layout::Contiguous, Layout::Chunked, Layout::Virtual}) {
     const std::string name(layout_name(layout));
-    for (const unsigned ranks : {1U, all}) {
-      add("write", fmt::format("h5tile to_file {}, {} rank(s), fsync", name, ranks),
-          median_seconds(o.repeats, false, {}, [&] {
-            to_file(data.view(), dir / fmt::format("{}.h5", name), "/data",
-                    {.layout = layout, .ranks = ranks, .sync = true})
-                .wait();
-          }));
+    for (const unsigned ranks : all == 1 ? std::vector<unsigned>{1} : std::vector<unsigned>{1, all}) {
+      writes.push_back({"write",
+                        fmt::format("h5tile to_file {}, {} rank(s), fsync", name, ranks),
+                        false,
+                        {},
+                        [&, layout, ranks, name] {
+                          to_file(data.view(), dir / fmt::format("{}.h5", name), "/data",
+                                  {.layout = layout, .ranks = ranks, .sync = true})
+                              .wait();
+                        }});
     }
     // Until the call returns (no fsync), into a new file (untimed removal first).
     const auto fresh = dir / fmt::format("{}-nosync.h5", name);
-    add("write0", fmt::format("h5tile to_file {}, {} rank(s), no fsync", name, all),
-        median_seconds(
-            o.repeats, false,
-            [&] {
-              fs::remove(fresh);
-              fs::remove_all(fresh.string() + ".tiles");
-            },
-            [&] { to_file(data.view(), fresh, "/data", {.layout = layout, .ranks = all, .sync = false}).wait(); }));
-    fs::remove(fresh);
-    fs::remove_all(fresh.string() + ".tiles");
-  }
-  // Reads (warm page cache unless --cold).
-  add("read", "limit: plain pread loop, 1 thread",
-      median_seconds(o.repeats, cold, {}, [&] { posix_loop(raw, scratch.data(), bytes, 1, false); }), true);
-  add("read", fmt::format("limit: plain pread loop, {} threads", all),
-      median_seconds(o.repeats, cold, {}, [&] { posix_loop(raw, scratch.data(), bytes, all, false); }), true);
-  add("read-new", fmt::format("limit: plain pread loop into a new array, {} threads", all),
-      median_seconds(o.repeats, cold, {},
-                     [&] {
-                       Array fresh(DType(DTypeKind::Float32), {rows, cols});  // allocated as from_file allocates
-                       posix_loop(raw, fresh.data(), bytes, all, false);
-                     }),
-      true);
-  add("read", "limit: O_DIRECT read loop (dd iflag=direct)",
-      median_seconds(o.repeats, false, {}, [&] { posix_loop(raw, scratch.data(), bytes, 1, false, true); }), true);
-  add("read", "plain HDF5 H5Dread", median_seconds(o.repeats, cold, {}, [&] {
-        const hid_t f = H5Fopen(hdf5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-        const hid_t d = H5Dopen2(f, "/data", H5P_DEFAULT);
-        H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, scratch.data());
-        H5Dclose(d);
-        H5Fclose(f);
-      }));
-  for (const auto layout : {Layout::Contiguous, Layout::Chunked, Layout::Virtual}) {
-    const std::string name(layout_name(layout));
-    for (const unsigned threads : {1U, all}) {
-      add("read-new", fmt::format("h5tile from_file {}, {} thread(s)", name, threads),
-          median_seconds(o.repeats, cold, {},
-                         [&] { (void)from_file(dir / fmt::format("{}.h5", name), "/data", {.threads = threads}); }));
+    const auto remove_fresh = [fresh] {
+      fs::remove(fresh);
+      fs::remove_all(fresh.string() + ".tiles");
+    };
+    for (const unsigned ranks : all == 1 ? std::vector<unsigned>{1} : std::vector<unsigned>{1, all}) {
+      writes.push_back(
+          {"write0", fmt::format("h5tile to_file {}, {} rank(s), no fsync", name, ranks), false, remove_fresh,
+           [&, layout, ranks, fresh] {
+             to_file(data.view(), fresh, "/data", {.layout = layout, .ranks = ranks, .sync = false}).wait();
+           }});
     }
-    // Into the same buffer the limit loops read into (its pages already mapped).
-    add("read", fmt::format("h5tile read_into {}, {} threads", name, all), median_seconds(o.repeats, cold, {}, [&] {
-          read_into(dir / fmt::format("{}.h5", name), "/data", scratch.view(), {}, {.threads = all});
+  }
+  // Before each run (untimed): the dirty pages every earlier run left (those without fsync leave
+  // their whole file) are written out, so that their writeback does not fall into its time.
+  // Each round runs the engines in another order (a fixed shuffle): what one run leaves to the
+  // file system (blocks of a replaced file still to free or discard) slows the run after it, and
+  // no engine should always follow the same one.
+  std::vector<std::vector<double>> times(writes.size());
+  std::vector<std::size_t> order(writes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffle_rng(20);
+  for (int round = 0; round < std::max(1, o.repeats); ++round) {
+    if (round > 0) std::shuffle(order.begin(), order.end(), shuffle_rng);
+    for (const auto c : order) {
+      const auto prepare = [&] {
+        if (writes[c].prepare) writes[c].prepare();
+        ::sync();
+      };
+      times[c].push_back(median_seconds(1, false, prepare, writes[c].run));
+    }
+  }
+  for (std::size_t c = 0; c < writes.size(); ++c) {
+    if (times[c].empty()) continue;
+    std::sort(times[c].begin(), times[c].end());
+    add(writes[c].group, writes[c].name, times[c][times[c].size() / 2], writes[c].is_limit);
+  }
+  for (const auto* name : {"contiguous", "chunked", "virtual"}) {
+    fs::remove(dir / fmt::format("{}-nosync.h5", name));
+    fs::remove_all(dir / fmt::format("{}-nosync.h5.tiles", name));
+  }
+  if (!o.writes_only) {
+    // Reads (warm page cache unless --cold).
+    add("read", "limit: plain pread loop, 1 thread",
+        median_seconds(o.repeats, cold, {}, [&] { posix_loop(raw, scratch.data(), bytes, 1, false); }), true);
+    add("read", fmt::format("limit: plain pread loop, {} threads", all),
+        median_seconds(o.repeats, cold, {}, [&] { posix_loop(raw, scratch.data(), bytes, all, false); }), true);
+    add("read-new", fmt::format("limit: plain pread loop into a new array, {} threads", all),
+        median_seconds(o.repeats, cold, {},
+                       [&] {
+                         Array fresh(DType(DTypeKind::Float32), {rows, cols});  // allocated as from_file allocates
+                         posix_loop(raw, fresh.data(), bytes, all, false);
+                       }),
+        true);
+    add("read", "limit: O_DIRECT read loop (dd iflag=direct)",
+        median_seconds(o.repeats, false, {}, [&] { posix_loop(raw, scratch.data(), bytes, 1, false, true); }), true);
+    add("read", "plain HDF5 H5Dread", median_seconds(o.repeats, cold, {}, [&] {
+          const hid_t f = H5Fopen(hdf5.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+          const hid_t d = H5Dopen2(f, "/data", H5P_DEFAULT);
+          H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, scratch.data());
+          H5Dclose(d);
+          H5Fclose(f);
+        }));
+    for (const auto layout : {Layout::Contiguous, Layout::Chunked, Layout::Virtual}) {
+      const std::string name(layout_name(layout));
+      for (const unsigned threads : {1U, all}) {
+        add("read-new", fmt::format("h5tile from_file {}, {} thread(s)", name, threads),
+            median_seconds(o.repeats, cold, {},
+                           [&] { (void)from_file(dir / fmt::format("{}.h5", name), "/data", {.threads = threads}); }));
+      }
+      // Into the same buffer the limit loops read into (its pages already mapped).
+      add("read", fmt::format("h5tile read_into {}, {} threads", name, all), median_seconds(o.repeats, cold, {}, [&] {
+            read_into(dir / fmt::format("{}.h5", name), "/data", scratch.view(), {}, {.threads = all});
+          }));
+    }
+    add("read-new", fmt::format("h5tile from_file_batched contiguous, 8 blocks"),
+        median_seconds(o.repeats, cold, {}, [&] {
+          for (auto& block : from_file_batched(dir / "contiguous.h5", "/data", {rows / 8 + 1, cols})) (void)block;
         }));
   }
-  add("read-new", fmt::format("h5tile from_file_batched contiguous, 8 blocks"),
-      median_seconds(o.repeats, cold, {}, [&] {
-        for (auto& block : from_file_batched(dir / "contiguous.h5", "/data", {rows / 8 + 1, cols})) (void)block;
-      }));
   const bool equal = std::equal(data.data(), data.data() + bytes, from_file(dir / "virtual.h5", "/data").data());
 
   // The table: GB/s and the speed relative to the fastest plain loop ("limit:" row) of its group.
@@ -268,6 +313,7 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--ranks", bench_options.ranks, "ranks and threads for the parallel runs (0: all cores)");
   cmd->add_option("--repeats", bench_options.repeats, "runs per figure (the median is shown)")->capture_default_str();
   cmd->add_flag("--cold", bench_options.cold, "drop the page cache before every read (needs root)");
+  cmd->add_flag("--writes-only", bench_options.writes_only, "time the writes only (the write and write0 groups)");
   cmd->add_flag("--json", bench_options.json, "print JSON (for scripts)");
   cmd->add_flag("--keep", bench_options.keep, "keep the files written (default: removed at the end)");
   cmd->footer(
@@ -277,7 +323,9 @@ void add_bench(CLI::App& app) {
       "Groups: write (timed until the data is durable, fsync), write0 (until the call returns), read (into a\n"
       "buffer whose pages are mapped: read_into's case) and read-new (into a newly allocated array: from_file's\n"
       "case; the kernel zero-fills each new page). 'vs best loop' is each row's GB/s over the fastest plain\n"
-      "loop ('limit:' row) of its group: above 1.00x the row is faster than that loop.\n"
+      "loop ('limit:' row) of its group: above 1.00x the row is faster than that loop. The writes run in\n"
+      "rounds, every engine once per round (in another order each round), each run after an untimed\n"
+      "sync(2); each figure is the median over the rounds (--repeats).\n"
       "The files written are removed at the end unless --keep is given.\n"
       "bench/peers.py runs this and h5py on the same data.");
   cmd->callback([] { selected_command() = run_bench; });

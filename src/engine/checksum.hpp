@@ -3,13 +3,53 @@
 // its bytes are still in the page cache), and again when a file is verified.
 
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "engine/posix_file.hpp"
 
 namespace h5tile::detail {
 
 [[nodiscard]] std::uint64_t checksum_region(const PosixFile& file, std::uint64_t offset, std::uint64_t bytes);
+
+// checksum_region(file, offset, bytes) of a region that is being written, computed while it is
+// written: the writers report each range of the region once its bytes are written (written()),
+// and the writer that finds the next bytes of the region complete reads them back from `file`
+// and hashes them, in order, while the others write on (no thread waits for another). The
+// digest is of the file's bytes as read back after they were written, not of the memory they
+// were written from, exactly as checksum_region reads them once the write is done.
+class RegionChecksum {
+ public:
+  // `file` (open for reading the same inode that is written) must outlive this object.
+  RegionChecksum(const PosixFile& file, std::uint64_t offset, std::uint64_t bytes);
+  RegionChecksum(const RegionChecksum&) = delete;
+  RegionChecksum& operator=(const RegionChecksum&) = delete;
+  ~RegionChecksum();
+
+  // [begin, end) of the file is written (the part outside the region is ignored). Call only
+  // once every byte of the range is written; thread-safe. May read back and hash (then it
+  // throws what the read throws).
+  void written(std::uint64_t begin, std::uint64_t end);
+  // Once every writer is done: hashes what is left of the region (reported or not) and returns
+  // the digest. Throws RuntimeError where an earlier read back failed.
+  [[nodiscard]] std::uint64_t finish();
+
+ private:
+  void hash(std::uint64_t from, std::uint64_t to);
+
+  const PosixFile& file_;
+  std::uint64_t end_;
+  std::mutex mutex_;
+  std::uint64_t hashed_;                          // under mutex_: the region is hashed up to here
+  std::map<std::uint64_t, std::uint64_t> ready_;  // under mutex_: written ranges not hashed yet
+  bool busy_ = false;                             // under mutex_: a thread is hashing
+  bool broken_ = false;                           // under mutex_: a read back failed
+  struct State;
+  std::unique_ptr<State> state_;  // the hash and its read buffer: used by the busy thread only
+};
 
 // A tile file's identity: XXH64 of every byte of the file outside its data, [offset, offset +
 // data_bytes), together with those numbers and the file's size. A file with the identity that

@@ -286,6 +286,12 @@ void PosixFile::sync() const {
   }
 }
 
+void PosixFile::start_writeback(std::uint64_t offset, std::uint64_t size) const noexcept {
+  if (fd_ >= 0 && size > 0) {
+    (void)::sync_file_range(fd_, static_cast<off_t>(offset), static_cast<off_t>(size), SYNC_FILE_RANGE_WRITE);
+  }
+}
+
 void PosixFile::close() {
   const int fd = std::exchange(fd_, -1);
   if (fd >= 0 && ::close(fd) != 0 && errno != EINTR) {

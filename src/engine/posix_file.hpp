@@ -50,6 +50,12 @@ class PosixFile {
   [[nodiscard]] PosixFile reopen(int flags) const;
   // fdatasync(2).
   void sync() const;
+  // Asks the kernel to start writing the dirty pages of [offset, offset + size) to the device
+  // now (sync_file_range(2), SYNC_FILE_RANGE_WRITE), without waiting for them: a write that
+  // ends in sync() then finds most of its bytes on their way already, instead of starting them
+  // all there. Only a hint: durability still comes from sync(), which also reports any error
+  // of this writeback, so failures here (a file system without it) are ignored.
+  void start_writeback(std::uint64_t offset, std::uint64_t size) const noexcept;
   // Closes, reporting a close(2) error (which can carry a deferred write error).
   void close();
   void reset() noexcept;

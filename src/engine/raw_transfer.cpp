@@ -239,6 +239,23 @@ void read_raw(const RawDataset& src, const Box& box, const StridedBytes& dst) { 
 
 void write_raw(const RawDataset& dst, const Box& box, const StridedBytes& src) { transfer(dst, box, src, true); }
 
+FileSpan file_span(const RawDataset& file, const Box& box) {
+  if (box.rank() == 0) {
+    return {file.base, file.base + file.elem_size};
+  }
+  if (box.count() == 0) {
+    return {file.base, file.base};
+  }
+  const auto fstrides = rowmajor_strides(file.shape, file.elem_size);
+  std::uint64_t first = file.base;
+  std::uint64_t last = file.base;
+  for (std::size_t a = 0; a < box.rank(); ++a) {
+    first += box.offset[a] * static_cast<std::uint64_t>(fstrides[a]);
+    last += (box.offset[a] + box.extent[a] - 1) * static_cast<std::uint64_t>(fstrides[a]);
+  }
+  return {first, last + file.elem_size};
+}
+
 std::vector<Box> split_rowmajor(const Box& box, std::size_t elem_size, std::size_t max_bytes) {
   const std::size_t rank = box.rank();
   if (rank == 0) {

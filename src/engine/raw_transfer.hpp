@@ -32,6 +32,16 @@ void read_raw(const RawDataset& src, const Box& box, const StridedBytes& dst);
 // Writes `src` into `box` of `dst`; bytes of `dst` outside the box are not touched.
 void write_raw(const RawDataset& dst, const Box& box, const StridedBytes& src);
 
+// The bytes of `file` that `box` touches, from its first element to the end of its last, as
+// [begin, end). It holds exactly the box's bytes (end - begin == box.count() * elem_size) where
+// the box is one run of the file's row-major order, and other bytes between its runs elsewhere.
+// An empty box gives an empty span.
+struct FileSpan {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+[[nodiscard]] FileSpan file_span(const RawDataset& file, const Box& box);
+
 // Splits `box` into boxes of at most `max_bytes` (but at least one element) that are each
 // contiguous in the row-major order of `box`, listed in that order. A box with no
 // elements gives none; a 0-d box gives itself.

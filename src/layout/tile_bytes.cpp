@@ -12,7 +12,7 @@ StridedBytes memory_of(const ArrayView& view) {
 }
 
 void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress,
-                      const WriteConfig& config) {
+                      const WriteConfig& config, const PartWritten& written) {
   const auto memory = memory_of(data);
   const int device = gpu::device_of(data);
   const auto es = file.elem_size;
@@ -20,6 +20,7 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
     const auto parts = split_rowmajor(box, es, config.task_size);
     parallel_for(parts.size(), config.threads, [&](std::size_t i) {
       write_raw(file, parts[i], sub_memory(memory, box, parts[i]));
+      if (written) written(parts[i]);
       progress.add(parts[i].count() * es);
     });
     return;
@@ -34,9 +35,33 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
       [&](std::size_t i, const std::byte* staging) {
         const StridedBytes packed{const_cast<std::byte*>(staging), rowmajor_strides(parts[i].extent, es)};
         write_raw(file, parts[i], packed);
+        if (written) written(parts[i]);
         progress.add(parts[i].count() * es);
       },
       config.threads, config.staging);
+}
+
+void start_writeback(const RawDataset& file, const Box& part) {
+  // Only the whole pages of a part that is one run of the file: a part with gaps (a tile narrower
+  // than the dataset) spans bytes that other ranks write, and a page shared with a neighbour
+  // would be written now and again once the neighbour's bytes arrive.
+  constexpr std::uint64_t kPage = 4096;
+  const auto span = file_span(file, part);
+  if (span.end - span.begin != part.count() * file.elem_size) {
+    return;
+  }
+  const auto begin = (span.begin + kPage - 1) / kPage * kPage;
+  const auto end = span.end / kPage * kPage;
+  if (begin < end) {
+    file.file->start_writeback(begin, end - begin);
+  }
+}
+
+PartWritten writeback_of(const RawDataset& file, const WriteConfig& config) {
+  if (!config.sync) {
+    return {};
+  }
+  return [file](const Box& part) { start_writeback(file, part); };
 }
 
 void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,

@@ -16,12 +16,27 @@
 
 namespace h5tile::detail {
 
+// Called on the thread that wrote it once `part` (a box inside the box written, in dataset
+// coordinates) is in the file: to start its writeback, to hash it while it is hot.
+using PartWritten = std::function<void(const Box& part)>;
+
 // Writes the tile whose memory `data` holds into `box` of `file` (the whole of a tile file, the
 // tile's box of a shared file, or its part of a chunk): from host memory in tasks of about
 // `config.task_size` bytes on `config.threads` threads, or through `config.staging` from a
-// device.
+// device; `written` (where given) is called for each part once it is written. The parts are
+// runs of the row-major order of `box`.
 void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& data, Progress& progress,
-                      const WriteConfig& config);
+                      const WriteConfig& config, const PartWritten& written = {});
+
+// Starts the writeback of the bytes of `file` that `part` (just written) holds
+// (PosixFile::start_writeback): the whole pages of a part that is one run of the file; nothing
+// for a part with gaps, whose span holds other ranks' bytes (those wait for the final sync).
+void start_writeback(const RawDataset& file, const Box& part);
+
+// Where `config.sync`: a PartWritten that starts the writeback of each part (start_writeback),
+// so that the disk works while the rest is written and the sync that ends the write has less
+// left to wait for. Otherwise none (a write without sync leaves the writeback to the kernel).
+[[nodiscard]] PartWritten writeback_of(const RawDataset& file, const WriteConfig& config);
 
 // The part `part` (dataset coordinates, inside `box`) of a tile whose memory `data` holds `box`.
 [[nodiscard]] ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part);

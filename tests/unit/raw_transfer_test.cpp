@@ -208,5 +208,35 @@ TEST(SplitRowMajor, PiecesAreOrderedBoundedAndContiguous) {
   EXPECT_EQ(split_rowmajor(Box{}, 4, 10).size(), 1U);
 }
 
+// file_span: the bytes a part touches. The parts a tile file is written in (split_rowmajor of the
+// whole tile) hold exactly their own bytes, in order and without gaps: the checksum computed while
+// writing relies on it.
+TEST(FileSpan, PartsOfAWholeDatasetAreExactlyTheirBytes) {
+  const Shape shape{10, 6, 7};
+  const RawDataset file{nullptr, 4096, shape, 4};
+  for (const std::size_t max_bytes : {1UL, 40UL, 100UL, 169UL, 5000UL, 1UL << 20}) {
+    std::uint64_t next = file.base;
+    for (const auto& p : split_rowmajor(Box::whole(shape), 4, max_bytes)) {
+      const auto span = file_span(file, p);
+      EXPECT_EQ(span.begin, next) << max_bytes;
+      EXPECT_EQ(span.end - span.begin, p.count() * 4) << max_bytes;
+      next = span.end;
+    }
+    EXPECT_EQ(next, file.base + element_count(shape) * 4);
+  }
+}
+
+TEST(FileSpan, ABoxWithGapsSpansFromItsFirstToItsLastByte) {
+  const RawDataset file{nullptr, 100, Shape{10, 6, 7}, 2};
+  const auto span = file_span(file, Box{{3, 1, 2}, {2, 2, 3}});
+  EXPECT_EQ(span.begin, 100 + ((3 * 6 + 1) * 7 + 2) * 2);
+  EXPECT_EQ(span.end, 100 + ((4 * 6 + 2) * 7 + 4) * 2 + 2);
+  EXPECT_GT(span.end - span.begin, std::uint64_t{2 * 2 * 3 * 2});
+  EXPECT_EQ(file_span(file, Box{{1, 1, 1}, {0, 2, 2}}).end - file_span(file, Box{{1, 1, 1}, {0, 2, 2}}).begin, 0U);
+  const RawDataset scalar{nullptr, 64, Shape{}, 8};
+  EXPECT_EQ(file_span(scalar, Box{}).begin, 64U);
+  EXPECT_EQ(file_span(scalar, Box{}).end, 72U);
+}
+
 }  // namespace
 }  // namespace h5tile::detail

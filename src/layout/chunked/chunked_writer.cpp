@@ -51,15 +51,20 @@ class ChunkedWriter final : public LayoutWriter {
     if (gpu::device_of(tile.data) >= 0 || chunks.size() == 1) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto [part, in_chunk] = part_of(i);
-        write_tile_bytes({&out, addresses[i], plan_.chunk, es}, in_chunk, sub_view(tile.data, tile.box, part), progress,
-                         config_);
+        const RawDataset chunk{&out, addresses[i], plan_.chunk, es};
+        write_tile_bytes(chunk, in_chunk, sub_view(tile.data, tile.box, part), progress, config_,
+                         writeback_of(chunk, config_));
       }
       return;
     }
     const auto memory = memory_of(tile.data);
     parallel_for(chunks.size(), config_.threads, [&](std::size_t i) {
       const auto [part, in_chunk] = part_of(i);
-      write_raw({&out, addresses[i], plan_.chunk, es}, in_chunk, sub_memory(memory, tile.box, part));
+      const RawDataset chunk{&out, addresses[i], plan_.chunk, es};
+      write_raw(chunk, in_chunk, sub_memory(memory, tile.box, part));
+      if (config_.sync) {
+        start_writeback(chunk, in_chunk);
+      }
       progress.add(part.count() * es);
     });
   }

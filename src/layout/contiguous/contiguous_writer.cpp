@@ -23,7 +23,7 @@ class ContiguousWriter final : public LayoutWriter {
     const auto offset = std::stoull(created);
     write_tiles_into(commit.temp(), tiles, config_.sync, [&](const PosixFile& out, const Tile& tile) {
       const RawDataset raw{&out, offset, plan_.shape, plan_.dtype.size()};
-      write_tile_bytes(raw, tile.box, tile.data, progress, config_);
+      write_tile_bytes(raw, tile.box, tile.data, progress, config_, writeback_of(raw, config_));
     });
     return std::vector<WrittenTile>(tiles.size());
   }

@@ -64,8 +64,9 @@ class VirtualWriter final : public LayoutWriter {
   }
 
  private:
-  // Writes tile `index` to its own file, then reads back (while its bytes are still in the
-  // page cache) what the tile table records of it.
+  // Writes tile `index` to its own file; what the tile table records of it is read back from
+  // the file as the tile is written (the checksum, part by part while the other parts are
+  // written: RegionChecksum) and once it is (the identity).
   WrittenTile write_tile_file(const std::string& generation, std::size_t index, const Tile& tile,
                               Progress& progress) const {
     const auto path = plan_.target.parent_path() / tile_relative(plan_.target, plan_.dataset, generation, index);
@@ -76,27 +77,36 @@ class VirtualWriter final : public LayoutWriter {
       file.close();
     }
     const PosixFile out(path, O_WRONLY);
+    const PosixFile back(path, O_RDONLY, config_.direct_reads);
     const RawDataset raw{&out, offset, tile.box.extent, plan_.dtype.size()};
-    write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_);
     const auto bytes = tile.box.count() * plan_.dtype.size();
+    RegionChecksum checksum(back, offset, bytes);
+    const auto writeback = writeback_of(raw, config_);
+    write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_, [&](const Box& part) {
+      if (writeback) writeback(part);
+      // The parts of a whole tile are runs of its file: their spans hold their bytes only.
+      const auto span = file_span(raw, part);
+      if (span.end - span.begin == part.count() * raw.elem_size) {
+        checksum.written(span.begin, span.end);
+      }
+    });
     const auto file_size = static_cast<std::uint64_t>(std::filesystem::file_size(path));
-    std::uint64_t checksum = 0;
+    std::uint64_t digest = 0;
     std::optional<std::uint64_t> identity;
-    // The checksum reads the bytes back from the page cache while they go to stable storage:
-    // a rank that writes one large tile waits for the longer of the two, not for both.
+    // What is left of the checksum, and the identity, are read back while the bytes go to
+    // stable storage: a rank that writes one large tile waits for the longer of the two.
     parallel_for(config_.sync ? 2 : 1, 2, [&](std::size_t job) {
       if (job == 1) {
         out.sync();
         return;
       }
-      const PosixFile back(path, O_RDONLY, config_.direct_reads);
-      checksum = checksum_region(back, offset, bytes);
+      digest = checksum.finish();
       identity = tile_identity(back, offset, bytes, file_size);
     });
     if (!identity) {
       throw Hdf5Error(fmt::format("tile file '{}' holds more than its data and a few KiB of metadata", path.string()));
     }
-    return {offset, file_size, checksum, *identity};
+    return {offset, file_size, digest, *identity};
   }
 
   // Writes tile `index` to its own file as a filtered chunked dataset (plan_.chunk, clipped to
