@@ -1,13 +1,29 @@
 #!/usr/bin/env python3
-"""Compressed reads: h5tile decoding chunks on its own workers (default), h5tile through HDF5
-(H5TILE_RAW_IO=0, as before h5tile decoded them; hdf5plugin's plugins for the non-gzip codecs) and
-h5py (+ hdf5plugin), on files h5py wrote of the same float32 data (a smooth field plus noise,
-bench/compressible.py) in chunks of 1 MiB: gzip 4 + shuffle, zstd 3 + shuffle, lz4 + shuffle and
-blosc (lz4, level 5, its own shuffle). Warm page cache. Each h5tile run is a fresh process (the
-setting is read once); one warm-up read, then the best of REPEATS timed reads. Prints the ratio
-of h5tile's time to h5py's. Uses the package in $H5TILE_BUILD_DIR/python (default build/python).
+"""Compressed reads of one float32 array (a smooth field plus noise, bench/compressible.py) in
+chunks of 1 MiB, for gzip 4 + shuffle, zstd 3 + shuffle, lz4 + shuffle and blosc (lz4, level 5,
+its own shuffle), each engine opening the data and reading all of it into new memory:
+- h5py (+ hdf5plugin), one chunk at a time through HDF5's filter pipeline;
+- h5tile decoding the chunks on its own workers (the default), and h5tile through HDF5
+  (H5TILE_RAW_IO=0, as before h5tile decoded them; warm only), each in a fresh process (the
+  setting is read once), all on the HDF5 file h5py wrote;
+- TensorStore (PyPI `tensorstore`, installed by hand: `pip install tensorstore`; skipped where it
+  is missing) reading the same array stored as Zarr (v2 driver) with the same chunk shape and the
+  same codec as Zarr spells it, with TensorStore's default context (data_copy_concurrency and
+  file_io_concurrency "shared", no chunk cache): what a user would pick instead for parallel
+  decoding. Zarr v2 has no shuffle filter, so the shuffled codecs are compared with Blosc, whose
+  byte shuffle is HDF5's shuffle filter, around the same inner codec (one Blosc buffer per chunk,
+  split by Blosc into blocks); the plain codec without shuffle is also read where Zarr has it.
+  Blosc 1.x maps its level to the inner codec's: zstd level 2 * clevel - 1 (clevel 2 is zstd 3),
+  lz4 acceleration 10 - clevel (clevel 9 is LZ4_compress_default's 1), zlib clevel as it is.
+  The blosc-lz4-5 codec is the same on both sides.
+Warm: one read, then the best of REPEATS. Cold (as root only): the page cache dropped (sync; echo 3
+> /proc/sys/vm/drop_caches) after one untimed read in the reading process, then one timed read;
+the median of --cold-rounds such reads. Prints each engine's time against h5py's and h5tile's
+speed over TensorStore's (TensorStore's time / h5tile's; above 1: h5tile is faster). Uses the
+package in $H5TILE_BUILD_DIR/python (default build/python).
 
-    python3 bench/compressed_read.py [MiB (default 512)] [codec names, comma-separated (default: all)]
+    [sudo] python3 bench/compressed_read.py [MiB (default 512)] [codec names, comma-separated
+        (default: all)] [--cold-rounds N (default 1; 0: warm only)]
 
 --device (issue 19: on one GPU, does a cold compressed file reach device memory faster than the
 cold uncompressed file of the same array?): from_file(device=0) of the file h5tile wrote with each
@@ -21,6 +37,7 @@ nvidia-libnvcomp-cu13 wheel, or H5TILE_NVCOMP_LIBRARY).
     sudo python3 bench/compressed_read.py --device [MiB (default 8192)] [codec names] [--rounds N]
 """
 import os
+import shutil
 import subprocess
 import sys
 
@@ -30,14 +47,75 @@ from compressible import CHUNK, CODECS, PACKAGE, best_of, field
 
 PATH = "/tmp/h5tile-compressed-read.h5"
 REPEATS = 3
-TIMED_READ = f"""
-import sys
-sys.path.insert(0, {PACKAGE!r})
-sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r})
-import h5tile
+ZARR = "/tmp/h5tile-compressed-read.zarr"
+COLD_ROUNDS = 1
+
+# Each engine's read in a process of its own: {setup} defines read() (open and read everything).
+# Cold: one untimed read, "ready", the parent drops the page cache, then one timed read.
+TIMED_READ = """
+import sys, time
+sys.path.insert(0, {package!r})
+sys.path.insert(0, {bench!r})
 from compressible import best_of
-print(best_of({REPEATS}, lambda: h5tile.from_file({PATH!r}, "/x")))
+{setup}
+if {cold}:
+    read()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    t0 = time.perf_counter()
+    read()
+    print(time.perf_counter() - t0)
+else:
+    print(best_of({repeats}, read))
 """
+SETUP = {
+    "h5py": "import h5py, hdf5plugin\ndef read():\n    with h5py.File({path!r}) as f:\n        return f['x'][...]",
+    "h5tile": "import h5tile\nread = lambda: h5tile.from_file({path!r}, '/x')",
+    "tensorstore": "import tensorstore as ts\nread = lambda: ts.open({spec!r}).result().read().result()",
+}
+
+# The Zarr codecs TensorStore reads in place of each HDF5 codec: (label, Zarr v2 compressor).
+ZARR_CODECS = {
+    "gzip 4 + shuffle": [("blosc zlib 4 + shuffle", {"id": "blosc", "cname": "zlib", "clevel": 4, "shuffle": 1}),
+                         ("gzip 4, no shuffle", {"id": "gzip", "level": 4})],
+    "zstd 3 + shuffle": [("blosc zstd 2 (= zstd 3) + shuffle",
+                          {"id": "blosc", "cname": "zstd", "clevel": 2, "shuffle": 1}),
+                         ("zstd 3, no shuffle", {"id": "zstd", "level": 3})],
+    "lz4 + shuffle": [("blosc lz4 9 (accel. 1) + shuffle", {"id": "blosc", "cname": "lz4", "clevel": 9, "shuffle": 1})],
+    "blosc lz4 5 + shuffle": [("blosc lz4 5 + shuffle", {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1})],
+}
+
+
+def zarr_spec(shape, compressor):
+    return {"driver": "zarr", "kvstore": {"driver": "file", "path": ZARR},
+            "metadata": {"shape": list(shape), "chunks": list(CHUNK), "dtype": "<f4", "order": "C",
+                         "compressor": compressor, "fill_value": None}}
+
+
+def timed_read(engine, cold, env=None, **where):
+    """Seconds of `engine`'s read in a process of its own: cold (one read after the page cache is
+    dropped) or warm (the best of REPEATS after one untimed read)."""
+    code = TIMED_READ.format(package=PACKAGE, bench=os.path.dirname(os.path.abspath(__file__)),
+                             setup=SETUP[engine].format(**where), cold=cold, repeats=REPEATS)
+    child = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    if cold:
+        if child.stdout.readline().strip() != "ready":
+            child.kill()
+            child.wait()
+            raise RuntimeError(f"{engine} read failed (its error is above)")
+        drop_caches()
+        child.stdin.write("go\n")
+        child.stdin.flush()
+    out, _ = child.communicate(timeout=3600)
+    if child.returncode != 0:
+        raise RuntimeError(f"{engine} read failed (its error is above)")
+    return float(out.split()[-1])
+
+
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 DEVICE_READ = """
@@ -140,24 +218,64 @@ def main():
         argv = [x for x in sys.argv[1:] if x != "--device"]
         return main_device(argv)
     import hdf5plugin  # h5py's side only (--device needs none: h5tile writes those files)
-    mib = int(sys.argv[1]) if len(sys.argv) > 1 else 512
-    names = sys.argv[2].split(",") if len(sys.argv) > 2 else list(CODECS)
+    try:
+        import tensorstore as ts
+        from importlib.metadata import version
+        ts_version = version("tensorstore")
+    except ImportError:
+        ts, ts_version = None, "(not installed)"
+    argv = sys.argv[1:]
+    cold_rounds = COLD_ROUNDS
+    if "--cold-rounds" in argv:
+        i = argv.index("--cold-rounds")
+        cold_rounds = int(argv[i + 1])
+        del argv[i:i + 2]
+    if os.geteuid() != 0:
+        cold_rounds = 0
+    mib = int(argv[0]) if argv else 512
+    names = argv[1].split(",") if len(argv) > 1 else list(CODECS)
     a = field(mib)
     print(f"{a.nbytes / 2**20:.0f} MiB float32 {a.shape}, chunks {CHUNK} = 1 MiB, {os.cpu_count()} CPUs, "
-          f"hdf5plugin {hdf5plugin.version}, warm page cache")
-    print(f"{'codec (ratio)':32}{'engine':32}{'time':>9}{'GB/s':>8}{'vs h5py':>9}")
+          f"hdf5plugin {hdf5plugin.version}, "
+          f"TensorStore {ts_version}, "
+          f"warm: best of {REPEATS}, " + (f"cold: median of {cold_rounds}" if cold_rounds else
+                                             "cold: not run (not root, or --cold-rounds 0)"))
+    print(f"{'codec':24}{'engine (file ratio)':56}{'warm':>9}{'GB/s':>7}{'vs h5py':>8}{'cold':>9}{'GB/s':>7}{'vs h5py':>8}")
+    plugin_env = dict(os.environ, HDF5_PLUGIN_PATH=hdf5plugin.PLUGIN_PATH)
+
+    def row(name, label, warm, cold, base):
+        text = f"{name:24}{label:56}{warm:8.3f}s{a.nbytes / warm / 1e9:7.2f}{base[0] / warm:7.2f}x"
+        if cold is not None:
+            text += f"{cold:8.3f}s{a.nbytes / cold / 1e9:7.2f}{base[1] / cold:7.2f}x"
+        print(text, flush=True)
+
+    def measure(engine, env=None, **where):
+        warm = timed_read(engine, False, env, **where)
+        cold = median([timed_read(engine, True, env, **where) for _ in range(cold_rounds)]) if cold_rounds else None
+        return warm, cold
+
     for name in names:
         with h5py.File(PATH, "w") as f:
             f.create_dataset("x", data=a, chunks=CHUNK, **CODECS[name][1](hdf5plugin))
-        ratio = a.nbytes / os.path.getsize(PATH)
-        with h5py.File(PATH) as f:
-            h5py_s = best_of(REPEATS, lambda: f["x"][...])
-        print(f"{name + f' ({ratio:.2f}x)':32}{'h5py':32}{h5py_s:8.3f}s{a.nbytes / h5py_s / 1e9:8.2f}{1:8.2f}x")
-        for label, raw in (("h5tile (decodes itself)", "1"), ("h5tile H5TILE_RAW_IO=0 (HDF5)", "0")):
-            env = dict(os.environ, H5TILE_RAW_IO=raw, HDF5_PLUGIN_PATH=hdf5plugin.PLUGIN_PATH)
-            s = float(subprocess.run([sys.executable, "-c", TIMED_READ], env=env, check=True, capture_output=True,
-                                     text=True).stdout)
-            print(f"{'':32}{label:32}{s:8.3f}s{a.nbytes / s / 1e9:8.2f}{h5py_s / s:8.2f}x")
+        ratio = f"({a.nbytes / os.path.getsize(PATH):.2f}x)"
+        base = measure("h5py", plugin_env, path=PATH)
+        row(name, f"h5py {ratio}", *base, base)
+        ours = measure("h5tile", dict(plugin_env, H5TILE_RAW_IO="1"), path=PATH)
+        row("", "h5tile (decodes itself)", *ours, base)
+        through = timed_read("h5tile", False, dict(plugin_env, H5TILE_RAW_IO="0"), path=PATH)
+        row("", "h5tile H5TILE_RAW_IO=0 (HDF5)", through, None, base)
+        if ts is None:
+            continue
+        for label, compressor in ZARR_CODECS[name]:
+            spec = zarr_spec(a.shape, compressor)
+            ts.open(spec, create=True, delete_existing=True).result().write(a).result()
+            stored = sum(os.path.getsize(os.path.join(d, n)) for d, _, files in os.walk(ZARR) for n in files)
+            assert (ts.open(spec).result().read().result() == a).all(), label
+            theirs = measure("tensorstore", spec=spec)
+            row("", f"TensorStore zarr {label} ({a.nbytes / stored:.2f}x)", *theirs, base)
+            speed = f"{theirs[0] / ours[0]:.2f}x warm" + (f", {theirs[1] / ours[1]:.2f}x cold" if ours[1] else "")
+            print(f"{'':24}  h5tile / TensorStore ({label}): {speed}", flush=True)
+        shutil.rmtree(ZARR)
     os.unlink(PATH)
 
 

@@ -225,6 +225,15 @@ void copy_box(const StridedBytes& dst, const StridedBytes& src, const Shape& ext
   }
 }
 
+bool is_rowmajor_run(const StridedBytes& mem, const Shape& extent, std::size_t elem_size) {
+  auto stride = static_cast<std::int64_t>(elem_size);
+  for (std::size_t a = extent.size(); a-- > 0;) {
+    if (extent[a] > 1 && mem.strides[a] != stride) return false;
+    stride *= static_cast<std::int64_t>(extent[a]);
+  }
+  return true;
+}
+
 std::vector<std::int64_t> rowmajor_strides(const Shape& shape, std::size_t elem_size) {
   std::vector<std::int64_t> strides(shape.size());
   auto stride = static_cast<std::int64_t>(elem_size);

@@ -53,6 +53,10 @@ struct FileSpan {
 // Row-major byte strides of `shape`.
 [[nodiscard]] std::vector<std::int64_t> rowmajor_strides(const Shape& shape, std::size_t elem_size);
 
+// Whether `mem` holds a box of `extent` elements as one row-major run (strides of axes of
+// extent 1 do not matter): a chunk whose rows span the trailing axes of the memory it goes to.
+[[nodiscard]] bool is_rowmajor_run(const StridedBytes& mem, const Shape& extent, std::size_t elem_size);
+
 // Copies a box of `extent` elements between two strided memories.
 void copy_box(const StridedBytes& dst, const StridedBytes& src, const Shape& extent, std::size_t elem_size);
 

@@ -24,7 +24,17 @@ void pack_chunk(const StridedBytes& src, const Box& src_box, const Box& chunk_bo
 
 void encode_chunk(const FilterPipeline& pipeline, const StridedBytes& src, const Box& src_box, const Box& chunk_box,
                   std::size_t elem_size, ByteBuffer& out, ByteBuffer& scratch) {
-  out.resize(chunk_box.count() * elem_size);
+  const auto bytes = chunk_box.count() * elem_size;
+  // A whole chunk whose rows lie one after another in `src` (it spans the trailing axes there)
+  // is encoded from where it is; any other is packed into a whole chunk first.
+  if (const auto part = intersect(src_box, chunk_box); part && *part == chunk_box) {
+    const auto in = sub_memory(src, src_box, chunk_box);
+    if (is_rowmajor_run(in, chunk_box.extent, elem_size)) {
+      pipeline.encode_from(in.ptr, bytes, out, scratch);
+      return;
+    }
+  }
+  out.resize(bytes);
   pack_chunk(src, src_box, chunk_box, elem_size, out.data());
   pipeline.encode(out, scratch);
 }

@@ -108,14 +108,24 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
     }
     data.resize(stored[i]->size);
     filtered.file.read_at(data.data(), data.size(), stored[i]->offset);
+    const auto into = sub_memory(dst_memory, src, *part);
+    // A whole chunk whose rows lie one after another in `out` (it spans the trailing axes there)
+    // is decoded straight into place; any other is decoded aside and its part copied.
+    const bool in_place = *part == chunk_box && is_rowmajor_run(into, chunk, es);
     try {
-      filtered.pipeline->decode(data, scratch, stored[i]->filter_mask, chunk_bytes);
+      if (in_place) {
+        filtered.pipeline->decode_into(data, scratch, stored[i]->filter_mask, chunk_bytes, into.ptr);
+      } else {
+        filtered.pipeline->decode(data, scratch, stored[i]->filter_mask, chunk_bytes);
+      }
     } catch (const RuntimeError& e) {
       throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}", to_string(chunk_box),
                                      where, stored[i]->offset, filtered.file.path().string(), e.what()));
     }
-    const StridedBytes decoded{data.data(), chunk_strides};
-    copy_box(sub_memory(dst_memory, src, *part), sub_memory(decoded, chunk_box, *part), part->extent, es);
+    if (!in_place) {
+      const StridedBytes decoded{data.data(), chunk_strides};
+      copy_box(into, sub_memory(decoded, chunk_box, *part), part->extent, es);
+    }
   }
 }
 

@@ -88,6 +88,43 @@ def test_hdf5plugin_reads_what_h5tile_wrote(tmp_path, compression, level, shuffl
     assert same_bytes(h5tile.from_file(path, "/x"), a)
 
 
+# Chunks of whole rows (spanning the trailing axes) are decoded straight into the memory read
+# into, and encoded straight from the array written, where they lie whole in the region or tile;
+# edge chunks, chunks cut by the region and strided memory go through a chunk buffer. Both ways
+# must give h5py's bytes.
+ROWS_OF = {"gzip": {"compression": "gzip", "compression_opts": 4}, "zstd": hdf5plugin.Zstd(clevel=3),
+           "lz4": hdf5plugin.LZ4(), "blosc": hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)}
+
+
+@pytest.mark.parametrize("shape,chunks", [((203, 40), (16, 40)), ((37, 6, 5), (4, 6, 5)), ((50, 6, 5), (1, 3, 5))],
+                         ids=["rows", "slabs", "half-rows"])
+@pytest.mark.parametrize("shuffle,fletcher32", [(False, False), (True, False), (True, True)],
+                         ids=["plain", "shuffle", "shuffle-fletcher32"])
+@pytest.mark.parametrize("dtype", ["uint16", "float32", "complex128"])
+@pytest.mark.parametrize("name", ROWS_OF)
+def test_chunks_of_whole_rows_read_and_write_in_place(tmp_path, name, dtype, shuffle, fletcher32, shape, chunks):
+    a = compressible(dtype, shape, seed=8)
+    path = tmp_path / "rows.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=chunks, shuffle=shuffle, fletcher32=fletcher32, **ROWS_OF[name])
+    assert same_bytes(h5tile.from_file(path, "/x", threads=3), a)
+    # Whole chunks inside the box, cut ones at its ends, and a box cut along the last axis.
+    lo, hi = 5, shape[0] - 3
+    assert same_bytes(h5tile.read_box(path, "/x", (lo,) + (0,) * (a.ndim - 1), (hi - lo,) + a.shape[1:]), a[lo:hi])
+    assert same_bytes(h5tile.read_box(path, "/x", (0,) * a.ndim, a.shape[:-1] + (a.shape[-1] - 1,)), a[..., :-1])
+    for block, offset in h5tile.from_file_batched(path, "/x", (2 * chunks[0],) + a.shape[1:]):
+        assert same_bytes(block, a[offset[0]:offset[0] + block.shape[0]])
+    # Writes: tiles of whole chunks (each rank's rows) and a strided array (chunks packed first).
+    for layout in ("chunked", "virtual"):
+        for source in (a, np.asfortranarray(a)):
+            out = tmp_path / f"h5tile-{layout}.h5"
+            h5tile.to_file(source, out, "/x", layout=layout, ranks=3, chunks=chunks, compression=name,
+                           shuffle=shuffle, fletcher32=fletcher32,
+                           **({"level": 4} if name == "gzip" else {})).wait()
+            with h5py.File(out, "r") as f:
+                assert same_bytes(f["x"][...], a), (layout, source.flags.c_contiguous)
+
+
 @pytest.mark.parametrize("compression,level,shuffle,plugin", [
     ("zstd", None, False, hdf5plugin.Zstd()),
     ("zstd", -7, False, hdf5plugin.Zstd(clevel=-7)),

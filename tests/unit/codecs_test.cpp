@@ -279,6 +279,64 @@ INSTANTIATE_TEST_SUITE_P(Filters, PluginCodecs,
                            return name;
                          });
 
+// The paths without a copy: encode_from (the first filter reads the caller's memory) and
+// decode_into (the last filter undone writes into it) give the bytes of encode and decode, for
+// every codec first or last, an in-place filter (fletcher32) first, and filters skipped.
+class CopyFreePaths : public ::testing::TestWithParam<std::vector<FilterSpec>> {};
+
+TEST_P(CopyFreePaths, GiveTheBytesOfEncodeAndDecode) {
+  for (const auto& f : GetParam()) {
+    if (!codec_built(f.id)) GTEST_SKIP() << "h5tile was built without filter " << f.id;
+  }
+  const auto pipeline = pipeline_of(GetParam());
+  for (const std::size_t n : {std::size_t{4}, std::size_t{6}, std::size_t{40000}}) {
+    std::vector<std::byte> plain(n);
+    for (std::size_t i = 0; i < n; ++i) plain[i] = static_cast<std::byte>(i % 251 < 100 ? 7 : i * 13);
+    ByteBuffer data;
+    ByteBuffer scratch;
+    data.resize(n);
+    std::memcpy(data.data(), plain.data(), n);
+    pipeline.encode(data, scratch);
+    const std::vector<std::byte> encoded(data.data(), data.data() + data.size());
+    pipeline.encode_from(plain.data(), n, data, scratch);
+    EXPECT_EQ(std::vector<std::byte>(data.data(), data.data() + data.size()), encoded) << n;
+
+    std::vector<std::byte> out(n + 8, std::byte{0x77});  // the bytes past the chunk must stay
+    pipeline.decode_into(data, scratch, 0, n, out.data());
+    EXPECT_EQ(std::vector<std::byte>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n)), plain) << n;
+    EXPECT_EQ(out[n], std::byte{0x77});
+    // A chunk that decodes to fewer bytes than the chunk's is refused, as decode refuses it.
+    data.resize(encoded.size());
+    std::memcpy(data.data(), encoded.data(), encoded.size());
+    EXPECT_THROW(pipeline.decode_into(data, scratch, 0, n + 8, out.data()), RuntimeError) << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipelines, CopyFreePaths,
+                         ::testing::Values(std::vector<FilterSpec>{{2, {4}}}, std::vector<FilterSpec>{{1, {6}}},
+                                           std::vector<FilterSpec>{{2, {4}}, {1, {4}}, {3, {}}},
+                                           std::vector<FilterSpec>{{3, {}}, {2, {4}}}, std::vector<FilterSpec>{{3, {}}},
+                                           std::vector<FilterSpec>{{2, {2}}, {32015, {3}}},
+                                           std::vector<FilterSpec>{{2, {8}}, {32004, {0}}},
+                                           std::vector<FilterSpec>{{32001, {2, 2, 4, 0, 5, 1, 1}}}),
+                         [](const ::testing::TestParamInfo<std::vector<FilterSpec>>& param) {
+                           std::string name;
+                           for (const auto& f : param.param) name += (name.empty() ? "" : "_") + std::to_string(f.id);
+                           return name;
+                         });
+
+TEST(Codecs, DecodeIntoSkipsWhatHdf5Skipped) {
+  const auto chunk = written_by_hdf5("skip_into", false, -1, true);
+  ByteBuffer data;
+  ByteBuffer scratch;
+  data.resize(chunk.stored.size());
+  std::memcpy(data.data(), chunk.stored.data(), chunk.stored.size());
+  std::vector<std::byte> out(chunk.data.size() * sizeof(chunk.data[0]));
+  // "shuffle skipped": fletcher32 (in place) is the last filter undone, so the bytes are copied.
+  pipeline_of({{2, {4}}, {3, {}}}).decode_into(data, scratch, 0b01, out.size(), out.data());
+  EXPECT_EQ(out, as_bytes(chunk.data));
+}
+
 TEST(Codecs, FiltersHdf5MustDecodeAreNamed) {
   EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{4, {}}}, 4)), "szip");
   EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{1, {6}}, {32100, {}}}, 4)), "filter 32100");

@@ -238,5 +238,25 @@ TEST(FileSpan, ABoxWithGapsSpansFromItsFirstToItsLastByte) {
   EXPECT_EQ(file_span(scalar, Box{}).end, 72U);
 }
 
+// A box is one row-major run in memory when it spans every trailing axis after its first axis
+// longer than 1: a chunk decoded (or encoded) straight in place needs that.
+TEST(RowMajorRun, OnlyBoxesSpanningTheTrailingAxes) {
+  const Shape shape{8, 6, 5};
+  std::vector<std::byte> memory(element_count(shape) * 4);
+  const StridedBytes whole{memory.data(), rowmajor_strides(shape, 4)};
+  const auto run = [&](const Box& part) {
+    return is_rowmajor_run(sub_memory(whole, Box::whole(shape), part), part.extent, 4);
+  };
+  EXPECT_TRUE(run(Box{{2, 0, 0}, {3, 6, 5}}));  // whole rows of the first axis
+  EXPECT_TRUE(run(Box{{2, 1, 0}, {1, 4, 5}}));  // one index of the first axis, whole rows below
+  EXPECT_TRUE(run(Box{{2, 1, 3}, {1, 1, 2}}));  // part of one row
+  EXPECT_TRUE(run(Box::whole(shape)));
+  EXPECT_FALSE(run(Box{{2, 0, 0}, {3, 6, 4}}));  // rows cut short
+  EXPECT_FALSE(run(Box{{2, 1, 0}, {2, 4, 5}}));  // two slabs with a gap
+  EXPECT_FALSE(run(Box{{0, 0, 1}, {1, 2, 4}}));
+  // A chunk's own memory (row-major of its extent) always is one.
+  EXPECT_TRUE(is_rowmajor_run(StridedBytes{memory.data(), rowmajor_strides(Shape{3, 7}, 2)}, Shape{3, 7}, 2));
+}
+
 }  // namespace
 }  // namespace h5tile::detail

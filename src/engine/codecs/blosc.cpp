@@ -21,6 +21,12 @@ class Blosc final : public Codec {
       : level_(level), shuffle_(shuffle), type_size_(type_size), compressor_(compressor) {}
 
   void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
+    scratch.resize(chunk_bytes);
+    scratch.resize(*decode_to(data, scratch.data(), chunk_bytes));
+    data.swap(scratch);
+  }
+
+  std::optional<std::size_t> decode_to(const ByteBuffer& data, std::byte* out, std::size_t chunk_bytes) const override {
     std::size_t size = 0;
     std::size_t stored = 0;
     std::size_t block = 0;
@@ -39,23 +45,27 @@ class Blosc final : public Codec {
       throw RuntimeError(fmt::format("blosc buffer of {} bytes decodes to {}, more than a chunk ({} bytes)",
                                      data.size(), size, chunk_bytes));
     }
-    scratch.resize(size);
-    if (size > 0 && blosc_decompress_ctx(data.data(), scratch.data(), scratch.size(), 1) != static_cast<int>(size)) {
+    if (size > 0 && blosc_decompress_ctx(data.data(), out, size, 1) != static_cast<int>(size)) {
       throw RuntimeError(fmt::format("blosc buffer of {} bytes is corrupt", data.size()));
     }
-    data.swap(scratch);
+    return size;
   }
 
   void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
-    // Room for the header: compressing then always succeeds (stored as it is where it must be).
-    scratch.resize(data.size() + BLOSC_MAX_OVERHEAD);
-    const int written = blosc_compress_ctx(level_, shuffle_, type_size_, data.size(), data.data(), scratch.data(),
-                                           scratch.size(), compressor_, 0, 1);
-    if (written <= 0) {
-      throw RuntimeError(fmt::format("blosc ({}) cannot compress {} bytes", compressor_, data.size()));
-    }
-    scratch.resize(static_cast<std::size_t>(written));
+    (void)encode_from(data.data(), data.size(), scratch);
     data.swap(scratch);
+  }
+
+  bool encode_from(const std::byte* in, std::size_t size, ByteBuffer& out) const override {
+    // Room for the header: compressing then always succeeds (stored as it is where it must be).
+    out.resize(size + BLOSC_MAX_OVERHEAD);
+    const int written =
+        blosc_compress_ctx(level_, shuffle_, type_size_, size, in, out.data(), out.size(), compressor_, 0, 1);
+    if (written <= 0) {
+      throw RuntimeError(fmt::format("blosc ({}) cannot compress {} bytes", compressor_, size));
+    }
+    out.resize(static_cast<std::size_t>(written));
+    return true;
   }
 
  private:

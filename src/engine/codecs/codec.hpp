@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace h5tile::detail {
@@ -41,9 +42,23 @@ class Codec {
   // size of the whole decoded chunk, bounds what a decompressor may produce. Throws
   // h5tile::RuntimeError with the reason when the bytes are not what the filter writes.
   virtual void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const = 0;
+  // Undoes the filter on `data` into `out` (room for `chunk_bytes`) rather than in place, and
+  // returns how many bytes it wrote: the last filter of a chunk decodes straight into the
+  // caller's memory this way, without a copy. std::nullopt, writing nothing, where the filter
+  // only works in place (fletcher32). Throws as decode does, and where the result would not fit.
+  [[nodiscard]] virtual std::optional<std::size_t> decode_to(const ByteBuffer& /*data*/, std::byte* /*out*/,
+                                                             std::size_t /*chunk_bytes*/) const {
+    return std::nullopt;
+  }
   // Applies the filter to `data` in place (it may swap `data` with `scratch`), as HDF5 (or the
   // filter's plugin) does when it writes a chunk.
   virtual void encode(ByteBuffer& data, ByteBuffer& scratch) const = 0;
+  // Applies the filter to the `size` bytes at `in` (not in `out`), leaving the result in `out`:
+  // the first filter of a chunk reads the caller's memory this way, without a copy. false,
+  // writing nothing, where the filter only works in place (fletcher32).
+  [[nodiscard]] virtual bool encode_from(const std::byte* /*in*/, std::size_t /*size*/, ByteBuffer& /*out*/) const {
+    return false;
+  }
 };
 
 // The codecs, made from a filter's client data and the dataset's element size; nullptr where

@@ -17,8 +17,13 @@ class Deflate final : public Codec {
 
   void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
     scratch.resize(chunk_bytes);
+    scratch.resize(*decode_to(data, scratch.data(), chunk_bytes));
+    data.swap(scratch);
+  }
+
+  std::optional<std::size_t> decode_to(const ByteBuffer& data, std::byte* out, std::size_t chunk_bytes) const override {
     std::size_t produced = 0;
-    switch (inflate_stream(data.data(), data.size(), scratch.data(), scratch.size(), produced)) {
+    switch (inflate_stream(data.data(), data.size(), out, chunk_bytes, produced)) {
       case InflateResult::Ok: break;
       case InflateResult::NoRoom:
         throw RuntimeError(
@@ -27,14 +32,18 @@ class Deflate final : public Codec {
       case InflateResult::Corrupt:
         throw RuntimeError(fmt::format("deflate stream of {} bytes is corrupt", data.size()));
     }
-    scratch.resize(produced);
-    data.swap(scratch);
+    return produced;
   }
 
   void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
-    scratch.resize(deflate_bound(data.size()));
-    scratch.resize(deflate_stream(data.data(), data.size(), scratch.data(), level_));
+    (void)encode_from(data.data(), data.size(), scratch);
     data.swap(scratch);
+  }
+
+  bool encode_from(const std::byte* in, std::size_t size, ByteBuffer& out) const override {
+    out.resize(deflate_bound(size));
+    out.resize(deflate_stream(in, size, out.data(), level_));
+    return true;
   }
 
  private:

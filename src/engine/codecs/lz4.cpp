@@ -37,6 +37,12 @@ class Lz4 final : public Codec {
   explicit Lz4(std::size_t block) : block_(block) {}
 
   void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
+    scratch.resize(chunk_bytes);
+    scratch.resize(*decode_to(data, scratch.data(), chunk_bytes));
+    data.swap(scratch);
+  }
+
+  std::optional<std::size_t> decode_to(const ByteBuffer& data, std::byte* out, std::size_t chunk_bytes) const override {
     const auto corrupt = [&](const std::string& why) {
       return RuntimeError(fmt::format("lz4 chunk of {} bytes is corrupt: {}", data.size(), why));
     };
@@ -49,52 +55,54 @@ class Lz4 final : public Codec {
     }
     if (block == 0 && size > 0) throw corrupt("a block size of 0");
     block = std::min<std::size_t>(block, size);
-    scratch.resize(size);
     std::size_t in = 12;
-    for (std::size_t out = 0; out < size; out += block) {
-      const auto n = std::min<std::size_t>(block, size - out);
+    for (std::size_t at = 0; at < size; at += block) {
+      const auto n = std::min<std::size_t>(block, size - at);
       if (data.size() - in < 4) throw corrupt("cut short");
       const auto stored = static_cast<std::size_t>(read_be(data.data() + in, 4));
       in += 4;
       if (stored > data.size() - in) throw corrupt("cut short");
       if (stored == n) {
-        std::memcpy(scratch.data() + out, data.data() + in, n);
+        std::memcpy(out + at, data.data() + in, n);
       } else if (stored > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
-                 LZ4_decompress_safe(reinterpret_cast<const char*>(data.data() + in),
-                                     reinterpret_cast<char*>(scratch.data() + out), static_cast<int>(stored),
-                                     static_cast<int>(n)) != static_cast<int>(n)) {
-        throw corrupt(fmt::format("the block at byte {} does not decode to {} bytes", out, n));
+                 LZ4_decompress_safe(reinterpret_cast<const char*>(data.data() + in), reinterpret_cast<char*>(out + at),
+                                     static_cast<int>(stored), static_cast<int>(n)) != static_cast<int>(n)) {
+        throw corrupt(fmt::format("the block at byte {} does not decode to {} bytes", at, n));
       }
       in += stored;
     }
-    data.swap(scratch);
+    return static_cast<std::size_t>(size);
   }
 
   void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
-    const auto size = data.size();
+    (void)encode_from(data.data(), data.size(), scratch);
+    data.swap(scratch);
+  }
+
+  bool encode_from(const std::byte* in, std::size_t size, ByteBuffer& out) const override {
     if (size > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
       throw RuntimeError(fmt::format("lz4 compresses chunks under 2 GiB, not {} bytes", size));
     }
     const auto block = std::max<std::size_t>(1, std::min(block_, size));
     const auto blocks = (size + block - 1) / block;
-    scratch.resize(12 + blocks * 4 + static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(size))));
-    write_be(scratch.data(), size, 8);
-    write_be(scratch.data() + 8, block, 4);
-    std::size_t out = 12;
-    for (std::size_t in = 0; in < size; in += block) {
-      const auto n = std::min(block, size - in);
-      auto stored = static_cast<std::size_t>(LZ4_compress_default(
-          reinterpret_cast<const char*>(data.data() + in), reinterpret_cast<char*>(scratch.data() + out + 4),
-          static_cast<int>(n), LZ4_compressBound(static_cast<int>(n))));
+    out.resize(12 + blocks * 4 + static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(size))));
+    write_be(out.data(), size, 8);
+    write_be(out.data() + 8, block, 4);
+    std::size_t at = 12;
+    for (std::size_t from = 0; from < size; from += block) {
+      const auto n = std::min(block, size - from);
+      auto stored = static_cast<std::size_t>(
+          LZ4_compress_default(reinterpret_cast<const char*>(in + from), reinterpret_cast<char*>(out.data() + at + 4),
+                               static_cast<int>(n), LZ4_compressBound(static_cast<int>(n))));
       if (stored == 0 || stored >= n) {  // not smaller: stored as it is, as the plugin does
         stored = n;
-        std::memcpy(scratch.data() + out + 4, data.data() + in, n);
+        std::memcpy(out.data() + at + 4, in + from, n);
       }
-      write_be(scratch.data() + out, stored, 4);
-      out += 4 + stored;
+      write_be(out.data() + at, stored, 4);
+      at += 4 + stored;
     }
-    scratch.resize(out);
-    data.swap(scratch);
+    out.resize(at);
+    return true;
   }
 
  private:

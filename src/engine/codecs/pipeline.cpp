@@ -1,6 +1,7 @@
 #include "engine/codecs/pipeline.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -89,28 +90,70 @@ std::variant<FilterPipeline, std::string> FilterPipeline::make(const std::vector
 
 void FilterPipeline::decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask,
                             std::size_t chunk_bytes) const {
+  undo(data, scratch, filter_mask, chunk_bytes, nullptr);
+}
+
+void FilterPipeline::decode_into(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
+                                 std::byte* out) const {
+  undo(data, scratch, filter_mask, chunk_bytes, out);
+}
+
+void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
+                          std::byte* out) const {
+  const auto skipped = [&](std::size_t i) { return i < 32 && (filter_mask >> i & 1U) != 0; };
+  std::size_t last = 0;  // the filter undone last (the first HDF5 applied to this chunk)
+  while (last < steps_.size() && skipped(last)) ++last;
+  const auto wrong_size = [&](std::size_t size) {
+    return RuntimeError(fmt::format("decodes to {} bytes, not the chunk's {}", size, chunk_bytes));
+  };
   for (std::size_t i = steps_.size(); i-- > 0;) {
-    if (i < 32 && (filter_mask >> i & 1U) != 0) {
+    if (skipped(i)) {
       continue;  // HDF5 skipped this (optional) filter for this chunk
     }
+    std::optional<std::size_t> produced;  // into `out`
     try {
-      steps_[i]->decode(data, scratch, chunk_bytes);
+      if (out != nullptr && i == last) produced = steps_[i]->decode_to(data, out, chunk_bytes);
+      if (!produced) steps_[i]->decode(data, scratch, chunk_bytes);
     } catch (const RuntimeError& e) {
       throw RuntimeError(fmt::format("{}: {}", names_[i], e.what()));
     }
+    if (produced) {
+      if (*produced != chunk_bytes) throw wrong_size(*produced);
+      return;
+    }
   }
   if (data.size() != chunk_bytes) {
-    throw RuntimeError(fmt::format("decodes to {} bytes, not the chunk's {}", data.size(), chunk_bytes));
+    throw wrong_size(data.size());
+  }
+  if (out != nullptr && chunk_bytes > 0) {
+    std::memcpy(out, data.data(), chunk_bytes);  // the last filter works in place (or none ran)
   }
 }
 
-void FilterPipeline::encode(ByteBuffer& data, ByteBuffer& scratch) const {
+void FilterPipeline::encode(ByteBuffer& data, ByteBuffer& scratch) const { apply(nullptr, 0, data, scratch); }
+
+void FilterPipeline::encode_from(const std::byte* in, std::size_t size, ByteBuffer& data, ByteBuffer& scratch) const {
+  apply(in, size, data, scratch);
+}
+
+void FilterPipeline::apply(const std::byte* in, std::size_t size, ByteBuffer& data, ByteBuffer& scratch) const {
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     try {
+      if (in != nullptr && i == 0 && steps_[0]->encode_from(in, size, data)) {
+        continue;
+      }
+      if (in != nullptr && i == 0) {  // the first filter works in place: on a copy
+        data.resize(size);
+        if (size > 0) std::memcpy(data.data(), in, size);
+      }
       steps_[i]->encode(data, scratch);
     } catch (const RuntimeError& e) {
       throw RuntimeError(fmt::format("{}: {}", names_[i], e.what()));
     }
+  }
+  if (in != nullptr && steps_.empty()) {
+    data.resize(size);
+    if (size > 0) std::memcpy(data.data(), in, size);
   }
 }
 

@@ -27,10 +27,18 @@ class FilterPipeline {
   // where bit i of `filter_mask` is set. Throws h5tile::RuntimeError with the reason when the
   // bytes are corrupt or do not decode to exactly `chunk_bytes`. Thread-safe (const).
   void decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes) const;
+  // As decode, but the chunk's `chunk_bytes` decoded bytes end in `out` (the last filter undone
+  // writes there where it can: no copy); `data` and `scratch` are only working space. `out` may
+  // be written in part when this throws.
+  void decode_into(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
+                   std::byte* out) const;
 
   // Encodes one whole chunk in `data` (padded at the dataset's edges) as HDF5 would write it,
   // applying every filter in the creation list's order. Thread-safe (const).
   void encode(ByteBuffer& data, ByteBuffer& scratch) const;
+  // As encode, of the `size` bytes at `in` (a whole chunk in the caller's memory, left as it is):
+  // the first filter reads them there where it can (no copy); the result is in `data`.
+  void encode_from(const std::byte* in, std::size_t size, ByteBuffer& data, ByteBuffer& scratch) const;
 
   // The names of the filters, in the creation list's order ("shuffle", "deflate").
   [[nodiscard]] const std::vector<std::string>& names() const noexcept { return names_; }
@@ -38,6 +46,11 @@ class FilterPipeline {
   [[nodiscard]] const std::vector<FilterSpec>& filters() const noexcept { return filters_; }
 
  private:
+  // encode (`in` null: `data` in place) and encode_from.
+  void apply(const std::byte* in, std::size_t size, ByteBuffer& data, ByteBuffer& scratch) const;
+  // decode (`out` null) and decode_into.
+  void undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes, std::byte* out) const;
+
   std::vector<std::unique_ptr<Codec>> steps_;  // in the order HDF5 applied them when writing
   std::vector<std::string> names_;
   std::vector<FilterSpec> filters_;

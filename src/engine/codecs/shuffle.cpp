@@ -6,6 +6,10 @@
 #include <emmintrin.h>
 #endif
 
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
 #include "engine/codecs/codec.hpp"
 
 namespace h5tile::detail {
@@ -139,6 +143,14 @@ class Shuffle final : public Codec {
     data.swap(scratch);
   }
 
+  std::optional<std::size_t> decode_to(const ByteBuffer& data, std::byte* out, std::size_t chunk_bytes) const override {
+    if (data.size() > chunk_bytes) {
+      throw RuntimeError(fmt::format("{} bytes are more than a chunk ({} bytes)", data.size(), chunk_bytes));
+    }
+    unshuffle(data.data(), out, data.size(), elem_size_);  // copies what HDF5 leaves as it is
+    return data.size();
+  }
+
   void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
     if (elem_size_ <= 1 || data.size() < 2 * elem_size_) {
       return;  // as HDF5 leaves them
@@ -146,6 +158,12 @@ class Shuffle final : public Codec {
     scratch.resize(data.size());
     shuffle(data.data(), scratch.data(), data.size(), elem_size_);
     data.swap(scratch);
+  }
+
+  bool encode_from(const std::byte* in, std::size_t size, ByteBuffer& out) const override {
+    out.resize(size);
+    shuffle(in, out.data(), size, elem_size_);  // copies what HDF5 leaves as it is
+    return true;
   }
 
  private:

@@ -40,24 +40,32 @@ class Zstd final : public Codec {
 
   void decode(ByteBuffer& data, ByteBuffer& scratch, std::size_t chunk_bytes) const override {
     scratch.resize(chunk_bytes);
-    const auto produced = ZSTD_decompressDCtx(thread_dctx(), scratch.data(), scratch.size(), data.data(), data.size());
+    scratch.resize(*decode_to(data, scratch.data(), chunk_bytes));
+    data.swap(scratch);
+  }
+
+  std::optional<std::size_t> decode_to(const ByteBuffer& data, std::byte* out, std::size_t chunk_bytes) const override {
+    const auto produced = ZSTD_decompressDCtx(thread_dctx(), out, chunk_bytes, data.data(), data.size());
     if (ZSTD_isError(produced) != 0) {
       throw RuntimeError(fmt::format("zstd frame of {} bytes does not decode within a chunk ({} bytes): {}",
                                      data.size(), chunk_bytes, ZSTD_getErrorName(produced)));
     }
-    scratch.resize(produced);
-    data.swap(scratch);
+    return produced;
   }
 
   void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
-    scratch.resize(ZSTD_compressBound(data.size()));
-    const auto written =
-        ZSTD_compressCCtx(thread_cctx(), scratch.data(), scratch.size(), data.data(), data.size(), level_);
-    if (ZSTD_isError(written) != 0) {
-      throw RuntimeError(fmt::format("zstd cannot compress {} bytes: {}", data.size(), ZSTD_getErrorName(written)));
-    }
-    scratch.resize(written);
+    (void)encode_from(data.data(), data.size(), scratch);
     data.swap(scratch);
+  }
+
+  bool encode_from(const std::byte* in, std::size_t size, ByteBuffer& out) const override {
+    out.resize(ZSTD_compressBound(size));
+    const auto written = ZSTD_compressCCtx(thread_cctx(), out.data(), out.size(), in, size, level_);
+    if (ZSTD_isError(written) != 0) {
+      throw RuntimeError(fmt::format("zstd cannot compress {} bytes: {}", size, ZSTD_getErrorName(written)));
+    }
+    out.resize(written);
+    return true;
   }
 
  private:
