@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Reads of a dataset of many small chunks (256 MiB float32 in 16384 chunks of 16 KiB, raw and gzip 1,
+written by h5py) by h5py and by h5tile, warm (the second read of each): the known slow case of
+BENCHMARKS.md, where finding each chunk costs time in the square of the chunk count.
+
+    python3 bench/many_chunks.py [--build build] [--dir /tmp] [--keep]
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def warm_seconds(read):
+    read()
+    t0 = time.perf_counter()
+    read()
+    return time.perf_counter() - t0
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--dir", default="/tmp")
+    p.add_argument("--keep", action="store_true", help="keep the file (for a run with another h5tile build)")
+    a = p.parse_args()
+    sys.path.insert(0, str(Path(a.build).resolve() / "python"))
+    import h5py
+    import numpy as np
+    import h5tile
+    path = Path(a.dir) / "h5tile-many-chunks.h5"
+    if not path.exists():
+        data = np.arange(65536 * 1024, dtype=np.float32).reshape(65536, 1024)
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=data, chunks=(4, 1024))
+            f.create_dataset("z", data=data, chunks=(4, 1024), compression="gzip", compression_opts=1)
+    print(f"{path}: 256 MiB float32, 16384 chunks of 16 KiB; h5tile {h5tile.__version__} from {a.build}; "
+          f"warm seconds")
+    with h5py.File(path, "r") as f:
+        for name in ("x", "z"):
+            h5py_s = warm_seconds(lambda: f[name][...])
+            ours = warm_seconds(lambda: h5tile.from_file(path, name))
+            print(f"  {name} ({'gzip 1' if name == 'z' else 'raw'}): h5py {h5py_s:.3f}, h5tile {ours:.3f} "
+                  f"({h5py_s / ours:.2f}x h5py)")
+    if not a.keep:
+        path.unlink()
+
+
+if __name__ == "__main__":
+    main()
