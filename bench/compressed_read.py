@@ -92,25 +92,31 @@ def zarr_spec(shape, compressor):
                          "compressor": compressor, "fill_value": None}}
 
 
-def timed_read(engine, cold, env=None, **where):
-    """Seconds of `engine`'s read in a process of its own: cold (one read after the page cache is
-    dropped) or warm (the best of REPEATS after one untimed read)."""
-    code = TIMED_READ.format(package=PACKAGE, bench=os.path.dirname(os.path.abspath(__file__)),
-                             setup=SETUP[engine].format(**where), cold=cold, repeats=REPEATS)
+def run_read(code, env, cold, what):
+    """The output of `code`, a read in a process of its own; cold: the child says "ready" once set
+    up, the page cache is dropped, and "go" starts its read."""
     child = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
     if cold:
         if child.stdout.readline().strip() != "ready":
             child.kill()
             child.wait()
-            raise RuntimeError(f"{engine} read failed (its error is above)")
+            raise RuntimeError(f"{what} failed (its error is above)")
         drop_caches()
         child.stdin.write("go\n")
         child.stdin.flush()
     out, _ = child.communicate(timeout=3600)
     if child.returncode != 0:
-        raise RuntimeError(f"{engine} read failed (its error is above)")
-    return float(out.split()[-1])
+        raise RuntimeError(f"{what} failed (its error is above)")
+    return out
+
+
+def timed_read(engine, cold, env=None, **where):
+    """Seconds of `engine`'s read in a process of its own: cold (one read after the page cache is
+    dropped) or warm (the best of REPEATS after one untimed read)."""
+    code = TIMED_READ.format(package=PACKAGE, bench=os.path.dirname(os.path.abspath(__file__)),
+                             setup=SETUP[engine].format(**where), cold=cold, repeats=REPEATS)
+    return float(run_read(code, env, cold, f"{engine} read").split()[-1])
 
 
 def median(values):
@@ -154,19 +160,7 @@ def device_read(path, tiny, cold, gpu_decode):
     code = DEVICE_READ.format(package=PACKAGE, bench=os.path.dirname(os.path.abspath(__file__)), tiny=str(tiny),
                               path=str(path), cold=cold, repeats=REPEATS)
     env = dict(os.environ, H5TILE_GPU_DECODE=gpu_decode)
-    child = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True)
-    if cold:
-        if child.stdout.readline().strip() != "ready":
-            child.kill()
-            child.wait()
-            raise RuntimeError(f"device read of {path} failed (its error is above)")
-        drop_caches()
-        child.stdin.write("go\n")
-        child.stdin.flush()
-    out, _ = child.communicate(timeout=3600)
-    if child.returncode != 0:
-        raise RuntimeError(f"device read of {path} failed")
+    out = run_read(code, env, cold, f"device read of {path}")
     t, decoder, route, reason = out.split()[-4:]
     return float(t), decoder, route, reason.replace("_", " ")
 
