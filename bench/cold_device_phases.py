@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from cold_read_modes import drop_caches
+
 ROOT = Path(__file__).resolve().parents[1]
 
 PHASES = """
@@ -47,11 +49,6 @@ phases["read"] = time.perf_counter() - t
 phases["path"] = h5tile.last_device_io().get("path", "")
 print(json.dumps(phases))
 """
-
-
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
 def main():
