@@ -10,7 +10,7 @@
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
 /// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
-/// | gpu_decode   | H5TILE_GPU_DECODE | auto (auto, on, off)         |
+/// | gpu_decode   | H5TILE_GPU_DECODE | off (auto, on, off)          |
 /// | nvcomp_library | H5TILE_NVCOMP_LIBRARY | "" (dlopen's search for libnvcomp.so.6) |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
@@ -124,7 +124,10 @@ void set_gds(Gds mode);
 /// (only the compressed bytes cross PCIe) where nvCOMP loads and the dataset's filters are ones
 /// it decodes (deflate, zstd, lz4, each with or without shuffle), and on the CPU otherwise; On
 /// fails, naming why, where the GPU cannot decode a filtered dataset; Off always decodes on the
-/// CPU. last_device_io() says which one did and why.
+/// CPU. last_device_io() says which one did and why. The default is Off: nvCOMP checks neither
+/// deflate's Adler-32 nor damaged input (its documentation leaves decoding such input undefined),
+/// so a damaged chunk could come back as wrong bytes without an error, where HDF5 and the CPU
+/// decoder fail. Turn it on for files you trust.
 enum class GpuDecode : unsigned char { Auto, On, Off };
 [[nodiscard]] GpuDecode gpu_decode();
 void set_gpu_decode(GpuDecode mode);

@@ -154,3 +154,16 @@ def test_batched_reports_progress_per_block_and_can_cancel(tmp_path):
         next(reader)
     with pytest.raises(h5tile.InvalidArgumentError, match="callable"):
         h5tile.from_file_batched(tmp_path / "a.h5", "/x", (20, 8), progress=5)
+
+
+def test_gpu_decoding_is_off_unless_asked_for():
+    # nvCOMP checks neither deflate's Adler-32 nor damaged input: a damaged chunk could decode to
+    # wrong bytes without an error, so the GPU decodes only where the user asks.
+    code = "from h5tile import settings as s; print(s.gpu_decode())"
+    env = {k: v for k, v in os.environ.items() if k != "H5TILE_GPU_DECODE"}
+    env["PYTHONPATH"] = str(BUILD / "python")
+    for value, expected in ((None, "off"), ("", "off"), ("auto", "auto"), ("on", "on")):
+        if value is not None:
+            env["H5TILE_GPU_DECODE"] = value
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+        assert out.stdout.split() == [expected], (value, out.stderr)
