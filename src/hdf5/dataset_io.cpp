@@ -1,7 +1,5 @@
 #include "hdf5/dataset_io.hpp"
 
-#include <map>
-
 #include "hdf5/file.hpp"
 
 namespace h5tile::detail {
@@ -62,112 +60,6 @@ bool raw_chunks(hid_t dataset, hid_t memory_type) {
   }
   const TypeHandle file_type(check(H5Dget_type(dataset), "H5Dget_type"));
   return H5Tequal(file_type.get(), memory_type) > 0;
-}
-
-namespace {
-
-// What to add to the chunk addresses HDF5 reports to get file offsets. Before 1.14.4 they count
-// from the superblock, not from the start of the file, so a user block shifted every chunk
-// (HDFGroup/hdf5#3003, fixed by #4236); H5Dget_offset has always counted it.
-std::uint64_t chunk_address_base([[maybe_unused]] hid_t dataset) {
-#if H5_VERSION_GE(1, 14, 4)
-  return 0;
-#else
-  const FileHandle file(check(H5Iget_file_id(dataset), "H5Iget_file_id"));
-  const PlistHandle fcpl(check(H5Fget_create_plist(file.get()), "H5Fget_create_plist"));
-  hsize_t user_block = 0;
-  check(H5Pget_userblock(fcpl.get(), &user_block), "H5Pget_userblock");
-  return user_block;
-#endif
-}
-
-std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, std::uint64_t base) {
-  const auto offset = hsizes(chunk_offset);
-  unsigned filter_mask = 0;
-  haddr_t address = HADDR_UNDEF;
-  hsize_t size = 0;
-  if (H5Dget_chunk_info_by_coord(dataset, offset.data(), &filter_mask, &address, &size) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;
-  }
-  if (address == HADDR_UNDEF || size == 0) {
-    return std::nullopt;
-  }
-  return StoredChunk{base + static_cast<std::uint64_t>(address), static_cast<std::uint64_t>(size), filter_mask};
-}
-
-#if H5_VERSION_GE(1, 14, 0)
-// The chunks asked for, keyed by their first element; H5Dchunk_iter fills in where they are.
-struct WantedChunks {
-  std::map<Shape, std::optional<StoredChunk>> found;
-  std::size_t rank = 0;
-  std::size_t left = 0;
-  std::uint64_t base = 0;
-  Shape key;
-};
-
-int on_chunk(const hsize_t* offset, unsigned filter_mask, haddr_t address, hsize_t size, void* data) {
-  auto& wanted = *static_cast<WantedChunks*>(data);
-  wanted.key.assign(offset, offset + wanted.rank);
-  const auto it = wanted.found.find(wanted.key);
-  if (it != wanted.found.end() && !it->second && address != HADDR_UNDEF && size != 0) {
-    it->second =
-        StoredChunk{wanted.base + static_cast<std::uint64_t>(address), static_cast<std::uint64_t>(size), filter_mask};
-    if (--wanted.left == 0) {
-      return H5_ITER_STOP;
-    }
-  }
-  return H5_ITER_CONT;
-}
-#endif
-
-}  // namespace
-
-std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
-  const Hdf5Lock lock;
-  std::vector<std::optional<StoredChunk>> chunks;
-  chunks.reserve(chunk_offsets.size());
-  if (chunk_offsets.empty()) {
-    return chunks;
-  }
-  const auto base = chunk_address_base(dataset);  // the same for both calls (before 1.14.4: the user block)
-#if H5_VERSION_GE(1, 14, 0)
-  // Offsets in elements since 1.14.0 (HDFGroup/hdf5#1969).
-  WantedChunks wanted;
-  wanted.rank = chunk_offsets.front().size();
-  wanted.base = base;
-  for (const auto& offset : chunk_offsets) {
-    wanted.found.emplace(offset, std::nullopt);
-  }
-  wanted.left = wanted.found.size();
-  if (H5Dchunk_iter(dataset, H5P_DEFAULT, on_chunk, &wanted) >= 0) {
-    for (const auto& offset : chunk_offsets) {
-      chunks.push_back(wanted.found.at(offset));
-    }
-    return chunks;
-  }
-  H5Eclear2(H5E_DEFAULT);  // then one chunk at a time, as before 1.14
-#endif
-  for (const auto& offset : chunk_offsets) {
-    chunks.push_back(chunk_info(dataset, offset, base));
-  }
-  return chunks;
-}
-
-std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
-  std::vector<std::optional<std::uint64_t>> addresses;
-  addresses.reserve(chunk_offsets.size());
-  for (const auto& chunk : stored_chunks(dataset, chunk_offsets)) {
-    addresses.push_back(chunk ? std::optional(chunk->offset) : std::nullopt);
-  }
-  return addresses;
-}
-
-std::uint64_t count_chunks(hid_t dataset) {
-  const Hdf5Lock lock;
-  hsize_t count = 0;
-  check(H5Dget_num_chunks(dataset, H5S_ALL, &count), "H5Dget_num_chunks");
-  return count;
 }
 
 ChunkFilters chunk_filters(hid_t dataset, hid_t memory_type) {

@@ -39,17 +39,6 @@ void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size
 // so that each chunk can be read with pread at the address HDF5 reports.
 [[nodiscard]] bool raw_chunks(hid_t dataset, hid_t memory_type);
 
-// The file offsets of the chunks that start at the elements `chunk_offsets`, in their order;
-// nullopt for a chunk that is not allocated (HDF5 supplies the fill value). HDF5 >= 1.14: one pass
-// over the chunk index (H5Dchunk_iter); before, one H5Dget_chunk_info_by_coord call per chunk,
-// each of which walks the index too (bench/chunk_lookup.cpp measures both).
-[[nodiscard]] std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset,
-                                                                      const std::vector<Shape>& chunk_offsets);
-
-// The number of allocated chunks of a chunked dataset, counted by walking its whole chunk index
-// (HDF5 reads and decodes every node of it, as reads that look chunks up will).
-[[nodiscard]] std::uint64_t count_chunks(hid_t dataset);
-
 // A filter of a chunked dataset's pipeline, as its creation list gives it.
 struct StoredFilter {
   unsigned id = 0;
@@ -65,19 +54,6 @@ struct ChunkFilters {
   std::string obstacle;
 };
 [[nodiscard]] ChunkFilters chunk_filters(hid_t dataset, hid_t memory_type);
-
-// Where a chunk lies in its file, its stored (filtered) size, and which filters HDF5 skipped for
-// it (bit i: filter i of the pipeline).
-struct StoredChunk {
-  std::uint64_t offset = 0;
-  std::uint64_t size = 0;
-  unsigned filter_mask = 0;
-};
-
-// The chunks that start at the elements `chunk_offsets`, in their order, as locate_chunks finds
-// them; nullopt for a chunk that is not allocated.
-[[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset,
-                                                                    const std::vector<Shape>& chunk_offsets);
 
 // The file names of a dataset's HDF5 external storage (H5Pset_external) as stored, in order;
 // empty for data stored in the HDF5 file.

@@ -12,6 +12,7 @@
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
+#include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
@@ -108,7 +109,13 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
       request.chunks.push_back(std::move(c));
     }
   }
-  const auto stored = stored_chunks(filtered->hdf5.dataset.get(), origins);
+  const auto located = filtered->directory->find(origins);
+  if (!located) {
+    why_not = fmt::format("{}: {}; decoded on the CPU", where(source.file, source.dataset),
+                          filtered->directory->why_through_hdf5());
+    return std::nullopt;
+  }
+  const auto& stored = *located;
   for (std::size_t i = 0; i < stored.size(); ++i) {
     // The CPU path reads these as HDF5 gives them (fill values; the filters the mask names
     // skipped): so does the GPU path, for the whole source.

@@ -14,6 +14,7 @@
 #include "engine/checksum.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
+#include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
@@ -311,10 +312,14 @@ std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_byte
     const auto& source = *sources_[m.source];
     std::vector<Box> pieces;
     if (!source.chunk.empty() && src.rank() > 0) {
-      // Chunked: slabs of whole chunk rows along the first axis, so no chunk is read twice.
+      // Chunked: slabs of whole chunk rows along the first axis, so no chunk is read twice, as
+      // many rows to a slab as fit the task size (one row at least).
       const auto rows = source.chunk[0];
+      std::uint64_t row_bytes = rows * es;  // one row of chunks, as read
+      for (std::size_t a = 1; a < src.rank(); ++a) row_bytes *= src.extent[a];
+      const auto per_slab = std::max<std::uint64_t>(1, task_bytes / std::max<std::uint64_t>(row_bytes, 1));
       for (auto lo = src.offset[0]; lo < src.offset[0] + src.extent[0];) {
-        const auto hi = std::min((lo / rows + 1) * rows, src.offset[0] + src.extent[0]);
+        const auto hi = std::min((lo / rows + per_slab) * rows, src.offset[0] + src.extent[0]);
         Box piece = src;
         piece.offset[0] = lo;
         piece.extent[0] = hi - lo;

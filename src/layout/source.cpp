@@ -56,19 +56,22 @@ PosixFile open_checked_tile(const fs::path& file, const TableTile& tile, std::ui
 }
 
 // Reads `src` of a chunked source chunk by chunk with pread; false (nothing read) when a chunk
-// it touches is not allocated.
+// it touches is not allocated, or where the directory leaves the chunks to HDF5.
 bool read_chunks(const RawChunks& raw, const Shape& chunk, std::size_t es, const Box& src,
                  const StridedBytes& dst_memory) {
   const auto rank = src.rank();
   std::vector<Shape> origins;
   for (auto& c : chunks_touching(src, chunk)) origins.push_back(std::move(c.offset));
-  const auto addresses = locate_chunks(raw.hdf5.dataset.get(), origins);
+  const auto found = raw.directory->find(origins);
+  if (!found) {
+    return false;  // HDF5 finds them faster
+  }
   std::vector<std::pair<Shape, std::uint64_t>> chunks;
   for (std::size_t i = 0; i < origins.size(); ++i) {
-    if (!addresses[i]) {
+    if (!(*found)[i]) {
       return false;  // not allocated: HDF5 supplies the fill value
     }
-    chunks.emplace_back(std::move(origins[i]), *addresses[i]);
+    chunks.emplace_back(std::move(origins[i]), (*found)[i]->offset);
   }
   for (const auto& [origin, address] : chunks) {
     const auto part = intersect(src, Box{origin, chunk});
@@ -88,7 +91,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
                           std::byte* out, const Shape& out_shape, const Box& dst, const std::string& where) {
   std::vector<Shape> origins;
   for (auto& c : chunks_touching(src, chunk)) origins.push_back(std::move(c.offset));
-  const auto stored = stored_chunks(filtered.hdf5.dataset.get(), origins);
+  const auto located = filtered.directory->find(origins);  // nullopt: HDF5 reads each chunk's bytes
   const auto chunk_bytes = element_count(chunk) * es;
   const StridedBytes whole{out, rowmajor_strides(out_shape, es)};
   const auto dst_memory = sub_memory(whole, Box::whole(out_shape), dst);
@@ -99,28 +102,40 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
     const Box chunk_box{origins[i], chunk};
     const auto part = intersect(src, chunk_box);
     if (!part) continue;
-    if (!stored[i]) {
+    std::optional<unsigned> filter_mask;
+    if (located) {
+      if (const auto& stored = (*located)[i]) {
+        data.resize(stored->size);
+        filtered.file.read_at(data.data(), data.size(), stored->offset);
+        filter_mask = stored->filter_mask;
+      }
+    } else {
+      filter_mask = read_stored_chunk(filtered.hdf5.dataset.get(), origins[i], [&](std::size_t size) {
+        data.resize(size);
+        return data.data();
+      });
+    }
+    if (!filter_mask) {  // not allocated
       Box part_dst = *part;  // where the part goes in `out`
       for (std::size_t a = 0; a < src.rank(); ++a)
         part_dst.offset[a] = dst.offset[a] + (part->offset[a] - src.offset[a]);
       hdf5_read(filtered.hdf5.dataset.get(), filtered.hdf5.memory_type.get(), *part, out, out_shape, part_dst);
       continue;
     }
-    data.resize(stored[i]->size);
-    filtered.file.read_at(data.data(), data.size(), stored[i]->offset);
     const auto into = sub_memory(dst_memory, src, *part);
     // A whole chunk whose rows lie one after another in `out` (it spans the trailing axes there)
     // is decoded straight into place; any other is decoded aside and its part copied.
     const bool in_place = *part == chunk_box && is_rowmajor_run(into, chunk, es);
     try {
       if (in_place) {
-        filtered.pipeline->decode_into(data, scratch, stored[i]->filter_mask, chunk_bytes, into.ptr);
+        filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes, into.ptr);
       } else {
-        filtered.pipeline->decode(data, scratch, stored[i]->filter_mask, chunk_bytes);
+        filtered.pipeline->decode(data, scratch, *filter_mask, chunk_bytes);
       }
     } catch (const RuntimeError& e) {
-      throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}", to_string(chunk_box),
-                                     where, stored[i]->offset, filtered.file.path().string(), e.what()));
+      const auto stored_at = located ? fmt::format("at byte {} of", (*located)[i]->offset) : std::string("read by HDF5 from");
+      throw RuntimeError(fmt::format("chunk {} of {} ({} '{}') cannot be decoded: {}", to_string(chunk_box), where,
+                                     stored_at, filtered.file.path().string(), e.what()));
     }
     if (!in_place) {
       const StridedBytes decoded{data.data(), chunk_strides};
@@ -217,10 +232,12 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     if (offset) {
       return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
     }
+    auto directory = std::make_shared<const ChunkDirectory>(
+        hdf5.dataset.get(), chunk, element_count(chunk) * type_size(hdf5.memory_type.get()));
     if (pipeline) {
-      return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline)};
+      return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline), std::move(directory)};
     }
-    return RawChunks{std::move(file), std::move(hdf5)};
+    return RawChunks{std::move(file), std::move(hdf5), std::move(directory)};
   }();
   if (why_hdf5 != nullptr) {
     *why_hdf5 = std::holds_alternative<ThroughHdf5>(access) ? why : std::string();

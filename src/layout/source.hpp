@@ -15,6 +15,7 @@
 #include "engine/codecs/pipeline.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/raw_transfer.hpp"
+#include "hdf5/chunk_directory.hpp"
 #include "hdf5/handle.hpp"
 
 namespace h5tile::detail {
@@ -33,20 +34,25 @@ struct RawBytes {
   std::uint64_t offset = 0;
 };
 
-// Chunked, unfiltered, stored as in memory: pread chunk by chunk at the addresses HDF5 reports;
-// a box touching an unallocated chunk is read through HDF5 (fill values).
+// Chunked, unfiltered, stored as in memory: pread chunk by chunk at the addresses HDF5 reports
+// (found once for all tasks); a box touching an unallocated chunk is read through HDF5 (fill
+// values), and so is every box where this HDF5 cannot find the chunks cheaply (ChunkDirectory).
 struct RawChunks {
   PosixFile file;
   ThroughHdf5 hdf5;
+  std::shared_ptr<const ChunkDirectory> directory;
 };
 
 // Chunked and filtered with codecs h5tile decodes (deflate, shuffle, fletcher32, zstd, lz4, blosc): each chunk's
 // stored bytes are read with pread at the address HDF5 reports and decoded on the worker that
 // reads them, outside HDF5's lock; an unallocated chunk's part is read through HDF5 (fill values).
+// Where this HDF5 cannot find the chunks cheaply (ChunkDirectory), HDF5 reads each chunk's stored
+// bytes (H5Dread_chunk), still decoded by the worker.
 struct FilteredChunks {
   PosixFile file;
   ThroughHdf5 hdf5;
   std::shared_ptr<const FilterPipeline> pipeline;
+  std::shared_ptr<const ChunkDirectory> directory;
 };
 
 // A tile h5tile wrote, read by what its tile table says of it (raw offset, file size, identity)

@@ -109,6 +109,58 @@ def test_unallocated_chunks_read_as_fill_values(tmp_path, raw_io_restored, pipel
     assert results[True] == results[False]
 
 
+def many_small_chunks(path, filters):
+    """int32 [1203, 37] in 12164 chunks of 48 bytes (3 x 4) with `filters` (h5py's keywords): too
+    many for HDF5 before 1.14 to find one by one, so h5tile lets HDF5 read them there (whole boxes,
+    or each chunk's stored bytes, decoded by h5tile); 1.14 lists them in one pass. Rows 900 on
+    are unallocated (fill values) but for a few chunks around row 1000."""
+    a = smooth("int32", (1203, 37), seed=6)
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("x", shape=a.shape, dtype="i4", chunks=(3, 4), fillvalue=-5, **filters)
+        d[:900] = a[:900]
+        d[1000:1001, 7:20] = 8
+    return a
+
+
+@pytest.mark.parametrize("filtered", [False, True], ids=["raw-chunks", "gzip-shuffle"])
+def test_many_small_chunks_read_as_hdf5_reads_them(tmp_path, raw_io_restored, filtered):
+    path = tmp_path / "many.h5"
+    a = many_small_chunks(path, {"compression": "gzip", "compression_opts": 1, "shuffle": True} if filtered else {})
+    if filtered:  # chunk (0, 0) stored with shuffle skipped: bit 0 of its filter mask
+        with h5py.File(path, "a") as f:
+            f["x"].id.write_direct_chunk((0, 0), zlib.compress((a[0:3, 0:4] * 3 + 1).astype("i4").tobytes(), 6),
+                                         filter_mask=0b01)
+    with h5py.File(path, "r") as f:
+        reference = f["x"][...]
+        reference_box = f["x"][10:1100, 3:30]
+    assert (reference[950] == -5).all() and (reference[1000, 7:20] == 8).all()
+    results = {}
+    for raw in (True, False):
+        settings.set_raw_io(raw)
+        whole, box, batched = every_read(path, "/x", (10, 3), (1090, 27), (250, 37))
+        assert same_bytes(whole, reference)
+        assert same_bytes(box, reference_box)
+        assert same_bytes(batched, reference)
+        assert same_bytes(h5tile.from_file(path, "/x", threads=3), reference)
+        results[raw] = (whole.tobytes(), box.tobytes(), batched.tobytes())
+    assert results[True] == results[False]
+
+
+def test_a_corrupt_chunk_among_many_small_ones_is_an_error(tmp_path):
+    path = tmp_path / "many.h5"
+    a = many_small_chunks(path, {"compression": "gzip", "fletcher32": True})
+    with h5py.File(path, "r") as f:
+        info = f["x"].id.get_chunk_info_by_coord((600, 20))
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset + info.size // 2)
+        byte = f.read(1)
+        f.seek(info.byte_offset + info.size // 2)
+        f.write(bytes([byte[0] ^ 0x5A]))
+    with pytest.raises(RuntimeError, match=r"chunk \[600:603, 20:24\].*(?i:fletcher-?32)"):
+        h5tile.from_file(path, "/x")
+    assert same_bytes(h5tile.read_box(path, "/x", (0, 0), (600, 37)), a[:600])
+
+
 def test_a_filter_hdf5_skipped_for_a_chunk_is_not_undone(tmp_path):
     """Bit i of a chunk's filter mask: filter i was not applied (here shuffle, for chunk (0, 0))."""
     a = smooth("int32", (16, 16), seed=3)

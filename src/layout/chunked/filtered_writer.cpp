@@ -14,6 +14,7 @@
 #include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
+#include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "layout/chunk_encoding.hpp"

@@ -1,0 +1,85 @@
+#pragma once
+// Where the chunks of a chunked dataset lie in its file, for all the tasks of a read.
+//
+// HDF5 1.14 lists every chunk in one pass over the dataset's chunk index (H5Dchunk_iter, about
+// 20 ns a chunk): the directory makes that pass once, at the first lookup, and answers every
+// task from it. Before 1.14 HDF5 tells where a chunk is only through
+// H5Dget_chunk_info_by_coord, which walks the whole index on every call, so finding all N
+// chunks takes time in N^2 (bench/chunk_lookup.cpp): there the directory looks chunks up one by
+// one only where the dataset has few chunks for their size, and otherwise says that the chunks
+// are to be read through HDF5 (H5Dread, H5Dread_chunk), whose own lookups search the index.
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+#include "hdf5/handle.hpp"
+
+namespace h5tile::detail {
+
+// Where a chunk lies in its file, its stored (filtered) size, and which filters HDF5 skipped for
+// it (bit i: filter i of the pipeline).
+struct StoredChunk {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  unsigned filter_mask = 0;
+};
+
+// The chunks that start at the elements `chunk_offsets`, in their order; nullopt for a chunk that
+// is not allocated (HDF5 supplies the fill value). HDF5 >= 1.14: one pass over the chunk index
+// (H5Dchunk_iter); before, one H5Dget_chunk_info_by_coord call per chunk, each of which walks the
+// index too. For the writers, which need every chunk they wrote; reads use a ChunkDirectory.
+[[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset,
+                                                                    const std::vector<Shape>& chunk_offsets);
+
+// The file offsets of the chunks stored_chunks finds.
+[[nodiscard]] std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset,
+                                                                      const std::vector<Shape>& chunk_offsets);
+
+// The number of allocated chunks of a chunked dataset, counted by walking its whole chunk index
+// (HDF5 reads and decodes every node of it, as reads that look chunks up will).
+[[nodiscard]] std::uint64_t count_chunks(hid_t dataset);
+
+// The stored (filtered) bytes of the chunk that starts at the elements `origin`, read by HDF5
+// (H5Dread_chunk, which finds the chunk with a search of the index) into the buffer that
+// `room(size)` returns; the chunk's filter mask, or nullopt for a chunk not allocated.
+[[nodiscard]] std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
+                                                        const std::function<std::byte*(std::size_t)>& room);
+
+class ChunkDirectory {
+ public:
+  // For `dataset`, chunked in chunks of shape `chunk` holding `chunk_bytes` bytes each before
+  // filters; it must stay open while the directory is used. Reads nothing yet.
+  ChunkDirectory(hid_t dataset, Shape chunk, std::uint64_t chunk_bytes);
+
+  // The chunks that start at the elements `origins`, in their order: where each is stored, or
+  // nullopt for a chunk not allocated (HDF5 supplies the fill value). nullopt as a whole where
+  // this HDF5 cannot find the dataset's chunks cheaply (before 1.14, many small chunks): read
+  // them through HDF5 instead. Safe to call from several threads.
+  [[nodiscard]] std::optional<std::vector<std::optional<StoredChunk>>> find(const std::vector<Shape>& origins) const;
+
+  // Why find() answers nullopt, for the reports that say how a dataset is read ("" where it
+  // does not, or before the first find()).
+  [[nodiscard]] std::string why_through_hdf5() const;
+
+ private:
+  enum class Mode { Listed, OneByOne, ThroughHdf5 };
+  void build() const;
+
+  hid_t dataset_;
+  Shape chunk_;
+  std::uint64_t chunk_bytes_;
+  mutable std::once_flag built_;
+  mutable Mode mode_ = Mode::OneByOne;
+  mutable Shape grid_;  // chunks along each axis of the dataset (Listed)
+  mutable std::vector<std::pair<std::uint64_t, StoredChunk>> listed_;  // by row-major chunk number (Listed)
+  mutable std::string why_;
+};
+
+}  // namespace h5tile::detail

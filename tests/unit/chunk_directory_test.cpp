@@ -1,0 +1,209 @@
+// Where the chunks of a dataset are, as the read tasks find them (ChunkDirectory), against what
+// HDF5 says of each chunk asked on its own (H5Dget_chunk_info_by_coord), in files written here
+// with the HDF5 C library: allocated and unallocated chunks, a dataset shrunk after writing, few
+// chunks and many; the count of chunks; and HDF5's reads of a chunk's stored bytes.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hdf5/chunk_directory.hpp"
+#include "hdf5/file.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+struct Layout {
+  hsize_t rows, cols;              // as written
+  hsize_t chunk_rows, chunk_cols;  // chunk shape
+  hsize_t written_rows;            // rows [0, written_rows) written: the other rows' chunks stay unallocated
+  hsize_t kept_rows;               // then the first axis shrunk (or kept) to this
+  bool deflate;
+};
+
+std::int32_t value_at(std::size_t i) { return static_cast<std::int32_t>(i % 1000); }
+
+// Writes int32 "x" of `layout` into `path`.
+void write(const std::filesystem::path& path, const Layout& layout) {
+  const Hdf5Lock lock;
+  const FileHandle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  ASSERT_GE(file.get(), 0);
+  const hsize_t dims[2] = {layout.rows, layout.cols};
+  const hsize_t max_dims[2] = {H5S_UNLIMITED, layout.cols};
+  const SpaceHandle space(H5Screate_simple(2, dims, max_dims));
+  const PlistHandle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  const hsize_t chunk[2] = {layout.chunk_rows, layout.chunk_cols};
+  H5Pset_chunk(dcpl.get(), 2, chunk);
+  if (layout.deflate) H5Pset_deflate(dcpl.get(), 4);
+  const DatasetHandle dataset(
+      H5Dcreate2(file.get(), "x", H5T_NATIVE_INT32, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+  ASSERT_GE(dataset.get(), 0);
+  if (layout.written_rows > 0) {
+    std::vector<std::int32_t> values(layout.written_rows * layout.cols);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_at(i);
+    const hsize_t start[2] = {0, 0};
+    const hsize_t count[2] = {layout.written_rows, layout.cols};
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+    const SpaceHandle memory(H5Screate_simple(2, count, nullptr));
+    ASSERT_GE(H5Dwrite(dataset.get(), H5T_NATIVE_INT32, memory.get(), space.get(), H5P_DEFAULT, values.data()), 0);
+  }
+  const hsize_t kept[2] = {layout.kept_rows, layout.cols};
+  ASSERT_GE(H5Dset_extent(dataset.get(), kept), 0);
+}
+
+// The first element of each chunk of the dataset's grid (as shrunk).
+std::vector<Shape> grid(const Layout& layout) {
+  std::vector<Shape> origins;
+  for (hsize_t r = 0; r < layout.kept_rows; r += layout.chunk_rows)
+    for (hsize_t c = 0; c < layout.cols; c += layout.chunk_cols) origins.push_back({r, c});
+  return origins;
+}
+
+// What HDF5 says of one chunk asked on its own (no user block in these files).
+std::optional<StoredChunk> asked_alone(hid_t dataset, const Shape& origin) {
+  const Hdf5Lock lock;
+  const hsize_t offset[2] = {origin[0], origin[1]};
+  unsigned mask = 0;
+  haddr_t address = HADDR_UNDEF;
+  hsize_t size = 0;
+  if (H5Dget_chunk_info_by_coord(dataset, offset, &mask, &address, &size) < 0 || address == HADDR_UNDEF) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  return StoredChunk{address, size, mask};
+}
+
+class ChunkDirectoryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::path(::testing::TempDir()) /
+            (std::string("chunk-directory-") + test->name() + "-" + std::to_string(::getpid()) + ".h5");
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  // Writes `layout`, opens it, and returns its directory (chunk bytes as HDF5 stores them unfiltered).
+  ChunkDirectory open(const Layout& layout) {
+    write(path_, layout);
+    const Hdf5Lock lock;
+    file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+    return ChunkDirectory(dataset_.get(), {layout.chunk_rows, layout.chunk_cols},
+                          layout.chunk_rows * layout.chunk_cols * sizeof(std::int32_t));
+  }
+
+  // Every chunk of the grid as the directory finds it, checked against asked_alone; false where
+  // the directory leaves the chunks to HDF5.
+  bool agrees_with_hdf5(const ChunkDirectory& directory, const Layout& layout) {
+    const auto origins = grid(layout);
+    const auto found = directory.find(origins);
+    if (!found) return false;
+    EXPECT_EQ(found->size(), origins.size());
+    for (std::size_t i = 0; i < origins.size() && i < found->size(); ++i) {
+      const auto expected = asked_alone(dataset_.get(), origins[i]);
+      EXPECT_EQ((*found)[i].has_value(), expected.has_value()) << "chunk " << i;
+      if (expected && (*found)[i]) {
+        EXPECT_EQ((*found)[i]->offset, expected->offset) << "chunk " << i;
+        EXPECT_EQ((*found)[i]->size, expected->size) << "chunk " << i;
+        EXPECT_EQ((*found)[i]->filter_mask, expected->filter_mask) << "chunk " << i;
+      }
+    }
+    return true;
+  }
+
+  std::filesystem::path path_;
+  FileHandle file_;
+  DatasetHandle dataset_;
+};
+
+constexpr bool kListsInOnePass = H5_VERSION_GE(1, 14, 0);
+
+TEST_F(ChunkDirectoryTest, FewLargeChunksAreFoundWithAnyHdf5) {
+  // 6 x 2 chunks, rows 0-39 written: rows 40-47 of chunks are unallocated.
+  const Layout layout{48, 64, 8, 32, 40, 48, true};
+  const auto directory = open(layout);
+  EXPECT_TRUE(agrees_with_hdf5(directory, layout));
+  EXPECT_EQ(directory.why_through_hdf5(), "");
+}
+
+TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedFrom114AndLeftToHdf5Before) {
+  // 100 x 4 = 400 chunks of 64 bytes: finding them one by one would cost more than reading them.
+  const Layout layout{400, 16, 4, 4, 300, 400, false};
+  const auto directory = open(layout);
+  const bool found = agrees_with_hdf5(directory, layout);
+  EXPECT_EQ(found, kListsInOnePass);
+  if (!found) {
+    EXPECT_NE(directory.why_through_hdf5().find("300 chunks"), std::string::npos) << directory.why_through_hdf5();
+  }
+}
+
+TEST_F(ChunkDirectoryTest, ChunksBeyondAShrunkExtentAreNotFound) {
+  // Chunk rows 12-15 stay in the index after the shrink to 10 rows (2.5 chunk rows).
+  const Layout layout{16, 8, 4, 8, 16, 10, true};
+  const auto directory = open(layout);
+  ASSERT_TRUE(agrees_with_hdf5(directory, layout));
+  const auto found = directory.find({{8, 0}, {12, 0}});
+  ASSERT_TRUE(found);
+  EXPECT_TRUE((*found)[0].has_value());   // the edge chunk, partly inside
+  EXPECT_FALSE((*found)[1].has_value());  // wholly outside: no read asks for it
+}
+
+TEST_F(ChunkDirectoryTest, FindsTheSameFromManyThreads) {
+  const Layout layout{256, 8, 2, 8, 256, 256, true};
+  const auto directory = open(layout);
+  const auto origins = grid(layout);
+  std::vector<std::optional<std::vector<std::optional<StoredChunk>>>> answers(4);
+  std::vector<std::thread> threads;
+  for (auto& answer : answers) threads.emplace_back([&] { answer = directory.find(origins); });
+  for (auto& t : threads) t.join();
+  for (const auto& answer : answers) {
+    ASSERT_EQ(answer.has_value(), answers[0].has_value());
+    if (!answer) continue;
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+      ASSERT_TRUE((*answer)[i] && (*answers[0])[i]);
+      EXPECT_EQ((*answer)[i]->offset, (*answers[0])[i]->offset);
+    }
+  }
+}
+
+TEST_F(ChunkDirectoryTest, CountsTheAllocatedChunks) {
+  // 5 x 2 chunks, of which the first 3 rows (6 chunks) are written. HDF5 1.10 refuses H5S_ALL
+  // here, so this once failed there (and the probe's walk of the index with it).
+  (void)open({20, 16, 4, 8, 12, 20, false});
+  EXPECT_EQ(count_chunks(dataset_.get()), 6U);
+}
+
+TEST_F(ChunkDirectoryTest, Hdf5ReadsAChunksStoredBytesOrSaysItIsNotAllocated) {
+  const Layout layout{16, 8, 4, 8, 8, 16, true};
+  (void)open(layout);
+  const auto stored = asked_alone(dataset_.get(), {4, 0});
+  ASSERT_TRUE(stored);
+  std::vector<char> on_disk(stored->size);
+  std::ifstream in(path_, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(stored->offset));
+  in.read(on_disk.data(), static_cast<std::streamsize>(on_disk.size()));
+  std::vector<std::byte> bytes;
+  const auto mask = read_stored_chunk(dataset_.get(), {4, 0}, [&](std::size_t size) {
+    bytes.resize(size);
+    return bytes.data();
+  });
+  ASSERT_TRUE(mask);
+  EXPECT_EQ(*mask, 0U);
+  ASSERT_EQ(bytes.size(), on_disk.size());
+  EXPECT_EQ(std::memcmp(bytes.data(), on_disk.data(), bytes.size()), 0);
+  EXPECT_FALSE(read_stored_chunk(dataset_.get(), {8, 0}, [&](std::size_t size) {
+    bytes.resize(size);
+    return bytes.data();
+  }));
+}
+
+}  // namespace
+}  // namespace h5tile::detail
