@@ -4,8 +4,8 @@
 
 #include <h5tile/error.hpp>
 
-#include "hdf5/create.hpp"
 #include "hdf5/chunk_directory.hpp"
+#include "hdf5/create.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"

@@ -115,7 +115,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
         return data.data();
       });
     }
-    if (!filter_mask) {  // not allocated
+    if (!filter_mask) {      // not allocated
       Box part_dst = *part;  // where the part goes in `out`
       for (std::size_t a = 0; a < src.rank(); ++a)
         part_dst.offset[a] = dst.offset[a] + (part->offset[a] - src.offset[a]);
@@ -133,7 +133,8 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
         filtered.pipeline->decode(data, scratch, *filter_mask, chunk_bytes);
       }
     } catch (const RuntimeError& e) {
-      const auto stored_at = located ? fmt::format("at byte {} of", (*located)[i]->offset) : std::string("read by HDF5 from");
+      const auto stored_at =
+          located ? fmt::format("at byte {} of", (*located)[i]->offset) : std::string("read by HDF5 from");
       throw RuntimeError(fmt::format("chunk {} of {} ({} '{}') cannot be decoded: {}", to_string(chunk_box), where,
                                      stored_at, filtered.file.path().string(), e.what()));
     }
@@ -232,8 +233,8 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     if (offset) {
       return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
     }
-    auto directory = std::make_shared<const ChunkDirectory>(
-        hdf5.dataset.get(), chunk, element_count(chunk) * type_size(hdf5.memory_type.get()));
+    auto directory = std::make_shared<const ChunkDirectory>(hdf5.dataset.get(), chunk,
+                                                            element_count(chunk) * type_size(hdf5.memory_type.get()));
     if (pipeline) {
       return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline), std::move(directory)};
     }
