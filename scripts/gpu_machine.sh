@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check]
+#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -23,6 +23,11 @@
 #   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
 #   every GPU test (CTest label gpu), the CuPy tests, and bench/compressed_read.py --device at
 #   H5TILE_BENCH_GIB (cold and warm; GPU decode on and off; the uncompressed file)
+#   compressed: build, then the CPU side of issue 19 on the machine's cores: bench/compressed_read.py
+#   (H5TILE_BENCH_GIB, default here 2; cold and warm, against h5py + hdf5plugin and TensorStore),
+#   bench/compressed_write.py (half that size) and bench/many_chunks.py, with the peers from
+#   .deps-bench/site.tar.xz (scripts/prepare_gpu_deps.sh --bench; carry it with .deps/include
+#   and .deps/googletest, not the rest of .deps)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-out}"
@@ -98,6 +103,21 @@ if [ "$mode" = "nvcomp" ]; then
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
+  exit 0
+fi
+if [ "$mode" = "compressed" ]; then
+  rm -rf /tmp/h5tile-bench-site && mkdir -p /tmp/h5tile-bench-site &&
+    tar -C /tmp/h5tile-bench-site -xJf .deps-bench/site.tar.xz ||
+    { echo "no .deps-bench/site.tar.xz: run scripts/prepare_gpu_deps.sh --bench and carry .deps-bench"; exit 1; }
+  export PYTHONPATH="/tmp/h5tile-bench-site${PYTHONPATH:+:$PYTHONPATH}" H5TILE_BUILD_DIR=build-gpu
+  mib=$((${H5TILE_BENCH_GIB:-2} * 1024))
+  python3 bench/compressed_read.py "$mib" > "$out/compressed_read.log" 2>&1
+  python3 bench/compressed_write.py $((mib / 2)) > "$out/compressed_write.log" 2>&1
+  python3 bench/many_chunks.py --build build-gpu > "$out/many_chunks.log" 2>&1
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== compressed reads"; grep -vE "Cannot initialize filter" "$out/compressed_read.log" | tail -30
+  echo "== compressed writes"; grep -vE "Cannot initialize filter" "$out/compressed_write.log" | tail -20
+  echo "== many small chunks"; cat "$out/many_chunks.log"
   exit 0
 fi
 if [ "$mode" = "gpu-check" ]; then

@@ -7,6 +7,10 @@
 #   --nvcomp: instead, only nvCOMP for GPU decoding (issue 19): libnvcomp.so.6 of the
 #   nvidia-libnvcomp-cu13 wheel, xz-packed (about 22 MB) into .deps-nvcomp/ (git-ignored), for
 #   `scripts/gpu_machine.sh nvcomp`; it travels with .deps (about 30 MB) in one run, or on its own.
+#   --bench: instead, only the peers of the compressed benchmarks (issue 19) for the machine's
+#   Python 3.12, unpacked and xz-packed into .deps-bench/site.tar.xz (git-ignored, about 25 MB):
+#   hdf5plugin with only its zstd, lz4 and Blosc filters (the wheel is 46 MB), TensorStore and
+#   ml_dtypes; for `scripts/gpu_machine.sh compressed`, carried with .deps/include and .deps/googletest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nvcomp_version=6.0.0.12
@@ -22,6 +26,23 @@ if [ "${1:-}" = "--nvcomp" ]; then
     rm -rf "$work"
   fi
   du -sh .deps-nvcomp/libnvcomp.so.6.xz
+  exit 0
+fi
+if [ "${1:-}" = "--bench" ]; then
+  mkdir -p .deps-bench
+  if [ ! -f .deps-bench/site.tar.xz ]; then
+    work="$(mktemp -d)"
+    python3 -m pip download -q --no-deps --only-binary :all: --python-version 3.12 \
+      --platform manylinux_2_28_x86_64 -d "$work" hdf5plugin==7.1.0 tensorstore==0.1.86 ml_dtypes
+    mkdir "$work/site"
+    for wheel in "$work"/*.whl; do python3 -m zipfile -e "$wheel" "$work/site"; done
+    find "$work/site/hdf5plugin/plugins" -name '*.so' ! -name libh5zstd.so ! -name libh5lz4.so \
+      ! -name libh5blosc.so -delete
+    rm -f "$work/site/hdf5plugin/test.py"
+    tar -C "$work/site" -cJf .deps-bench/site.tar.xz.part . && mv .deps-bench/site.tar.xz.part .deps-bench/site.tar.xz
+    rm -rf "$work"
+  fi
+  du -sh .deps-bench/site.tar.xz
   exit 0
 fi
 scripts/install_deps.sh
