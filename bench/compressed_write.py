@@ -52,7 +52,11 @@ def main():
                 h5tile.to_file(a, path, "/x", layout=layout, ranks=ranks, chunks=CHUNK, sync=False,
                                keep_previous=False, **ours).wait()
 
-            s = best_of(REPEATS, h5tile_write)
+            try:
+                s = best_of(REPEATS, h5tile_write)
+            except h5tile.InvalidArgumentError as e:  # a codec this h5tile was built without
+                print(f"{'':24}{'h5tile ' + layout:22}  skipped: {e}")
+                continue
             with h5py.File(path, "r") as f:
                 assert np.array_equal(f["x"][...], a), (name, layout)
             stored = os.path.getsize(path) + sum(
