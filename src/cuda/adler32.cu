@@ -125,8 +125,8 @@ void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t 
   auto* arrivals = reinterpret_cast<unsigned*>(scratch + count * blocks * sizeof(Sums));
   cuda_check(cudaMemsetAsync(arrivals, 0, count * sizeof(unsigned), stream), "cudaMemsetAsync");
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(count < kMostGridY ? count : kMostGridY));
-  adler32_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const std::uint8_t*>(data), chunk_bytes, stride,
-                                                count, part, partials, arrivals, out);
+  adler32_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const std::uint8_t*>(data), chunk_bytes, stride, count,
+                                                part, partials, arrivals, out);
   cuda_check(cudaGetLastError(),
              "Adler-32 kernel (" + std::to_string(count) + " chunks of " + std::to_string(chunk_bytes) + " bytes)");
 }

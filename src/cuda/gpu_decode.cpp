@@ -356,7 +356,8 @@ class Run {
         in_bytes[j] = p.size;
         out_capacity[j] = p.decoded;
         out_ptrs[j] = dst;
-        const auto trailer = checks_adler32() ? zlib_trailer(h.data.data() + place[i], r_.chunks[begin + i].stored_bytes) : 0;
+        const auto trailer =
+            checks_adler32() ? zlib_trailer(h.data.data() + place[i], r_.chunks[begin + i].stored_bytes) : 0;
         h.checks.push_back({begin + i, p.decoded, trailer});
         ++j;
       }

@@ -117,7 +117,8 @@ std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>&
   }
   if (!codec) return "no compression filter (shuffle alone is undone on the CPU)";
   if (plan.codec == GpuCodec::Deflate && !kernels) {
-    return "deflate is not decoded on the GPU: h5tile was built without its GPU kernels (H5TILE_WITH_CUDA_KERNELS=OFF), "
+    return "deflate is not decoded on the GPU: h5tile was built without its GPU kernels "
+           "(H5TILE_WITH_CUDA_KERNELS=OFF), "
            "which check deflate's Adler-32";
   }
   if (plan.codec != GpuCodec::Deflate && mode != DecodeMode::On) {
@@ -133,9 +134,10 @@ std::uint32_t zlib_trailer(const std::byte* data, std::size_t size) noexcept {
 
 std::string adler32_mismatch(std::uint32_t trailer, std::uint32_t decoded, std::uint64_t stored_bytes) {
   if (trailer == decoded) return "";
-  return fmt::format("deflate stream of {} bytes is corrupt: it ends with Adler-32 {:#010x}, the bytes decoded on the "
-                     "GPU have {:#010x}",
-                     stored_bytes, trailer, decoded);
+  return fmt::format(
+      "deflate stream of {} bytes is corrupt: it ends with Adler-32 {:#010x}, the bytes decoded on the "
+      "GPU have {:#010x}",
+      stored_bytes, trailer, decoded);
 }
 
 void split_stored_chunk(GpuCodec codec, const std::byte* data, std::size_t size, std::size_t chunk_bytes,

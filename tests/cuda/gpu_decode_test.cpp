@@ -3,8 +3,8 @@
 // batches, virtual datasets of compressed tiles: byte for byte what the CPU decoder gives; the
 // fallbacks (H5TILE_GPU_DECODE=off, zstd and lz4 under auto, fletcher32, no nvCOMP) with their
 // reasons, and the errors of H5TILE_GPU_DECODE=on; damaged deflate chunks that nvCOMP inflates
-// without complaint fail the read on their Adler-32, as on the CPU. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or dlopen's search); without a
-// device, or without nvCOMP, the device tests are skipped and say why.
+// without complaint fail the read on their Adler-32, as on the CPU. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or
+// dlopen's search); without a device, or without nvCOMP, the device tests are skipped and say why.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -195,7 +195,8 @@ std::vector<char> file_bytes(const fs::path& path) {
 }
 
 void write_bytes(const fs::path& path, const std::vector<char>& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // Damage that nvCOMP does not see: deflate at level 0 stores each chunk's bytes as they are (a
@@ -240,7 +241,8 @@ TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
 
   const auto bad = dir_ / "bad.h5";
   for (const auto& [what, offset, mask] :
-       {std::tuple{"all trailer bits flipped", trailer, 0xffU}, std::tuple{"one trailer bit flipped", trailer + 3, 0x01U},
+       {std::tuple{"all trailer bits flipped", trailer, 0xffU},
+        std::tuple{"one trailer bit flipped", trailer + 3, 0x01U},
         std::tuple{"a payload byte changed", payload + 1000, 0x01U},
         std::tuple{"the last payload byte changed", payload + chunk_bytes - 1, 0x80U}}) {
     SCOPED_TRACE(what);

@@ -27,21 +27,25 @@ std::string why(const Plan& plan) {
 }
 
 TEST(GpuFilters, TakesEachCodecWithOrWithoutShuffleBeforeIt) {
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterDeflate, {6}}}, 4, true, DecodeMode::On)), (GpuFilters{GpuCodec::Deflate, 0}));
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterDeflate, {6}}}, 4, true, DecodeMode::On)),
+            (GpuFilters{GpuCodec::Deflate, 0}));
   EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}}, 4, true, DecodeMode::On)),
             (GpuFilters{GpuCodec::Deflate, 4}));
   EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {}}, {kFilterZstd, {3}}}, 8, true, DecodeMode::On)),
             (GpuFilters{GpuCodec::Zstd, 8}));
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterLz4, {}}}, 2, true, DecodeMode::On)), (GpuFilters{GpuCodec::Lz4, 0}));
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterLz4, {}}}, 2, true, DecodeMode::On)),
+            (GpuFilters{GpuCodec::Lz4, 0}));
   // 1-byte elements: HDF5 leaves them as they are, so there is nothing to unshuffle.
   EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {1}}, {kFilterLz4, {}}}, 1, false, DecodeMode::On)),
             (GpuFilters{GpuCodec::Lz4, 0}));
 }
 
 TEST(GpuFilters, SaysWhyItLeavesAPipelineToTheCpu) {
-  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}, {kFilterFletcher32, {}}}, 4, true, DecodeMode::On)),
+  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}, {kFilterFletcher32, {}}}, 4, true,
+                            DecodeMode::On)),
             "fletcher32 is not checked on the GPU");
-  EXPECT_EQ(why(gpu_filters({{kFilterBlosc, {2, 2, 4, 0, 5, 1, 1}}}, 4, true, DecodeMode::On)), "blosc is not decoded on the GPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterBlosc, {2, 2, 4, 0, 5, 1, 1}}}, 4, true, DecodeMode::On)),
+            "blosc is not decoded on the GPU");
   EXPECT_EQ(why(gpu_filters({{kFilterSzip, {}}}, 4, true, DecodeMode::On)), "szip is not decoded on the GPU");
   EXPECT_EQ(why(gpu_filters({{307, {}}}, 4, true, DecodeMode::On)), "filter 307 is not decoded on the GPU");
   EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}}, 4, true, DecodeMode::On)),
@@ -136,10 +140,10 @@ TEST(SplitStoredChunk, RefusesTheZlibHeadersThatZlibRefuses) {
     return s;
   };
   for (const auto& [cmf, flg, ok] : {std::tuple{0x78U, 0x9cU, true}, std::tuple{0x78U, 0x01U, true},
-                                     std::tuple{0x08U, 0x00U, true},    // the smallest window
-                                     std::tuple{0x88U, 0x00U, false},   // a window of 64 KiB
-                                     std::tuple{0x79U, 0x00U, false},   // method 9
-                                     std::tuple{0x7fU, 0x00U, false},   // method 15
+                                     std::tuple{0x08U, 0x00U, true},      // the smallest window
+                                     std::tuple{0x88U, 0x00U, false},     // a window of 64 KiB
+                                     std::tuple{0x79U, 0x00U, false},     // method 9
+                                     std::tuple{0x7fU, 0x00U, false},     // method 15
                                      std::tuple{0x78U, 0x20U, false}}) {  // a preset dictionary
     const auto s = with_header(cmf, flg);
     if (ok) {
