@@ -1,10 +1,11 @@
 // Compressed chunks decoded on the GPU (gpu/decode.hpp). A read goes in batches: the workers
 // pread a batch's stored chunks into one of two pinned buffers while the GPU decodes the batch
 // before; a batch is then, in order on one stream: copied to the device (with its table of
-// pieces), decoded by one batched nvCOMP call, for deflate Adler-32'd (one kernel for the batch:
-// nvCOMP does not check the zlib trailer), unshuffled, copied into place (each chunk's part
-// clipped as the CPU path clips it), and its nvCOMP statuses and Adler-32s copied back, checked
-// against the trailers before the pinned buffer is filled again. Device buffers are kept per device for the next read.
+// pieces), decoded by one batched nvCOMP call, for deflate summed by the Adler-32 kernel (one
+// launch for the batch: nvCOMP does not check the zlib trailer), unshuffled, copied into place
+// (each chunk's part clipped as the CPU path clips it), and its nvCOMP statuses and Adler-32s
+// copied back, checked (the Adler-32s against the trailers) before the pinned buffer is filled
+// again. Device buffers are kept per device for the next read.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -109,7 +110,7 @@ struct PieceCheck {
 struct Half {
   Pinned data;
   Pinned table;    // per piece: input pointer, input bytes, output capacity, output pointer
-  Pinned results;  // per piece: decoded bytes (8), then per piece: status (4), then per piece: Adler-32 (4)
+  Pinned results;  // per piece: decoded bytes (8); then per piece: status (4); for deflate, per piece: Adler-32 (4)
   cudaEvent_t done = nullptr;
   bool pending = false;
   std::vector<PieceCheck> checks;
@@ -361,6 +362,9 @@ class Run {
         h.checks.push_back({begin + i, p.decoded, trailer});
         ++j;
       }
+    }
+    if (checks_adler32() && n != count) {
+      throw RuntimeError(fmt::format("GPU decoding of {}: {} deflate pieces for {} chunks", r_.where, n, count));
     }
     std::size_t temp_bytes = 0;
     if (n > 0) {
