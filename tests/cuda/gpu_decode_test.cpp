@@ -19,6 +19,7 @@
 #include <h5tile/h5tile.hpp>
 
 #include "cuda/nvcomp.hpp"
+#include "gpu/decode.hpp"
 
 namespace h5tile {
 namespace {
@@ -271,6 +272,25 @@ TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
     const Box other{{8192}, {8192}};
     EXPECT_TRUE(same(read_box(bad, "/x", other, {.device = 0}), read_box(good, "/x", other)));
   }
+}
+
+// A build without the kernels (H5TILE_WITH_CUDA_KERNELS=OFF) cannot check deflate's Adler-32 on
+// the GPU: deflate is decoded on the CPU, and the report says why (an error under on).
+TEST_F(GpuDecode, WithoutTheKernelsDeflateIsDecodedOnTheCpuAndSaysWhy) {
+  if (detail::gpu::kernels_built()) GTEST_SKIP() << "h5tile was built with its GPU kernels";
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{300, 200};
+  const auto bytes = smooth(dtype, element_count(shape), 13);
+  to_file(ArrayView{bytes.data(), dtype, shape, {}}, dir_ / "g.h5", "/x",
+          {.layout = Layout::Chunked, .chunk = {64, 64}, .compression = {Compressor::Gzip}})
+      .wait();
+  settings::set_gpu_decode(settings::GpuDecode::Auto);
+  EXPECT_TRUE(same(from_file(dir_ / "g.h5", "/x", {.device = 0}), from_file(dir_ / "g.h5", "/x")));
+  EXPECT_EQ(last_device_io().decoder, "cpu");
+  EXPECT_NE(last_device_io().decoder_reason.find("H5TILE_WITH_CUDA_KERNELS=OFF"), std::string::npos)
+      << last_device_io().decoder_reason;
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  EXPECT_THROW((void)from_file(dir_ / "g.h5", "/x", {.device = 0}), RuntimeError);
 }
 
 TEST_F(GpuDecode, FallsBackWithAReasonOrFailsWhenRequired) {
