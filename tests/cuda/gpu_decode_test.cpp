@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 
 #include "cuda/nvcomp.hpp"
 #include "gpu/decode.hpp"
+#include "unit/adler32_reference.hpp"
 
 namespace h5tile {
 namespace {
@@ -219,33 +221,32 @@ TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
   skip_without_nvcomp();
   ASSERT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
 
-  // Chunk [4096:8192]: its bytes in the file, and its Adler-32 (big-endian) just after them.
+  // Chunk [4096:8192]: its first and last KiB in the file (one stored block, or a few whose
+  // headers lie between), and its Adler-32 (big-endian) just after the last.
   const std::size_t chunk_bytes = 4096 * dtype.size();
+  const std::size_t kib = 1024;
   const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + chunk_bytes;
   const auto file = file_bytes(good);
-  const auto at = std::search(file.begin(), file.end(), chunk, chunk + chunk_bytes);
-  ASSERT_NE(at, file.end()) << "chunk [4096:8192] is not stored as it is: not a stored block?";
-  const auto payload = static_cast<std::size_t>(at - file.begin());
-  std::uint32_t a = 1;
-  std::uint32_t b = 0;
-  for (std::size_t i = 0; i < chunk_bytes; ++i) {
-    a = (a + static_cast<unsigned char>(chunk[i])) % 65521;
-    b = (b + a) % 65521;
-  }
-  const char trailer_bytes[] = {static_cast<char>(b >> 8), static_cast<char>(b), static_cast<char>(a >> 8),
-                                static_cast<char>(a)};
-  const auto trailer_at = std::search(file.begin() + static_cast<std::ptrdiff_t>(payload + chunk_bytes),
-                                      file.begin() + static_cast<std::ptrdiff_t>(payload + chunk_bytes + 16),
-                                      std::begin(trailer_bytes), std::end(trailer_bytes));
-  ASSERT_NE(trailer_at, file.begin() + static_cast<std::ptrdiff_t>(payload + chunk_bytes + 16));
+  const auto head = std::search(file.begin(), file.end(), chunk, chunk + kib);
+  ASSERT_NE(head, file.end()) << "chunk [4096:8192] is not stored as it is: not a stored block?";
+  const auto tail = std::search(head, file.end(), chunk + chunk_bytes - kib, chunk + chunk_bytes);
+  ASSERT_NE(tail, file.end());
+  const auto adler = detail::gpu::reference_adler32(bytes.data() + chunk_bytes, chunk_bytes);
+  const std::array<char, 4> trailer_bytes{static_cast<char>(adler >> 24), static_cast<char>(adler >> 16),
+                                          static_cast<char>(adler >> 8), static_cast<char>(adler)};
+  const auto after = tail + kib;
+  const auto limit = file.end() - after < 16 ? file.end() : after + 16;
+  const auto trailer_at = std::search(after, limit, trailer_bytes.begin(), trailer_bytes.end());
+  ASSERT_NE(trailer_at, limit) << "no Adler-32 after the chunk's bytes";
+  const auto payload = static_cast<std::size_t>(head - file.begin());
+  const auto last = static_cast<std::size_t>(tail - file.begin()) + kib - 1;
   const auto trailer = static_cast<std::size_t>(trailer_at - file.begin());
 
   const auto bad = dir_ / "bad.h5";
-  for (const auto& [what, offset, mask] :
-       {std::tuple{"all trailer bits flipped", trailer, 0xffU},
-        std::tuple{"one trailer bit flipped", trailer + 3, 0x01U},
-        std::tuple{"a payload byte changed", payload + 1000, 0x01U},
-        std::tuple{"the last payload byte changed", payload + chunk_bytes - 1, 0x80U}}) {
+  for (const auto& [what, offset, mask] : {std::tuple{"all trailer bits flipped", trailer, 0xffU},
+                                           std::tuple{"one trailer bit flipped", trailer + 3, 0x01U},
+                                           std::tuple{"a payload byte changed", payload + 1000, 0x01U},
+                                           std::tuple{"the last payload byte changed", last, 0x80U}}) {
     SCOPED_TRACE(what);
     auto damaged = file;
     damaged[offset] = static_cast<char>(static_cast<unsigned char>(damaged[offset]) ^ mask);
