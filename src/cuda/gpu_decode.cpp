@@ -271,11 +271,11 @@ class Run {
                                        r_.file->path().string(), codec_name(r_.filters.codec), why));
       }
       if (!checks_adler32()) continue;
-      // As the CPU path words a damaged chunk (layout/source.cpp).
+      // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
       if (const auto why = adler32_mismatch(h.checks[i].trailer, adler32s[i], c.stored_bytes); !why.empty()) {
-        throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}",
+        throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
                                        to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset,
-                                       r_.file->path().string(), why));
+                                       r_.file->path().string(), codec_name(r_.filters.codec), why));
       }
     }
   }

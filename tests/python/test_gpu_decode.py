@@ -8,6 +8,7 @@ where CuPy, a device or nvCOMP is missing."""
 import os
 import subprocess
 import sys
+import zlib
 
 import h5py
 import numpy as np
@@ -78,6 +79,35 @@ def test_device_reads_equal_the_cpu_decode_and_h5py(tmp_path, compression, shuff
         assert same_bytes(cp.asnumpy(h5tile.from_file(path, "/x", device=0)), host)
         report = h5tile.last_device_io()
         assert report["decoder"] == "cpu" and report["decoder_reason"] == "H5TILE_GPU_DECODE=off", report
+
+
+def test_a_damaged_gzip_chunk_fails_on_the_gpu_as_it_fails_in_h5py(tmp_path):
+    # gzip at level 0 stores a chunk's bytes as they are: a changed byte, or a flipped bit of the
+    # Adler-32 after them, still inflates to the chunk's size, so only the Adler-32 tells.
+    a = np.random.default_rng(5).integers(0, 2**32, 16384, dtype=np.uint32)
+    good = tmp_path / "good.h5"
+    with h5py.File(good, "w") as f:
+        f.create_dataset("x", data=a, chunks=(4096,), compression="gzip", compression_opts=0)
+    settings.set_gpu_decode("auto")
+    assert same_bytes(cp.asnumpy(h5tile.from_file(good, "/x", device=0)), a)
+    decoded_on_gpu()
+    raw = good.read_bytes()
+    chunk = a[4096:8192].tobytes()
+    head, tail = raw.find(chunk[:1024]), raw.find(chunk[-1024:])
+    assert 0 < head < tail, "chunk [4096:8192] is not stored as it is"
+    trailer = raw.find(zlib.adler32(chunk).to_bytes(4, "big"), tail + 1024, tail + 1024 + 16)
+    assert trailer > 0
+    for offset, mask in ((head + 100, 0x01), (trailer + 3, 0x01)):
+        bad = bytearray(raw)
+        bad[offset] ^= mask
+        (tmp_path / "bad.h5").write_bytes(bad)
+        with h5py.File(tmp_path / "bad.h5", "r") as f, pytest.raises(OSError):
+            f["x"][...]
+        for mode, why in (("auto", ": it ends with Adler-32"), ("on", ": it ends with Adler-32"), ("off", "")):
+            settings.set_gpu_decode(mode)
+            with pytest.raises(h5tile.Error, match=r"chunk \[4096:8192\] of dataset '/x'.* cannot be decoded: deflate: "
+                                                   r"deflate stream of \d+ bytes is corrupt" + why):
+                h5tile.from_file(tmp_path / "bad.h5", "/x", device=0)
 
 
 def test_chunks_never_written_fall_back_with_a_reason(tmp_path):
