@@ -28,7 +28,8 @@ struct DeviceIoReport {
   /// dataset whose sources went each way), or "" (nothing to decode).
   std::string decoder;
   /// Where `decoder` has "cpu": why the GPU did not decode, e.g. "H5TILE_GPU_DECODE=off",
-  /// "nvCOMP is not available: ...", "fletcher32 is not decoded on the GPU".
+  /// "nvCOMP is not available: ...", "fletcher32 is not checked on the GPU", "H5TILE_GPU_DECODE=auto
+  /// decodes zstd on the CPU (...)".
   std::string decoder_reason;
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
 };

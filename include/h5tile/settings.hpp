@@ -10,7 +10,7 @@
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
 /// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
 /// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
-/// | gpu_decode   | H5TILE_GPU_DECODE | off (auto, on, off)          |
+/// | gpu_decode   | H5TILE_GPU_DECODE | auto (auto, on, off)         |
 /// | nvcomp_library | H5TILE_NVCOMP_LIBRARY | "" (dlopen's search for libnvcomp.so.6) |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
@@ -120,14 +120,14 @@ enum class Gds : unsigned char { Auto, On, Off };
 [[nodiscard]] Gds gds();
 void set_gds(Gds mode);
 
-/// Decoding compressed chunks read into device memory: Auto decodes them on the GPU with nvCOMP
-/// (only the compressed bytes cross PCIe) where nvCOMP loads and the dataset's filters are ones
-/// it decodes (deflate, zstd, lz4, each with or without shuffle), and on the CPU otherwise; On
-/// fails, naming why, where the GPU cannot decode a filtered dataset; Off always decodes on the
-/// CPU. last_device_io() says which one did and why. The default is Off: nvCOMP checks neither
-/// deflate's Adler-32 nor damaged input (its documentation leaves decoding such input undefined),
-/// so a damaged chunk could come back as wrong bytes without an error, where HDF5 and the CPU
-/// decoder fail. Turn it on for files you trust.
+/// Decoding compressed chunks read into device memory with nvCOMP on the GPU (only the compressed
+/// bytes cross PCIe). Auto (the default) decodes deflate (gzip) there, with or without shuffle,
+/// where nvCOMP loads, and checks each chunk's Adler-32 there (nvCOMP does not), so a damaged
+/// chunk fails the read as it fails with HDF5 and the CPU decoder; zstd and lz4 go to the CPU
+/// (hdf5plugin's chunks carry no checksum to check nvCOMP's output against, and the CPU decoded
+/// them faster where measured). On decodes every codec nvCOMP has (deflate, zstd, lz4, each with
+/// or without shuffle) on the GPU and fails, naming why, where the GPU cannot decode a filtered
+/// dataset. Off always decodes on the CPU. last_device_io() says which one did and why.
 enum class GpuDecode : unsigned char { Auto, On, Off };
 [[nodiscard]] GpuDecode gpu_decode();
 void set_gpu_decode(GpuDecode mode);

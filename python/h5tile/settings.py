@@ -18,7 +18,7 @@ probe          ``H5TILE_PROBE``         False (True: untrusted files' metadata o
 probe_timeout  ``H5TILE_PROBE_TIMEOUT`` 60 (seconds that child may take)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
-gpu_decode     ``H5TILE_GPU_DECODE``    "off" ("auto", "on": compressed chunks decoded on the GPU with nvCOMP)
+gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (gzip on the GPU with nvCOMP, Adler-32 checked; "on": zstd, lz4 too; "off")
 nvcomp_library ``H5TILE_NVCOMP_LIBRARY`` "" (dlopen's search; the package sets the nvidia-libnvcomp-cu13 wheel's)
 =============  =======================  ===================================================
 
@@ -192,9 +192,11 @@ def set_gds(mode: str) -> None:
 
 def gpu_decode() -> str:
     """"auto", "on" or "off": compressed chunks read into device memory decoded on the GPU with
-    nvCOMP (deflate, zstd, lz4, with or without shuffle); "on" fails where the GPU cannot decode a
-    compressed dataset, "off" (the default: nvCOMP checks neither deflate's Adler-32 nor damaged
-    input) decodes on the CPU. ``h5tile.last_device_io()`` says which did."""
+    nvCOMP. "auto" (the default) decodes deflate (gzip) there, with or without shuffle, and checks
+    each chunk's Adler-32 there (nvCOMP does not), so a damaged chunk fails the read; zstd and lz4
+    (no checksum in their chunks) go to the CPU. "on" decodes deflate, zstd and lz4 on the GPU and
+    fails where the GPU cannot decode a compressed dataset; "off" decodes on the CPU.
+    ``h5tile.last_device_io()`` says which did and why."""
     return _h5tile.gpu_decode()
 
 

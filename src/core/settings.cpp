@@ -78,13 +78,12 @@ std::atomic<std::size_t>& staging_value() {
   return value;
 }
 
-// An auto/on/off variable (unset or empty: `unset`); with `numeric`, 1 and 0 also mean on and off.
+// An auto/on/off variable (unset or empty: auto); with `numeric`, 1 and 0 also mean on and off.
 template <class Mode>
-Mode auto_on_off(const char* variable, bool numeric, Mode unset = Mode::Auto) {
+Mode auto_on_off(const char* variable, bool numeric) {
   const char* text = std::getenv(variable);
   const std::string_view mode = text != nullptr ? text : "";
-  if (mode.empty()) return unset;
-  if (mode == "auto") return Mode::Auto;
+  if (mode.empty() || mode == "auto") return Mode::Auto;
   if (mode == "on" || (numeric && mode == "1")) return Mode::On;
   if (mode == "off" || (numeric && mode == "0")) return Mode::Off;
   throw InvalidArgument(fmt::format("environment variable {}='{}' must be auto, on or off", variable, mode));
@@ -96,7 +95,7 @@ std::atomic<Gds>& gds_value() {
 }
 
 std::atomic<GpuDecode>& gpu_decode_value() {
-  static std::atomic<GpuDecode> value = auto_on_off<GpuDecode>("H5TILE_GPU_DECODE", false, GpuDecode::Off);
+  static std::atomic<GpuDecode> value = auto_on_off<GpuDecode>("H5TILE_GPU_DECODE", false);
   return value;
 }
 

@@ -1,9 +1,11 @@
 // Compressed chunks decoded on the GPU (gpu/decode.hpp). A read goes in batches: the workers
 // pread a batch's stored chunks into one of two pinned buffers while the GPU decodes the batch
 // before; a batch is then, in order on one stream: copied to the device (with its table of
-// pieces), decoded by one batched nvCOMP call, unshuffled, copied into place (each chunk's part
-// clipped as the CPU path clips it), and its nvCOMP statuses copied back, checked before the
-// pinned buffer is filled again. Device buffers are kept per device for the next read.
+// pieces), decoded by one batched nvCOMP call, for deflate summed by the Adler-32 kernel (one
+// launch for the batch: nvCOMP does not check the zlib trailer), unshuffled, copied into place
+// (each chunk's part clipped as the CPU path clips it), and its nvCOMP statuses and Adler-32s
+// copied back, checked (the Adler-32s against the trailers) before the pinned buffer is filled
+// again. Device buffers are kept per device for the next read.
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -95,10 +97,12 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
-// A piece of a batch that nvCOMP decodes: for its status, the chunk it belongs to and its size.
+// A piece of a batch that nvCOMP decodes: for its status, the chunk it belongs to and its size;
+// for deflate (one piece per chunk), the Adler-32 its stream ends with.
 struct PieceCheck {
   std::size_t chunk = 0;  // index in the request
   std::uint64_t decoded = 0;
+  std::uint32_t trailer = 0;
 };
 
 // One of the two pinned buffers: a batch's stored chunks, its table of pieces, the results
@@ -106,7 +110,7 @@ struct PieceCheck {
 struct Half {
   Pinned data;
   Pinned table;    // per piece: input pointer, input bytes, output capacity, output pointer
-  Pinned results;  // per piece: decoded bytes (8), then per piece: status (4)
+  Pinned results;  // per piece: decoded bytes (8); then per piece: status (4); for deflate, per piece: Adler-32 (4)
   cudaEvent_t done = nullptr;
   bool pending = false;
   std::vector<PieceCheck> checks;
@@ -125,7 +129,7 @@ struct Decoder {
   std::mutex mutex;
   cudaStream_t stream = nullptr;
   Half halves[2];  // NOLINT(*-avoid-c-arrays)
-  DeviceBuffer in, table, results, decoded, unshuffled, temp;
+  DeviceBuffer in, table, results, decoded, unshuffled, temp, adler32_scratch;
 };
 
 std::mutex decoders_mutex;
@@ -247,7 +251,8 @@ class Run {
   }
 
  private:
-  // Waits for the batch last submitted from `h`, then checks nvCOMP's statuses and sizes.
+  // Waits for the batch last submitted from `h`, then checks nvCOMP's statuses and sizes, and
+  // deflate's Adler-32s.
   void finish(Half& h) {
     if (!h.pending) return;
     cuda_check(cudaEventSynchronize(h.done), "cudaEventSynchronize");
@@ -255,17 +260,29 @@ class Run {
     const auto n = h.checks.size();
     const auto* sizes = reinterpret_cast<const std::size_t*>(h.results.data());
     const auto* statuses = reinterpret_cast<const nvcomp_abi::Status*>(h.results.data() + 8 * n);
+    const auto* adler32s = reinterpret_cast<const std::uint32_t*>(h.results.data() + 12 * n);
     for (std::size_t i = 0; i < n; ++i) {
+      const auto& c = r_.chunks[h.checks[i].chunk];
       if (statuses[i] != 0 || sizes[i] != h.checks[i].decoded) {
-        const auto& c = r_.chunks[h.checks[i].chunk];
         const auto why = statuses[i] != 0 ? nvcomp_.describe(statuses[i])
                                           : fmt::format("decodes to {} bytes, not {}", sizes[i], h.checks[i].decoded);
         throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded on the GPU: {}: {}",
                                        to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset,
                                        r_.file->path().string(), codec_name(r_.filters.codec), why));
       }
+      if (!checks_adler32()) continue;
+      // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
+      if (const auto why = adler32_mismatch(h.checks[i].trailer, adler32s[i], c.stored_bytes); !why.empty()) {
+        throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
+                                       to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset,
+                                       r_.file->path().string(), codec_name(r_.filters.codec), why));
+      }
     }
   }
+
+  // Deflate's zlib streams end with an Adler-32 that nvCOMP leaves unchecked; it is one piece per
+  // chunk, so piece i of a batch is chunk i.
+  [[nodiscard]] bool checks_adler32() const noexcept { return r_.filters.codec == GpuCodec::Deflate; }
 
   // Reads chunks from `begin` on into `h`, as many as fit, and submits their work to the GPU.
   // Returns the first chunk not taken.
@@ -309,10 +326,12 @@ class Run {
       }
     }
     h.table.reserve(32 * n);
-    h.results.reserve(12 * n);
+    h.results.reserve(16 * n);
     std::byte* in = d_.in.data();
     std::byte* table = d_.table.reserve(32 * std::max<std::size_t>(n, 1), d_.stream);
-    std::byte* results = d_.results.reserve(12 * std::max<std::size_t>(n, 1), d_.stream);
+    std::byte* results = d_.results.reserve(16 * std::max<std::size_t>(n, 1), d_.stream);
+    std::byte* adler32_scratch =
+        checks_adler32() ? d_.adler32_scratch.reserve(adler32_scratch_bytes(chunk_bytes_, count), d_.stream) : nullptr;
     std::byte* decoded = d_.decoded.data();
     auto* in_ptrs = reinterpret_cast<const void**>(h.table.data());
     auto* in_bytes = reinterpret_cast<std::size_t*>(h.table.data() + 8 * n);
@@ -338,9 +357,14 @@ class Run {
         in_bytes[j] = p.size;
         out_capacity[j] = p.decoded;
         out_ptrs[j] = dst;
-        h.checks.push_back({begin + i, p.decoded});
+        const auto trailer =
+            checks_adler32() ? zlib_trailer(h.data.data() + place[i], r_.chunks[begin + i].stored_bytes) : 0;
+        h.checks.push_back({begin + i, p.decoded, trailer});
         ++j;
       }
+    }
+    if (checks_adler32() && n != count) {
+      throw RuntimeError(fmt::format("GPU decoding of {}: {} deflate pieces for {} chunks", r_.where, n, count));
     }
     std::size_t temp_bytes = 0;
     if (n > 0) {
@@ -370,6 +394,10 @@ class Run {
     for (const auto& c : raw) {
       cuda_check(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
     }
+    if (checks_adler32()) {
+      adler32_chunks(decoded, chunk_bytes_, stride_, count, reinterpret_cast<std::uint32_t*>(results + 12 * n),
+                     adler32_scratch, stream);
+    }
     const std::byte* ready = decoded;
     if (r_.filters.shuffle_bytes > 1) {
       unshuffle_chunks(decoded, d_.unshuffled.data(), chunk_bytes_, stride_, count, r_.filters.shuffle_bytes, stream);
@@ -383,7 +411,8 @@ class Run {
       placed += c.part.count() * es_;
     }
     if (n > 0) {
-      cuda_check(cudaMemcpyAsync(h.results.data(), results, 12 * n, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+      const std::size_t back = checks_adler32() ? 16 * n : 12 * n;
+      cuda_check(cudaMemcpyAsync(h.results.data(), results, back, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
     }
     cuda_check(cudaEventRecord(h.done, stream), "cudaEventRecord");
     h.pending = true;

@@ -1,8 +1,10 @@
 #pragma once
-// The CUDA layer's kernels (src/cuda/unshuffle.cu), compiled by nvcc where CMake enables CUDA as a
-// language (H5TILE_WITH_CUDA_KERNELS); cuda/kernels_absent.cpp stands in for them otherwise.
+// The CUDA layer's kernels (src/cuda/unshuffle.cu, src/cuda/adler32.cu), compiled by nvcc where
+// CMake enables CUDA as a language (H5TILE_WITH_CUDA_KERNELS); cuda/kernels_absent.cpp stands in
+// for them otherwise.
 
 #include <cstddef>
+#include <cstdint>
 
 #include <cuda_runtime_api.h>
 
@@ -17,5 +19,27 @@ namespace h5tile::detail::gpu {
 // trailing bytes are copied as they are. Asynchronous on `stream`. `in` and `out` must not overlap.
 void unshuffle_chunks(const std::byte* in, std::byte* out, std::size_t chunk_bytes, std::size_t stride,
                       std::size_t count, std::size_t elem_size, cudaStream_t stream);
+
+// The blocks that adler32_chunks gives each chunk of `chunk_bytes`: one per 64 KiB, at least one,
+// at most 1024 (the chunk's last block adds up their sums).
+[[nodiscard]] constexpr std::size_t adler32_blocks(std::size_t chunk_bytes) noexcept {
+  constexpr std::size_t kBytesPerBlock = std::size_t{64} << 10;
+  constexpr std::size_t kMostBlocks = 1024;
+  const std::size_t blocks = (chunk_bytes + kBytesPerBlock - 1) / kBytesPerBlock;
+  return blocks < 1 ? 1 : blocks > kMostBlocks ? kMostBlocks : blocks;
+}
+
+// The device scratch memory that adler32_chunks needs for `count` chunks of `chunk_bytes`.
+[[nodiscard]] constexpr std::size_t adler32_scratch_bytes(std::size_t chunk_bytes, std::size_t count) noexcept {
+  return count * (adler32_blocks(chunk_bytes) * 16 + 4);  // per block two sums; per chunk a counter
+}
+
+// Writes to out[c] the Adler-32 (zlib's adler32(), as a zlib stream's trailer holds it) of each of
+// `count` chunks of `chunk_bytes`, `stride` bytes apart at `data` (device memory; `data` and
+// `stride` multiples of 16), in one launch, each chunk summed by adler32_blocks(chunk_bytes)
+// blocks. `out` (device memory, `count` values) and `scratch` (device memory of
+// adler32_scratch_bytes(chunk_bytes, count), 8-byte aligned) are written. Asynchronous on `stream`.
+void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t stride, std::size_t count,
+                    std::uint32_t* out, std::byte* scratch, cudaStream_t stream);
 
 }  // namespace h5tile::detail::gpu

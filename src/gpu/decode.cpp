@@ -20,8 +20,9 @@ std::uint64_t read_be(const std::byte* p, std::size_t n) {
 }
 
 // A zlib stream (RFC 1950): a 2-byte header (deflate, no preset dictionary), the raw deflate
-// stream, a 4-byte Adler-32. nvCOMP inflates raw deflate and does not check the Adler-32 (the CPU
-// decoder does).
+// stream, a 4-byte Adler-32. The header is checked as zlib's inflate checks it (the check bits,
+// method 8, a window of at most 32 KiB, no preset dictionary); nvCOMP inflates the raw deflate and
+// the Adler-32 is checked after it (cuda/adler32.cu).
 void split_zlib(const std::byte* data, std::size_t size, std::size_t chunk_bytes, std::vector<StoredPiece>& pieces) {
   if (size < kZlibHeaderBytes + 4 + 1) {
     throw RuntimeError(fmt::format("deflate stream of {} bytes is shorter than a zlib stream", size));
@@ -77,7 +78,7 @@ const char* codec_name(GpuCodec codec) noexcept {
 }
 
 std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>& filters, std::size_t elem_size,
-                                                  bool kernels) {
+                                                  bool kernels, DecodeMode mode) {
   GpuFilters plan;
   bool codec = false;
   bool shuffled = false;
@@ -115,7 +116,28 @@ std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>&
     }
   }
   if (!codec) return "no compression filter (shuffle alone is undone on the CPU)";
+  if (plan.codec == GpuCodec::Deflate && !kernels) {
+    return "deflate is not decoded on the GPU: h5tile was built without its GPU kernels "
+           "(H5TILE_WITH_CUDA_KERNELS=OFF), "
+           "which check deflate's Adler-32";
+  }
+  if (plan.codec != GpuCodec::Deflate && mode != DecodeMode::On) {
+    return fmt::format("H5TILE_GPU_DECODE=auto decodes {} on the CPU (its chunks carry no checksum; on: on the GPU)",
+                       codec_name(plan.codec));
+  }
   return plan;
+}
+
+std::uint32_t zlib_trailer(const std::byte* data, std::size_t size) noexcept {
+  return static_cast<std::uint32_t>(read_be(data + size - 4, 4));
+}
+
+std::string adler32_mismatch(std::uint32_t trailer, std::uint32_t decoded, std::uint64_t stored_bytes) {
+  if (trailer == decoded) return "";
+  return fmt::format(
+      "deflate stream of {} bytes is corrupt: it ends with Adler-32 {:#010x}, the bytes decoded on the "
+      "GPU have {:#010x}",
+      stored_bytes, trailer, decoded);
 }
 
 void split_stored_chunk(GpuCodec codec, const std::byte* data, std::size_t size, std::size_t chunk_bytes,

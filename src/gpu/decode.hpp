@@ -24,8 +24,9 @@
 
 namespace h5tile::detail::gpu {
 
-// Auto: on the GPU where it can, else on the CPU; On: on the GPU or an error naming why; Off:
-// on the CPU. api/resolve.cpp resolves it from H5TILE_GPU_DECODE.
+// Auto: deflate on the GPU where it can (its Adler-32 checked there), the other codecs on the CPU
+// (their chunks carry no checksum); On: every codec nvCOMP has on the GPU, or an error naming why
+// not; Off: on the CPU. api/resolve.cpp resolves it from H5TILE_GPU_DECODE.
 enum class DecodeMode : unsigned char { Auto, On, Off };
 
 // The nvCOMP decompressor of a dataset's compression filter.
@@ -41,10 +42,11 @@ struct GpuFilters {
 };
 
 // The GPU's plan for `filters` (a chunked dataset's pipeline in creation order, of `elem_size`-byte
-// elements), or why the GPU does not decode them ("fletcher32 is not decoded on the GPU", ...).
-// `kernels`: whether this build has the unshuffle kernel (gpu::kernels_built()).
+// elements) under `mode` (Auto or On), or why the GPU does not decode them ("fletcher32 is not
+// checked on the GPU", ...). `kernels`: whether this build has the GPU kernels (gpu::kernels_built()):
+// without them neither shuffle is undone nor deflate's Adler-32 checked on the GPU.
 [[nodiscard]] std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>& filters,
-                                                                std::size_t elem_size, bool kernels);
+                                                                std::size_t elem_size, bool kernels, DecodeMode mode);
 
 // One part of a stored chunk that nvCOMP decodes on its own: `size` bytes at `offset` of the
 // stored chunk decode to `decoded` bytes at `out_offset` of the chunk; `raw`: stored as it is (an
@@ -69,6 +71,14 @@ void split_stored_chunk(GpuCodec codec, const std::byte* data, std::size_t size,
 // Where the bytes that deflate's piece of a stored chunk starts: after the 2-byte zlib header.
 inline constexpr std::size_t kZlibHeaderBytes = 2;
 
+// The Adler-32 of the decoded bytes that a zlib stream of `size` bytes at `data` ends with (its
+// last 4 bytes, big-endian), which nvCOMP does not check. split_stored_chunk has checked `size`.
+[[nodiscard]] std::uint32_t zlib_trailer(const std::byte* data, std::size_t size) noexcept;
+
+// Why a chunk whose zlib stream of `stored_bytes` ends with Adler-32 `trailer` but whose bytes
+// decoded on the GPU have Adler-32 `decoded` cannot be decoded, or "" where the two agree.
+[[nodiscard]] std::string adler32_mismatch(std::uint32_t trailer, std::uint32_t decoded, std::uint64_t stored_bytes);
+
 // One chunk of a device read decoded on the GPU: where it is stored, the part of it read (in
 // chunk coordinates) and where that part goes in the destination.
 struct DeviceChunk {
@@ -88,7 +98,7 @@ struct DecodeRequest {
   std::string where;  // "dataset '/x' in 'f.h5'", for messages
 };
 
-// Whether this build has the GPU kernels (the unshuffle kernel: src/cuda/unshuffle.cu).
+// Whether this build has the GPU kernels (unshuffle and Adler-32: src/cuda/*.cu).
 [[nodiscard]] bool kernels_built() noexcept;
 
 // Why the GPU cannot decode `filters` here, or "": no CUDA device, no nvCOMP at `library` ("": dlopen's
@@ -100,8 +110,9 @@ struct DecodeRequest {
 // `device`): the stored bytes are read with `threads` threads into pinned buffers (two, each of
 // half of `staging.bytes` or one chunk, whichever is more), copied to the device, decoded there
 // with nvCOMP `library` in batches (one batch read while the one before decodes), unshuffled and
-// copied into place. `progress` (if given) counts the bytes placed. Throws RuntimeError naming
-// the chunk, the dataset and nvCOMP's reason for a chunk that does not decode.
+// copied into place; a deflate chunk's Adler-32 is checked against its stream's trailer. `progress`
+// (if given) counts the bytes placed. Throws RuntimeError naming the chunk, the dataset and the
+// reason (nvCOMP's, or the Adler-32 that does not match) for a chunk that does not decode.
 void decode_to_device(int device, const DecodeRequest& request, std::byte* out, const Shape& out_shape,
                       const std::string& library, unsigned threads, const Staging& staging, Progress* progress);
 

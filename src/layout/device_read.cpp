@@ -76,7 +76,8 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
     why_not = "H5TILE_GPU_DECODE=off";
     return std::nullopt;
   }
-  auto plan = gpu::gpu_filters(filtered->pipeline->filters(), source.elem_size, gpu::kernels_built());
+  auto plan =
+      gpu::gpu_filters(filtered->pipeline->filters(), source.elem_size, gpu::kernels_built(), options_.gpu_decode);
   if (const auto* why = std::get_if<std::string>(&plan)) {
     why_not = *why;
     return std::nullopt;

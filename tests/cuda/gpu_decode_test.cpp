@@ -1,13 +1,18 @@
 // Compressed chunks read into device memory and decoded on the GPU with nvCOMP (issue 19):
 // gzip, zstd and lz4, with and without shuffle, 2- and 3-D with edge chunks, sub-regions, many
 // batches, virtual datasets of compressed tiles: byte for byte what the CPU decoder gives; the
-// fallbacks (H5TILE_GPU_DECODE=off, fletcher32, no nvCOMP) with their reasons, and the errors of
-// H5TILE_GPU_DECODE=on. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or dlopen's search); without a
-// device, or without nvCOMP, the device tests are skipped and say why.
+// fallbacks (H5TILE_GPU_DECODE=off, zstd and lz4 under auto, fletcher32, no nvCOMP) with their
+// reasons, and the errors of H5TILE_GPU_DECODE=on; damaged deflate chunks that nvCOMP inflates
+// without complaint fail the read on their Adler-32, as on the CPU. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or
+// dlopen's search); without a device, or without nvCOMP, the device tests are skipped and say why.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -15,6 +20,8 @@
 #include <h5tile/h5tile.hpp>
 
 #include "cuda/nvcomp.hpp"
+#include "gpu/decode.hpp"
+#include "unit/adler32_reference.hpp"
 
 namespace h5tile {
 namespace {
@@ -120,7 +127,7 @@ TEST_P(GpuDecodeCases, DeviceReadsEqualTheCpuDecodeByteForByte) {
     to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
             {.layout = Layout::Chunked, .ranks = 3, .chunk = chunk, .compression = {compressor, -1, shuffle}})
         .wait();
-    settings::set_gpu_decode(settings::GpuDecode::Auto);
+    settings::set_gpu_decode(settings::GpuDecode::On);
     const auto host = from_file(path, "/x");
     ASSERT_EQ(std::memcmp(host.data(), bytes.data(), bytes.size()), 0);
     const auto dev = from_file(path, "/x", {.device = 0});
@@ -132,6 +139,17 @@ TEST_P(GpuDecodeCases, DeviceReadsEqualTheCpuDecodeByteForByte) {
     const auto dev_box = read_box(path, "/x", box, {.device = 0});
     EXPECT_EQ(last_device_io().decoder, "nvcomp");
     EXPECT_TRUE(same(dev_box, read_box(path, "/x", box))) << to_string(box);
+    // Auto (the default): deflate on the GPU, its Adler-32 checked there; zstd and lz4 on the CPU.
+    settings::set_gpu_decode(settings::GpuDecode::Auto);
+    EXPECT_TRUE(same(from_file(path, "/x", {.device = 0}), host));
+    if (compressor == Compressor::Gzip) {
+      EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+    } else {
+      EXPECT_EQ(last_device_io().decoder, "cpu");
+      EXPECT_EQ(last_device_io().decoder_reason, "H5TILE_GPU_DECODE=auto decodes " +
+                                                     std::string(compressor_name(compressor)) +
+                                                     " on the CPU (its chunks carry no checksum; on: on the GPU)");
+    }
     settings::set_gpu_decode(settings::GpuDecode::Off);
     EXPECT_TRUE(same(from_file(path, "/x", {.device = 0}), host));
     EXPECT_EQ(last_device_io().decoder, "cpu");
@@ -172,6 +190,109 @@ TEST_F(GpuDecode, ManyBatchesThroughASmallStagingAndVirtualTiles) {
     std::printf("[ INFO     ] %s: pinned memory %llu bytes\n", std::string(layout_name(layout)).c_str(),
                 static_cast<unsigned long long>(last_device_io().staging_pinned_bytes));
   }
+}
+
+std::vector<char> file_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const fs::path& path, const std::vector<char>& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Damage that nvCOMP does not see: deflate at level 0 stores each chunk's bytes as they are (a
+// stored block) with the Adler-32 of the chunk after them; flipping trailer bits, or changing a
+// byte of the chunk, leaves a stream that inflates to the chunk's size. HDF5's reader and the CPU
+// decoder fail on it; so must the GPU decoder, under auto and on, naming the chunk and the file.
+TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{16384};
+  std::mt19937_64 rng(11);
+  std::vector<std::byte> bytes(element_count(shape) * dtype.size());
+  for (auto& b : bytes) b = static_cast<std::byte>(rng());  // random: each chunk's bytes lie once in the file
+  const auto good = dir_ / "good.h5";
+  to_file(ArrayView{bytes.data(), dtype, shape, {}}, good, "/x",
+          {.layout = Layout::Chunked, .chunk = {4096}, .compression = {Compressor::Gzip, 0}})
+      .wait();
+  settings::set_gpu_decode(settings::GpuDecode::Auto);
+  EXPECT_TRUE(same(from_file(good, "/x", {.device = 0}), from_file(good, "/x")));
+  skip_without_nvcomp();
+  ASSERT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+
+  // Chunk [4096:8192]: its first and last KiB in the file (one stored block, or a few whose
+  // headers lie between), and its Adler-32 (big-endian) just after the last.
+  const std::size_t chunk_bytes = 4096 * dtype.size();
+  const std::size_t kib = 1024;
+  const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + chunk_bytes;
+  const auto file = file_bytes(good);
+  const auto head = std::search(file.begin(), file.end(), chunk, chunk + kib);
+  ASSERT_NE(head, file.end()) << "chunk [4096:8192] is not stored as it is: not a stored block?";
+  const auto tail = std::search(head, file.end(), chunk + chunk_bytes - kib, chunk + chunk_bytes);
+  ASSERT_NE(tail, file.end());
+  const auto adler = detail::gpu::reference_adler32(bytes.data() + chunk_bytes, chunk_bytes);
+  const std::array<char, 4> trailer_bytes{static_cast<char>(adler >> 24), static_cast<char>(adler >> 16),
+                                          static_cast<char>(adler >> 8), static_cast<char>(adler)};
+  const auto after = tail + kib;
+  const auto limit = file.end() - after < 16 ? file.end() : after + 16;
+  const auto trailer_at = std::search(after, limit, trailer_bytes.begin(), trailer_bytes.end());
+  ASSERT_NE(trailer_at, limit) << "no Adler-32 after the chunk's bytes";
+  const auto payload = static_cast<std::size_t>(head - file.begin());
+  const auto last = static_cast<std::size_t>(tail - file.begin()) + kib - 1;
+  const auto trailer = static_cast<std::size_t>(trailer_at - file.begin());
+
+  const auto bad = dir_ / "bad.h5";
+  for (const auto& [what, offset, mask] : {std::tuple{"all trailer bits flipped", trailer, 0xffU},
+                                           std::tuple{"one trailer bit flipped", trailer + 3, 0x01U},
+                                           std::tuple{"a payload byte changed", payload + 1000, 0x01U},
+                                           std::tuple{"the last payload byte changed", last, 0x80U}}) {
+    SCOPED_TRACE(what);
+    auto damaged = file;
+    damaged[offset] = static_cast<char>(static_cast<unsigned char>(damaged[offset]) ^ mask);
+    write_bytes(bad, damaged);
+    EXPECT_THROW((void)from_file(bad, "/x"), RuntimeError);  // the CPU decoder's verdict
+    for (const auto mode : {settings::GpuDecode::Auto, settings::GpuDecode::On, settings::GpuDecode::Off}) {
+      settings::set_gpu_decode(mode);
+      try {
+        (void)from_file(bad, "/x", {.device = 0});
+        ADD_FAILURE() << "a damaged chunk was read without an error (gpu_decode " << static_cast<int>(mode) << ")";
+      } catch (const RuntimeError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("chunk [4096:8192] of dataset '/x'"), std::string::npos) << m;
+        EXPECT_NE(m.find("cannot be decoded"), std::string::npos) << m;
+        EXPECT_NE(m.find(bad.string()), std::string::npos) << m;
+        if (mode != settings::GpuDecode::Off) {
+          EXPECT_NE(m.find("cannot be decoded: deflate: deflate stream of"), std::string::npos) << m;
+          EXPECT_NE(m.find("is corrupt: it ends with Adler-32"), std::string::npos) << m;
+          EXPECT_EQ(last_device_io().decoder, "nvcomp");
+        }
+      }
+    }
+    // The undamaged chunks of the damaged file still read on the GPU.
+    settings::set_gpu_decode(settings::GpuDecode::Auto);
+    const Box other{{8192}, {8192}};
+    EXPECT_TRUE(same(read_box(bad, "/x", other, {.device = 0}), read_box(good, "/x", other)));
+  }
+}
+
+// A build without the kernels (H5TILE_WITH_CUDA_KERNELS=OFF) cannot check deflate's Adler-32 on
+// the GPU: deflate is decoded on the CPU, and the report says why (an error under on).
+TEST_F(GpuDecode, WithoutTheKernelsDeflateIsDecodedOnTheCpuAndSaysWhy) {
+  if (detail::gpu::kernels_built()) GTEST_SKIP() << "h5tile was built with its GPU kernels";
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{300, 200};
+  const auto bytes = smooth(dtype, element_count(shape), 13);
+  to_file(ArrayView{bytes.data(), dtype, shape, {}}, dir_ / "g.h5", "/x",
+          {.layout = Layout::Chunked, .chunk = {64, 64}, .compression = {Compressor::Gzip}})
+      .wait();
+  settings::set_gpu_decode(settings::GpuDecode::Auto);
+  EXPECT_TRUE(same(from_file(dir_ / "g.h5", "/x", {.device = 0}), from_file(dir_ / "g.h5", "/x")));
+  EXPECT_EQ(last_device_io().decoder, "cpu");
+  EXPECT_NE(last_device_io().decoder_reason.find("H5TILE_WITH_CUDA_KERNELS=OFF"), std::string::npos)
+      << last_device_io().decoder_reason;
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  EXPECT_THROW((void)from_file(dir_ / "g.h5", "/x", {.device = 0}), RuntimeError);
 }
 
 TEST_F(GpuDecode, FallsBackWithAReasonOrFailsWhenRequired) {

@@ -1,12 +1,14 @@
 """Compressed chunks read into CuPy arrays and decoded on the GPU with nvCOMP (issue 19): gzip,
 zstd and lz4 with and without shuffle, edge chunks and sub-regions, equal byte for byte to h5py
-(gzip) and to h5tile's CPU decode (all); H5TILE_GPU_DECODE=off gives the same bytes through the
-CPU; chunks never written and a missing nvCOMP fall back with a reason, or fail under "on". Runs
+(gzip) and to h5tile's CPU decode (all); H5TILE_GPU_DECODE=auto (the default) decodes gzip on the
+GPU and zstd and lz4 on the CPU, "on" all three on the GPU, "off" none; chunks never written and
+a missing nvCOMP fall back with a reason, or fail under "on". Runs
 on the GPU machine (nvCOMP from H5TILE_NVCOMP_LIBRARY or the nvidia-libnvcomp-cu13 wheel); skipped
 where CuPy, a device or nvCOMP is missing."""
 import os
 import subprocess
 import sys
+import zlib
 
 import h5py
 import numpy as np
@@ -57,17 +59,55 @@ def test_device_reads_equal_the_cpu_decode_and_h5py(tmp_path, compression, shuff
         if compression == "gzip":
             with h5py.File(path, "r") as f:
                 assert same_bytes(f["x"][...], a)
-        settings.set_gpu_decode("auto")
+        settings.set_gpu_decode("on")
         d = h5tile.from_file(path, "/x", device=0)
         decoded_on_gpu()
         assert isinstance(d, cp.ndarray) and same_bytes(cp.asnumpy(d), host)
         box = h5tile.read_box(path, "/x", offset, extent, device=0)
         decoded_on_gpu()
         assert same_bytes(cp.asnumpy(box), h5tile.read_box(path, "/x", offset, extent))
+        settings.set_gpu_decode("auto")
+        assert same_bytes(cp.asnumpy(h5tile.from_file(path, "/x", device=0)), host)
+        if compression == "gzip":
+            decoded_on_gpu()
+        else:
+            report = h5tile.last_device_io()
+            assert report["decoder"] == "cpu" and report["decoder_reason"] == (
+                f"H5TILE_GPU_DECODE=auto decodes {compression} on the CPU (its chunks carry no checksum; on: on the GPU)"
+            ), report
         settings.set_gpu_decode("off")
         assert same_bytes(cp.asnumpy(h5tile.from_file(path, "/x", device=0)), host)
         report = h5tile.last_device_io()
         assert report["decoder"] == "cpu" and report["decoder_reason"] == "H5TILE_GPU_DECODE=off", report
+
+
+def test_a_damaged_gzip_chunk_fails_on_the_gpu_as_it_fails_in_h5py(tmp_path):
+    # gzip at level 0 stores a chunk's bytes as they are: a changed byte, or a flipped bit of the
+    # Adler-32 after them, still inflates to the chunk's size, so only the Adler-32 tells.
+    a = np.random.default_rng(5).integers(0, 2**32, 16384, dtype=np.uint32)
+    good = tmp_path / "good.h5"
+    with h5py.File(good, "w") as f:
+        f.create_dataset("x", data=a, chunks=(4096,), compression="gzip", compression_opts=0)
+    settings.set_gpu_decode("auto")
+    assert same_bytes(cp.asnumpy(h5tile.from_file(good, "/x", device=0)), a)
+    decoded_on_gpu()
+    raw = good.read_bytes()
+    chunk = a[4096:8192].tobytes()
+    head, tail = raw.find(chunk[:1024]), raw.find(chunk[-1024:])
+    assert 0 < head < tail, "chunk [4096:8192] is not stored as it is"
+    trailer = raw.find(zlib.adler32(chunk).to_bytes(4, "big"), tail + 1024, tail + 1024 + 16)
+    assert trailer > 0
+    for offset, mask in ((head + 100, 0x01), (trailer + 3, 0x01)):
+        bad = bytearray(raw)
+        bad[offset] ^= mask
+        (tmp_path / "bad.h5").write_bytes(bad)
+        with h5py.File(tmp_path / "bad.h5", "r") as f, pytest.raises(OSError):
+            f["x"][...]
+        for mode, why in (("auto", ": it ends with Adler-32"), ("on", ": it ends with Adler-32"), ("off", "")):
+            settings.set_gpu_decode(mode)
+            with pytest.raises(h5tile.Error, match=r"chunk \[4096:8192\] of dataset '/x'.* cannot be decoded: deflate: "
+                                                   r"deflate stream of \d+ bytes is corrupt" + why):
+                h5tile.from_file(tmp_path / "bad.h5", "/x", device=0)
 
 
 def test_chunks_never_written_fall_back_with_a_reason(tmp_path):
@@ -103,12 +143,22 @@ def test_without_nvcomp_auto_decodes_on_the_cpu_and_on_fails(tmp_path):
 def test_the_environment_variables_choose(tmp_path):
     a = compressible("float32", (500, 200))
     h5tile.to_file(a, tmp_path / "g.h5", "/x", layout="chunked", chunks=(64, 64), compression="zstd").wait()
+    h5tile.to_file(a, tmp_path / "d.h5", "/x", layout="chunked", chunks=(64, 64), compression="gzip").wait()
     code = (f"import sys; sys.path.insert(0, {str(BUILD / 'python')!r}); import h5tile\n"
             f"h5tile.from_file({str(tmp_path / 'g.h5')!r}, '/x', device=0)\n"
-            "print(h5tile.settings.gpu_decode(), h5tile.last_device_io()['decoder'])")
+            "print(h5tile.settings.gpu_decode(), h5tile.last_device_io()['decoder'])\n"
+            f"h5tile.from_file({str(tmp_path / 'd.h5')!r}, '/x', device=0)\n"
+            "print(h5tile.last_device_io()['decoder'], h5tile.last_device_io()['decoder_reason'])")
+    # Unset: auto, deflate on the GPU (where nvCOMP loads), zstd on the CPU.
+    env = {k: v for k, v in os.environ.items() if k != "H5TILE_GPU_DECODE"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["auto", "cpu"], out.stderr
+    no_nvcomp = lines[1].startswith("cpu ") and "nvCOMP" in lines[1]
+    assert lines[1].split() == ["nvcomp"] or no_nvcomp, out.stdout
     env = dict(os.environ, H5TILE_GPU_DECODE="off")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert out.stdout.split() == ["off", "cpu"], out.stderr
+    assert out.stdout.split() == ["off", "cpu", "cpu", "H5TILE_GPU_DECODE=off"], out.stderr
     env = dict(os.environ, H5TILE_GPU_DECODE="on", H5TILE_NVCOMP_LIBRARY=str(tmp_path / "libnvcomp.so.6"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode != 0 and "H5TILE_GPU_DECODE=on" in out.stderr and "libnvcomp.so.6" in out.stderr

@@ -156,13 +156,13 @@ def test_batched_reports_progress_per_block_and_can_cancel(tmp_path):
         h5tile.from_file_batched(tmp_path / "a.h5", "/x", (20, 8), progress=5)
 
 
-def test_gpu_decoding_is_off_unless_asked_for():
-    # nvCOMP checks neither deflate's Adler-32 nor damaged input: a damaged chunk could decode to
-    # wrong bytes without an error, so the GPU decodes only where the user asks.
+def test_gpu_decoding_is_auto_unless_set_otherwise():
+    # Unset or empty means auto: deflate decoded on the GPU, its Adler-32 checked there (nvCOMP does
+    # not), zstd and lz4 on the CPU (test_gpu_decode.py checks which decoder ran, on a GPU).
     code = "from h5tile import settings as s; print(s.gpu_decode())"
     env = {k: v for k, v in os.environ.items() if k != "H5TILE_GPU_DECODE"}
     env["PYTHONPATH"] = str(BUILD / "python")
-    for value, expected in ((None, "off"), ("", "off"), ("auto", "auto"), ("on", "on")):
+    for value, expected in ((None, "auto"), ("", "auto"), ("auto", "auto"), ("on", "on"), ("off", "off")):
         if value is not None:
             env["H5TILE_GPU_DECODE"] = value
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)

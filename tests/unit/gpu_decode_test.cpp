@@ -1,7 +1,10 @@
-// The GPU decoder's plan, without a GPU: which filter pipelines it takes (and why not the
-// others), and how a stored chunk splits into the pieces nvCOMP decodes (gpu/decode.hpp).
+// The GPU decoder's plan, without a GPU: which filter pipelines it takes under auto and on (and
+// why not the others), how a stored chunk splits into the pieces nvCOMP decodes, and the Adler-32
+// that a zlib stream ends with (gpu/decode.hpp).
+#include <array>
 #include <cstring>
 #include <numeric>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +14,7 @@
 #include "engine/codecs/pipeline.hpp"
 #include "engine/codecs/zlib_stream.hpp"
 #include "gpu/decode.hpp"
+#include "unit/adler32_reference.hpp"
 
 namespace h5tile::detail::gpu {
 namespace {
@@ -23,32 +27,71 @@ std::string why(const Plan& plan) {
 }
 
 TEST(GpuFilters, TakesEachCodecWithOrWithoutShuffleBeforeIt) {
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterDeflate, {6}}}, 4, true)), (GpuFilters{GpuCodec::Deflate, 0}));
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}}, 4, true)),
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterDeflate, {6}}}, 4, true, DecodeMode::On)),
+            (GpuFilters{GpuCodec::Deflate, 0}));
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}}, 4, true, DecodeMode::On)),
             (GpuFilters{GpuCodec::Deflate, 4}));
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {}}, {kFilterZstd, {3}}}, 8, true)),
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {}}, {kFilterZstd, {3}}}, 8, true, DecodeMode::On)),
             (GpuFilters{GpuCodec::Zstd, 8}));
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterLz4, {}}}, 2, true)), (GpuFilters{GpuCodec::Lz4, 0}));
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterLz4, {}}}, 2, true, DecodeMode::On)),
+            (GpuFilters{GpuCodec::Lz4, 0}));
   // 1-byte elements: HDF5 leaves them as they are, so there is nothing to unshuffle.
-  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {1}}, {kFilterLz4, {}}}, 1, false)),
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterShuffle, {1}}, {kFilterLz4, {}}}, 1, false, DecodeMode::On)),
             (GpuFilters{GpuCodec::Lz4, 0}));
 }
 
 TEST(GpuFilters, SaysWhyItLeavesAPipelineToTheCpu) {
-  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}, {kFilterFletcher32, {}}}, 4, true)),
+  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}, {kFilterFletcher32, {}}}, 4, true,
+                            DecodeMode::On)),
             "fletcher32 is not checked on the GPU");
-  EXPECT_EQ(why(gpu_filters({{kFilterBlosc, {2, 2, 4, 0, 5, 1, 1}}}, 4, true)), "blosc is not decoded on the GPU");
-  EXPECT_EQ(why(gpu_filters({{kFilterSzip, {}}}, 4, true)), "szip is not decoded on the GPU");
-  EXPECT_EQ(why(gpu_filters({{307, {}}}, 4, true)), "filter 307 is not decoded on the GPU");
-  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}}, 4, true)),
+  EXPECT_EQ(why(gpu_filters({{kFilterBlosc, {2, 2, 4, 0, 5, 1, 1}}}, 4, true, DecodeMode::On)),
+            "blosc is not decoded on the GPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterSzip, {}}}, 4, true, DecodeMode::On)), "szip is not decoded on the GPU");
+  EXPECT_EQ(why(gpu_filters({{307, {}}}, 4, true, DecodeMode::On)), "filter 307 is not decoded on the GPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}}, 4, true, DecodeMode::On)),
             "no compression filter (shuffle alone is undone on the CPU)");
-  EXPECT_EQ(why(gpu_filters({{kFilterDeflate, {6}}, {kFilterShuffle, {4}}}, 4, true)),
+  EXPECT_EQ(why(gpu_filters({{kFilterDeflate, {6}}, {kFilterShuffle, {4}}}, 4, true, DecodeMode::On)),
             "shuffle after another filter is not undone on the GPU");
-  EXPECT_EQ(why(gpu_filters({{kFilterDeflate, {6}}, {kFilterZstd, {}}}, 4, true)),
+  EXPECT_EQ(why(gpu_filters({{kFilterDeflate, {6}}, {kFilterZstd, {}}}, 4, true, DecodeMode::On)),
             "two compression filters are not decoded on the GPU");
-  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterZstd, {}}}, 4, false)),
+  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterZstd, {}}}, 4, false, DecodeMode::On)),
             "shuffle (h5tile was built without its GPU kernels)");
-  EXPECT_NE(why(gpu_filters({{kFilterDeflate, {6, 1}}}, 4, true)), "");
+  EXPECT_NE(why(gpu_filters({{kFilterDeflate, {6, 1}}}, 4, true, DecodeMode::On)), "");
+}
+
+TEST(GpuFilters, AutoDecodesDeflateOnTheGpuAndZstdAndLz4OnTheCpu) {
+  for (const bool shuffle : {false, true}) {
+    std::vector<FilterSpec> deflate{{kFilterDeflate, {6}}};
+    std::vector<FilterSpec> zstd{{kFilterZstd, {3}}};
+    std::vector<FilterSpec> lz4{{kFilterLz4, {}}};
+    if (shuffle) {
+      for (auto* f : {&deflate, &zstd, &lz4}) f->insert(f->begin(), {kFilterShuffle, {4}});
+    }
+    const std::size_t shuffle_bytes = shuffle ? 4 : 0;
+    EXPECT_EQ(std::get<GpuFilters>(gpu_filters(deflate, 4, true, DecodeMode::Auto)),
+              (GpuFilters{GpuCodec::Deflate, shuffle_bytes}));
+    EXPECT_EQ(why(gpu_filters(zstd, 4, true, DecodeMode::Auto)),
+              "H5TILE_GPU_DECODE=auto decodes zstd on the CPU (its chunks carry no checksum; on: on the GPU)");
+    EXPECT_EQ(why(gpu_filters(lz4, 4, true, DecodeMode::Auto)),
+              "H5TILE_GPU_DECODE=auto decodes lz4 on the CPU (its chunks carry no checksum; on: on the GPU)");
+    EXPECT_EQ(std::get<GpuFilters>(gpu_filters(zstd, 4, true, DecodeMode::On)),
+              (GpuFilters{GpuCodec::Zstd, shuffle_bytes}));
+    EXPECT_EQ(std::get<GpuFilters>(gpu_filters(lz4, 4, true, DecodeMode::On)),
+              (GpuFilters{GpuCodec::Lz4, shuffle_bytes}));
+  }
+}
+
+TEST(GpuFilters, WithoutTheKernelsDeflateIsNotDecodedOnTheGpuAsItsAdler32CouldNotBeChecked) {
+  for (const auto mode : {DecodeMode::Auto, DecodeMode::On}) {
+    EXPECT_EQ(why(gpu_filters({{kFilterDeflate, {6}}}, 4, false, mode)),
+              "deflate is not decoded on the GPU: h5tile was built without its GPU kernels "
+              "(H5TILE_WITH_CUDA_KERNELS=OFF), which check deflate's Adler-32");
+    EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}}, 4, false, mode)),
+              "shuffle (h5tile was built without its GPU kernels)");
+  }
+  // Codecs that need no kernel still go to the GPU under on.
+  EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{kFilterZstd, {}}}, 4, false, DecodeMode::On)),
+            (GpuFilters{GpuCodec::Zstd, 0}));
 }
 
 std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
@@ -81,6 +124,61 @@ TEST(SplitStoredChunk, DeflateIsTheRawStreamBetweenTheZlibHeaderAndItsChecksum) 
   corrupt[0] = std::byte{0x79};
   EXPECT_THROW(split_stored_chunk(GpuCodec::Deflate, corrupt.data(), corrupt.size(), data.size(), pieces),
                RuntimeError);
+}
+
+// Each header that zlib's inflate refuses is refused before nvCOMP sees the stream.
+TEST(SplitStoredChunk, RefusesTheZlibHeadersThatZlibRefuses) {
+  const auto data = pattern(1000, 3);
+  std::vector<std::byte> stored(deflate_bound(data.size()));
+  stored.resize(deflate_stream(data.data(), data.size(), stored.data(), 6));
+  std::vector<StoredPiece> pieces;
+  // CMF, FLG: with the check bits made right (CMF * 256 + FLG a multiple of 31).
+  const auto with_header = [&](unsigned cmf, unsigned flg) {
+    auto s = stored;
+    s[0] = static_cast<std::byte>(cmf);
+    s[1] = static_cast<std::byte>((flg & 0xe0U) | (31 - (cmf * 256 + (flg & 0xe0U)) % 31) % 31);
+    return s;
+  };
+  for (const auto& [cmf, flg, ok] : {std::tuple{0x78U, 0x9cU, true}, std::tuple{0x78U, 0x01U, true},
+                                     std::tuple{0x08U, 0x00U, true},      // the smallest window
+                                     std::tuple{0x88U, 0x00U, false},     // a window of 64 KiB
+                                     std::tuple{0x79U, 0x00U, false},     // method 9
+                                     std::tuple{0x7fU, 0x00U, false},     // method 15
+                                     std::tuple{0x78U, 0x20U, false}}) {  // a preset dictionary
+    const auto s = with_header(cmf, flg);
+    if (ok) {
+      EXPECT_NO_THROW(split_stored_chunk(GpuCodec::Deflate, s.data(), s.size(), data.size(), pieces)) << cmf;
+    } else {
+      EXPECT_THROW(split_stored_chunk(GpuCodec::Deflate, s.data(), s.size(), data.size(), pieces), RuntimeError)
+          << cmf << " " << flg;
+    }
+  }
+  auto bad_check = stored;  // the check bits wrong
+  bad_check[1] = static_cast<std::byte>(std::to_integer<unsigned>(bad_check[1]) ^ 1U);
+  EXPECT_THROW(split_stored_chunk(GpuCodec::Deflate, bad_check.data(), bad_check.size(), data.size(), pieces),
+               RuntimeError);
+  EXPECT_THROW(split_stored_chunk(GpuCodec::Deflate, stored.data(), 6, data.size(), pieces), RuntimeError);
+}
+
+TEST(ZlibTrailer, IsTheAdler32OfTheDecodedBytes) {
+  for (const std::size_t n : {0UL, 1UL, 5552UL, 5553UL, 100000UL}) {
+    const auto data = pattern(n, 4);
+    for (const int level : {0, 1, 9}) {
+      std::vector<std::byte> stored(deflate_bound(data.size()));
+      stored.resize(deflate_stream(data.data(), data.size(), stored.data(), level));
+      EXPECT_EQ(zlib_trailer(stored.data(), stored.size()), reference_adler32(data.data(), data.size()))
+          << n << " bytes at level " << level;
+    }
+  }
+  const std::array<std::byte, 4> be{std::byte{0x12}, std::byte{0x34}, std::byte{0x56}, std::byte{0x78}};
+  EXPECT_EQ(zlib_trailer(be.data(), be.size()), 0x12345678U);
+}
+
+TEST(ZlibTrailer, AMismatchIsACorruptStreamNamingBothChecksums) {
+  EXPECT_EQ(adler32_mismatch(0x0a0b0c0dU, 0x0a0b0c0dU, 100), "");
+  EXPECT_EQ(adler32_mismatch(0x0a0b0c0dU, 0x00000001U, 100),
+            "deflate stream of 100 bytes is corrupt: it ends with Adler-32 0x0a0b0c0d, the bytes decoded on the GPU "
+            "have 0x00000001");
 }
 
 TEST(SplitStoredChunk, Lz4IsOnePiecePerBlockRawWhereStoredAsItIs) {
