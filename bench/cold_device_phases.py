@@ -57,6 +57,8 @@ def main():
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--dir", default="/tmp/h5tile-cold-phases")
     p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--only", default="", help="only the h5tile variants whose label holds one of these "
+                   "comma-separated words (dd and the standalone pipeline always run)")
     a = p.parse_args()
     python = str(Path(a.build).resolve() / "python")
     sys.path.insert(0, python)
@@ -78,7 +80,14 @@ def main():
                 ("staging first, O_DIRECT, 256M/8M", True, {**direct, "H5TILE_STAGING_BYTES": "256M"}),
                 ("staging first, 512M/16M", True, {"H5TILE_STAGING_BYTES": "512M", "H5TILE_TASK_SIZE": "16M"}),
                 ("staging first, O_DIRECT, 512M/16M", True,
-                 {**direct, "H5TILE_STAGING_BYTES": "512M", "H5TILE_TASK_SIZE": "16M"})]
+                 {**direct, "H5TILE_STAGING_BYTES": "512M", "H5TILE_TASK_SIZE": "16M"}),
+                # Fewer, larger buffered reads in the default 128 MiB of staging: 4 threads of
+                # 16 MiB pieces, 2 of 32 MiB (one buffered stream of 16 MiB reads was the fastest
+                # buffered reader standalone).
+                ("staging first, 4 threads, 128M/16M", True, {"H5TILE_THREADS": "4", "H5TILE_TASK_SIZE": "16M"}),
+                ("staging first, 2 threads, 128M/32M", True, {"H5TILE_THREADS": "2", "H5TILE_TASK_SIZE": "32M"})]
+    if a.only:
+        variants = [v for v in variants if any(word in v[0] for word in a.only.split(","))]
     modes = []
     for label, warm_pool, extra in variants:
         code = PHASES.format(python=python, path=str(path), small=str(small), warm_pool=warm_pool)

@@ -129,11 +129,12 @@ std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
 
 namespace {
 
-// Before 1.14, chunks are looked up one by one (a walk of the index each) only while the index
-// holds at most one chunk per this many bytes of a chunk: a lookup then costs a small part of
-// moving the chunk (about 10 ns per chunk of the index, against 4 GB/s for a serial read).
+// Before 1.14, chunks are looked up one by one (a walk of the index each, about 10 ns per chunk
+// of the index) while that costs little in all (up to 1024 chunks: about a million steps, a few
+// milliseconds), or a small part of moving the chunks: at most one chunk in the index per 256
+// bytes of a chunk, against 4 GB/s for a serial read.
 constexpr std::uint64_t kBytesPerIndexedChunk = 256;
-constexpr std::uint64_t kAlwaysOneByOne = 64;  // chunks
+constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
 
 }  // namespace
 

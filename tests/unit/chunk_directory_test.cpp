@@ -135,13 +135,14 @@ TEST_F(ChunkDirectoryTest, FewLargeChunksAreFoundWithAnyHdf5) {
 }
 
 TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedFrom114AndLeftToHdf5Before) {
-  // 100 x 4 = 400 chunks of 64 bytes: finding them one by one would cost more than reading them.
-  const Layout layout{400, 16, 4, 4, 300, 400, false};
+  // 1100 x 4 = 4400 chunks of 64 bytes, 4000 written: finding them one by one would cost more
+  // than reading them.
+  const Layout layout{4400, 16, 4, 4, 4000, 4400, false};
   const auto directory = open(layout);
   const bool found = agrees_with_hdf5(directory, layout);
   EXPECT_EQ(found, kListsInOnePass);
   if (!found) {
-    EXPECT_NE(directory.why_through_hdf5().find("300 chunks"), std::string::npos) << directory.why_through_hdf5();
+    EXPECT_NE(directory.why_through_hdf5().find("4000 chunks"), std::string::npos) << directory.why_through_hdf5();
   }
 }
 
