@@ -56,25 +56,44 @@ def every_read(path, name, box_offset, box_shape, batch):
     return whole, box, batched
 
 
+def flip_bits(path, offset):
+    """Damages the byte at `offset` of the file `path` (four of its bits flipped)."""
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        byte = f.read(1)
+        f.seek(offset)
+        f.write(bytes([byte[0] ^ 0x5A]))
+
+
+def reads_match_hdf5_both_ways(path, box_offset, box_shape, batch, threads=None):
+    """from_file, read_box and from_file_batched of "/x" (and from_file on `threads` threads), with
+    h5tile's own reads (raw_io on) and through HDF5 (off): each equals h5py's read byte for byte.
+    Returns h5py's whole read."""
+    box = tuple(slice(o, o + n) for o, n in zip(box_offset, box_shape))
+    with h5py.File(path, "r") as f:
+        reference = f["x"][...]
+        reference_box = f["x"][box]
+    results = {}
+    for raw in (True, False):
+        settings.set_raw_io(raw)
+        whole, part, batched = every_read(path, "/x", box_offset, box_shape, batch)
+        assert same_bytes(whole, reference)
+        assert same_bytes(part, reference_box)
+        assert same_bytes(batched, reference)
+        if threads:
+            assert same_bytes(h5tile.from_file(path, "/x", threads=threads), reference)
+        results[raw] = (whole.tobytes(), part.tobytes(), batched.tobytes())
+    assert results[True] == results[False]
+    return reference
+
+
 @pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: f"gzip{p[0]}-shuffle{int(p[1])}-fletcher{int(p[2])}")
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_decoded_bytes_are_hdf5s(tmp_path, raw_io_restored, dtype, pipeline):
     a = smooth(dtype, (45, 13), seed=1)
     path = tmp_path / "c.h5"
     write(path, a, *pipeline, chunks=(8, 5))  # partial edge chunks on both axes
-    with h5py.File(path, "r") as f:
-        reference = f["x"][...]
-        reference_box = f["x"][3:40, 2:12]
-    assert same_bytes(reference, a)
-    results = {}
-    for raw in (True, False):
-        settings.set_raw_io(raw)
-        whole, box, batched = every_read(path, "/x", (3, 2), (37, 10), (7, 6))
-        assert same_bytes(whole, reference)
-        assert same_bytes(box, reference_box)
-        assert same_bytes(batched, reference)
-        results[raw] = (whole.tobytes(), box.tobytes(), batched.tobytes())
-    assert results[True] == results[False]
+    assert same_bytes(reads_match_hdf5_both_ways(path, (3, 2), (37, 10), (7, 6)), a)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int16", "complex128"])
@@ -98,15 +117,8 @@ def test_unallocated_chunks_read_as_fill_values(tmp_path, raw_io_restored, pipel
         d[8:16, 0:8] = np.arange(64, dtype="i4").reshape(8, 8)
         d[20:23, 5:29] = 5  # parts of several chunks: the rest of each takes the fill value
         d[48:50, 24:30] = 9  # an edge chunk
-        reference = d[...]
-        reference_box = d[6:49, 3:27]
-    results = {}
-    for raw in (True, False):
-        settings.set_raw_io(raw)
-        whole, box, batched = every_read(path, "/x", (6, 3), (43, 24), (9, 7))
-        assert same_bytes(whole, reference) and same_bytes(box, reference_box) and same_bytes(batched, reference)
-        results[raw] = (whole.tobytes(), box.tobytes(), batched.tobytes())
-    assert results[True] == results[False]
+    reference = reads_match_hdf5_both_ways(path, (6, 3), (43, 24), (9, 7))
+    assert (reference[0:8] == -7).all() and (reference[48:50, 24:30] == 9).all()
 
 
 def many_small_chunks(path, filters):
@@ -130,20 +142,8 @@ def test_many_small_chunks_read_as_hdf5_reads_them(tmp_path, raw_io_restored, fi
         with h5py.File(path, "a") as f:
             f["x"].id.write_direct_chunk((0, 0), zlib.compress((a[0:3, 0:4] * 3 + 1).astype("i4").tobytes(), 6),
                                          filter_mask=0b01)
-    with h5py.File(path, "r") as f:
-        reference = f["x"][...]
-        reference_box = f["x"][10:1100, 3:30]
+    reference = reads_match_hdf5_both_ways(path, (10, 3), (1090, 27), (250, 37), threads=3)
     assert (reference[950] == -5).all() and (reference[1000, 7:20] == 8).all()
-    results = {}
-    for raw in (True, False):
-        settings.set_raw_io(raw)
-        whole, box, batched = every_read(path, "/x", (10, 3), (1090, 27), (250, 37))
-        assert same_bytes(whole, reference)
-        assert same_bytes(box, reference_box)
-        assert same_bytes(batched, reference)
-        assert same_bytes(h5tile.from_file(path, "/x", threads=3), reference)
-        results[raw] = (whole.tobytes(), box.tobytes(), batched.tobytes())
-    assert results[True] == results[False]
 
 
 def test_a_corrupt_chunk_among_many_small_ones_is_an_error(tmp_path):
@@ -151,11 +151,7 @@ def test_a_corrupt_chunk_among_many_small_ones_is_an_error(tmp_path):
     a = many_small_chunks(path, {"compression": "gzip", "fletcher32": True})
     with h5py.File(path, "r") as f:
         info = f["x"].id.get_chunk_info_by_coord((600, 20))
-    with open(path, "r+b") as f:
-        f.seek(info.byte_offset + info.size // 2)
-        byte = f.read(1)
-        f.seek(info.byte_offset + info.size // 2)
-        f.write(bytes([byte[0] ^ 0x5A]))
+    flip_bits(path, info.byte_offset + info.size // 2)
     with pytest.raises(RuntimeError, match=r"chunk \[600:603, 20:24\].*(?i:fletcher-?32)"):
         h5tile.from_file(path, "/x")
     assert same_bytes(h5tile.read_box(path, "/x", (0, 0), (600, 37)), a[:600])
@@ -181,11 +177,7 @@ def test_a_corrupt_chunk_with_fletcher32_is_an_error(tmp_path, raw_io_restored, 
     write(path, a, 6, True, True, chunks=(16, 16))
     with h5py.File(path, "r") as f:
         info = f["x"].id.get_chunk_info(5)
-    with open(path, "r+b") as f:
-        f.seek(info.byte_offset + info.size // 2)
-        byte = f.read(1)
-        f.seek(info.byte_offset + info.size // 2)
-        f.write(bytes([byte[0] ^ 0x5A]))
+    flip_bits(path, info.byte_offset + info.size // 2)
     settings.set_raw_io(raw)
     # h5tile's own decoder names the checksum; through HDF5 the wording is HDF5's own (1.10 names
     # fletcher32, 1.14 only "filter returned failure"): an error either way, never the bytes.
