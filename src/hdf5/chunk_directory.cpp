@@ -178,12 +178,9 @@ void ChunkDirectory::build() const {
 std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(const std::vector<Shape>& origins) const {
   std::call_once(built_, [this] { build(); });
   switch (mode_) {
-    case Mode::ThroughHdf5:
-      return std::nullopt;
-    case Mode::OneByOne:
-      return stored_chunks(dataset_, origins);
-    case Mode::Listed:
-      break;
+    case Mode::ThroughHdf5: return std::nullopt;
+    case Mode::OneByOne: return stored_chunks(dataset_, origins);
+    case Mode::Listed: break;
   }
   std::vector<std::optional<StoredChunk>> found;
   found.reserve(origins.size());

@@ -77,7 +77,7 @@ class ChunkDirectory {
   std::uint64_t chunk_bytes_;
   mutable std::once_flag built_;
   mutable Mode mode_ = Mode::OneByOne;
-  mutable Shape grid_;  // chunks along each axis of the dataset (Listed)
+  mutable Shape grid_;                                                 // chunks along each axis of the dataset (Listed)
   mutable std::vector<std::pair<std::uint64_t, StoredChunk>> listed_;  // by row-major chunk number (Listed)
   mutable std::string why_;
 };
