@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Reads of a dataset of many small chunks (256 MiB float32 in 16384 chunks of 16 KiB, raw and gzip 1,
-written by h5py) by h5py and by h5tile, warm (the second read of each): the known slow case of
-BENCHMARKS.md, where finding each chunk costs time in the square of the chunk count.
+written by h5py) by h5py and by h5tile, warm (the second read of each), then writes of the same
+array in the same chunks (h5py's create_dataset against h5tile's to_file, layout chunked,
+sync=False; one each): the case of BENCHMARKS.md where finding each chunk one by one costs time in
+the square of the chunk count (HDF5 before 1.14).
 
     python3 bench/many_chunks.py [--build build] [--dir /tmp] [--keep]
 """
@@ -45,6 +47,22 @@ def main():
             ours = warm_seconds(lambda: h5tile.from_file(path, name))
             print(f"  {name} ({'gzip 1' if name == 'z' else 'raw'}): h5py {h5py_s:.3f}, h5tile {ours:.3f} "
                   f"({h5py_s / ours:.2f}x h5py)")
+    data = np.arange(65536 * 1024, dtype=np.float32).reshape(65536, 1024)
+    written = Path(a.dir) / "h5tile-many-chunks-write.h5"
+    print("writes of the same array and chunks, seconds (one each)")
+    for name, theirs, ours in (("raw", {}, {}), ("gzip 1", {"compression": "gzip", "compression_opts": 1},
+                                                  {"compression": "gzip", "level": 1})):
+        t0 = time.perf_counter()
+        with h5py.File(written, "w") as f:
+            f.create_dataset("x", data=data, chunks=(4, 1024), **theirs)
+        h5py_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        h5tile.to_file(data, written, "/x", layout="chunked", chunks=(4, 1024), sync=False, **ours).wait()
+        ours_s = time.perf_counter() - t0
+        with h5py.File(written, "r") as f:
+            assert np.array_equal(f["x"][...], data)
+        print(f"  {name}: h5py {h5py_s:.3f}, h5tile {ours_s:.3f} ({h5py_s / ours_s:.2f}x h5py)")
+    written.unlink()
     if not a.keep:
         path.unlink()
 
