@@ -1,6 +1,9 @@
 #include "hdf5/chunk_directory.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <exception>
 #include <map>
 
 #include <fmt/format.h>
@@ -55,14 +58,25 @@ bool walk_index([[maybe_unused]] hid_t dataset, [[maybe_unused]] const EachChunk
   struct Walk {
     const EachChunk* each;
     std::uint64_t base;
-  } walk{&each, chunk_address_base(dataset)};
+    std::exception_ptr error;  // from `each`: carried across HDF5's C frames, thrown after the walk
+  } walk{&each, chunk_address_base(dataset), nullptr};
   // Offsets in elements since 1.14.0 (HDFGroup/hdf5#1969).
   const auto on_chunk = [](const hsize_t* offset, unsigned filter_mask, haddr_t address, hsize_t size, void* data) {
-    const auto& w = *static_cast<const Walk*>(data);
-    if (const auto chunk = stored(address, size, filter_mask, w.base)) (*w.each)(offset, *chunk);
+    auto& w = *static_cast<Walk*>(data);
+    try {
+      if (const auto chunk = stored(address, size, filter_mask, w.base)) (*w.each)(offset, *chunk);
+    } catch (...) {
+      w.error = std::current_exception();
+      return H5_ITER_ERROR;
+    }
     return H5_ITER_CONT;
   };
-  if (H5Dchunk_iter(dataset, H5P_DEFAULT, on_chunk, &walk) >= 0) {
+  const auto status = H5Dchunk_iter(dataset, H5P_DEFAULT, on_chunk, &walk);
+  if (walk.error) {
+    H5Eclear2(H5E_DEFAULT);
+    std::rethrow_exception(walk.error);
+  }
+  if (status >= 0) {
     return true;
   }
   H5Eclear2(H5E_DEFAULT);
@@ -138,62 +152,108 @@ constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
 
 }  // namespace
 
-ChunkDirectory::ChunkDirectory(hid_t dataset, Shape chunk, std::uint64_t chunk_bytes)
-    : dataset_(dataset), chunk_(std::move(chunk)), chunk_bytes_(chunk_bytes) {}
+ChunkDirectory::ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes)
+    : dataset_(dataset), fd_(fd), chunk_(std::move(chunk)), chunk_bytes_(chunk_bytes) {}
 
-void ChunkDirectory::build() const {
+ChunkDirectory::Signature ChunkDirectory::signature() const {
+  Signature now;
+  {
+    const Hdf5Lock lock;
+    const SpaceHandle space(check(H5Dget_space(dataset_), "H5Dget_space"));
+    const int rank = check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
+    now.dims.resize(static_cast<std::size_t>(rank));
+    check(H5Sget_simple_extent_dims(space.get(), now.dims.data(), nullptr), "H5Sget_simple_extent_dims");
+  }
+  struct stat st {};
+  if (fd_ >= 0 && ::fstat(fd_, &st) == 0) {
+    constexpr std::int64_t kNs = 1'000'000'000;
+    now.file_size = st.st_size;
+    now.modified_ns = std::int64_t{st.st_mtim.tv_sec} * kNs + st.st_mtim.tv_nsec;
+    now.changed_ns = std::int64_t{st.st_ctim.tv_sec} * kNs + st.st_ctim.tv_nsec;
+  }
+  return now;
+}
+
+std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature signature) const {
+  auto listing = std::make_shared<Listing>();
+  listing->signature = std::move(signature);
+  const auto& dims = listing->signature.dims;
+  auto& grid = listing->grid;
+  grid.resize(dims.size());
+  for (std::size_t a = 0; a < dims.size(); ++a) grid[a] = (dims[a] + chunk_[a] - 1) / chunk_[a];
   const Hdf5Lock lock;
-  const SpaceHandle space(check(H5Dget_space(dataset_), "H5Dget_space"));
-  const int rank = check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), "H5Sget_simple_extent_dims");
-  grid_.resize(dims.size());
-  for (std::size_t a = 0; a < dims.size(); ++a) grid_[a] = (dims[a] + chunk_[a] - 1) / chunk_[a];
   const bool listed = walk_index(dataset_, [&](const hsize_t* offset, const StoredChunk& chunk) {
     std::uint64_t number = 0;
-    for (std::size_t a = 0; a < grid_.size(); ++a) {
-      if (offset[a] / chunk_[a] >= grid_[a]) return;  // beyond the extent (shrunk): never read
-      number = number * grid_[a] + offset[a] / chunk_[a];
+    for (std::size_t a = 0; a < grid.size(); ++a) {
+      if (offset[a] / chunk_[a] >= grid[a]) return;  // beyond the extent (shrunk): never read
+      number = number * grid[a] + offset[a] / chunk_[a];
     }
-    listed_.emplace_back(number, chunk);
+    listing->chunks.emplace_back(number, chunk);
   });
   if (listed) {
-    std::sort(listed_.begin(), listed_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    mode_ = Mode::Listed;
-    return;
+    std::sort(listing->chunks.begin(), listing->chunks.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    listing->mode = Mode::Listed;
+    return listing;
   }
-  listed_.clear();
+  listing->chunks.clear();
   const auto count = count_chunks(dataset_);  // one walk of the index
   if (count <= kAlwaysOneByOne || count * kBytesPerIndexedChunk <= chunk_bytes_) {
-    mode_ = Mode::OneByOne;
-    return;
+    listing->mode = Mode::OneByOne;
+    return listing;
   }
-  mode_ = Mode::ThroughHdf5;
-  why_ = fmt::format(
-      "HDF5 {}.{}.{} finds each of its {} chunks with a walk of the whole chunk index (1.14 lists them in one), "
-      "so HDF5 reads them",
+  listing->mode = Mode::ThroughHdf5;
+#if H5_VERSION_GE(1, 14, 0)
+  listing->why = fmt::format(
+      "HDF5 {}.{}.{} could not list its {} chunks in one pass (H5Dchunk_iter failed), and finding each with a walk "
+      "of the whole chunk index costs more than reading it, so HDF5 reads them",
       H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, count);
+#else
+  listing->why = fmt::format(
+      "HDF5 {}.{}.{} finds each of its {} chunks with a walk of the whole chunk index (1.14 lists them in one), so "
+      "HDF5 reads them",
+      H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, count);
+#endif
+  return listing;
+}
+
+std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::current() const {
+  auto now = signature();
+  const std::lock_guard lock(mutex_);
+  if (!listing_ || !(listing_->signature == now)) {
+    listing_ = build(std::move(now));
+  }
+  return listing_;
 }
 
 std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(const std::vector<Shape>& origins) const {
-  std::call_once(built_, [this] { build(); });
-  switch (mode_) {
+  const auto listing = current();
+  switch (listing->mode) {
     case Mode::ThroughHdf5: return std::nullopt;
     case Mode::OneByOne: return stored_chunks(dataset_, origins);
     case Mode::Listed: break;
   }
+  const auto& grid = listing->grid;
+  const auto& chunks = listing->chunks;
   std::vector<std::optional<StoredChunk>> found;
   found.reserve(origins.size());
   for (const auto& origin : origins) {
     std::uint64_t number = 0;
-    for (std::size_t a = 0; a < grid_.size(); ++a) number = number * grid_[a] + origin[a] / chunk_[a];
-    const auto it = std::lower_bound(listed_.begin(), listed_.end(), number,
+    bool inside = origin.size() == grid.size();
+    for (std::size_t a = 0; inside && a < grid.size(); ++a) {
+      inside = origin[a] / chunk_[a] < grid[a];  // else no number: it would be another chunk's
+      number = number * grid[a] + origin[a] / chunk_[a];
+    }
+    const auto it = std::lower_bound(chunks.begin(), chunks.end(), number,
                                      [](const auto& entry, std::uint64_t n) { return entry.first < n; });
-    found.push_back(it != listed_.end() && it->first == number ? std::optional(it->second) : std::nullopt);
+    found.push_back(inside && it != chunks.end() && it->first == number ? std::optional(it->second) : std::nullopt);
   }
   return found;
 }
 
-std::string ChunkDirectory::why_through_hdf5() const { return why_; }
+std::string ChunkDirectory::why_through_hdf5() const {
+  const std::lock_guard lock(mutex_);
+  return listing_ ? listing_->why : std::string();
+}
 
 }  // namespace h5tile::detail

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -55,31 +56,54 @@ struct StoredChunk {
 class ChunkDirectory {
  public:
   // For `dataset`, chunked in chunks of shape `chunk` holding `chunk_bytes` bytes each before
-  // filters; it must stay open while the directory is used. Reads nothing yet.
-  ChunkDirectory(hid_t dataset, Shape chunk, std::uint64_t chunk_bytes);
+  // filters, whose file h5tile reads through the descriptor `fd` (-1: none); both must stay open
+  // while the directory is used. Reads nothing yet.
+  ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes);
 
   // The chunks that start at the elements `origins`, in their order: where each is stored, or
-  // nullopt for a chunk not allocated (HDF5 supplies the fill value). nullopt as a whole where
-  // this HDF5 cannot find the dataset's chunks cheaply (before 1.14, many small chunks): read
-  // them through HDF5 instead. Safe to call from several threads.
+  // nullopt for a chunk not allocated (HDF5 supplies the fill value) or outside the dataset's
+  // current extent. nullopt as a whole where this HDF5 cannot find the dataset's chunks cheaply
+  // (before 1.14, many small chunks): read them through HDF5 instead. Safe to call from several
+  // threads.
+  //
+  // A listing is made at the first call and made again at any call that finds the dataset's
+  // extent, or its file's size or modification time, changed since: a change flushed by HDF5 in
+  // this process or made by another program is seen by the next read. (Within one read, a file
+  // that changes is a race that HDF5 does not settle either; and bytes that HDF5 holds in its
+  // caches unflushed are not in the file, so no pread sees them.)
   [[nodiscard]] std::optional<std::vector<std::optional<StoredChunk>>> find(const std::vector<Shape>& origins) const;
 
-  // Why find() answers nullopt, for the reports that say how a dataset is read ("" where it
-  // does not, or before the first find()).
+  // Why the last find() answered nullopt, for the reports that say how a dataset is read ("" where
+  // it did not, or before the first find()).
   [[nodiscard]] std::string why_through_hdf5() const;
 
  private:
   enum class Mode { Listed, OneByOne, ThroughHdf5 };
-  void build() const;
+  // What a listing was made from: the dataset's extent, and its file's size and times.
+  struct Signature {
+    std::vector<hsize_t> dims;
+    std::int64_t file_size = -1;
+    std::int64_t modified_ns = -1;
+    std::int64_t changed_ns = -1;
+    bool operator==(const Signature&) const = default;
+  };
+  struct Listing {
+    Signature signature;
+    Mode mode = Mode::OneByOne;
+    Shape grid;                                                 // chunks along each axis (Listed)
+    std::vector<std::pair<std::uint64_t, StoredChunk>> chunks;  // by row-major chunk number (Listed)
+    std::string why;                                            // (ThroughHdf5)
+  };
+  [[nodiscard]] Signature signature() const;
+  [[nodiscard]] std::shared_ptr<const Listing> build(Signature signature) const;
+  [[nodiscard]] std::shared_ptr<const Listing> current() const;
 
   hid_t dataset_;
+  int fd_;
   Shape chunk_;
   std::uint64_t chunk_bytes_;
-  mutable std::once_flag built_;
-  mutable Mode mode_ = Mode::OneByOne;
-  mutable Shape grid_;                                                 // chunks along each axis of the dataset (Listed)
-  mutable std::vector<std::pair<std::uint64_t, StoredChunk>> listed_;  // by row-major chunk number (Listed)
-  mutable std::string why_;
+  mutable std::mutex mutex_;
+  mutable std::shared_ptr<const Listing> listing_;
 };
 
 }  // namespace h5tile::detail

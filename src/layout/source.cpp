@@ -233,7 +233,7 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     if (offset) {
       return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
     }
-    auto directory = std::make_shared<const ChunkDirectory>(hdf5.dataset.get(), chunk,
+    auto directory = std::make_shared<const ChunkDirectory>(hdf5.dataset.get(), file.fd(), chunk,
                                                             element_count(chunk) * type_size(hdf5.memory_type.get()));
     if (pipeline) {
       return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline), std::move(directory)};

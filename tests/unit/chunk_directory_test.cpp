@@ -2,6 +2,7 @@
 // HDF5 says of each chunk asked on its own (H5Dget_chunk_info_by_coord), in files written here
 // with the HDF5 C library: allocated and unallocated chunks, a dataset shrunk after writing, few
 // chunks and many; the count of chunks; and HDF5's reads of a chunk's stored bytes.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -96,7 +97,7 @@ class ChunkDirectoryTest : public ::testing::Test {
     const Hdf5Lock lock;
     file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
     dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
-    return ChunkDirectory(dataset_.get(), {layout.chunk_rows, layout.chunk_cols},
+    return ChunkDirectory(dataset_.get(), -1, {layout.chunk_rows, layout.chunk_cols},
                           layout.chunk_rows * layout.chunk_cols * sizeof(std::int32_t));
   }
 
@@ -155,6 +156,46 @@ TEST_F(ChunkDirectoryTest, ChunksBeyondAShrunkExtentAreNotFound) {
   ASSERT_TRUE(found);
   EXPECT_TRUE((*found)[0].has_value());   // the edge chunk, partly inside
   EXPECT_FALSE((*found)[1].has_value());  // wholly outside: no read asks for it
+}
+
+TEST_F(ChunkDirectoryTest, SeesWhatChangedSinceItsListing) {
+  // A reader and a writer of one file in one process, through one HDF5 (as h5py and h5tile can
+  // be): after the listing, the writer shrinks the dataset, grows it back and writes the rows
+  // again, last first, so that their chunks land at new addresses, then flushes.
+  const Layout layout{64, 8, 2, 2, 64, 64, false};
+  write(path_, layout);
+  const Hdf5Lock lock;  // held while this test calls HDF5 itself (it is recursive)
+  const FileHandle writer(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  const DatasetHandle written(H5Dopen2(writer.get(), "x", H5P_DEFAULT));
+  file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));  // shares the writer's file
+  dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+  ASSERT_GE(dataset_.get(), 0);
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const ChunkDirectory directory(dataset_.get(), fd, {2, 2}, 16);
+  ASSERT_TRUE(agrees_with_hdf5(directory, layout));  // 128 chunks: found by any HDF5
+
+  const hsize_t shrunk[2] = {32, 8};
+  ASSERT_GE(H5Dset_extent(written.get(), shrunk), 0);
+  const auto outside = directory.find({{40, 0}});
+  ASSERT_TRUE(outside);
+  EXPECT_FALSE((*outside)[0].has_value());  // beyond the extent now: never another chunk's
+
+  const hsize_t grown[2] = {64, 8};
+  ASSERT_GE(H5Dset_extent(written.get(), grown), 0);
+  std::vector<std::int32_t> rows(2 * 8);
+  for (hsize_t r = 62; r >= 32; r -= 2) {
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int32_t>(10000 + r * 8 + i);
+    const SpaceHandle space(H5Dget_space(written.get()));
+    const hsize_t start[2] = {r, 0};
+    const hsize_t count[2] = {2, 8};
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, count, nullptr);
+    const SpaceHandle memory(H5Screate_simple(2, count, nullptr));
+    ASSERT_GE(H5Dwrite(written.get(), H5T_NATIVE_INT32, memory.get(), space.get(), H5P_DEFAULT, rows.data()), 0);
+  }
+  ASSERT_GE(H5Fflush(writer.get(), H5F_SCOPE_GLOBAL), 0);
+  EXPECT_TRUE(agrees_with_hdf5(directory, layout));  // the new addresses
+  ::close(fd);
 }
 
 TEST_F(ChunkDirectoryTest, FindsTheSameFromManyThreads) {
