@@ -50,7 +50,8 @@ def run_module(module: pathlib.Path, env: dict, tmp_path: pathlib.Path) -> subpr
 def test_legate_module(module, legate_env, tmp_path):
     proc = run_module(module, legate_env, tmp_path)
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    report = f"{module.name} under Legate: {summary}\n--- stdout\n{proc.stdout[-20000:]}\n--- stderr\n{proc.stderr[-5000:]}"
+    err = proc.stderr if len(proc.stderr) <= 10000 else f"{proc.stderr[:5000]}\n[...]\n{proc.stderr[-5000:]}"
+    report = f"{module.name} under Legate: {summary}\n--- stdout\n{proc.stdout[-20000:]}\n--- stderr\n{err}"
     if proc.returncode == 5:
         pytest.fail(f"no tests ran: {report}")
     assert proc.returncode == 0, report
