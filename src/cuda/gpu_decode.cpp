@@ -8,6 +8,7 @@
 // again. Device buffers are kept per device for the next read.
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -114,6 +115,8 @@ struct Half {
   cudaEvent_t done = nullptr;
   bool pending = false;
   std::vector<PieceCheck> checks;
+  std::size_t first = 0;            // the request's index of the batch's first chunk
+  std::vector<std::size_t> places;  // where each chunk of the batch starts in `data`
 };
 
 // The GPU decoder of one device: one read at a time (its mutex), its stream, its buffers.
@@ -129,7 +132,7 @@ struct Decoder {
   std::mutex mutex;
   cudaStream_t stream = nullptr;
   Half halves[2];  // NOLINT(*-avoid-c-arrays)
-  DeviceBuffer in, table, results, decoded, unshuffled, temp, adler32_scratch;
+  DeviceBuffer in, table, results, decoded, unshuffled, temp, adler32_scratch, redone;
 };
 
 std::mutex decoders_mutex;
@@ -261,23 +264,53 @@ class Run {
     const auto* sizes = reinterpret_cast<const std::size_t*>(h.results.data());
     const auto* statuses = reinterpret_cast<const nvcomp_abi::Status*>(h.results.data() + 8 * n);
     const auto* adler32s = reinterpret_cast<const std::uint32_t*>(h.results.data() + 12 * n);
+    std::size_t last_redone = r_.chunks.size();  // a chunk of several pieces is decoded again once
     for (std::size_t i = 0; i < n; ++i) {
-      const auto& c = r_.chunks[h.checks[i].chunk];
+      const auto chunk = h.checks[i].chunk;
+      std::string why;
       if (statuses[i] != 0 || sizes[i] != h.checks[i].decoded) {
-        const auto why = statuses[i] != 0 ? nvcomp_.describe(statuses[i])
-                                          : fmt::format("decodes to {} bytes, not {}", sizes[i], h.checks[i].decoded);
-        throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded on the GPU: {}: {}",
-                                       to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset,
-                                       r_.file->path().string(), codec_name(r_.filters.codec), why));
+        why = fmt::format("cannot be decoded on the GPU: {}: {}", codec_name(r_.filters.codec),
+                          statuses[i] != 0 ? nvcomp_.describe(statuses[i])
+                                           : fmt::format("decodes to {} bytes, not {}", sizes[i], h.checks[i].decoded));
+      } else if (checks_adler32()) {
+        // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
+        if (const auto mismatch = adler32_mismatch(h.checks[i].trailer, adler32s[i], r_.chunks[chunk].stored_bytes);
+            !mismatch.empty()) {
+          why = fmt::format("cannot be decoded: {}: {}", codec_name(r_.filters.codec), mismatch);
+        }
       }
-      if (!checks_adler32()) continue;
-      // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
-      if (const auto why = adler32_mismatch(h.checks[i].trailer, adler32s[i], c.stored_bytes); !why.empty()) {
-        throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
-                                       to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset,
-                                       r_.file->path().string(), codec_name(r_.filters.codec), why));
+      if (!why.empty() && chunk != last_redone) {
+        decode_again_on_cpu(h, chunk, why);
+        last_redone = chunk;
       }
     }
+  }
+
+  // A chunk the GPU did not decode, or whose Adler-32 disagrees (`why`): the CPU's decoder reads
+  // its stored bytes (still in `h`) as HDF5 would, for example a zlib stream with bytes after its
+  // end, whose last four bytes are then not its Adler-32; its part is copied over what the GPU put
+  // in place. A chunk the CPU cannot decode either fails the read with the CPU's reason.
+  void decode_again_on_cpu(const Half& h, std::size_t chunk, const std::string& why) {
+    const auto& c = r_.chunks[chunk];
+    const auto named = [&](const std::string& reason) {
+      return fmt::format("chunk {} of {} (at byte {} of '{}') {}", to_string(Box{c.origin, r_.chunk}), r_.where,
+                         c.file_offset, r_.file->path().string(), reason);
+    };
+    if (!r_.cpu) throw RuntimeError(named(why));
+    ByteBuffer data;
+    ByteBuffer scratch;
+    data.resize(c.stored_bytes);
+    std::memcpy(data.data(), h.data.data() + h.places[chunk - h.first], c.stored_bytes);
+    try {
+      r_.cpu->decode(data, scratch, 0, chunk_bytes_);  // the GPU decodes chunks with no filter skipped only
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(named(fmt::format("cannot be decoded: {}", e.what())));
+    }
+    std::byte* redone = d_.redone.reserve(chunk_bytes_, d_.stream);
+    cuda_check(cudaMemcpy(redone, data.data(), chunk_bytes_, cudaMemcpyHostToDevice), "cudaMemcpy");
+    copy_box(out_ + linear(c.dst_offset, out_shape_) * es_, out_shape_, redone + linear(c.part.offset, r_.chunk) * es_,
+             r_.chunk, c.part.extent, es_, d_.stream);
+    cuda_check(cudaStreamSynchronize(d_.stream), "cudaStreamSynchronize");  // `redone` serves the next one
   }
 
   // Deflate's zlib streams end with an Adler-32 that nvCOMP leaves unchecked; it is one piece per
@@ -363,6 +396,8 @@ class Run {
         ++j;
       }
     }
+    h.first = begin;
+    h.places = place;
     if (checks_adler32() && n != count) {
       throw RuntimeError(fmt::format("GPU decoding of {}: {} deflate pieces for {} chunks", r_.where, n, count));
     }

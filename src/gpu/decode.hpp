@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <h5tile/array.hpp>
 
 #include "engine/codecs/codec.hpp"
+#include "engine/codecs/pipeline.hpp"
 #include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "gpu/backend.hpp"
@@ -96,6 +98,9 @@ struct DecodeRequest {
   std::size_t elem_size = 0;
   std::vector<DeviceChunk> chunks;
   std::string where;  // "dataset '/x' in 'f.h5'", for messages
+  // The CPU's decoder of the same chunks: it decodes again a chunk that the GPU could not decode
+  // or whose Adler-32 disagrees (null: such a chunk fails the read).
+  std::shared_ptr<const FilterPipeline> cpu = nullptr;
 };
 
 // Whether this build has the GPU kernels (unshuffle and Adler-32: src/cuda/*.cu).
@@ -110,9 +115,12 @@ struct DecodeRequest {
 // `device`): the stored bytes are read with `threads` threads into pinned buffers (two, each of
 // half of `staging.bytes` or one chunk, whichever is more), copied to the device, decoded there
 // with nvCOMP `library` in batches (one batch read while the one before decodes), unshuffled and
-// copied into place; a deflate chunk's Adler-32 is checked against its stream's trailer. `progress`
-// (if given) counts the bytes placed. Throws RuntimeError naming the chunk, the dataset and the
-// reason (nvCOMP's, or the Adler-32 that does not match) for a chunk that does not decode.
+// copied into place; a deflate chunk's Adler-32 is checked against its stream's trailer. A chunk
+// that nvCOMP fails on, or whose Adler-32 disagrees, is decoded again by `request.cpu` (which
+// finds the end of a zlib stream that has bytes after it, as HDF5 does) and its part copied into
+// place. `progress` (if given) counts the bytes placed. Throws RuntimeError naming the chunk, the
+// dataset and the reason (the CPU decoder's; nvCOMP's or the Adler-32's without one) for a chunk
+// that does not decode.
 void decode_to_device(int device, const DecodeRequest& request, std::byte* out, const Shape& out_shape,
                       const std::string& library, unsigned threads, const Staging& staging, Progress* progress);
 

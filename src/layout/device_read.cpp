@@ -85,8 +85,9 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
   const auto& filters = std::get<gpu::GpuFilters>(plan);
   why_not = gpu::decode_obstacle(filters, options_.nvcomp_library);
   if (!why_not.empty()) return std::nullopt;
-  gpu::DecodeRequest request{&filtered->file,  filters, source.chunk,
-                             source.elem_size, {},      where(source.file, source.dataset)};
+  gpu::DecodeRequest request{&filtered->file,   filters, source.chunk,
+                             source.elem_size,  {},      where(source.file, source.dataset),
+                             filtered->pipeline};
   std::vector<Shape> origins;
   for (const auto i : maps) {
     const auto& m = mappings_[i];
