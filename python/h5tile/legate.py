@@ -29,6 +29,8 @@ datasets are read, and writes are synced to disk (``sync=False`` skips that).
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import os
 import threading
@@ -144,6 +146,34 @@ def _describe(path: str, dataset_name: str) -> dict:
         raise UnsupportedTypeError(*e.args) from None
 
 
+_paused_lock = threading.Lock()
+_paused = [0, False]  # launches in execute() now, and whether the collector ran before the first
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector does not start while the point tasks of a launch run.
+    A collection starts at any allocation, on whichever thread makes it: inside a point task
+    (on a thread Legate runs it on) it may free a Legate store that the program dropped outside
+    the task (cyclic garbage: an exception kept with its traceback, for one), and Legate aborts
+    the process there. The launches here declare their errors, so Legate runs their tasks inside
+    ``execute()`` (unless a Scope defers the errors to a fence): the collector is off meanwhile,
+    and back on, if it was, after the last launch in flight; the garbage is collected later on
+    the program's thread."""
+    with _paused_lock:
+        if _paused[0] == 0:
+            _paused[1] = gc.isenabled()
+            gc.disable()
+        _paused[0] += 1
+    try:
+        yield
+    finally:
+        with _paused_lock:
+            _paused[0] -= 1
+            if _paused[0] == 0 and _paused[1]:
+                gc.enable()
+
+
 def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int], chunk, scalar: bool = False) -> None:
     """Launches the point tasks that read ``store`` from the dataset's region at ``base``, one
     tile per processor (GPU, else CPU). An error in a task (a tile that cannot be read) is
@@ -163,7 +193,8 @@ def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int]
     launch.add_scalar_arg(tuple(int(b) for b in base) or (0,), (ty.int64,))
     launch.add_scalar_arg(scalar, ty.bool_)
     launch.throws_exception(h5tile.Error)
-    launch.execute()
+    with _collector_paused():
+        launch.execute()
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray:
@@ -375,4 +406,5 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     launch.set_concurrent(True)  # every rank of the collective write runs at once
     launch.set_side_effect(True)
     launch.throws_exception(h5tile.Error)
-    launch.execute()
+    with _collector_paused():
+        launch.execute()

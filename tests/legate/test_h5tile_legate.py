@@ -2,7 +2,9 @@
 h5py and NumPy, and against legate.io.hdf5 where both should agree (offsets, errors). On a
 machine where Legate has GPUs (scripts/gpu_machine.sh legate), the same tests run the GPU
 variants, one tile per GPU."""
+import gc
 import os
+import threading
 
 import h5py
 import numpy as np
@@ -282,6 +284,37 @@ def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path):
         fence()
     assert np.array_equal(read_h5py(tmp_path / "w.h5", "d"), old)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.h5", "w.h5.tiles"]
+
+
+def test_no_garbage_collection_starts_inside_the_point_tasks(tmp_path):
+    """A collection that starts inside a point task (at any allocation there) and frees a Legate
+    store made outside it aborts the process. With the collector set to start at every
+    allocation, none starts on another thread than the program's while h5tile.legate's tasks
+    write, read and read in batches."""
+    main = threading.get_ident()
+    elsewhere = []
+
+    def on_collection(phase, info):
+        if phase == "start" and threading.get_ident() != main:
+            elsewhere.append(threading.current_thread().name)
+
+    data = random_array("float64", SHAPE, seed=21)
+    write_h5py(tmp_path / "r.h5", "d", data)
+    before = gc.get_threshold()
+    gc.callbacks.append(on_collection)
+    gc.set_threshold(1, 1, 1)
+    try:
+        hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
+        read = hl.from_file(tmp_path / "r.h5", "/d")
+        batches = [(host(b), offset) for b, offset in hl.from_file_batched(tmp_path / "r.h5", "/d", (100, 7))]
+        fence()
+    finally:
+        gc.set_threshold(*before)
+        gc.callbacks.remove(on_collection)
+    assert elsewhere == []
+    assert same_bytes(read_h5py(tmp_path / "w.h5", "d"), data)
+    assert same_bytes(host(read), data)
+    assert same_bytes(np.concatenate([b for b, _ in batches]), data)
 
 
 def test_h5tile_to_file_writes_cupynumeric_through_the_tasks(tmp_path):
