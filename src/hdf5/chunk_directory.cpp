@@ -84,6 +84,79 @@ bool walk_index([[maybe_unused]] hid_t dataset, [[maybe_unused]] const EachChunk
   return false;
 }
 
+// The row-major number of the chunk that starts at the elements `origin`, among `grid` chunks
+// of shape `chunk` per axis; nullopt outside the grid (no other chunk's number).
+std::optional<std::uint64_t> chunk_number(const hsize_t* origin, const Shape& chunk, const Shape& grid) {
+  std::uint64_t number = 0;
+  for (std::size_t a = 0; a < grid.size(); ++a) {
+    if (origin[a] / chunk[a] >= grid[a]) return std::nullopt;
+    number = number * grid[a] + origin[a] / chunk[a];
+  }
+  return number;
+}
+
+std::optional<std::uint64_t> chunk_number(const Shape& origin, const Shape& chunk, const Shape& grid) {
+  if (origin.size() != grid.size()) return std::nullopt;
+  const auto at = hsizes(origin);
+  return chunk_number(at.data(), chunk, grid);
+}
+
+// A dataset whose chunks HDF5 keeps in one block in row-major order (the implicit chunk index
+// of HDF5 1.10's formats: unfiltered, allocated when created, a fixed shape), where chunk i
+// starts at first + i * chunk_bytes.
+struct ImplicitChunks {
+  std::uint64_t first = 0;
+  std::uint64_t chunk_bytes = 0;
+  Shape chunk;
+  Shape grid;
+  [[nodiscard]] std::optional<StoredChunk> at(const Shape& origin) const {
+    const auto number = chunk_number(origin, chunk, grid);
+    if (!number) return std::nullopt;
+    return StoredChunk{first + *number * chunk_bytes, chunk_bytes, 0};
+  }
+};
+
+// `dataset`'s chunks where its index is the implicit one, and its first and last chunks lie where
+// that order puts them (HDF5's own lookups of the two, each a pass over the computed index);
+// nullopt otherwise. Under the caller's lock.
+std::optional<ImplicitChunks> implicit_chunks(hid_t dataset) {
+  H5D_chunk_index_t index{};
+  if (H5Dget_chunk_index_type(dataset, &index) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  if (index != H5D_CHUNK_IDX_NONE) return std::nullopt;
+  const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
+  const int rank = check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), "H5Sget_simple_extent_dims");
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  std::vector<hsize_t> chunk(dims.size());
+  if (H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank) return std::nullopt;
+  const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
+  ImplicitChunks found;
+  found.chunk_bytes = H5Tget_size(type.get());
+  std::uint64_t count = 1;
+  Shape last(dims.size());
+  for (std::size_t a = 0; a < dims.size(); ++a) {
+    if (chunk[a] == 0 || dims[a] == 0) return std::nullopt;
+    found.chunk.push_back(chunk[a]);
+    found.grid.push_back((dims[a] + chunk[a] - 1) / chunk[a]);
+    found.chunk_bytes *= chunk[a];
+    count *= found.grid[a];
+    last[a] = (found.grid[a] - 1) * chunk[a];
+  }
+  const auto base = chunk_address_base(dataset);
+  const auto head = chunk_info(dataset, Shape(dims.size(), 0), base);
+  const auto tail = chunk_info(dataset, last, base);
+  if (!head || !tail || head->size != found.chunk_bytes || head->filter_mask != 0 ||
+      tail->offset != head->offset + (count - 1) * found.chunk_bytes) {
+    return std::nullopt;
+  }
+  found.first = head->offset;
+  return found;
+}
+
 }  // namespace
 
 std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset, const std::vector<Shape>& chunk_offsets) {
@@ -91,6 +164,10 @@ std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset, const std::
   std::vector<std::optional<StoredChunk>> chunks;
   chunks.reserve(chunk_offsets.size());
   if (chunk_offsets.empty()) {
+    return chunks;
+  }
+  if (const auto implicit = implicit_chunks(dataset)) {
+    for (const auto& offset : chunk_offsets) chunks.push_back(implicit->at(offset));
     return chunks;
   }
   std::map<Shape, std::optional<StoredChunk>> wanted;
@@ -182,13 +259,16 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   grid.resize(dims.size());
   for (std::size_t a = 0; a < dims.size(); ++a) grid[a] = (dims[a] + chunk_[a] - 1) / chunk_[a];
   const Hdf5Lock lock;
+  if (const auto implicit = implicit_chunks(dataset_)) {
+    listing->mode = Mode::Implicit;
+    listing->first = implicit->first;
+    listing->chunk_bytes = implicit->chunk_bytes;
+    return listing;
+  }
   const bool listed = walk_index(dataset_, [&](const hsize_t* offset, const StoredChunk& chunk) {
-    std::uint64_t number = 0;
-    for (std::size_t a = 0; a < grid.size(); ++a) {
-      if (offset[a] / chunk_[a] >= grid[a]) return;  // beyond the extent (shrunk): never read
-      number = number * grid[a] + offset[a] / chunk_[a];
+    if (const auto number = chunk_number(offset, chunk_, grid)) {  // else beyond a shrunk extent: never read
+      listing->chunks.emplace_back(*number, chunk);
     }
-    listing->chunks.emplace_back(number, chunk);
   });
   if (listed) {
     std::sort(listing->chunks.begin(), listing->chunks.end(),
@@ -231,22 +311,23 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   switch (listing->mode) {
     case Mode::ThroughHdf5: return std::nullopt;
     case Mode::OneByOne: return stored_chunks(dataset_, origins);
+    case Mode::Implicit:
     case Mode::Listed: break;
   }
-  const auto& grid = listing->grid;
   const auto& chunks = listing->chunks;
   std::vector<std::optional<StoredChunk>> found;
   found.reserve(origins.size());
   for (const auto& origin : origins) {
-    std::uint64_t number = 0;
-    bool inside = origin.size() == grid.size();
-    for (std::size_t a = 0; inside && a < grid.size(); ++a) {
-      inside = origin[a] / chunk_[a] < grid[a];  // else no number: it would be another chunk's
-      number = number * grid[a] + origin[a] / chunk_[a];
+    const auto number = chunk_number(origin, chunk_, listing->grid);  // outside the grid: none
+    if (!number) {
+      found.emplace_back();
+    } else if (listing->mode == Mode::Implicit) {
+      found.push_back(StoredChunk{listing->first + *number * listing->chunk_bytes, listing->chunk_bytes, 0});
+    } else {
+      const auto it = std::lower_bound(chunks.begin(), chunks.end(), *number,
+                                       [](const auto& entry, std::uint64_t n) { return entry.first < n; });
+      found.push_back(it != chunks.end() && it->first == *number ? std::optional(it->second) : std::nullopt);
     }
-    const auto it = std::lower_bound(chunks.begin(), chunks.end(), number,
-                                     [](const auto& entry, std::uint64_t n) { return entry.first < n; });
-    found.push_back(inside && it != chunks.end() && it->first == number ? std::optional(it->second) : std::nullopt);
   }
   return found;
 }

@@ -78,7 +78,9 @@ class ChunkDirectory {
   [[nodiscard]] std::string why_through_hdf5() const;
 
  private:
-  enum class Mode { Listed, OneByOne, ThroughHdf5 };
+  // Implicit: chunk i at first + i * chunk_bytes (the implicit index of HDF5 1.10's formats, with
+  // any HDF5); Listed: one H5Dchunk_iter pass (1.14); OneByOne and ThroughHdf5: before 1.14.
+  enum class Mode { Implicit, Listed, OneByOne, ThroughHdf5 };
   // What a listing was made from: the dataset's extent, and its file's size and times.
   struct Signature {
     std::vector<hsize_t> dims;
@@ -90,8 +92,10 @@ class ChunkDirectory {
   struct Listing {
     Signature signature;
     Mode mode = Mode::OneByOne;
-    Shape grid;                                                 // chunks along each axis (Listed)
+    Shape grid;                                                 // chunks along each axis
     std::vector<std::pair<std::uint64_t, StoredChunk>> chunks;  // by row-major chunk number (Listed)
+    std::uint64_t first = 0;                                    // (Implicit)
+    std::uint64_t chunk_bytes = 0;                              // (Implicit)
     std::string why;                                            // (ThroughHdf5)
   };
   [[nodiscard]] Signature signature() const;

@@ -89,6 +89,24 @@ void set_early_allocation(hid_t dcpl) {
   check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
 }
 
+FormatsOf110::FormatsOf110(hid_t file) : file_(file) {
+  const Hdf5Lock lock;
+  const PlistHandle fapl(check(H5Fget_access_plist(file), "H5Fget_access_plist"));
+  check(H5Pget_libver_bounds(fapl.get(), &low_, &high_), "H5Pget_libver_bounds");
+  if (low_ < H5F_LIBVER_V110) {
+    check(H5Fset_libver_bounds(file, H5F_LIBVER_V110, H5F_LIBVER_LATEST), "H5Fset_libver_bounds");
+    changed_ = true;
+  }
+}
+
+FormatsOf110::~FormatsOf110() {
+  if (!changed_) return;
+  const Hdf5Lock lock;
+  if (H5Fset_libver_bounds(file_, low_, high_) < 0) {
+    H5Eclear2(H5E_DEFAULT);  // the objects already made keep their formats; later ones may be newer
+  }
+}
+
 void set_dense_attributes(hid_t dcpl) {
   const Hdf5Lock lock;
   check(H5Pset_attr_phase_change(dcpl, 0, 0), "H5Pset_attr_phase_change");

@@ -52,6 +52,25 @@ void add_filter(hid_t dcpl, unsigned id, bool optional, const std::vector<unsign
 // Space allocated when the dataset is created, and no fill value ever written.
 void set_early_allocation(hid_t dcpl);
 
+// While it lives, objects created in `file` may use HDF5 1.10's formats (the low bound of the
+// file's format versions is 1.10); then the bounds are what they were. h5tile creates its
+// unfiltered chunked datasets in one: with early allocation and a fixed shape, HDF5 1.10 then
+// stores their chunks in one block in row-major order (the implicit chunk index), so that where
+// each chunk lies follows from where the first does (ChunkDirectory), with any HDF5 version.
+class FormatsOf110 {
+ public:
+  explicit FormatsOf110(hid_t file);
+  FormatsOf110(const FormatsOf110&) = delete;
+  FormatsOf110& operator=(const FormatsOf110&) = delete;
+  ~FormatsOf110();
+
+ private:
+  hid_t file_;
+  H5F_libver_t low_ = H5F_LIBVER_EARLIEST;
+  H5F_libver_t high_ = H5F_LIBVER_LATEST;
+  bool changed_ = false;
+};
+
 // Attributes stored densely from the first one (no 64 KiB limit on the object header).
 void set_dense_attributes(hid_t dcpl);
 

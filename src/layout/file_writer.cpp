@@ -82,6 +82,10 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
   for (const auto& f : filters) {
     add_filter(dcpl.get(), f.id, f.optional, f.params);
   }
+  // Allocated now and unfiltered: in HDF5 1.10's formats its chunks lie in one block, in order
+  // (the implicit index), so the ranks find them without asking HDF5 chunk by chunk.
+  std::optional<FormatsOf110> formats;
+  if (allocate_now && filters.empty()) formats.emplace(file);
   return create_dataset(file, name, type.get(), space.get(), dcpl.get(),
                         fmt::format("cannot create chunked dataset '{}'", name));
 }

@@ -16,8 +16,11 @@
 
 #include <gtest/gtest.h>
 
+#include "core/filter_ids.hpp"
 #include "hdf5/chunk_directory.hpp"
+#include "hdf5/create.hpp"
 #include "hdf5/file.hpp"
+#include "layout/file_writer.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -196,6 +199,52 @@ TEST_F(ChunkDirectoryTest, SeesWhatChangedSinceItsListing) {
   ASSERT_GE(H5Fflush(writer.get(), H5F_SCOPE_GLOBAL), 0);
   EXPECT_TRUE(agrees_with_hdf5(directory, layout));  // the new addresses
   ::close(fd);
+}
+
+// The index HDF5 gave a dataset (H5D_CHUNK_IDX_NONE: the implicit one).
+H5D_chunk_index_t index_of(hid_t dataset) {
+  const Hdf5Lock lock;
+  H5D_chunk_index_t index{};
+  EXPECT_GE(H5Dget_chunk_index_type(dataset, &index), 0);
+  return index;
+}
+
+TEST_F(ChunkDirectoryTest, ChunksH5tileAllocatesLieInOneBlockAndAreFoundWithAnyHdf5) {
+  // h5tile's unfiltered chunked datasets (allocated when created) get the implicit index of
+  // HDF5 1.10's formats: chunk i at the first chunk's address plus i chunks, with no lookup.
+  // 2075 chunks of 48 bytes, partial at both edges: beyond what 1.10 looks up one by one.
+  const Shape shape{247, 301};
+  const Shape chunk{3, 4};
+  const Layout layout{247, 301, 3, 4, 247, 247, false};
+  {
+    const auto file = create_file_exclusive(path_, write_access(4096).get());
+    (void)create_chunked_dataset(file.get(), "x", DType(DTypeKind::Int32), shape, chunk, true);
+    (void)create_chunked_dataset(file.get(), "z", DType(DTypeKind::Int32), shape, chunk, false,
+                                 {{kFilterDeflate, {4}, false}});
+  }
+  const Hdf5Lock lock;
+  file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+  EXPECT_EQ(index_of(dataset_.get()), H5D_CHUNK_IDX_NONE);
+  const ChunkDirectory directory(dataset_.get(), -1, chunk, 48);
+  EXPECT_TRUE(agrees_with_hdf5(directory, layout));  // found, whatever the HDF5 version
+  const auto origins = grid(layout);
+  const auto stored = stored_chunks(dataset_.get(), origins);  // the writers' lookup
+  for (std::size_t i = 0; i < origins.size(); i += 97) {
+    const auto expected = asked_alone(dataset_.get(), origins[i]);
+    ASSERT_TRUE(expected && stored[i]) << "chunk " << i;
+    EXPECT_EQ(stored[i]->offset, expected->offset) << "chunk " << i;
+  }
+  // A filtered one keeps the version 1 B-tree that HDF5 1.8 reads (its chunks are allocated as
+  // they are written).
+  const DatasetHandle filtered(H5Dopen2(file_.get(), "z", H5P_DEFAULT));
+  EXPECT_NE(index_of(filtered.get()), H5D_CHUNK_IDX_NONE);
+  // The file's own format bounds are as they were (only the dataset took 1.10's formats).
+  const PlistHandle fapl(H5Fget_access_plist(file_.get()));
+  H5F_libver_t low{};
+  H5F_libver_t high{};
+  ASSERT_GE(H5Pget_libver_bounds(fapl.get(), &low, &high), 0);
+  EXPECT_LT(low, H5F_LIBVER_V110);
 }
 
 TEST_F(ChunkDirectoryTest, FindsTheSameFromManyThreads) {
