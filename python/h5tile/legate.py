@@ -26,6 +26,11 @@ Errors in the tasks (a tile that cannot be read or written) are raised by Legate
 h5tile error: at the call by default, which makes the call wait for its tasks, or at a later
 fence inside ``Scope(exception_mode=ExceptionMode.DEFERRED)``. Unlike legate.io.hdf5, complex
 datasets are read, and writes are synced to disk (``sync=False`` skips that).
+
+Python's garbage collector is paused while the point tasks of a call run (a collection started
+inside a task that frees a Legate store dropped outside it makes Legion abort the process). The
+pause covers the call's own wait for its tasks: not tasks that run later under
+``ExceptionMode.DEFERRED``, nor a ``gc.enable()`` that another thread makes meanwhile.
 """
 from __future__ import annotations
 

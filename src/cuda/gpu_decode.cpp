@@ -307,10 +307,13 @@ class Run {
       throw RuntimeError(named(fmt::format("cannot be decoded: {}", e.what())));
     }
     std::byte* redone = d_.redone.reserve(chunk_bytes_, d_.stream);
-    cuda_check(cudaMemcpy(redone, data.data(), chunk_bytes_, cudaMemcpyHostToDevice), "cudaMemcpy");
+    // On the stream, before the copy into place: a cudaMemcpy from pageable memory may return
+    // before its bytes arrive, and this stream does not wait for the default one.
+    cuda_check(cudaMemcpyAsync(redone, data.data(), chunk_bytes_, cudaMemcpyHostToDevice, d_.stream),
+               "cudaMemcpyAsync");
     copy_box(out_ + linear(c.dst_offset, out_shape_) * es_, out_shape_, redone + linear(c.part.offset, r_.chunk) * es_,
              r_.chunk, c.part.extent, es_, d_.stream);
-    cuda_check(cudaStreamSynchronize(d_.stream), "cudaStreamSynchronize");  // `redone` serves the next one
+    cuda_check(cudaStreamSynchronize(d_.stream), "cudaStreamSynchronize");  // `data` and `redone` free again
   }
 
   // Deflate's zlib streams end with an Adler-32 that nvCOMP leaves unchecked; it is one piece per

@@ -101,23 +101,35 @@ std::optional<std::uint64_t> chunk_number(const Shape& origin, const Shape& chun
   return chunk_number(at.data(), chunk, grid);
 }
 
-// A dataset whose chunks HDF5 keeps in one block in row-major order (the implicit chunk index
-// of HDF5 1.10's formats: unfiltered, allocated when created, a fixed shape), where chunk i
-// starts at first + i * chunk_bytes.
+// A dataset whose chunks HDF5 keeps in one block (the implicit chunk index of HDF5 1.10's
+// formats: unfiltered, allocated when made, no unlimited axis): the chunk at `scaled` (its place
+// in the grid of chunks) starts at first + (sum of scaled[a] * down[a]) * chunk_bytes, where
+// down[a] counts the chunks of the axes after a in the grid of the *maximum* extent, as HDF5
+// computes it (H5Dnone.c); the grid of the current extent bounds what is read.
 struct ImplicitChunks {
   std::uint64_t first = 0;
   std::uint64_t chunk_bytes = 0;
   Shape chunk;
-  Shape grid;
+  Shape grid;  // chunks of the current extent, per axis
+  Shape down;  // chunks in one step along each axis (the maximum extent's grid)
+  [[nodiscard]] std::optional<std::uint64_t> number(const Shape& origin) const {
+    if (origin.size() != grid.size()) return std::nullopt;
+    std::uint64_t n = 0;
+    for (std::size_t a = 0; a < grid.size(); ++a) {
+      if (origin[a] / chunk[a] >= grid[a]) return std::nullopt;
+      n += origin[a] / chunk[a] * down[a];
+    }
+    return n;
+  }
   [[nodiscard]] std::optional<StoredChunk> at(const Shape& origin) const {
-    const auto number = chunk_number(origin, chunk, grid);
-    if (!number) return std::nullopt;
-    return StoredChunk{first + *number * chunk_bytes, chunk_bytes, 0};
+    const auto n = number(origin);
+    if (!n) return std::nullopt;
+    return StoredChunk{first + *n * chunk_bytes, chunk_bytes, 0};
   }
 };
 
-// `dataset`'s chunks where its index is the implicit one, and its first and last chunks lie where
-// that order puts them (HDF5's own lookups of the two, each a pass over the computed index);
+// `dataset`'s chunks where its index is the implicit one and its first and last chunks lie where
+// the formula puts them (HDF5's own lookups of the two, each a pass over the computed index);
 // nullopt otherwise. Under the caller's lock.
 std::optional<ImplicitChunks> implicit_chunks(hid_t dataset) {
   H5D_chunk_index_t index{};
@@ -129,31 +141,34 @@ std::optional<ImplicitChunks> implicit_chunks(hid_t dataset) {
   const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
   const int rank = check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), "H5Sget_simple_extent_dims");
+  std::vector<hsize_t> max_dims(static_cast<std::size_t>(rank));
+  check(H5Sget_simple_extent_dims(space.get(), dims.data(), max_dims.data()), "H5Sget_simple_extent_dims");
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
   std::vector<hsize_t> chunk(dims.size());
-  if (H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank) return std::nullopt;
+  if (rank == 0 || H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank) return std::nullopt;
   const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
   ImplicitChunks found;
   found.chunk_bytes = H5Tget_size(type.get());
-  std::uint64_t count = 1;
+  found.down.assign(dims.size(), 1);
   Shape last(dims.size());
+  for (std::size_t a = dims.size(); a-- > 0;) {
+    // An unlimited axis has no grid to count in: HDF5 never makes such an index (a damaged file).
+    if (chunk[a] == 0 || dims[a] == 0 || max_dims[a] == H5S_UNLIMITED || max_dims[a] < dims[a]) return std::nullopt;
+    if (a + 1 < dims.size()) found.down[a] = found.down[a + 1] * ((max_dims[a + 1] + chunk[a + 1] - 1) / chunk[a + 1]);
+    found.chunk_bytes *= chunk[a];
+    last[a] = (dims[a] - 1) / chunk[a] * chunk[a];
+  }
   for (std::size_t a = 0; a < dims.size(); ++a) {
-    if (chunk[a] == 0 || dims[a] == 0) return std::nullopt;
     found.chunk.push_back(chunk[a]);
     found.grid.push_back((dims[a] + chunk[a] - 1) / chunk[a]);
-    found.chunk_bytes *= chunk[a];
-    count *= found.grid[a];
-    last[a] = (found.grid[a] - 1) * chunk[a];
   }
   const auto base = chunk_address_base(dataset);
   const auto head = chunk_info(dataset, Shape(dims.size(), 0), base);
   const auto tail = chunk_info(dataset, last, base);
-  if (!head || !tail || head->size != found.chunk_bytes || head->filter_mask != 0 ||
-      tail->offset != head->offset + (count - 1) * found.chunk_bytes) {
-    return std::nullopt;
-  }
+  if (!head || !tail || head->size != found.chunk_bytes || head->filter_mask != 0) return std::nullopt;
   found.first = head->offset;
+  const auto tail_at = found.at(last);
+  if (!tail_at || tail_at->offset != tail->offset) return std::nullopt;
   return found;
 }
 
@@ -259,10 +274,11 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   grid.resize(dims.size());
   for (std::size_t a = 0; a < dims.size(); ++a) grid[a] = (dims[a] + chunk_[a] - 1) / chunk_[a];
   const Hdf5Lock lock;
-  if (const auto implicit = implicit_chunks(dataset_)) {
+  if (auto implicit = implicit_chunks(dataset_)) {
     listing->mode = Mode::Implicit;
     listing->first = implicit->first;
     listing->chunk_bytes = implicit->chunk_bytes;
+    listing->down = std::move(implicit->down);
     return listing;
   }
   const bool listed = walk_index(dataset_, [&](const hsize_t* offset, const StoredChunk& chunk) {
@@ -317,12 +333,13 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   const auto& chunks = listing->chunks;
   std::vector<std::optional<StoredChunk>> found;
   found.reserve(origins.size());
+  const ImplicitChunks implicit{listing->first, listing->chunk_bytes, chunk_, listing->grid, listing->down};
   for (const auto& origin : origins) {
     const auto number = chunk_number(origin, chunk_, listing->grid);  // outside the grid: none
     if (!number) {
       found.emplace_back();
     } else if (listing->mode == Mode::Implicit) {
-      found.push_back(StoredChunk{listing->first + *number * listing->chunk_bytes, listing->chunk_bytes, 0});
+      found.push_back(implicit.at(origin));
     } else {
       const auto it = std::lower_bound(chunks.begin(), chunks.end(), *number,
                                        [](const auto& entry, std::uint64_t n) { return entry.first < n; });

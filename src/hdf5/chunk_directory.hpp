@@ -96,6 +96,7 @@ class ChunkDirectory {
     std::vector<std::pair<std::uint64_t, StoredChunk>> chunks;  // by row-major chunk number (Listed)
     std::uint64_t first = 0;                                    // (Implicit)
     std::uint64_t chunk_bytes = 0;                              // (Implicit)
+    Shape down;                                                 // (Implicit: chunks in one step along each axis)
     std::string why;                                            // (ThroughHdf5)
   };
   [[nodiscard]] Signature signature() const;

@@ -9,12 +9,12 @@
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-PlistHandle write_access(std::uint64_t alignment) {
+PlistHandle write_access(std::uint64_t alignment, H5F_libver_t low) {
   const Hdf5Lock lock;
   PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"));
   const auto bytes = static_cast<hsize_t>(alignment);
   check(H5Pset_alignment(fapl.get(), bytes, bytes), "H5Pset_alignment");
-  check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
+  check(H5Pset_libver_bounds(fapl.get(), low, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
   // A flush that fails inside HDF5 (a full disk) leaves HDF5 1.10.8's cache unable to flush,
   // or to close the file, ever again: nothing is evicted before close.
   H5AC_cache_config_t cache{};
@@ -87,24 +87,6 @@ void set_early_allocation(hid_t dcpl) {
   const Hdf5Lock lock;
   check(H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
   check(H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
-}
-
-FormatsOf110::FormatsOf110(hid_t file) : file_(file) {
-  const Hdf5Lock lock;
-  const PlistHandle fapl(check(H5Fget_access_plist(file), "H5Fget_access_plist"));
-  check(H5Pget_libver_bounds(fapl.get(), &low_, &high_), "H5Pget_libver_bounds");
-  if (low_ < H5F_LIBVER_V110) {
-    check(H5Fset_libver_bounds(file, H5F_LIBVER_V110, H5F_LIBVER_LATEST), "H5Fset_libver_bounds");
-    changed_ = true;
-  }
-}
-
-FormatsOf110::~FormatsOf110() {
-  if (!changed_) return;
-  const Hdf5Lock lock;
-  if (H5Fset_libver_bounds(file_, low_, high_) < 0) {
-    H5Eclear2(H5E_DEFAULT);  // the objects already made keep their formats; later ones may be newer
-  }
 }
 
 void set_dense_attributes(hid_t dcpl) {

@@ -19,7 +19,10 @@ namespace h5tile::detail {
 // densely), and a metadata cache that keeps everything in memory until the file is closed
 // (WritableFile::close: no eviction writes metadata earlier, where a full disk would fail a
 // flush inside HDF5).
-[[nodiscard]] PlistHandle write_access(std::uint64_t alignment);
+// `low`: the oldest format version objects are made in (H5F_LIBVER_V18 unless said: HDF5 1.10
+// for unfiltered chunked datasets, whose chunks then lie in one block in order, the implicit
+// chunk index: ChunkDirectory and the chunked writer find chunk i with no lookup).
+[[nodiscard]] PlistHandle write_access(std::uint64_t alignment, H5F_libver_t low = H5F_LIBVER_V18);
 
 // Creates the HDF5 file `path` with access `fapl`; fails where it exists (H5F_ACC_EXCL).
 // Throws Hdf5Error (or what throw_hdf5_failure classifies) "cannot create HDF5 file '<path>'".
@@ -51,25 +54,6 @@ void add_filter(hid_t dcpl, unsigned id, bool optional, const std::vector<unsign
 
 // Space allocated when the dataset is created, and no fill value ever written.
 void set_early_allocation(hid_t dcpl);
-
-// While it lives, objects created in `file` may use HDF5 1.10's formats (the low bound of the
-// file's format versions is 1.10); then the bounds are what they were. h5tile creates its
-// unfiltered chunked datasets in one: with early allocation and a fixed shape, HDF5 1.10 then
-// stores their chunks in one block in row-major order (the implicit chunk index), so that where
-// each chunk lies follows from where the first does (ChunkDirectory), with any HDF5 version.
-class FormatsOf110 {
- public:
-  explicit FormatsOf110(hid_t file);
-  FormatsOf110(const FormatsOf110&) = delete;
-  FormatsOf110& operator=(const FormatsOf110&) = delete;
-  ~FormatsOf110();
-
- private:
-  hid_t file_;
-  H5F_libver_t low_ = H5F_LIBVER_EARLIEST;
-  H5F_libver_t high_ = H5F_LIBVER_LATEST;
-  bool changed_ = false;
-};
 
 // Attributes stored densely from the first one (no 64 KiB limit on the object header).
 void set_dense_attributes(hid_t dcpl);

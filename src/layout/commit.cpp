@@ -31,12 +31,12 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
 
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
-WritableFile WriteCommit::start_main_file() const {
+WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
   if (config_.mode == Mode::Append && fs::exists(target_)) {
     copy_to_new_file(target_, temp(), config_.direct_reads);
-    return open_for_update(temp(), dataset_, config_.alignment);
+    return open_for_update(temp(), dataset_, config_.alignment, low);
   }
-  return create_file(temp(), config_.alignment);
+  return create_file(temp(), config_.alignment, low);
 }
 
 void WriteCommit::publish() {

@@ -33,8 +33,9 @@ class WriteCommit {
   [[nodiscard]] std::filesystem::path temp() const;
 
   // Creates the new main file under its temporary name, open for adding the dataset: empty,
-  // or in Append mode a copy of the target without `dataset`. Call close() on it once complete.
-  [[nodiscard]] WritableFile start_main_file() const;
+  // or in Append mode a copy of the target without `dataset`; new objects in formats of `low` or
+  // later (write_access). Call close() on it once complete.
+  [[nodiscard]] WritableFile start_main_file(H5F_libver_t low = H5F_LIBVER_V18) const;
 
   // Makes the new main file the target (one rename under the commit lock, after fsync when
   // the config's `sync`, and followed by fsync of its folder), then clears the in-progress mark and removes

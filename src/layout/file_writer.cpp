@@ -17,9 +17,9 @@ namespace fs = std::filesystem;
 
 // Files h5tile writes have their raw data aligned, the 1.8 object format and their metadata in
 // memory until WritableFile::close() (hdf5/create.hpp).
-WritableFile create_file(const fs::path& path, std::uint64_t alignment) {
+WritableFile create_file(const fs::path& path, std::uint64_t alignment, H5F_libver_t low) {
   const Hdf5Lock lock;
-  const auto fapl = write_access(alignment);
+  const auto fapl = write_access(alignment, low);
   return {create_file_exclusive(path, fapl.get()), path};
 }
 
@@ -29,10 +29,11 @@ WritableFile reopen_file(const fs::path& path, std::uint64_t alignment) {
   return {open_file_read_write(path, fapl.get()), path};
 }
 
-WritableFile open_for_update(const fs::path& path, const std::string& dataset, std::uint64_t alignment) {
+WritableFile open_for_update(const fs::path& path, const std::string& dataset, std::uint64_t alignment,
+                             H5F_libver_t low) {
   (void)open_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
-  const auto fapl = write_access(alignment);
+  const auto fapl = write_access(alignment, low);
   WritableFile file(open_file_read_write(path, fapl.get()), path);
   check_replaceable(file.get(), dataset, path);
   if (link_exists(file.get(), "/")) {
@@ -82,10 +83,6 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
   for (const auto& f : filters) {
     add_filter(dcpl.get(), f.id, f.optional, f.params);
   }
-  // Allocated now and unfiltered: in HDF5 1.10's formats its chunks lie in one block, in order
-  // (the implicit index), so the ranks find them without asking HDF5 chunk by chunk.
-  std::optional<FormatsOf110> formats;
-  if (allocate_now && filters.empty()) formats.emplace(file);
   return create_dataset(file, name, type.get(), space.get(), dcpl.get(),
                         fmt::format("cannot create chunked dataset '{}'", name));
 }

@@ -16,16 +16,18 @@
 
 namespace h5tile::detail {
 
-// Creates a new HDF5 file whose raw data is aligned to `alignment` bytes (a power of two). The
+// Creates a new HDF5 file whose raw data is aligned to `alignment` bytes (a power of two), its
+// objects made in formats of `low` or later (write_access). The
 // path must not exist (O_EXCL: a symbolic link planted there is refused, not followed). Call
 // close() on it once it is complete.
-[[nodiscard]] WritableFile create_file(const std::filesystem::path& path, std::uint64_t alignment);
+[[nodiscard]] WritableFile create_file(const std::filesystem::path& path, std::uint64_t alignment,
+                                       H5F_libver_t low = H5F_LIBVER_V18);
 
 // Opens an existing file for adding a dataset (raw data aligned as in create_file); removes
 // `dataset` first if it exists (which must be a dataset: check_replaceable). Call close() on it
 // once it is complete.
 [[nodiscard]] WritableFile open_for_update(const std::filesystem::path& path, const std::string& dataset,
-                                           std::uint64_t alignment);
+                                           std::uint64_t alignment, H5F_libver_t low = H5F_LIBVER_V18);
 
 // Creates a contiguous dataset with its space allocated now and no fill written, creating
 // missing groups on the way; returns the file offset of its raw bytes.

@@ -209,18 +209,16 @@ H5D_chunk_index_t index_of(hid_t dataset) {
   return index;
 }
 
-TEST_F(ChunkDirectoryTest, ChunksH5tileAllocatesLieInOneBlockAndAreFoundWithAnyHdf5) {
-  // h5tile's unfiltered chunked datasets (allocated when created) get the implicit index of
-  // HDF5 1.10's formats: chunk i at the first chunk's address plus i chunks, with no lookup.
+TEST_F(ChunkDirectoryTest, ChunksInOneBlockAreFoundWithAnyHdf5) {
+  // The chunked writer's datasets: made in HDF5 1.10's formats, allocated when made, unfiltered,
+  // so HDF5 gives them the implicit index (chunk i at the first chunk's address plus i chunks).
   // 2075 chunks of 48 bytes, partial at both edges: beyond what 1.10 looks up one by one.
   const Shape shape{247, 301};
   const Shape chunk{3, 4};
   const Layout layout{247, 301, 3, 4, 247, 247, false};
   {
-    const auto file = create_file_exclusive(path_, write_access(4096).get());
+    const auto file = create_file_exclusive(path_, write_access(4096, H5F_LIBVER_V110).get());
     (void)create_chunked_dataset(file.get(), "x", DType(DTypeKind::Int32), shape, chunk, true);
-    (void)create_chunked_dataset(file.get(), "z", DType(DTypeKind::Int32), shape, chunk, false,
-                                 {{kFilterDeflate, {4}, false}});
   }
   const Hdf5Lock lock;
   file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
@@ -235,16 +233,40 @@ TEST_F(ChunkDirectoryTest, ChunksH5tileAllocatesLieInOneBlockAndAreFoundWithAnyH
     ASSERT_TRUE(expected && stored[i]) << "chunk " << i;
     EXPECT_EQ(stored[i]->offset, expected->offset) << "chunk " << i;
   }
-  // A filtered one keeps the version 1 B-tree that HDF5 1.8 reads (its chunks are allocated as
-  // they are written).
-  const DatasetHandle filtered(H5Dopen2(file_.get(), "z", H5P_DEFAULT));
-  EXPECT_NE(index_of(filtered.get()), H5D_CHUNK_IDX_NONE);
-  // The file's own format bounds are as they were (only the dataset took 1.10's formats).
-  const PlistHandle fapl(H5Fget_access_plist(file_.get()));
-  H5F_libver_t low{};
-  H5F_libver_t high{};
-  ASSERT_GE(H5Pget_libver_bounds(fapl.get(), &low, &high), 0);
-  EXPECT_LT(low, H5F_LIBVER_V110);
+}
+
+TEST_F(ChunkDirectoryTest, ChunksInOneBlockOfALargerMaximumExtentAreFoundWithAnyHdf5) {
+  // HDF5 numbers the chunks of an implicit index in the grid of the maximum extent (here 9 chunk
+  // columns where the current extent has 8): chunk (r, c) at the first plus r * 9 + c chunks.
+  // (h5py makes such datasets: maxshape larger than the shape, no filters, early allocation.)
+  const Layout layout{1500, 32, 3, 4, 1500, 1500, false};
+  {
+    const Hdf5Lock lock;
+    const auto file = create_file_exclusive(path_, write_access(4096, H5F_LIBVER_V110).get());
+    const hsize_t dims[2] = {1500, 32};
+    const hsize_t max_dims[2] = {1500, 36};
+    const SpaceHandle space(H5Screate_simple(2, dims, max_dims));
+    const PlistHandle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    const hsize_t chunk[2] = {3, 4};
+    H5Pset_chunk(dcpl.get(), 2, chunk);
+    set_early_allocation(dcpl.get());
+    const DatasetHandle dataset(
+        H5Dcreate2(file.get(), "x", H5T_NATIVE_INT32, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+    ASSERT_GE(dataset.get(), 0);
+  }
+  const Hdf5Lock lock;
+  file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+  ASSERT_EQ(index_of(dataset_.get()), H5D_CHUNK_IDX_NONE);
+  const ChunkDirectory directory(dataset_.get(), -1, {3, 4}, 48);
+  EXPECT_TRUE(agrees_with_hdf5(directory, layout));  // 4000 chunks of 48 bytes: 1.10 finds them this way only
+  const auto origins = grid(layout);
+  const auto stored = stored_chunks(dataset_.get(), origins);
+  for (std::size_t i = 0; i < origins.size(); ++i) {
+    const auto expected = asked_alone(dataset_.get(), origins[i]);
+    ASSERT_TRUE(expected && stored[i]) << "chunk " << i;
+    EXPECT_EQ(stored[i]->offset, expected->offset) << "chunk " << i;
+  }
 }
 
 TEST_F(ChunkDirectoryTest, FindsTheSameFromManyThreads) {
