@@ -84,45 +84,41 @@ bool walk_index([[maybe_unused]] hid_t dataset, [[maybe_unused]] const EachChunk
   return false;
 }
 
-// The row-major number of the chunk that starts at the elements `origin`, among `grid` chunks
-// of shape `chunk` per axis; nullopt outside the grid (no other chunk's number).
-std::optional<std::uint64_t> chunk_number(const hsize_t* origin, const Shape& chunk, const Shape& grid) {
+// The number of the chunk that starts at the elements `origin` (indexable, of the rank of
+// `grid`): the sum over the axes of its place there (origin / chunk) times `down`; nullopt where
+// it lies outside `grid`, the chunks of the current extent (never another chunk's number).
+template <typename Origin>
+std::optional<std::uint64_t> chunk_number(const Origin& origin, const Shape& chunk, const Shape& grid,
+                                          const Shape& down) {
   std::uint64_t number = 0;
   for (std::size_t a = 0; a < grid.size(); ++a) {
     if (origin[a] / chunk[a] >= grid[a]) return std::nullopt;
-    number = number * grid[a] + origin[a] / chunk[a];
+    number += origin[a] / chunk[a] * down[a];
   }
   return number;
 }
 
-std::optional<std::uint64_t> chunk_number(const Shape& origin, const Shape& chunk, const Shape& grid) {
-  if (origin.size() != grid.size()) return std::nullopt;
-  const auto at = hsizes(origin);
-  return chunk_number(at.data(), chunk, grid);
+// `down` for chunks numbered in row-major order of `grid`.
+Shape row_major_down(const Shape& grid) {
+  Shape down(grid.size(), 1);
+  for (std::size_t a = grid.size(); a-- > 1;) down[a - 1] = down[a] * grid[a];
+  return down;
 }
 
 // A dataset whose chunks HDF5 keeps in one block (the implicit chunk index of HDF5 1.10's
-// formats: unfiltered, allocated when made, no unlimited axis): the chunk at `scaled` (its place
-// in the grid of chunks) starts at first + (sum of scaled[a] * down[a]) * chunk_bytes, where
-// down[a] counts the chunks of the axes after a in the grid of the *maximum* extent, as HDF5
-// computes it (H5Dnone.c); the grid of the current extent bounds what is read.
+// formats: unfiltered, allocated when made, no unlimited axis): chunk number n (chunk_number with
+// `down` counting the chunks of the axes after each in the grid of the *maximum* extent, as HDF5
+// computes it: H5Dnone.c) starts at first + n * chunk_bytes; `grid` (the current extent's)
+// bounds what is read.
 struct ImplicitChunks {
   std::uint64_t first = 0;
   std::uint64_t chunk_bytes = 0;
   Shape chunk;
-  Shape grid;  // chunks of the current extent, per axis
-  Shape down;  // chunks in one step along each axis (the maximum extent's grid)
-  [[nodiscard]] std::optional<std::uint64_t> number(const Shape& origin) const {
-    if (origin.size() != grid.size()) return std::nullopt;
-    std::uint64_t n = 0;
-    for (std::size_t a = 0; a < grid.size(); ++a) {
-      if (origin[a] / chunk[a] >= grid[a]) return std::nullopt;
-      n += origin[a] / chunk[a] * down[a];
-    }
-    return n;
-  }
+  Shape grid;
+  Shape down;
   [[nodiscard]] std::optional<StoredChunk> at(const Shape& origin) const {
-    const auto n = number(origin);
+    if (origin.size() != grid.size()) return std::nullopt;
+    const auto n = chunk_number(origin, chunk, grid, down);
     if (!n) return std::nullopt;
     return StoredChunk{first + *n * chunk_bytes, chunk_bytes, 0};
   }
@@ -273,6 +269,7 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   auto& grid = listing->grid;
   grid.resize(dims.size());
   for (std::size_t a = 0; a < dims.size(); ++a) grid[a] = (dims[a] + chunk_[a] - 1) / chunk_[a];
+  listing->down = row_major_down(grid);
   const Hdf5Lock lock;
   if (auto implicit = implicit_chunks(dataset_)) {
     listing->mode = Mode::Implicit;
@@ -282,7 +279,8 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
     return listing;
   }
   const bool listed = walk_index(dataset_, [&](const hsize_t* offset, const StoredChunk& chunk) {
-    if (const auto number = chunk_number(offset, chunk_, grid)) {  // else beyond a shrunk extent: never read
+    // A chunk beyond a shrunk extent is never read: left out.
+    if (const auto number = chunk_number(offset, chunk_, grid, listing->down)) {
       listing->chunks.emplace_back(*number, chunk);
     }
   });
@@ -333,13 +331,14 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   const auto& chunks = listing->chunks;
   std::vector<std::optional<StoredChunk>> found;
   found.reserve(origins.size());
-  const ImplicitChunks implicit{listing->first, listing->chunk_bytes, chunk_, listing->grid, listing->down};
   for (const auto& origin : origins) {
-    const auto number = chunk_number(origin, chunk_, listing->grid);  // outside the grid: none
+    const auto number = origin.size() == listing->grid.size()
+                            ? chunk_number(origin, chunk_, listing->grid, listing->down)
+                            : std::nullopt;  // outside the grid: none
     if (!number) {
       found.emplace_back();
     } else if (listing->mode == Mode::Implicit) {
-      found.push_back(implicit.at(origin));
+      found.push_back(StoredChunk{listing->first + *number * listing->chunk_bytes, listing->chunk_bytes, 0});
     } else {
       const auto it = std::lower_bound(chunks.begin(), chunks.end(), *number,
                                        [](const auto& entry, std::uint64_t n) { return entry.first < n; });

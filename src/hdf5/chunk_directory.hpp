@@ -92,11 +92,13 @@ class ChunkDirectory {
   struct Listing {
     Signature signature;
     Mode mode = Mode::OneByOne;
-    Shape grid;                                                 // chunks along each axis
-    std::vector<std::pair<std::uint64_t, StoredChunk>> chunks;  // by row-major chunk number (Listed)
-    std::uint64_t first = 0;                                    // (Implicit)
+    Shape grid;  // chunks along each axis of the current extent
+    // A chunk's number: the sum of its place along each axis times down (Listed: row-major in
+    // `grid`; Implicit: HDF5's, in the grid of the maximum extent).
+    Shape down;
+    std::vector<std::pair<std::uint64_t, StoredChunk>> chunks;  // by chunk number (Listed)
+    std::uint64_t first = 0;                                    // chunk 0's offset (Implicit)
     std::uint64_t chunk_bytes = 0;                              // (Implicit)
-    Shape down;                                                 // (Implicit: chunks in one step along each axis)
     std::string why;                                            // (ThroughHdf5)
   };
   [[nodiscard]] Signature signature() const;
