@@ -8,18 +8,15 @@ builds it), the standalone pipeline of bench/cold_device_strategies.cpp on the s
 
     sudo python3 bench/cold_device_phases.py [--gib 4] [--rounds 2] [--build build]
 """
-import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from cold_read_modes import drop_caches
+from cold_read_modes import cold_parser, drop_caches, timed_dd
 
-ROOT = Path(__file__).resolve().parents[1]
 
 PHASES = """
 import json, sys, time
@@ -52,11 +49,7 @@ print(json.dumps(phases))
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--gib", type=float, default=4)
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--dir", default="/tmp/h5tile-cold-phases")
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p = cold_parser(__doc__, 4, "/tmp/h5tile-cold-phases")
     p.add_argument("--only", default="", help="only the h5tile variants whose label holds one of these "
                    "comma-separated words (dd and the standalone pipeline always run)")
     a = p.parse_args()
@@ -98,12 +91,8 @@ def main():
             return json.loads(out.stdout.strip().splitlines()[-1])
         modes.append((label, run))
 
-    def dd(direct):
-        t = time.perf_counter()
-        subprocess.run(["dd", f"if={path}", "of=/dev/null", "bs=16M", *(["iflag=direct"] if direct else [])],
-                       check=True, capture_output=True)
-        return {"read": time.perf_counter() - t}
-    modes += [("dd bs=16M, buffered", lambda: dd(False)), ("dd bs=16M iflag=direct", lambda: dd(True))]
+    modes += [("dd bs=16M, buffered", lambda: {"read": timed_dd(path, False)}),
+              ("dd bs=16M iflag=direct", lambda: {"read": timed_dd(path, True)})]
     probe = Path(a.build) / "cold_device_strategies"
     if probe.exists():
         for spec in ["pipe:16:4:b", "pipe:8:32:d"]:

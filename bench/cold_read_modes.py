@@ -59,12 +59,19 @@ def timed_dd(path: Path, direct: bool) -> float:
     return time.perf_counter() - t0
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--gib", type=float, default=8)
+def cold_parser(doc: str, gib: float, folder: str) -> argparse.ArgumentParser:
+    """The options the cold-read benchmarks share: --gib (the file's size), --rounds, --dir (where
+    the file is written) and --build (the h5tile build whose package is read)."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gib", type=float, default=gib)
     p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--dir", default="/tmp/h5tile-cold-modes")
+    p.add_argument("--dir", default=folder)
     p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    return p
+
+
+def main():
+    p = cold_parser(__doc__, 8, "/tmp/h5tile-cold-modes")
     p.add_argument("--device-only", action="store_true", help="only the device modes (and dd)")
     a = p.parse_args()
     python = str(Path(a.build).resolve() / "python")

@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <numeric>
@@ -143,6 +144,19 @@ std::vector<std::byte> as_bytes(const std::vector<std::int32_t>& v) {
   return out;
 }
 
+// `n` bytes that compress (runs of one value between others).
+std::vector<std::byte> compressible(std::size_t n) {
+  std::vector<std::byte> plain(n);
+  for (std::size_t i = 0; i < n; ++i) plain[i] = static_cast<std::byte>(i % 251 < 100 ? 7 : i * 13);
+  return plain;
+}
+
+// Puts the first `count` of `bytes` (all where npos) in `buffer`, as a chunk read from a file.
+void load(ByteBuffer& buffer, const std::vector<std::byte>& bytes, std::size_t count = std::string::npos) {
+  buffer.resize(std::min(count, bytes.size()));
+  std::memcpy(buffer.data(), bytes.data(), buffer.size());
+}
+
 TEST(Codecs, ShuffleWritesWhatHdf5Writes) {
   const auto chunk = written_by_hdf5("shuffle", true, -1, false);
   const auto plain = as_bytes(chunk.data);
@@ -239,12 +253,10 @@ TEST_P(PluginCodecs, EncodeThenDecodeGivesTheChunkBack) {
   if (!codec_built(GetParam().id)) GTEST_SKIP() << "h5tile was built without filter " << GetParam().id;
   const auto pipeline = pipeline_of({GetParam()});
   for (const std::size_t n : {std::size_t{4}, std::size_t{1000}, std::size_t{40001}}) {
-    std::vector<std::byte> plain(n);
-    for (std::size_t i = 0; i < n; ++i) plain[i] = static_cast<std::byte>(i % 251 < 100 ? 7 : i * 13);
+    const auto plain = compressible(n);
     ByteBuffer data;
     ByteBuffer scratch;
-    data.resize(n);
-    std::memcpy(data.data(), plain.data(), n);
+    load(data, plain);
     pipeline.encode(data, scratch);
     std::vector<std::byte> encoded(data.data(), data.data() + data.size());
     pipeline.decode(data, scratch, 0, n);
@@ -255,15 +267,13 @@ TEST_P(PluginCodecs, EncodeThenDecodeGivesTheChunkBack) {
     // other bytes of the chunk's size; never more, never a crash (the sanitizer builds run this).
     encoded[encoded.size() / 2] ^= std::byte{0x5a};
     encoded.back() ^= std::byte{0x5a};
-    data.resize(encoded.size());
-    std::memcpy(data.data(), encoded.data(), encoded.size());
+    load(data, encoded);
     try {
       pipeline.decode(data, scratch, 0, n);
       EXPECT_EQ(data.size(), n);
     } catch (const RuntimeError&) {
     }
-    data.resize(encoded.size() / 3);
-    std::memcpy(data.data(), encoded.data(), data.size());
+    load(data, encoded, encoded.size() / 3);
     EXPECT_THROW(pipeline.decode(data, scratch, 0, n), RuntimeError) << "cut short, " << n;
   }
 }
@@ -290,12 +300,10 @@ TEST_P(CopyFreePaths, GiveTheBytesOfEncodeAndDecode) {
   }
   const auto pipeline = pipeline_of(GetParam());
   for (const std::size_t n : {std::size_t{4}, std::size_t{6}, std::size_t{40000}}) {
-    std::vector<std::byte> plain(n);
-    for (std::size_t i = 0; i < n; ++i) plain[i] = static_cast<std::byte>(i % 251 < 100 ? 7 : i * 13);
+    const auto plain = compressible(n);
     ByteBuffer data;
     ByteBuffer scratch;
-    data.resize(n);
-    std::memcpy(data.data(), plain.data(), n);
+    load(data, plain);
     pipeline.encode(data, scratch);
     const std::vector<std::byte> encoded(data.data(), data.data() + data.size());
     pipeline.encode_from(plain.data(), n, data, scratch);
@@ -306,8 +314,7 @@ TEST_P(CopyFreePaths, GiveTheBytesOfEncodeAndDecode) {
     EXPECT_EQ(std::vector<std::byte>(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n)), plain) << n;
     EXPECT_EQ(out[n], std::byte{0x77});
     // A chunk that decodes to fewer bytes than the chunk's is refused, as decode refuses it.
-    data.resize(encoded.size());
-    std::memcpy(data.data(), encoded.data(), encoded.size());
+    load(data, encoded);
     EXPECT_THROW(pipeline.decode_into(data, scratch, 0, n + 8, out.data()), RuntimeError) << n;
   }
 }
