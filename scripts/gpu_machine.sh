@@ -3,14 +3,15 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
 #   of bench/gpu_tuning.py), no MPI; bench: build and GPU benchmarks only; cpu-bench: build and
 #   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold; legate: build, then
 #   h5tile.legate's tests on one GPU (the GPU variant at H5TILE_BENCH_GIB against the CPU variant
-#   and h5py) and its warm read benchmark against legate.io.hdf5; legate-bench: build, then the
+#   and h5py; cuPyNumeric's tests too where cn-part brought it) and its warm read benchmark
+#   against legate.io.hdf5; legate-tests: the same without the benchmark; legate-bench: build, then the
 #   cold reads, the writes, reads at Legate's default --zcmem, and the machine's CPUs alone
 #   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs); engine-bench:
 #   build, then issue 20's cases at H5TILE_BENCH_GIB: cold reads by mode, a loop of from_file
@@ -28,8 +29,20 @@
 #   bench/compressed_write.py (half that size) and bench/many_chunks.py, with the peers from
 #   .deps-bench/site.tar.xz (scripts/prepare_gpu_deps.sh --bench; carry it with .deps/include
 #   and .deps/googletest, not the rest of .deps)
+#   cn-part: keep one carried part of cuPyNumeric (scripts/prepare_gpu_deps.sh --cupynumeric) in
+#   /tmp for the legate modes, which unpack it once every part is there
 set -uo pipefail
 cd "$(dirname "$0")/.."
+cn_parts=/tmp/h5tile-cn-parts
+if [ "${1:-}" = "cn-part" ]; then
+  # cuPyNumeric's packed site travels in parts of 60 MiB (scripts/prepare_gpu_deps.sh --cupynumeric),
+  # one per call (carry .deps-cn/SHA256SUMS and one .deps-cn/part-*): each call keeps its part in
+  # /tmp, which a warm machine keeps, until a legate run unpacks them. No build.
+  mkdir -p "$cn_parts" && cp .deps-cn/SHA256SUMS .deps-cn/part-* "$cn_parts"/ &&
+    (cd "$cn_parts" && sha256sum -c --ignore-missing SHA256SUMS) &&
+    echo "$(ls "$cn_parts"/part-* | wc -l) of $(wc -l < "$cn_parts/SHA256SUMS") parts here"
+  exit $?
+fi
 out="${OUT:-gpu-out}"
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -57,15 +70,23 @@ legate_setup() {
   export PYTHONPATH="/tmp/legate-site${PYTHONPATH:+:$PYTHONPATH}"
   export LD_LIBRARY_PATH="$nccl:$cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export LEGATE_AUTO_CONFIG=0 LEGATE_SHOW_CONFIG=0 H5TILE_BUILD_DIR=build-gpu
+  # cuPyNumeric, where every part came (cn-part); its CUDA math libraries are the toolkit's.
+  if [ -f "$cn_parts/SHA256SUMS" ] && (cd "$cn_parts" && sha256sum -c --quiet SHA256SUMS 2>/dev/null); then
+    rm -rf /tmp/cn-site && mkdir -p /tmp/cn-site && cat "$cn_parts"/part-* | xz -dc | tar -C /tmp/cn-site -xf - &&
+      export PYTHONPATH="/tmp/cn-site:$PYTHONPATH" &&
+      python3 -c "import h5py, cupynumeric; print('cupynumeric', cupynumeric.__version__)" >> "$out/machine.txt" 2>&1
+  else
+    echo "cupynumeric: not carried (scripts/gpu_machine.sh cn-part)" >> "$out/machine.txt"
+  fi
 }
-if [ "$mode" = "legate" ] || [ "$mode" = "legate-bench" ]; then
+if [ "$mode" = "legate" ] || [ "$mode" = "legate-tests" ] || [ "$mode" = "legate-bench" ]; then
   legate_setup
   gpu_config="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000 --zcmem 12288"
   mib=$((gib * 1024))
-  if [ "$mode" = "legate" ]; then
+  if [ "$mode" != "legate-bench" ]; then
     LEGATE_CONFIG="$gpu_config" H5TILE_LEGATE_GPU_GIB="$gib" python3 -m pytest -q -rs -p no:cacheprovider \
       tests/legate/test_gpu_variant.py tests/legate/test_h5tile_legate.py > "$out/legate_tests.log" 2>&1
-    LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 \
+    [ "$mode" = "legate" ] && LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 \
       --dir /tmp/h5tile-legate-bench > "$out/legate_bench.log" 2>&1
   else
     { LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 --cold --no-tiny \
@@ -83,7 +104,7 @@ if [ "$mode" = "legate" ] || [ "$mode" = "legate-bench" ]; then
   rm -rf /tmp/h5tile-legate-bench
   echo "== machine"; cat "$out/machine.txt"
   [ -f "$out/legate_tests.log" ] && { echo "== h5tile.legate tests on a GPU"; tail -15 "$out/legate_tests.log"; }
-  echo "== h5tile.legate benchmark"; grep -vE "^\[[0-9]" "$out/legate_bench.log" | tail -40
+  [ -f "$out/legate_bench.log" ] && { echo "== h5tile.legate benchmark"; grep -vE "^\[[0-9]" "$out/legate_bench.log" | tail -40; }
   exit 0
 fi
 if [ "$mode" = "nvcomp" ]; then

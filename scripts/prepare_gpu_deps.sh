@@ -11,6 +11,13 @@
 #   Python 3.12, unpacked and xz-packed into .deps-bench/site.tar.xz (git-ignored, about 25 MB):
 #   hdf5plugin with only its zstd, lz4 and Blosc filters (the wheel is 46 MB), TensorStore and
 #   ml_dtypes; for `scripts/gpu_machine.sh compressed`, carried with .deps/include and .deps/googletest.
+#   --cupynumeric: instead, cuPyNumeric for the machine's Python 3.12 (issue 15): its wheel without
+#   C++ headers, the cuTENSOR library it links, opt_einsum and cffi, the copies of one library made
+#   symbolic links, xz-packed (about 260 MB) and split into parts of 60 MiB under .deps-cn/
+#   (git-ignored). A device run carries 64 MiB, so the parts travel one per call over consecutive
+#   calls (`scripts/gpu_machine.sh cn-part`, carrying .deps-cn/SHA256SUMS and one part each time), then `scripts/gpu_machine.sh
+#   legate` unpacks them. The CUDA math libraries it also links (cuBLAS, cuSOLVER, cuFFT,
+#   cuSPARSE, nvJitLink) come from the machine's CUDA toolkit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 nvcomp_version=6.0.0.12
@@ -26,6 +33,40 @@ if [ "${1:-}" = "--nvcomp" ]; then
     rm -rf "$work"
   fi
   du -sh .deps-nvcomp/libnvcomp.so.6.xz
+  exit 0
+fi
+dedup_libraries() {  # byte-identical copies of a library in one folder become symbolic links
+  python3 - "$1" <<'PY'
+import hashlib, pathlib, sys
+first = {}
+for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.so*"), key=lambda p: (len(p.name), p.name)):
+    if path.is_symlink() or not path.is_file():
+        continue
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest in first and first[digest].parent == path.parent:
+        path.unlink()
+        path.symlink_to(first[digest].name)
+    else:
+        first.setdefault(digest, path)
+PY
+}
+if [ "${1:-}" = "--cupynumeric" ]; then
+  mkdir -p .deps-cn
+  if [ ! -f .deps-cn/part-aa ]; then
+    work="$(mktemp -d)"
+    python3 -m pip download -q --no-deps --only-binary :all: --python-version 3.12 \
+      --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+      --platform manylinux2014_x86_64 -d "$work" nvidia-cupynumeric==26.6.1 "cutensor-cu13<2.3.0.6,>=2.0" \
+      opt_einsum cffi pycparser
+    mkdir "$work/site"
+    for wheel in "$work"/*.whl; do python3 -m zipfile -e "$wheel" "$work/site"; done
+    rm -rf "$work/site/cupynumeric/include" "$work/site/cutensor/include"
+    dedup_libraries "$work/site"
+    tar -C "$work/site" -cf - . | xz -6 -T0 | split -b 60M - .deps-cn/part-
+    (cd .deps-cn && sha256sum part-* > SHA256SUMS)
+    rm -rf "$work"
+  fi
+  du -sh .deps-cn/part-*
   exit 0
 fi
 if [ "${1:-}" = "--bench" ]; then
@@ -53,8 +94,7 @@ python3 -m pip download -q --no-deps -d .deps/wheels libkvikio-cu13 kvikio-cu13 
 # Legate's wheel (87 MB) is more than a device run carries: it holds byte-identical copies of
 # librealm, liblegion and liblegate (the .so, .so.N names) and 27 MB of C++ headers. Unpacked,
 # the copies become symbolic links and the headers stay behind: a tar.xz of about 21 MB that
-# gpu_machine.sh unpacks onto PYTHONPATH. cuPyNumeric cannot travel: its CUDA math libraries
-# (cuBLAS, cuSOLVER, cuFFT, cuTENSOR wheels) are about 2.5 GB.
+# gpu_machine.sh unpacks onto PYTHONPATH. cuPyNumeric travels in parts (--cupynumeric above).
 legate_version=26.6.1
 if [ ! -f .deps/legate-site.tar.xz ]; then
   work="$(mktemp -d)"
@@ -63,19 +103,7 @@ if [ ! -f .deps/legate-site.tar.xz ]; then
   mkdir "$work/site"
   python3 -m zipfile -e "$work"/legate-*.whl "$work/site"
   rm -rf "$work/site/legate/include"
-  python3 - "$work/site" <<'PY'
-import hashlib, os, pathlib, sys
-first = {}
-for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.so*"), key=lambda p: (len(p.name), p.name)):
-    if path.is_symlink() or not path.is_file():
-        continue
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest in first and first[digest].parent == path.parent:
-        path.unlink()
-        path.symlink_to(first[digest].name)
-    else:
-        first.setdefault(digest, path)
-PY
+  dedup_libraries "$work/site"
   tar -C "$work/site" -cJf .deps/legate-site.tar.xz .
   rm -rf "$work"
 fi

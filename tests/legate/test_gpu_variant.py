@@ -11,6 +11,7 @@ import pytest
 import h5tile
 import h5tile.legate as hl
 from conftest import same_bytes
+from legate.core.data_interface import as_logical_array
 from legate.core import LogicalArray, Scope, StoreTarget, TaskTarget, get_legate_runtime, get_machine
 
 GPUS = get_machine().count(TaskTarget.GPU)
@@ -91,3 +92,27 @@ def test_batched_reads_on_the_gpu_clip_at_the_edges(data_file):
         assert same_bytes(part, expected[offset[0]: offset[0] + part.shape[0]])
         seen += part.shape[0]
     assert seen == rows
+
+
+def test_cupynumeric_arrays_in_the_framebuffer_both_ways(tmp_path):
+    """cuPyNumeric wraps what the GPU tasks read (no copy), computes on it on the GPU, and
+    h5tile.legate.to_file and h5tile.to_file write the result from the framebuffer."""
+    cn = pytest.importorskip("cupynumeric")
+    rows = max(GPUS * 3 + 1, int(GIB * 2**30) // (8 * 4 * COLUMNS))
+    data = np.random.default_rng(9).integers(0, 2**32, size=(rows, COLUMNS), dtype=np.uint32)
+    with h5py.File(tmp_path / "u.h5", "w") as f:
+        f.create_dataset("u", data=data)
+    result = hl.from_file(tmp_path / "u.h5", "u")
+    wrapped = cn.asarray(result)
+    assert as_logical_array(wrapped).data.equal_storage(result.data), "cupynumeric.asarray copied the result"
+    changed = wrapped * np.uint32(3) + np.uint32(1)  # cuPyNumeric's GPU tasks; wraps modulo 2**32 as NumPy does
+    assert changed.dtype == np.uint32
+    expected = data * np.uint32(3) + np.uint32(1)
+    hl.to_file(changed, tmp_path / "c.h5", "/c")
+    fence()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert same_bytes(f["c"][()], expected)
+    h5tile.to_file(changed, tmp_path / "t.h5", "/t").wait()  # the library's own call: through the same tasks
+    assert h5tile.describe(tmp_path / "t.h5", "/t")["virtual_sources"] == GPUS
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        assert same_bytes(f["t"][()], expected)

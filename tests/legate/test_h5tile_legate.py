@@ -14,6 +14,7 @@ import h5tile
 import h5tile.legate as hl
 import legate.io.hdf5 as lh
 from conftest import DTYPES, random_array, same_bytes
+from legate.core.data_interface import as_logical_array
 from legate.core import ExceptionMode, LogicalArray, Scope, TaskTarget, Type, get_legate_runtime, get_machine
 
 LEGATE_DTYPES = [d for d in DTYPES if not d.startswith("V")]
@@ -104,8 +105,10 @@ def test_cupynumeric_wraps_the_result(tmp_path):
     cn = pytest.importorskip("cupynumeric")
     data = np.arange(SHAPE[0] * SHAPE[1], dtype=np.float32).reshape(SHAPE)  # sums exactly in float32
     write_h5py(tmp_path / "a.h5", "d", data)
-    wrapped = cn.asarray(hl.from_file(tmp_path / "a.h5", "d"))
+    result = hl.from_file(tmp_path / "a.h5", "d")
+    wrapped = cn.asarray(result)
     assert wrapped.shape == SHAPE and wrapped.dtype == np.float32
+    assert as_logical_array(wrapped).data.equal_storage(result.data), "cupynumeric.asarray copied the result"
     assert same_bytes(np.asarray(wrapped), data)
     assert float((wrapped * 2).sum()) == float((data.astype(np.float64) * 2).sum())
 
