@@ -20,6 +20,23 @@ import time
 import h5py  # before legate's libraries, as the tests do
 import numpy as np
 
+
+def options():
+    """The command line, read before Legate starts (so that --help works without a driver)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mib", type=int, default=2048, help="size of the float32 dataset read")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--dir", default="/tmp/h5tile-legate-bench")
+    parser.add_argument("--cold", action="store_true", help="drop the page cache before every read (root)")
+    parser.add_argument("--write-mib", type=int, default=0, help="also time writes of an array of this size")
+    parser.add_argument("--no-tiny", action="store_true", help="skip the per-task overhead measurement")
+    parser.add_argument("--only", default="", help="run only the read cases whose name starts with this (a case "
+                        "that aborts the process, as legate.io.hdf5 out of ZCMEM does, then loses no other result)")
+    return parser.parse_args()
+
+
+ARGS = options() if __name__ == "__main__" else None
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                 os.environ.get("H5TILE_BUILD_DIR", "build"), "python"))
 import h5tile  # noqa: E402
@@ -93,16 +110,7 @@ def read_cases(path, name="x"):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mib", type=int, default=2048, help="size of the float32 dataset read")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--dir", default="/tmp/h5tile-legate-bench")
-    parser.add_argument("--cold", action="store_true", help="drop the page cache before every read (root)")
-    parser.add_argument("--write-mib", type=int, default=0, help="also time writes of an array of this size")
-    parser.add_argument("--no-tiny", action="store_true", help="skip the per-task overhead measurement")
-    parser.add_argument("--only", default="", help="run only the read cases whose name starts with this (a case "
-                        "that aborts the process, as legate.io.hdf5 out of ZCMEM does, then loses no other result)")
-    args = parser.parse_args()
+    args = ARGS
     os.makedirs(args.dir, exist_ok=True)
     path = os.path.join(args.dir, "x.h5")
     rows = args.mib * 2**20 // (4 * 1024)
