@@ -160,6 +160,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     if (covered < region.count()) {
       if (!filter_names(*sources_[s]).empty())
         why = "parts of the region that no source maps (fill values) are assembled on the host";
+    } else if (overlapping_) {
+      // The GPU would decode every chunk a mapping touches, also where a later mapping stands.
+      if (!filter_names(*sources_[s]).empty()) why = "mappings that overlap are read on the CPU";
     } else {
       on_gpu[s] = gpu_decoding(s, maps[s], region, why);
     }

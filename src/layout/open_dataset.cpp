@@ -42,6 +42,48 @@ std::optional<Box> intersect(const Box& a, const Box& b) {
   return out;
 }
 
+std::vector<Box> subtract(const Box& a, const Box& b) {
+  const auto common = intersect(a, b);
+  if (!common) return {a};
+  std::vector<Box> out;
+  Box rest = a;  // narrowed axis by axis to the common part
+  for (std::size_t i = 0; i < a.rank(); ++i) {
+    const auto lo = rest.offset[i];
+    const auto hi = rest.offset[i] + rest.extent[i];
+    if (common->offset[i] > lo) {
+      Box below = rest;
+      below.extent[i] = common->offset[i] - lo;
+      out.push_back(std::move(below));
+    }
+    if (const auto end = common->offset[i] + common->extent[i]; end < hi) {
+      Box above = rest;
+      above.offset[i] = end;
+      above.extent[i] = hi - end;
+      out.push_back(std::move(above));
+    }
+    rest.offset[i] = common->offset[i];
+    rest.extent[i] = common->extent[i];
+  }
+  return out;
+}
+
+bool any_overlap(const std::vector<Box>& boxes) {
+  // Swept along the first axis: each box against those that start before it ends there.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < boxes.size(); ++i) {
+    if (boxes[i].rank() > 0 && boxes[i].count() > 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t x, std::size_t y) { return boxes[x].offset[0] < boxes[y].offset[0]; });
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& a = boxes[order[i]];
+    for (std::size_t j = i + 1; j < order.size() && boxes[order[j]].offset[0] < a.offset[0] + a.extent[0]; ++j) {
+      if (intersect(a, boxes[order[j]])) return true;
+    }
+  }
+  return false;
+}
+
 std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
   const auto rank = box.rank();
   Shape first(rank);
@@ -217,6 +259,10 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                            e.what()));
     }
   }
+  std::vector<Box> boxes;
+  boxes.reserve(mappings_.size());
+  for (const auto& m : mappings_) boxes.push_back(m.dst);
+  overlapping_ = any_overlap(boxes);
 }
 
 OpenDataset::~OpenDataset() {
@@ -297,17 +343,37 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
 std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_bytes, bool bounded) const {
   std::vector<ReadTask> tasks;
   const auto es = info_.dtype.size();
-  for (const auto& m : mappings_) {
+  // The parts of the region each mapping supplies: where mappings overlap, only what no later
+  // mapping maps too (HDF5 reads them in order: the last one's value stands).
+  std::vector<std::pair<const Mapping*, Box>> parts;
+  for (std::size_t k = 0; k < mappings_.size(); ++k) {
+    const auto& m = mappings_[k];
     const auto part = region.rank() == 0 ? std::optional<Box>(region) : intersect(m.dst, region);
     if (!part) {
       continue;
     }
+    if (!overlapping_ || region.rank() == 0) {
+      parts.emplace_back(&m, *part);
+      continue;
+    }
+    std::vector<Box> left{*part};
+    for (std::size_t later = k + 1; later < mappings_.size() && !left.empty(); ++later) {
+      std::vector<Box> rest;
+      for (const auto& box : left) {
+        for (auto& piece : subtract(box, mappings_[later].dst)) rest.push_back(std::move(piece));
+      }
+      left = std::move(rest);
+    }
+    for (auto& box : left) parts.emplace_back(&m, std::move(box));
+  }
+  for (const auto& [mapping, part] : parts) {
+    const auto& m = *mapping;
     // Source box of the part, and the part relative to the region.
-    Box src = *part;
-    Box dst = *part;
+    Box src = part;
+    Box dst = part;
     for (std::size_t a = 0; a < region.rank(); ++a) {
-      src.offset[a] = m.src.offset[a] + (part->offset[a] - m.dst.offset[a]);
-      dst.offset[a] = part->offset[a] - region.offset[a];
+      src.offset[a] = m.src.offset[a] + (part.offset[a] - m.dst.offset[a]);
+      dst.offset[a] = part.offset[a] - region.offset[a];
     }
     const auto& source = *sources_[m.source];
     std::vector<Box> pieces;

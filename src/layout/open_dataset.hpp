@@ -152,10 +152,19 @@ class OpenDataset {
   TypeHandle memory_type_;
   std::vector<std::unique_ptr<Source>> sources_;
   std::vector<Mapping> mappings_;
+  // Whether two mappings supply the same elements (a virtual dataset made so): HDF5 reads the
+  // mappings in order, so the last one that maps an element gives its value.
+  bool overlapping_ = false;
 };
 
 // The overlap of two boxes of the same rank, or nullopt.
 [[nodiscard]] std::optional<Box> intersect(const Box& a, const Box& b);
+
+// What of `a` lies outside `b` (boxes of the same rank), as at most two boxes per axis.
+[[nodiscard]] std::vector<Box> subtract(const Box& a, const Box& b);
+
+// Whether any two of `boxes` share an element.
+[[nodiscard]] bool any_overlap(const std::vector<Box>& boxes);
 
 // The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates, in row-major
 // order (a chunk at the dataset's edge reaches past it).

@@ -107,6 +107,35 @@ def test_virtual_dataset_of_other_files_with_gaps_and_strides(tool, tmp_path):
     assert same_bytes(tool.read(tmp_path / "v.h5", "strided"), expect_strided)
 
 
+def test_virtual_dataset_with_overlapping_mappings(tool, tmp_path):
+    # HDF5 reads the mappings in order: the last one that maps an element gives its value. What
+    # none maps is the fill value, even where the overlaps add up to as many elements as the
+    # dataset has (HDF5 itself then leaves those elements as the buffer had them).
+    s = [np.arange(40, dtype="i4").reshape(4, 10) + 1000 * (k + 1) for k in range(3)]
+    with h5py.File(tmp_path / "src.h5", "w") as f:
+        for k in range(3):
+            f[f"s{k}"] = s[k]
+    with h5py.File(tmp_path / "v.h5", "w", libver=("v110", "v110")) as f:
+        layout = h5py.VirtualLayout(shape=(10, 10), dtype="i4")
+        layout[0:4] = h5py.VirtualSource("src.h5", "s0", shape=(4, 10))
+        layout[0:4] = h5py.VirtualSource("src.h5", "s1", shape=(4, 10))  # the same box again: s1 stands
+        layout[2:6, 3:8] = h5py.VirtualSource("src.h5", "s2", shape=(4, 10))[0:4, 0:5]  # over s1's corner
+        f.create_virtual_dataset("v", layout, fillvalue=-7)  # 40 + 40 + 20 elements mapped: 100
+    expect = np.full((10, 10), -7, "i4")
+    expect[0:4] = s[1]
+    expect[2:6, 3:8] = s[2][0:4, 0:5]
+    mapped = np.zeros((10, 10), bool)
+    mapped[0:4] = mapped[2:6, 3:8] = True
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        assert (f["v"][...][mapped] == expect[mapped]).all()  # as HDF5 reads it
+    assert same_bytes(tool.read(tmp_path / "v.h5", "v"), expect)
+    for offset, extent in [((1, 2), (8, 7)), ((2, 3), (2, 5)), ((3, 0), (7, 10))]:
+        got = tool.box(tmp_path / "v.h5", "v", offset, extent, tmp_path)
+        assert same_bytes(got, expect[offset[0]:offset[0] + extent[0], offset[1]:offset[1] + extent[1]])
+    raw, _ = tool.batched(tmp_path / "v.h5", "v", (3, 10), tmp_path)
+    assert np.frombuffer(raw, "i4").tolist() == expect.ravel().tolist()
+
+
 H5PY_HDF5 = tuple(int(part) for part in h5py.version.hdf5_version.split(".")[:3])
 
 
