@@ -174,3 +174,32 @@ def test_a_forged_raw_offset_in_the_tile_index_is_not_believed(tmp_path, tool, o
     assert same_bytes(blocks, a)
     out = cli("verify", "v.h5", cwd=tmp_path)
     assert out.returncode == 1 and "raw offset" in out.stdout, out.stdout
+
+
+# --- Virtual sources: the file HDF5's search finds (HDF5_VDS_PREFIX, a moved absolute name) ---
+
+
+@pytest.mark.parametrize("prefix", ["${ORIGIN}/sub", "/nonexistent:{sub}", "{sub}", "", "."])
+def test_a_virtual_source_is_the_file_hdf5_finds(tmp_path, tool, prefix):
+    # src.h5 beside the file, another in sub/ and in the working directory: HDF5 takes the
+    # prefixes first (each of a ':'-separated list, and "${ORIGIN}" as the file's folder); an
+    # absolute name that does not exist is looked for by its last component.
+    for where, value in [(tmp_path, 1), (tmp_path / "sub", 2), (tmp_path / "cwd", 3)]:
+        where.mkdir(exist_ok=True)
+        with h5py.File(where / "src.h5", "w") as f:
+            f["d"] = np.full((4, 5), value, "i4")
+    with h5py.File(tmp_path / "v.h5", "w", libver=("v110", "v110")) as f:
+        for name, file in [("relative", "src.h5"), ("moved", "/nonexistent/folder/src.h5")]:
+            layout = h5py.VirtualLayout(shape=(4, 5), dtype="i4")
+            layout[:] = h5py.VirtualSource(file, "d", shape=(4, 5))
+            f.create_virtual_dataset(name, layout, fillvalue=-1)
+    env = dict(os.environ, HDF5_VDS_PREFIX=prefix.replace("{sub}", str(tmp_path / "sub")))
+    for name in ["relative", "moved"]:
+        expect = subprocess.run(
+            ["python3", "-c", f"import h5py, sys; sys.stdout.buffer.write(h5py.File(sys.argv[1])['{name}'][()].tobytes())",
+             str(tmp_path / "v.h5")], capture_output=True, env=env, cwd=tmp_path / "cwd", timeout=120, check=True).stdout
+        raw = tmp_path / "read.raw"
+        proc = subprocess.run([str(tool.path), "read", str(tmp_path / "v.h5"), name, str(raw)], capture_output=True,
+                              text=True, env=env, cwd=tmp_path / "cwd", timeout=120)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert raw.read_bytes() == expect, (name, np.frombuffer(expect, "i4")[:1], np.frombuffer(raw.read_bytes(), "i4")[:1])

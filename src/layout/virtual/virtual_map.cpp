@@ -92,22 +92,45 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name, const
   if (name == ".") {
     return vds_file;
   }
+  // HDF5's search (H5F_prefix_open_file): an absolute name as it is, and where that is missing its
+  // last component as a relative name; a relative name under each prefix HDF5_VDS_PREFIX lists
+  // (separated by ':'), under HDF5_VDS_PREFIX as one prefix with a leading "${ORIGIN}" made the
+  // file's folder (H5D__build_file_prefix), beside the file, from the working directory, and
+  // beside the file the virtual dataset's file is a link to.
   const fs::path source(name);
-  if (source.is_absolute()) {
-    return source;
-  }
   std::error_code ec;
+  fs::path relative = source;
+  if (source.is_absolute()) {
+    if (fs::exists(source, ec)) {
+      return source;
+    }
+    relative = source.filename();
+  }
+  std::vector<fs::path> candidates;
   if (!vds_prefix.empty()) {
-    const auto candidate = fs::path(vds_prefix) / source;
+    for (std::size_t begin = 0; begin <= vds_prefix.size();) {
+      const auto colon = std::min(vds_prefix.find(':', begin), vds_prefix.size());
+      if (colon > begin) candidates.push_back(fs::path(vds_prefix.substr(begin, colon - begin)) / relative);
+      begin = colon + 1;
+    }
+    constexpr std::string_view origin = "${ORIGIN}";
+    if (vds_prefix.starts_with(origin)) {
+      candidates.push_back(
+          fs::path(fs::absolute(vds_file, ec).parent_path().string() + vds_prefix.substr(origin.size())) / relative);
+    } else if (vds_prefix != ".") {
+      candidates.push_back(fs::path(vds_prefix) / relative);
+    }
+  }
+  const auto beside = vds_file.parent_path() / relative;
+  candidates.push_back(beside);
+  candidates.push_back(relative);
+  if (const auto target = fs::canonical(vds_file, ec); !ec) candidates.push_back(target.parent_path() / relative);
+  for (auto& candidate : candidates) {
     if (fs::exists(candidate, ec)) {
       return candidate;
     }
   }
-  const auto beside = vds_file.parent_path() / source;
-  if (fs::exists(beside, ec) || !fs::exists(source, ec)) {
-    return beside;
-  }
-  return source;
+  return source.is_absolute() ? source : beside;
 }
 
 std::vector<fs::path> mapped_source_files(const fs::path& file, const std::string& vds_prefix) {

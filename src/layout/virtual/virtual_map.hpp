@@ -47,9 +47,12 @@ struct VirtualEntry {
 [[nodiscard]] std::vector<std::filesystem::path> mapped_source_files(const std::filesystem::path& file,
                                                                      const std::string& vds_prefix);
 
-// Where a source file name points, as HDF5 resolves it: "." is `vds_file`; a relative name
-// is tried in `vds_prefix` (HDF5_VDS_PREFIX; "" where unset), beside `vds_file`, then from the
-// working directory.
+// Where a source file name points, as HDF5 resolves it: "." is `vds_file`; an absolute name
+// that exists is itself, else its last component is searched for as a relative name: in each
+// prefix of `vds_prefix` (HDF5_VDS_PREFIX, "" where unset: a ':'-separated list, and as a whole
+// with a leading "${ORIGIN}" meaning the folder of `vds_file`), beside `vds_file`, from the
+// working directory, then beside the file `vds_file` links to. Missing everywhere: the name
+// (absolute) or the place beside `vds_file`.
 [[nodiscard]] std::filesystem::path resolve_source(const std::filesystem::path& vds_file, const std::string& name,
                                                    const std::string& vds_prefix);
 
