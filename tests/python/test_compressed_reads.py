@@ -170,6 +170,27 @@ def test_a_filter_hdf5_skipped_for_a_chunk_is_not_undone(tmp_path):
     assert same_bytes(h5tile.from_file(path, "/x"), reference)
 
 
+@pytest.mark.parametrize("order", [("fletcher32", "deflate"), ("shuffle", "fletcher32", "deflate"),
+                                   ("fletcher32", "shuffle", "deflate")])
+def test_fletcher32_ahead_of_deflate_is_decoded(tmp_path, order):
+    """A pipeline that checksums before it compresses: the deflate stream holds the chunk and the
+    4 bytes of its checksum (HDF5 applies the filters in the order the creation list gives)."""
+    a = smooth("int32", (37, 29), seed=5)
+    path = tmp_path / "order.h5"
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((8, 8))
+        for name in order:
+            {"fletcher32": dcpl.set_fletcher32, "shuffle": dcpl.set_shuffle, "deflate": lambda: dcpl.set_deflate(4)}[name]()
+        h5py.h5d.create(f.id, b"x", h5py.h5t.STD_I32LE, h5py.h5s.create_simple(a.shape), dcpl=dcpl)
+        f["x"][...] = a
+        reference = f["x"][...]
+    assert same_bytes(reference, a)
+    assert h5tile.describe(path, "/x")["decoder"] == "h5tile"
+    assert same_bytes(h5tile.from_file(path, "/x"), reference)
+    assert same_bytes(h5tile.read_box(path, "/x", (3, 5), (20, 17)), reference[3:23, 5:22])
+
+
 @pytest.mark.parametrize("raw", [True, False])
 def test_a_corrupt_chunk_with_fletcher32_is_an_error(tmp_path, raw_io_restored, raw):
     a = smooth("float32", (64, 64), seed=4)

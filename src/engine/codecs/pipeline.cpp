@@ -106,6 +106,15 @@ void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter
   const auto wrong_size = [&](std::size_t size) {
     return RuntimeError(fmt::format("decodes to {} bytes, not the chunk's {}", size, chunk_bytes));
   };
+  // What undoing filter i may produce: the chunk, and the 4-byte checksum of each fletcher32
+  // that HDF5 applied before it (fletcher32 ahead of a compressor: the compressor holds them).
+  const auto bound = [&](std::size_t i) {
+    std::size_t bytes = chunk_bytes;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (!skipped(j) && filters_[j].id == kFilterFletcher32) bytes += 4;
+    }
+    return bytes;
+  };
   for (std::size_t i = steps_.size(); i-- > 0;) {
     if (skipped(i)) {
       continue;  // HDF5 skipped this (optional) filter for this chunk
@@ -113,7 +122,7 @@ void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter
     std::optional<std::size_t> produced;  // into `out`
     try {
       if (out != nullptr && i == last) produced = steps_[i]->decode_to(data, out, chunk_bytes);
-      if (!produced) steps_[i]->decode(data, scratch, chunk_bytes);
+      if (!produced) steps_[i]->decode(data, scratch, bound(i));
     } catch (const RuntimeError& e) {
       throw RuntimeError(fmt::format("{}: {}", names_[i], e.what()));
     }
