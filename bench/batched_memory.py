@@ -9,6 +9,7 @@ by h5tile (layout "chunked": one file).
     python3 bench/batched_memory.py [MiB (default 1024)] [block MiB (default 64)]
 """
 import json
+import argparse
 import os
 import subprocess
 import sys
@@ -56,8 +57,11 @@ def run(engine, path, rows):
 
 
 def main():
-    mib = int(sys.argv[1]) if len(sys.argv) > 1 else 1024
-    block_mib = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mib", nargs="?", type=int, default=1024, help="size of the array (default 1024)")
+    parser.add_argument("block_mib", nargs="?", type=int, default=64, help="size of a block (default 64)")
+    args = parser.parse_args()
+    mib, block_mib = args.mib, args.block_mib
     sys.path.insert(0, PACKAGE)
     import h5tile
     a = field(mib)

@@ -36,6 +36,7 @@ nvidia-libnvcomp-cu13 wheel, or H5TILE_NVCOMP_LIBRARY).
 
     sudo python3 bench/compressed_read.py --device [MiB (default 8192)] [codec names] [--rounds N]
 """
+import argparse
 import os
 import shutil
 import subprocess
@@ -165,14 +166,10 @@ def device_read(path, tiny, cold, gpu_decode):
     return float(t), decoder, route, reason.replace("_", " ")
 
 
-def main_device(argv):
-    rounds = 3
-    if "--rounds" in argv:
-        i = argv.index("--rounds")
-        rounds = int(argv[i + 1])
-        del argv[i:i + 2]
-    mib = int(argv[0]) if argv else 8192
-    names = argv[1].split(",") if len(argv) > 1 else [n for n in CODECS if not n.startswith("blosc")]
+def main_device(args):
+    rounds = args.rounds
+    mib = args.mib or 8192
+    names = args.codecs.split(",") if args.codecs else [n for n in CODECS if not n.startswith("blosc")]
     sys.path.insert(0, PACKAGE)
     import h5tile
     cold = os.geteuid() == 0
@@ -217,9 +214,15 @@ def h5tile_decoder(path, env):
 
 
 def main():
-    if "--device" in sys.argv:
-        argv = [x for x in sys.argv[1:] if x != "--device"]
-        return main_device(argv)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mib", nargs="?", type=int, default=0, help="size of the array (default 512; --device 8192)")
+    parser.add_argument("codecs", nargs="?", default="", help="codec names, comma-separated (default: all)")
+    parser.add_argument("--cold-rounds", type=int, default=COLD_ROUNDS, help="cold reads per engine (0: warm only)")
+    parser.add_argument("--device", action="store_true", help="reads into device memory (issue 19), see above")
+    parser.add_argument("--rounds", type=int, default=3, help="with --device: rounds of cold reads")
+    args = parser.parse_args()
+    if args.device:
+        return main_device(args)
     import hdf5plugin  # h5py's side only (--device needs none: h5tile writes those files)
     try:
         import tensorstore as ts
@@ -227,16 +230,9 @@ def main():
         ts_version = version("tensorstore")
     except ImportError:
         ts, ts_version = None, "(not installed)"
-    argv = sys.argv[1:]
-    cold_rounds = COLD_ROUNDS
-    if "--cold-rounds" in argv:
-        i = argv.index("--cold-rounds")
-        cold_rounds = int(argv[i + 1])
-        del argv[i:i + 2]
-    if os.geteuid() != 0:
-        cold_rounds = 0
-    mib = int(argv[0]) if argv else 512
-    names = argv[1].split(",") if len(argv) > 1 else list(CODECS)
+    cold_rounds = args.cold_rounds if os.geteuid() == 0 else 0
+    mib = args.mib or 512
+    names = args.codecs.split(",") if args.codecs else list(CODECS)
     a = field(mib)
     print(f"{a.nbytes / 2**20:.0f} MiB float32 {a.shape}, chunks {CHUNK} = 1 MiB, {os.cpu_count()} CPUs, "
           f"hdf5plugin {hdf5plugin.version}, "

@@ -10,6 +10,7 @@ Uses the package in $H5TILE_BUILD_DIR/python (default build/python).
 
     python3 bench/compressed_write.py [MiB (default 512)] [ranks (default: all cores)]
 """
+import argparse
 import os
 import shutil
 import sys
@@ -28,8 +29,11 @@ FOLDER = "/tmp/h5tile-compressed-write"
 
 
 def main():
-    mib = int(sys.argv[1]) if len(sys.argv) > 1 else 512
-    ranks = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mib", nargs="?", type=int, default=512, help="size of the array (default 512)")
+    parser.add_argument("ranks", nargs="?", type=int, default=0, help="h5tile's ranks (default 0: all cores)")
+    args = parser.parse_args()
+    mib, ranks = args.mib, args.ranks
     a = field(mib)
     os.makedirs(FOLDER, exist_ok=True)
     print(f"{a.nbytes / 2**20:.0f} MiB float32 {a.shape}, chunks {CHUNK} = 1 MiB, {os.cpu_count()} CPUs, "

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 
@@ -68,16 +69,33 @@ std::vector<Box> subtract(const Box& a, const Box& b) {
 }
 
 bool any_overlap(const std::vector<Box>& boxes) {
-  // Swept along the first axis: each box against those that start before it ends there.
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (boxes[i].rank() > 0 && boxes[i].count() > 0) order.push_back(i);
   }
+  if (order.size() < 2) return false;
+  // Swept along the axis where the boxes start at the most places (tiles along any one axis then
+  // cost N log N): each box against those that start before it ends there.
+  const auto rank = boxes[order[0]].rank();
+  std::size_t axis = 0;
+  std::size_t most = 0;
+  for (std::size_t a = 0; a < rank; ++a) {
+    std::vector<std::uint64_t> starts;
+    starts.reserve(order.size());
+    for (const auto i : order) starts.push_back(boxes[i].offset[a]);
+    std::sort(starts.begin(), starts.end());
+    const auto distinct = static_cast<std::size_t>(std::unique(starts.begin(), starts.end()) - starts.begin());
+    if (distinct > most) {
+      most = distinct;
+      axis = a;
+    }
+  }
   std::sort(order.begin(), order.end(),
-            [&](std::size_t x, std::size_t y) { return boxes[x].offset[0] < boxes[y].offset[0]; });
+            [&](std::size_t x, std::size_t y) { return boxes[x].offset[axis] < boxes[y].offset[axis]; });
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& a = boxes[order[i]];
-    for (std::size_t j = i + 1; j < order.size() && boxes[order[j]].offset[0] < a.offset[0] + a.extent[0]; ++j) {
+    for (std::size_t j = i + 1;
+         j < order.size() && boxes[order[j]].offset[axis] < a.offset[axis] + a.extent[axis]; ++j) {
       if (intersect(a, boxes[order[j]])) return true;
     }
   }

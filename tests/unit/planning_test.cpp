@@ -110,6 +110,33 @@ TEST(Intersect, OverlapOrNothing) {
   EXPECT_FALSE(intersect(Box{{0, 0}, {4, 4}}, Box{{4, 0}, {1, 4}}).has_value());  // touching is not overlapping
 }
 
+TEST(Subtract, LeavesWhatTheSecondBoxDoesNotCoverOnce) {
+  const Box a{{0, 0}, {6, 5}};
+  const Box b{{2, 1}, {2, 10}};
+  const auto rest = subtract(a, b);
+  std::map<std::pair<std::uint64_t, std::uint64_t>, int> seen;
+  for (const auto& box : rest) {
+    EXPECT_FALSE(intersect(box, b).has_value());
+    for (auto i = box.offset[0]; i < box.offset[0] + box.extent[0]; ++i)
+      for (auto j = box.offset[1]; j < box.offset[1] + box.extent[1]; ++j) ++seen[{i, j}];
+  }
+  EXPECT_EQ(seen.size(), a.count() - intersect(a, b)->count());
+  for (const auto& [element, times] : seen) EXPECT_EQ(times, 1);
+  EXPECT_EQ(subtract(a, Box{{6, 0}, {1, 5}}), std::vector<Box>{a});  // no overlap: all of it
+  EXPECT_TRUE(subtract(a, Box{{0, 0}, {9, 9}}).empty());
+}
+
+TEST(AnyOverlap, FindsSharedElementsAlongAnyAxis) {
+  std::vector<Box> columns;  // tiles along the second axis, every one from row 0
+  for (std::uint64_t c = 0; c < 4000; ++c) columns.push_back(Box{{0, c * 8}, {100, 8}});
+  EXPECT_FALSE(any_overlap(columns));
+  columns.push_back(Box{{99, 7}, {1, 2}});  // one element of tiles 0 and 1
+  EXPECT_TRUE(any_overlap(columns));
+  EXPECT_FALSE(any_overlap({Box{{0, 0}, {2, 2}}, Box{{2, 0}, {2, 2}}, Box{{0, 2}, {4, 2}}}));
+  EXPECT_TRUE(any_overlap({Box{{0, 0}, {2, 2}}, Box{{1, 1}, {1, 1}}}));
+  EXPECT_FALSE(any_overlap({Box{{0, 0}, {2, 2}}, Box{{1, 1}, {0, 1}}}));  // an empty box shares nothing
+}
+
 TEST(ChunkFor, DefaultFitsOneGiBAndRequestedShapesAreChecked) {
   const Shape shape{1 << 20, 1024};
   const auto chunk = chunk_for({}, shape, {1 << 19, 1024}, 8, "f.h5", "/d");
