@@ -28,9 +28,10 @@ fence inside ``Scope(exception_mode=ExceptionMode.DEFERRED)``. Unlike legate.io.
 datasets are read, and writes are synced to disk (``sync=False`` skips that).
 
 Python's garbage collector is paused while the point tasks of a call run (a collection started
-inside a task that frees a Legate store dropped outside it makes Legion abort the process). The
-pause covers the call's own wait for its tasks: not tasks that run later under
-``ExceptionMode.DEFERRED``, nor a ``gc.enable()`` that another thread makes meanwhile.
+inside a task that frees a Legate store dropped outside it makes Legion abort the process), so
+every call returns once its tasks have run, also inside a Scope that defers errors (its errors
+still come where the Scope raises them). Not covered: a ``gc.enable()`` that another thread
+makes meanwhile.
 """
 from __future__ import annotations
 
@@ -42,8 +43,8 @@ import threading
 from typing import Any, Iterator, Sequence, Tuple
 
 import numpy as np
-from legate.core import (LogicalArray, LogicalStore, TaskContext, TaskTarget, Type, VariantCode, get_legate_runtime,
-                         get_machine)
+from legate.core import (ExceptionMode, LogicalArray, LogicalStore, Scope, TaskContext, TaskTarget, Type, VariantCode,
+                         get_legate_runtime, get_machine)
 from legate.core import types as ty
 from legate.core.data_interface import as_logical_array
 from legate.core.task import InputStore, OutputStore, task
@@ -161,8 +162,7 @@ def _collector_paused():
     A collection starts at any allocation, on whichever thread makes it: inside a point task
     (on a thread Legate runs it on) it may free a Legate store that the program dropped outside
     the task (cyclic garbage: an exception kept with its traceback, for one), and Legate aborts
-    the process there. The launches here declare their errors, so Legate runs their tasks inside
-    ``execute()`` (unless a Scope defers the errors to a fence): the collector is off meanwhile,
+    the process there. The collector is off while a launch's tasks run (see :func:`_execute`),
     and back on, if it was, after the last launch in flight; the garbage is collected later on
     the program's thread."""
     with _paused_lock:
@@ -177,6 +177,18 @@ def _collector_paused():
             _paused[0] -= 1
             if _paused[0] == 0 and _paused[1]:
                 gc.enable()
+
+
+def _execute(launch) -> None:
+    """Runs a launch with the collector paused until its point tasks have run. Legate runs them
+    inside ``execute()`` where their errors are raised at the call (the default). Where a Scope
+    defers (or ignores) the errors, ``execute()`` returns before the tasks run, so a blocking
+    fence then waits for them: the call returns once its tasks are done, as by default, and the
+    deferred errors still come where the Scope raises them (a fence does not)."""
+    with _collector_paused():
+        launch.execute()
+        if Scope.exception_mode() != ExceptionMode.IMMEDIATE:
+            get_legate_runtime().issue_execution_fence(block=True)
 
 
 def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int], chunk, scalar: bool = False) -> None:
@@ -198,8 +210,7 @@ def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int]
     launch.add_scalar_arg(tuple(int(b) for b in base) or (0,), (ty.int64,))
     launch.add_scalar_arg(scalar, ty.bool_)
     launch.throws_exception(h5tile.Error)
-    with _collector_paused():
-        launch.execute()
+    _execute(launch)
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray:
@@ -411,5 +422,4 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     launch.set_concurrent(True)  # every rank of the collective write runs at once
     launch.set_side_effect(True)
     launch.throws_exception(h5tile.Error)
-    with _collector_paused():
-        launch.execute()
+    _execute(launch)

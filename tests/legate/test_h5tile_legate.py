@@ -2,6 +2,7 @@
 h5py and NumPy, and against legate.io.hdf5 where both should agree (offsets, errors). On a
 machine where Legate has GPUs (scripts/gpu_machine.sh legate), the same tests run the GPU
 variants, one tile per GPU."""
+import contextlib
 import gc
 import os
 import threading
@@ -289,11 +290,13 @@ def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.h5", "w.h5.tiles"]
 
 
-def test_no_garbage_collection_starts_inside_the_point_tasks(tmp_path):
+@pytest.mark.parametrize("deferred", [False, True], ids=["errors-at-the-call", "errors-deferred"])
+def test_no_garbage_collection_starts_inside_the_point_tasks(tmp_path, deferred):
     """A collection that starts inside a point task (at any allocation there) and frees a Legate
     store made outside it aborts the process. With the collector set to start at every
     allocation, none starts on another thread than the program's while h5tile.legate's tasks
-    write, read and read in batches."""
+    write, read and read in batches; also where a Scope defers the tasks' errors to a fence
+    (the calls then return before their tasks run)."""
     main = threading.get_ident()
     elsewhere = []
 
@@ -307,10 +310,15 @@ def test_no_garbage_collection_starts_inside_the_point_tasks(tmp_path):
     gc.callbacks.append(on_collection)
     gc.set_threshold(1, 1, 1)
     try:
-        hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
-        read = hl.from_file(tmp_path / "r.h5", "/d")
-        batches = [(host(b), offset) for b, offset in hl.from_file_batched(tmp_path / "r.h5", "/d", (100, 7))]
+        with Scope(exception_mode=ExceptionMode.DEFERRED) if deferred else contextlib.nullcontext():
+            hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
+            read = hl.from_file(tmp_path / "r.h5", "/d")
+            batches = list(hl.from_file_batched(tmp_path / "r.h5", "/d", (100, 7)))
+            garbage = [[]]
+            garbage[0].append(garbage)  # a cycle for a collection to find meanwhile
+            del garbage
         fence()
+        batches = [(host(b), offset) for b, offset in batches]
     finally:
         gc.set_threshold(*before)
         gc.callbacks.remove(on_collection)
