@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -11,7 +11,8 @@
 #   the CPU benchmark (bench/peers.py) at H5TILE_BENCH_GIB, warm then cold; legate: build, then
 #   h5tile.legate's tests on one GPU (the GPU variant at H5TILE_BENCH_GIB against the CPU variant
 #   and h5py; cuPyNumeric's tests too where cn-part brought it) and its warm read benchmark
-#   against legate.io.hdf5; legate-tests: the same without the benchmark; legate-bench: build, then the
+#   against legate.io.hdf5; legate-tests: the same without the benchmark; legate-writes: writes of
+#   H5TILE_BENCH_GIB from the framebuffer, h5tile.legate against legate.io.hdf5; legate-bench: build, then the
 #   cold reads, the writes, reads at Legate's default --zcmem, and the machine's CPUs alone
 #   (legate from .deps/legate-site.tar.xz, which scripts/prepare_gpu_deps.sh packs); engine-bench:
 #   build, then issue 20's cases at H5TILE_BENCH_GIB: cold reads by mode, a loop of from_file
@@ -79,16 +80,21 @@ legate_setup() {
     echo "cupynumeric: not carried (scripts/gpu_machine.sh cn-part)" >> "$out/machine.txt"
   fi
 }
-if [ "$mode" = "legate" ] || [ "$mode" = "legate-tests" ] || [ "$mode" = "legate-bench" ]; then
+if [ "$mode" = "legate" ] || [ "$mode" = "legate-tests" ] || [ "$mode" = "legate-bench" ] ||
+   [ "$mode" = "legate-writes" ]; then
   legate_setup
   gpu_config="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000 --zcmem 12288"
   mib=$((gib * 1024))
-  if [ "$mode" != "legate-bench" ]; then
+  if [ "$mode" = "legate-writes" ]; then
+    LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib 256 --repeat 3 --no-tiny --write-mib "$mib" \
+      --dir /tmp/h5tile-legate-bench > "$out/legate_bench.log" 2>&1
+  fi
+  if [ "$mode" = "legate" ] || [ "$mode" = "legate-tests" ]; then
     LEGATE_CONFIG="$gpu_config" H5TILE_LEGATE_GPU_GIB="$gib" python3 -m pytest -q -rs -p no:cacheprovider \
       tests/legate/test_gpu_variant.py tests/legate/test_h5tile_legate.py > "$out/legate_tests.log" 2>&1
     [ "$mode" = "legate" ] && LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 \
       --dir /tmp/h5tile-legate-bench > "$out/legate_bench.log" 2>&1
-  else
+  elif [ "$mode" = "legate-bench" ]; then
     { LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib "$mib" --repeat 3 --cold --no-tiny \
         --write-mib 4096 --dir /tmp/h5tile-legate-bench
       # Legate's default --zcmem: legate.io.hdf5 stages reads there; h5tile.legate does not.
