@@ -65,7 +65,8 @@ _pending: list = []  # (handle, array): arrays stay alive until their write is d
 class WriteHandle:
     """A write in progress. ``wait()`` blocks until the file is complete and visible to other
     programs (and raises the write's error); ``done()`` never blocks. The array passed to
-    :func:`to_file` is kept alive until then."""
+    :func:`to_file` is kept alive until then, and written from where it is, not copied: changes
+    made to it before then may or may not reach the file."""
 
     def __init__(self, handle, array):
         self._handle = handle
@@ -238,7 +239,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
 
     Returns:
         A :class:`WriteHandle`; ``wait()`` it or call :func:`fence` before other programs read the
-        file. Reads by this program are ordered after the write without waiting.
+        file. Reads by this program are ordered after the write without waiting. The array is
+        not copied: leave it unchanged until then (changes made meanwhile may or may not be written).
 
     Raises:
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),

@@ -7,7 +7,14 @@
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-fs::path write_key(const fs::path& path) { return fs::absolute(path).lexically_normal(); }
+fs::path write_key(const fs::path& path) {
+  // A write replaces the name in its folder (a rename), so two spellings of one folder (a
+  // symbolic link to it, a link on the way) name one file: its folder's real path keys it.
+  const auto target = fs::absolute(path).lexically_normal();
+  std::error_code ec;
+  const auto folder = fs::weakly_canonical(target.parent_path(), ec);
+  return ec ? target : folder / target.filename();
+}
 
 WriteHandle PendingWrites::start(const fs::path& path, std::function<void()> work) {
   const auto key = write_key(path);

@@ -142,7 +142,14 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
       throw FileExists(fmt::format("cannot write '{}': the file exists (mode Exclusive)", path.string()));
     }
     if (mode == Mode::Append) {
-      const auto file = open_file(path, true);  // throws NotHdf5File, IoError
+      // Read-only: the write replaces the file (a rename), never changes it in place, and a
+      // read-write open would (HDF5 rewrites its superblock), under the feet of a pending write
+      // of the same file that copied it. Write permission is still asked, as h5py's append asks it.
+      if (::access(path.c_str(), W_OK) != 0) {
+        const int err = errno;
+        throw IoError(fmt::format("cannot open '{}': {}", path.string(), std::strerror(err)), err);
+      }
+      const auto file = open_file(path, false);  // throws NotHdf5File, IoError
       check_replaceable(file.get(), dataset, path);
     }
   }

@@ -313,7 +313,31 @@ void sync_directory(const std::filesystem::path& directory) {
   }
 }
 
-void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct) {
+namespace {
+
+FileIdentity identity_of_stat(const struct stat& st) {
+  return {.exists = true,
+          .device = static_cast<std::uint64_t>(st.st_dev),
+          .inode = static_cast<std::uint64_t>(st.st_ino),
+          .size = static_cast<std::uint64_t>(st.st_size),
+          .modified_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+          .changed_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 + st.st_ctim.tv_nsec};
+}
+
+}  // namespace
+
+FileIdentity identity_of(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) {
+      return {};
+    }
+    throw_errno("cannot stat", path, errno);
+  }
+  return identity_of_stat(st);
+}
+
+FileIdentity copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct) {
   const PosixFile in(from, O_RDONLY, direct);
   PosixFile out(to, O_WRONLY | O_CREAT | O_EXCL);
   struct stat st {};
@@ -343,6 +367,7 @@ void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::
     done += n;
   }
   out.close();
+  return identity_of_stat(st);
 }
 
 }  // namespace h5tile::detail

@@ -83,8 +83,25 @@ class PosixFile {
 // fsync(2) on a directory, so that a rename inside it survives a crash.
 void sync_directory(const std::filesystem::path& directory);
 
+// Which file a path names: its device and inode, size and modification and change times. A
+// commit renames a new file over its target, so every write of a target changes its identity.
+struct FileIdentity {
+  bool exists = false;  // false: the path named nothing (the other members are 0)
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::uint64_t size = 0;
+  std::int64_t modified_ns = 0;
+  std::int64_t changed_ns = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+// The identity of the file `path` names now (following links); `exists` false where it names
+// nothing. Throws IoError for other failures of stat(2).
+[[nodiscard]] FileIdentity identity_of(const std::filesystem::path& path);
+
 // Copies `from` (read as `direct` says) into a new file `to`, which must not exist (not even as
-// a symbolic link: O_CREAT | O_EXCL). The new file's mode is 0666 less the umask.
-void copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct);
+// a symbolic link: O_CREAT | O_EXCL). The new file's mode is 0666 less the umask. Returns the
+// identity of the file copied (the one opened, whatever `from` names afterwards).
+FileIdentity copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct);
 
 }  // namespace h5tile::detail

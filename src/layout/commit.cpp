@@ -32,15 +32,27 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
 WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
-  if (config_.mode == Mode::Append && fs::exists(target_)) {
-    copy_to_new_file(target_, temp(), config_.direct_reads);
-    return open_for_update(temp(), dataset_, config_.alignment, low);
+  if (config_.mode == Mode::Append) {
+    copied_ = identity_of(target_);
+    if (copied_->exists) {
+      copied_ = copy_to_new_file(target_, temp(), config_.direct_reads);
+      return open_for_update(temp(), dataset_, config_.alignment, low);
+    }
   }
   return create_file(temp(), config_.alignment, low);
 }
 
 void WriteCommit::publish() {
   const CommitLock lock(target_);
+  // An append renames a copy of the target with one dataset added: where another write (another
+  // process, or a path naming the same file by another spelling) replaced the target since that
+  // copy, the rename would silently drop what that write added.
+  if (copied_ && identity_of(target_) != *copied_) {
+    throw RuntimeError(fmt::format(
+        "'{}' was replaced by another write while this write was adding '{}' to it: nothing was written "
+        "(the other write's file stays); write again",
+        target_.string(), dataset_));
+  }
   // Read while the target is still the file this commit replaces: the generations of writers
   // killed after their own rename, before they cleared their mark, that it maps. They hold the
   // tiles of that file (which readers may have open), not a dead writer's leftovers.

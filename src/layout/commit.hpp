@@ -6,10 +6,12 @@
 // write made, so that the previous file and its tiles stay as they were.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <h5tile/options.hpp>
 
+#include "engine/posix_file.hpp"
 #include "hdf5/file.hpp"
 #include "layout/write_plan.hpp"
 
@@ -34,7 +36,8 @@ class WriteCommit {
 
   // Creates the new main file under its temporary name, open for adding the dataset: empty,
   // or in Append mode a copy of the target without `dataset`; new objects in formats of `low` or
-  // later (write_access). Call close() on it once complete.
+  // later (write_access). Call close() on it once complete. In Append mode it records which
+  // file it copied (or that there was none), for publish() to check.
   [[nodiscard]] WritableFile start_main_file(H5F_libver_t low = H5F_LIBVER_V18) const;
 
   // Makes the new main file the target (one rename under the commit lock, after fsync when
@@ -43,6 +46,9 @@ class WriteCommit {
   // replaced for readers of the old file). A failure of the folder's fsync, after the rename,
   // is thrown once the clean-up is done (keeping the replaced generation as with
   // `keep_previous`): the write is in place then, and its generation is never removed.
+  // In Append mode, a target that another write replaced since start_main_file copied it is a
+  // RuntimeError, before the rename: renaming the copy over it would silently drop what that
+  // write added.
   void publish();
 
   // Removes everything this write made (its temporary main file and its generation's tiles),
@@ -57,6 +63,9 @@ class WriteCommit {
   bool with_tiles_;
   std::string generation_;
   bool published_ = false;  // the rename is done: the target maps this generation
+  // Append mode: the target start_main_file copied (exists false: there was none). Set by that
+  // const function, which a layout writer calls through a const commit.
+  mutable std::optional<FileIdentity> copied_;
 };
 
 }  // namespace h5tile::detail

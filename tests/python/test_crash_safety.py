@@ -5,6 +5,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import h5py
@@ -228,3 +229,73 @@ def test_a_failed_fsync_of_the_folder_after_the_rename_leaves_the_new_file_whole
     assert not any((g / ".in-progress").exists() for g in generations(out))
     h5tile.to_file(old, out, "/data", ranks=2).wait()  # later writes clean up as usual
     assert read(out).tobytes() == old.tobytes() and len(generations(out)) == 2
+
+
+APPEND_FROM_ANOTHER_PROCESS = """
+import sys
+import threading
+sys.path.insert(0, sys.argv[1])
+import numpy as np, h5tile
+h5tile.to_file(np.arange(10.0), sys.argv[2], "/other", mode="a").wait()
+"""
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "chunked"])
+def test_an_append_over_a_file_that_another_process_appended_to_meanwhile_is_an_error(tmp_path, layout):
+    # An append copies the file, adds its dataset to the copy and renames the copy over the
+    # file. Another program's append between the copy and the rename was silently dropped
+    # (both writes succeeded; the file held only the second one's dataset).
+    out = tmp_path / "out.h5"
+    h5tile.to_file(np.zeros(3), out, "/first").wait()
+    other = []
+
+    def progress(done, total):
+        # The copy is made before the first tile is written (contiguous and chunked layouts).
+        if not other:
+            other.append(subprocess.run([sys.executable, "-c", APPEND_FROM_ANOTHER_PROCESS, str(BUILD / "python"),
+                                         str(out)], capture_output=True, text=True))
+        return True
+
+    new = np.ones((256, 1024))
+    with pytest.raises(h5tile.OperationError, match="replaced by another write while this write was adding '/new'"):
+        h5tile.to_file(new, out, "/new", layout=layout, mode="a", ranks=1, progress=progress).wait()
+    assert other[0].returncode == 0, other[0].stderr
+    with h5py.File(out, "r") as f:
+        assert sorted(f) == ["first", "other"]
+        assert np.array_equal(f["other"][...], np.arange(10.0))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.h5", "out.h5.tiles"]  # no temporary file left
+    h5tile.to_file(new, out, "/new", layout=layout, mode="a").wait()  # written again, it adds to the new file
+    with h5py.File(out, "r") as f:
+        assert sorted(f) == ["first", "new", "other"]
+        assert np.array_equal(f["new"][...], new)
+
+
+def test_appends_through_two_spellings_of_one_folder_are_ordered(tmp_path):
+    # Writes of one path wait for each other; a symbolic link to the folder named the same file
+    # under another key, so two appends ran at once and the later rename dropped the other's
+    # dataset, with no error.
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    out = tmp_path / "real" / "out.h5"
+    h5tile.to_file(np.zeros(3), out, "/first").wait()
+    copied, release = threading.Event(), threading.Event()
+
+    def progress(done, total):
+        copied.set()  # contiguous: the file is copied before the first tile is written
+        release.wait(30)
+        return True
+
+    a = np.ones((1024, 1024))
+    first = h5tile.to_file(a, out, "/a", layout="contiguous", mode="a", ranks=1, progress=progress)
+    assert copied.wait(30)
+    second = h5tile.to_file(np.arange(5.0), tmp_path / "link" / "out.h5", "/b", mode="a")
+    deadline = time.monotonic() + 3
+    while not second.done() and time.monotonic() < deadline:
+        time.sleep(0.05)  # before the fix the second write completed here, beside the first
+    release.set()
+    first.wait()
+    second.wait()
+    with h5py.File(out, "r") as f:
+        assert sorted(f) == ["a", "b", "first"]
+        assert np.array_equal(f["a"][...], a)
+        assert np.array_equal(f["b"][...], np.arange(5.0))
