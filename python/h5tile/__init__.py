@@ -452,7 +452,7 @@ class _BatchedWithProgress:
 
 
 def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
-                threads: int = 0, sync: bool = True, keep_previous: bool = True,
+                mode: str = "x", threads: int = 0, sync: bool = True, keep_previous: bool = True,
                 chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None,
                 level: Optional[int] = None, shuffle: bool = False, fletcher32: bool = False,
                 progress: Optional[Callable[[int, int], Optional[bool]]] = None,
@@ -461,11 +461,13 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
     dataset in ``path_out``, streamed in parallel blocks; the output appears only when complete.
     Contiguous, or chunked with ``chunks`` (one length per axis), and then filtered with
     ``compression``, ``level``, ``shuffle`` and ``fletcher32`` as in :func:`to_file` (the chunks
-    compressed in parallel). ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as
-    in :func:`from_file`."""
+    compressed in parallel). ``mode`` "x" (default, as the command's) fails if ``path_out``
+    exists (FileAlreadyExistsError), "w" replaces it, "a" adds the dataset to it (or replaces that
+    dataset there). ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as in
+    :func:`from_file`."""
     _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
                         keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32),
-                        progress, _probe(probe))
+                        progress, _probe(probe), mode)
 
 
 def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,

@@ -309,13 +309,16 @@ NB_MODULE(_h5tile, m) {
       "consolidate",
       [](const std::filesystem::path& in, const std::string& dataset, const std::filesystem::path& out,
          unsigned threads, bool sync, bool keep_previous, const h5tile::Shape& chunk, const std::string& compression,
-         int level, bool shuffle, bool fletcher32, nb::object progress, std::optional<bool> probe) {
+         int level, bool shuffle, bool fletcher32, nb::object progress, std::optional<bool> probe,
+         const std::string& mode) {
         auto callback = progress_of(std::move(progress));
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
+        const auto write_mode = mode_of(mode);
         raising_callback_errors(callback.error, [&] {
           nb::gil_scoped_release release;
           h5tile::consolidate(in, dataset, out,
-                              {.threads = threads,
+                              {.mode = write_mode,
+                               .threads = threads,
                                .sync = sync,
                                .keep_previous = keep_previous,
                                .progress = std::move(callback.callback),
@@ -325,7 +328,7 @@ NB_MODULE(_h5tile, m) {
         });
       },
       "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "chunk"_a, "compression"_a,
-      "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none(), "probe"_a = nb::none());
+      "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none(), "probe"_a = nb::none(), "mode"_a = "x");
   nb::register_exception_translator(translate);
 
   nb::class_<PyWriteHandle>(m, "_WriteHandle")

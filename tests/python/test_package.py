@@ -292,6 +292,25 @@ def test_progress_reaches_the_total_and_can_cancel(tmp_path):
         assert not f["p"].is_virtual and np.array_equal(f["p"][...], a)
 
 
+def test_consolidate_keeps_an_existing_output_unless_told(tmp_path):
+    a = np.arange(600, dtype=np.int32).reshape(20, 30)
+    h5tile.to_file(a, tmp_path / "v.h5", "/x", ranks=3).wait()
+    with h5py.File(tmp_path / "out.h5", "w") as f:
+        f["other"] = np.ones(5)
+    with pytest.raises(h5tile.FileAlreadyExistsError, match="out.h5"):
+        h5tile.consolidate(tmp_path / "v.h5", "/x", tmp_path / "out.h5")  # mode "x", as the command's
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert list(f) == ["other"]
+    h5tile.consolidate(tmp_path / "v.h5", "/x", tmp_path / "out.h5", mode="a")
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert sorted(f) == ["other", "x"] and np.array_equal(f["x"][...], a) and not f["x"].is_virtual
+    h5tile.consolidate(tmp_path / "v.h5", "/x", tmp_path / "out.h5", mode="w")
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert list(f) == ["x"] and np.array_equal(f["x"][...], a)
+    with pytest.raises(h5tile.InvalidArgumentError, match="mode must be"):
+        h5tile.consolidate(tmp_path / "v.h5", "/x", tmp_path / "new.h5", mode="r+")
+
+
 def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path, monkeypatch):
     (tmp_path / "outside").mkdir()
     (tmp_path / "inside").mkdir()

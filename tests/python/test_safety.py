@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, mount_small, random_array
+from conftest import BUILD, mount_small, random_array, same_bytes
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -94,6 +94,26 @@ def test_planted_symbolic_links_are_refused_and_never_followed(tmp_path):
     h5tile.to_file(old, out, "/data", ranks=2).wait()
     assert victim.read_text() == "mine" and (work / ".out.h5.lock").is_symlink()
     assert h5tile.from_file(out, "/data").tobytes() == old.tobytes()
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_a_write_to_a_link_to_a_file_writes_the_file_as_h5py_does(tmp_path, layout):
+    (tmp_path / "data").mkdir()
+    real = tmp_path / "data" / "real.h5"
+    link = tmp_path / "link.h5"
+    with h5py.File(real, "w") as f:
+        f["other"] = np.arange(4)
+    link.symlink_to(real)
+    a = random_array("float32", (30, 7), seed=5)
+    h5tile.to_file(a, link, "/a", layout=layout, mode="a", ranks=2).wait()
+    assert link.is_symlink()  # still the user's link, to the file now holding both datasets
+    with h5py.File(real, "r") as f:
+        assert sorted(f) == ["a", "other"] and same_bytes(f["a"][...], a)
+    (tmp_path / "dangling.h5").symlink_to("one.h5")  # a link to a file not there yet: made there, as h5py does
+    h5tile.consolidate(link, "/a", tmp_path / "dangling.h5", mode="w")
+    assert (tmp_path / "dangling.h5").is_symlink()
+    with h5py.File(tmp_path / "one.h5", "r") as f:
+        assert same_bytes(f["a"][...], a)
 
 
 @pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
