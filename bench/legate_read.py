@@ -63,9 +63,11 @@ def drop_page_cache():
         f.write("3\n")
 
 
-def rounds(cases, repeat, cold):
+def rounds(cases, repeat, cold, synced=False):
     """{name: [seconds]}: every case once per round, in turn, so that drift hits all alike. A
-    case that fails (an engine that cannot read this size) is reported once and left out."""
+    case that fails (an engine that cannot read this size) is reported once and left out.
+    ``synced``: an untimed sync(2) before each case, so that a write never pays for the
+    writeback of the unsynced write before it."""
     times = {name: [] for name, _ in cases}
     failed = {}
     for _ in range(repeat):
@@ -74,6 +76,8 @@ def rounds(cases, repeat, cold):
                 continue
             if cold:
                 drop_page_cache()
+            elif synced:
+                os.sync()
             t0 = time.perf_counter()
             try:
                 out = call()
@@ -146,7 +150,8 @@ def main():
 
 def write_cases(args):
     """Writes of one array held by Legate (call + blocking fence; each syncs to disk but
-    legate.io.hdf5's, which never does). On GPUs the array is in the framebuffer."""
+    legate.io.hdf5's, which never does, and h5tile.legate's with sync=False), each after an
+    untimed sync(2). On GPUs the array is in the framebuffer."""
     rows = args.write_mib * 2**20 // (4 * 1024)
     data = np.random.default_rng(1).random((rows, 1024), dtype=np.float32)
     source = os.path.join(args.dir, "w-source.h5")
@@ -166,7 +171,7 @@ def write_cases(args):
         cases.append(("h5tile.to_file (cupy)", lambda: h5tile.to_file(on_device, target("h5tile"), "x").wait()))
     else:
         cases.append(("h5tile.to_file (numpy)", lambda: h5tile.to_file(data, target("h5tile"), "x").wait()))
-    report(*rounds(cases, args.repeat, cold=False), gb, skip_first=False)
+    report(*rounds(cases, args.repeat, cold=False, synced=True), gb, skip_first=False)
 
 
 if __name__ == "__main__":
