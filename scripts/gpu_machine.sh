@@ -41,7 +41,8 @@ if [ "${1:-}" = "cn-part" ]; then
   # /tmp, which a warm machine keeps, until a legate run unpacks them. No build.
   mkdir -p "$cn_parts" && cp .deps-cn/SHA256SUMS .deps-cn/part-* "$cn_parts"/ &&
     (cd "$cn_parts" && sha256sum -c --ignore-missing SHA256SUMS) &&
-    echo "$(ls "$cn_parts"/part-* | wc -l) of $(wc -l < "$cn_parts/SHA256SUMS") parts here"
+    echo "$(cd "$cn_parts" && awk '{print $2}' SHA256SUMS | xargs ls 2>/dev/null | wc -l) of" \
+      "$(wc -l < "$cn_parts/SHA256SUMS") parts here"
   exit $?
 fi
 out="${OUT:-gpu-out}"
@@ -73,7 +74,9 @@ legate_setup() {
   export LEGATE_AUTO_CONFIG=0 LEGATE_SHOW_CONFIG=0 H5TILE_BUILD_DIR=build-gpu
   # cuPyNumeric, where every part came (cn-part); its CUDA math libraries are the toolkit's.
   if [ -f "$cn_parts/SHA256SUMS" ] && (cd "$cn_parts" && sha256sum -c --quiet SHA256SUMS 2>/dev/null); then
-    rm -rf /tmp/cn-site && mkdir -p /tmp/cn-site && cat "$cn_parts"/part-* | xz -dc | tar -C /tmp/cn-site -xf - &&
+    # Exactly the parts SHA256SUMS names, in its order (a part left from an earlier pack is not one).
+    rm -rf /tmp/cn-site && mkdir -p /tmp/cn-site &&
+      (cd "$cn_parts" && awk '{print $2}' SHA256SUMS | xargs cat) | xz -dc | tar -C /tmp/cn-site -xf - &&
       export PYTHONPATH="/tmp/cn-site:$PYTHONPATH" &&
       python3 -c "import h5py, cupynumeric; print('cupynumeric', cupynumeric.__version__)" >> "$out/machine.txt" 2>&1
   else

@@ -51,9 +51,9 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.so*"), key=lambda p: (len(
 PY
 }
 if [ "${1:-}" = "--cupynumeric" ]; then
-  mkdir -p .deps-cn
-  if [ ! -f .deps-cn/part-aa ]; then
+  if [ ! -f .deps-cn/SHA256SUMS ]; then
     work="$(mktemp -d)"
+    trap 'rm -rf "$work"' EXIT
     python3 -m pip download -q --no-deps --only-binary :all: --python-version 3.12 \
       --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
       --platform manylinux2014_x86_64 -d "$work" nvidia-cupynumeric==26.6.1 "cutensor-cu13<2.3.0.6,>=2.0" \
@@ -62,9 +62,12 @@ if [ "${1:-}" = "--cupynumeric" ]; then
     for wheel in "$work"/*.whl; do python3 -m zipfile -e "$wheel" "$work/site"; done
     rm -rf "$work/site/cupynumeric/include" "$work/site/cutensor/include"
     dedup_libraries "$work/site"
-    tar -C "$work/site" -cf - . | xz -6 -T0 | split -b 60M - .deps-cn/part-
-    (cd .deps-cn && sha256sum part-* > SHA256SUMS)
-    rm -rf "$work"
+    # Packed aside and moved in whole, with the list that the GPU machine checks them by, so
+    # that a pack cut short leaves nothing here to be taken for a complete one.
+    mkdir "$work/parts"
+    tar -C "$work/site" -cf - . | xz -6 -T0 | split -b 60M - "$work/parts/part-"
+    (cd "$work/parts" && sha256sum part-* > SHA256SUMS)
+    rm -rf .deps-cn && mv "$work/parts" .deps-cn
   fi
   du -sh .deps-cn/part-*
   exit 0

@@ -77,14 +77,13 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
 
 }  // namespace
 
-void consolidate(const fs::path& in, const std::string& dataset, const fs::path& out_path,
+void consolidate(const fs::path& in, const std::string& dataset, const fs::path& out,
                  const ConsolidateOptions& options) {
   if (options.layout != Layout::Contiguous) {
     throw InvalidArgument(
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
   const auto name = normalize_dataset_name(dataset);
-  const auto out = write_target(out_path);
   pending_writes().wait_for(in);
   pending_writes().wait_for(out);
   std::error_code ec;
@@ -113,7 +112,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
                       to_string(options.chunk), info.shape.size(), where(in, name)));
     }
   }
-  const auto& target = out;
+  const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
   WriteCommit commit(target, name, write_config(options), false);
   try {

@@ -143,7 +143,7 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
       plan.scalar = scalar;
     }
   }
-  plan.target = write_target(first_path);
+  plan.target = first_path;
   if (dtype_name.empty()) {
     throw InvalidArgument(
         fmt::format("{}: no rank passed a tile, so the dtype is unknown", where(plan.target, plan.dataset)));
@@ -251,8 +251,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   const auto name = normalize_dataset_name(dataset);
   check_array(array, path, name);
   check_layout_options(options, path, name);
-  const auto target = write_target(path);
-  check_target(target, options.mode, name);
+  check_target(path, options.mode, name);
   const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
   WriteOptions effective = options;
@@ -264,6 +263,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
                                 options.compression.any() ? kDefaultCompressedChunkBytes : kDefaultChunkBytes);
     boxes = split_for_ranks(array.shape, requested, effective.chunk[0]);
   }
+  const auto target = fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
   if (device >= 0 && options.compression.any()) {
     throw InvalidArgument(

@@ -128,17 +128,6 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
   }
 }
 
-fs::path write_target(const fs::path& path) {
-  auto target = fs::absolute(path).lexically_normal();
-  std::error_code ec;
-  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
-    const auto link = fs::read_symlink(target, ec);
-    if (ec) break;
-    target = (link.is_absolute() ? link : target.parent_path() / link).lexically_normal();
-  }
-  return target;
-}
-
 void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");

@@ -27,10 +27,6 @@ struct Coverage {
 // The boxes cover `shape` exactly once (no overlap, no gap).
 void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std::filesystem::path& path,
                     const std::string& dataset);
-// The file a write of `path` replaces: `path` made absolute, and where it is a symbolic link
-// (a chain of them), the path it leads to, existing or not. HDF5 and h5py write through a link;
-// the commit's rename over the link itself would replace the link and leave the file unchanged.
-[[nodiscard]] std::filesystem::path write_target(const std::filesystem::path& path);
 // The target can be written in `mode`: not a directory, parent creatable and writable,
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
 // absent or a dataset, below groups (check_replaceable).

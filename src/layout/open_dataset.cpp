@@ -68,12 +68,13 @@ std::vector<Box> subtract(const Box& a, const Box& b) {
   return out;
 }
 
-bool any_overlap(const std::vector<Box>& boxes) {
+std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& boxes) {
+  std::vector<std::vector<std::size_t>> later(boxes.size());
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < boxes.size(); ++i) {
     if (boxes[i].rank() > 0 && boxes[i].count() > 0) order.push_back(i);
   }
-  if (order.size() < 2) return false;
+  if (order.size() < 2) return later;
   // Swept along the axis where the boxes start at the most places (tiles along any one axis then
   // cost N log N): each box against those that start before it ends there.
   const auto rank = boxes[order[0]].rank();
@@ -96,10 +97,13 @@ bool any_overlap(const std::vector<Box>& boxes) {
     const auto& a = boxes[order[i]];
     for (std::size_t j = i + 1;
          j < order.size() && boxes[order[j]].offset[axis] < a.offset[axis] + a.extent[axis]; ++j) {
-      if (intersect(a, boxes[order[j]])) return true;
+      if (!intersect(a, boxes[order[j]])) continue;
+      const auto [first, second] = std::minmax(order[i], order[j]);
+      later[first].push_back(second);
     }
   }
-  return false;
+  for (auto& list : later) std::sort(list.begin(), list.end());
+  return later;
 }
 
 std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
@@ -280,7 +284,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   std::vector<Box> boxes;
   boxes.reserve(mappings_.size());
   for (const auto& m : mappings_) boxes.push_back(m.dst);
-  overlapping_ = any_overlap(boxes);
+  later_overlaps_ = later_overlaps(boxes);
+  overlapping_ = std::any_of(later_overlaps_.begin(), later_overlaps_.end(), [](const auto& l) { return !l.empty(); });
 }
 
 OpenDataset::~OpenDataset() {
@@ -375,7 +380,8 @@ std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_byte
       continue;
     }
     std::vector<Box> left{*part};
-    for (std::size_t later = k + 1; later < mappings_.size() && !left.empty(); ++later) {
+    for (const auto later : later_overlaps_[k]) {
+      if (left.empty()) break;
       std::vector<Box> rest;
       for (const auto& box : left) {
         for (auto& piece : subtract(box, mappings_[later].dst)) rest.push_back(std::move(piece));

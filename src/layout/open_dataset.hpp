@@ -155,6 +155,8 @@ class OpenDataset {
   // Whether two mappings supply the same elements (a virtual dataset made so): HDF5 reads the
   // mappings in order, so the last one that maps an element gives its value.
   bool overlapping_ = false;
+  // For each mapping, the later mappings that share elements with it, in order.
+  std::vector<std::vector<std::size_t>> later_overlaps_;
 };
 
 // The overlap of two boxes of the same rank, or nullopt.
@@ -163,8 +165,8 @@ class OpenDataset {
 // What of `a` lies outside `b` (boxes of the same rank), as at most two boxes per axis.
 [[nodiscard]] std::vector<Box> subtract(const Box& a, const Box& b);
 
-// Whether any two of `boxes` share an element.
-[[nodiscard]] bool any_overlap(const std::vector<Box>& boxes);
+// For each of `boxes`, the later boxes (higher indices, in order) that share an element with it.
+[[nodiscard]] std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& boxes);
 
 // The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates, in row-major
 // order (a chunk at the dataset's edge reaches past it).

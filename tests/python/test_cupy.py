@@ -40,21 +40,28 @@ def test_cupy_strided_and_batched(tmp_path):
     print("device I/O path:", h5tile.last_device_io())
 
 
+@pytest.mark.parametrize("gaps", [True, False], ids=["with-gaps", "covered"])
 @pytest.mark.parametrize("compression", [None, "gzip"])
-def test_overlapping_virtual_mappings_read_into_the_gpu_as_on_the_host(tmp_path, compression):
+def test_overlapping_virtual_mappings_read_into_the_gpu_as_on_the_host(tmp_path, compression, gaps):
     # HDF5 reads mappings in order (the last one that maps an element stands); the device path
-    # must agree with the host path, raw and compressed sources alike, whole and in batches.
+    # must agree with the host path, raw and compressed sources alike, whole and in batches, with
+    # parts no mapping covers (fill values) and without.
     sources = [np.arange(4 * 3000, dtype="i4").reshape(4, 3000) + 100000 * (k + 1) for k in range(3)]
+    rest = np.arange(6 * 3000, dtype="i4").reshape(6, 3000) - 100000
     with h5py.File(tmp_path / "src.h5", "w") as f:
         for k, s in enumerate(sources):
             f.create_dataset(f"s{k}", data=s, chunks=(2, 500), compression=compression)
+        f.create_dataset("rest", data=rest, chunks=(2, 500), compression=compression)
     with h5py.File(tmp_path / "v.h5", "w", libver=("v110", "v110")) as f:
         layout = h5py.VirtualLayout(shape=(10, 3000), dtype="i4")
         layout[0:4] = h5py.VirtualSource("src.h5", "s0", shape=(4, 3000))
         layout[0:4] = h5py.VirtualSource("src.h5", "s1", shape=(4, 3000))
+        if not gaps:
+            layout[4:10] = h5py.VirtualSource("src.h5", "rest", shape=(6, 3000))
         layout[2:6, 1000:2000] = h5py.VirtualSource("src.h5", "s2", shape=(4, 3000))[0:4, 0:1000]
         f.create_virtual_dataset("v", layout, fillvalue=-7)
     host = h5tile.from_file(tmp_path / "v.h5", "v")
+    assert ((host == -7).any()) == gaps
     assert (host[0:2] == sources[1][0:2]).all() and (host[2:4, 1000:2000] == sources[2][0:2, 0:1000]).all()
     assert same_bytes(cp.asnumpy(h5tile.from_file(tmp_path / "v.h5", "v", device=0)), host)
     out = cp.full((10, 3000), 12345, dtype=cp.int32)  # not the fill value: every element must be written

@@ -179,7 +179,7 @@ def test_a_forged_raw_offset_in_the_tile_index_is_not_believed(tmp_path, tool, o
 # --- Virtual sources: the file HDF5's search finds (HDF5_VDS_PREFIX, a moved absolute name) ---
 
 
-@pytest.mark.parametrize("prefix", ["${ORIGIN}/sub", "/nonexistent:{sub}", "{sub}", "", "."])
+@pytest.mark.parametrize("prefix", ["${ORIGIN}/sub", "${ORIGIN}sub", "/nonexistent:{sub}", "{sub}", "", "."])
 def test_a_virtual_source_is_the_file_hdf5_finds(tmp_path, tool, prefix):
     # src.h5 beside the file, another in sub/ and in the working directory: HDF5 takes the
     # prefixes first (each of a ':'-separated list, and "${ORIGIN}" as the file's folder); an

@@ -126,15 +126,22 @@ TEST(Subtract, LeavesWhatTheSecondBoxDoesNotCoverOnce) {
   EXPECT_TRUE(subtract(a, Box{{0, 0}, {9, 9}}).empty());
 }
 
-TEST(AnyOverlap, FindsSharedElementsAlongAnyAxis) {
+TEST(LaterOverlaps, FindsEveryPairThatSharesElementsAlongAnyAxis) {
+  using Lists = std::vector<std::vector<std::size_t>>;
   std::vector<Box> columns;  // tiles along the second axis, every one from row 0
   for (std::uint64_t c = 0; c < 4000; ++c) columns.push_back(Box{{0, c * 8}, {100, 8}});
-  EXPECT_FALSE(any_overlap(columns));
+  EXPECT_EQ(later_overlaps(columns), Lists(columns.size()));
   columns.push_back(Box{{99, 7}, {1, 2}});  // one element of tiles 0 and 1
-  EXPECT_TRUE(any_overlap(columns));
-  EXPECT_FALSE(any_overlap({Box{{0, 0}, {2, 2}}, Box{{2, 0}, {2, 2}}, Box{{0, 2}, {4, 2}}}));
-  EXPECT_TRUE(any_overlap({Box{{0, 0}, {2, 2}}, Box{{1, 1}, {1, 1}}}));
-  EXPECT_FALSE(any_overlap({Box{{0, 0}, {2, 2}}, Box{{1, 1}, {0, 1}}}));  // an empty box shares nothing
+  auto later = later_overlaps(columns);
+  EXPECT_EQ(later[0], std::vector<std::size_t>{4000});
+  EXPECT_EQ(later[1], std::vector<std::size_t>{4000});
+  later[0].clear();
+  later[1].clear();
+  EXPECT_EQ(later, Lists(columns.size()));
+  EXPECT_EQ(later_overlaps({Box{{0, 0}, {2, 2}}, Box{{2, 0}, {2, 2}}, Box{{0, 2}, {4, 2}}}), Lists(3));
+  EXPECT_EQ(later_overlaps({Box{{1, 1}, {1, 1}}, Box{{0, 0}, {2, 2}}, Box{{0, 0}, {3, 3}}}),
+            (Lists{{1, 2}, {2}, {}}));  // listed from the earlier box, in order
+  EXPECT_EQ(later_overlaps({Box{{0, 0}, {2, 2}}, Box{{1, 1}, {0, 1}}}), Lists(2));  // an empty box shares nothing
 }
 
 TEST(ChunkFor, DefaultFitsOneGiBAndRequestedShapesAreChecked) {
