@@ -402,7 +402,8 @@ def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
 def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_size: Sequence[int], *,
                       device: Optional[int] = None, threads: int = 0,
                       progress: Optional[Callable[[int, int], Optional[bool]]] = None,
-                      probe: Optional[bool] = None) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
+                      probe: Optional[bool] = None, allow_external_sources: bool = False,
+                      verify_checksums: bool = False) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
     """Iterate over a dataset in blocks of at most ``chunk_size``: yields ``(block, offsets)``,
     low to high in row-major order, boundary blocks clipped (a length-5 axis with chunk 2 gives
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
@@ -413,7 +414,8 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     raises :class:`CancelledError`.
 
     Raises InvalidArgumentError (ValueError) at once for a ``chunk_size`` of the wrong length or
-    with an element <= 0. ``probe`` as in :func:`from_file`.
+    with an element <= 0. ``probe``, ``allow_external_sources`` and ``verify_checksums`` as in
+    :func:`from_file`.
     """
     probe = _probe(probe)
     info = describe(path, dataset_name, probe=probe)
@@ -421,7 +423,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     if progress is not None and not callable(progress):
         raise InvalidArgumentError(f"progress must be callable as progress(bytes_done, bytes_total), not {progress!r}")
     batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), _whole("threads", threads),
-                               probe)
+                               probe, bool(allow_external_sources), bool(verify_checksums))
     if progress is None:
         return batched
     total = int(np.prod(info["shape"], dtype=np.uint64)) * np.dtype(info["dtype"]).itemsize

@@ -250,8 +250,13 @@ class PyCommunicator final : public h5tile::Communicator {
 class PyBatched {
  public:
   PyBatched(const std::filesystem::path& path, const std::string& dataset, h5tile::Shape chunk, int device,
-            unsigned threads, std::optional<bool> probe)
-      : reader_(path, dataset, std::move(chunk), {.threads = threads, .device = device, .probe = probe}) {}
+            unsigned threads, std::optional<bool> probe, bool allow_external_sources, bool verify_checksums)
+      : reader_(path, dataset, std::move(chunk),
+                {.threads = threads,
+                 .device = device,
+                 .allow_external_sources = allow_external_sources,
+                 .verify_checksums = verify_checksums,
+                 .probe = probe}) {}
   nb::object next() {
     std::optional<h5tile::Block> block;
     {
@@ -496,8 +501,9 @@ NB_MODULE(_h5tile, m) {
 
   nb::class_<PyBatched>(m, "_Batched")
       .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned,
-                    std::optional<bool>>(),
-           "path"_a, "dataset"_a, "chunk_size"_a, "device"_a, "threads"_a, "probe"_a = nb::none())
+                    std::optional<bool>, bool, bool>(),
+           "path"_a, "dataset"_a, "chunk_size"_a, "device"_a, "threads"_a, "probe"_a = nb::none(),
+           "allow_external_sources"_a = false, "verify_checksums"_a = false)
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__", &PyBatched::next)
       .def("__len__", &PyBatched::count);

@@ -340,6 +340,11 @@ def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path,
             h5tile.read_box(tmp_path / "inside" / f"{name}.h5", "/v", (2,), (3,))
         box = h5tile.read_box(tmp_path / "inside" / f"{name}.h5", "/v", (2,), (3,), allow_external_sources=True)
         assert np.array_equal(box, secret[2:5])
+        with pytest.raises(h5tile.VirtualSourceError, match="outside the folder"):
+            list(h5tile.from_file_batched(vds, "/v", (4,)))
+        blocks = list(h5tile.from_file_batched(vds, "/v", (4,), allow_external_sources=True))
+        assert [o for _, o in blocks] == [(0,), (4,), (8,)]
+        assert np.array_equal(np.concatenate([b for b, _ in blocks]), secret)
 
 
 def test_read_time_checksum_check_names_a_changed_tile(tmp_path):
@@ -359,3 +364,6 @@ def test_read_time_checksum_check_names_a_changed_tile(tmp_path):
         h5tile.read_box(tmp_path / "c.h5", "/c", (25, 0), (5, 8), verify_checksums=True)
     # Tiles the box does not touch are not checked.
     assert np.array_equal(h5tile.read_box(tmp_path / "c.h5", "/c", (0, 0), (10, 8), verify_checksums=True), a[:10])
+    with pytest.raises(h5tile.VirtualSourceError, match="tile-00002.h5.*fails its checksum"):
+        list(h5tile.from_file_batched(tmp_path / "c.h5", "/c", (7, 8), verify_checksums=True))
+    assert sum(b.size for b, _ in h5tile.from_file_batched(tmp_path / "c.h5", "/c", (7, 8))) == a.size
