@@ -107,6 +107,9 @@ std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& box
 }
 
 std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
+  if (box.count() == 0) {
+    return {};  // an empty box touches no chunk, even one it starts inside
+  }
   const auto rank = box.rank();
   Shape first(rank);
   Shape count(rank);

@@ -169,7 +169,7 @@ class OpenDataset {
 [[nodiscard]] std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& boxes);
 
 // The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates, in row-major
-// order (a chunk at the dataset's edge reaches past it).
+// order (a chunk at the dataset's edge reaches past it); none for an empty box.
 [[nodiscard]] std::vector<Box> chunks_touching(const Box& box, const Shape& chunk);
 
 }  // namespace h5tile::detail

@@ -3,6 +3,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import textwrap
 
 import h5py
 import numpy as np
@@ -95,3 +97,36 @@ def test_compressed_chunks_across_tiles_fail_every_rank(tmp_path):
     message = messages.pop()
     assert "InvalidArgument" in message and "chunk boundaries" in message and "[7, 13]" in message, message
     assert not (tmp_path / "out.h5").exists()
+
+
+def mpirun_python(n, script, *args, cwd, timeout=120):
+    """Runs `script` (Python, through mpi4py) on n ranks; returns the exit code and the output."""
+    pytest.importorskip("mpi4py")
+    (cwd / "job.py").write_text(f"import sys\nsys.path.insert(0, {str(BUILD / 'python')!r})\n" + textwrap.dedent(script))
+    cmd = ["mpirun", "--oversubscribe", "-n", str(n), sys.executable, "job.py", *map(str, args)]
+    proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("layout", ["chunked", "contiguous", "virtual"])
+@pytest.mark.parametrize("split", [7, 3, 0])
+def test_a_rank_with_an_empty_tile_inside_a_chunk(tmp_path, layout, split):
+    """Rank 0 writes columns [0, split), rank 1 the rest; at split 7 rank 1's tile is empty and
+    starts inside the last chunk (columns 6 and 7 of chunk [6, 6, 2]): it touches no chunk (it
+    crashed the chunked writer, which took it for a part of that chunk)."""
+    code, out = mpirun_python(2, """
+        import numpy as np, h5tile
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        layout, split = sys.argv[1], int(sys.argv[2])
+        data = np.arange(6 * 7 * 2, dtype=np.complex64).reshape(6, 7, 2)
+        cols = slice(0, split) if comm.Get_rank() == 0 else slice(split, 7)
+        h5tile.write_tile(np.ascontiguousarray(data[:, cols]), "out.h5", "/d", comm=comm, offset=(0, cols.start, 0),
+                          global_shape=data.shape, layout=layout, chunks=(6, 6, 2) if layout == "chunked" else None)
+        print("written", flush=True)
+    """, layout, split, cwd=tmp_path)
+    assert code == 0 and out.count("written") == 2, out
+    with h5py.File(tmp_path / "out.h5", "r") as f:
+        assert np.array_equal(f["d"][...], np.arange(6 * 7 * 2, dtype=np.complex64).reshape(6, 7, 2))
+        if layout == "chunked":
+            assert f["d"].chunks == (6, 6, 2)

@@ -105,6 +105,12 @@ TEST(ChunksTouching, ListEveryChunkOnceInRowMajorOrder) {
   EXPECT_TRUE(std::all_of(cells.begin(), cells.end(), [](const auto& c) { return c.second == 1; }));
 }
 
+TEST(ChunksTouching, NoneForAnEmptyBox) {
+  // An empty box starting inside a chunk (column 7 of the chunk of columns 6-11) touches none.
+  EXPECT_TRUE(chunks_touching(Box{{0, 7, 0}, {6, 0, 2}}, Shape{6, 6, 2}).empty());
+  EXPECT_TRUE(chunks_touching(Box{{3, 0}, {0, 4}}, Shape{2, 4}).empty());
+}
+
 TEST(Intersect, OverlapOrNothing) {
   EXPECT_EQ(intersect(Box{{0, 0}, {4, 4}}, Box{{2, 3}, {4, 4}}), (Box{{2, 3}, {2, 1}}));
   EXPECT_FALSE(intersect(Box{{0, 0}, {4, 4}}, Box{{4, 0}, {1, 4}}).has_value());  // touching is not overlapping
