@@ -254,8 +254,13 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         _legate.to_file(array, path, dataset_name, sync=sync)
         return WriteHandle(_CompletedWrite(), None)
     if comm is not None:
-        core, _ = _prepare(array)
-        shape = tuple(int(s) for s in core.shape)
+        failure, shape = None, ()
+        try:
+            core, _ = _prepare(array)
+            shape = tuple(int(s) for s in core.shape)
+        except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
+            failure = e
+        _raise_on_every_rank(comm, failure)
         rows = comm.allgather(shape[0] if shape else 0)
         first = sum(rows[: comm.Get_rank()])
         write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
@@ -496,10 +501,17 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact. Compression as in :func:`to_file`
     (layout "chunked": every chunk must lie in one tile)."""
-    core, opaque = _prepare(array)
-    _h5tile.write_tile(comm, core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
-                       _wholes("offset", offset), layout, mode, sync, keep_previous, _chunk_list(chunks),
-                       *_compression(compression, level, shuffle, fletcher32))
+    failure, arguments = None, ()
+    try:
+        core, opaque = _prepare(array)
+        arguments = (core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
+                     _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS), _name_in("mode", mode, _MODES),
+                     sync, keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32))
+        _name_in("compression", arguments[-4], _COMPRESSORS)
+    except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
+        failure = e
+    _raise_on_every_rank(comm, failure)
+    _h5tile.write_tile(comm, *arguments)
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,
@@ -507,5 +519,39 @@ def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, d
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
     probes, for every rank, before any rank opens the file)."""
-    return _h5tile.read_tile(comm, os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads),
-                             _probe(probe))
+    failure, arguments = None, ()
+    try:
+        arguments = (os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads), _probe(probe))
+    except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
+        failure = e
+    _raise_on_every_rank(comm, failure)
+    return _h5tile.read_tile(comm, *arguments)
+
+
+_LAYOUTS = ("virtual", "contiguous", "chunked")
+_MODES = ("w", "a", "x", "w-")
+_COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
+
+
+def _name_in(what: str, value: Any, names: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in names:
+        raise InvalidArgumentError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {value!r}")
+    return value
+
+
+def _raise_on_every_rank(comm: Any, failure: Optional[BaseException]) -> None:
+    """Collective: where the arguments of one rank failed the checks made before the collective
+    call, every rank raises that error (the first failing rank's, with its rank in the message),
+    as the collective raises its own errors, instead of the others waiting for that rank."""
+    failures = comm.allgather(None if failure is None else (type(failure).__name__, str(failure)))
+    for rank, found in enumerate(failures):
+        if found is None:
+            continue
+        name, message = found
+        kind = globals().get(name)
+        if not (isinstance(kind, type) and issubclass(kind, Error)):
+            kind, message = InvalidArgumentError, f"{name}: {message}"
+        error = kind(f"rank {rank}: {message}")
+        if failure is not None and rank == comm.Get_rank():
+            raise error from failure
+        raise error

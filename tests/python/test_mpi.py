@@ -130,3 +130,47 @@ def test_a_rank_with_an_empty_tile_inside_a_chunk(tmp_path, layout, split):
         assert np.array_equal(f["d"][...], np.arange(6 * 7 * 2, dtype=np.complex64).reshape(6, 7, 2))
         if layout == "chunked":
             assert f["d"].chunks == (6, 6, 2)
+
+
+@pytest.mark.parametrize("call,bad,error", [
+    ("write_tile", "array=np.zeros((4, 2), '>f4')", "UnsupportedTypeError"),
+    ("write_tile", "offset=(-4, 0)", "InvalidArgumentError"),
+    ("write_tile", "layout='chunky'", "InvalidArgumentError"),
+    ("write_tile", "mode='q'", "InvalidArgumentError"),
+    ("write_tile", "layout='chunked', compression='snappy'", "InvalidArgumentError"),
+    ("write_tile", "layout='chunked', chunks=(0, 2)", "InvalidArgumentError"),
+    ("to_file", "array=np.array([[None, 1]] * 4)", "UnsupportedTypeError"),
+    ("read_tile", "threads=-1", "InvalidArgumentError"),
+])
+def test_a_rank_whose_arguments_fail_the_early_checks_fails_every_rank(tmp_path, call, bad, error):
+    """Rank 1's arguments fail a check made before the collective (in Python or the bindings):
+    every rank raises that error; the others waited for rank 1 for ever."""
+    code, out = mpirun_python(3, f"""
+        import numpy as np, h5tile
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        rank = comm.Get_rank()
+        if {call!r} == "read_tile" and rank == 0:
+            h5tile.to_file(np.zeros((6, 2)), "in.h5", "/d").wait()
+        comm.Barrier()
+        kw = dict(array=np.zeros((4, 2), np.float32), offset=(4 * rank, 0))
+        if rank == 1:
+            kw.update({bad})
+        try:
+            if {call!r} == "write_tile":
+                h5tile.write_tile(kw.pop("array"), "out.h5", "/d", comm=comm, global_shape=(12, 2), **kw)
+            elif {call!r} == "to_file":
+                h5tile.to_file(kw.pop("array"), "out.h5", "/d", comm=comm)
+            else:
+                h5tile.read_tile("in.h5", "/d", comm=comm, threads=kw.get("threads", 0))
+            result = "ok"
+        except h5tile.Error as e:
+            result = f"{{type(e).__name__}}: {{e}}"
+        with open(f"rank{{rank}}.txt", "w") as f:  # not stdout, where mpirun may mix the lines
+            f.write(f"rank {{rank}}: {{result}}")
+    """, cwd=tmp_path, timeout=60)
+    lines = [(tmp_path / f"rank{r}.txt").read_text() for r in range(3) if (tmp_path / f"rank{r}.txt").exists()]
+    assert code == 0 and len(lines) == 3, out
+    assert len({l.split(": ", 1)[1] for l in lines}) == 1, lines  # the same error on every rank
+    assert f": {error}: rank 1: " in lines[0], lines
+    assert not (tmp_path / "out.h5").exists()
