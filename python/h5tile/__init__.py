@@ -258,6 +258,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         try:
             core, _ = _prepare(array)
             shape = tuple(int(s) for s in core.shape)
+            if not shape:
+                raise InvalidArgumentError("to_file with comm stacks the ranks' tiles along their first axis, which a "
+                                           "0-d array has not (write a scalar from one process, without comm)")
         except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
             failure = e
         _raise_on_every_rank(comm, failure)

@@ -140,6 +140,7 @@ def test_a_rank_with_an_empty_tile_inside_a_chunk(tmp_path, layout, split):
     ("write_tile", "layout='chunked', compression='snappy'", "InvalidArgumentError"),
     ("write_tile", "layout='chunked', chunks=(0, 2)", "InvalidArgumentError"),
     ("to_file", "array=np.array([[None, 1]] * 4)", "UnsupportedTypeError"),
+    ("to_file", "array=np.float32(1)", "InvalidArgumentError"),  # 0-d: no first axis to stack along
     ("read_tile", "threads=-1", "InvalidArgumentError"),
 ])
 def test_a_rank_whose_arguments_fail_the_early_checks_fails_every_rank(tmp_path, call, bad, error):
