@@ -357,10 +357,20 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
     as one rank of h5tile's collective write: its own tile file, and on rank 0, once every
     tile is on disk, the commit of the virtual dataset. The GPU variant writes from the
     framebuffer through h5tile's device path."""
+    index = int(ctx.task_index[0])  # this task's tile: rows [index * rows, (index + 1) * rows)
     offset = [int(lo) for lo in tile.domain.lo]
-    rank = _TaskGroup.member(group_id, offset[0] // rows)
+    rank = _TaskGroup.member(group_id, index)
     try:
-        _h5tile.write_tile(rank, _tile_memory(ctx, tile), path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
+        memory = _tile_memory(ctx, tile)
+        first = index * rows
+        end = min(first + rows, shape[0])
+        if (offset[0], offset[0] + memory.shape[0]) != (first, end) and offset[0] <= first and end <= offset[0] + memory.shape[0]:
+            # Legate gives every task all of a store that is broadcast along its first axis (a stride
+            # of 0, as from broadcast_to): each task writes its own rows of it. (They took the
+            # offset for their rank, all were rank 0, and the write failed with std::bad_cast.)
+            memory = memory[first - offset[0]:end - offset[0]]
+            offset[0] = first
+        _h5tile.write_tile(rank, memory, path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
                            [], "none", -1, False, False)
     finally:
         _TaskGroup.leave(rank.group, group_id)

@@ -262,6 +262,21 @@ def test_to_file_writes_a_cupynumeric_array(tmp_path):
     assert np.array_equal(read_h5py(tmp_path / "c.h5", "c"), np.arange(3000, dtype=np.int32).reshape(600, 5) * 3)
 
 
+@pytest.mark.parametrize("view", ["rows", "columns"])
+def test_to_file_writes_a_broadcast_cupynumeric_array(tmp_path, view):
+    """A view broadcast along the first axis is not split by Legate: every task gets all of it. Each
+    writes its own rows (the tasks took the offset for their rank, so all were rank 0, and the write
+    failed with std::bad_cast)."""
+    cn = pytest.importorskip("cupynumeric")
+    row, column = np.arange(5, dtype=np.int32), np.arange(601, dtype=np.int32)[:, None]
+    expected = np.broadcast_to(row if view == "rows" else column, (601, 5))
+    array = cn.broadcast_to(cn.asarray(row) if view == "rows" else cn.asarray(column), (601, 5))
+    hl.to_file(array, tmp_path / "b.h5", "/b")
+    fence()
+    assert np.array_equal(read_h5py(tmp_path / "b.h5", "b"), expected)
+    assert h5tile.describe(tmp_path / "b.h5", "/b")["virtual_sources"] == TILES
+
+
 def test_to_file_then_from_file_in_one_program_is_ordered_by_legate(tmp_path):
     data = random_array("uint16", SHAPE, seed=12)
     hl.to_file(legate_store(data), tmp_path / "w.h5", "/d")
