@@ -364,7 +364,8 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
         memory = _tile_memory(ctx, tile)
         first = index * rows
         end = min(first + rows, shape[0])
-        if (offset[0], offset[0] + memory.shape[0]) != (first, end) and offset[0] <= first and end <= offset[0] + memory.shape[0]:
+        seen = (offset[0], offset[0] + memory.shape[0])
+        if seen != (first, end) and seen[0] <= first and end <= seen[1]:
             # Legate gives every task all of a store that is broadcast along its first axis (a stride
             # of 0, as from broadcast_to): each task writes its own rows of it. (They took the
             # offset for their rank, all were rank 0, and the write failed with std::bad_cast.)
