@@ -298,6 +298,15 @@ class _TaskGroup:
         self.condition = threading.Condition()
         self.rounds: dict = {}  # round -> [parts, number of ranks that have taken the result]
         self.finished = 0
+        self.failure = None  # (rank, what): a task that failed before it could join the write
+
+    def fail(self, rank: int, error: BaseException) -> None:
+        """A task that cannot join the write (it failed before): the others stop waiting for it
+        and fail too, at once instead of after TIMEOUT_S."""
+        with self.condition:
+            if self.failure is None:
+                self.failure = (rank, f"{type(error).__name__}: {error}")
+            self.condition.notify_all()
 
     @classmethod
     def open(cls, size: int) -> int:
@@ -337,9 +346,15 @@ class _Rank:
             entry[0][self.rank] = part
             entry[1] += 1
             group.condition.notify_all()
-            if not group.condition.wait_for(lambda: entry[1] == group.size, timeout=_TaskGroup.TIMEOUT_S):
+            arrived = group.condition.wait_for(lambda: entry[1] == group.size or group.failure is not None,
+                                               timeout=_TaskGroup.TIMEOUT_S)
+            if entry[1] != group.size and group.failure is not None:
+                failed, what = group.failure
+                raise h5tile.OperationError(f"h5tile.legate.to_file: point task {failed} failed before the write "
+                                            f"({what}); nothing was written")
+            if not arrived:
                 raise h5tile.OperationError(f"h5tile.legate.to_file: {group.size - entry[1]} of {group.size} point "
-                                          f"tasks did not reach the write within {_TaskGroup.TIMEOUT_S:.0f} s")
+                                            f"tasks did not reach the write within {_TaskGroup.TIMEOUT_S:.0f} s")
             parts = list(entry[0])
             entry[2] += 1
             if entry[2] == group.size:
@@ -361,16 +376,20 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
     offset = [int(lo) for lo in tile.domain.lo]
     rank = _TaskGroup.member(group_id, index)
     try:
-        memory = _tile_memory(ctx, tile)
-        first = index * rows
-        end = min(first + rows, shape[0])
-        seen = (offset[0], offset[0] + memory.shape[0])
-        if seen != (first, end) and seen[0] <= first and end <= seen[1]:
-            # Legate gives every task all of a store that is broadcast along its first axis (a stride
-            # of 0, as from broadcast_to): each task writes its own rows of it. (They took the
-            # offset for their rank, all were rank 0, and the write failed with std::bad_cast.)
-            memory = memory[first - offset[0]:end - offset[0]]
-            offset[0] = first
+        try:
+            memory = _tile_memory(ctx, tile)
+            first = index * rows
+            end = min(first + rows, shape[0])
+            seen = (offset[0], offset[0] + memory.shape[0])
+            if seen != (first, end) and seen[0] <= first and end <= seen[1]:
+                # Legate gives every task all of a store that is broadcast along its first axis (a
+                # stride of 0, as from broadcast_to): each task writes its own rows of it. (They took
+                # the offset for their rank, all were rank 0, and the write failed with std::bad_cast.)
+                memory = memory[first - offset[0]:end - offset[0]]
+                offset[0] = first
+        except BaseException as e:
+            rank.group.fail(index, e)  # the other tasks wait for this one in the write: they fail too
+            raise
         _h5tile.write_tile(rank, memory, path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
                            [], "none", -1, False, False)
     finally:

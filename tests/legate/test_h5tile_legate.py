@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import threading
+import time
 
 import h5py
 import numpy as np
@@ -303,6 +304,28 @@ def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path):
         fence()
     assert np.array_equal(read_h5py(tmp_path / "w.h5", "d"), old)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w.h5", "w.h5.tiles"]
+
+
+def test_a_task_that_fails_before_the_write_fails_the_others_at_once(tmp_path, monkeypatch):
+    # The tasks of a write meet in h5tile's collective write: one that fails before it (here, its
+    # tile's memory) must not leave the others waiting for it (they gave up after 600 s).
+    if TILES < 2:
+        pytest.skip("needs two point tasks")
+    real = hl._tile_memory
+
+    def failing(ctx, store):
+        if int(ctx.task_index[0]) == TILES - 1:
+            raise h5tile.OperationError("no memory for this tile")
+        return real(ctx, store)
+
+    monkeypatch.setattr(hl, "_tile_memory", failing)
+    data = random_array("int32", SHAPE, seed=4)
+    started = time.monotonic()
+    with pytest.raises(h5tile.Error, match="no memory for this tile"):
+        hl.to_file(legate_store(data), tmp_path / "f.h5", "/d")
+        fence()
+    assert time.monotonic() - started < 60
+    assert not (tmp_path / "f.h5").exists() and not (tmp_path / "f.h5.tiles").exists()
 
 
 @pytest.mark.parametrize("deferred", [False, True], ids=["errors-at-the-call", "errors-deferred"])
