@@ -387,6 +387,9 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
                 # the offset for their rank, all were rank 0, and the write failed with std::bad_cast.)
                 memory = memory[first - offset[0]:end - offset[0]]
                 offset[0] = first
+            if ctx.get_variant_kind() == VariantCode.GPU and 0 in memory.strides and memory.size > 1:
+                import cupy  # a broadcast view in the framebuffer: one device copy, not a copy per run
+                memory = cupy.ascontiguousarray(memory)
         except BaseException as e:
             rank.group.fail(index, e)  # the other tasks wait for this one in the write: they fail too
             raise

@@ -102,7 +102,8 @@ std::shared_ptr<StagingPool> pool_for(int device, const Staging& staging) {
 }
 
 // Copies one piece between packed host memory and strided device memory, as few
-// cudaMemcpy2DAsync calls as the strides allow.
+// cudaMemcpy2DAsync calls as the strides allow (one cudaMemcpyAsync per run where runs repeat
+// device bytes: a zero stride, as of a broadcast array, which a 2-D copy refuses).
 void copy_piece(const DeviceRegion& region, std::byte* host, std::size_t es, bool to_device, cudaStream_t stream) {
   const auto rank = region.extent.size();
   const auto kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
@@ -112,9 +113,14 @@ void copy_piece(const DeviceRegion& region, std::byte* host, std::size_t es, boo
                "cudaMemcpyAsync");
     return;
   }
-  for (const auto s : region.strides) {
-    if (s < 0) {
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (region.strides[a] < 0) {
       throw InvalidArgument("device arrays with negative strides are not supported: pass a contiguous copy");
+    }
+    if (to_device && region.strides[a] == 0 && region.extent[a] > 1) {
+      throw InvalidArgument(
+          "a device array to read into repeats elements (a zero stride, as of a broadcast array): pass a "
+          "contiguous array");
     }
   }
   // A 2-D copy moves `height` runs of `width` contiguous bytes, `dpitch` apart in device
@@ -145,9 +151,15 @@ void copy_piece(const DeviceRegion& region, std::byte* host, std::size_t es, boo
   for (;;) {
     std::byte* d = region.ptr;
     for (std::size_t a = 0; a < outer_axes; ++a) d += static_cast<std::int64_t>(idx[a]) * region.strides[a];
-    cuda_check(to_device ? cudaMemcpy2DAsync(d, dpitch, h, width, width, height, kind, stream)
-                         : cudaMemcpy2DAsync(h, width, d, dpitch, width, height, kind, stream),
-               "cudaMemcpy2DAsync");
+    if (height > 1 && dpitch < width) {  // runs that share device bytes (from device memory only)
+      for (std::uint64_t r = 0; r < height; ++r) {
+        cuda_check(cudaMemcpyAsync(h + r * width, d + r * dpitch, width, kind, stream), "cudaMemcpyAsync");
+      }
+    } else {
+      cuda_check(to_device ? cudaMemcpy2DAsync(d, dpitch, h, width, width, height, kind, stream)
+                           : cudaMemcpy2DAsync(h, width, d, dpitch, width, height, kind, stream),
+                 "cudaMemcpy2DAsync");
+    }
     h += width * height;
     std::size_t a = outer_axes;
     while (a > 0 && ++idx[a - 1] == region.extent[a - 1]) {

@@ -68,3 +68,17 @@ def test_overlapping_virtual_mappings_read_into_the_gpu_as_on_the_host(tmp_path,
     for block, (r, c) in h5tile.from_file_batched(tmp_path / "v.h5", "v", (3, 1100), device=0):
         out[r:r + block.shape[0], c:c + block.shape[1]] = block
     assert same_bytes(cp.asnumpy(out), host)
+
+
+@pytest.mark.parametrize("layout", ["virtual", "contiguous"])
+def test_broadcast_device_arrays_are_written_as_numpy_writes_them(tmp_path, layout):
+    # Zero strides (cupy.broadcast_to) along the first and the last axis: a 2-D device copy
+    # refuses a pitch below its width, so such runs are copied one by one.
+    for name, a in [("rows", cp.broadcast_to(cp.arange(5, dtype=cp.int32), (601, 5))),
+                    ("columns", cp.broadcast_to(cp.arange(601, dtype=cp.int32)[:, None], (601, 5)))]:
+        h5tile.to_file(a, tmp_path / f"{name}.h5", "/b", layout=layout, ranks=3).wait()
+        with h5py.File(tmp_path / f"{name}.h5", "r") as f:
+            assert np.array_equal(f["b"][...], cp.asnumpy(a)), name
+    out = cp.broadcast_to(cp.zeros(5, dtype=cp.int32), (601, 5))
+    with pytest.raises(h5tile.InvalidArgumentError, match="zero stride"):
+        h5tile.from_file(tmp_path / "rows.h5", "/b", out=out)
