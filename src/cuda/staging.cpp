@@ -151,7 +151,10 @@ void copy_piece(const DeviceRegion& region, std::byte* host, std::size_t es, boo
   for (;;) {
     std::byte* d = region.ptr;
     for (std::size_t a = 0; a < outer_axes; ++a) d += static_cast<std::int64_t>(idx[a]) * region.strides[a];
-    if (height > 1 && dpitch < width) {  // runs that share device bytes (from device memory only)
+    if (height > 1 && dpitch < width) {  // runs that share device bytes
+      if (to_device) {
+        throw InvalidArgument("a device array to read into has elements that overlap: pass a contiguous array");
+      }
       for (std::uint64_t r = 0; r < height; ++r) {
         cuda_check(cudaMemcpyAsync(h + r * width, d + r * dpitch, width, kind, stream), "cudaMemcpyAsync");
       }
