@@ -500,8 +500,8 @@ NB_MODULE(_h5tile, m) {
       "path"_a, "dataset"_a, "probe"_a = nb::none());
 
   nb::class_<PyBatched>(m, "_Batched")
-      .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned,
-                    std::optional<bool>, bool, bool>(),
+      .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned, std::optional<bool>,
+                    bool, bool>(),
            "path"_a, "dataset"_a, "chunk_size"_a, "device"_a, "threads"_a, "probe"_a = nb::none(),
            "allow_external_sources"_a = false, "verify_checksums"_a = false)
       .def("__iter__", [](nb::handle self) { return self; })

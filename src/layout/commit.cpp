@@ -48,10 +48,10 @@ void WriteCommit::publish() {
   // process, or a path naming the same file by another spelling) replaced the target since that
   // copy, the rename would silently drop what that write added.
   if (copied_ && identity_of(target_) != *copied_) {
-    throw RuntimeError(fmt::format(
-        "'{}' was replaced by another write while this write was adding '{}' to it: nothing was written "
-        "(the other write's file stays); write again",
-        target_.string(), dataset_));
+    throw RuntimeError(
+        fmt::format("'{}' was replaced by another write while this write was adding '{}' to it: nothing was written "
+                    "(the other write's file stays); write again",
+                    target_.string(), dataset_));
   }
   // Read while the target is still the file this commit replaces: the generations of writers
   // killed after their own rename, before they cleared their mark, that it maps. They hold the

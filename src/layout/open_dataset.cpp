@@ -95,8 +95,8 @@ std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& box
             [&](std::size_t x, std::size_t y) { return boxes[x].offset[axis] < boxes[y].offset[axis]; });
   for (std::size_t i = 0; i < order.size(); ++i) {
     const auto& a = boxes[order[i]];
-    for (std::size_t j = i + 1;
-         j < order.size() && boxes[order[j]].offset[axis] < a.offset[axis] + a.extent[axis]; ++j) {
+    for (std::size_t j = i + 1; j < order.size() && boxes[order[j]].offset[axis] < a.offset[axis] + a.extent[axis];
+         ++j) {
       if (!intersect(a, boxes[order[j]])) continue;
       const auto [first, second] = std::minmax(order[i], order[j]);
       later[first].push_back(second);

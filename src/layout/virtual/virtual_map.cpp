@@ -116,9 +116,9 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name, const
     constexpr std::string_view origin = "${ORIGIN}";
     if (vds_prefix.starts_with(origin)) {
       // HDF5 puts the folder with its trailing '/' in its place: "${ORIGIN}sub" is <folder>/sub.
-      candidates.push_back(fs::path(fs::absolute(vds_file, ec).parent_path().string() + "/" +
-                                    vds_prefix.substr(origin.size())) /
-                           relative);
+      candidates.push_back(
+          fs::path(fs::absolute(vds_file, ec).parent_path().string() + "/" + vds_prefix.substr(origin.size())) /
+          relative);
     } else if (vds_prefix != ".") {
       candidates.push_back(fs::path(vds_prefix) / relative);
     }
