@@ -254,16 +254,14 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         _legate.to_file(array, path, dataset_name, sync=sync)
         return WriteHandle(_CompletedWrite(), None)
     if comm is not None:
-        failure, shape = None, ()
-        try:
-            core, _ = _prepare(array)
-            shape = tuple(int(s) for s in core.shape)
+        def stacked_shape():
+            shape = tuple(int(s) for s in _prepare(array)[0].shape)
             if not shape:
                 raise InvalidArgumentError("to_file with comm stacks the ranks' tiles along their first axis, which a "
                                            "0-d array has not (write a scalar from one process, without comm)")
-        except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
-            failure = e
-        _raise_on_every_rank(comm, failure)
+            return shape
+
+        shape = _checked_on_every_rank(comm, stacked_shape)
         rows = comm.allgather(shape[0] if shape else 0)
         first = sum(rows[: comm.Get_rank()])
         write_tile(array, path, dataset_name, comm=comm, offset=(first,) + (0,) * (len(shape) - 1),
@@ -504,17 +502,15 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact. Compression as in :func:`to_file`
     (layout "chunked": every chunk must lie in one tile)."""
-    failure, arguments = None, ()
-    try:
+    def arguments():
         core, opaque = _prepare(array)
-        arguments = (core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
-                     _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS), _name_in("mode", mode, _MODES),
-                     sync, keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32))
-        _name_in("compression", arguments[-4], _COMPRESSORS)
-    except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
-        failure = e
-    _raise_on_every_rank(comm, failure)
-    _h5tile.write_tile(comm, *arguments)
+        filters = _compression(compression, level, shuffle, fletcher32)
+        _name_in("compression", filters[0], _COMPRESSORS)
+        return (core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
+                _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS), _name_in("mode", mode, _MODES),
+                sync, keep_previous, _chunk_list(chunks), *filters)
+
+    _h5tile.write_tile(comm, *_checked_on_every_rank(comm, arguments))
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,
@@ -522,13 +518,8 @@ def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, d
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
     probes, for every rank, before any rank opens the file)."""
-    failure, arguments = None, ()
-    try:
-        arguments = (os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads), _probe(probe))
-    except Exception as e:  # raised on every rank, not only here (the others would wait for this one)
-        failure = e
-    _raise_on_every_rank(comm, failure)
-    return _h5tile.read_tile(comm, *arguments)
+    return _h5tile.read_tile(comm, *_checked_on_every_rank(comm, lambda: (
+        os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads), _probe(probe))))
 
 
 _LAYOUTS = ("virtual", "contiguous", "chunked")
@@ -540,6 +531,18 @@ def _name_in(what: str, value: Any, names: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in names:
         raise InvalidArgumentError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {value!r}")
     return value
+
+
+def _checked_on_every_rank(comm: Any, check: Callable[[], Any]) -> Any:
+    """Collective: this rank's checks before a collective call (``check()``, whose result is
+    returned); where they fail on any rank, every rank raises (the others would wait for it)."""
+    failure, result = None, None
+    try:
+        result = check()
+    except Exception as e:
+        failure = e
+    _raise_on_every_rank(comm, failure)
+    return result
 
 
 def _raise_on_every_rank(comm: Any, failure: Optional[BaseException]) -> None:
