@@ -301,7 +301,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
             shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
             progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
-    """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
+    """Write ``array`` to ``dataset_name`` in ``path``: a new file (mode "w", the default, replaces
+    the file and every dataset in it; ``mode="a"`` adds the dataset to the file), tiles in parallel.
 
     Args:
         array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
