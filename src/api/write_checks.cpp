@@ -173,9 +173,9 @@ void create_parent_folders(const fs::path& target) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) {
-    throw IoError(fmt::format("cannot create the folder '{}' for '{}': {}", folder.string(), target.string(),
-                              ec.message()),
-                  ec.value());
+    throw IoError(
+        fmt::format("cannot create the folder '{}' for '{}': {}", folder.string(), target.string(), ec.message()),
+        ec.value());
   }
 }
 
