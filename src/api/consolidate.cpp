@@ -118,7 +118,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     }
   }
   const auto target = fs::absolute(out).lexically_normal();
-  fs::create_directories(target.parent_path());
+  create_parent_folders(target);
   WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;
