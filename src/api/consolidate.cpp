@@ -44,12 +44,11 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
   const auto es = info.dtype.size();
   const auto& chunk = options.chunk;
   Shape grid;
-  std::uint64_t chunks = 1;
   for (std::size_t a = 0; a < chunk.size(); ++a) {
-    grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
-    chunks *= grid.back();
+    grid.push_back(info.shape[a] / chunk[a] + (info.shape[a] % chunk[a] != 0 ? 1 : 0));
   }
-  Progress progress(options.progress, element_count(info.shape) * es);
+  const auto chunks = element_count(grid);  // at most the elements (checked below)
+  Progress progress(options.progress, byte_count(info.shape, es));
   parallel_for(chunks, threads_or_setting(options.threads), [&](std::size_t index) {
     progress.check();
     Box box = Box::whole(info.shape);
@@ -94,6 +93,11 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, open_options(options)); });
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
+  try {
+    (void)byte_count(info.shape, info.dtype.size());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("consolidate: {} cannot be copied: {}", where(in, name), e.what()));
+  }
   const bool chunked = !options.chunk.empty();
   if (options.compression.any() && !chunked) {
     throw InvalidArgument(
@@ -126,7 +130,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       } else if (chunked) {
         const auto es = info.dtype.size();
         const auto filters = options.compression.any()
-                                 ? write_filters(options.compression, es, element_count(options.chunk) * es)
+                                 ? write_filters(options.compression, es, byte_count(options.chunk, es))
                                  : std::vector<FilterSpec>{};
         std::optional<FilterPipeline> pipeline;
         if (!filters.empty()) pipeline.emplace(write_pipeline(filters, info.dtype.size()));
@@ -143,7 +147,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       const PosixFile dst(commit.temp(), O_WRONLY);
       const RawDataset raw{&dst, offset, info.shape, es};
       const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
-      Progress progress(options.progress, element_count(info.shape) * es);
+      Progress progress(options.progress, byte_count(info.shape, es));
       parallel_for(blocks.size(), threads_or_setting(options.threads), [&](std::size_t i) {
         progress.check();
         const auto block = source.read(blocks[i], 1);
