@@ -3,6 +3,7 @@
 // parallel.
 #include <fcntl.h>
 
+#include <cerrno>
 #include <optional>
 
 #include <fmt/format.h>
@@ -118,6 +119,18 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   fs::create_directories(target.parent_path());
+  if (!chunked && !untiled(info.shape)) {
+    // A contiguous copy writes every byte, fill values included: one that cannot fit where it goes
+    // (a sparse dataset of 2^63 bytes in a small file) fails at once, not after hours of writing.
+    const auto bytes = byte_count(info.shape, info.dtype.size());
+    std::error_code no_space;
+    const auto space = fs::space(target.parent_path(), no_space);
+    if (!no_space && bytes > space.available) {
+      throw IoError(fmt::format("consolidate: a contiguous copy of {} needs {} bytes, but '{}' has {} bytes free",
+                                where(in, name), bytes, target.parent_path().string(), space.available),
+                    ENOSPC);
+    }
+  }
   WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;

@@ -277,3 +277,13 @@ def test_a_sparse_dataset_too_large_for_memory_is_refused_at_once(tmp_path):
     with h5py.File(path, "r") as f:
         reference = f["y"][2**62 - 5:2**62 + 20]
     assert same_bytes(h5tile.read_box(path, "/y", (2**62 - 5,), (25,)), reference)
+
+
+def test_a_contiguous_copy_of_a_sparse_dataset_that_cannot_fit_is_refused_at_once(tmp_path):
+    """consolidate writes every byte of a contiguous copy, fill values included: 2^63 - 1 bytes
+    cannot fit in any folder here, and the copy fails before writing (it wrote for ever)."""
+    sparse_file(tmp_path / "sparse.h5")
+    out = run_cli("consolidate", "sparse.h5:/y", "copy.h5", cwd=tmp_path)
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert "needs 9223372036854775807 bytes" in out.stderr and "bytes free" in out.stderr, out.stderr
+    assert not (tmp_path / "copy.h5").exists()
