@@ -233,8 +233,9 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
 
 // Reads each of `chunks` (allocated chunks of a chunked dataset, shape `chunk`) once, in
 // parallel; the rest of the dataset is the fill value, which HDF5 supplies and nothing stores.
-void read_allocated_chunks(const fs::path& path, const std::string& name, const DatasetInfo& info,
-                           const std::vector<Shape>& chunks, const ProgressCallback& progress) {
+// Returns how many were read (chunks beyond a shrunk extent are not).
+std::size_t read_allocated_chunks(const fs::path& path, const std::string& name, const DatasetInfo& info,
+                                  const std::vector<Shape>& chunks, const ProgressCallback& progress) {
   const auto opening = open_options(ReadOptions{.probe = false});
   const OpenDataset opened(path, name, opening);
   const auto whole = Box::whole(opened.info().shape);
@@ -262,6 +263,7 @@ void read_allocated_chunks(const fs::path& path, const std::string& name, const 
   if (cancelled) {
     throw Cancelled(fmt::format("verify of {} cancelled", where(path, name)));
   }
+  return boxes.size();
 }
 
 // What is stored of a dataset, for the read of every byte: a chunked dataset whose allocated
@@ -340,9 +342,9 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
       if (stored.nothing) {
         report.read = "nothing stored: never written, every element is the fill value";
       } else if (stored.only_chunks) {
-        read_allocated_chunks(path, name, info, *stored.only_chunks, progress);
+        const auto chunks = read_allocated_chunks(path, name, info, *stored.only_chunks, progress);
         report.read = fmt::format("{} of {} chunks allocated, each read; the rest is the fill value (not stored)",
-                                  stored.only_chunks->size(), stored.chunk_grid);
+                                  chunks, stored.chunk_grid);
       } else {
         read_every_byte(path, name, info, *total, progress);
         report.read = "every byte read";
