@@ -29,12 +29,15 @@ int run_verify() {
   std::size_t skipped = 0;
   for (const auto& name : names) {
     std::vector<std::string> found;
+    std::string read;
     std::string unsupported;
     {
       ProgressBar bar(fmt::format("verify {}", name));
       try {
-        found =
-            verify(target.file, name, verify_options.read, verify_options.read ? bar.callback() : ProgressCallback{});
+        auto report = verify_report(target.file, name, verify_options.read,
+                                    verify_options.read ? bar.callback() : ProgressCallback{});
+        found = std::move(report.problems);
+        read = std::move(report.read);
       } catch (const Cancelled&) {
         throw;
       } catch (const UnsupportedType& e) {
@@ -64,13 +67,14 @@ int run_verify() {
       }
     } else if (verify_options.json) {
       nlohmann::json entry{{"name", name}, {"ok", found.empty()}, {"problems", found}};
+      if (!read.empty()) entry["read"] = read;
       if (!hdf5_only.empty()) entry["checked_only_by_hdf5"] = hdf5_only;
       out["datasets"].push_back(std::move(entry));
     } else if (found.empty() && !hdf5_only.empty()) {
-      fmt::print("ok: {} (every byte read; its stored bytes were checked only by HDF5's decoders: {})\n", name,
-                 hdf5_only);
+      fmt::print("ok: {} ({}; its stored bytes were checked only by HDF5's decoders: {})\n", name,
+                 read.empty() ? "every byte read" : read, hdf5_only);
     } else if (found.empty()) {
-      fmt::print("ok: {}{}\n", name, verify_options.read ? " (every byte read)" : "");
+      fmt::print("ok: {}{}\n", name, read.empty() ? "" : fmt::format(" ({})", read));
     } else {
       for (const auto& p : found) fmt::print("problem: {}: {}\n", name, p);
     }
@@ -91,7 +95,9 @@ void add_verify(CLI::App& app) {
       "Check that a dataset is whole: every virtual source present, readable, of the right dtype and shape, "
       "covering the dataset exactly once, and (files h5tile wrote) its tile index agreeing with the mapping");
   cmd->add_option("target", verify_options.target, "FILE or FILE:/DATASET")->required();
-  cmd->add_flag("--read", verify_options.read, "also read every byte (HDF5 checks stored checksums as it reads)");
+  cmd->add_flag("--read", verify_options.read,
+                "also read every stored byte, checking stored checksums (of a sparse chunked dataset, only its "
+                "allocated chunks: the rest is the fill value, which nothing stores)");
   cmd->add_flag("--json", verify_options.json, "print JSON (for scripts)");
   cmd->add_flag("--no-probe", verify_options.no_probe,
                 "open the file in this process only (by default its metadata is first opened in a child "

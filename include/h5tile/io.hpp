@@ -128,6 +128,22 @@ struct VirtualSource {
 [[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
                                               bool read_all = false, const ProgressCallback& progress = {});
 
+/// What verify_report() found.
+struct VerifyReport {
+  std::vector<std::string> problems;  ///< one line per problem (empty: none found)
+  /// With `read_all` and no problem, what was read: "every byte read"; for a chunked dataset of
+  /// more than 64 MiB whose allocated chunks hold less than half of it, "N of M chunks allocated,
+  /// each read; the rest is the fill value (not stored)"; for a contiguous one never written,
+  /// "nothing stored: ...". Reads of fill values that nothing stores would check nothing, and a
+  /// sparse dataset of 2^63 bytes would take for ever. Empty where nothing was read.
+  std::string read;
+};
+
+/// verify(), also saying what the read of every byte covered. A dataset whose size in bytes does
+/// not fit in 64 bits is a problem (it cannot be read whole), named with its shape.
+[[nodiscard]] VerifyReport verify_report(const std::filesystem::path& path, const std::string& dataset,
+                                         bool read_all = false, const ProgressCallback& progress = {});
+
 /// Describes `dataset` in `path` without reading its data. `probe`: open its metadata in a
 /// child process first (see settings::probe); nullopt: the `probe` setting.
 /// Throws FileNotFound, NotHdf5File (ProbeFailed), DatasetNotFound, NotADataset, UnsupportedType.

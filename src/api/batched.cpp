@@ -81,10 +81,14 @@ struct BatchedReader::State {
     }
     chunk = std::move(chunk_size);
     grid.clear();
-    count = 1;
     for (std::size_t a = 0; a < info.shape.size(); ++a) {
-      grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
-      count *= grid.back();
+      grid.push_back(info.shape[a] / chunk[a] + (info.shape[a] % chunk[a] != 0 ? 1 : 0));
+    }
+    try {
+      count = element_count(grid);
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument(fmt::format("chunk_size {} splits {} of shape {} into 2^64 blocks or more",
+                                        to_string(chunk), name, to_string(info.shape)));
     }
   }
 

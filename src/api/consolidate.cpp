@@ -3,6 +3,7 @@
 // parallel.
 #include <fcntl.h>
 
+#include <cerrno>
 #include <optional>
 
 #include <fmt/format.h>
@@ -45,12 +46,11 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
   const auto es = info.dtype.size();
   const auto& chunk = options.chunk;
   Shape grid;
-  std::uint64_t chunks = 1;
   for (std::size_t a = 0; a < chunk.size(); ++a) {
-    grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
-    chunks *= grid.back();
+    grid.push_back(info.shape[a] / chunk[a] + (info.shape[a] % chunk[a] != 0 ? 1 : 0));
   }
-  Progress progress(options.progress, element_count(info.shape) * es);
+  const auto chunks = element_count(grid);  // at most the elements (checked below)
+  Progress progress(options.progress, byte_count(info.shape, es));
   parallel_for(chunks, threads_or_setting(options.threads), [&](std::size_t index) {
     progress.check();
     Box box = Box::whole(info.shape);
@@ -99,6 +99,11 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
+  try {
+    (void)byte_count(info.shape, info.dtype.size());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("consolidate: {} cannot be copied: {}", where(in, name), e.what()));
+  }
   const bool chunked = !options.chunk.empty();
   if (options.compression.any() && !chunked) {
     throw InvalidArgument(
@@ -119,6 +124,18 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   const auto target = fs::absolute(out).lexically_normal();
   create_parent_folders(target);
+  if (!chunked && !untiled(info.shape)) {
+    // A contiguous copy writes every byte, fill values included: one that cannot fit where it goes
+    // (a sparse dataset of 2^63 bytes in a small file) fails at once, not after hours of writing.
+    const auto bytes = byte_count(info.shape, info.dtype.size());
+    std::error_code no_space;
+    const auto space = fs::space(target.parent_path(), no_space);
+    if (!no_space && bytes > space.available) {
+      throw IoError(fmt::format("consolidate: a contiguous copy of {} needs {} bytes, but '{}' has {} bytes free",
+                                where(in, name), bytes, target.parent_path().string(), space.available),
+                    ENOSPC);
+    }
+  }
   WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;
@@ -131,7 +148,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       } else if (chunked) {
         const auto es = info.dtype.size();
         const auto filters = options.compression.any()
-                                 ? write_filters(options.compression, es, element_count(options.chunk) * es)
+                                 ? write_filters(options.compression, es, byte_count(options.chunk, es))
                                  : std::vector<FilterSpec>{};
         std::optional<FilterPipeline> pipeline;
         if (!filters.empty()) pipeline.emplace(write_pipeline(filters, info.dtype.size()));
@@ -148,7 +165,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       const PosixFile dst(commit.temp(), O_WRONLY);
       const RawDataset raw{&dst, offset, info.shape, es};
       const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
-      Progress progress(options.progress, element_count(info.shape) * es);
+      Progress progress(options.progress, byte_count(info.shape, es));
       parallel_for(blocks.size(), threads_or_setting(options.threads), [&](std::size_t i) {
         progress.check();
         const auto block = source.read(blocks[i], 1);

@@ -239,7 +239,16 @@ Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_t
 }
 
 Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes) {
-  for (std::size_t a = 0; a < shape.size() && element_count(shape) * elem_size > max_bytes;) {
+  // Bytes, saturated: a shape of 2^64 bytes or more is halved like any other too large.
+  const auto bytes = [&] {
+    std::uint64_t n = elem_size;
+    for (const auto e : shape) {
+      if (e == 0) return std::uint64_t{0};
+      n = n > std::numeric_limits<std::uint64_t>::max() / e ? std::numeric_limits<std::uint64_t>::max() : n * e;
+    }
+    return n;
+  };
+  for (std::size_t a = 0; a < shape.size() && bytes() > max_bytes;) {
     if (shape[a] <= 1) {
       ++a;
       continue;

@@ -113,12 +113,12 @@ std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
   const auto rank = box.rank();
   Shape first(rank);
   Shape count(rank);
-  std::uint64_t total = 1;
   for (std::size_t a = 0; a < rank; ++a) {
+    const auto end = box.offset[a] + box.extent[a];  // at most the shape's (the box fits it)
     first[a] = box.offset[a] / chunk[a];
-    count[a] = (box.offset[a] + box.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
-    total *= count[a];
+    count[a] = end / chunk[a] + (end % chunk[a] != 0 ? 1 : 0) - first[a];
   }
+  const auto total = element_count(count);
   std::vector<Box> chunks;
   chunks.reserve(total);
   for (std::uint64_t i = 0; i < total; ++i) {
@@ -178,7 +178,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   self->elem_size = info_.dtype.size();
   std::string why_hdf5;
   self->access = access_for({{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
-                            options_.raw_io, options_.direct_reads, &why_hdf5);
+                            options_.raw_io, options_.direct_reads, path_, name_, &why_hdf5);
   if (!info_.filters.empty()) {
     const bool ours = std::holds_alternative<FilteredChunks>(self->access);
     info_.decoder = ours ? "h5tile" : "hdf5";
@@ -373,7 +373,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->elem_size = info_.dtype.size();
   check_data_files(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
                    options_.extfile_prefix, options_.allow_external);
-  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads);
+  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads, file, dataset);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }
@@ -483,8 +483,9 @@ void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsig
   // Tasks of the task size, smaller where that would leave threads idle (a 64 MiB block
   // of from_file_batched on 16 threads: 4 MiB each), never under 1 MiB.
   const std::uint64_t task_size = options_.task_size;
-  const auto tasks = plan(region, std::clamp<std::uint64_t>(region.count() * info_.dtype.size() / std::max(threads, 1U),
-                                                            std::min<std::uint64_t>(task_size, 1U << 20), task_size));
+  const auto tasks =
+      plan(region, std::clamp<std::uint64_t>(byte_count(region.extent, info_.dtype.size()) / std::max(threads, 1U),
+                                             std::min<std::uint64_t>(task_size, 1U << 20), task_size));
   std::uint64_t covered = 0;
   for (const auto& task : tasks) {
     covered += task.dst.count();

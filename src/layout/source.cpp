@@ -92,7 +92,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
   std::vector<Shape> origins;
   for (auto& c : chunks_touching(src, chunk)) origins.push_back(std::move(c.offset));
   const auto located = filtered.directory->find(origins);  // nullopt: HDF5 reads each chunk's bytes
-  const auto chunk_bytes = element_count(chunk) * es;
+  const auto chunk_bytes = byte_count(chunk, es);
   const StridedBytes whole{out, rowmajor_strides(out_shape, es)};
   const auto dst_memory = sub_memory(whole, Box::whole(out_shape), dst);
   const auto chunk_strides = rowmajor_strides(chunk, es);
@@ -110,10 +110,13 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
         filter_mask = stored->filter_mask;
       }
     } else {
-      filter_mask = read_stored_chunk(filtered.hdf5.dataset.get(), origins[i], [&](std::size_t size) {
-        data.resize(size);
-        return data.data();
-      });
+      filter_mask = read_stored_chunk(
+          filtered.hdf5.dataset.get(), origins[i],
+          [&](std::size_t size) {
+            data.resize(size);
+            return data.data();
+          },
+          where);
     }
     if (!filter_mask) {      // not allocated
       Box part_dst = *part;  // where the part goes in `out`
@@ -154,7 +157,7 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
     read_raw({&bytes->file, bytes->offset, shape, elem_size}, src, into());
   } else if (const auto* tile = std::get_if<TableTile>(&access)) {
     // Opened for this read only (thousands of tiles would exhaust descriptors), checked first.
-    const PosixFile tile_file = open_checked_tile(file, *tile, element_count(shape) * elem_size);
+    const PosixFile tile_file = open_checked_tile(file, *tile, byte_count(shape, elem_size));
     read_raw({&tile_file, tile->offset, shape, elem_size}, src, into());
   } else if (const auto* chunks = std::get_if<RawChunks>(&access)) {
     if (src.rank() == 0 || !read_chunks(*chunks, chunk, elem_size, src, into())) {
@@ -206,7 +209,8 @@ std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5
 
 }  // namespace
 
-SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct, std::string* why_hdf5) {
+SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
+                        const fs::path& named_file, const std::string& dataset, std::string* why_hdf5) {
   std::string why;
   auto access = [&]() -> SourceAccess {
     if (!raw_io) {
@@ -233,8 +237,14 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     if (offset) {
       return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
     }
+    // Errors about the chunk index name the file read where it is not the one named.
+    auto named = detail::where(named_file, dataset);
+    if (file.path().lexically_normal() != named_file.lexically_normal()) {
+      named += fmt::format(" (stored in '{}')", file.path().string());
+    }
     auto directory = std::make_shared<const ChunkDirectory>(hdf5.dataset.get(), file.fd(), chunk,
-                                                            element_count(chunk) * type_size(hdf5.memory_type.get()));
+                                                            byte_count(chunk, type_size(hdf5.memory_type.get())),
+                                                            !pipeline, std::move(named));
     if (pipeline) {
       return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline), std::move(directory)};
     }

@@ -90,7 +90,9 @@ struct Source {
 // not empty) is best read: by pread (treating the page cache as `direct` says) where `raw_io`
 // and its storage allow, else through HDF5. Where HDF5 reads it, `why_hdf5` (if given) is set to
 // why, where known: "raw_io is off", "h5tile does not decode szip", ... (empty otherwise).
+// `named_file` and `dataset` name it in errors (a damaged chunk index).
 [[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
+                                      const std::filesystem::path& named_file, const std::string& dataset,
                                       std::string* why_hdf5 = nullptr);
 
 // Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
