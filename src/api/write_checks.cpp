@@ -11,6 +11,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
 #include "engine/codecs/compression.hpp"
 #include "hdf5/file.hpp"
 
@@ -128,12 +129,22 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
   }
 }
 
+std::string checked_dataset_name(const std::string& dataset, const fs::path& path) {
+  try {
+    return normalize_dataset_name(dataset);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("cannot write '{}': {}", path.string(), e.what()));
+  }
+}
+
 void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
   std::error_code ec;
-  const auto status = fs::status(path, ec);
+  // A symbolic-link loop (or a folder on the way that cannot be searched) is an IoError naming
+  // it: the rename at the end would otherwise replace the link without a word.
+  const auto status = status_of(path, "cannot write");
   if (fs::is_directory(status)) {
     throw IsADirectory(fmt::format("cannot write '{}': it is a directory", path.string()));
   }
@@ -241,6 +252,8 @@ Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes)
 }  // namespace h5tile::detail
 
 namespace h5tile {
+
+std::string check_dataset_name(const std::string& dataset) { return detail::normalize_dataset_name(dataset); }
 
 std::string_view layout_name(Layout layout) noexcept {
   switch (layout) {
