@@ -83,4 +83,4 @@ def test_a_struct_or_binary_store_is_written_as_opaque_bytes(tmp_path, legate_ty
     with h5py.File(tmp_path / "o.h5", "r") as f:
         read = f["d"][()]
         assert f["d"].dtype == np.dtype(f"V{size}") and f["d"].shape == shape
-    assert np.array_equal(np.asarray(read).view(np.uint8).reshape(data.shape), data)
+    assert np.array_equal(np.frombuffer(np.asarray(read).tobytes(), np.uint8).reshape(data.shape), data)
