@@ -44,6 +44,16 @@ int run_verify() {
       }
       bar.finish();
     }
+    // Whose decoders checked the stored bytes: HDF5's alone where h5tile leaves the decoding to it.
+    std::string hdf5_only;
+    if (verify_options.read && found.empty() && unsupported.empty()) {
+      try {
+        const auto info = describe(target.file, name);
+        if (info.decoder == "hdf5") hdf5_only = info.decoder_reason.empty() ? "HDF5 decodes it" : info.decoder_reason;
+      } catch (const std::exception&) {
+        // described before: nothing more to say
+      }
+    }
     problems += found.size();
     if (!unsupported.empty()) {
       ++skipped;
@@ -53,7 +63,12 @@ int run_verify() {
         fmt::print("skipped: {}: {}\n", name, unsupported);
       }
     } else if (verify_options.json) {
-      out["datasets"].push_back({{"name", name}, {"ok", found.empty()}, {"problems", found}});
+      nlohmann::json entry{{"name", name}, {"ok", found.empty()}, {"problems", found}};
+      if (!hdf5_only.empty()) entry["checked_only_by_hdf5"] = hdf5_only;
+      out["datasets"].push_back(std::move(entry));
+    } else if (found.empty() && !hdf5_only.empty()) {
+      fmt::print("ok: {} (every byte read; its stored bytes were checked only by HDF5's decoders: {})\n", name,
+                 hdf5_only);
     } else if (found.empty()) {
       fmt::print("ok: {}{}\n", name, verify_options.read ? " (every byte read)" : "");
     } else {
@@ -87,6 +102,9 @@ void add_verify(CLI::App& app) {
       "Whatever H5TILE_PROBE says, verify probes each dataset in a child process first (HDF5 1.10 crashes\n"
       "or loops on some damaged files): a crash or a probe that takes more than H5TILE_PROBE_TIMEOUT\n"
       "seconds (60) is a problem of that dataset; --no-probe skips the probe.\n"
+      "With --read, a dataset whose chunks HDF5 decodes itself (H5TILE_RAW_IO=0, or a filter h5tile does not\n"
+      "decode) is read in a child process first (unless --no-probe): HDF5 crashing on a damaged chunk is a\n"
+      "problem of that dataset, and the 'ok:' line says that only HDF5's decoders checked its bytes.\n"
       "Examples:\n"
       "  h5tile verify out.h5                  every dataset, metadata only\n"
       "  h5tile verify out.h5:/data --read     and read every byte");

@@ -128,7 +128,9 @@ struct VirtualSource {
 /// Throws (FileNotFound, NotHdf5File, DatasetNotFound, ...) when the dataset itself cannot be opened.
 /// Where the `probe` setting is on, what it opens (the sources too) is opened in a child process
 /// first, and HDF5 crashing or hanging there throws ProbeFailed (so do list_datasets and
-/// list_virtual_sources, for what they open).
+/// list_virtual_sources, for what they open); with `read_all`, a dataset whose reads run HDF5's
+/// own decoders (raw_io off, a filter h5tile does not decode) is also read in a child first,
+/// and HDF5 crashing there is a problem in the list.
 [[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
                                               bool read_all = false, const ProgressCallback& progress = {});
 

@@ -9,6 +9,7 @@
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
@@ -92,6 +93,10 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   }
   check_target(out, options.mode, name);
   probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, open_options(options)); });
+  if (probe_wanted(options.probe)) {
+    // What HDF5 decodes itself it may crash on: read in a child first (ProbeFailed if it crashed).
+    (void)read_isolated_where_hdf5_decodes(in, name, open_options(options), settings::kMaxProbeTimeout);
+  }
   const OpenDataset source(in, name, open_options(options));
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();
@@ -113,7 +118,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     }
   }
   const auto target = fs::absolute(out).lexically_normal();
-  fs::create_directories(target.parent_path());
+  create_parent_folders(target);
   WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;

@@ -5,6 +5,7 @@
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
 
 #include <fcntl.h>
 
@@ -17,8 +18,10 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/links.hpp"
 #include "hdf5/types.hpp"
 #include "hdf5/virtual.hpp"
+#include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -43,7 +46,8 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   const auto name = normalize_dataset_name(dataset);
   probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
   const auto file = open_file(path);
-  const auto ds = open_dataset(file.get(), name, path);
+  // As describe: external links followed where they lead to regular files.
+  const auto ds = open_dataset(file.get(), name, path, GuardedLinks(external_link_check(path, true, ext_prefix())));
   std::optional<std::vector<VirtualEntry>> entries;
   std::vector<std::string> files;
   std::vector<bool> expands;
@@ -77,6 +81,10 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
 
 namespace {
 
+// External links as a read follows them: to regular files in the folder of `path` only, checked
+// before HDF5 opens them.
+ExternalLinkCheck checked_links(const fs::path& path) { return external_link_check(path, false, ext_prefix()); }
+
 // What the tile table says of tile `source` (HDF5's `dataset`, of `bytes`) against what
 // is there: the raw offset (where reads by the table read), the file's size and identity (what
 // shows that it is the file written) and, with `checksums`, the checksum of its bytes.
@@ -108,7 +116,7 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
 void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
                            std::vector<std::string>& problems) {
   const auto file = open_file(path);
-  const auto dataset = open_dataset(file.get(), name, path);
+  const auto dataset = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
   std::optional<std::vector<VirtualEntry>> entries;
   { entries = read_virtual_map(creation_plist(dataset.get()).get()); }
   const auto table = read_tile_table(dataset.get(), info.shape.size());
@@ -140,7 +148,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     }
     try {
       const auto src_file = open_file(source);
-      const auto src = open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source);
+      const auto src =
+          open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source, GuardedLinks(checked_links(path)));
       const auto described = describe_dataset(src.get(), where(source, e.dataset));
       const auto& dtype = described.dtype;
       const auto& shape = described.shape;
@@ -215,16 +224,17 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
 
 namespace {
 
-// verify() without the probe: the metadata checks, then (with `read_all`) every byte read.
+// verify() without the probe: the metadata checks, then (with `read_all`) every byte read, unless
+// `bytes_read` (a child process read them: read_isolated_where_hdf5_decodes).
 std::vector<std::string> verify_dataset(const fs::path& path, const std::string& name, bool read_all,
-                                        const ProgressCallback& progress) {
+                                        const ProgressCallback& progress, bool bytes_read = false) {
   std::vector<std::string> problems;
   DatasetInfo info;
   {
     // Opening a virtual dataset through h5tile already fails on the first bad source; the
     // checks below list every problem, so open only the main dataset here.
     const auto file = open_file(path);
-    const auto ds = open_dataset(file.get(), name, path);
+    const auto ds = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
     const auto described = describe_dataset(ds.get(), where(path, name));
     info.dtype = described.dtype;
     info.shape = described.shape;
@@ -233,7 +243,7 @@ std::vector<std::string> verify_dataset(const fs::path& path, const std::string&
   if (info.layout == "virtual") {
     check_virtual_sources(path, name, info, read_all, problems);
   }
-  if (read_all && problems.empty()) {
+  if (read_all && !bytes_read && problems.empty()) {
     try {
       read_every_byte(path, name, info, progress);
     } catch (const Cancelled&) {
@@ -259,7 +269,23 @@ std::vector<std::string> verify(const fs::path& path, const std::string& dataset
       open_as_a_read_does(path, name, open_options(ReadOptions{}));
     }
   });
-  return verify_dataset(path, name, read_all, progress);
+  // What HDF5 decodes itself (raw_io off, filters h5tile does not decode) it may crash on: read in
+  // a child first, whose crash is a problem of this dataset.
+  bool bytes_read = false;
+  std::optional<std::string> crashed;
+  if (read_all && probe_wanted(std::nullopt)) {
+    try {
+      bytes_read =
+          read_isolated_where_hdf5_decodes(path, name, open_options(ReadOptions{}), settings::kMaxProbeTimeout);
+    } catch (const ProbeFailed& e) {
+      crashed = e.what();
+    } catch (const Error&) {
+      // Not opened for reading: the checks below say why.
+    }
+  }
+  auto problems = verify_dataset(path, name, read_all && !crashed, progress, bytes_read);
+  if (crashed) problems.push_back(*crashed);
+  return problems;
 }
 
 }  // namespace h5tile

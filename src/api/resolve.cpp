@@ -49,6 +49,8 @@ gpu::Staging staging() {
 
 std::string vds_prefix() { return environment("HDF5_VDS_PREFIX"); }
 
+std::string ext_prefix() { return environment("HDF5_EXT_PREFIX"); }
+
 OpenOptions open_options(const ReadOptions& options) {
   OpenOptions opening{.allow_external = options.allow_external_sources,
                       .verify_checksums = options.verify_checksums,
@@ -62,7 +64,8 @@ OpenOptions open_options(const ReadOptions& options) {
                       .gpu_decode = gpu_decode_mode(),
                       .nvcomp_library = settings::nvcomp_library(),
                       .vds_prefix = vds_prefix(),
-                      .extfile_prefix = environment("HDF5_EXTFILE_PREFIX")};
+                      .extfile_prefix = environment("HDF5_EXTFILE_PREFIX"),
+                      .ext_prefix = ext_prefix()};
   // A read starts from a tile index with the early_reads and raw_io settings on, no checksums
   // to check before any byte is read, and no HDF5_VDS_PREFIX (HDF5 looks for sources there
   // first).

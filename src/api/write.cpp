@@ -193,7 +193,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   std::optional<WriteCommit> commit;
   const auto generation = on_root(comm, 0, [&] {
     check_target(plan.target, options.mode, plan.dataset);
-    fs::create_directories(fs::absolute(plan.target).parent_path());
+    create_parent_folders(plan.target);
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
     return commit->generation();
   });

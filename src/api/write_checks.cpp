@@ -179,6 +179,17 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   }
 }
 
+void create_parent_folders(const fs::path& target) {
+  const auto folder = fs::absolute(target).parent_path();
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) {
+    throw IoError(
+        fmt::format("cannot create the folder '{}' for '{}': {}", folder.string(), target.string(), ec.message()),
+        ec.value());
+  }
+}
+
 std::vector<Box> split_for_ranks(const Shape& shape, unsigned ranks, std::uint64_t align_rows) {
   if (shape.empty() || element_count(shape) == 0) {
     return {Box::whole(shape)};

@@ -38,6 +38,9 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
 // absent or a dataset, below groups (check_replaceable).
 void check_target(const std::filesystem::path& path, Mode mode, const std::string& dataset);
+// Creates the missing folders above `target`; IoError (with errno) naming the folder and the
+// target when one cannot be made.
+void create_parent_folders(const std::filesystem::path& target);
 // The options fit the layout: a chunk shape only with Layout::Chunked, or with Layout::Virtual
 // and compression (the tiles' chunks); compression not with Layout::Contiguous, and at a level
 // its compressor takes.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "hdf5/file.hpp"
+#include "hdf5/links.hpp"
 #include "hdf5/types.hpp"
 
 namespace h5tile::detail {
@@ -59,11 +60,13 @@ AttributeHandle open_attribute(hid_t object, const char* name) {
 
 AttributeHandle open_attribute(hid_t location, const std::string& path, const char* name) {
   const Hdf5Lock lock;
-  if (H5Aexists_by_name(location, path.c_str(), name, H5P_DEFAULT) <= 0) {
+  // No external link on the way is followed (its target would be opened unchecked).
+  const GuardedLinks no_links({});
+  if (H5Aexists_by_name(location, path.c_str(), name, no_links.lapl()) <= 0) {
     H5Eclear2(H5E_DEFAULT);
     return {};
   }
-  return AttributeHandle(check(H5Aopen_by_name(location, path.c_str(), name, H5P_DEFAULT, H5P_DEFAULT),
+  return AttributeHandle(check(H5Aopen_by_name(location, path.c_str(), name, H5P_DEFAULT, no_links.lapl()),
                                fmt::format("H5Aopen_by_name({})", name)));
 }
 

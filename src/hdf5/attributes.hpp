@@ -24,7 +24,8 @@ void write_empty_attribute(hid_t object, const char* name, hid_t type);
 // Attribute `name` of `object`, or an empty handle where it has none.
 [[nodiscard]] AttributeHandle open_attribute(hid_t object, const char* name);
 // Attribute `name` of the object at `path` (from `location`), without opening that object (a
-// virtual dataset's mapping is then not decoded), or an empty handle where it has none.
+// virtual dataset's mapping is then not decoded), or an empty handle where it has none or where
+// the path goes through an external link (not followed: its target file is not opened).
 [[nodiscard]] AttributeHandle open_attribute(hid_t location, const std::string& path, const char* name);
 
 // The attribute's shape (empty for a scalar or null dataspace).

@@ -14,6 +14,7 @@
 #include <h5tile/error.hpp>
 
 #include "core/path_status.hpp"
+#include "hdf5/links.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -180,21 +181,25 @@ std::string file_name_of(hid_t object) {
 
 std::vector<std::string> datasets_in(hid_t group) {
   const Hdf5Lock lock;
-  std::vector<std::string> names;
+  // For messages only: no external link is followed (its target file is not opened).
+  const GuardedLinks no_links({});
+  std::pair<std::vector<std::string>, hid_t> found{{}, no_links.lapl()};
   auto collect = [](hid_t g, const char* name, const H5L_info_t*, void* out) -> herr_t {
-    const hid_t obj = H5Oopen(g, name, H5P_DEFAULT);
+    auto& [names, lapl] = *static_cast<std::pair<std::vector<std::string>, hid_t>*>(out);
+    const hid_t obj = H5Oopen(g, name, lapl);
     if (obj >= 0) {
       if (H5Iget_type(obj) == H5I_DATASET) {
-        static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+        names.emplace_back(name);
       }
       H5Oclose(obj);
     } else {
-      H5Eclear2(H5E_DEFAULT);  // a dangling link: not a dataset
+      H5Eclear2(H5E_DEFAULT);  // a dangling link, or an external one: not listed
     }
     return 0;
   };
   hsize_t idx = 0;
-  if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &names) < 0) {
+  auto& names = found.first;
+  if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &found) < 0) {
     H5Eclear2(H5E_DEFAULT);
   }
   return names;
@@ -240,8 +245,9 @@ std::string list_for_message(const std::vector<std::string>& names) {
 
 }  // namespace
 
-DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& path) {
+DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& path, const GuardedLinks& links) {
   const Hdf5Lock lock;
+  const hid_t lapl = links.lapl();
   // Walk the path so that the message names the first missing part.
   std::string prefix;
   std::size_t pos = 1;
@@ -249,11 +255,12 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
     const auto slash = std::min(name.find('/', pos), name.size());
     const auto parent = prefix.empty() ? std::string("/") : prefix;
     prefix = name.substr(0, slash);
-    const htri_t exists = H5Lexists(file, prefix.c_str(), H5P_DEFAULT);
+    const htri_t exists = H5Lexists(file, prefix.c_str(), lapl);
     if (exists <= 0) {
+      links.rethrow_refusal();
       H5Eclear2(H5E_DEFAULT);
       std::string datasets = "it is not a group";
-      const hid_t g = H5Oopen(file, parent.c_str(), H5P_DEFAULT);
+      const hid_t g = H5Oopen(file, parent.c_str(), lapl);
       if (g >= 0) {
         if (H5Iget_type(g) == H5I_GROUP) {
           datasets = fmt::format("datasets in '{}': {}", parent, list_for_message(datasets_in(g)));
@@ -266,8 +273,9 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
     }
     pos = slash + 1;
   }
-  const hid_t obj = H5Oopen(file, name.c_str(), H5P_DEFAULT);
+  const hid_t obj = H5Oopen(file, name.c_str(), lapl);
   if (obj < 0) {
+    links.rethrow_refusal();
     throw_hdf5_failure<DatasetNotFound>(fmt::format("cannot open {}", where(path, name)));
   }
   const auto type = H5Iget_type(obj);

@@ -147,7 +147,7 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
 OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options)
     : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
   file_ = open_file(path_);
-  dataset_ = open_dataset(file_.get(), name_, path_);
+  dataset_ = open_guarded(file_.get(), name_, path_);
   auto described = describe_dataset(dataset_.get(), where(path_, name_));
   info_.dtype = described.dtype;
   info_.shape = described.shape;
@@ -156,8 +156,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.filters = described.filters;
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
-  if (!options_.allow_external && !options_.metadata_only) {
-    check_data_files_inside(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix);
+  if (!options_.metadata_only) {
+    check_data_files(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix, options_.allow_external);
   }
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
@@ -177,7 +177,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   self->chunk = info_.chunk;
   self->elem_size = info_.dtype.size();
   std::string why_hdf5;
-  self->access = access_for({{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
+  self->access = access_for({{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
                             options_.raw_io, options_.direct_reads, &why_hdf5);
   if (!info_.filters.empty()) {
     const bool ours = std::holds_alternative<FilteredChunks>(self->access);
@@ -206,13 +206,15 @@ void OpenDataset::open_virtual(hid_t dcpl) {
         throw VirtualSourceError(
             fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
       }
+      // HDF5 opens these itself, by path, as it reads.
+      if (!expands[i]) check_regular_file(file, fmt::format("{} maps its source file", where(path_, name_)));
     }
     auto self = std::make_unique<Source>();
     self->file = path_;
     self->dataset = name_;
     self->shape = info_.shape;
     self->elem_size = info_.dtype.size();
-    self->access = ThroughHdf5{{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())};
+    self->access = ThroughHdf5{{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())};
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
     return;
@@ -346,21 +348,31 @@ void OpenDataset::walk_chunk_indexes() const {
   }
 }
 
+DatasetHandle OpenDataset::open_guarded(hid_t file, const std::string& name, const fs::path& where_from) const {
+  const GuardedLinks links(external_link_check(path_, options_.allow_external, options_.ext_prefix));
+  return open_dataset(file, name, where_from, links);
+}
+
+bool OpenDataset::hdf5_decodes() const {
+  return std::any_of(sources_.begin(), sources_.end(), [](const auto& source) {
+    const auto* hdf5 = std::get_if<ThroughHdf5>(&source->access);
+    return hdf5 != nullptr && detail::hdf5_decodes(hdf5->dataset.get());
+  });
+}
+
 std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dataset, hid_t memory_type) {
   auto source = std::make_unique<Source>();
   source->file = file;
   source->dataset = dataset;
   ThroughHdf5 hdf5{open_file(file), {}, copy_type(memory_type)};
-  hdf5.dataset = open_dataset(hdf5.file.get(), normalize_dataset_name(dataset), file);
+  hdf5.dataset = open_guarded(hdf5.file.get(), normalize_dataset_name(dataset), file);
   // Rejects unsupported source types; the source converts to the virtual dataset's type.
   const auto described = describe_dataset(hdf5.dataset.get(), where(file, dataset));
   source->shape = described.shape;
   source->chunk = described.chunk;
   source->elem_size = info_.dtype.size();
-  if (!options_.allow_external) {
-    check_data_files_inside(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
-                            options_.extfile_prefix);
-  }
+  check_data_files(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
+                   options_.extfile_prefix, options_.allow_external);
   source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;

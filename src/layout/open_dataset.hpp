@@ -72,6 +72,8 @@ struct OpenOptions {
   // sources first, and for external storage files.
   std::string vds_prefix{};
   std::string extfile_prefix{};
+  // HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for an external link's target first.
+  std::string ext_prefix{};
 };
 
 class OpenDataset {
@@ -122,11 +124,18 @@ class OpenDataset {
   // Walks the whole chunk index of every chunked source opened with HDF5, as reads that look
   // chunks up will (for a probe of the metadata that a read touches: api/probe.hpp).
   void walk_chunk_indexes() const;
+  // Whether a read runs HDF5's own decoders on stored bytes: a source that HDF5 reads (raw_io off,
+  // a filter h5tile does not decode) and that is filtered (or virtual). HDF5 1.10 crashes on some
+  // damaged chunks (a fletcher32 chunk shorter than its checksum), which h5tile's decoders refuse.
+  [[nodiscard]] bool hdf5_decodes() const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 
  private:
   OpenDataset() = default;  // for from_tile_index
+  // open_dataset, following external links only where external_link_check allows.
+  [[nodiscard]] DatasetHandle open_guarded(hid_t file, const std::string& name,
+                                           const std::filesystem::path& where_from) const;
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset

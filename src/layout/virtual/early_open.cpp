@@ -93,7 +93,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
 bool OpenDataset::mapping_agrees() const {
   std::optional<std::vector<VirtualEntry>> entries;
   try {
-    const auto dataset = open_dataset(file_.get(), name_, path_);
+    const auto dataset = open_guarded(file_.get(), name_, path_);
     const auto described = describe_dataset(dataset.get(), where(path_, name_));
     if (described.dtype != info_.dtype || described.shape != info_.shape || described.storage != Storage::Virtual) {
       return false;

@@ -335,6 +335,9 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
     const auto name = p.filename().string();
     if (!is_generation_name(name)) {
       prune(p, keep, keep_previous, ownership, mapped_by_replaced);  // a folder of a dataset or of a group
+      // Emptied (its dataset is no longer in the file, and nothing of it is kept for readers):
+      // it goes too. rmdir(2) only removes an empty folder, so a writer's new generation stays.
+      ::rmdir(p.c_str());
       continue;
     }
     if (ownership != nullptr && !ownership->removable(p)) {
