@@ -320,8 +320,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
     path = _args.path("path", path)
     dataset_name = _args.dataset_name(dataset_name)
     filters = _compression(compression, level, shuffle, fletcher32)
-    layout = _args.name_in("layout", layout, _LAYOUTS)
-    mode = _args.name_in("mode", mode, _MODES)
+    layout, mode = _args.text("layout", layout, _LAYOUTS), _args.text("mode", mode, _MODES)
     sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
     progress = _args.progress(progress)
     if (_is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None

@@ -95,6 +95,13 @@ def chunk_list(chunks: Optional[Sequence[int]], name: str = "chunks") -> "list[i
     return lengths
 
 
+def text(what: str, value: Any, names: Sequence[str]) -> str:
+    """A str (one of ``names``; the core checks which, in its own words)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {_shown(value)}")
+    return value
+
+
 def name_in(what: str, value: Any, names: Sequence[str]) -> str:
     """One of ``names``."""
     if not isinstance(value, str):
