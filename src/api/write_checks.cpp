@@ -142,9 +142,17 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
     throw InvalidArgument("the file path is empty");
   }
   std::error_code ec;
-  // A symbolic-link loop (or a folder on the way that cannot be searched) is an IoError naming
-  // it: the rename at the end would otherwise replace the link without a word.
-  const auto status = status_of(path, "cannot write");
+  // A symbolic-link loop is an IoError (ELOOP) naming it: the rename at the end would otherwise
+  // replace the link without a word. Other errors (a name too long, a folder on the way that
+  // cannot be searched) are reported by the step of the write that fails on them, naming it.
+  fs::file_status status(fs::file_type::not_found);
+  try {
+    status = status_of(path, "cannot write");
+  } catch (const IoError& e) {
+    if (e.error_number() == ELOOP) {
+      throw;
+    }
+  }
   if (fs::is_directory(status)) {
     throw IsADirectory(fmt::format("cannot write '{}': it is a directory", path.string()));
   }
