@@ -63,6 +63,12 @@ struct Tile {
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
                  const std::filesystem::path& path, const std::string& dataset, const WriteOptions& options = {});
 
+/// The dataset name as every write checks it before anything is written: the normalised path
+/// ("/group/data" for "group/data"). Throws InvalidArgument for an empty name, or one with an
+/// empty, '.' or '..' component or a NUL character (which no write accepts: a tile folder is
+/// named after the dataset, and must stay inside the file's `.tiles` folder). Thread-safe.
+[[nodiscard]] std::string check_dataset_name(const std::string& dataset);
+
 /// Copies `dataset` of `in` (any layout, a virtual dataset and its tiles included) into one
 /// self-contained dataset of the same name in `out`, contiguous or (with `options.chunk`)
 /// chunked and filtered as `options.compression` says, in parallel blocks, streaming (memory

@@ -13,7 +13,9 @@ The files are ordinary HDF5: h5py reads them. Errors derive from :class:`h5tile.
 the built-in exception Python users expect: :class:`NoSuchFileError` is a ``FileNotFoundError``,
 :class:`FileAlreadyExistsError` a ``FileExistsError``, :class:`OperationError` (and its subclasses)
 a ``RuntimeError``, :class:`InvalidArgumentError` a ``ValueError``, :class:`UnsupportedTypeError` a
-``TypeError``, :class:`IoError` an ``OSError``. Their names differ from the built-ins', so
+``TypeError``, :class:`IoError` an ``OSError``; an argument of the wrong type raises
+:class:`ArgumentTypeError`, both a ``TypeError`` and an :class:`InvalidArgumentError`, naming the
+argument. Their names differ from the built-ins', so
 ``from h5tile import *`` leaves those intact.
 """
 from __future__ import annotations
@@ -26,8 +28,9 @@ from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _arguments as _args
 from . import _h5tile, settings
-from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
+from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
                       compressors, cuda_device_count, last_device_io)
@@ -36,7 +39,7 @@ __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
     "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io",
     "CancelledError",
-    "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
+    "Error", "InvalidArgumentError", "ArgumentTypeError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",
     "VirtualSourceError", "Hdf5Error", "IoError", "OperationError", "settings",
 ]
@@ -235,65 +238,28 @@ class _Mapped:
         setattr(self, name, interface)
 
 
-def _prepare(array: Any):
-    """(array for the core, opaque item size or 0)."""
+def _prepare(array: Any, name: str = "array"):
+    """(array for the core, opaque item size or 0); errors name the argument ``name``."""
     array = _as_array(array)
     dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
     if dtype is not None:
         if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
-            raise UnsupportedTypeError(f"unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
                                        "float16, float32, float64, complex64, complex128 or V<n>")
         if (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)) or (dtype.kind == "c" and dtype.itemsize not in (8, 16)):
-            raise UnsupportedTypeError(f"unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
                                        "float32, float64, complex64 and complex128")
         if dtype.byteorder == ">":
-            raise UnsupportedTypeError(f"big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
+            raise UnsupportedTypeError(f"{name}: big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
         if dtype.kind == "V":
             if not isinstance(array, np.ndarray):
-                raise UnsupportedTypeError("opaque (V<n>) arrays must be NumPy arrays")
+                raise UnsupportedTypeError(f"{name}: opaque (V<n>) arrays must be NumPy arrays")
             size = dtype.itemsize
             return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), size
     return array, 0
 
 
-def _whole(name: str, value: Any, limit: int = 2**32 - 1) -> int:
-    """An argument that must be a whole number in [0, limit], as an int."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= limit:
-        raise InvalidArgumentError(f"{name} must be a whole number from 0 to {limit}, not {value!r}")
-    return int(value)
-
-
-def _wholes(name: str, values: Any) -> "list[int]":
-    """An argument that must be a sequence of whole numbers >= 0 (offsets, shapes), as ints."""
-    try:
-        items = list(values)
-    except TypeError:
-        raise InvalidArgumentError(f"{name} must be a sequence of whole numbers >= 0, not {values!r}") from None
-    for i, v in enumerate(items):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 2**64:
-            raise InvalidArgumentError(f"{name} {tuple(items)}: element {i} is {v!r}, not a whole number >= 0")
-    return [int(v) for v in items]
-
-
-def _chunk_list(chunks: Optional[Sequence[int]]) -> "list[int]":
-    if chunks is None:
-        return []
-    if any(int(c) <= 0 for c in chunks):
-        raise InvalidArgumentError(f"chunks must be positive lengths, not {tuple(chunks)}")
-    return [int(c) for c in chunks]
-
-
-def _compression(compression: Optional[str], level: Optional[int], shuffle: bool, fletcher32: bool) -> tuple:
-    """The compression arguments as the core takes them: (name, level or -1, shuffle, fletcher32)."""
-    if compression is not None and not isinstance(compression, str):
-        raise InvalidArgumentError(f"compression must be a name such as 'gzip', or None, not {compression!r}")
-    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, np.integer))
-                              or not -2**31 < level < 2**31):
-        raise InvalidArgumentError(f"level must be a whole number or None, not {level!r}")
-    for name, flag in (("shuffle", shuffle), ("fletcher32", fletcher32)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise InvalidArgumentError(f"{name} must be True or False, not {flag!r}")
-    return (compression or "none", -1 if level is None else int(level), bool(shuffle), bool(fletcher32))
+_whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.chunk_list, _args.compression
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
@@ -351,7 +317,12 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
         FileAlreadyExistsError (FileExistsError; mode "x"), and the write's own errors from ``wait()``.
     """
+    path = _args.path("path", path)
+    dataset_name = _args.dataset_name(dataset_name)
     filters = _compression(compression, level, shuffle, fletcher32)
+    layout, mode = _args.text("layout", layout, _LAYOUTS), _args.text("mode", mode, _MODES)
+    sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
+    progress = _args.progress(progress)
     if (_is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None
             and progress is None and filters[0] == "none" and not shuffle and not fletcher32):
         # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
@@ -359,6 +330,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         _legate.to_file(array, path, dataset_name, sync=sync)
         return WriteHandle(_CompletedWrite(), None)
     if comm is not None:
+        comm = _args.communicator(comm)
+
         def stacked_shape():
             shape = tuple(int(s) for s in _prepare(array)[0].shape)
             if not shape:
@@ -375,7 +348,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
                    shuffle=shuffle, fletcher32=fletcher32)
         return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
+    handle = _h5tile.to_file(core, path, dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
                              keep_previous, _chunk_list(chunks), *filters, progress)
     result = WriteHandle(handle, core, os.fspath(path), dataset_name)
     with _pending_lock:
@@ -408,12 +381,7 @@ def fence() -> None:
             _pending[:] = [p for p in _pending if p not in pending]
 
 
-def _device_of(device: Optional[int]) -> int:
-    if device is None:
-        return -1
-    if not isinstance(device, int) or device < 0:
-        raise InvalidArgumentError(f"device must be None (host) or a CUDA device ordinal >= 0, not {device!r}")
-    return device
+_device_of, _probe = _args.device, _args.probe
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
@@ -445,28 +413,28 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         NoSuchFileError (FileNotFoundError), NotHdf5FileError (ProbeFailedError), DatasetNotFoundError /
         NotADatasetError (ValueError), UnsupportedTypeError (TypeError), VirtualSourceError.
     """
+    path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     threads = _whole("threads", threads)
     probe = _probe(probe)
+    device_ordinal = _device_of(device)
+    progress = _args.progress(progress)
+    allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
+    verify_checksums = _args.flag("verify_checksums", verify_checksums)
     if out is None and device is not None:
         out = _cupy_pool_array(path, dataset_name, device, probe)
     if out is None:
-        return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
+        return _h5tile.from_file(path, dataset_name, device_ordinal, threads, progress,
                                  allow_external_sources, verify_checksums, probe)
+    out = _args.array_like("out", out)
     flags = getattr(out, "flags", None)
     if flags is not None and not flags["C_CONTIGUOUS"]:
         raise InvalidArgumentError("out must be C-contiguous")
     if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise InvalidArgumentError("out is read-only")
-    core, opaque = _prepare(out)  # the core checks out's dtype and shape against the dataset
-    _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
+    core, opaque = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
+    _h5tile.read_into(core, path, dataset_name, opaque, [], threads, progress,
                       allow_external_sources, verify_checksums, probe)
     return out
-
-
-def _probe(probe: Optional[bool]) -> Optional[bool]:
-    if probe is not None and not isinstance(probe, bool):
-        raise InvalidArgumentError(f"probe must be True, False or None (the setting), not {probe!r}")
-    return probe
 
 
 def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]):
@@ -488,9 +456,10 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
              verify_checksums: bool = False, probe: Optional[bool] = None):
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
-    return _h5tile.read_box(os.fspath(path), dataset_name, _wholes("offset", offset), _wholes("shape", shape),
-                            _device_of(device), _whole("threads", threads), allow_external_sources, verify_checksums,
-                            _probe(probe))
+    return _h5tile.read_box(_args.path("path", path), _args.dataset_name(dataset_name), _wholes("offset", offset),
+                            _wholes("shape", shape), _device_of(device), _whole("threads", threads),
+                            _args.flag("allow_external_sources", allow_external_sources),
+                            _args.flag("verify_checksums", verify_checksums), _probe(probe))
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:
@@ -499,21 +468,21 @@ def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Option
     in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
     why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
     virtual dataset (``probe`` as in :func:`from_file`)."""
-    return _h5tile.describe(os.fspath(path), dataset_name, _probe(probe))
+    return _h5tile.describe(_args.path("path", path), _args.dataset_name(dataset_name), _probe(probe))
 
 
 def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
-    try:
-        chunk = [c for c in chunk_size]
-    except TypeError:
-        raise InvalidArgumentError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+    if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
+        raise ArgumentTypeError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+    chunk = list(chunk_size)
     if len(chunk) != ndim:
         raise InvalidArgumentError(f"chunk_size {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
     for i, c in enumerate(chunk):
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
-            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
-        if c <= 0:
-            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive")
+        if not _args.is_integer(c):
+            raise ArgumentTypeError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
+        if c <= 0 or c > _args.UINT64_MAX:
+            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive "
+                                       "(and below 2**64)")
     return [int(c) for c in chunk]
 
 
@@ -535,13 +504,16 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     with an element <= 0. ``probe``, ``allow_external_sources`` and ``verify_checksums`` as in
     :func:`from_file`.
     """
+    path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     probe = _probe(probe)
+    device, threads = _device_of(device), _whole("threads", threads)
+    progress = _args.progress(progress)
+    allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
+    verify_checksums = _args.flag("verify_checksums", verify_checksums)
     info = describe(path, dataset_name, probe=probe)
-    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
-    if progress is not None and not callable(progress):
-        raise InvalidArgumentError(f"progress must be callable as progress(bytes_done, bytes_total), not {progress!r}")
-    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), _whole("threads", threads),
-                               probe, bool(allow_external_sources), bool(verify_checksums))
+    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{path}'")
+    batched = _h5tile._Batched(path, dataset_name, chunk, device, threads, probe, allow_external_sources,
+                               verify_checksums)
     if progress is None:
         return batched
     total = int(np.prod(info["shape"], dtype=np.uint64)) * np.dtype(info["dtype"]).itemsize
@@ -585,9 +557,11 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
     exists (FileAlreadyExistsError), "w" replaces it, "a" adds the dataset to it (or replaces that
     dataset there). ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as in
     :func:`from_file`."""
-    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
-                        keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32),
-                        progress, _probe(probe), mode)
+    _h5tile.consolidate(_args.path("path_in", path_in), _args.dataset_name(dataset_name),
+                        _args.path("path_out", path_out), _whole("threads", threads), _args.flag("sync", sync),
+                        _args.flag("keep_previous", keep_previous), _chunk_list(chunks),
+                        *_compression(compression, level, shuffle, fletcher32), _args.progress(progress),
+                        _probe(probe), _args.name_in("mode", mode, _MODES))
 
 
 def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
@@ -599,6 +573,11 @@ def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.Pa
     core), each tile file compressed as ``compression``, ``level``, ``shuffle`` and
     ``fletcher32`` say (in chunks of ``chunks``, default at most 1 MiB), as in :func:`to_file`.
     Holds the dataset in memory. ``mode`` "x" (default) fails if ``path_out`` exists, "w" replaces it."""
+    path_in, path_out = _args.path("path_in", path_in), _args.path("path_out", path_out)
+    tiles, mode = _whole("tiles", tiles), _args.name_in("mode", mode, _MODES)
+    _compression(compression, level, shuffle, fletcher32)
+    _args.flag("sync", sync)
+    _chunk_list(chunks)
     data = from_file(path_in, dataset_name)
     to_file(data, path_out, dataset_name, layout="virtual", mode=mode, ranks=tiles, sync=sync, chunks=chunks,
             compression=compression, level=level, shuffle=shuffle, fletcher32=fletcher32).wait()
@@ -614,13 +593,15 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact. Compression as in :func:`to_file`
     (layout "chunked": every chunk must lie in one tile)."""
+    comm = _args.communicator(comm)
+
     def arguments():
         core, opaque = _prepare(array)
         filters = _compression(compression, level, shuffle, fletcher32)
-        _name_in("compression", filters[0], _COMPRESSORS)
-        return (core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
-                _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS), _name_in("mode", mode, _MODES),
-                sync, keep_previous, _chunk_list(chunks), *filters)
+        return (core, _args.path("path", path), _args.dataset_name(dataset_name), opaque,
+                _wholes("global_shape", global_shape), _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS),
+                _name_in("mode", mode, _MODES), _args.flag("sync", sync), _args.flag("keep_previous", keep_previous),
+                _chunk_list(chunks), *filters)
 
     _h5tile.write_tile(comm, *_checked_on_every_rank(comm, arguments))
 
@@ -630,19 +611,13 @@ def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, d
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
     probes, for every rank, before any rank opens the file)."""
+    comm = _args.communicator(comm)
     return _h5tile.read_tile(comm, *_checked_on_every_rank(comm, lambda: (
-        os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads), _probe(probe))))
+        _args.path("path", path), _args.dataset_name(dataset_name), _device_of(device), _whole("threads", threads),
+        _probe(probe))))
 
 
-_LAYOUTS = ("virtual", "contiguous", "chunked")
-_MODES = ("w", "a", "x", "w-")
-_COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
-
-
-def _name_in(what: str, value: Any, names: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in names:
-        raise InvalidArgumentError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {value!r}")
-    return value
+_LAYOUTS, _MODES, _COMPRESSORS, _name_in = _args.LAYOUTS, _args.MODES, _args.COMPRESSORS, _args.name_in
 
 
 def _checked_on_every_rank(comm: Any, check: Callable[[], Any]) -> Any:

@@ -84,7 +84,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
-  const auto name = normalize_dataset_name(dataset);
+  const auto name = checked_dataset_name(dataset, out);
   pending_writes().wait_for(in);
   pending_writes().wait_for(out);
   std::error_code ec;

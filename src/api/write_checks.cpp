@@ -11,6 +11,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
 #include "engine/codecs/compression.hpp"
 #include "hdf5/file.hpp"
 
@@ -128,12 +129,30 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
   }
 }
 
+std::string checked_dataset_name(const std::string& dataset, const fs::path& path) {
+  try {
+    return normalize_dataset_name(dataset);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("cannot write '{}': {}", path.string(), e.what()));
+  }
+}
+
 void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
   std::error_code ec;
-  const auto status = fs::status(path, ec);
+  // A symbolic-link loop is an IoError (ELOOP) naming it: the rename at the end would otherwise
+  // replace the link without a word. Other errors (a name too long, a folder on the way that
+  // cannot be searched) are reported by the step of the write that fails on them, naming it.
+  fs::file_status status(fs::file_type::not_found);
+  try {
+    status = status_of(path, "cannot write");
+  } catch (const IoError& e) {
+    if (e.error_number() == ELOOP) {
+      throw;
+    }
+  }
   if (fs::is_directory(status)) {
     throw IsADirectory(fmt::format("cannot write '{}': it is a directory", path.string()));
   }
@@ -261,6 +280,8 @@ Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes)
 }  // namespace h5tile::detail
 
 namespace h5tile {
+
+std::string check_dataset_name(const std::string& dataset) { return detail::normalize_dataset_name(dataset); }
 
 std::string_view layout_name(Layout layout) noexcept {
   switch (layout) {

@@ -11,6 +11,13 @@
 
 namespace h5tile::detail {
 
+// The one check of a dataset name that every write makes where it enters the library (to_file,
+// write_tiles, consolidate; the Python module, the Legate tasks, MPI and the command all come
+// through these): the normalised name ("/group/data"), or InvalidArgument naming the name and
+// the file, for an empty name or one with an empty, '.' or '..' component or a NUL (which
+// would lead the tile folder out of the file's '.tiles' folder).
+[[nodiscard]] std::string checked_dataset_name(const std::string& dataset, const std::filesystem::path& path);
+
 // The array is usable: a dtype, a pointer when it has elements, strides of its rank.
 void check_array(const ArrayView& array, const std::filesystem::path& path, const std::string& dataset);
 // The tile is a usable array whose shape is its box's extent, and the box fits `shape`.

@@ -43,15 +43,33 @@ void check_power_of_two(const char* what, std::size_t value) {
   }
 }
 
-// The bound is checked on the 64-bit value, before it is narrowed (4294967296 must not become 0).
+// A count (threads): decimal digits only, from 1 to `most`. No size suffix: "2K" threads is a
+// mistake, not 2048 of them. The bound is checked before the value is narrowed (4294967296 must
+// not become 0), and a value past 64 bits is refused as too large, not wrapped.
+unsigned count_from_env(const char* variable, unsigned fallback, unsigned most, std::string_view what) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return fallback;
+  const std::string_view v = text;
+  const bool digits = std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) {
+    throw InvalidArgument(
+        fmt::format("environment variable {}='{}' must be a whole number of {} from 1 to {} "
+                    "(a count takes no size suffix, sign or fraction)",
+                    variable, v, what, most));
+  }
+  const auto first = v.find_first_not_of('0');
+  if (first == std::string_view::npos || v.size() - first > 19 || std::stoull(std::string(v.substr(first))) > most) {
+    throw InvalidArgument(
+        fmt::format("environment variable {}={} is {}: it must be from 1 to {}, the most {} "
+                    "h5tile starts",
+                    variable, v, first == std::string_view::npos ? "zero" : "too large", most, what));
+  }
+  return static_cast<unsigned>(std::stoull(std::string(v.substr(first))));
+}
+
 unsigned threads_from_env() {
   const auto fallback = std::min(kMaxThreads, std::max(1U, std::thread::hardware_concurrency()));
-  const auto value = from_env("H5TILE_THREADS", fallback);
-  if (value > kMaxThreads) {
-    throw InvalidArgument(fmt::format(
-        "environment variable H5TILE_THREADS={} is more than {}, the most threads h5tile starts", value, kMaxThreads));
-  }
-  return static_cast<unsigned>(value);
+  return count_from_env("H5TILE_THREADS", fallback, kMaxThreads, "threads");
 }
 
 std::atomic<unsigned>& threads_value() {
@@ -67,7 +85,7 @@ std::atomic<std::size_t>& task_size_value() {
 std::atomic<std::size_t>& alignment_value() {
   static std::atomic<std::size_t> value = [] {
     const auto v = from_env("H5TILE_ALIGNMENT", 4096);
-    check_power_of_two("H5TILE_ALIGNMENT", v);
+    check_power_of_two("environment variable H5TILE_ALIGNMENT", v);
     return v;
   }();
   return value;
@@ -178,6 +196,22 @@ std::atomic<double>& probe_timeout_value() {
 }
 
 }  // namespace
+
+void check_environment() {
+  (void)threads();
+  (void)task_size();
+  (void)alignment();
+  (void)staging_bytes();
+  (void)raw_io();
+  (void)early_reads();
+  (void)direct_io();
+  (void)host_pool_bytes();
+  (void)probe();
+  (void)probe_timeout();
+  (void)gds();
+  (void)gpu_decode();
+  (void)nvcomp_library();
+}
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
 void set_host_pool_bytes(std::uint64_t bytes) {

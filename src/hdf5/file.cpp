@@ -13,6 +13,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
 #include "hdf5/links.hpp"
 
 namespace h5tile::detail {
@@ -30,6 +31,11 @@ std::string normalize_dataset_name(const std::string& name) {
     if (part.empty() || part == "." || part == "..") {
       throw InvalidArgument(fmt::format(
           "dataset name '{}' has an empty, '.' or '..' component: give a path such as '/group/data'", name));
+    }
+    if (part.find('\0') != std::string::npos) {
+      // HDF5 takes names as C strings: it would cut this one at the NUL and find another object.
+      throw InvalidArgument(fmt::format("dataset name '{}' holds a NUL character: give a path such as '/group/data'",
+                                        std::string_view(name).substr(0, name.find('\0'))));
     }
     out += "/" + part;
     pos = slash + 1;
@@ -54,8 +60,7 @@ std::string where(const fs::path& path, const std::string& dataset) {
 }
 
 FileHandle open_file(const fs::path& path, bool writable) {
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
+  const auto status = status_of(path, "cannot open");  // a link loop is an IoError (ELOOP), not "missing"
   if (!fs::exists(status)) {
     throw FileNotFound(fmt::format("file '{}' does not exist", path.string()));
   }
