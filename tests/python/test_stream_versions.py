@@ -17,7 +17,7 @@ sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
 from h5tile import settings  # noqa: E402
 
-LAYOUTS = ["virtual", "contiguous", "chunked"]
+LAYOUTS = ["virtual", "virtual gzip", "contiguous", "chunked"]
 REPLACEMENTS = ["to_file keep_previous=False", "to_file keep_previous=True", "h5py and os.replace"]
 SHAPE = (60, 40)
 BLOCK = (5, 40)  # 12 blocks; 4 tiles of 15 rows each
@@ -28,10 +28,16 @@ def versions():
     return old, old + 1_000_000  # no element of one equals an element of the other
 
 
+def write(array, out, layout, **options):
+    """h5tile.to_file of `array` as `layout` ("virtual gzip": compressed tiles, read through HDF5)."""
+    kind, _, compression = layout.partition(" ")
+    h5tile.to_file(array, out, "/data", layout=kind, compression=compression or None, **options).wait()
+
+
 def replace(out, new, how, layout):
     """Replaces `out` with a file whose "/data" is `new`."""
     if how.startswith("to_file"):
-        h5tile.to_file(new, out, "/data", ranks=3, layout=layout, keep_previous=how.endswith("True")).wait()
+        write(new, out, layout, ranks=3, keep_previous=how.endswith("True"))
     else:
         temp = out.parent / "rewritten.h5"
         with h5py.File(temp, "w") as f:
@@ -52,7 +58,7 @@ def early_reads(request):
 def test_a_batched_read_yields_only_the_version_it_opened(tmp_path, layout, how, early_reads):
     out = tmp_path / "f.h5"
     old, new = versions()
-    h5tile.to_file(old, out, "/data", ranks=4, layout=layout).wait()
+    write(old, out, layout, ranks=4)
     blocks = h5tile.from_file_batched(out, "/data", BLOCK)
     seen = [next(blocks) for _ in range(2)]  # and more read ahead
     replace(out, new, how, layout)
