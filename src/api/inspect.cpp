@@ -229,6 +229,12 @@ std::vector<std::string> verify_dataset(const fs::path& path, const std::string&
     info.dtype = described.dtype;
     info.shape = described.shape;
     info.layout = storage_name(described.storage);
+    if (const auto stored = shape_attribute_disagreement(file.get(), name, info.shape)) {
+      problems.push_back(
+          fmt::format("{}: attribute '{}' {} but HDF5 gives shape {} (the attribute was "
+                      "changed by another program; reads use HDF5's shape)",
+                      where(path, name), kShapeAttribute, *stored, to_string(info.shape)));
+    }
   }
   if (info.layout == "virtual") {
     check_virtual_sources(path, name, info, read_all, problems);

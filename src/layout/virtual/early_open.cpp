@@ -84,7 +84,13 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
     return std::nullopt;
   }
   // Tiles that cover the dataset once: tasks never write the same memory, whatever the index.
-  const auto total = element_count(index->shape);
+  std::uint64_t total = 0;
+  try {
+    total = element_count(index->shape);
+    (void)element_count({total, index->dtype.size()});  // its bytes, too, fit in 64 bits
+  } catch (const Error&) {
+    return std::nullopt;  // a shape no dataset can have (a forged attribute): HDF5's shape decides
+  }
   std::uint64_t covered = 0;
   std::vector<Box> boxes;
   boxes.reserve(tiles.size());
