@@ -93,7 +93,8 @@ void add_verify(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "verify",
       "Check that a dataset is whole: every virtual source present, readable, of the right dtype and shape, "
-      "covering the dataset exactly once, and (files h5tile wrote) its tile index agreeing with the mapping");
+      "covering the dataset exactly once, and (files h5tile wrote) its tile index agreeing with the mapping "
+      "and its h5tile_shape attribute with HDF5's shape");
   cmd->add_option("target", verify_options.target, "FILE or FILE:/DATASET")->required();
   cmd->add_flag("--read", verify_options.read,
                 "also read every stored byte, checking stored checksums (of a sparse chunked dataset, only its "

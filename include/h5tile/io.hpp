@@ -196,6 +196,13 @@ struct Block {
 /// Iterates over a dataset in blocks of at most `chunk_size`, in row-major order of their
 /// offsets, boundary blocks clipped. Reads ahead in the background, holding at most a few
 /// blocks in memory. Move-only; usable from one thread at a time.
+///
+/// An iteration reads one version of the file: the one it opened. The file, its sources and its
+/// tile files (as many as a quarter of the process's descriptor limit, at most 4096) stay open
+/// until the reader is destroyed, so a write that replaces the file meanwhile does not change
+/// what it yields. Where a tile it could not hold open was removed or replaced meanwhile, next()
+/// throws VirtualSourceError ("... was replaced during the iteration ..."); it never yields a
+/// block of another version.
 class BatchedReader {
  public:
   BatchedReader(const std::filesystem::path& path, const std::string& dataset, Shape chunk_size,

@@ -496,6 +496,13 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
     a few blocks whatever the file's size. The iterator may be consumed from another thread.
 
+    An iteration reads the version of the file it opened: a write that replaces the file meanwhile
+    (``to_file``, or any program that renames a new file over it) does not change what it yields.
+    It holds the file and its tile files open until it is dropped (tiles up to a quarter of the
+    process's descriptor limit); where a tile it could not hold was removed meanwhile
+    (``keep_previous=False``), it raises :class:`VirtualSourceError` saying that the file was
+    replaced during the iteration, and never yields a block of the new version.
+
     ``progress``: called as ``progress(bytes_done, bytes_total)`` after each block is read, before
     it is yielded (``bytes_done`` counts that block); return False to stop: the iterator then
     raises :class:`CancelledError`.

@@ -333,6 +333,12 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
     info.shape = described.shape;
     info.chunk = described.chunk;
     info.layout = storage_name(described.storage);
+    if (const auto attribute = shape_attribute_disagreement(file.get(), name, info.shape)) {
+      problems.push_back(
+          fmt::format("{}: attribute '{}' {} but HDF5 gives shape {} (the attribute was "
+                      "changed by another program; reads use HDF5's shape)",
+                      where(path, name), kShapeAttribute, *attribute, to_string(info.shape)));
+    }
     try {
       total = byte_count(info.shape, info.dtype.size());
     } catch (const InvalidArgument& e) {

@@ -83,6 +83,17 @@ std::vector<std::uint64_t> read_u64_attribute(hid_t attribute, std::uint64_t cou
   return values;
 }
 
+std::optional<std::vector<std::int64_t>> read_integers_attribute(hid_t attribute, std::uint64_t count) {
+  const Hdf5Lock lock;
+  const TypeHandle type(check(H5Aget_type(attribute), "H5Aget_type"));
+  if (H5Tget_class(type.get()) != H5T_INTEGER) {
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> values(count);
+  check(H5Aread(attribute, H5T_NATIVE_INT64, values.data()), "H5Aread");
+  return values;
+}
+
 std::optional<std::vector<std::string>> read_strings_attribute(hid_t attribute, std::uint64_t count,
                                                                std::size_t max_width) {
   const Hdf5Lock lock;

@@ -122,7 +122,9 @@ WritableFile::~WritableFile() {
     }
     H5Eclear2(H5E_DEFAULT);
   }
+  const Hdf5Lock lock;
   file_.reset();
+  H5Eclear2(H5E_DEFAULT);  // what closing it pushed (a failed flush; a filter HDF5 does not know)
 }
 
 void WritableFile::close() {
@@ -148,6 +150,7 @@ void WritableFile::close() {
   if (H5Fclose(file_.release()) < 0) {
     throw_hdf5_failure<Hdf5Error>(fmt::format("cannot close '{}'", path_.string()));
   }
+  H5Eclear2(H5E_DEFAULT);  // what a close that succeeded pushed (a filter HDF5 does not know)
 }
 
 std::optional<OpenedFile> file_holding(hid_t object) {

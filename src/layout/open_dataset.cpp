@@ -230,6 +230,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     check_inside(resolved[i].file, (*entries)[i].file, resolved[i].link);
   }
   std::vector<char> by_table(entries->size(), 0);
+  std::vector<std::shared_ptr<const PosixFile>> held(entries->size());  // the first hold_tiles tiles
   if (options_.raw_io && has_table) {
     const auto es = info_.dtype.size();
     const auto workers = static_cast<unsigned>(std::min<std::size_t>(options_.threads, 1 + entries->size() / 64));
@@ -240,9 +241,11 @@ void OpenDataset::open_virtual(hid_t dcpl) {
           !resolved[i].found || resolved[i].link || resolved[i].bytes != row.file_size) {
         return;
       }
-      const auto tile = open_tile(resolved[i].file, options_.direct_reads);
-      by_table[i] =
-          tile && is_written_tile(*tile, {row.raw_offset, row.file_size, *row.identity, false}, entry.dst.count() * es);
+      auto checked =
+          hold_tile(resolved[i].file, {row.raw_offset, row.file_size, *row.identity, false, options_.direct_reads},
+                    entry.dst.count() * es);
+      by_table[i] = checked != nullptr;
+      if (i < options_.hold_tiles) held[i] = std::move(checked);
     });
   }
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
@@ -255,8 +258,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       source->dataset = entry.dataset;
       source->shape = entry.dst.extent;
       source->elem_size = info_.dtype.size();
-      source->access =
-          TableTile{table[i].raw_offset, table[i].file_size, *table[i].identity, false, options_.direct_reads};
+      source->access = TableTile{table[i].raw_offset,   table[i].file_size, *table[i].identity, false,
+                                 options_.direct_reads, std::move(held[i])};
       sources_.push_back(std::move(source));
       mappings_.push_back(
           {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].raw_offset});
@@ -327,8 +330,12 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   parallel_for(touched.size(), threads, [&](std::size_t i) {
     const auto& m = *touched[i];
     const auto& file = sources_[m.source]->file;
-    if (checksum_region(PosixFile(file, O_RDONLY | O_NONBLOCK, options_.direct_reads), m.raw_offset,
-                        m.dst.count() * info_.dtype.size()) != *m.checksum) {
+    const auto* tile = std::get_if<TableTile>(&sources_[m.source]->access);
+    std::optional<PosixFile> opened;  // a tile held open is checked in the file its reads read
+    const PosixFile& tile_file = tile != nullptr && tile->held
+                                     ? *tile->held
+                                     : opened.emplace(file, O_RDONLY | O_NONBLOCK, options_.direct_reads);
+    if (checksum_region(tile_file, m.raw_offset, m.dst.count() * info_.dtype.size()) != *m.checksum) {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
                       "they were written",

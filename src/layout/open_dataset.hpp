@@ -59,6 +59,11 @@ struct OpenOptions {
   // Start a read of a virtual dataset h5tile wrote from its tile index (open_for_read in
   // layout/virtual/early_open.hpp).
   bool early_reads = false;
+  // Tile files read by their tile table that are opened, checked and held open for the life of
+  // the OpenDataset (the first this many of its tiles; TableTile::held), so that a write that
+  // replaces the file meanwhile does not change what is read (a batched read). 0: each read
+  // opens its tile.
+  std::size_t hold_tiles = 0;
   // How pread treats the page cache.
   DirectReads direct_reads = DirectReads::Auto;
   // Reads into device memory: GPUDirect Storage, and the staging otherwise.

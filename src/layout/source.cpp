@@ -38,6 +38,14 @@ std::optional<PosixFile> open_tile(const fs::path& file, DirectReads direct) {
   }
 }
 
+std::shared_ptr<const PosixFile> hold_tile(const fs::path& file, const TableTile& tile, std::uint64_t data_bytes) {
+  auto opened = open_tile(file, tile.direct_reads);
+  if (!opened || !is_written_tile(*opened, tile, data_bytes)) {
+    return nullptr;
+  }
+  return std::make_shared<const PosixFile>(std::move(*opened));
+}
+
 namespace {
 
 // The tile file `file` for a read, checked to be the file that was written.
@@ -49,7 +57,7 @@ PosixFile open_checked_tile(const fs::path& file, const TableTile& tile, std::ui
   if (tile.index_only) {
     throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
   }
-  throw VirtualSourceError(
+  throw TileChanged(
       fmt::format("tile '{}' changed while being read (a newer write of the file, or another "
                   "program, replaced it)",
                   file.string()));
@@ -156,9 +164,13 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
   if (const auto* bytes = std::get_if<RawBytes>(&access)) {
     read_raw({&bytes->file, bytes->offset, shape, elem_size}, src, into());
   } else if (const auto* tile = std::get_if<TableTile>(&access)) {
-    // Opened for this read only (thousands of tiles would exhaust descriptors), checked first.
-    const PosixFile tile_file = open_checked_tile(file, *tile, byte_count(shape, elem_size));
-    read_raw({&tile_file, tile->offset, shape, elem_size}, src, into());
+    if (tile->held) {
+      read_raw({tile->held.get(), tile->offset, shape, elem_size}, src, into());
+    } else {
+      // Opened for this read only (thousands of tiles would exhaust descriptors), checked first.
+      const PosixFile tile_file = open_checked_tile(file, *tile, byte_count(shape, elem_size));
+      read_raw({&tile_file, tile->offset, shape, elem_size}, src, into());
+    }
   } else if (const auto* chunks = std::get_if<RawChunks>(&access)) {
     if (src.rank() == 0 || !read_chunks(*chunks, chunk, elem_size, src, into())) {
       hdf5_read(chunks->hdf5.dataset.get(), chunks->hdf5.memory_type.get(), src, out, out_shape, dst);

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include <h5tile/array.hpp>
+#include <h5tile/error.hpp>
 
 #include "engine/codecs/pipeline.hpp"
 #include "engine/posix_file.hpp"
@@ -58,13 +59,22 @@ struct FilteredChunks {
 // A tile h5tile wrote, read by what its tile table says of it (raw offset, file size, identity)
 // without HDF5 opening it: each read opens the file without following a symbolic link and
 // checks that it is the file written before reading (IndexMismatch where `index_only`, a dataset
-// known from its tile index alone; VirtualSourceError otherwise: the tile changed meanwhile).
+// known from its tile index alone; TileChanged otherwise: the tile changed meanwhile). A tile
+// `held` (OpenOptions::hold_tiles) was opened and checked once, when the dataset was opened, and
+// is read through that descriptor: what later replaces or removes its name does not change it.
 struct TableTile {
   std::uint64_t offset = 0;
   std::uint64_t file_size = 0;
   std::uint64_t identity = 0;
   bool index_only = false;
   DirectReads direct_reads = DirectReads::Auto;  // how its reads treat the page cache
+  std::shared_ptr<const PosixFile> held{};
+};
+
+// A tile read by its tile table that is no longer the file it was when the dataset was opened
+// (a newer write replaced or removed it, or another program changed it).
+class TileChanged : public VirtualSourceError {
+  using VirtualSourceError::VirtualSourceError;
 };
 
 using SourceAccess = std::variant<ThroughHdf5, RawBytes, RawChunks, FilteredChunks, TableTile>;
@@ -101,5 +111,10 @@ struct Source {
 
 // Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
 [[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file, DirectReads direct);
+
+// The tile file `file` that `tile` describes, holding `data_bytes`, opened and checked to be that
+// file (open_tile, is_written_tile), to be held for the reads of a dataset; nullptr otherwise.
+[[nodiscard]] std::shared_ptr<const PosixFile> hold_tile(const std::filesystem::path& file, const TableTile& tile,
+                                                         std::uint64_t data_bytes);
 
 }  // namespace h5tile::detail

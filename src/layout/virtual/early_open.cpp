@@ -66,7 +66,16 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
       source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
-      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true, options.direct_reads};
+      TableTile access{tile.raw_offset, tile.file_size, tile.identity, true, options.direct_reads};
+      if (i < options.hold_tiles) {
+        // Held from here on: a tile that is not the file the index names makes the index unusable.
+        access.held = hold_tile(source->file, access, tile.dst.count() * es);
+        if (!access.held) {
+          usable = false;
+          return;
+        }
+      }
+      source->access = std::move(access);
       early.sources_[i] = std::move(source);
       early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }
@@ -75,7 +84,13 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
     return std::nullopt;
   }
   // Tiles that cover the dataset once: tasks never write the same memory, whatever the index.
-  const auto total = element_count(index->shape);
+  std::uint64_t total = 0;
+  try {
+    total = element_count(index->shape);
+    (void)element_count({total, index->dtype.size()});  // its bytes, too, fit in 64 bits
+  } catch (const Error&) {
+    return std::nullopt;  // a shape no dataset can have (a forged attribute): HDF5's shape decides
+  }
   std::uint64_t covered = 0;
   std::vector<Box> boxes;
   boxes.reserve(tiles.size());
