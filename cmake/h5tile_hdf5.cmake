@@ -52,11 +52,13 @@ function(h5tile_find_static_hdf5 out_library out_links out_sources)
   set(copy ${CMAKE_BINARY_DIR}/hdf5_static/libhdf5.a)
   file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/hdf5_static)
   execute_process(COMMAND ${CMAKE_OBJCOPY} --redefine-sym stdout=h5tile_hdf5_stdout
-                          --redefine-sym stderr=h5tile_hdf5_stderr ${archive} ${copy}
+                          --redefine-sym stderr=h5tile_hdf5_stderr ${archive} ${copy}.new
                   RESULT_VARIABLE failed OUTPUT_QUIET ERROR_QUIET)
   if(failed)
     return()
   endif()
+  file(COPY_FILE ${copy}.new ${copy} ONLY_IF_DIFFERENT)  # relinked only when HDF5 changed
+  file(REMOVE ${copy}.new)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${archive})  # copied again when it changes
   set(links ${HDF5_C_LIBRARIES})
   list(REMOVE_ITEM links "${location}")
@@ -113,8 +115,15 @@ set(h5tile_static_hdf5_why "H5TILE_STATIC_HDF5=OFF")
 if(NOT H5TILE_STATIC_HDF5 STREQUAL "OFF")
   h5tile_find_static_hdf5(h5tile_static_hdf5_library h5tile_static_hdf5_links h5tile_static_hdf5_sources)
   if(h5tile_static_hdf5_library)
-    h5tile_check_static_hdf5(h5tile_static_hdf5_ok "${h5tile_static_hdf5_library}" "${h5tile_static_hdf5_links}"
-                             "${h5tile_static_hdf5_sources}")
+    # Checked once for each library and its links (the check takes seconds).
+    set(h5tile_static_hdf5_key "${h5tile_static_hdf5_library}|${h5tile_static_hdf5_links}|${CMAKE_C_COMPILER}")
+    if(NOT "${h5tile_static_hdf5_key}" STREQUAL "${H5TILE_STATIC_HDF5_CHECKED}")
+      h5tile_check_static_hdf5(h5tile_static_hdf5_ok "${h5tile_static_hdf5_library}" "${h5tile_static_hdf5_links}"
+                               "${h5tile_static_hdf5_sources}")
+      set(H5TILE_STATIC_HDF5_OK ${h5tile_static_hdf5_ok} CACHE INTERNAL "")
+      set(H5TILE_STATIC_HDF5_CHECKED "${h5tile_static_hdf5_key}" CACHE INTERNAL "")
+    endif()
+    set(h5tile_static_hdf5_ok ${H5TILE_STATIC_HDF5_OK})
     if(h5tile_static_hdf5_ok)
       set(H5TILE_STATIC_HDF5_FOUND ON)
     else()
