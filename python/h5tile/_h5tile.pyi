@@ -46,6 +46,11 @@ def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], exten
 
 def describe(path: str | os.PathLike, dataset: str, probe: bool | None = None) -> dict: ...
 
+def hdf5_linkage() -> str:
+    """
+    "static": HDF5 is inside this module with its symbols hidden, so that another HDF5 in the process (Legate's, which cuPyNumeric puts in the global symbol scope) cannot take its calls; "shared": it links HDF5's shared library (where no usable static one was found when it was built).
+    """
+
 def parse_size(text: str) -> int: ...
 
 def check_environment() -> None: ...

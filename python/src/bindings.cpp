@@ -516,6 +516,11 @@ NB_MODULE(_h5tile, m) {
       .def("__len__", &PyBatched::count);
 
   m.attr("__version__") = H5TILE_VERSION_STRING;
+  m.def(
+      "hdf5_linkage", [] { return std::string(H5TILE_PYTHON_HDF5_LINKAGE); },
+      "\"static\": HDF5 is inside this module with its symbols hidden, so that another HDF5 in the process "
+      "(Legate's, which cuPyNumeric puts in the global symbol scope) cannot take its calls; \"shared\": it "
+      "links HDF5's shared library (where no usable static one was found when it was built).");
   h5tile::python::bind_settings(m);
   m.def("cuda_device_count", &h5tile::cuda_device_count);
   m.def("compressors", [] {
