@@ -4,7 +4,6 @@ object, unsigned requests are refused except on a public bucket, and h5py over s
 the benchmark compares with) reads an HDF5 file from it as h5py reads the same file locally."""
 import os
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -51,6 +50,7 @@ def test_a_signed_ranged_get_returns_exactly_the_bytes_of_the_range(seaweedfs_se
     data = np.random.default_rng(1).bytes(3 << 20)
     seaweedfs_server.put_bytes(bucket, "blob.bin", data)
     url = seaweedfs_server.http_url(bucket, "blob.bin")
+    served = seaweedfs_server.s3_requests(bucket)
     for first, last in [(0, 0), (12345, 1048575 + 77), (len(data) - 100, len(data) - 1)]:
         status, headers, body = _signed_get(seaweedfs_server, url, {"Range": f"bytes={first}-{last}"})
         assert status == 206, (status, body[:200])
@@ -63,6 +63,8 @@ def test_a_signed_ranged_get_returns_exactly_the_bytes_of_the_range(seaweedfs_se
     # A range past the end is refused, not answered with an empty or shifted body.
     status, _, _ = _signed_get(seaweedfs_server, url, {"Range": f"bytes={len(data)}-{len(data) + 10}"})
     assert status == 416
+    # The server's request counter (the benchmark's request counts for S3) saw exactly these 5.
+    assert seaweedfs_server.s3_requests(bucket) - served == 5
 
 
 def test_the_etag_is_stable_and_changes_when_the_object_is_replaced(seaweedfs_server, bucket):

@@ -123,7 +123,7 @@ class SeaweedFS:
         config.write_text(json.dumps({"identities": [{
             "name": "h5tile-test", "credentials": [{"accessKey": self.access_key, "secretKey": self.secret_key}],
             "actions": ["Admin", "Read", "List", "Tagging", "Write"]}]}))
-        names = ["master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc", "s3", "s3_grpc"]
+        names = ["master", "master_grpc", "volume", "volume_grpc", "filer", "filer_grpc", "s3", "s3_grpc", "metrics"]
         self.ports = dict(zip(names, free_ports(len(names))))
         p = self.ports
         args = [weed, "server", f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
@@ -133,7 +133,8 @@ class SeaweedFS:
                 "-filer", f"-filer.port={p['filer']}", f"-filer.port.grpc={p['filer_grpc']}",
                 f"-filer.localSocket={self.root / 'filer.sock'}",
                 "-s3", f"-s3.port={p['s3']}", f"-s3.port.grpc={p['s3_grpc']}", "-s3.port.iceberg=0",
-                "-s3.port.lance=0", f"-s3.localSocket={self.root / 's3.sock'}", f"-s3.config={config}"]
+                "-s3.port.lance=0", f"-s3.localSocket={self.root / 's3.sock'}", f"-s3.config={config}",
+                f"-metricsIp=127.0.0.1", f"-metricsPort={p['metrics']}"]
         # HOME and the working folder: SeaweedFS reads *.toml from ".", then ~/.seaweedfs, and writes
         # its logs to TMPDIR; all three point inside root so the machine's own settings do not leak in.
         env = dict(os.environ, HOME=str(self.root), TMPDIR=str(tmp))
@@ -185,6 +186,19 @@ class SeaweedFS:
 
     def __exit__(self, *exc):
         self.stop()
+
+    def s3_requests(self, bucket: str | None = None) -> int:
+        """S3 requests served so far (all, or those on `bucket`), from the server's Prometheus counters."""
+        url = f"http://127.0.0.1:{self.ports['metrics']}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            text = r.read().decode()
+        total = 0
+        for line in text.splitlines():
+            if line.startswith("SeaweedFS_s3_request_total{"):
+                labels, value = line[len("SeaweedFS_s3_request_total{"):].rsplit("} ", 1)
+                if bucket is None or f'bucket="{bucket}"' in labels:
+                    total += int(float(value))
+        return total
 
     def log_tail(self, lines: int = 20) -> str:
         try:
