@@ -210,6 +210,8 @@ def main():
     p.add_argument("--cases", default=",".join(CASES), help=f"cases to run (default all: {','.join(CASES)})")
     p.add_argument("--caches", default="first,blockcache,readahead,bytes",
                    help="fsspec cache types tried for h5py+fsspec; the best one is timed beside the default")
+    p.add_argument("--sweep-size", default="128M",
+                   help="bytes of the contiguous dataset read to choose the fsspec cache type (default 128M)")
     p.add_argument("--kvikio-threads", default="1,4,8,16", help="KvikIO thread counts swept (default 1,4,8,16)")
     p.add_argument("--dir", help="folder for the test files, kept and reused (default: a temporary folder, removed)")
     p.add_argument("--json", help="also write the results to this file")
@@ -218,7 +220,8 @@ def main():
     transports = [t for t in a.transports.split(",") if t]
     cases = [c for c in a.cases.split(",") if c]
     print(f"remote_read: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-          f"{platform.node()}, {os.cpu_count()} CPUs, python {platform.python_version()}, h5py {h5py.__version__}")
+          f"{platform.node()}, {os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f}), "
+          f"python {platform.python_version()}, h5py {h5py.__version__}")
     print("command: " + " ".join([Path(sys.argv[0]).name] + sys.argv[1:]))
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="h5tile-remote-")))
@@ -234,10 +237,11 @@ def main():
 def bench(servers, files, transports, cases, a):
     engines = ENGINES(caches=[c for c in a.caches.split(",") if c],
                       kvikio_threads=[int(n) for n in a.kvikio_threads.split(",") if n])
-    rows = []
+    results_rows = []
     for transport in transports:
-        best = engines.pick_cache(lambda eng: run_once(servers, eng, transport, "contiguous")[0], transport)
-        print(f"{transport}: fsspec cache types (seconds, contiguous): "
+        rows = max(1, parse_size(a.sweep_size) // (4 * COLS))
+        best = engines.pick_cache(lambda eng: run_once(servers, eng, transport, "contiguous")[0], transport, rows)
+        print(f"{transport}: fsspec cache types (seconds to read {a.sweep_size} of the contiguous dataset): "
               + ", ".join(f"{c} {s:.2f}" if s else f"{c} failed" for c, s in engines.sweep[transport].items())
               + f"; best: {best}")
         for case in cases:
@@ -273,9 +277,9 @@ def bench(servers, files, transports, cases, a):
                     row["requests"] = int(statistics.median(r[1] for r in res))
                     if res[0][2] is not None:
                         row["connections"] = int(statistics.median(r[2] for r in res))
-                rows.append(row)
-            print_case([r for r in rows if r["transport"] == transport and r["case"] == case])
-    return rows
+                results_rows.append(row)
+            print_case([r for r in results_rows if r["transport"] == transport and r["case"] == case])
+    return results_rows
 
 
 def print_case(rows):
