@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from servers.seaweedfs import SeaweedFS, seaweedfs_server, weed_binary  # noqa: F401
+from servers.seaweedfs import SeaweedFS, weed_binary
 
 botocore = pytest.importorskip("botocore", reason="botocore signs the requests (pip install boto3)")
 from botocore.auth import S3SigV4Auth  # noqa: E402

@@ -16,8 +16,8 @@ SeaweedFS always puts its gRPC sockets in /tmp (`/tmp/seaweedfs-<role>-grpc-<por
 moves them): `stop` removes those of the ports it chose, so nothing is left behind. It stops
 slowly on SIGTERM (seconds to minutes), so `stop` kills it after `stop_timeout` seconds.
 
-`seaweedfs_server` is a session-scoped pytest fixture (starting costs seconds); a test module
-imports it (`from servers.seaweedfs import seaweedfs_server  # noqa: F401`). It skips, saying why,
+`seaweedfs_server` is a session-scoped pytest fixture (starting costs seconds), registered in
+tests/python/conftest.py so that every test module shares one server. It skips, saying why,
 where the `weed` binary is missing.
 """
 from __future__ import annotations
