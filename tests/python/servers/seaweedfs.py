@@ -82,7 +82,7 @@ class SeaweedFS:
     """One `weed server -s3` process; see the module's docstring."""
 
     def __init__(self, root, *, access_key: str = ACCESS_KEY, secret_key: str = SECRET_KEY,
-                 start_timeout: float = 90.0, stop_timeout: float = 5.0, volume_size_mb: int = 1024):
+                 start_timeout: float = 90.0, stop_timeout: float = 3.0, volume_size_mb: int = 1024):
         self.root = Path(root)
         self.access_key = access_key
         self.secret_key = secret_key
