@@ -285,7 +285,8 @@ def bench(servers, files, transports, cases, a):
 def print_case(rows):
     ref = next((r for r in rows if r["engine"] == "h5tile" and "seconds" in r), None)
     head = rows[0]
-    print(f"\n{head['transport']} / {head['case']} ({head['bytes'] / 2**20:.1f} MiB decoded)")
+    print(f"\n{head['transport']} / {head['case']} ({head['bytes'] / 2**20:.1f} MiB decoded"
+          + (f", {CASES[head['case']][1]} of {CASES[head['case']][0]}" if head["case"] == "small" else "") + ")")
     print(f"  {'engine':<28} {'seconds':>9} {'GB/s':>7} {'requests':>9} {'conns':>6} {'x h5tile':>9}")
     for i, r in enumerate(rows):
         if "seconds" not in r:
@@ -294,9 +295,9 @@ def print_case(rows):
                 continue  # said once, for the first engine of the run that shares the reason
             print(f"  {', '.join(same):<28} unavailable: {r['unavailable']}")
             continue
-        gbs = r["bytes"] / r["seconds"] / 1e9
+        gbs = f"{r['bytes'] / r['seconds'] / 1e9:.3f}" if r["bytes"] >= 1 << 20 else "-"  # not for 1 KiB
         ratio = f"{ref['seconds'] / r['seconds']:.2f}" if ref else "-"
-        print(f"  {r['engine']:<28} {r['seconds']:>9.3f} {gbs:>7.3f} {r['requests']:>9} "
+        print(f"  {r['engine']:<28} {r['seconds']:>9.3f} {gbs:>7} {r['requests']:>9} "
               f"{r.get('connections', ''):>6} {ratio:>9}")
 
 
