@@ -13,6 +13,7 @@ ALLOWED = {
     "hdf5": {"core"},
     "engine": {"core"},
     "comm": {"core"},
+    "io": {"core"},  # where bytes come from (io/http/: the S3 and WebHDFS dialects)
     "gpu": {"core", "engine"},
     "cuda": {"core", "engine", "gpu"},
     "layout": {"core", "hdf5", "engine", "gpu", "comm"},

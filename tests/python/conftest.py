@@ -8,6 +8,9 @@ import uuid
 import numpy as np
 import pytest
 
+# The S3 server of the remote-read tests: one per session for every test module that asks for it.
+from servers.seaweedfs import seaweedfs_server  # noqa: E402,F401
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))
 if not BUILD.is_absolute():
