@@ -13,7 +13,7 @@
 # RUN_TMP (the tools' own: pytest's kept tmp_path folders, Open MPI's session folders) is listed
 # for information; scripts/test.sh removes RUN_TMP with it.
 set -euo pipefail
-tmp_root=/tmp
+tmp_root="${H5TILE_CHECK_TMP_ROOT:-/tmp}"  # another folder for its own test (test_check_tmp_clean.py)
 
 h5tile_entries() {
   local entry name
