@@ -46,6 +46,11 @@ def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], exten
 
 def describe(path: str | os.PathLike, dataset: str, probe: bool | None = None) -> dict: ...
 
+def open_hdf5_objects() -> int:
+    """
+    How many HDF5 objects the HDF5 inside this module has open (0 between h5tile's calls): for leak checks.
+    """
+
 def hdf5_linkage() -> str:
     """
     "static": HDF5 is inside this module with its symbols hidden, so that another HDF5 in the process (Legate's, which cuPyNumeric puts in the global symbol scope) cannot take its calls; "shared": it links HDF5's shared library (where no usable static one was found when it was built).

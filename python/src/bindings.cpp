@@ -516,6 +516,8 @@ NB_MODULE(_h5tile, m) {
       .def("__len__", &PyBatched::count);
 
   m.attr("__version__") = H5TILE_VERSION_STRING;
+  m.def("open_hdf5_objects", &h5tile::open_hdf5_objects,
+        "How many HDF5 objects the HDF5 inside this module has open (0 between h5tile's calls): for leak checks.");
   m.def(
       "hdf5_linkage", [] { return std::string(H5TILE_PYTHON_HDF5_LINKAGE); },
       "\"static\": HDF5 is inside this module with its symbols hidden, so that another HDF5 in the process "

@@ -148,6 +148,11 @@ void throw_if_classified(std::string_view what, const Hdf5Failure& failure) {
   }
 }
 
+std::int64_t open_object_count() {
+  const Hdf5Lock lock;
+  return static_cast<std::int64_t>(H5Fget_obj_count(static_cast<hid_t>(H5F_OBJ_ALL), H5F_OBJ_ALL));
+}
+
 hid_t check(hid_t status, std::string_view what) {
   if (status < 0) {
     throw_hdf5_failure<Hdf5Error>(what);

@@ -104,6 +104,10 @@ template <class Fallback>
   throw Fallback(std::string(what) + ": " + failure.reason);
 }
 
+// How many HDF5 objects (files, datasets, groups, types, attributes) are open in this process's
+// HDF5 (the one h5tile links): 0 between h5tile's calls.
+[[nodiscard]] std::int64_t open_object_count();
+
 // Throws as throw_hdf5_failure<Hdf5Error>(what) when `status` is negative; returns it otherwise.
 hid_t check(hid_t status, std::string_view what);
 inline herr_t check(herr_t status, std::string_view what) {

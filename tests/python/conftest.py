@@ -3,12 +3,16 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 import uuid
 
 import numpy as np
 import pytest
 
 # The S3 server of the remote-read tests: one per session for every test module that asks for it.
+# This folder is put on the path for loaders that do not (tests/legate/conftest.py loads this file).
+if str(pathlib.Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from servers.seaweedfs import seaweedfs_server  # noqa: E402,F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
