@@ -75,7 +75,9 @@ void add_verify(CLI::App& app) {
       "verify",
       "Check that a dataset is whole: every virtual source present, readable, of the right dtype and shape, "
       "covering the dataset exactly once, and (files h5tile wrote) its tile index agreeing with the mapping");
-  cmd->add_option("target", verify_options.target, "FILE or FILE:/DATASET")->required();
+  cmd->add_option("target", verify_options.target,
+                  "FILE or FILE:/DATASET (FILE: a path, or an http:// or https:// URL)")
+      ->required();
   cmd->add_flag("--read", verify_options.read, "also read every byte (HDF5 checks stored checksums as it reads)");
   cmd->add_flag("--json", verify_options.json, "print JSON (for scripts)");
   cmd->add_flag("--no-probe", verify_options.no_probe,

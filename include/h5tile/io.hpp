@@ -218,4 +218,16 @@ class BatchedReader::Iterator {
 [[nodiscard]] BatchedReader from_file_batched(const std::filesystem::path& path, const std::string& dataset,
                                               Shape chunk_size, const ReadOptions& options = {});
 
+/// What the remote reads (URLs) of the last call that read a URL cost (process-wide, like
+/// last_device_io: with calls on several threads at once, their counts mix).
+struct RemoteIoReport {
+  std::uint64_t requests = 0;  ///< HTTP requests made, retries included
+  std::uint64_t bytes = 0;     ///< bytes of the response bodies taken
+  std::uint64_t retries = 0;   ///< requests that were retries of a failed one
+  /// The most requests one thread made one after another: the round trips on the call's
+  /// critical path (HDF5's metadata reads are serial; data requests run in parallel).
+  std::uint64_t critical_path = 0;
+};
+[[nodiscard]] RemoteIoReport last_remote_io();
+
 }  // namespace h5tile

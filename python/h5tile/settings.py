@@ -16,6 +16,10 @@ raw_io         ``H5TILE_RAW_IO``        True (False: every byte through the HDF5
 early_reads    ``H5TILE_EARLY_READS``   True (reads of virtual datasets start from h5tile's index)
 probe          ``H5TILE_PROBE``         False (True: untrusted files' metadata opened in a child first)
 probe_timeout  ``H5TILE_PROBE_TIMEOUT`` 60 (seconds that child may take)
+remote_connections ``H5TILE_REMOTE_CONNECTIONS`` 16 (connections to a server, shared by the workers)
+remote_block_size  ``H5TILE_REMOTE_BLOCK_SIZE``  4 MiB (first request of a URL; HDF5's metadata blocks)
+remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a response may stall)
+remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
 gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (gzip on the GPU with nvCOMP, Adler-32 checked; "on": zstd, lz4 too; "off")
@@ -44,6 +48,8 @@ __all__ = [
     "parse_size", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
     "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
+    "remote_connections", "set_remote_connections", "remote_block_size", "set_remote_block_size", "remote_timeout",
+    "set_remote_timeout", "remote_retries", "set_remote_retries",
     "direct_io", "set_direct_io", "gds", "set_gds", "gpu_decode", "set_gpu_decode", "nvcomp_library",
     "set_nvcomp_library",
 ]
@@ -169,6 +175,55 @@ def set_probe_timeout(seconds: float) -> None:
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         raise InvalidArgumentError(f"probe_timeout must be a number of seconds, not {seconds!r}")
     _h5tile.set_probe_timeout(float(seconds))
+
+
+def _count(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"{what} must be a whole number, not {value!r}")
+    return value
+
+
+def remote_connections() -> int:
+    """Connections to a server kept open for reads of a URL and shared by the workers (the
+    requests in flight at once)."""
+    return _h5tile.remote_connections()
+
+
+def set_remote_connections(n: int) -> None:
+    """Set the connections per remote object: 1 to 1024."""
+    _h5tile.set_remote_connections(_count(n, "remote_connections"))
+
+
+def remote_block_size() -> int:
+    """Bytes of a remote object fetched by its first request, and the unit of HDF5's metadata reads of it."""
+    return _h5tile.remote_block_size()
+
+
+def set_remote_block_size(size: Size) -> None:
+    """Set the remote block size: bytes, or a size string ("4M"); 4 KiB to 1 GiB."""
+    _h5tile.set_remote_block_size(_bytes(size, "remote_block_size"))
+
+
+def remote_timeout() -> float:
+    """Seconds to connect, and the longest a response may stall; a range is not retried after four times this."""
+    return _h5tile.remote_timeout()
+
+
+def set_remote_timeout(seconds: float) -> None:
+    """Set the remote timeout: seconds, above 0 and at most one day."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InvalidArgumentError(f"remote_timeout must be a number of seconds, not {seconds!r}")
+    _h5tile.set_remote_timeout(float(seconds))
+
+
+def remote_retries() -> int:
+    """Retries of one range after a failure worth retrying, with exponential backoff and jitter."""
+    return _h5tile.remote_retries()
+
+
+def set_remote_retries(n: int) -> None:
+    """Set the retries of one range: 0 to 100."""
+    _h5tile.set_remote_retries(_count(n, "remote_retries"))
 
 
 def direct_io() -> str:

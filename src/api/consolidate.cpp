@@ -15,12 +15,12 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/codecs/compression.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/chunk_encoding.hpp"
 #include "layout/commit.hpp"
 #include "layout/file_writer.hpp"
@@ -84,6 +84,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
   const auto name = normalize_dataset_name(dataset);
+  check_not_remote(out);
   pending_writes().wait_for(in);
   pending_writes().wait_for(out);
   std::error_code ec;
@@ -91,8 +92,10 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
   check_target(out, options.mode, name);
-  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, open_options(options)); });
-  const OpenDataset source(in, name, open_options(options));
+  auto opening = open_options(options);
+  fit_to_path(opening, in, options.threads);
+  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, opening); });
+  const OpenDataset source(in, name, opening);
   const auto& info = source.info();
   const bool chunked = !options.chunk.empty();
   if (options.compression.any() && !chunked) {

@@ -13,12 +13,12 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
-#include "engine/posix_file.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "hdf5/virtual.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -31,8 +31,8 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 std::vector<std::string> list_datasets(const fs::path& path) {
   pending_writes().wait_for(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
-                  [&] { (void)dataset_paths(open_file(path).get()); });
-  const auto file = open_file(path);
+                  [&] { (void)dataset_paths(open_file(path, false, remote_options()).get()); });
+  const auto file = open_file(path, false, remote_options());
   auto names = dataset_paths(file.get());
   std::sort(names.begin(), names.end());
   return names;
@@ -42,7 +42,7 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   pending_writes().wait_for(path);
   const auto name = normalize_dataset_name(dataset);
   probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
-  const auto file = open_file(path);
+  const auto file = open_file(path, false, remote_options());
   const auto ds = open_dataset(file.get(), name, path);
   std::optional<std::vector<VirtualEntry>> entries;
   std::vector<std::string> files;
@@ -107,7 +107,7 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
 // `checksums`, also recomputes each tile's checksum recorded in the tile table.
 void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
                            std::vector<std::string>& problems) {
-  const auto file = open_file(path);
+  const auto file = open_file(path, false, remote_options());
   const auto dataset = open_dataset(file.get(), name, path);
   std::optional<std::vector<VirtualEntry>> entries;
   { entries = read_virtual_map(creation_plist(dataset.get()).get()); }
@@ -139,7 +139,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       continue;
     }
     try {
-      const auto src_file = open_file(source);
+      const auto src_file = open_file(source, false, remote_options());
       const auto src = open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source);
       const auto described = describe_dataset(src.get(), where(source, e.dataset));
       const auto& dtype = described.dtype;
@@ -223,7 +223,7 @@ std::vector<std::string> verify_dataset(const fs::path& path, const std::string&
   {
     // Opening a virtual dataset through h5tile already fails on the first bad source; the
     // checks below list every problem, so open only the main dataset here.
-    const auto file = open_file(path);
+    const auto file = open_file(path, false, remote_options());
     const auto ds = open_dataset(file.get(), name, path);
     const auto described = describe_dataset(ds.get(), where(path, name));
     info.dtype = described.dtype;

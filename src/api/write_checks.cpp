@@ -1,4 +1,5 @@
 #include "api/write_checks.hpp"
+#include "io/http/url.hpp"
 
 #include <unistd.h>
 
@@ -128,10 +129,18 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
   }
 }
 
+void check_not_remote(const fs::path& path) {
+  if (is_url(path.native())) {
+    throw InvalidArgument(fmt::format("cannot write '{}': remote writes are not supported yet (write a local file)",
+                                      redacted(path.native())));
+  }
+}
+
 void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
+  check_not_remote(path);
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (fs::is_directory(status)) {

@@ -27,6 +27,10 @@ struct Coverage {
 // The boxes cover `shape` exactly once (no overlap, no gap).
 void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std::filesystem::path& path,
                     const std::string& dataset);
+
+// Throws InvalidArgument where `path` is a URL: remote writes are not supported yet.
+void check_not_remote(const std::filesystem::path& path);
+
 // The target can be written in `mode`: not a directory, parent creatable and writable,
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
 // absent or a dataset, below groups (check_replaceable).

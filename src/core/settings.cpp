@@ -177,6 +177,52 @@ std::atomic<double>& probe_timeout_value() {
   return value;
 }
 
+// A count from `variable` in [low, high], errors naming it.
+unsigned count_from_env(const char* variable, unsigned fallback, unsigned low, unsigned high) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || errno != 0 || value < low || value > high) {
+    throw InvalidArgument(
+        fmt::format("environment variable {}='{}' must be a whole number from {} to {}", variable, text, low, high));
+  }
+  return static_cast<unsigned>(value);
+}
+
+constexpr unsigned kMaxConnections = 1024;
+constexpr unsigned kMaxRetries = 100;
+constexpr std::uint64_t kMinBlock = 4096;
+constexpr std::uint64_t kMaxBlock = std::uint64_t{1} << 30;
+
+std::atomic<unsigned>& remote_connections_value() {
+  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_CONNECTIONS", 16, 1, kMaxConnections);
+  return value;
+}
+
+std::atomic<std::uint64_t>& remote_block_value() {
+  static std::atomic<std::uint64_t> value = [] {
+    const std::uint64_t v = from_env("H5TILE_REMOTE_BLOCK_SIZE", std::size_t{4} << 20);
+    if (v < kMinBlock || v > kMaxBlock) {
+      throw InvalidArgument(
+          fmt::format("environment variable H5TILE_REMOTE_BLOCK_SIZE={} must be from 4 KiB to 1 GiB", v));
+    }
+    return v;
+  }();
+  return value;
+}
+
+std::atomic<double>& remote_timeout_value() {
+  static std::atomic<double> value = timeout_from_env("H5TILE_REMOTE_TIMEOUT", 30);
+  return value;
+}
+
+std::atomic<unsigned>& remote_retries_value() {
+  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_RETRIES", 5, 0, kMaxRetries);
+  return value;
+}
+
 }  // namespace
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
@@ -194,6 +240,43 @@ void set_early_reads(bool on) { early_reads_value().store(on); }
 
 bool probe() { return probe_value().load(); }
 void set_probe(bool on) { probe_value().store(on); }
+
+unsigned remote_connections() { return remote_connections_value().load(); }
+void set_remote_connections(unsigned n) {
+  if (n < 1 || n > kMaxConnections) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_connections: connections must be from 1 to {}, got {}", kMaxConnections, n));
+  }
+  remote_connections_value().store(n);
+}
+
+std::uint64_t remote_block_size() { return remote_block_value().load(); }
+void set_remote_block_size(std::uint64_t bytes) {
+  if (bytes < kMinBlock || bytes > kMaxBlock) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_block_size: the block size must be from 4 KiB to 1 GiB, got {}", bytes));
+  }
+  remote_block_value().store(bytes);
+}
+
+double remote_timeout() { return remote_timeout_value().load(); }
+void set_remote_timeout(double seconds) {
+  if (!valid_timeout(seconds)) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_timeout: the timeout must be above 0 and at most {} seconds, got {}",
+                    kMaxProbeTimeout, seconds));
+  }
+  remote_timeout_value().store(seconds);
+}
+
+unsigned remote_retries() { return remote_retries_value().load(); }
+void set_remote_retries(unsigned n) {
+  if (n > kMaxRetries) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_retries: retries must be from 0 to {}, got {}", kMaxRetries, n));
+  }
+  remote_retries_value().store(n);
+}
 
 double probe_timeout() { return probe_timeout_value().load(); }
 void set_probe_timeout(double seconds) {

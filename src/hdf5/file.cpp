@@ -13,6 +13,10 @@
 
 #include <h5tile/error.hpp>
 
+#include "hdf5/remote_driver.hpp"
+#include "io/http/url.hpp"
+#include "io/remote.hpp"
+
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
@@ -51,7 +55,15 @@ std::string where(const fs::path& path, const std::string& dataset) {
   return fmt::format("dataset '{}' in '{}'", dataset, path.string());
 }
 
-FileHandle open_file(const fs::path& path, bool writable) {
+FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& remote) {
+  if (is_url(path.native())) {
+    if (writable) {
+      throw RuntimeError(
+          fmt::format("cannot open '{}' for writing: remote writes are not supported yet", redacted(path.native())));
+    }
+    // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
+    return open_remote_file(open_remote(path.native(), remote), remote.block_size, 16 * remote.block_size);
+  }
   std::error_code ec;
   const auto status = fs::status(path, ec);
   if (!fs::exists(status)) {

@@ -8,6 +8,9 @@ import uuid
 import numpy as np
 import pytest
 
+# Servers the remote-read tests start on loopback (tests/python/servers/).
+from servers.fixtures import fault_server, nginx_server  # noqa: F401 (fixtures)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))
 if not BUILD.is_absolute():
