@@ -126,6 +126,13 @@ struct VirtualSource {
 [[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
                                               bool read_all = false, const ProgressCallback& progress = {});
 
+/// Every function here that reads a file (describe, from_file, read_box, read_into,
+/// from_file_batched, consolidate's input, list_datasets, verify) also takes an `http://` or
+/// `https://` URL as `path` (README, "Files on HTTP(S) servers"): FileNotFound for HTTP 404,
+/// IoError with EACCES for 401/403, IoError naming the URL (without its query string) where the
+/// server fails past the retries or answers wrongly, RuntimeError in a build without libcurl.
+/// Writes to a URL throw InvalidArgument at once.
+
 /// Describes `dataset` in `path` without reading its data. `probe`: open its metadata in a
 /// child process first (see settings::probe); nullopt: the `probe` setting.
 /// Throws FileNotFound, NotHdf5File (ProbeFailed), DatasetNotFound, NotADataset, UnsupportedType.

@@ -1,7 +1,7 @@
 #include "hdf5/remote_driver.hpp"
 
 #include <hdf5.h>
-#if H5_VERSION_GE(1, 13, 0)
+#if H5_VERSION_GE(1, 14, 0)
 #include <H5FDdevelop.h>
 #endif
 
@@ -141,7 +141,7 @@ herr_t write(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t /*addr*/
 
 H5FD_class_t make_class() {
   H5FD_class_t c{};
-#if H5_VERSION_GE(1, 13, 0)
+#if H5_VERSION_GE(1, 14, 0)
   c.version = H5FD_CLASS_VERSION;
   c.value = static_cast<H5FD_class_value_t>(0x1f7);  // in the range HDF5 leaves to drivers of its users
 #endif

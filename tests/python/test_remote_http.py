@@ -90,7 +90,7 @@ def test_files_h5tile_wrote_read_over_http(nginx_server, layout):
     assert [o for _, o in blocks] == [(0, 0), (40, 0), (80, 0), (120, 0)]
     assert same_bytes(np.concatenate([b for b, _ in blocks]), a)
     info = h5tile.describe(url, "/x")
-    assert info["shape"] == [123, 77] and info["dtype"] == "float64" and info["layout"] == layout
+    assert list(info["shape"]) == [123, 77] and info["dtype"] == "float64" and info["layout"] == layout
 
 
 def test_virtual_layout_over_http_is_refused_clearly(nginx_server):
@@ -192,11 +192,11 @@ def faulty(fault_server, tmp_path):
     return fault_server, f"{fault_server.url}/f.h5?token=SECRET", a
 
 
-@pytest.mark.parametrize("kind", ["status:503", "status:429", "status:500", "drop", "short_body", "delay:1.5"])
+@pytest.mark.parametrize("kind", ["status:503", "status:429", "status:500", "drop", "short_body", "delay:3"])
 def test_passing_faults_are_retried_to_the_right_bytes(faulty, kind):
     server, url, a = faulty
-    h5tile.settings.set_remote_timeout(1)  # a first byte 1.5 s late times out, and is retried
-    server.plan(kind, times=2, skip=1)  # the open goes through; the next two requests fail
+    h5tile.settings.set_remote_timeout(1)  # a first byte 3 s late: a stall past the timeout, retried
+    server.plan(kind, times=1 if kind.startswith("delay") else 2, skip=1)  # the open goes through
     got = h5tile.from_file(url, "/data", threads=1)
     assert same_bytes(got, a)
     io = h5tile.last_remote_io()
