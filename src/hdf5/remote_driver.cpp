@@ -6,6 +6,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -167,12 +168,17 @@ H5FD_class_t make_class() {
   return c;
 }
 
+// Whether a remote file was ever opened in this process: until then no file is the driver's, and
+// local reads ask HDF5 nothing about it.
+std::atomic<bool> registered{false};
+
 // The driver's ID, registered at first use (and again where HDF5 was closed and restarted).
 hid_t driver_id() {
   static const H5FD_class_t cls = make_class();
   static hid_t id = H5I_INVALID_HID;
   if (id < 0 || H5Iis_valid(id) <= 0) {
     id = check(H5FDregister(&cls), "cannot register h5tile's remote file driver with HDF5");
+    registered = true;
   }
   return id;
 }
@@ -195,6 +201,9 @@ FileHandle open_remote_file(std::shared_ptr<const ByteSource> source, std::uint6
 }
 
 std::shared_ptr<const ByteSource> remote_source_holding(hid_t object) {
+  if (!registered) {
+    return nullptr;
+  }
   const Hdf5Lock lock;
   const FileHandle file(check(H5Iget_file_id(object), "H5Iget_file_id"));
   const PlistHandle fapl(check(H5Fget_access_plist(file.get()), "H5Fget_access_plist"));
