@@ -93,6 +93,14 @@ def test_files_h5tile_wrote_read_over_http(nginx_server, layout):
     assert list(info["shape"]) == [123, 77] and info["dtype"] == "float64" and info["layout"] == layout
 
 
+def test_consolidate_reads_a_url_into_a_local_file(nginx_server, tmp_path):
+    a = compressible("int32", (90, 40), seed=6)
+    with h5py.File(nginx_server.root / "in.h5", "w") as f:
+        f.create_dataset("data", data=a, chunks=(10, 40), compression="gzip")
+    h5tile.consolidate(f"{nginx_server.url}/in.h5", "/data", tmp_path / "out.h5")
+    assert same_bytes(local_read(tmp_path / "out.h5", "data"), a)
+
+
 def test_virtual_layout_over_http_is_refused_clearly(nginx_server):
     a = random_array("int32", (40, 10), seed=2)
     h5tile.to_file(a, nginx_server.root / "v.h5", "/data", layout="virtual", ranks=2).wait()

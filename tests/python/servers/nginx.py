@@ -27,8 +27,8 @@ class Nginx:
     `workdir` holds the configuration, pid, logs and temporary folders."""
 
     def __init__(self, root: pathlib.Path, workdir: pathlib.Path):
-        self.root = pathlib.Path(root)
-        self.workdir = pathlib.Path(workdir)
+        self.root = pathlib.Path(root).resolve()
+        self.workdir = pathlib.Path(workdir).resolve()
         self.port = 0
         self.process: subprocess.Popen | None = None
 
