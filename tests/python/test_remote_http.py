@@ -110,6 +110,19 @@ def test_virtual_layout_over_http_is_refused_clearly(nginx_server):
     assert h5tile.describe(url, "/data")["layout"] == "virtual"  # metadata only still works
 
 
+def test_an_external_link_in_a_remote_file_is_not_followed(nginx_server, tmp_path, monkeypatch):
+    # Its target exists on the server and in the working directory: neither is opened.
+    for where in (nginx_server.root, tmp_path):
+        with h5py.File(where / "other.h5", "w") as f:
+            f["data"] = np.arange(10)
+    with h5py.File(nginx_server.root / "main.h5", "w") as f:
+        f["ext"] = h5py.ExternalLink("other.h5", "/data")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(h5tile.Error, match="external"):
+        h5tile.from_file(f"{nginx_server.url}/main.h5", "/ext")
+    assert all("main.h5" in line for line in nginx_server.requests())
+
+
 def test_writes_to_a_url_fail_at_once_and_write_nothing(nginx_server):
     before = sorted(p.name for p in nginx_server.root.iterdir())
     with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported yet"):
