@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <h5tile/error.hpp>
 #include <h5tile/settings.hpp>
 
 namespace h5tile::cli {
@@ -27,7 +29,26 @@ std::function<int()>& selected_command() {
   return command;
 }
 
-int run_selected() { return selected_command() ? selected_command()() : kUsage; }
+int run_selected() {
+  // Every subcommand checks the whole environment first, the same way: a bad variable is an
+  // error naming it whether or not this subcommand would have read it.
+  settings::check_environment();
+  (void)progress_after_seconds();
+  return selected_command() ? selected_command()() : kUsage;
+}
+
+double progress_after_seconds() {
+  const char* text = std::getenv("H5TILE_PROGRESS_AFTER");
+  if (text == nullptr || *text == '\0') return 1.0;
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || errno != 0 || !(seconds >= 0) || seconds > 1e9) {
+    throw InvalidArgument(
+        fmt::format("environment variable H5TILE_PROGRESS_AFTER='{}' must be a number of seconds from 0 to 1e9", text));
+  }
+  return seconds;
+}
 Compression CompressionCli::value() const { return {compressor_from_name(compressor), level, shuffle, fletcher32}; }
 
 void add_compression_options(CLI::App& cmd, CompressionCli& options) {
@@ -130,9 +151,7 @@ std::uint64_t size_of(const std::string& text) { return settings::parse_size(tex
 
 ProgressBar::ProgressBar(std::string label)
     : label_(std::move(label)), start_(std::chrono::steady_clock::now()), enabled_(::isatty(STDERR_FILENO) != 0) {
-  if (const char* after = std::getenv("H5TILE_PROGRESS_AFTER"); after != nullptr && *after != '\0') {
-    after_seconds_ = std::atof(after);
-  }
+  after_seconds_ = progress_after_seconds();
   interrupted = false;
   std::signal(SIGINT, on_interrupt);
 }

@@ -15,8 +15,13 @@ namespace h5tile::cli {
 
 // The subcommand that was parsed sets this to its body (returns the exit code).
 std::function<int()>& selected_command();
-// Runs the subcommand that was parsed; returns its exit code (kUsage where none was).
+// Runs the subcommand that was parsed; returns its exit code (kUsage where none was). Checks
+// every environment variable first (settings::check_environment, H5TILE_PROGRESS_AFTER): a bad
+// one throws InvalidArgument naming it, in every subcommand alike.
 [[nodiscard]] int run_selected();
+// H5TILE_PROGRESS_AFTER: seconds before a progress bar appears (unset or empty: 1); throws
+// InvalidArgument naming the variable for anything but a number from 0 to 1e9.
+[[nodiscard]] double progress_after_seconds();
 
 // Exit codes, as `h5tile --help` documents them.
 inline constexpr int kOk = 0;

@@ -18,6 +18,7 @@ struct ConsolidateCli {
   bool no_sync = false;
   bool force = false;
   bool append = false;
+  bool no_probe = false;
   std::string layout = "contiguous";
   std::vector<std::uint64_t> chunk;
   CompressionCli compression;
@@ -87,7 +88,8 @@ int run_consolidate() {
                  .sync = !consolidate_options.no_sync,
                  .progress = bar.callback(),
                  .chunk = chunk,
-                 .compression = compression});
+                 .compression = compression,
+                 .probe = !consolidate_options.no_probe});
   } catch (const FileExists&) {
     throw FileExists(fmt::format("'{}' exists: give --force to replace it, or --append to add {} to it",
                                  consolidate_options.output, in.dataset));
@@ -151,6 +153,10 @@ void add_consolidate(CLI::App& app) {
   add_compression_options(*cmd, consolidate_options.compression);
   cmd->add_option("--threads", consolidate_options.threads, "worker threads (0: all cores)");
   cmd->add_flag("--no-sync", consolidate_options.no_sync, "skip fsync before the output appears");
+  cmd->add_flag("--no-probe", consolidate_options.no_probe,
+                "trust IN: open it (and read what HDF5 decodes itself) in this process only; by default its "
+                "metadata is opened, and chunks that HDF5 decodes (H5TILE_RAW_IO=0, filters h5tile does not "
+                "decode) are read, in a child process first, so that HDF5 crashing on a damaged file is an error");
   cmd->footer(
       "Examples:\n"
       "  h5tile consolidate run.h5:/fields/u u.h5      one file for the next tool in the pipeline\n"

@@ -34,6 +34,9 @@ version=$("$build/tests/h5tile_interop" hdf5-version | sed -n 's/.*"hdf5": "\([0
 for binary in "$build"/tests/h5tile_interop "$build"/cli/h5tile "$build"/python/h5tile/_h5tile*.so; do
   [ -e "$binary" ] || continue
   libs=$(ldd "$binary" | grep -i hdf5 || true)
+  # The Python extension links HDF5 statically where that HDF5 has a usable static library
+  # (cmake/h5tile_hdf5.cmake): then it loads none.
+  [[ "$binary" == *_h5tile* && -z "$libs" ]] && continue
   [ "$(echo "$libs" | grep -c .)" = 1 ] && [[ "$libs" == *"$prefix/lib/"* ]] ||
     fail "$binary does not load HDF5 from $prefix alone: $libs"
 done

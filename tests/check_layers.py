@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # Each folder and the folders it may include from (besides itself).
 ALLOWED = {
     "core": set(),
-    "io": {"core"},
+    "io": {"core"},  # where bytes come from: posix/, http/ (S3 and WebHDFS dialects too)
     "hdf5": {"core", "io"},
     "engine": {"core", "io"},
     "comm": {"core"},

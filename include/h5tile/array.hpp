@@ -19,6 +19,10 @@ using Shape = std::vector<std::uint64_t>;
 /// Number of elements of a shape (1 for a 0-d shape). Throws InvalidArgument on overflow.
 [[nodiscard]] std::uint64_t element_count(const Shape& shape);
 
+/// Bytes of `shape` in elements of `element_size` bytes: the one checked computation of a
+/// size in bytes. Throws InvalidArgument, naming the shape, where that is 2^64 bytes or more.
+[[nodiscard]] std::uint64_t byte_count(const Shape& shape, std::size_t element_size);
+
 /// "[4, 5]" for messages.
 [[nodiscard]] std::string to_string(const Shape& shape);
 
@@ -63,7 +67,7 @@ struct ArrayView {
   [[nodiscard]] std::vector<std::int64_t> strides() const;
   /// True when the elements are packed in row-major order.
   [[nodiscard]] bool is_contiguous() const;
-  [[nodiscard]] std::uint64_t nbytes() const { return element_count(shape) * dtype.size(); }
+  [[nodiscard]] std::uint64_t nbytes() const { return byte_count(shape, dtype.size()); }
 };
 
 /// A view of a typed, contiguous C++ buffer: `view(vec.data(), {rows, cols})`.

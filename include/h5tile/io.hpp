@@ -63,6 +63,12 @@ struct Tile {
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles,
                  const std::filesystem::path& path, const std::string& dataset, const WriteOptions& options = {});
 
+/// The dataset name as every write checks it before anything is written: the normalised path
+/// ("/group/data" for "group/data"). Throws InvalidArgument for an empty name, or one with an
+/// empty, '.' or '..' component or a NUL character (which no write accepts: a tile folder is
+/// named after the dataset, and must stay inside the file's `.tiles` folder). Thread-safe.
+[[nodiscard]] std::string check_dataset_name(const std::string& dataset);
+
 /// Copies `dataset` of `in` (any layout, a virtual dataset and its tiles included) into one
 /// self-contained dataset of the same name in `out`, contiguous or (with `options.chunk`)
 /// chunked and filtered as `options.compression` says, in parallel blocks, streaming (memory
@@ -122,16 +128,34 @@ struct VirtualSource {
 /// Throws (FileNotFound, NotHdf5File, DatasetNotFound, ...) when the dataset itself cannot be opened.
 /// Where the `probe` setting is on, what it opens (the sources too) is opened in a child process
 /// first, and HDF5 crashing or hanging there throws ProbeFailed (so do list_datasets and
-/// list_virtual_sources, for what they open).
+/// list_virtual_sources, for what they open); with `read_all`, a dataset whose reads run HDF5's
+/// own decoders (raw_io off, a filter h5tile does not decode) is also read in a child first,
+/// and HDF5 crashing there is a problem in the list.
 [[nodiscard]] std::vector<std::string> verify(const std::filesystem::path& path, const std::string& dataset,
                                               bool read_all = false, const ProgressCallback& progress = {});
 
+/// What verify_report() found.
+struct VerifyReport {
+  std::vector<std::string> problems;  ///< one line per problem (empty: none found)
+  /// With `read_all` and no problem, what was read: "every byte read"; for a chunked dataset of
+  /// more than 64 MiB whose allocated chunks hold less than half of it, "N of M chunks allocated,
+  /// each read; the rest is the fill value (not stored)"; for a contiguous one never written,
+  /// "nothing stored: ...". Reads of fill values that nothing stores would check nothing, and a
+  /// sparse dataset of 2^63 bytes would take for ever. Empty where nothing was read.
+  std::string read;
+};
+
+/// verify(), also saying what the read of every byte covered. A dataset whose size in bytes does
+/// not fit in 64 bits is a problem (it cannot be read whole), named with its shape.
+[[nodiscard]] VerifyReport verify_report(const std::filesystem::path& path, const std::string& dataset,
+                                         bool read_all = false, const ProgressCallback& progress = {});
+
 /// Every function here that reads a file (describe, from_file, read_box, read_into,
-/// from_file_batched, consolidate's input, list_datasets, verify) also takes an `http://` or
-/// `https://` URL as `path` (README, "Files on HTTP(S) servers"): FileNotFound for HTTP 404,
-/// IoError with EACCES for 401/403, IoError naming the URL (without its query string) where the
-/// server fails past the retries or answers wrongly, RuntimeError in a build without libcurl.
-/// Writes to a URL throw InvalidArgument at once.
+/// from_file_batched, consolidate's input, list_datasets, verify, verify_report) also takes an
+/// `http://` or `https://` URL as `path` (README, "Files on HTTP(S) servers"): FileNotFound for
+/// HTTP 404, IoError with EACCES for 401/403, IoError naming the URL (without its query string)
+/// where the server fails past the retries or answers wrongly, RuntimeError in a build without
+/// libcurl. Writes to a URL throw InvalidArgument at once.
 
 /// Describes `dataset` in `path` without reading its data. `probe`: open its metadata in a
 /// child process first (see settings::probe); nullopt: the `probe` setting.
@@ -179,6 +203,13 @@ struct Block {
 /// Iterates over a dataset in blocks of at most `chunk_size`, in row-major order of their
 /// offsets, boundary blocks clipped. Reads ahead in the background, holding at most a few
 /// blocks in memory. Move-only; usable from one thread at a time.
+///
+/// An iteration reads one version of the file: the one it opened. The file, its sources and its
+/// tile files (as many as a quarter of the process's descriptor limit, at most 4096) stay open
+/// until the reader is destroyed, so a write that replaces the file meanwhile does not change
+/// what it yields. Where a tile it could not hold open was removed or replaced meanwhile, next()
+/// throws VirtualSourceError ("... was replaced during the iteration ..."); it never yields a
+/// block of another version.
 class BatchedReader {
  public:
   BatchedReader(const std::filesystem::path& path, const std::string& dataset, Shape chunk_size,

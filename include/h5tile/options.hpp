@@ -144,7 +144,9 @@ struct ConsolidateOptions {
   Shape chunk{};
   /// Filters for the chunks (needs `chunk`), compressed in parallel.
   Compression compression{};
-  /// Probe the input first, as in ReadOptions. nullopt: the `probe` setting.
+  /// Probe the input first, as in ReadOptions; where a read of it runs HDF5's own decoders
+  /// (raw_io off, a filter h5tile does not decode), also read it whole in the child first, so
+  /// that HDF5 crashing on a damaged chunk is a ProbeFailed. nullopt: the `probe` setting.
   std::optional<bool> probe{};
 };
 

@@ -5,7 +5,7 @@
 ///
 /// | setting      | variable          | default                      |
 /// |--------------|-------------------|------------------------------|
-/// | threads      | H5TILE_THREADS    | hardware threads (1 to 4096) |
+/// | threads      | H5TILE_THREADS    | hardware threads (1 to 4096; a count: no suffix) |
 /// | task_size    | H5TILE_TASK_SIZE  | 8 MiB                        |
 /// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
 /// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
@@ -36,6 +36,12 @@ namespace h5tile::settings {
 /// is dropped. Throws InvalidArgument, quoting the text, for anything else (empty, negative,
 /// zero, unknown unit, too large for 64 bits).
 [[nodiscard]] std::uint64_t parse_size(std::string_view text);
+
+/// Reads every setting's environment variable now (each is otherwise read at its first use), so
+/// that a bad value fails here, whatever the program goes on to use: throws InvalidArgument
+/// naming the first bad variable and its value. Counts (H5TILE_THREADS) are whole numbers
+/// without a size suffix; sizes take parse_size's syntax. Thread-safe.
+void check_environment();
 
 /// The most worker threads the `threads` setting allows.
 inline constexpr unsigned kMaxThreads = 4096;

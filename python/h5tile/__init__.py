@@ -13,11 +13,14 @@ The files are ordinary HDF5: h5py reads them. Errors derive from :class:`h5tile.
 the built-in exception Python users expect: :class:`NoSuchFileError` is a ``FileNotFoundError``,
 :class:`FileAlreadyExistsError` a ``FileExistsError``, :class:`OperationError` (and its subclasses)
 a ``RuntimeError``, :class:`InvalidArgumentError` a ``ValueError``, :class:`UnsupportedTypeError` a
-``TypeError``, :class:`IoError` an ``OSError``. Their names differ from the built-ins', so
+``TypeError``, :class:`IoError` an ``OSError``; an argument of the wrong type raises
+:class:`ArgumentTypeError`, both a ``TypeError`` and an :class:`InvalidArgumentError`, naming the
+argument. Their names differ from the built-ins', so
 ``from h5tile import *`` leaves those intact.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -25,8 +28,9 @@ from typing import Any, Callable, Iterator, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import _arguments as _args
 from . import _h5tile, settings
-from ._h5tile import (CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
+from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
                       compressors, cuda_device_count, last_device_io, last_remote_io)
@@ -35,7 +39,7 @@ __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
     "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io", "last_remote_io",
     "CancelledError",
-    "Error", "InvalidArgumentError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
+    "Error", "InvalidArgumentError", "ArgumentTypeError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",
     "VirtualSourceError", "Hdf5Error", "IoError", "OperationError", "settings",
 ]
@@ -59,25 +63,128 @@ _nvcomp_from_wheel()
 
 _SUPPORTED = {"b", "i", "u", "f", "c", "V"}
 _pending_lock = threading.Lock()
-_pending: list = []  # (handle, array): arrays stay alive until their write is done
+_pending: list = []  # _Write records: arrays stay alive and errors are reported until settled
+
+
+class _Write:
+    """What this module keeps of a write started by :func:`to_file` until it is done and its
+    outcome seen: the native handle, the array (kept alive), where it goes, and whether an error
+    has been seen by someone (a ``wait()``, :func:`fence`, a warning or the report at exit)."""
+
+    __slots__ = ("handle", "array", "path", "dataset", "observed")
+
+    def __init__(self, handle, array, path: str, dataset: str):
+        self.handle, self.array, self.path, self.dataset, self.observed = handle, array, path, dataset, False
+
+    def failure(self) -> Optional[BaseException]:
+        """The write's error once it is done (None: it succeeded or is still running); never blocks."""
+        if not self.handle.done():
+            return None
+        try:
+            self.handle.wait()
+        except BaseException as error:  # noqa: BLE001 - returned, not handled
+            return error
+        return None
+
+    def settled(self) -> bool:
+        """Done, and nothing about it is left to report."""
+        return self.handle.done() and (self.observed or self.failure() is None)
+
+    def describe(self) -> str:
+        return f"the write of {self.dataset!r} to {self.path!r}"
 
 
 class WriteHandle:
-    """A write in progress. ``wait()`` blocks until the file is complete and visible to other
-    programs (and raises the write's error); ``done()`` never blocks. The array passed to
-    :func:`to_file` is kept alive until then, and written from where it is, not copied: changes
-    made to it before then may or may not reach the file."""
+    """A write in progress. ``wait()`` (or ``result()``, or leaving a ``with`` block) blocks until
+    the file is complete and visible to other programs and raises the write's error; ``done()``
+    never blocks. The array passed to :func:`to_file` is kept alive until then, and written from
+    where it is, not copied: changes made to it before then may or may not reach the file.
 
-    def __init__(self, handle, array):
-        self._handle = handle
-        self._array = array
+    A failed write is never lost silently: a handle collected before anyone saw its error
+    (through ``wait()``, ``result()``, ``with`` or :func:`fence`) warns (``RuntimeWarning``), and
+    writes still pending when the interpreter exits are waited for; a failure among them is printed
+    on stderr and makes the exit status 1 (except in a Legate program, whose runtime must shut
+    down normally: there it is printed only)."""
+
+    def __init__(self, handle, array, path: str = "", dataset: str = ""):
+        self._write = _Write(handle, array, path, dataset)
 
     def wait(self) -> None:
-        self._handle.wait()
-        self._array = None
+        """Block until the write is complete; raise its error (the previous file is then intact)."""
+        try:
+            self._write.handle.wait()
+        finally:
+            self._write.observed = True
+            self._write.array = None
+
+    def result(self, timeout: None = None) -> None:
+        """``wait()``, under the name ``concurrent.futures.Future`` users know; no timeout."""
+        if timeout is not None:
+            raise InvalidArgumentError("WriteHandle.result takes no timeout: poll with done()")
+        self.wait()
 
     def done(self) -> bool:
-        return self._handle.done()
+        return self._write.handle.done()
+
+    def __enter__(self) -> "WriteHandle":
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.wait()
+            return
+        try:  # the block's own error wins; the write is still waited for (its array stays valid)
+            self.wait()
+        except Exception:  # noqa: BLE001 - the block's error is the one raised
+            pass
+
+    def __repr__(self) -> str:
+        w = self._write
+        state = "pending" if not w.handle.done() else ("failed" if w.failure() is not None else "done")
+        return f"<h5tile.WriteHandle {w.path!r}:{w.dataset} {state}>"
+
+    def __del__(self) -> None:
+        w = self._write
+        if w.observed or not w.path:
+            return
+        try:
+            error = w.failure()
+        except BaseException:  # noqa: BLE001 - the interpreter is shutting down
+            return
+        if error is not None:
+            w.observed = True
+            import warnings
+            warnings.warn(f"h5tile: {w.describe()} failed and nobody waited for it: {type(error).__name__}: "
+                          f"{error}", RuntimeWarning, stacklevel=2)
+
+
+def _report_pending_writes_at_exit() -> None:
+    """Waits for the writes still pending at exit; reports a failure on stderr and exits with 1."""
+    with _pending_lock:
+        pending = list(_pending)
+        _pending.clear()
+    failed = False
+    for write in pending:
+        try:
+            write.handle.wait()
+        except BaseException as error:  # noqa: BLE001 - reported below
+            if not write.observed:
+                failed = True
+                print(f"h5tile: {write.describe()} failed: {type(error).__name__}: {error}", file=sys.stderr)
+    if failed and "legate" not in sys.modules:
+        # An atexit handler changes the exit status only by ending the process here. This one was
+        # registered when h5tile was imported, so the handlers registered after it have run.
+        if "logging" in sys.modules:
+            sys.modules["logging"].shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - a closed stream
+                pass
+        os._exit(1)
+
+
+atexit.register(_report_pending_writes_at_exit)
 
 
 def _as_array(array: Any):
@@ -131,65 +238,28 @@ class _Mapped:
         setattr(self, name, interface)
 
 
-def _prepare(array: Any):
-    """(array for the core, opaque item size or 0)."""
+def _prepare(array: Any, name: str = "array"):
+    """(array for the core, opaque item size or 0); errors name the argument ``name``."""
     array = _as_array(array)
     dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
     if dtype is not None:
         if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
-            raise UnsupportedTypeError(f"unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
                                        "float16, float32, float64, complex64, complex128 or V<n>")
         if (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)) or (dtype.kind == "c" and dtype.itemsize not in (8, 16)):
-            raise UnsupportedTypeError(f"unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
                                        "float32, float64, complex64 and complex128")
         if dtype.byteorder == ">":
-            raise UnsupportedTypeError(f"big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
+            raise UnsupportedTypeError(f"{name}: big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
         if dtype.kind == "V":
             if not isinstance(array, np.ndarray):
-                raise UnsupportedTypeError("opaque (V<n>) arrays must be NumPy arrays")
+                raise UnsupportedTypeError(f"{name}: opaque (V<n>) arrays must be NumPy arrays")
             size = dtype.itemsize
             return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), size
     return array, 0
 
 
-def _whole(name: str, value: Any, limit: int = 2**32 - 1) -> int:
-    """An argument that must be a whole number in [0, limit], as an int."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value <= limit:
-        raise InvalidArgumentError(f"{name} must be a whole number from 0 to {limit}, not {value!r}")
-    return int(value)
-
-
-def _wholes(name: str, values: Any) -> "list[int]":
-    """An argument that must be a sequence of whole numbers >= 0 (offsets, shapes), as ints."""
-    try:
-        items = list(values)
-    except TypeError:
-        raise InvalidArgumentError(f"{name} must be a sequence of whole numbers >= 0, not {values!r}") from None
-    for i, v in enumerate(items):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 2**64:
-            raise InvalidArgumentError(f"{name} {tuple(items)}: element {i} is {v!r}, not a whole number >= 0")
-    return [int(v) for v in items]
-
-
-def _chunk_list(chunks: Optional[Sequence[int]]) -> "list[int]":
-    if chunks is None:
-        return []
-    if any(int(c) <= 0 for c in chunks):
-        raise InvalidArgumentError(f"chunks must be positive lengths, not {tuple(chunks)}")
-    return [int(c) for c in chunks]
-
-
-def _compression(compression: Optional[str], level: Optional[int], shuffle: bool, fletcher32: bool) -> tuple:
-    """The compression arguments as the core takes them: (name, level or -1, shuffle, fletcher32)."""
-    if compression is not None and not isinstance(compression, str):
-        raise InvalidArgumentError(f"compression must be a name such as 'gzip', or None, not {compression!r}")
-    if level is not None and (isinstance(level, bool) or not isinstance(level, (int, np.integer))
-                              or not -2**31 < level < 2**31):
-        raise InvalidArgumentError(f"level must be a whole number or None, not {level!r}")
-    for name, flag in (("shuffle", shuffle), ("fletcher32", fletcher32)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise InvalidArgumentError(f"{name} must be True or False, not {flag!r}")
-    return (compression or "none", -1 if level is None else int(level), bool(shuffle), bool(fletcher32))
+_whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.chunk_list, _args.compression
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
@@ -197,7 +267,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
             shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
             progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
-    """Write ``array`` to ``dataset_name`` in ``path``, split into tiles written in parallel.
+    """Write ``array`` to ``dataset_name`` in ``path``: a new file (mode "w", the default, replaces
+    the file and every dataset in it; ``mode="a"`` adds the dataset to the file), tiles in parallel.
 
     Args:
         array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
@@ -246,7 +317,12 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
         FileAlreadyExistsError (FileExistsError; mode "x"), and the write's own errors from ``wait()``.
     """
+    path = _args.path("path", path)
+    dataset_name = _args.dataset_name(dataset_name)
     filters = _compression(compression, level, shuffle, fletcher32)
+    layout, mode = _args.text("layout", layout, _LAYOUTS), _args.text("mode", mode, _MODES)
+    sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
+    progress = _args.progress(progress)
     if (_is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None
             and progress is None and filters[0] == "none" and not shuffle and not fletcher32):
         # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
@@ -254,6 +330,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         _legate.to_file(array, path, dataset_name, sync=sync)
         return WriteHandle(_CompletedWrite(), None)
     if comm is not None:
+        comm = _args.communicator(comm)
+
         def stacked_shape():
             shape = tuple(int(s) for s in _prepare(array)[0].shape)
             if not shape:
@@ -270,12 +348,12 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
                    shuffle=shuffle, fletcher32=fletcher32)
         return WriteHandle(_CompletedWrite(), None)  # collective writes return when done
     core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, os.fspath(path), dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
+    handle = _h5tile.to_file(core, path, dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
                              keep_previous, _chunk_list(chunks), *filters, progress)
-    result = WriteHandle(handle, core)
+    result = WriteHandle(handle, core, os.fspath(path), dataset_name)
     with _pending_lock:
-        _pending[:] = [p for p in _pending if not p.done()]
-        _pending.append(result)
+        _pending[:] = [w for w in _pending if not w.settled()]
+        _pending.append(result._write)
     return result
 
 
@@ -290,18 +368,20 @@ class _CompletedWrite:
 
 
 def fence() -> None:
-    """Wait for every write started by :func:`to_file`; raise the first error among them."""
-    _h5tile.fence()
+    """Wait for every write started by :func:`to_file`; raise the first error among them (the
+    errors of every pending write count as seen: none of them warns or is reported at exit)."""
     with _pending_lock:
-        _pending.clear()
+        pending = list(_pending)
+    try:
+        _h5tile.fence()
+    finally:
+        for write in pending:
+            write.observed = True
+        with _pending_lock:
+            _pending[:] = [p for p in _pending if p not in pending]
 
 
-def _device_of(device: Optional[int]) -> int:
-    if device is None:
-        return -1
-    if not isinstance(device, int) or device < 0:
-        raise InvalidArgumentError(f"device must be None (host) or a CUDA device ordinal >= 0, not {device!r}")
-    return device
+_device_of, _probe = _args.device, _args.probe
 
 
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
@@ -333,28 +413,28 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         NoSuchFileError (FileNotFoundError), NotHdf5FileError (ProbeFailedError), DatasetNotFoundError /
         NotADatasetError (ValueError), UnsupportedTypeError (TypeError), VirtualSourceError.
     """
+    path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     threads = _whole("threads", threads)
     probe = _probe(probe)
+    device_ordinal = _device_of(device)
+    progress = _args.progress(progress)
+    allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
+    verify_checksums = _args.flag("verify_checksums", verify_checksums)
     if out is None and device is not None:
         out = _cupy_pool_array(path, dataset_name, device, probe)
     if out is None:
-        return _h5tile.from_file(os.fspath(path), dataset_name, _device_of(device), threads, progress,
+        return _h5tile.from_file(path, dataset_name, device_ordinal, threads, progress,
                                  allow_external_sources, verify_checksums, probe)
+    out = _args.array_like("out", out)
     flags = getattr(out, "flags", None)
     if flags is not None and not flags["C_CONTIGUOUS"]:
         raise InvalidArgumentError("out must be C-contiguous")
     if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise InvalidArgumentError("out is read-only")
-    core, opaque = _prepare(out)  # the core checks out's dtype and shape against the dataset
-    _h5tile.read_into(core, os.fspath(path), dataset_name, opaque, [], threads, progress,
+    core, opaque = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
+    _h5tile.read_into(core, path, dataset_name, opaque, [], threads, progress,
                       allow_external_sources, verify_checksums, probe)
     return out
-
-
-def _probe(probe: Optional[bool]) -> Optional[bool]:
-    if probe is not None and not isinstance(probe, bool):
-        raise InvalidArgumentError(f"probe must be True, False or None (the setting), not {probe!r}")
-    return probe
 
 
 def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]):
@@ -376,9 +456,10 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
              verify_checksums: bool = False, probe: Optional[bool] = None):
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
-    return _h5tile.read_box(os.fspath(path), dataset_name, _wholes("offset", offset), _wholes("shape", shape),
-                            _device_of(device), _whole("threads", threads), allow_external_sources, verify_checksums,
-                            _probe(probe))
+    return _h5tile.read_box(_args.path("path", path), _args.dataset_name(dataset_name), _wholes("offset", offset),
+                            _wholes("shape", shape), _device_of(device), _whole("threads", threads),
+                            _args.flag("allow_external_sources", allow_external_sources),
+                            _args.flag("verify_checksums", verify_checksums), _probe(probe))
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:
@@ -387,21 +468,21 @@ def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Option
     in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
     why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
     virtual dataset (``probe`` as in :func:`from_file`)."""
-    return _h5tile.describe(os.fspath(path), dataset_name, _probe(probe))
+    return _h5tile.describe(_args.path("path", path), _args.dataset_name(dataset_name), _probe(probe))
 
 
 def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
-    try:
-        chunk = [c for c in chunk_size]
-    except TypeError:
-        raise InvalidArgumentError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+    if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
+        raise ArgumentTypeError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+    chunk = list(chunk_size)
     if len(chunk) != ndim:
         raise InvalidArgumentError(f"chunk_size {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
     for i, c in enumerate(chunk):
-        if isinstance(c, bool) or not isinstance(c, (int, np.integer)):
-            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
-        if c <= 0:
-            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive")
+        if not _args.is_integer(c):
+            raise ArgumentTypeError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
+        if c <= 0 or c > _args.UINT64_MAX:
+            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive "
+                                       "(and below 2**64)")
     return [int(c) for c in chunk]
 
 
@@ -415,6 +496,13 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
     a few blocks whatever the file's size. The iterator may be consumed from another thread.
 
+    An iteration reads the version of the file it opened: a write that replaces the file meanwhile
+    (``to_file``, or any program that renames a new file over it) does not change what it yields.
+    It holds the file and its tile files open until it is dropped (tiles up to a quarter of the
+    process's descriptor limit); where a tile it could not hold was removed meanwhile
+    (``keep_previous=False``), it raises :class:`VirtualSourceError` saying that the file was
+    replaced during the iteration, and never yields a block of the new version.
+
     ``progress``: called as ``progress(bytes_done, bytes_total)`` after each block is read, before
     it is yielded (``bytes_done`` counts that block); return False to stop: the iterator then
     raises :class:`CancelledError`.
@@ -423,13 +511,16 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     with an element <= 0. ``probe``, ``allow_external_sources`` and ``verify_checksums`` as in
     :func:`from_file`.
     """
+    path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     probe = _probe(probe)
+    device, threads = _device_of(device), _whole("threads", threads)
+    progress = _args.progress(progress)
+    allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
+    verify_checksums = _args.flag("verify_checksums", verify_checksums)
     info = describe(path, dataset_name, probe=probe)
-    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{os.fspath(path)}'")
-    if progress is not None and not callable(progress):
-        raise InvalidArgumentError(f"progress must be callable as progress(bytes_done, bytes_total), not {progress!r}")
-    batched = _h5tile._Batched(os.fspath(path), dataset_name, chunk, _device_of(device), _whole("threads", threads),
-                               probe, bool(allow_external_sources), bool(verify_checksums))
+    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{path}'")
+    batched = _h5tile._Batched(path, dataset_name, chunk, device, threads, probe, allow_external_sources,
+                               verify_checksums)
     if progress is None:
         return batched
     total = int(np.prod(info["shape"], dtype=np.uint64)) * np.dtype(info["dtype"]).itemsize
@@ -473,9 +564,11 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
     exists (FileAlreadyExistsError), "w" replaces it, "a" adds the dataset to it (or replaces that
     dataset there). ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as in
     :func:`from_file`."""
-    _h5tile.consolidate(os.fspath(path_in), dataset_name, os.fspath(path_out), _whole("threads", threads), sync,
-                        keep_previous, _chunk_list(chunks), *_compression(compression, level, shuffle, fletcher32),
-                        progress, _probe(probe), mode)
+    _h5tile.consolidate(_args.path("path_in", path_in), _args.dataset_name(dataset_name),
+                        _args.path("path_out", path_out), _whole("threads", threads), _args.flag("sync", sync),
+                        _args.flag("keep_previous", keep_previous), _chunk_list(chunks),
+                        *_compression(compression, level, shuffle, fletcher32), _args.progress(progress),
+                        _probe(probe), _args.name_in("mode", mode, _MODES))
 
 
 def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.PathLike[str] | str", *,
@@ -487,6 +580,11 @@ def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.Pa
     core), each tile file compressed as ``compression``, ``level``, ``shuffle`` and
     ``fletcher32`` say (in chunks of ``chunks``, default at most 1 MiB), as in :func:`to_file`.
     Holds the dataset in memory. ``mode`` "x" (default) fails if ``path_out`` exists, "w" replaces it."""
+    path_in, path_out = _args.path("path_in", path_in), _args.path("path_out", path_out)
+    tiles, mode = _whole("tiles", tiles), _args.name_in("mode", mode, _MODES)
+    _compression(compression, level, shuffle, fletcher32)
+    _args.flag("sync", sync)
+    _chunk_list(chunks)
     data = from_file(path_in, dataset_name)
     to_file(data, path_out, dataset_name, layout="virtual", mode=mode, ranks=tiles, sync=sync, chunks=chunks,
             compression=compression, level=level, shuffle=shuffle, fletcher32=fletcher32).wait()
@@ -502,13 +600,15 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
     raises the same error and the previous file is left intact. Compression as in :func:`to_file`
     (layout "chunked": every chunk must lie in one tile)."""
+    comm = _args.communicator(comm)
+
     def arguments():
         core, opaque = _prepare(array)
         filters = _compression(compression, level, shuffle, fletcher32)
-        _name_in("compression", filters[0], _COMPRESSORS)
-        return (core, os.fspath(path), dataset_name, opaque, _wholes("global_shape", global_shape),
-                _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS), _name_in("mode", mode, _MODES),
-                sync, keep_previous, _chunk_list(chunks), *filters)
+        return (core, _args.path("path", path), _args.dataset_name(dataset_name), opaque,
+                _wholes("global_shape", global_shape), _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS),
+                _name_in("mode", mode, _MODES), _args.flag("sync", sync), _args.flag("keep_previous", keep_previous),
+                _chunk_list(chunks), *filters)
 
     _h5tile.write_tile(comm, *_checked_on_every_rank(comm, arguments))
 
@@ -518,19 +618,13 @@ def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, d
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
     probes, for every rank, before any rank opens the file)."""
+    comm = _args.communicator(comm)
     return _h5tile.read_tile(comm, *_checked_on_every_rank(comm, lambda: (
-        os.fspath(path), dataset_name, _device_of(device), _whole("threads", threads), _probe(probe))))
+        _args.path("path", path), _args.dataset_name(dataset_name), _device_of(device), _whole("threads", threads),
+        _probe(probe))))
 
 
-_LAYOUTS = ("virtual", "contiguous", "chunked")
-_MODES = ("w", "a", "x", "w-")
-_COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
-
-
-def _name_in(what: str, value: Any, names: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in names:
-        raise InvalidArgumentError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {value!r}")
-    return value
+_LAYOUTS, _MODES, _COMPRESSORS, _name_in = _args.LAYOUTS, _args.MODES, _args.COMPRESSORS, _args.name_in
 
 
 def _checked_on_every_rank(comm: Any, check: Callable[[], Any]) -> Any:

@@ -7,6 +7,7 @@ from typing import Annotated
 from numpy.typing import NDArray
 
 from h5tile import (
+    ArgumentTypeError as ArgumentTypeError,
     CancelledError as CancelledError,
     DatasetNotFoundError as DatasetNotFoundError,
     Error as Error,
@@ -33,6 +34,8 @@ def write_tile(comm: object, array: Annotated[NDArray, dict(writable=False)], pa
 
 def read_tile(comm: object, path: str | os.PathLike, dataset: str, device: int, threads: int, probe: bool | None = None) -> tuple: ...
 
+def check_dataset_name(dataset: str) -> str: ...
+
 def fence() -> None: ...
 
 def from_file(path: str | os.PathLike, dataset: str, device: int, threads: int, progress: object | None = None, allow_external_sources: bool = False, verify_checksums: bool = False, probe: bool | None = None) -> object: ...
@@ -43,7 +46,14 @@ def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], exten
 
 def describe(path: str | os.PathLike, dataset: str, probe: bool | None = None) -> dict: ...
 
+def hdf5_linkage() -> str:
+    """
+    "static": HDF5 is inside this module with its symbols hidden, so that another HDF5 in the process (Legate's, which cuPyNumeric puts in the global symbol scope) cannot take its calls; "shared": it links HDF5's shared library (where no usable static one was found when it was built).
+    """
+
 def parse_size(text: str) -> int: ...
+
+def check_environment() -> None: ...
 
 def threads() -> int: ...
 

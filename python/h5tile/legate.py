@@ -50,6 +50,7 @@ from legate.core.data_interface import as_logical_array
 from legate.core.task import InputStore, OutputStore, task
 
 import h5tile
+from h5tile import _arguments as _args
 from h5tile import _h5tile
 
 __all__ = ["to_file", "from_file", "from_file_batched"]
@@ -63,13 +64,29 @@ class UnsupportedTypeError(h5tile.UnsupportedTypeError, ValueError):
     """A dtype that a Legate store cannot hold (legate.io.hdf5 raises ValueError here)."""
 
 
-def _tile_memory(ctx: TaskContext, store):
+def _as_bytes(interface: dict, opaque: int) -> dict:
+    """An array interface of elements of ``opaque`` bytes (a struct or binary type: ``|V16``,
+    ``|S5``, which CuPy cannot wrap and h5tile takes as bytes) as one of uint8 with one more
+    axis of that length: how h5tile takes opaque elements."""
+    interface = dict(interface)
+    interface["shape"] = tuple(interface["shape"]) + (opaque,)
+    interface["typestr"] = "|u1"
+    interface.pop("descr", None)
+    if interface.get("strides") is not None:
+        interface["strides"] = tuple(interface["strides"]) + (1,)
+    return interface
+
+
+def _tile_memory(ctx: TaskContext, store, opaque: int = 0):
     """The memory of a point task's store as an array h5tile takes without a copy: NumPy over
     host memory in the CPU variant, CuPy over the framebuffer (``__cuda_array_interface__``) in
     the GPU variant, with the task's stream ordering it after the tasks that wrote the store.
     Through the array interfaces, not DLPack: Legate 26.6 exports float16 stores over DLPack with
-    the bfloat type code, which NumPy, CuPy and h5tile rightly refuse."""
+    the bfloat type code, which NumPy, CuPy and h5tile rightly refuse. Elements of an opaque
+    type (``opaque`` bytes each) come as uint8 with one more axis of that length."""
     if ctx.get_variant_kind() != VariantCode.GPU:
+        if opaque:
+            return np.asarray(_Interface(_as_bytes(store.__array_interface__, opaque), "__array_interface__", store))
         return np.asarray(store)
     try:
         import cupy
@@ -83,14 +100,18 @@ def _tile_memory(ctx: TaskContext, store):
         # wait for the task's stream first (a no-op where Legate already synchronised it).
         cupy.cuda.runtime.streamSynchronize(stream)
     interface.pop("stream", None)
-    return cupy.asarray(_Interface(interface))
+    if opaque:
+        interface = _as_bytes(interface, opaque)
+    return cupy.asarray(_Interface(interface, "__cuda_array_interface__", store))
 
 
 class _Interface:
-    """A ``__cuda_array_interface__`` holder for CuPy to wrap (without a stream to synchronise)."""
+    """An array interface holder for NumPy or CuPy to wrap (without a stream to synchronise),
+    keeping the store whose memory it describes alive."""
 
-    def __init__(self, interface: dict):
-        self.__cuda_array_interface__ = interface
+    def __init__(self, interface: dict, name: str, owner: Any):
+        self._owner = owner
+        setattr(self, name, interface)
 
 
 def _threads_per_task(ctx: TaskContext) -> int:
@@ -230,7 +251,8 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray
         NoSuchFileError (a FileNotFoundError, also RuntimeError), NotHdf5FileError (RuntimeError),
         DatasetNotFoundError / NotADatasetError (ValueError), UnsupportedTypeError (also ValueError).
     """
-    path = os.path.abspath(os.fspath(path))
+    path = os.path.abspath(_args.path("path", path))
+    dataset_name = _args.dataset_name(dataset_name)
     info = _describe(path, dataset_name)
     dtype = np.dtype(info["dtype"])
     shape = tuple(info["shape"])
@@ -258,12 +280,16 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
     ``chunk_size`` with an element <= 0 or of another length than the dataset has axes; and the
     errors of :func:`from_file`.
     """
-    path = os.path.abspath(os.fspath(path))
-    try:
-        chunk = [c for c in chunk_size]
-    except TypeError:
-        raise h5tile.InvalidArgumentError(f"Invalid chunk size ({chunk_size!r}), must be a sequence of integers >0")
-    if any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c <= 0 for c in chunk):
+    path = os.path.abspath(_args.path("path", path))
+    dataset_name = _args.dataset_name(dataset_name)
+    if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
+        raise h5tile.ArgumentTypeError(f"Invalid chunk size ({chunk_size!r}): chunk_size must be a sequence of "
+                                       "integers >0")
+    chunk = list(chunk_size)
+    if any(not _args.is_integer(c) for c in chunk):
+        raise h5tile.ArgumentTypeError(f"Invalid chunk size ({tuple(chunk)}): chunk_size must be a sequence of "
+                                       "integers >0")
+    if any(c <= 0 or c > _args.UINT64_MAX for c in chunk):
         raise h5tile.InvalidArgumentError(f"Invalid chunk size ({tuple(chunk_size)}), must be >0")
     info = _describe(path, dataset_name)
     shape = tuple(info["shape"])
@@ -367,17 +393,18 @@ class _Rank:
 
 @task(variants=(VariantCode.CPU, VariantCode.GPU))
 def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, shape: tuple[int, ...], rows: int, group_id: int,
-                sync: bool) -> None:
+                sync: bool, opaque: int) -> None:
     """One point task: writes its tile (``rows`` rows of the array, from the tile's host memory)
     as one rank of h5tile's collective write: its own tile file, and on rank 0, once every
     tile is on disk, the commit of the virtual dataset. The GPU variant writes from the
-    framebuffer through h5tile's device path."""
+    framebuffer through h5tile's device path. ``opaque``: the bytes of one element of a struct or
+    binary type, written as HDF5's opaque type (0 for a numeric type)."""
     index = int(ctx.task_index[0])  # this task's tile: rows [index * rows, (index + 1) * rows)
     offset = [int(lo) for lo in tile.domain.lo]
     rank = _TaskGroup.member(group_id, index)
     try:
         try:
-            memory = _tile_memory(ctx, tile)
+            memory = _tile_memory(ctx, tile, opaque)
             first = index * rows
             end = min(first + rows, shape[0])
             seen = (offset[0], offset[0] + memory.shape[0])
@@ -393,7 +420,7 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
         except BaseException as e:
             rank.group.fail(index, e)  # the other tasks wait for this one in the write: they fail too
             raise
-        _h5tile.write_tile(rank, memory, path, dataset, 0, list(shape), offset, "virtual", "w", sync, True,
+        _h5tile.write_tile(rank, memory, path, dataset, opaque, list(shape), offset, "virtual", "w", sync, True,
                            [], "none", -1, False, False)
     finally:
         _TaskGroup.leave(rank.group, group_id)
@@ -417,11 +444,16 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
         (ValueError) for a bad dataset name; UnsupportedTypeError for a dtype h5tile cannot write;
         the write's own errors (h5tile.Error) from Legate, as for :func:`from_file`.
     """
-    path = os.path.abspath(os.fspath(path))
+    path = os.path.abspath(_args.path("path", path))
     if os.path.isdir(path):
         raise h5tile.IsADirectoryPathError(f"'{path}' is a directory: to_file needs a file path such as /path/to/file.h5")
-    if not isinstance(dataset_name, str) or not dataset_name.strip("/"):
-        raise h5tile.InvalidArgumentError(f"dataset name {dataset_name!r} must name a dataset, such as '/data'")
+    # The check that every write makes (the tasks' write_tile makes it again): a name with an
+    # empty, '.' or '..' component would lead the tile folder out of '<path>.tiles/'.
+    try:
+        dataset_name = _h5tile.check_dataset_name(_args.dataset_name(dataset_name))
+    except h5tile.InvalidArgumentError as e:
+        raise type(e)(f"cannot write '{path}': {e}") from None
+    sync = _args.flag("sync", sync)
     logical = array if isinstance(array, LogicalArray) else (
         LogicalArray.from_store(array) if isinstance(array, LogicalStore) else as_logical_array(array))
     if logical.nullable or logical.nested:
@@ -429,12 +461,18 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     store = logical.data
     shape = tuple(int(n) for n in store.shape)
     try:
-        np.dtype(store.type.to_numpy_dtype())
+        dtype = np.dtype(store.type.to_numpy_dtype())
     except Exception:
         raise UnsupportedTypeError(f"Legate type {store.type} has no NumPy dtype for h5tile to write") from None
+    # A struct type (NumPy: a structured dtype) or a binary one (S<n>): its elements written as
+    # bytes, HDF5's opaque type of that size, as to_file writes NumPy's V<n> (h5py reads V<n>).
+    opaque = int(store.type.size) if dtype.kind in "VS" else 0
     if len(shape) == 0 or 0 in shape:
         # Nothing to split: written from this process (h5tile keeps such a dataset in the main file).
-        h5tile.to_file(np.asarray(store.get_physical_store()).copy(), path, dataset_name, sync=sync).wait()
+        data = np.asarray(store.get_physical_store()).copy()
+        if opaque:
+            data = data.view(np.dtype(f"V{opaque}"))
+        h5tile.to_file(data, path, dataset_name, sync=sync).wait()
         return
     runtime = get_legate_runtime()
     if runtime.node_count > 1:
@@ -452,6 +490,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     launch.add_scalar_arg(rows, ty.int64)
     launch.add_scalar_arg(_TaskGroup.open(size), ty.int64)
     launch.add_scalar_arg(sync, ty.bool_)
+    launch.add_scalar_arg(opaque, ty.int64)
     launch.set_concurrent(True)  # every rank of the collective write runs at once
     launch.set_side_effect(True)
     launch.throws_exception(h5tile.Error)

@@ -33,19 +33,27 @@ Example::
     h5tile.settings.set_task_size("16M")
     print(h5tile.settings.task_size())   # 16777216
 
-Setters raise :class:`h5tile.InvalidArgumentError` (a ``ValueError``) for a bad value. They are
+Setters raise :class:`h5tile.InvalidArgumentError` (a ``ValueError``) for a bad value, and
+:class:`h5tile.ArgumentTypeError` (a ``TypeError``, and an ``InvalidArgumentError``) naming the
+setting for a value of the wrong type: booleans are ``True`` or ``False`` (not ``'no'``, ``2`` or
+``None``), counts are whole numbers, sizes are whole numbers or size strings. They are
 thread-safe; a change applies to operations that start after it.
+
+The environment variables are checked the same way: a count (``H5TILE_THREADS``) takes no size
+suffix ("2K" is an error, not 2048), a flag is 0 or 1; a bad value raises InvalidArgumentError
+naming the variable when the setting is first used.
 """
 from __future__ import annotations
 
 import os
 from typing import Union
 
+from . import _arguments as _args
 from . import _h5tile
-from ._h5tile import InvalidArgumentError
+from ._h5tile import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
-    "parse_size", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
+    "parse_size", "check_environment", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
     "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
     "remote_connections", "set_remote_connections", "remote_block_size", "set_remote_block_size", "remote_timeout",
@@ -60,16 +68,64 @@ Size = Union[int, str]
 def parse_size(text: str) -> int:
     """Bytes of a size string: "4096", "512M", "1.5g", "2 GiB" (as the environment variables and
     the h5tile command read sizes). Raises InvalidArgumentError for anything else."""
+    if not isinstance(text, str):
+        raise ArgumentTypeError(f"parse_size: text must be a size string such as '8M', not {_args._shown(text)}")
     return _h5tile.parse_size(text)
 
 
+def check_environment() -> None:
+    """Read every setting's environment variable now (each is otherwise read at its first use):
+    raises InvalidArgumentError naming the first one whose value is wrong."""
+    _h5tile.check_environment()
+
+
 def _bytes(value: Size, what: str) -> int:
+    """A size setting's value: a size string, or a whole number of bytes from 1 to 2**64 - 1."""
     if isinstance(value, str):
-        return parse_size(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidArgumentError(f"{what} must be a positive number of bytes or a size string like '8M', "
-                                   f"not {value!r}")
+        try:
+            return parse_size(value)
+        except InvalidArgumentError as e:
+            raise InvalidArgumentError(f"{what}: {e}") from None
+    if not _args.is_integer(value):
+        raise ArgumentTypeError(f"{what} must be a positive number of bytes or a size string like '8M', "
+                                f"not {_args._shown(value)}")
+    if not 0 < value <= _args.UINT64_MAX:
+        raise InvalidArgumentError(f"{what} must be a positive number of bytes, at most 2**64 - 1, or a size string "
+                                   f"like '8M', not {value!r}")
+    return int(value)
+
+
+def _flag(value: bool, what: str) -> bool:
+    """A boolean setting's value: True or False (NumPy's bool too), nothing merely truthy."""
+    if not isinstance(value, (bool, _args.np.bool_)):
+        raise ArgumentTypeError(f"{what} must be True or False, not {_args._shown(value)}")
+    return bool(value)
+
+
+def _mode(value: str, what: str) -> str:
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{what} must be 'auto', 'on' or 'off', not {_args._shown(value)}")
     return value
+
+
+def _whole(value: int, what: str, low: int, high: int) -> int:
+    """A count setting's value: a whole number from ``low`` to ``high`` (not a bool, not 4.0)."""
+    if not _args.is_integer(value):
+        raise ArgumentTypeError(f"{what} must be a whole number from {low} to {high}, not {_args._shown(value)}")
+    if not low <= value <= high:
+        raise InvalidArgumentError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
+    return int(value)
+
+
+def _seconds(value: float, what: str) -> float:
+    """A time limit's value: a number of seconds (the core checks its range)."""
+    if isinstance(value, (bool, _args.np.bool_)) or not isinstance(value, (int, float, _args.np.integer,
+                                                                           _args.np.floating)):
+        raise ArgumentTypeError(f"{what} must be a number of seconds, not {_args._shown(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise InvalidArgumentError(f"{what} must be above 0 and at most one day, not {value!r}") from None
 
 
 def threads() -> int:
@@ -79,9 +135,11 @@ def threads() -> int:
 
 def set_threads(n: int) -> None:
     """Set the number of worker threads (at least 1)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InvalidArgumentError(f"threads must be an integer of at least 1, not {n!r}")
-    _h5tile.set_threads(n)
+    if not _args.is_integer(n):
+        raise ArgumentTypeError(f"threads must be a whole number from 1 to 4096, not {_args._shown(n)}")
+    if not 1 <= n <= 4096:
+        raise InvalidArgumentError(f"threads must be a whole number from 1 to 4096 (at least 1), not {n!r}")
+    _h5tile.set_threads(int(n))
 
 
 def task_size() -> int:
@@ -125,7 +183,8 @@ def host_pool_bytes() -> int:
 def set_host_pool_bytes(size: Size) -> None:
     """Set the most host memory kept for reuse: bytes, a size string ("4G"), or 0 for none (a lower
     value frees kept memory down to it at once)."""
-    _h5tile.set_host_pool_bytes(0 if size in (0, "0", "off") else _bytes(size, "host_pool_bytes"))
+    none = isinstance(size, str) and size in ("0", "off") or _args.is_integer(size) and size == 0
+    _h5tile.set_host_pool_bytes(0 if none else _bytes(size, "host_pool_bytes"))
 
 
 def host_pool_held_bytes() -> int:
@@ -139,7 +198,8 @@ def raw_io() -> bool:
 
 
 def set_raw_io(on: bool) -> None:
-    _h5tile.set_raw_io(bool(on))
+    """Move bytes with pread/pwrite where the storage allows (True), or every byte through HDF5 (False)."""
+    _h5tile.set_raw_io(_flag(on, "raw_io"))
 
 
 def early_reads() -> bool:
@@ -148,7 +208,8 @@ def early_reads() -> bool:
 
 
 def set_early_reads(on: bool) -> None:
-    _h5tile.set_early_reads(bool(on))
+    """Start reads of virtual datasets h5tile wrote from its tile index (True), or wait for HDF5 (False)."""
+    _h5tile.set_early_reads(_flag(on, "early_reads"))
 
 
 def probe() -> bool:
@@ -162,7 +223,8 @@ def probe() -> bool:
 
 
 def set_probe(on: bool) -> None:
-    _h5tile.set_probe(bool(on))
+    """Open files' metadata in a child process first (True), or not (False)."""
+    _h5tile.set_probe(_flag(on, "probe"))
 
 
 def probe_timeout() -> float:
@@ -172,15 +234,7 @@ def probe_timeout() -> float:
 
 def set_probe_timeout(seconds: float) -> None:
     """Set the probe's time limit: seconds, above 0 and at most one day."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InvalidArgumentError(f"probe_timeout must be a number of seconds, not {seconds!r}")
-    _h5tile.set_probe_timeout(float(seconds))
-
-
-def _count(value: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidArgumentError(f"{what} must be a whole number, not {value!r}")
-    return value
+    _h5tile.set_probe_timeout(_seconds(seconds, "probe_timeout"))
 
 
 def remote_connections() -> int:
@@ -191,7 +245,7 @@ def remote_connections() -> int:
 
 def set_remote_connections(n: int) -> None:
     """Set the connections per remote object: 1 to 1024."""
-    _h5tile.set_remote_connections(_count(n, "remote_connections"))
+    _h5tile.set_remote_connections(_whole(n, "remote_connections", 1, 1024))
 
 
 def remote_block_size() -> int:
@@ -211,9 +265,7 @@ def remote_timeout() -> float:
 
 def set_remote_timeout(seconds: float) -> None:
     """Set the remote timeout: seconds, above 0 and at most one day."""
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InvalidArgumentError(f"remote_timeout must be a number of seconds, not {seconds!r}")
-    _h5tile.set_remote_timeout(float(seconds))
+    _h5tile.set_remote_timeout(_seconds(seconds, "remote_timeout"))
 
 
 def remote_retries() -> int:
@@ -223,7 +275,7 @@ def remote_retries() -> int:
 
 def set_remote_retries(n: int) -> None:
     """Set the retries of one range: 0 to 100."""
-    _h5tile.set_remote_retries(_count(n, "remote_retries"))
+    _h5tile.set_remote_retries(_whole(n, "remote_retries", 0, 100))
 
 
 def direct_io() -> str:
@@ -233,7 +285,7 @@ def direct_io() -> str:
 
 
 def set_direct_io(mode: str) -> None:
-    _h5tile.set_direct_io(mode)
+    _h5tile.set_direct_io(_mode(mode, "direct_io"))
 
 
 def gds() -> str:
@@ -242,7 +294,7 @@ def gds() -> str:
 
 
 def set_gds(mode: str) -> None:
-    _h5tile.set_gds(mode)
+    _h5tile.set_gds(_mode(mode, "gds"))
 
 
 def gpu_decode() -> str:
@@ -256,7 +308,7 @@ def gpu_decode() -> str:
 
 
 def set_gpu_decode(mode: str) -> None:
-    _h5tile.set_gpu_decode(mode)
+    _h5tile.set_gpu_decode(_mode(mode, "gpu_decode"))
 
 
 def nvcomp_library() -> str:
@@ -267,4 +319,4 @@ def nvcomp_library() -> str:
 
 
 def set_nvcomp_library(path: Union[str, "os.PathLike[str]"]) -> None:
-    _h5tile.set_nvcomp_library(os.fspath(path))
+    _h5tile.set_nvcomp_library(_args.path("nvcomp_library", path))

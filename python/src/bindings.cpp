@@ -285,6 +285,11 @@ NB_MODULE(_h5tile, m) {
   exceptions.error = make_exception(m, "Error", {base("Exception")}, "Base class of every h5tile error.");
   exceptions.invalid =
       make_exception(m, "InvalidArgumentError", {exceptions.error, base("ValueError")}, "A bad argument.");
+  // Python-only: the package's own checks raise it for an argument of the wrong type (a
+  // TypeError, as Python's own functions raise; and an InvalidArgumentError, as h5tile raised
+  // for such arguments before).
+  (void)make_exception(m, "ArgumentTypeError", {exceptions.invalid, base("TypeError")},
+                       "An argument of the wrong type (a TypeError, and an InvalidArgumentError).");
   exceptions.unsupported = make_exception(m, "UnsupportedTypeError", {exceptions.error, base("TypeError")},
                                           "A dtype or HDF5 type h5tile does not support.");
   exceptions.dataset_not_found =
@@ -411,6 +416,8 @@ NB_MODULE(_h5tile, m) {
       },
       "comm"_a, "path"_a, "dataset"_a, "device"_a, "threads"_a, "probe"_a = nb::none());
 
+  m.def("check_dataset_name", &h5tile::check_dataset_name, "dataset"_a);
+
   m.def("fence", [] {
     nb::gil_scoped_release release;
     h5tile::fence();
@@ -509,6 +516,11 @@ NB_MODULE(_h5tile, m) {
       .def("__len__", &PyBatched::count);
 
   m.attr("__version__") = H5TILE_VERSION_STRING;
+  m.def(
+      "hdf5_linkage", [] { return std::string(H5TILE_PYTHON_HDF5_LINKAGE); },
+      "\"static\": HDF5 is inside this module with its symbols hidden, so that another HDF5 in the process "
+      "(Legate's, which cuPyNumeric puts in the global symbol scope) cannot take its calls; \"shared\": it "
+      "links HDF5's shared library (where no usable static one was found when it was built).");
   h5tile::python::bind_settings(m);
   m.def("cuda_device_count", &h5tile::cuda_device_count);
   m.def("compressors", [] {

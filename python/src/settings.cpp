@@ -37,6 +37,7 @@ void bind_settings(nb::module_& m) {
   namespace s = h5tile::settings;
   m.def(
       "parse_size", [](std::string_view text) { return s::parse_size(text); }, "text"_a);
+  m.def("check_environment", &s::check_environment);
   m.def("threads", &s::threads);
   m.def("set_threads", &s::set_threads, "n"_a);
   m.def("task_size", &s::task_size);

@@ -1,6 +1,11 @@
 // from_file_batched: blocks in row-major order of their offsets, read ahead by one task
 // (engine/task.hpp) into a queue of bounded depth (from a virtual dataset's tile index while
-// HDF5 opens it, as from_file does).
+// HDF5 opens it, as from_file does). An iteration reads the version of the file it opened: the
+// file, its sources and (up to a share of the descriptors) its tile files stay open until it
+// ends, and where that version can no longer be read it stops with an error saying so.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -30,6 +35,18 @@ namespace {
 // Blocks read ahead of the consumer. At most kDepth queued + one being read + one held by
 // the caller are in memory at once.
 constexpr std::size_t kDepth = 2;
+
+// The tile files an iteration holds open (OpenOptions::hold_tiles): a quarter of the descriptors
+// this process may have open, and at most 4096. Tiles past them are opened block by block, and
+// checked to be the files that were written.
+std::size_t tiles_to_hold() {
+  constexpr std::size_t kMost = 4096;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kMost;
+  }
+  return static_cast<std::size_t>(std::min<rlim_t>(limit.rlim_cur / 4, kMost));
+}
 
 }  // namespace
 
@@ -81,10 +98,14 @@ struct BatchedReader::State {
     }
     chunk = std::move(chunk_size);
     grid.clear();
-    count = 1;
     for (std::size_t a = 0; a < info.shape.size(); ++a) {
-      grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
-      count *= grid.back();
+      grid.push_back(info.shape[a] / chunk[a] + (info.shape[a] % chunk[a] != 0 ? 1 : 0));
+    }
+    try {
+      count = element_count(grid);
+    } catch (const InvalidArgument&) {
+      throw InvalidArgument(fmt::format("chunk_size {} splits {} of shape {} into 2^64 blocks or more",
+                                        to_string(chunk), name, to_string(info.shape)));
     }
   }
 
@@ -120,15 +141,25 @@ struct BatchedReader::State {
     return box;
   }
 
+  // Reads `box` from the version of the file opened first. A tile that is no longer the file it
+  // was then (one not held open: removed or replaced by a newer write) ends the iteration: opening
+  // the file again would read the new version after blocks of the old one.
   [[nodiscard]] Array read(const Box& box) {
-    if (!opened) {
-      try {
-        return early->read(box, opening.threads, device);
-      } catch (const IndexMismatch&) {
-        opened.emplace(path, dataset, opening);  // a tile's file changed since the index was checked: use the mapping
-      }
+    try {
+      return opened ? opened->read(box, opening.threads, device) : early->read(box, opening.threads, device);
+    } catch (const IndexMismatch& e) {
+      throw replaced(e.what());
+    } catch (const TileChanged& e) {
+      throw replaced(e.what());
     }
-    return opened->read(box, opening.threads, device);
+  }
+
+  [[nodiscard]] VirtualSourceError replaced(const std::string& why) const {
+    return VirtualSourceError(
+        fmt::format("'{}' was replaced during the iteration over dataset '{}' ({}): the version it began with "
+                    "can no longer be read, and blocks of another version are never mixed in; iterate again "
+                    "to read the file as it is now",
+                    path.string(), dataset, why));
   }
 
   void produce() {
@@ -166,6 +197,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   s.dataset = dataset;
   s.opening = open_options(options);
   fit_to_path(s.opening, path, options.threads);
+  s.opening.hold_tiles = tiles_to_hold();
   probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, s.opening); });
   s.device = options.device;
   // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the

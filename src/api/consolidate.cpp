@@ -3,12 +3,14 @@
 // parallel.
 #include <fcntl.h>
 
+#include <cerrno>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
 
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
@@ -44,12 +46,11 @@ void write_chunks(const OpenDataset& source, const DatasetHandle& dataset, const
   const auto es = info.dtype.size();
   const auto& chunk = options.chunk;
   Shape grid;
-  std::uint64_t chunks = 1;
   for (std::size_t a = 0; a < chunk.size(); ++a) {
-    grid.push_back((info.shape[a] + chunk[a] - 1) / chunk[a]);
-    chunks *= grid.back();
+    grid.push_back(info.shape[a] / chunk[a] + (info.shape[a] % chunk[a] != 0 ? 1 : 0));
   }
-  Progress progress(options.progress, element_count(info.shape) * es);
+  const auto chunks = element_count(grid);  // at most the elements (checked below)
+  Progress progress(options.progress, byte_count(info.shape, es));
   parallel_for(chunks, threads_or_setting(options.threads), [&](std::size_t index) {
     progress.check();
     Box box = Box::whole(info.shape);
@@ -83,8 +84,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
-  const auto name = normalize_dataset_name(dataset);
-  check_not_remote(out);
+  const auto name = checked_dataset_name(dataset, out);  // a URL first: check_not_remote
   pending_writes().wait_for(in);
   pending_writes().wait_for(out);
   std::error_code ec;
@@ -95,8 +95,17 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
   auto opening = open_options(options);
   fit_to_path(opening, in, options.threads);
   probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, opening); });
+  if (probe_wanted(options.probe)) {
+    // What HDF5 decodes itself it may crash on: read in a child first (ProbeFailed if it crashed).
+    (void)read_isolated_where_hdf5_decodes(in, name, opening, settings::kMaxProbeTimeout);
+  }
   const OpenDataset source(in, name, opening);
   const auto& info = source.info();
+  try {
+    (void)byte_count(info.shape, info.dtype.size());
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("consolidate: {} cannot be copied: {}", where(in, name), e.what()));
+  }
   const bool chunked = !options.chunk.empty();
   if (options.compression.any() && !chunked) {
     throw InvalidArgument(
@@ -116,7 +125,19 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     }
   }
   const auto target = fs::absolute(out).lexically_normal();
-  fs::create_directories(target.parent_path());
+  create_parent_folders(target);
+  if (!chunked && !untiled(info.shape)) {
+    // A contiguous copy writes every byte, fill values included: one that cannot fit where it goes
+    // (a sparse dataset of 2^63 bytes in a small file) fails at once, not after hours of writing.
+    const auto bytes = byte_count(info.shape, info.dtype.size());
+    std::error_code no_space;
+    const auto space = fs::space(target.parent_path(), no_space);
+    if (!no_space && bytes > space.available) {
+      throw IoError(fmt::format("consolidate: a contiguous copy of {} needs {} bytes, but '{}' has {} bytes free",
+                                where(in, name), bytes, target.parent_path().string(), space.available),
+                    ENOSPC);
+    }
+  }
   WriteCommit commit(target, name, write_config(options), false);
   try {
     std::uint64_t offset = 0;
@@ -129,7 +150,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       } else if (chunked) {
         const auto es = info.dtype.size();
         const auto filters = options.compression.any()
-                                 ? write_filters(options.compression, es, element_count(options.chunk) * es)
+                                 ? write_filters(options.compression, es, byte_count(options.chunk, es))
                                  : std::vector<FilterSpec>{};
         std::optional<FilterPipeline> pipeline;
         if (!filters.empty()) pipeline.emplace(write_pipeline(filters, info.dtype.size()));
@@ -146,7 +167,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       const PosixFile dst(commit.temp(), O_WRONLY);
       const RawDataset raw{&dst, offset, info.shape, es};
       const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
-      Progress progress(options.progress, element_count(info.shape) * es);
+      Progress progress(options.progress, byte_count(info.shape, es));
       parallel_for(blocks.size(), threads_or_setting(options.threads), [&](std::size_t i) {
         progress.check();
         const auto block = source.read(blocks[i], 1);

@@ -1,10 +1,13 @@
 // list_datasets and verify: what is in a file, and whether a dataset is whole.
 #include <algorithm>
+#include <limits>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
+#include <h5tile/settings.hpp>
 
 #include <fcntl.h>
 
@@ -13,12 +16,16 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
+#include "engine/thread_pool.hpp"
+#include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/links.hpp"
 #include "hdf5/types.hpp"
 #include "hdf5/virtual.hpp"
 #include "io/posix/posix_file.hpp"
+#include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -43,7 +50,8 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   const auto name = normalize_dataset_name(dataset);
   probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
   const auto file = open_file(path, false, remote_options());
-  const auto ds = open_dataset(file.get(), name, path);
+  // As describe: external links followed where they lead to regular files.
+  const auto ds = open_dataset(file.get(), name, path, GuardedLinks(external_link_check(path, true, ext_prefix())));
   std::optional<std::vector<VirtualEntry>> entries;
   std::vector<std::string> files;
   std::vector<bool> expands;
@@ -77,6 +85,10 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
 
 namespace {
 
+// External links as a read follows them: to regular files in the folder of `path` only, checked
+// before HDF5 opens them.
+ExternalLinkCheck checked_links(const fs::path& path) { return external_link_check(path, false, ext_prefix()); }
+
 // What the tile table says of tile `source` (HDF5's `dataset`, of `bytes`) against what
 // is there: the raw offset (where reads by the table read), the file's size and identity (what
 // shows that it is the file written) and, with `checksums`, the checksum of its bytes.
@@ -108,7 +120,7 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
 void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
                            std::vector<std::string>& problems) {
   const auto file = open_file(path, false, remote_options());
-  const auto dataset = open_dataset(file.get(), name, path);
+  const auto dataset = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
   std::optional<std::vector<VirtualEntry>> entries;
   { entries = read_virtual_map(creation_plist(dataset.get()).get()); }
   const auto table = read_tile_table(dataset.get(), info.shape.size());
@@ -140,7 +152,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     }
     try {
       const auto src_file = open_file(source, false, remote_options());
-      const auto src = open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source);
+      const auto src =
+          open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source, GuardedLinks(checked_links(path)));
       const auto described = describe_dataset(src.get(), where(source, e.dataset));
       const auto& dtype = described.dtype;
       const auto& shape = described.shape;
@@ -187,13 +200,26 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
 
 namespace {
 
-// Reads the whole dataset in blocks of at most 64 MiB (the leading axes halved until a block
-// fits), so that checking a dataset larger than memory needs a few blocks of memory.
-void read_every_byte(const fs::path& path, const std::string& name, const DatasetInfo& info,
+// Blocks of a read of every byte; below this, a dataset is read whole however sparse it is.
+constexpr std::uint64_t kBlockBytes = std::uint64_t{64} << 20;
+
+// The product of `shape`, saturated at 2^64 - 1.
+std::uint64_t saturated_count(const Shape& shape) {
+  std::uint64_t n = 1;
+  for (const auto e : shape) {
+    if (e == 0) return 0;
+    n = n > std::numeric_limits<std::uint64_t>::max() / e ? std::numeric_limits<std::uint64_t>::max() : n * e;
+  }
+  return n;
+}
+
+// Reads the whole dataset (of `total` bytes) in blocks of at most 64 MiB (the leading axes
+// halved until a block fits), so that checking a dataset larger than memory needs a few blocks of
+// memory. Throws where fewer bytes came than the dataset holds: verify never claims a read it did
+// not do.
+void read_every_byte(const fs::path& path, const std::string& name, const DatasetInfo& info, std::uint64_t total,
                      const ProgressCallback& progress) {
-  constexpr std::uint64_t kBlockBytes = std::uint64_t{64} << 20;
   const auto es = info.dtype.size();
-  const auto total = element_count(info.shape) * es;
   if (total == 0) {
     return;
   }
@@ -209,57 +235,187 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
       throw Cancelled(fmt::format("verify of {} cancelled", where(path, name)));
     }
   }
+  if (done != total) {
+    throw RuntimeError(fmt::format("{} bytes read of the {} that {} holds", done, total, where(path, name)));
+  }
 }
 
-}  // namespace
+// Reads each of `chunks` (allocated chunks of a chunked dataset, shape `chunk`) once, in
+// parallel; the rest of the dataset is the fill value, which HDF5 supplies and nothing stores.
+// Returns how many were read (chunks beyond a shrunk extent are not).
+std::size_t read_allocated_chunks(const fs::path& path, const std::string& name, const DatasetInfo& info,
+                                  const std::vector<Shape>& chunks, const ProgressCallback& progress) {
+  auto opening = open_options(ReadOptions{.probe = false});
+  fit_to_path(opening, path, 0);
+  const OpenDataset opened(path, name, opening);
+  const auto whole = Box::whole(opened.info().shape);
+  std::vector<Box> boxes;
+  std::uint64_t total = 0;
+  for (const auto& origin : chunks) {
+    if (const auto box = intersect(Box{origin, info.chunk}, whole)) {  // none beyond a shrunk extent
+      total += byte_count(box->extent, info.dtype.size());
+      boxes.push_back(*box);
+    }
+  }
+  std::mutex mutex;
+  std::uint64_t done = 0;
+  bool cancelled = false;
+  parallel_for(boxes.size(), opening.threads, [&](std::size_t i) {
+    {
+      const std::lock_guard lock(mutex);
+      if (cancelled) return;
+    }
+    const auto part = opened.read(boxes[i], 1);
+    const std::lock_guard lock(mutex);
+    done += part.nbytes();
+    if (progress && !cancelled && !progress(done, total)) cancelled = true;
+  });
+  if (cancelled) {
+    throw Cancelled(fmt::format("verify of {} cancelled", where(path, name)));
+  }
+  return boxes.size();
+}
 
-namespace {
+// What is stored of a dataset, for the read of every byte: a chunked dataset whose allocated
+// chunks hold less than half of it (a sparse one: 2^63 bytes in a 2 KiB file) lists them, and a
+// contiguous one never written has nothing stored; reads of the rest would make fill values, at
+// any length, and check nothing.
+struct Stored {
+  std::optional<std::vector<Shape>> only_chunks;  // a sparse chunked dataset: its allocated chunks
+  std::uint64_t chunk_grid = 0;                   // its chunks in all (saturated)
+  bool nothing = false;                           // contiguous, never written
+};
 
-// verify() without the probe: the metadata checks, then (with `read_all`) every byte read.
-std::vector<std::string> verify_dataset(const fs::path& path, const std::string& name, bool read_all,
-                                        const ProgressCallback& progress) {
-  std::vector<std::string> problems;
+Stored what_is_stored(hid_t dataset, const DatasetDescription& described, std::uint64_t total) {
+  Stored stored;
+  if (total <= kBlockBytes) {
+    return stored;  // read whole, whatever it is
+  }
+  const auto es = described.dtype.size();
+  if (described.storage == Storage::Contiguous) {
+    stored.nothing = storage_bytes(dataset) == 0;
+  } else if (described.storage == Storage::Chunked && described.chunk.size() == described.shape.size()) {
+    const auto allocated = count_chunks(dataset);
+    const auto chunk_bytes = byte_count(described.chunk, es);
+    const auto stored_bytes =
+        allocated > std::numeric_limits<std::uint64_t>::max() / std::max<std::uint64_t>(chunk_bytes, 1)
+            ? std::numeric_limits<std::uint64_t>::max()
+            : allocated * chunk_bytes;
+    if (stored_bytes < total / 2) {
+      Shape grid;
+      for (std::size_t a = 0; a < described.shape.size(); ++a) {
+        grid.push_back(described.shape[a] / described.chunk[a] +
+                       (described.shape[a] % described.chunk[a] != 0 ? 1 : 0));
+      }
+      stored.chunk_grid = saturated_count(grid);
+      stored.only_chunks.emplace();
+      for (auto& [origin, chunk] : allocated_chunks(dataset)) stored.only_chunks->push_back(std::move(origin));
+    }
+  }
+  return stored;
+}
+
+// verify() without the probe: the metadata checks, then (with `read_all`) every byte read, unless
+// `bytes_read` (a child process read them: read_isolated_where_hdf5_decodes).
+VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool read_all,
+                            const ProgressCallback& progress, bool bytes_read = false) {
+  VerifyReport report;
+  auto& problems = report.problems;
   DatasetInfo info;
+  std::optional<std::uint64_t> total;
+  Stored stored;
   {
     // Opening a virtual dataset through h5tile already fails on the first bad source; the
     // checks below list every problem, so open only the main dataset here.
     const auto file = open_file(path, false, remote_options());
-    const auto ds = open_dataset(file.get(), name, path);
+    const auto ds = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
     const auto described = describe_dataset(ds.get(), where(path, name));
     info.dtype = described.dtype;
     info.shape = described.shape;
+    info.chunk = described.chunk;
     info.layout = storage_name(described.storage);
+    if (const auto attribute = shape_attribute_disagreement(file.get(), name, info.shape)) {
+      problems.push_back(
+          fmt::format("{}: attribute '{}' {} but HDF5 gives shape {} (the attribute was "
+                      "changed by another program; reads use HDF5's shape)",
+                      where(path, name), kShapeAttribute, *attribute, to_string(info.shape)));
+    }
+    try {
+      total = byte_count(info.shape, info.dtype.size());
+    } catch (const InvalidArgument& e) {
+      // HDF5 takes such a shape; no size in bytes can be given for it, nor can it be read whole.
+      problems.push_back(fmt::format("{} cannot be read whole: {}{}", where(path, name), e.what(),
+                                     read_all ? " (nothing was read)" : ""));
+    }
+    if (read_all && total) {
+      stored = what_is_stored(ds.get(), described, *total);
+    }
   }
   if (info.layout == "virtual") {
     check_virtual_sources(path, name, info, read_all, problems);
   }
-  if (read_all && problems.empty()) {
+  if (read_all && !bytes_read && problems.empty()) {
     try {
-      read_every_byte(path, name, info, progress);
+      if (stored.nothing) {
+        report.read = "nothing stored: never written, every element is the fill value";
+      } else if (stored.only_chunks) {
+        const auto chunks = read_allocated_chunks(path, name, info, *stored.only_chunks, progress);
+        report.read = fmt::format("{} of {} chunks allocated, each read; the rest is the fill value (not stored)",
+                                  chunks, stored.chunk_grid);
+      } else {
+        read_every_byte(path, name, info, *total, progress);
+        report.read = "every byte read";
+      }
     } catch (const Cancelled&) {
       throw;
     } catch (const std::exception& e) {
       problems.push_back(fmt::format("reading every byte failed: {}", e.what()));
+      report.read.clear();
     }
   }
-  return problems;
+  return report;
 }
 
 }  // namespace
 
-std::vector<std::string> verify(const fs::path& path, const std::string& dataset, bool read_all,
-                                const ProgressCallback& progress) {
+VerifyReport verify_report(const fs::path& path, const std::string& dataset, bool read_all,
+                           const ProgressCallback& progress) {
   pending_writes().wait_for(path);
   const auto name = normalize_dataset_name(dataset);
+  auto opening = open_options(ReadOptions{});
+  fit_to_path(opening, path, 0);
   // The probe opens what the checks open (every source of a virtual dataset), and what the read
   // of every byte opens.
   probe_if_wanted(std::nullopt, where(path, name), [&] {
     (void)verify_dataset(path, name, false, {});
     if (read_all) {
-      open_as_a_read_does(path, name, open_options(ReadOptions{}));
+      open_as_a_read_does(path, name, opening);
     }
   });
-  return verify_dataset(path, name, read_all, progress);
+  // What HDF5 decodes itself (raw_io off, filters h5tile does not decode) it may crash on: read in
+  // a child first, whose crash is a problem of this dataset.
+  bool bytes_read = false;
+  std::optional<std::string> crashed;
+  if (read_all && probe_wanted(std::nullopt)) {
+    try {
+      bytes_read = read_isolated_where_hdf5_decodes(path, name, opening, settings::kMaxProbeTimeout);
+    } catch (const ProbeFailed& e) {
+      crashed = e.what();
+    } catch (const Error&) {
+      // Not opened for reading: the checks below say why.
+    }
+  }
+  auto report = verify_dataset(path, name, read_all && !crashed, progress, bytes_read);
+  if (bytes_read && report.problems.empty() && report.read.empty()) {
+    report.read = "every byte read, by HDF5 in a child process";
+  }
+  if (crashed) report.problems.push_back(*crashed);
+  return report;
+}
+
+std::vector<std::string> verify(const fs::path& path, const std::string& dataset, bool read_all,
+                                const ProgressCallback& progress) {
+  return verify_report(path, dataset, read_all, progress).problems;
 }
 
 }  // namespace h5tile

@@ -1,6 +1,9 @@
 #include "api/probe.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -9,7 +12,9 @@
 
 #include "api/resolve.hpp"
 #include "engine/isolated.hpp"
+#include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
+#include "hdf5/file.hpp"
 #include "hdf5/handle.hpp"
 
 namespace h5tile::detail {
@@ -66,6 +71,60 @@ void open_as_a_read_does(const std::filesystem::path& path, const std::string& d
     (void)OpenDataset::from_tile_index(path, dataset, options);
   }
   OpenDataset(path, dataset, options).walk_chunk_indexes();
+}
+
+bool read_isolated_where_hdf5_decodes(const std::filesystem::path& path, const std::string& dataset,
+                                      OpenOptions options, double limit) {
+  options.threads = 1;  // a forked child starts no thread
+  options.early_reads = false;
+  if (!OpenDataset(path, dataset, options).hdf5_decodes()) {
+    return false;
+  }
+  (void)default_pool();
+  constexpr int kReadFailed = 3;
+  const auto end = run_isolated(
+      fork_outside_hdf5,
+      [&] {
+        settings::set_threads(1);
+        try {
+          const OpenDataset source(path, dataset, options);
+          const auto& info = source.info();
+          constexpr std::uint64_t kBlockBytes = std::uint64_t{64} << 20;
+          for (const auto& block : split_rowmajor(Box::whole(info.shape), info.dtype.size(), kBlockBytes)) {
+            (void)source.read(block, 1);
+          }
+        } catch (const std::exception& e) {
+          fmt::print(stderr, "{}\n", e.what());
+          std::fflush(stderr);
+          ::_exit(kReadFailed);  // an ordinary error: the caller meets it when it reads
+        }
+      },
+      std::chrono::duration<double>(limit));
+  if (end.finished) {
+    return true;
+  }
+  if (!end.timed_out && end.signal == 0 && end.exit_status == kReadFailed) {
+    return false;
+  }
+  const auto what = where(path, dataset);
+  const auto said = end.last_words.empty() ? std::string() : fmt::format(", which said '{}'", end.last_words);
+  if (end.timed_out) {
+    throw ProbeFailed(fmt::format(
+        "HDF5 did not finish decoding the stored bytes of {} within {} s in a child process, which was killed: "
+        "a chunk is damaged so that HDF5 loops on it, or its storage does not answer; this process did not read it",
+        what, limit));
+  }
+  if (end.signal != 0) {
+    throw ProbeFailed(fmt::format(
+        "HDF5 crashed with {} while decoding the stored bytes of {} in a child process{}: a chunk is damaged in a "
+        "way that this HDF5 cannot decode safely (h5tile's own decoders refuse such chunks, but this dataset is "
+        "decoded by HDF5: raw_io is off, or a filter h5tile does not decode); this process did not read it",
+        describe_signal(end.signal), what, said));
+  }
+  throw ProbeFailed(fmt::format(
+      "the child process that read {} through HDF5's decoders ended with exit status {} before finishing{}; this "
+      "process did not read it",
+      what, end.exit_status, said));
 }
 
 void probe_if_wanted(std::optional<bool> option, const std::string& what, const std::function<void()>& open) {

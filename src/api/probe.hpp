@@ -30,4 +30,15 @@ void probe_if_wanted(std::optional<bool> option, const std::string& what, const 
 // chunk index of every chunked source.
 void open_as_a_read_does(const std::filesystem::path& path, const std::string& dataset, OpenOptions options);
 
+// For files not trusted yet: where reading `dataset` runs HDF5's own decoders on stored bytes
+// (OpenDataset::hdf5_decodes: raw_io off, a filter h5tile does not decode), every byte is first
+// read in a child process on one thread, so that HDF5 crashing on a damaged chunk (HDF5 1.10 and
+// a fletcher32 chunk shorter than its checksum) ends the child, not the caller. Returns true
+// where the child read every byte without an error; false where HDF5 decodes nothing (nothing was
+// read) or the child met an ordinary error (the caller meets it when it reads). Throws
+// ProbeFailed naming the dataset and the signal where HDF5 crashed there, or where the read did
+// not end within `limit` seconds.
+[[nodiscard]] bool read_isolated_where_hdf5_decodes(const std::filesystem::path& path, const std::string& dataset,
+                                                    OpenOptions options, double limit);
+
 }  // namespace h5tile::detail

@@ -80,7 +80,7 @@ ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int devic
   if (!out || out->dtype() != info.dtype || out->shape() != box.extent || out->device() != device) {
     out.emplace(info.dtype, box.extent, device);
   }
-  return {box, out->data(), device, box.count() * info.dtype.size()};
+  return {box, out->data(), device, out->nbytes()};
 }
 
 }  // namespace
@@ -135,7 +135,7 @@ void read_into(const fs::path& path, const std::string& dataset, const ArrayView
           fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box), at, to_string(info.shape)));
     }
     return ReadTarget{box, static_cast<std::byte*>(const_cast<void*>(out.data)), device,
-                      box.count() * info.dtype.size()};
+                      byte_count(box.extent, info.dtype.size())};
   });
 }
 

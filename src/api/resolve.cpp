@@ -53,6 +53,8 @@ gpu::Staging staging() {
 
 std::string vds_prefix() { return environment("HDF5_VDS_PREFIX"); }
 
+std::string ext_prefix() { return environment("HDF5_EXT_PREFIX"); }
+
 RemoteOptions remote_options() {
   return {.connections = settings::remote_connections(),
           .block_size = settings::remote_block_size(),
@@ -82,6 +84,7 @@ OpenOptions open_options(const ReadOptions& options) {
                       .nvcomp_library = settings::nvcomp_library(),
                       .vds_prefix = vds_prefix(),
                       .extfile_prefix = environment("HDF5_EXTFILE_PREFIX"),
+                      .ext_prefix = ext_prefix(),
                       .remote = remote_options()};
   // A read starts from a tile index with the early_reads and raw_io settings on, no checksums
   // to check before any byte is read, and no HDF5_VDS_PREFIX (HDF5 looks for sources there

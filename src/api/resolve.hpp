@@ -26,6 +26,8 @@ namespace h5tile::detail {
 [[nodiscard]] gpu::Staging staging();
 // HDF5_VDS_PREFIX ("" where unset): where HDF5 looks for virtual sources first.
 [[nodiscard]] std::string vds_prefix();
+// HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for external links' targets first.
+[[nodiscard]] std::string ext_prefix();
 
 // The remote_* settings (and CURL_CA_BUNDLE), for reads of a URL.
 [[nodiscard]] RemoteOptions remote_options();

@@ -36,6 +36,9 @@ std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const
   Packer tiles_packed;
   std::string scalar;
   try {
+    // The name is checked on every rank, so that every rank throws the same error (a rank
+    // that threw alone would leave the others waiting for it).
+    (void)checked_dataset_name(dataset, path);
     for (const auto& tile : tiles) {
       check_tile(tile, shape, path, dataset);
       if (!dtype_name.empty() && tile.data.dtype.name() != dtype_name) {
@@ -174,12 +177,12 @@ namespace {
 
 void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
                       const std::string& dataset, const WriteOptions& options, Progress& progress) {
-  // 1. Every rank describes its tiles; all ranks check all descriptions the same way.
-  std::string name;
+  // 1. Every rank describes its tiles; all ranks check all descriptions the same way (the name
+  // first: a name that fails the check is described as given, and every rank throws its error).
+  std::string name = dataset;
   try {
     name = normalize_dataset_name(dataset);
-  } catch (...) {
-    name = dataset;
+  } catch (const InvalidArgument&) {
   }
   const auto plan = agree_on_plan(comm.all_gather(describe_rank(global_shape, tiles, path, name, options)));
   const auto config = write_config(options);
@@ -190,7 +193,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   std::optional<WriteCommit> commit;
   const auto generation = on_root(comm, 0, [&] {
     check_target(plan.target, options.mode, plan.dataset);
-    fs::create_directories(fs::absolute(plan.target).parent_path());
+    create_parent_folders(plan.target);
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
     return commit->generation();
   });
@@ -249,7 +252,7 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
 
 WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::string& dataset,
                     const WriteOptions& options) {
-  const auto name = normalize_dataset_name(dataset);
+  const auto name = checked_dataset_name(dataset, path);
   check_array(array, path, name);
   check_layout_options(options, path, name);
   check_target(path, options.mode, name);

@@ -12,6 +12,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
 #include "engine/codecs/compression.hpp"
 #include "hdf5/file.hpp"
 
@@ -136,13 +137,32 @@ void check_not_remote(const fs::path& path) {
   }
 }
 
+std::string checked_dataset_name(const std::string& dataset, const fs::path& path) {
+  check_not_remote(path);  // before the name: a URL is named only redacted
+  try {
+    return normalize_dataset_name(dataset);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(fmt::format("cannot write '{}': {}", path.string(), e.what()));
+  }
+}
+
 void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
   check_not_remote(path);
   std::error_code ec;
-  const auto status = fs::status(path, ec);
+  // A symbolic-link loop is an IoError (ELOOP) naming it: the rename at the end would otherwise
+  // replace the link without a word. Other errors (a name too long, a folder on the way that
+  // cannot be searched) are reported by the step of the write that fails on them, naming it.
+  fs::file_status status(fs::file_type::not_found);
+  try {
+    status = status_of(path, "cannot write");
+  } catch (const IoError& e) {
+    if (e.error_number() == ELOOP) {
+      throw;
+    }
+  }
   if (fs::is_directory(status)) {
     throw IsADirectory(fmt::format("cannot write '{}': it is a directory", path.string()));
   }
@@ -174,6 +194,17 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
     const int err = errno;
     throw IoError(fmt::format("cannot write '{}': folder '{}': {}", path.string(), folder.string(), std::strerror(err)),
                   err);
+  }
+}
+
+void create_parent_folders(const fs::path& target) {
+  const auto folder = fs::absolute(target).parent_path();
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) {
+    throw IoError(
+        fmt::format("cannot create the folder '{}' for '{}': {}", folder.string(), target.string(), ec.message()),
+        ec.value());
   }
 }
 
@@ -237,7 +268,16 @@ Shape chunk_for(const Shape& requested, const Shape& shape, const Shape& first_t
 }
 
 Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes) {
-  for (std::size_t a = 0; a < shape.size() && element_count(shape) * elem_size > max_bytes;) {
+  // Bytes, saturated: a shape of 2^64 bytes or more is halved like any other too large.
+  const auto bytes = [&] {
+    std::uint64_t n = elem_size;
+    for (const auto e : shape) {
+      if (e == 0) return std::uint64_t{0};
+      n = n > std::numeric_limits<std::uint64_t>::max() / e ? std::numeric_limits<std::uint64_t>::max() : n * e;
+    }
+    return n;
+  };
+  for (std::size_t a = 0; a < shape.size() && bytes() > max_bytes;) {
     if (shape[a] <= 1) {
       ++a;
       continue;
@@ -250,6 +290,8 @@ Shape halved_to_fit(Shape shape, std::size_t elem_size, std::uint64_t max_bytes)
 }  // namespace h5tile::detail
 
 namespace h5tile {
+
+std::string check_dataset_name(const std::string& dataset) { return detail::normalize_dataset_name(dataset); }
 
 std::string_view layout_name(Layout layout) noexcept {
   switch (layout) {

@@ -11,6 +11,14 @@
 
 namespace h5tile::detail {
 
+// The one check of a dataset name that every write makes where it enters the library (to_file,
+// write_tiles, consolidate; the Python module, the Legate tasks, MPI and the command all come
+// through these): the normalised name ("/group/data"), or InvalidArgument naming the name and
+// the file, for an empty name or one with an empty, '.' or '..' component or a NUL (which
+// would lead the tile folder out of the file's '.tiles' folder). A URL as `path` is refused first
+// (check_not_remote), so that no message names it unredacted.
+[[nodiscard]] std::string checked_dataset_name(const std::string& dataset, const std::filesystem::path& path);
+
 // The array is usable: a dtype, a pointer when it has elements, strides of its rank.
 void check_array(const ArrayView& array, const std::filesystem::path& path, const std::string& dataset);
 // The tile is a usable array whose shape is its box's extent, and the box fits `shape`.
@@ -35,6 +43,9 @@ void check_not_remote(const std::filesystem::path& path);
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
 // absent or a dataset, below groups (check_replaceable).
 void check_target(const std::filesystem::path& path, Mode mode, const std::string& dataset);
+// Creates the missing folders above `target`; IoError (with errno) naming the folder and the
+// target when one cannot be made.
+void create_parent_folders(const std::filesystem::path& target);
 // The options fit the layout: a chunk shape only with Layout::Chunked, or with Layout::Virtual
 // and compression (the tiles' chunks); compression not with Layout::Contiguous, and at a level
 // its compressor takes.

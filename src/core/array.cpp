@@ -26,6 +26,16 @@ std::uint64_t element_count(const Shape& shape) {
   return n;
 }
 
+std::uint64_t byte_count(const Shape& shape, std::size_t element_size) {
+  const auto count = element_count(shape);
+  if (element_size != 0 && count > std::numeric_limits<std::uint64_t>::max() / element_size) {
+    throw InvalidArgument(
+        fmt::format("shape {} of {}-byte elements holds 2^64 bytes or more (more than fit in 64 bits)",
+                    to_string(shape), element_size));
+  }
+  return count * element_size;
+}
+
 std::string to_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 Box Box::whole(const Shape& shape) { return Box{Shape(shape.size(), 0), shape}; }
@@ -93,12 +103,7 @@ bool ArrayView::is_contiguous() const {
 Array::Array(DType dtype, Shape shape) : Array(dtype, std::move(shape), -1) {}
 
 Array::Array(DType dtype, Shape shape, int device) : dtype_(dtype), shape_(std::move(shape)), device_(device) {
-  const auto count = element_count(shape_);
-  if (count > std::numeric_limits<std::uint64_t>::max() / dtype_.size()) {
-    throw InvalidArgument(
-        fmt::format("an array of shape {} and dtype {} is larger than 2^64 bytes", to_string(shape_), dtype_.name()));
-  }
-  nbytes_ = count * dtype_.size();
+  nbytes_ = byte_count(shape_, dtype_.size());
   if (device_ >= 0) {
     data_ = Buffer(detail::gpu::allocate(nbytes_, device_), BufferDeleter{detail::gpu::release});
     return;

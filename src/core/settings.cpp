@@ -43,15 +43,38 @@ void check_power_of_two(const char* what, std::size_t value) {
   }
 }
 
-// The bound is checked on the 64-bit value, before it is narrowed (4294967296 must not become 0).
+// A count (threads, connections, retries): decimal digits only, from `least` to `most`. No size
+// suffix: "2K" threads is a mistake, not 2048 of them. The bound is checked before the value is
+// narrowed (4294967296 must not become 0), and a value past 64 bits is refused as too large, not
+// wrapped.
+unsigned count_from_env(const char* variable, unsigned fallback, unsigned least, unsigned most, std::string_view what) {
+  const char* text = std::getenv(variable);
+  if (text == nullptr || *text == '\0') return fallback;
+  const std::string_view v = text;
+  const bool digits = std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) {
+    throw InvalidArgument(
+        fmt::format("environment variable {}='{}' must be a whole number of {} from {} to {} "
+                    "(a count takes no size suffix, sign or fraction)",
+                    variable, v, what, least, most));
+  }
+  const auto first = v.find_first_not_of('0');
+  const bool too_large =
+      first != std::string_view::npos && (v.size() - first > 19 || std::stoull(std::string(v.substr(first))) > most);
+  const unsigned value = first == std::string_view::npos || too_large
+                             ? 0
+                             : static_cast<unsigned>(std::stoull(std::string(v.substr(first))));
+  if (too_large || value < least) {
+    throw InvalidArgument(fmt::format("environment variable {}={} is {}: it must be from {} to {} {}", variable, v,
+                                      too_large ? "too large" : (value == 0 ? "zero" : "too small"), least, most,
+                                      what));
+  }
+  return value;
+}
+
 unsigned threads_from_env() {
   const auto fallback = std::min(kMaxThreads, std::max(1U, std::thread::hardware_concurrency()));
-  const auto value = from_env("H5TILE_THREADS", fallback);
-  if (value > kMaxThreads) {
-    throw InvalidArgument(fmt::format(
-        "environment variable H5TILE_THREADS={} is more than {}, the most threads h5tile starts", value, kMaxThreads));
-  }
-  return static_cast<unsigned>(value);
+  return count_from_env("H5TILE_THREADS", fallback, 1, kMaxThreads, "threads");
 }
 
 std::atomic<unsigned>& threads_value() {
@@ -67,7 +90,7 @@ std::atomic<std::size_t>& task_size_value() {
 std::atomic<std::size_t>& alignment_value() {
   static std::atomic<std::size_t> value = [] {
     const auto v = from_env("H5TILE_ALIGNMENT", 4096);
-    check_power_of_two("H5TILE_ALIGNMENT", v);
+    check_power_of_two("environment variable H5TILE_ALIGNMENT", v);
     return v;
   }();
   return value;
@@ -177,27 +200,14 @@ std::atomic<double>& probe_timeout_value() {
   return value;
 }
 
-// A count from `variable` in [low, high], errors naming it.
-unsigned count_from_env(const char* variable, unsigned fallback, unsigned low, unsigned high) {
-  const char* text = std::getenv(variable);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || value < low || value > high) {
-    throw InvalidArgument(
-        fmt::format("environment variable {}='{}' must be a whole number from {} to {}", variable, text, low, high));
-  }
-  return static_cast<unsigned>(value);
-}
-
 constexpr unsigned kMaxConnections = 1024;
 constexpr unsigned kMaxRetries = 100;
 constexpr std::uint64_t kMinBlock = 4096;
 constexpr std::uint64_t kMaxBlock = std::uint64_t{1} << 30;
 
 std::atomic<unsigned>& remote_connections_value() {
-  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_CONNECTIONS", 16, 1, kMaxConnections);
+  static std::atomic<unsigned> value =
+      count_from_env("H5TILE_REMOTE_CONNECTIONS", 16, 1, kMaxConnections, "connections");
   return value;
 }
 
@@ -219,11 +229,31 @@ std::atomic<double>& remote_timeout_value() {
 }
 
 std::atomic<unsigned>& remote_retries_value() {
-  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_RETRIES", 5, 0, kMaxRetries);
+  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_RETRIES", 5, 0, kMaxRetries, "retries");
   return value;
 }
 
 }  // namespace
+
+void check_environment() {
+  (void)threads();
+  (void)task_size();
+  (void)alignment();
+  (void)staging_bytes();
+  (void)raw_io();
+  (void)early_reads();
+  (void)direct_io();
+  (void)host_pool_bytes();
+  (void)probe();
+  (void)probe_timeout();
+  (void)gds();
+  (void)gpu_decode();
+  (void)nvcomp_library();
+  (void)remote_connections();
+  (void)remote_block_size();
+  (void)remote_timeout();
+  (void)remote_retries();
+}
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
 void set_host_pool_bytes(std::uint64_t bytes) {

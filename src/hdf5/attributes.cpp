@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "hdf5/file.hpp"
+#include "hdf5/links.hpp"
 #include "hdf5/types.hpp"
 
 namespace h5tile::detail {
@@ -59,11 +60,13 @@ AttributeHandle open_attribute(hid_t object, const char* name) {
 
 AttributeHandle open_attribute(hid_t location, const std::string& path, const char* name) {
   const Hdf5Lock lock;
-  if (H5Aexists_by_name(location, path.c_str(), name, H5P_DEFAULT) <= 0) {
+  // No external link on the way is followed (its target would be opened unchecked).
+  const GuardedLinks no_links({});
+  if (H5Aexists_by_name(location, path.c_str(), name, no_links.lapl()) <= 0) {
     H5Eclear2(H5E_DEFAULT);
     return {};
   }
-  return AttributeHandle(check(H5Aopen_by_name(location, path.c_str(), name, H5P_DEFAULT, H5P_DEFAULT),
+  return AttributeHandle(check(H5Aopen_by_name(location, path.c_str(), name, H5P_DEFAULT, no_links.lapl()),
                                fmt::format("H5Aopen_by_name({})", name)));
 }
 
@@ -77,6 +80,17 @@ std::vector<std::uint64_t> read_u64_attribute(hid_t attribute, std::uint64_t cou
   const Hdf5Lock lock;
   std::vector<std::uint64_t> values(count);
   check(H5Aread(attribute, H5T_NATIVE_UINT64, values.data()), "H5Aread");
+  return values;
+}
+
+std::optional<std::vector<std::int64_t>> read_integers_attribute(hid_t attribute, std::uint64_t count) {
+  const Hdf5Lock lock;
+  const TypeHandle type(check(H5Aget_type(attribute), "H5Aget_type"));
+  if (H5Tget_class(type.get()) != H5T_INTEGER) {
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> values(count);
+  check(H5Aread(attribute, H5T_NATIVE_INT64, values.data()), "H5Aread");
   return values;
 }
 

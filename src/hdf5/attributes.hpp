@@ -24,13 +24,17 @@ void write_empty_attribute(hid_t object, const char* name, hid_t type);
 // Attribute `name` of `object`, or an empty handle where it has none.
 [[nodiscard]] AttributeHandle open_attribute(hid_t object, const char* name);
 // Attribute `name` of the object at `path` (from `location`), without opening that object (a
-// virtual dataset's mapping is then not decoded), or an empty handle where it has none.
+// virtual dataset's mapping is then not decoded), or an empty handle where it has none or where
+// the path goes through an external link (not followed: its target file is not opened).
 [[nodiscard]] AttributeHandle open_attribute(hid_t location, const std::string& path, const char* name);
 
 // The attribute's shape (empty for a scalar or null dataspace).
 [[nodiscard]] Shape attribute_shape(hid_t attribute);
 // The attribute's `count` values as unsigned 64-bit integers.
 [[nodiscard]] std::vector<std::uint64_t> read_u64_attribute(hid_t attribute, std::uint64_t count);
+// The attribute's `count` values as signed 64-bit integers (larger ones clipped), or nullopt where
+// its type is not an integer type.
+[[nodiscard]] std::optional<std::vector<std::int64_t>> read_integers_attribute(hid_t attribute, std::uint64_t count);
 // The attribute's `count` fixed-length strings, or nullopt where it holds something else (or
 // strings wider than `max_width` bytes).
 [[nodiscard]] std::optional<std::vector<std::string>> read_strings_attribute(hid_t attribute, std::uint64_t count,

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
+
+#include <h5tile/error.hpp>
 
 #include "hdf5/file.hpp"
 
@@ -29,8 +32,10 @@ std::uint64_t chunk_address_base([[maybe_unused]] hid_t dataset) {
 #endif
 }
 
+// An allocated chunk's storage; nullopt where there is none. A record of size 0 at an address is
+// kept (HDF5 itself reads such an unfiltered chunk as uninitialised memory): the readers refuse it.
 std::optional<StoredChunk> stored(haddr_t address, hsize_t size, unsigned filter_mask, std::uint64_t base) {
-  if (address == HADDR_UNDEF || size == 0) {
+  if (address == HADDR_UNDEF) {
     return std::nullopt;
   }
   return StoredChunk{base + static_cast<std::uint64_t>(address), static_cast<std::uint64_t>(size), filter_mask};
@@ -98,6 +103,17 @@ std::optional<std::uint64_t> chunk_number(const Origin& origin, const Shape& chu
   return number;
 }
 
+// Whether the chunks of `grid` can be numbered in 64 bits (a sparse dataset of 2^62 x 2^62
+// chunks cannot: numbers that wrapped would find another chunk's storage).
+bool numberable(const Shape& grid) {
+  std::uint64_t n = 1;
+  for (const auto g : grid) {
+    if (g != 0 && n > std::numeric_limits<std::uint64_t>::max() / g) return false;
+    n *= g;
+  }
+  return true;
+}
+
 // `down` for chunks numbered in row-major order of `grid`.
 Shape row_major_down(const Shape& grid) {
   Shape down(grid.size(), 1);
@@ -154,10 +170,13 @@ std::optional<ImplicitChunks> implicit_chunks(hid_t dataset) {
     found.chunk_bytes *= chunk[a];
     last[a] = (dims[a] - 1) / chunk[a] * chunk[a];
   }
+  Shape max_grid;
   for (std::size_t a = 0; a < dims.size(); ++a) {
     found.chunk.push_back(chunk[a]);
-    found.grid.push_back((dims[a] + chunk[a] - 1) / chunk[a]);
+    found.grid.push_back(dims[a] / chunk[a] + (dims[a] % chunk[a] != 0 ? 1 : 0));
+    max_grid.push_back(max_dims[a] / chunk[a] + (max_dims[a] % chunk[a] != 0 ? 1 : 0));
   }
+  if (!numberable(max_grid)) return std::nullopt;  // never so many chunks in one block (a damaged file)
   const auto base = chunk_address_base(dataset);
   const auto head = chunk_info(dataset, Shape(dims.size(), 0), base);
   const auto tail = chunk_info(dataset, last, base);
@@ -205,6 +224,35 @@ std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset, const std
   return addresses;
 }
 
+std::vector<std::pair<Shape, StoredChunk>> allocated_chunks(hid_t dataset) {
+  const Hdf5Lock lock;
+  std::vector<std::pair<Shape, StoredChunk>> chunks;
+  const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
+  const auto rank =
+      static_cast<std::size_t>(check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims"));
+  if (walk_index(dataset, [&](const hsize_t* offset, const StoredChunk& chunk) {
+        chunks.emplace_back(Shape(offset, offset + rank), chunk);
+      })) {
+    return chunks;
+  }
+  chunks.clear();
+  hsize_t count = 0;
+  check(H5Dget_num_chunks(dataset, space.get(), &count), "H5Dget_num_chunks");
+  const auto base = chunk_address_base(dataset);
+  std::vector<hsize_t> offset(rank);
+  for (hsize_t i = 0; i < count; ++i) {
+    unsigned filter_mask = 0;
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    check(H5Dget_chunk_info(dataset, space.get(), i, offset.data(), &filter_mask, &address, &size),
+          "H5Dget_chunk_info");
+    if (const auto chunk = stored(address, size, filter_mask, base)) {
+      chunks.emplace_back(Shape(offset.begin(), offset.end()), *chunk);
+    }
+  }
+  return chunks;
+}
+
 std::uint64_t count_chunks(hid_t dataset) {
   const Hdf5Lock lock;
   // The dataset's whole space: HDF5 before 1.12 does not take H5S_ALL here.
@@ -215,7 +263,8 @@ std::uint64_t count_chunks(hid_t dataset) {
 }
 
 std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
-                                          const std::function<std::byte*(std::size_t)>& room) {
+                                          const std::function<std::byte*(std::size_t)>& room,
+                                          const std::string& where) {
   const Hdf5Lock lock;
   const auto offset = hsizes(origin);
   hsize_t size = 0;
@@ -224,6 +273,16 @@ std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
     H5Eclear2(H5E_DEFAULT);
     return std::nullopt;
   }
+  // A record larger than the file is damage: refused before memory is allocated for it.
+  const FileHandle file(check(H5Iget_file_id(dataset), "H5Iget_file_id"));
+  hsize_t file_size = 0;
+  if (H5Fget_filesize(file.get(), &file_size) >= 0 && size > file_size) {
+    throw RuntimeError(
+        fmt::format("{}: the chunk at {} is recorded with {} bytes, more than the whole file ({} "
+                    "bytes): its chunk index is damaged",
+                    where, to_string(origin), size, file_size));
+  }
+  H5Eclear2(H5E_DEFAULT);
   std::uint32_t filter_mask = 0;
   check(H5Dread_chunk(dataset, H5P_DEFAULT, offset.data(), &filter_mask, room(size)), "H5Dread_chunk");
   return filter_mask;
@@ -240,8 +299,37 @@ constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
 
 }  // namespace
 
-ChunkDirectory::ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes)
-    : dataset_(dataset), fd_(fd), chunk_(std::move(chunk)), chunk_bytes_(chunk_bytes) {}
+ChunkDirectory::ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes, bool unfiltered,
+                               std::string where, std::int64_t size_without_fd)
+    : dataset_(dataset),
+      fd_(fd),
+      size_without_fd_(size_without_fd),
+      chunk_(std::move(chunk)),
+      chunk_bytes_(chunk_bytes),
+      unfiltered_(unfiltered),
+      where_(std::move(where)) {}
+
+void ChunkDirectory::check_records(const std::vector<Shape>& origins,
+                                   const std::vector<std::optional<StoredChunk>>& found, std::int64_t file_size) const {
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    if (!found[i]) continue;
+    const auto& c = *found[i];
+    const auto name = [&] { return fmt::format("{}: chunk {}", where_, to_string(Box{origins[i], chunk_})); };
+    if (file_size >= 0 && (c.offset > static_cast<std::uint64_t>(file_size) ||
+                           c.size > static_cast<std::uint64_t>(file_size) - c.offset)) {
+      throw RuntimeError(
+          fmt::format("{} is recorded at byte {} with {} bytes, past the end of the file ({} bytes): "
+                      "its chunk index is damaged",
+                      name(), c.offset, c.size, file_size));
+    }
+    if (unfiltered_ && c.size != chunk_bytes_) {
+      throw RuntimeError(
+          fmt::format("{} is recorded with {} bytes, but an unfiltered chunk of this dataset holds {}: "
+                      "its chunk index is damaged",
+                      name(), c.size, chunk_bytes_));
+    }
+  }
+}
 
 ChunkDirectory::Signature ChunkDirectory::signature() const {
   Signature now;
@@ -258,6 +346,8 @@ ChunkDirectory::Signature ChunkDirectory::signature() const {
     now.file_size = st.st_size;
     now.modified_ns = std::int64_t{st.st_mtim.tv_sec} * kNs + st.st_mtim.tv_nsec;
     now.changed_ns = std::int64_t{st.st_ctim.tv_sec} * kNs + st.st_ctim.tv_nsec;
+  } else if (fd_ < 0) {
+    now.file_size = size_without_fd_;
   }
   return now;
 }
@@ -268,8 +358,12 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   const auto& dims = listing->signature.dims;
   auto& grid = listing->grid;
   grid.resize(dims.size());
-  for (std::size_t a = 0; a < dims.size(); ++a) grid[a] = (dims[a] + chunk_[a] - 1) / chunk_[a];
+  for (std::size_t a = 0; a < dims.size(); ++a) grid[a] = dims[a] / chunk_[a] + (dims[a] % chunk_[a] != 0 ? 1 : 0);
   listing->down = row_major_down(grid);
+  if (!numberable(grid)) {
+    listing->mode = Mode::OneByOne;  // each chunk looked up by its coordinates
+    return listing;
+  }
   const Hdf5Lock lock;
   if (auto implicit = implicit_chunks(dataset_)) {
     listing->mode = Mode::Implicit;
@@ -324,7 +418,11 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   const auto listing = current();
   switch (listing->mode) {
     case Mode::ThroughHdf5: return std::nullopt;
-    case Mode::OneByOne: return stored_chunks(dataset_, origins);
+    case Mode::OneByOne: {
+      auto found = stored_chunks(dataset_, origins);
+      check_records(origins, found, listing->signature.file_size);
+      return found;
+    }
     case Mode::Implicit:
     case Mode::Listed: break;
   }
@@ -345,6 +443,7 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
       found.push_back(it != chunks.end() && it->first == *number ? std::optional(it->second) : std::nullopt);
     }
   }
+  check_records(origins, found, listing->signature.file_size);
   return found;
 }
 

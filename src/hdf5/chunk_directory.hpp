@@ -43,28 +43,43 @@ struct StoredChunk {
 [[nodiscard]] std::vector<std::optional<std::uint64_t>> locate_chunks(hid_t dataset,
                                                                       const std::vector<Shape>& chunk_offsets);
 
+// Every allocated chunk of a chunked dataset: its first element and where it is stored, in the
+// order of its chunk index. HDF5 >= 1.14: one pass over the index (H5Dchunk_iter); before, one
+// H5Dget_chunk_info call per chunk, each a walk of the index up to that chunk (time in N^2 for N
+// chunks: for the few chunks of a sparse dataset, whose grid is too large to look chunks up in).
+[[nodiscard]] std::vector<std::pair<Shape, StoredChunk>> allocated_chunks(hid_t dataset);
+
 // The number of allocated chunks of a chunked dataset, counted by walking its whole chunk index
 // (HDF5 reads and decodes every node of it, as reads that look chunks up will).
 [[nodiscard]] std::uint64_t count_chunks(hid_t dataset);
 
 // The stored (filtered) bytes of the chunk that starts at the elements `origin`, read by HDF5
 // (H5Dread_chunk, which finds the chunk with a search of the index) into the buffer that
-// `room(size)` returns; the chunk's filter mask, or nullopt for a chunk not allocated.
+// `room(size)` returns; the chunk's filter mask, or nullopt for a chunk not allocated. Throws
+// RuntimeError naming `where`, before `room` is asked, for a chunk whose stored size reaches past
+// the end of the file (a damaged chunk index).
 [[nodiscard]] std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
-                                                        const std::function<std::byte*(std::size_t)>& room);
+                                                        const std::function<std::byte*(std::size_t)>& room,
+                                                        const std::string& where = {});
 
 class ChunkDirectory {
  public:
   // For `dataset`, chunked in chunks of shape `chunk` holding `chunk_bytes` bytes each before
   // filters, whose file h5tile reads through the descriptor `fd` (-1: none); both must stay open
-  // while the directory is used. Reads nothing yet.
-  ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes);
+  // while the directory is used. Reads nothing yet. `unfiltered`: the dataset has no filters, so
+  // that every chunk's record must say `chunk_bytes`. `where` names the dataset in errors.
+  // `size_without_fd`: where `fd` is -1, the size of the file read through something else (a
+  // remote object's, fixed when it was opened), which chunk records are checked against; -1: unknown.
+  ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes, bool unfiltered = false,
+                 std::string where = {}, std::int64_t size_without_fd = -1);
 
   // The chunks that start at the elements `origins`, in their order: where each is stored, or
   // nullopt for a chunk not allocated (HDF5 supplies the fill value) or outside the dataset's
   // current extent. nullopt as a whole where this HDF5 cannot find the dataset's chunks cheaply
   // (before 1.14, many small chunks): read them through HDF5 instead. Safe to call from several
-  // threads.
+  // threads. Throws RuntimeError, before anything is read or allocated for it, for a chunk whose
+  // record is damaged: stored past the end of the file (its descriptor's size), or, unfiltered,
+  // of another size than a chunk's (HDF5 reads a record of size 0 as uninitialised memory).
   //
   // A listing is made at the first call and made again at any call that finds the dataset's
   // extent, or its file's size or modification time, changed since: a change flushed by HDF5 in
@@ -107,8 +122,15 @@ class ChunkDirectory {
 
   hid_t dataset_;
   int fd_;
+  std::int64_t size_without_fd_;
+  // Throws for a damaged record among `found` (the chunks at `origins`), given the listing's file size.
+  void check_records(const std::vector<Shape>& origins, const std::vector<std::optional<StoredChunk>>& found,
+                     std::int64_t file_size) const;
+
   Shape chunk_;
   std::uint64_t chunk_bytes_;
+  bool unfiltered_;
+  std::string where_;
   mutable std::mutex mutex_;
   mutable std::shared_ptr<const Listing> listing_;
 };

@@ -62,6 +62,13 @@ bool raw_chunks(hid_t dataset, hid_t memory_type) {
   return H5Tequal(file_type.get(), memory_type) > 0;
 }
 
+bool hdf5_decodes(hid_t dataset) {
+  const Hdf5Lock lock;
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  const auto layout = H5Pget_layout(dcpl.get());
+  return layout == H5D_VIRTUAL || (layout == H5D_CHUNKED && H5Pget_nfilters(dcpl.get()) > 0);
+}
+
 ChunkFilters chunk_filters(hid_t dataset, hid_t memory_type) {
   const Hdf5Lock lock;
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));

@@ -39,6 +39,10 @@ void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size
 // so that each chunk can be read with pread at the address HDF5 reports.
 [[nodiscard]] bool raw_chunks(hid_t dataset, hid_t memory_type);
 
+// True when HDF5 reading `dataset` runs decoders: a filter pipeline (HDF5 1.10 crashes on some
+// damaged chunks), or a virtual mapping (its sources may have one).
+[[nodiscard]] bool hdf5_decodes(hid_t dataset);
+
 // A filter of a chunked dataset's pipeline, as its creation list gives it.
 struct StoredFilter {
   unsigned id = 0;

@@ -13,6 +13,8 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
+#include "hdf5/links.hpp"
 #include "hdf5/remote_driver.hpp"
 #include "io/http/url.hpp"
 #include "io/remote.hpp"
@@ -32,6 +34,11 @@ std::string normalize_dataset_name(const std::string& name) {
     if (part.empty() || part == "." || part == "..") {
       throw InvalidArgument(fmt::format(
           "dataset name '{}' has an empty, '.' or '..' component: give a path such as '/group/data'", name));
+    }
+    if (part.find('\0') != std::string::npos) {
+      // HDF5 takes names as C strings: it would cut this one at the NUL and find another object.
+      throw InvalidArgument(fmt::format("dataset name '{}' holds a NUL character: give a path such as '/group/data'",
+                                        std::string_view(name).substr(0, name.find('\0'))));
     }
     out += "/" + part;
     pos = slash + 1;
@@ -64,8 +71,7 @@ FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& r
     // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
     return open_remote_file(open_remote(path.native(), remote), remote.block_size, 16 * remote.block_size);
   }
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
+  const auto status = status_of(path, "cannot open");  // a link loop is an IoError (ELOOP), not "missing"
   if (!fs::exists(status)) {
     throw FileNotFound(fmt::format("file '{}' does not exist", path.string()));
   }
@@ -127,7 +133,9 @@ WritableFile::~WritableFile() {
     }
     H5Eclear2(H5E_DEFAULT);
   }
+  const Hdf5Lock lock;
   file_.reset();
+  H5Eclear2(H5E_DEFAULT);  // what closing it pushed (a failed flush; a filter HDF5 does not know)
 }
 
 void WritableFile::close() {
@@ -153,6 +161,7 @@ void WritableFile::close() {
   if (H5Fclose(file_.release()) < 0) {
     throw_hdf5_failure<Hdf5Error>(fmt::format("cannot close '{}'", path_.string()));
   }
+  H5Eclear2(H5E_DEFAULT);  // what a close that succeeded pushed (a filter HDF5 does not know)
 }
 
 std::optional<OpenedFile> file_holding(hid_t object) {
@@ -186,21 +195,25 @@ std::string file_name_of(hid_t object) {
 
 std::vector<std::string> datasets_in(hid_t group) {
   const Hdf5Lock lock;
-  std::vector<std::string> names;
+  // For messages only: no external link is followed (its target file is not opened).
+  const GuardedLinks no_links({});
+  std::pair<std::vector<std::string>, hid_t> found{{}, no_links.lapl()};
   auto collect = [](hid_t g, const char* name, const H5L_info_t*, void* out) -> herr_t {
-    const hid_t obj = H5Oopen(g, name, H5P_DEFAULT);
+    auto& [names, lapl] = *static_cast<std::pair<std::vector<std::string>, hid_t>*>(out);
+    const hid_t obj = H5Oopen(g, name, lapl);
     if (obj >= 0) {
       if (H5Iget_type(obj) == H5I_DATASET) {
-        static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+        names.emplace_back(name);
       }
       H5Oclose(obj);
     } else {
-      H5Eclear2(H5E_DEFAULT);  // a dangling link: not a dataset
+      H5Eclear2(H5E_DEFAULT);  // a dangling link, or an external one: not listed
     }
     return 0;
   };
   hsize_t idx = 0;
-  if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &names) < 0) {
+  auto& names = found.first;
+  if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect, &found) < 0) {
     H5Eclear2(H5E_DEFAULT);
   }
   return names;
@@ -246,8 +259,9 @@ std::string list_for_message(const std::vector<std::string>& names) {
 
 }  // namespace
 
-DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& path) {
+DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& path, const GuardedLinks& links) {
   const Hdf5Lock lock;
+  const hid_t lapl = links.lapl();
   // Walk the path so that the message names the first missing part.
   std::string prefix;
   std::size_t pos = 1;
@@ -255,11 +269,12 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
     const auto slash = std::min(name.find('/', pos), name.size());
     const auto parent = prefix.empty() ? std::string("/") : prefix;
     prefix = name.substr(0, slash);
-    const htri_t exists = H5Lexists(file, prefix.c_str(), H5P_DEFAULT);
+    const htri_t exists = H5Lexists(file, prefix.c_str(), lapl);
     if (exists <= 0) {
+      links.rethrow_refusal();
       H5Eclear2(H5E_DEFAULT);
       std::string datasets = "it is not a group";
-      const hid_t g = H5Oopen(file, parent.c_str(), H5P_DEFAULT);
+      const hid_t g = H5Oopen(file, parent.c_str(), lapl);
       if (g >= 0) {
         if (H5Iget_type(g) == H5I_GROUP) {
           datasets = fmt::format("datasets in '{}': {}", parent, list_for_message(datasets_in(g)));
@@ -272,8 +287,9 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
     }
     pos = slash + 1;
   }
-  const hid_t obj = H5Oopen(file, name.c_str(), H5P_DEFAULT);
+  const hid_t obj = H5Oopen(file, name.c_str(), lapl);
   if (obj < 0) {
+    links.rethrow_refusal();
     throw_hdf5_failure<DatasetNotFound>(fmt::format("cannot open {}", where(path, name)));
   }
   const auto type = H5Iget_type(obj);

@@ -56,9 +56,13 @@ class WritableFile {
 [[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false,
                                    const RemoteOptions& remote = {});
 
-// Opens dataset `name` (normalised). Throws DatasetNotFound or NotADataset (listing the
-// datasets of the group it names).
-[[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path);
+class GuardedLinks;
+
+// Opens dataset `name` (normalised), following external links on its path only where `links`
+// lets it (what its check throws is thrown, before HDF5 opens the target). Throws
+// DatasetNotFound or NotADataset (listing the datasets of the group it names).
+[[nodiscard]] DatasetHandle open_dataset(hid_t file, const std::string& name, const std::filesystem::path& path,
+                                         const GuardedLinks& links);
 
 // Opens the dataset `name` at `location` (H5Dopen2), for a name known to be a dataset's;
 // throws Hdf5Error where HDF5 cannot open it.

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <system_error>
@@ -20,6 +22,13 @@ namespace {
 std::recursive_mutex& hdf5_mutex() {
   static std::recursive_mutex mutex;
   return mutex;
+}
+
+// Set as the process exits, before HDF5 closes itself (registered after HDF5's own atexit
+// handler, so run before it): a thread that ends after that must not call HDF5 again.
+std::atomic<bool>& hdf5_closing() {
+  static std::atomic<bool> closing{false};
+  return closing;
 }
 
 // Walked upward (innermost first): the innermost description, and the innermost errno that
@@ -69,6 +78,30 @@ Hdf5Lock::Hdf5Lock() : lock_(hdf5_mutex()) {
     return true;
   }();
   (void)silenced;
+  // HDF5 pushes errors during some calls that succeed (creating or closing a dataset whose
+  // filter h5tile applies itself: "required filter 32015 is not registered"); the next call on
+  // the thread clears them. A thread that ends with such entries (a rank's thread after a failed
+  // write) leaves them for good, and HDF5 1.10 then cannot close its error classes at exit: it
+  // prints "HDF5: infinite loop closing library". So each thread's stack is cleared as it ends.
+  struct ClearedAtThreadExit {
+    ClearedAtThreadExit() = default;
+    ClearedAtThreadExit(const ClearedAtThreadExit&) = delete;
+    ClearedAtThreadExit& operator=(const ClearedAtThreadExit&) = delete;
+    ~ClearedAtThreadExit() {
+      if (!hdf5_closing()) {
+        const std::lock_guard lock(hdf5_mutex());
+        H5Eclear2(H5E_DEFAULT);
+      }
+    }
+  };
+  static const bool registered = [] {
+    H5open();  // HDF5 registers its atexit handler first, so this one runs before it
+    std::atexit([] { hdf5_closing() = true; });
+    return true;
+  }();
+  (void)registered;
+  thread_local const ClearedAtThreadExit cleared;
+  (void)cleared;
 }
 
 pid_t fork_outside_hdf5() {

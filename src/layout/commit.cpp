@@ -89,7 +89,11 @@ void WriteCommit::abandon() const noexcept {
   std::error_code ec;
   fs::remove(temp(), ec);
   if (with_tiles_) {
-    fs::remove_all(sidecar_dir(target_) / dataset_dir(dataset_) / generation_, ec);
+    try {
+      fs::remove_all(sidecar_dir(target_) / dataset_dir(dataset_) / generation_, ec);
+    } catch (...) {
+      // dataset_dir refuses a name that has no tile folder: this write made none.
+    }
     remove_empty_folders(target_, dataset_);
   }
 }

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -10,6 +12,7 @@
 
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "io/http/url.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
@@ -41,8 +44,20 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-void check_data_files_inside(const fs::path& path, const fs::path& file, const std::string& name, hid_t dataset,
-                             hid_t dcpl, const std::string& extfile_prefix) {
+void check_regular_file(const fs::path& file, const std::string& what) {
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    throw VirtualSourceError(
+        fmt::format("{} '{}', which is {}, not a regular file: h5tile reads data only from "
+                    "regular files (HDF5 would wait for ever on a FIFO, or read a device as a "
+                    "file)",
+                    what, file.string(), kind_of(status)));
+  }
+}
+
+void check_data_files(const fs::path& path, const fs::path& file, const std::string& name, hid_t dataset, hid_t dcpl,
+                      const std::string& extfile_prefix, bool allow_external) {
   std::optional<FolderCheck> folder;
   const auto inside = [&](const fs::path& p) {
     if (!folder) folder.emplace(path);
@@ -50,7 +65,7 @@ void check_data_files_inside(const fs::path& path, const fs::path& file, const s
   };
   // Opened by its own name (the common case, one string compare): no link was followed.
   const fs::path opened = file_name_of(dataset);
-  if (opened != file && !same_file(opened, file) && !inside(opened)) {
+  if (!allow_external && opened != file && !same_file(opened, file) && !inside(opened)) {
     throw VirtualSourceError(
         fmt::format("{} is reached through an external link to '{}', outside the folder of '{}'; reading it needs "
                     "allow_external_sources (h5tile refuses it by default)",
@@ -58,13 +73,68 @@ void check_data_files_inside(const fs::path& path, const fs::path& file, const s
   }
   for (const auto& stored : external_storage_names(dcpl)) {
     const auto data = external_storage_path(stored, opened, extfile_prefix);
-    if (!inside(data)) {
+    check_regular_file(data, fmt::format("{} keeps its data in HDF5 external storage in", where(file, name)));
+    if (!allow_external && !inside(data)) {
       throw VirtualSourceError(
           fmt::format("{} keeps its data in HDF5 external storage '{}' (resolved to '{}'), outside the folder of "
                       "'{}'; reading it needs allow_external_sources (h5tile refuses it by default)",
                       where(file, name), stored, data.string(), path.string()));
     }
   }
+}
+
+std::optional<fs::path> external_link_target(const fs::path& parent, const std::string& stored,
+                                             const std::string& ext_prefix) {
+  std::vector<fs::path> candidates;
+  fs::path relative(stored);
+  if (relative.is_absolute()) {
+    candidates.push_back(relative);
+    relative = relative.filename();
+  }
+  for (std::size_t begin = 0; begin < ext_prefix.size();) {
+    const auto colon = std::min(ext_prefix.find(':', begin), ext_prefix.size());
+    if (colon > begin) candidates.push_back(fs::path(ext_prefix.substr(begin, colon - begin)) / relative);
+    begin = colon + 1;
+  }
+  std::error_code ec;
+  candidates.push_back(fs::absolute(parent, ec).parent_path() / relative);
+  candidates.push_back(relative);
+  for (auto& candidate : candidates) {
+    const auto status = fs::status(candidate, ec);
+    if (fs::exists(status) && !fs::is_directory(status)) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+ExternalLinkCheck external_link_check(const fs::path& path, bool allow_external, std::string ext_prefix) {
+  if (is_url(path.native())) {
+    // A name in a remote file is not resolved against the server nor against local folders: the
+    // link is refused before HDF5 opens anything for it (only the file itself is requested).
+    return [url = redacted(path.native())](const ExternalLink& link) {
+      throw VirtualSourceError(
+          fmt::format("an external link in '{}' of '{}' (to '{}' in '{}') is not followed: h5tile does not follow "
+                      "external links of a remote file",
+                      link.group, url, link.object, link.file));
+    };
+  }
+  return [path, allow_external, prefix = std::move(ext_prefix)](const ExternalLink& link) {
+    const auto target = external_link_target(link.parent_file, link.file, prefix);
+    if (!target) {
+      return;  // nothing to open: HDF5 fails to follow it, saying so
+    }
+    const auto what = fmt::format("an external link in '{}' of '{}' to '{}' in '{}' leads to", link.group,
+                                  link.parent_file, link.object, link.file);
+    check_regular_file(*target, what);
+    if (!allow_external && !FolderCheck(path).inside(*target)) {
+      std::error_code ec;
+      throw VirtualSourceError(fmt::format(
+          "{} '{}', outside the folder of '{}'; reading it needs allow_external_sources (h5tile refuses it by "
+          "default, before HDF5 opens it)",
+          what, fs::weakly_canonical(fs::absolute(*target), ec).string(), path.string()));
+    }
+  };
 }
 
 }  // namespace h5tile::detail

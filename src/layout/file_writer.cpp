@@ -8,6 +8,7 @@
 #include "hdf5/create.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/links.hpp"
 #include "hdf5/types.hpp"
 #include "hdf5/virtual.hpp"
 #include "layout/virtual/virtual_map.hpp"
@@ -90,7 +91,7 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
 std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::string& name,
                                            const std::vector<Shape>& origins) {
   const auto file = open_file(path);
-  const auto dataset = open_dataset(file.get(), name, path);
+  const auto dataset = open_dataset(file.get(), name, path, GuardedLinks({}));  // a file just written
   const auto found = locate_chunks(dataset.get(), origins);
   std::vector<std::uint64_t> addresses;
   addresses.reserve(origins.size());

@@ -114,12 +114,12 @@ std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
   const auto rank = box.rank();
   Shape first(rank);
   Shape count(rank);
-  std::uint64_t total = 1;
   for (std::size_t a = 0; a < rank; ++a) {
+    const auto end = box.offset[a] + box.extent[a];  // at most the shape's (the box fits it)
     first[a] = box.offset[a] / chunk[a];
-    count[a] = (box.offset[a] + box.extent[a] + chunk[a] - 1) / chunk[a] - first[a];
-    total *= count[a];
+    count[a] = end / chunk[a] + (end % chunk[a] != 0 ? 1 : 0) - first[a];
   }
+  const auto total = element_count(count);
   std::vector<Box> chunks;
   chunks.reserve(total);
   for (std::uint64_t i = 0; i < total; ++i) {
@@ -148,7 +148,7 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
 OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options)
     : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
   file_ = open_file(path_, false, options_.remote);
-  dataset_ = open_dataset(file_.get(), name_, path_);
+  dataset_ = open_guarded(file_.get(), name_, path_);
   auto described = describe_dataset(dataset_.get(), where(path_, name_));
   info_.dtype = described.dtype;
   info_.shape = described.shape;
@@ -177,8 +177,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
       return;  // its sources' sizes are not looked up
     }
   }
-  if (!options_.allow_external && !options_.metadata_only) {
-    check_data_files_inside(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix);
+  if (!options_.metadata_only) {
+    check_data_files(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix, options_.allow_external);
   }
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
@@ -198,8 +198,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   self->chunk = info_.chunk;
   self->elem_size = info_.dtype.size();
   std::string why_hdf5;
-  self->access = access_for({{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
-                            options_.raw_io, options_.direct_reads, &why_hdf5);
+  self->access = access_for({{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
+                            options_.raw_io, options_.direct_reads, path_, name_, &why_hdf5);
   if (!info_.filters.empty()) {
     const bool ours = std::holds_alternative<FilteredChunks>(self->access);
     info_.decoder = ours ? "h5tile" : "hdf5";
@@ -227,13 +227,15 @@ void OpenDataset::open_virtual(hid_t dcpl) {
         throw VirtualSourceError(
             fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
       }
+      // HDF5 opens these itself, by path, as it reads.
+      if (!expands[i]) check_regular_file(file, fmt::format("{} maps its source file", where(path_, name_)));
     }
     auto self = std::make_unique<Source>();
     self->file = path_;
     self->dataset = name_;
     self->shape = info_.shape;
     self->elem_size = info_.dtype.size();
-    self->access = ThroughHdf5{{}, open_dataset(file_.get(), name_, path_), copy_type(memory_type_.get())};
+    self->access = ThroughHdf5{{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())};
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
     return;
@@ -249,6 +251,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     check_inside(resolved[i].file, (*entries)[i].file, resolved[i].link);
   }
   std::vector<char> by_table(entries->size(), 0);
+  std::vector<std::shared_ptr<const PosixFile>> held(entries->size());  // the first hold_tiles tiles
   if (options_.raw_io && has_table) {
     const auto es = info_.dtype.size();
     const auto workers = static_cast<unsigned>(std::min<std::size_t>(options_.threads, 1 + entries->size() / 64));
@@ -259,9 +262,11 @@ void OpenDataset::open_virtual(hid_t dcpl) {
           !resolved[i].found || resolved[i].link || resolved[i].bytes != row.file_size) {
         return;
       }
-      const auto tile = open_tile(resolved[i].file, options_.direct_reads);
-      by_table[i] =
-          tile && is_written_tile(*tile, {row.raw_offset, row.file_size, *row.identity, false}, entry.dst.count() * es);
+      auto checked =
+          hold_tile(resolved[i].file, {row.raw_offset, row.file_size, *row.identity, false, options_.direct_reads},
+                    entry.dst.count() * es);
+      by_table[i] = checked != nullptr;
+      if (i < options_.hold_tiles) held[i] = std::move(checked);
     });
   }
   std::map<std::pair<std::string, std::string>, std::size_t> seen;
@@ -274,8 +279,8 @@ void OpenDataset::open_virtual(hid_t dcpl) {
       source->dataset = entry.dataset;
       source->shape = entry.dst.extent;
       source->elem_size = info_.dtype.size();
-      source->access =
-          TableTile{table[i].raw_offset, table[i].file_size, *table[i].identity, false, options_.direct_reads};
+      source->access = TableTile{table[i].raw_offset,   table[i].file_size, *table[i].identity, false,
+                                 options_.direct_reads, std::move(held[i])};
       sources_.push_back(std::move(source));
       mappings_.push_back(
           {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].raw_offset});
@@ -346,8 +351,12 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   parallel_for(touched.size(), threads, [&](std::size_t i) {
     const auto& m = *touched[i];
     const auto& file = sources_[m.source]->file;
-    if (checksum_region(PosixFile(file, O_RDONLY | O_NONBLOCK, options_.direct_reads), m.raw_offset,
-                        m.dst.count() * info_.dtype.size()) != *m.checksum) {
+    const auto* tile = std::get_if<TableTile>(&sources_[m.source]->access);
+    std::optional<PosixFile> opened;  // a tile held open is checked in the file its reads read
+    const PosixFile& tile_file = tile != nullptr && tile->held
+                                     ? *tile->held
+                                     : opened.emplace(file, O_RDONLY | O_NONBLOCK, options_.direct_reads);
+    if (checksum_region(tile_file, m.raw_offset, m.dst.count() * info_.dtype.size()) != *m.checksum) {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
                       "they were written",
@@ -367,22 +376,32 @@ void OpenDataset::walk_chunk_indexes() const {
   }
 }
 
+DatasetHandle OpenDataset::open_guarded(hid_t file, const std::string& name, const fs::path& where_from) const {
+  const GuardedLinks links(external_link_check(path_, options_.allow_external, options_.ext_prefix));
+  return open_dataset(file, name, where_from, links);
+}
+
+bool OpenDataset::hdf5_decodes() const {
+  return std::any_of(sources_.begin(), sources_.end(), [](const auto& source) {
+    const auto* hdf5 = std::get_if<ThroughHdf5>(&source->access);
+    return hdf5 != nullptr && detail::hdf5_decodes(hdf5->dataset.get());
+  });
+}
+
 std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dataset, hid_t memory_type) {
   auto source = std::make_unique<Source>();
   source->file = file;
   source->dataset = dataset;
   ThroughHdf5 hdf5{open_file(file), {}, copy_type(memory_type)};
-  hdf5.dataset = open_dataset(hdf5.file.get(), normalize_dataset_name(dataset), file);
+  hdf5.dataset = open_guarded(hdf5.file.get(), normalize_dataset_name(dataset), file);
   // Rejects unsupported source types; the source converts to the virtual dataset's type.
   const auto described = describe_dataset(hdf5.dataset.get(), where(file, dataset));
   source->shape = described.shape;
   source->chunk = described.chunk;
   source->elem_size = info_.dtype.size();
-  if (!options_.allow_external) {
-    check_data_files_inside(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
-                            options_.extfile_prefix);
-  }
-  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads);
+  check_data_files(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
+                   options_.extfile_prefix, options_.allow_external);
+  source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads, file, dataset);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
 }
@@ -492,8 +511,9 @@ void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsig
   // Tasks of the task size, smaller where that would leave threads idle (a 64 MiB block
   // of from_file_batched on 16 threads: 4 MiB each), never under 1 MiB.
   const std::uint64_t task_size = options_.task_size;
-  const auto tasks = plan(region, std::clamp<std::uint64_t>(region.count() * info_.dtype.size() / std::max(threads, 1U),
-                                                            std::min<std::uint64_t>(task_size, 1U << 20), task_size));
+  const auto tasks =
+      plan(region, std::clamp<std::uint64_t>(byte_count(region.extent, info_.dtype.size()) / std::max(threads, 1U),
+                                             std::min<std::uint64_t>(task_size, 1U << 20), task_size));
   std::uint64_t covered = 0;
   for (const auto& task : tasks) {
     covered += task.dst.count();

@@ -60,6 +60,11 @@ struct OpenOptions {
   // Start a read of a virtual dataset h5tile wrote from its tile index (open_for_read in
   // layout/virtual/early_open.hpp).
   bool early_reads = false;
+  // Tile files read by their tile table that are opened, checked and held open for the life of
+  // the OpenDataset (the first this many of its tiles; TableTile::held), so that a write that
+  // replaces the file meanwhile does not change what is read (a batched read). 0: each read
+  // opens its tile.
+  std::size_t hold_tiles = 0;
   // How pread treats the page cache.
   DirectReads direct_reads = DirectReads::Auto;
   // Reads into device memory: GPUDirect Storage, and the staging otherwise.
@@ -73,6 +78,8 @@ struct OpenOptions {
   // sources first, and for external storage files.
   std::string vds_prefix{};
   std::string extfile_prefix{};
+  // HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for an external link's target first.
+  std::string ext_prefix{};
   // Reads of a URL (connections, block size, timeouts, retries).
   RemoteOptions remote{};
 };
@@ -125,11 +132,18 @@ class OpenDataset {
   // Walks the whole chunk index of every chunked source opened with HDF5, as reads that look
   // chunks up will (for a probe of the metadata that a read touches: api/probe.hpp).
   void walk_chunk_indexes() const;
+  // Whether a read runs HDF5's own decoders on stored bytes: a source that HDF5 reads (raw_io off,
+  // a filter h5tile does not decode) and that is filtered (or virtual). HDF5 1.10 crashes on some
+  // damaged chunks (a fletcher32 chunk shorter than its checksum), which h5tile's decoders refuse.
+  [[nodiscard]] bool hdf5_decodes() const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
 
  private:
   OpenDataset() = default;  // for from_tile_index
+  // open_dataset, following external links only where external_link_check allows.
+  [[nodiscard]] DatasetHandle open_guarded(hid_t file, const std::string& name,
+                                           const std::filesystem::path& where_from) const;
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset

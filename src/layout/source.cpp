@@ -39,6 +39,14 @@ std::optional<PosixFile> open_tile(const fs::path& file, DirectReads direct) {
   }
 }
 
+std::shared_ptr<const PosixFile> hold_tile(const fs::path& file, const TableTile& tile, std::uint64_t data_bytes) {
+  auto opened = open_tile(file, tile.direct_reads);
+  if (!opened || !is_written_tile(*opened, tile, data_bytes)) {
+    return nullptr;
+  }
+  return std::make_shared<const PosixFile>(std::move(*opened));
+}
+
 namespace {
 
 // The tile file `file` for a read, checked to be the file that was written.
@@ -50,7 +58,7 @@ PosixFile open_checked_tile(const fs::path& file, const TableTile& tile, std::ui
   if (tile.index_only) {
     throw IndexMismatch(fmt::format("tile '{}' is not the file the tile index names", file.string()));
   }
-  throw VirtualSourceError(
+  throw TileChanged(
       fmt::format("tile '{}' changed while being read (a newer write of the file, or another "
                   "program, replaced it)",
                   file.string()));
@@ -93,7 +101,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
   std::vector<Shape> origins;
   for (auto& c : chunks_touching(src, chunk)) origins.push_back(std::move(c.offset));
   const auto located = filtered.directory->find(origins);  // nullopt: HDF5 reads each chunk's bytes
-  const auto chunk_bytes = element_count(chunk) * es;
+  const auto chunk_bytes = byte_count(chunk, es);
   const StridedBytes whole{out, rowmajor_strides(out_shape, es)};
   const auto dst_memory = sub_memory(whole, Box::whole(out_shape), dst);
   const auto chunk_strides = rowmajor_strides(chunk, es);
@@ -129,10 +137,13 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
         filter_mask = stored->filter_mask;
       }
     } else {
-      filter_mask = read_stored_chunk(filtered.hdf5.dataset.get(), origins[i], [&](std::size_t size) {
-        data.resize(size);
-        return data.data();
-      });
+      filter_mask = read_stored_chunk(
+          filtered.hdf5.dataset.get(), origins[i],
+          [&](std::size_t size) {
+            data.resize(size);
+            return data.data();
+          },
+          where);
     }
     if (!filter_mask) {      // not allocated
       Box part_dst = *part;  // where the part goes in `out`
@@ -172,9 +183,13 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
   if (const auto* bytes = std::get_if<RawBytes>(&access)) {
     read_raw({bytes->file.get(), bytes->offset, shape, elem_size}, src, into());
   } else if (const auto* tile = std::get_if<TableTile>(&access)) {
-    // Opened for this read only (thousands of tiles would exhaust descriptors), checked first.
-    const PosixFile tile_file = open_checked_tile(file, *tile, element_count(shape) * elem_size);
-    read_raw({&tile_file, tile->offset, shape, elem_size}, src, into());
+    if (tile->held) {
+      read_raw({tile->held.get(), tile->offset, shape, elem_size}, src, into());
+    } else {
+      // Opened for this read only (thousands of tiles would exhaust descriptors), checked first.
+      const PosixFile tile_file = open_checked_tile(file, *tile, byte_count(shape, elem_size));
+      read_raw({&tile_file, tile->offset, shape, elem_size}, src, into());
+    }
   } else if (const auto* chunks = std::get_if<RawChunks>(&access)) {
     if (src.rank() == 0 || !read_chunks(*chunks, chunk, elem_size, src, into())) {
       hdf5_read(chunks->hdf5.dataset.get(), chunks->hdf5.memory_type.get(), src, out, out_shape, dst);
@@ -225,7 +240,8 @@ std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5
 
 }  // namespace
 
-SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct, std::string* why_hdf5) {
+SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
+                        const fs::path& named_file, const std::string& dataset, std::string* why_hdf5) {
   std::string why;
   auto access = [&]() -> SourceAccess {
     if (!raw_io) {
@@ -255,9 +271,17 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     if (offset) {
       return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
     }
-    const int fd = file->posix_file() != nullptr ? file->posix_file()->fd() : -1;
-    auto directory = std::make_shared<const ChunkDirectory>(hdf5.dataset.get(), fd, chunk,
-                                                            element_count(chunk) * type_size(hdf5.memory_type.get()));
+    // Errors about the chunk index name the file read where it is not the one named.
+    const auto* local = file->posix_file();
+    auto named = detail::where(named_file, dataset);
+    if (local != nullptr && local->path().lexically_normal() != named_file.lexically_normal()) {
+      named += fmt::format(" (stored in '{}')", local->path().string());
+    }
+    // A remote object has no descriptor: its chunk records are checked against its size.
+    auto directory = std::make_shared<const ChunkDirectory>(
+        hdf5.dataset.get(), local != nullptr ? local->fd() : -1, chunk,
+        byte_count(chunk, type_size(hdf5.memory_type.get())), !pipeline, std::move(named),
+        local != nullptr ? -1 : static_cast<std::int64_t>(file->size()));
     if (pipeline) {
       return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline), std::move(directory)};
     }

@@ -11,6 +11,7 @@
 #include <variant>
 
 #include <h5tile/array.hpp>
+#include <h5tile/error.hpp>
 
 #include "engine/codecs/pipeline.hpp"
 #include "engine/raw_transfer.hpp"
@@ -60,13 +61,22 @@ struct FilteredChunks {
 // A tile h5tile wrote, read by what its tile table says of it (raw offset, file size, identity)
 // without HDF5 opening it: each read opens the file without following a symbolic link and
 // checks that it is the file written before reading (IndexMismatch where `index_only`, a dataset
-// known from its tile index alone; VirtualSourceError otherwise: the tile changed meanwhile).
+// known from its tile index alone; TileChanged otherwise: the tile changed meanwhile). A tile
+// `held` (OpenOptions::hold_tiles) was opened and checked once, when the dataset was opened, and
+// is read through that descriptor: what later replaces or removes its name does not change it.
 struct TableTile {
   std::uint64_t offset = 0;
   std::uint64_t file_size = 0;
   std::uint64_t identity = 0;
   bool index_only = false;
   DirectReads direct_reads = DirectReads::Auto;  // how its reads treat the page cache
+  std::shared_ptr<const PosixFile> held{};
+};
+
+// A tile read by its tile table that is no longer the file it was when the dataset was opened
+// (a newer write replaced or removed it, or another program changed it).
+class TileChanged : public VirtualSourceError {
+  using VirtualSourceError::VirtualSourceError;
 };
 
 using SourceAccess = std::variant<ThroughHdf5, RawBytes, RawChunks, FilteredChunks, TableTile>;
@@ -92,7 +102,9 @@ struct Source {
 // not empty) is best read: by pread (treating the page cache as `direct` says) where `raw_io`
 // and its storage allow, else through HDF5. Where HDF5 reads it, `why_hdf5` (if given) is set to
 // why, where known: "raw_io is off", "h5tile does not decode szip", ... (empty otherwise).
+// `named_file` and `dataset` name it in errors (a damaged chunk index).
 [[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
+                                      const std::filesystem::path& named_file, const std::string& dataset,
                                       std::string* why_hdf5 = nullptr);
 
 // Whether `file` is the tile file that `tile` describes, holding `data_bytes` at its offset: a
@@ -101,5 +113,10 @@ struct Source {
 
 // Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
 [[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file, DirectReads direct);
+
+// The tile file `file` that `tile` describes, holding `data_bytes`, opened and checked to be that
+// file (open_tile, is_written_tile), to be held for the reads of a dataset; nullptr otherwise.
+[[nodiscard]] std::shared_ptr<const PosixFile> hold_tile(const std::filesystem::path& file, const TableTile& tile,
+                                                         std::uint64_t data_bytes);
 
 }  // namespace h5tile::detail

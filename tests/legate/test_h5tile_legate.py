@@ -313,10 +313,10 @@ def test_a_task_that_fails_before_the_write_fails_the_others_at_once(tmp_path, m
         pytest.skip("needs two point tasks")
     real = hl._tile_memory
 
-    def failing(ctx, store):
+    def failing(ctx, store, *rest):
         if int(ctx.task_index[0]) == TILES - 1:
             raise h5tile.OperationError("no memory for this tile")
-        return real(ctx, store)
+        return real(ctx, store, *rest)
 
     monkeypatch.setattr(hl, "_tile_memory", failing)
     data = random_array("int32", SHAPE, seed=4)

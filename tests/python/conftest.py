@@ -8,8 +8,10 @@ import uuid
 import numpy as np
 import pytest
 
-# Servers the remote-read tests start on loopback (tests/python/servers/).
+# Servers the remote-read tests start on loopback (tests/python/servers/): nginx and the fault
+# server; the S3 server, one per session for every test module that asks for it.
 from servers.fixtures import fault_server, nginx_server  # noqa: F401 (fixtures)
+from servers.seaweedfs import seaweedfs_server  # noqa: E402,F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))

@@ -5,6 +5,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import zlib
 
 import h5py
 import numpy as np
@@ -197,17 +198,23 @@ def test_verify_read_finds_a_flipped_byte_and_names_the_tile(files, tmp_path):
 
 
 def test_verify_read_streams_a_dataset_larger_than_its_memory(tmp_path):
-    # 1 GiB of logical data (chunked, nothing allocated: every element the fill value, a tiny
-    # file) checked by `verify --read` in a process allowed 768 MiB of address space: it must
-    # read in blocks, not the whole dataset at once.
+    # 1 GiB of logical data (chunked and compressed: 144 of its 256 chunks written, each a
+    # constant, the rest the fill value; a file of about 1 MiB) checked by `verify --read` in a
+    # process allowed 768 MiB of address space: it must read in blocks, not the whole dataset at
+    # once. (A dataset whose allocated chunks hold less than half of it has only those read.)
+    chunk = zlib.compress(np.full((1024, 1024), 2.5, dtype="f4").tobytes(), 1)
     with h5py.File(tmp_path / "big.h5", "w") as f:
-        f.create_dataset("x", shape=(16384, 16384), dtype="f4", chunks=(1024, 1024), fillvalue=1.5)
+        d = f.create_dataset("x", shape=(16384, 16384), dtype="f4", chunks=(1024, 1024), fillvalue=1.5,
+                             compression="gzip")
+        for i in range(144):
+            d.id.write_direct_chunk((i // 16 * 1024, i % 16 * 1024), chunk)
     limit = 768 << 20
     proc = subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", "--read", "--json", "big.h5"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300, env=dict(os.environ, H5TILE_THREADS="2"),
                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert json.loads(proc.stdout)["datasets"][0]["problems"] == []
+    result = json.loads(proc.stdout)["datasets"][0]
+    assert result["problems"] == [] and result["read"] == "every byte read"
 
 
 def test_info_describes_a_virtual_dataset_whose_tile_is_missing(files, tmp_path):

@@ -175,3 +175,40 @@ def test_a_rank_whose_arguments_fail_the_early_checks_fails_every_rank(tmp_path,
     assert len({l.split(": ", 1)[1] for l in lines}) == 1, lines  # the same error on every rank
     assert f": {error}: rank 1: " in lines[0], lines
     assert not (tmp_path / "out.h5").exists()
+
+
+@pytest.mark.parametrize("call", ["to_file", "write_tile"])
+@pytest.mark.parametrize("name", ["/a/../../../escaped", "a/../../escaped", "/" + "../" * 40 + "escaped", "/a//b",
+                                  "/."])
+def test_names_that_leave_the_tile_folder_are_refused_on_every_rank(tmp_path, call, name):
+    """to_file(comm=) and write_tile once created tile folders wherever '..' led (one at the root
+    of /tmp): every rank raises the same InvalidArgumentError, and nothing is created."""
+    (tmp_path / "p" / "q" / "r").mkdir(parents=True)  # escapes land in the test's folder
+    before_root = {"/" + n for n in os.listdir("/")}
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    code, out = mpirun_python(2, f"""
+        import numpy as np, h5tile
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        rank = comm.Get_rank()
+        a = np.full((3, 2), rank, np.int32)
+        try:
+            if {call!r} == "to_file":
+                h5tile.to_file(a, "p/q/r/out.h5", {name!r}, comm=comm)
+            else:
+                h5tile.write_tile(a, "p/q/r/out.h5", {name!r}, comm=comm, offset=(3 * rank, 0), global_shape=(6, 2))
+            result = "written"
+        except h5tile.Error as e:
+            result = f"{{type(e).__name__}}: {{e}}"
+        with open(f"rank{{rank}}.txt", "w") as f:
+            f.write(result)
+    """, cwd=tmp_path, timeout=60)
+    results = [(tmp_path / f"rank{r}.txt").read_text() for r in range(2)]
+    assert code == 0, out
+    assert results[0] == results[1], results  # the same error on every rank
+    assert results[0].startswith("InvalidArgumentError:") and "component" in results[0], results
+    for r in range(2):
+        (tmp_path / f"rank{r}.txt").unlink()
+    (tmp_path / "job.py").unlink()
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    assert not os.path.exists("/escaped") or "/escaped" in before_root, "a folder appeared at the root"

@@ -176,6 +176,37 @@ def test_a_forged_raw_offset_in_the_tile_index_is_not_believed(tmp_path, tool, o
     assert out.returncode == 1 and "raw offset" in out.stdout, out.stdout
 
 
+# --- 5. A forged h5tile_shape attribute: reads give HDF5's view (h5py's bytes), verify says so ---
+
+
+@pytest.mark.parametrize("forged", [[64, 301], [32, 300], [1 << 40, 1 << 40], [64, 300, 1], [-1, 300], "64x300"],
+                         ids=str)
+@pytest.mark.parametrize("layout", ["virtual", "contiguous", "chunked"])
+def test_a_forged_shape_attribute_is_not_believed(tmp_path, tool, layout, forged):
+    a = random_array("int16", (64, 300), seed=11)
+    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=4, layout=layout).wait()
+    with h5py.File(tmp_path / "v.h5", "a") as f:
+        f["data"].attrs["h5tile_shape"] = forged  # replaces h5tile's (virtual), or adds one
+    with h5py.File(tmp_path / "v.h5", "r") as f:
+        expected = f["data"][...]
+    assert same_bytes(expected, a)
+    for early in EARLY:
+        proc, raw = read_in_process(tmp_path / "v.h5", "/data", early, tmp_path, tool)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert raw.read_bytes() == expected.tobytes(), f"H5TILE_EARLY_READS={early}"
+    assert same_bytes(h5tile.from_file(tmp_path / "v.h5", "/data"), expected)
+    assert same_bytes(h5tile.read_box(tmp_path / "v.h5", "/data", (5, 7), (30, 200)), expected[5:35, 7:207])
+    blocks = np.empty_like(expected)
+    for block, (r, c) in h5tile.from_file_batched(tmp_path / "v.h5", "/data", (10, 300)):
+        blocks[r:r + block.shape[0], c:c + block.shape[1]] = block
+    assert same_bytes(blocks, expected)
+    assert h5tile.describe(tmp_path / "v.h5", "/data")["shape"] == (64, 300)
+    out = cli("verify", "v.h5", cwd=tmp_path)
+    says = "is no list of" if isinstance(forged, str) else "gives shape [" + ", ".join(map(str, forged)) + "]"
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert f"attribute 'h5tile_shape' {says}" in out.stdout and "HDF5 gives shape [64, 300]" in out.stdout, out.stdout
+
+
 # --- Virtual sources: the file HDF5's search finds (HDF5_VDS_PREFIX, a moved absolute name) ---
 
 

@@ -167,3 +167,100 @@ def test_gpu_decoding_is_auto_unless_set_otherwise():
             env["H5TILE_GPU_DECODE"] = value
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
         assert out.stdout.split() == [expected], (value, out.stderr)
+
+
+# Each environment variable with values it must refuse, and a piece of the message that says why.
+BAD_ENVIRONMENT = [
+    ("H5TILE_THREADS", "2K", "no size suffix"),  # a count: once read as 2048
+    ("H5TILE_THREADS", "2k", "no size suffix"),
+    ("H5TILE_THREADS", "1.5", "no size suffix"),
+    ("H5TILE_THREADS", "-1", "no size suffix"),
+    ("H5TILE_THREADS", " 2", "no size suffix"),
+    ("H5TILE_THREADS", "0", "zero"),
+    ("H5TILE_THREADS", "100000", "4096"),
+    ("H5TILE_THREADS", "99999999999999999999999", "4096"),
+    ("H5TILE_TASK_SIZE", "12X", "is not a size"),
+    ("H5TILE_TASK_SIZE", "0", "H5TILE_TASK_SIZE"),
+    ("H5TILE_ALIGNMENT", "3000", "power of two"),
+    ("H5TILE_STAGING_BYTES", "-5G", "is not a size"),
+    ("H5TILE_HOST_POOL", "lots", "is not a size"),
+    ("H5TILE_RAW_IO", "yes", "must be 0 or 1"),
+    ("H5TILE_RAW_IO", "2", "must be 0 or 1"),
+    ("H5TILE_EARLY_READS", "no", "must be 0 or 1"),
+    ("H5TILE_PROBE", "true", "must be 0 or 1"),
+    ("H5TILE_PROBE_TIMEOUT", "ten", "seconds"),
+    ("H5TILE_DIRECT_IO", "maybe", "auto, on or off"),
+    ("H5TILE_GDS", "1", "auto, on or off"),
+    ("H5TILE_GPU_DECODE", "maybe", "auto, on or off"),
+    ("H5TILE_REMOTE_CONNECTIONS", "2K", "no size suffix"),
+    ("H5TILE_REMOTE_CONNECTIONS", "0", "zero"),
+    ("H5TILE_REMOTE_CONNECTIONS", "5000", "1024"),
+    ("H5TILE_REMOTE_BLOCK_SIZE", "lots", "is not a size"),
+    ("H5TILE_REMOTE_BLOCK_SIZE", "100", "4 KiB to 1 GiB"),
+    ("H5TILE_REMOTE_TIMEOUT", "soon", "seconds"),
+    ("H5TILE_REMOTE_RETRIES", "-1", "no size suffix"),
+    ("H5TILE_REMOTE_RETRIES", "101", "100"),
+]
+
+
+GETTERS = {"H5TILE_THREADS": ("threads", "7", 7), "H5TILE_TASK_SIZE": ("task_size", "2K", 2048),
+           "H5TILE_ALIGNMENT": ("alignment", "8K", 8192), "H5TILE_STAGING_BYTES": ("staging_bytes", "1m", 1 << 20),
+           "H5TILE_HOST_POOL": ("host_pool_bytes", "off", 0), "H5TILE_RAW_IO": ("raw_io", "0", False),
+           "H5TILE_EARLY_READS": ("early_reads", "0", False), "H5TILE_PROBE": ("probe", "1", True),
+           "H5TILE_PROBE_TIMEOUT": ("probe_timeout", "2.5", 2.5), "H5TILE_DIRECT_IO": ("direct_io", "on", "on"),
+           "H5TILE_GDS": ("gds", "off", "off"), "H5TILE_GPU_DECODE": ("gpu_decode", "on", "on"),
+           "H5TILE_REMOTE_CONNECTIONS": ("remote_connections", "8", 8),
+           "H5TILE_REMOTE_BLOCK_SIZE": ("remote_block_size", "64K", 65536),
+           "H5TILE_REMOTE_TIMEOUT": ("remote_timeout", "2.5", 2.5), "H5TILE_REMOTE_RETRIES": ("remote_retries", "0", 0)}
+
+
+@pytest.mark.parametrize("variable", sorted(GETTERS))
+def test_every_environment_variable_is_checked_when_first_read(variable):
+    """In a process of its own: the variable set to each bad value before its setting's first
+    use; the getter and check_environment() raise InvalidArgumentError naming the variable, the
+    value and why (a failed first read is tried again at the next use); then a good value reads."""
+    getter, good, expected = GETTERS[variable]
+    cases = [(value, why) for v, value, why in BAD_ENVIRONMENT if v == variable]
+    code = f"""
+import os, h5tile
+from h5tile import settings
+for value, why in {cases!r}:
+    os.environ[{variable!r}] = value
+    for check in (settings.{getter}, settings.check_environment):
+        try:
+            check()
+            print("accepted", repr(value))
+        except h5tile.InvalidArgumentError as e:
+            if {variable!r} not in str(e) or value.strip() not in str(e) or why not in str(e):
+                print("unclear", repr(value), str(e))
+os.environ[{variable!r}] = {good!r}
+settings.check_environment()
+print(repr(settings.{getter}()))
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("H5TILE_")}
+    env["PYTHONPATH"] = str(BUILD / "python")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [repr(expected)], out.stdout
+
+
+SUBCOMMANDS = [["info", "f.h5"], ["verify", "f.h5"], ["consolidate", "f.h5:/d", "c.h5"], ["split", "f.h5:/d", "s.h5"],
+               ["demo", "--size", "64k", "--path", "d.h5"], ["bench", "--size", "64k", "--repeats", "1"]]
+
+
+@pytest.mark.parametrize("variable,value,why", BAD_ENVIRONMENT + [("H5TILE_PROGRESS_AFTER", "soon", "seconds")])
+def test_the_command_checks_the_environment_the_same_way_in_every_subcommand(tmp_path, variable, value, why):
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["d"] = np.arange(10)
+    before = sorted(os.listdir(tmp_path))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("H5TILE_")}
+    env[variable] = value
+    results = set()
+    for args in SUBCOMMANDS:
+        out = subprocess.run([str(BUILD / "cli" / "h5tile"), *args], cwd=tmp_path, capture_output=True, text=True,
+                             env=env, timeout=60)
+        results.add((out.returncode, out.stderr))
+        assert out.returncode == 1 and f"h5tile: error: environment variable {variable}" in out.stderr, (args, out)
+        assert why in out.stderr, (args, out.stderr)
+    assert len(results) == 1, results  # the same exit code and message from every subcommand
+    assert sorted(os.listdir(tmp_path)) == before  # nothing ran

@@ -51,6 +51,27 @@ TEST(Shape, ElementCountDetectsOverflow) {
   EXPECT_THROW(Array(DType(DTypeKind::Float64), {std::uint64_t{1} << 62}), InvalidArgument);
 }
 
+TEST(Shape, ByteCountDetectsOverflowOfTheBytesToo) {
+  EXPECT_EQ(byte_count({}, 8), 8U);
+  EXPECT_EQ(byte_count({3, 0, 5}, 8), 0U);
+  EXPECT_EQ(byte_count({3, 4, 5}, 2), 120U);
+  // 2^61 elements count, but 2^61 x 8 bytes wrapped to 0 where computed unchecked.
+  const Shape wraps{std::uint64_t{1} << 61};
+  EXPECT_EQ(element_count(wraps), std::uint64_t{1} << 61);
+  try {
+    (void)byte_count(wraps, 8);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("[2305843009213693952] of 8-byte elements holds 2^64 bytes or more"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(byte_count({(std::uint64_t{1} << 61) - 1}, 8), (std::uint64_t{1} << 64) - 8);
+  EXPECT_THROW((void)byte_count({std::uint64_t{1} << 40, std::uint64_t{1} << 30}, 1), InvalidArgument);
+  const ArrayView view{nullptr, DType(DTypeKind::Float64), wraps};
+  EXPECT_THROW((void)view.nbytes(), InvalidArgument);
+}
+
 TEST(Box, FitsAndOverlaps) {
   const Box a{{0, 0}, {4, 4}};
   EXPECT_TRUE(a.fits({4, 4}));

@@ -14,7 +14,10 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <h5tile/error.hpp>
 
 #include "core/filter_ids.hpp"
 #include "hdf5/chunk_directory.hpp"
@@ -316,6 +319,56 @@ TEST_F(ChunkDirectoryTest, Hdf5ReadsAChunksStoredBytesOrSaysItIsNotAllocated) {
     bytes.resize(size);
     return bytes.data();
   }));
+}
+
+// The message of what `f` throws ("" where it throws nothing).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const RuntimeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(ChunkDirectoryTest, AnUnfilteredChunkOfAnotherSizeThanAChunksIsAnError) {
+  // A directory told the chunks hold one byte more than HDF5 records for them: every record it
+  // finds says another size than a chunk's, as a damaged index would.
+  const Layout layout{16, 8, 4, 8, 8, 16, false};
+  (void)open(layout);
+  const ChunkDirectory lying(dataset_.get(), -1, {4, 8}, 4 * 8 * 4 + 1, true, "dataset '/x' in 'f.h5'");
+  const auto message = error_of([&] { (void)lying.find({{0, 0}, {4, 0}}); });
+  EXPECT_NE(message.find("dataset '/x' in 'f.h5': chunk [0:4, 0:8] is recorded with 128 bytes, but an unfiltered "
+                         "chunk of this dataset holds 129"),
+            std::string::npos)
+      << message;
+  // Unallocated chunks have no record to check; a filtered dataset's chunks have any size.
+  EXPECT_EQ(error_of([&] { (void)lying.find({{8, 0}}); }), "");
+  const ChunkDirectory filtered(dataset_.get(), -1, {4, 8}, 4 * 8 * 4 + 1, false, "dataset '/x' in 'f.h5'");
+  EXPECT_EQ(error_of([&] { (void)filtered.find({{0, 0}, {4, 0}}); }), "");
+}
+
+TEST_F(ChunkDirectoryTest, AChunkPastTheEndOfItsFileIsAnError) {
+  // The records checked against the size of the file the chunks are read from: here a file of 64
+  // bytes, which every chunk of the dataset lies past.
+  const Layout layout{16, 8, 4, 8, 8, 16, true};
+  (void)open(layout);
+  const auto small = path_.string() + ".small";
+  std::ofstream(small, std::ios::binary) << std::string(64, 'x');
+  const int fd = ::open(small.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const ChunkDirectory directory(dataset_.get(), fd, {4, 8}, 128, false, "dataset '/x' in 'f.h5'");
+  const auto stored = asked_alone(dataset_.get(), {4, 0});
+  ASSERT_TRUE(stored);
+  const auto message = error_of([&] { (void)directory.find({{4, 0}}); });
+  EXPECT_NE(message.find(fmt::format("dataset '/x' in 'f.h5': chunk [4:8, 0:8] is recorded at byte {} with {} bytes, "
+                                     "past the end of the file (64 bytes)",
+                                     stored->offset, stored->size)),
+            std::string::npos)
+      << message;
+  ::close(fd);
+  std::filesystem::remove(small);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <h5tile/error.hpp>
+
 #include "layout/virtual/sidecar.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
@@ -59,6 +61,24 @@ TEST_F(Sidecar, GenerationNamesSayWhetherTheirWriterLives) {
   EXPECT_TRUE(writer_alive(new_generation()));
   EXPECT_FALSE(writer_alive(dead_writer()));
   EXPECT_TRUE(writer_alive("not-a-generation"));  // not ours to judge: assume alive
+}
+
+// The tile folder is derived from the dataset name's components, each checked there, so that it
+// cannot leave the sidecar whatever name reaches it (the API refuses such names first).
+TEST_F(Sidecar, TileFoldersStayInsideTheSidecarWhateverTheName) {
+  EXPECT_EQ(dataset_dir("/grp/x"), fs::path("grp/x"));
+  EXPECT_EQ(legacy_dataset_dir("/a%b/c"), fs::path("a_b/c"));
+  const auto before = std::distance(fs::recursive_directory_iterator(root_), fs::recursive_directory_iterator());
+  for (const std::string name : {"/a/../../../escaped", "/../escaped", "/a/./b", "/a//b", "/..", "/a/..", "/", ""}) {
+    EXPECT_THROW((void)dataset_dir(name), InvalidArgument) << name;
+    EXPECT_THROW((void)legacy_dataset_dir(name), InvalidArgument) << name;
+    EXPECT_THROW(mark_in_progress(target_, name, new_generation()), InvalidArgument) << name;
+    EXPECT_THROW((void)tile_relative(target_, name, new_generation(), 0), InvalidArgument) << name;
+  }
+  EXPECT_THROW(make_generation_folder(target_, "/x", ".."), InvalidArgument);
+  EXPECT_THROW(make_generation_folder(target_, "/x", "../../escaped"), InvalidArgument);
+  EXPECT_EQ(std::distance(fs::recursive_directory_iterator(root_), fs::recursive_directory_iterator()), before);
+  EXPECT_FALSE(fs::exists(root_.parent_path() / "escaped"));
 }
 
 TEST_F(Sidecar, ACommitKeepsItsGenerationAndTheOneItReplacesUntilTheNext) {

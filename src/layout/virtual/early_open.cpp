@@ -67,7 +67,16 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
       source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
-      source->access = TableTile{tile.raw_offset, tile.file_size, tile.identity, true, options.direct_reads};
+      TableTile access{tile.raw_offset, tile.file_size, tile.identity, true, options.direct_reads};
+      if (i < options.hold_tiles) {
+        // Held from here on: a tile that is not the file the index names makes the index unusable.
+        access.held = hold_tile(source->file, access, tile.dst.count() * es);
+        if (!access.held) {
+          usable = false;
+          return;
+        }
+      }
+      source->access = std::move(access);
       early.sources_[i] = std::move(source);
       early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }
@@ -76,7 +85,13 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
     return std::nullopt;
   }
   // Tiles that cover the dataset once: tasks never write the same memory, whatever the index.
-  const auto total = element_count(index->shape);
+  std::uint64_t total = 0;
+  try {
+    total = element_count(index->shape);
+    (void)element_count({total, index->dtype.size()});  // its bytes, too, fit in 64 bits
+  } catch (const Error&) {
+    return std::nullopt;  // a shape no dataset can have (a forged attribute): HDF5's shape decides
+  }
   std::uint64_t covered = 0;
   std::vector<Box> boxes;
   boxes.reserve(tiles.size());
@@ -94,7 +109,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
 bool OpenDataset::mapping_agrees() const {
   std::optional<std::vector<VirtualEntry>> entries;
   try {
-    const auto dataset = open_dataset(file_.get(), name_, path_);
+    const auto dataset = open_guarded(file_.get(), name_, path_);
     const auto described = describe_dataset(dataset.get(), where(path_, name_));
     if (described.dtype != info_.dtype || described.shape != info_.shape || described.storage != Storage::Virtual) {
       return false;

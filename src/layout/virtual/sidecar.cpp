@@ -100,6 +100,14 @@ void make_generation_folder(const fs::path& target, const std::string& dataset, 
   // Folder by folder from the target's own folder down, never through a symbolic link: a link
   // planted at `out.h5.tiles` (or below) could otherwise send the tiles, and the clean-up of
   // stale generations, anywhere the writer may write.
+  const auto sidecar = sidecar_dir(target);
+  const auto folder = (sidecar / dataset_dir(dataset) / generation).lexically_normal();
+  const auto inside = folder.lexically_relative(sidecar.lexically_normal());
+  if (inside.empty() || *inside.begin() == ".." || *inside.begin() == "." || generation.empty() ||
+      fs::path(generation).has_parent_path() || generation == "." || generation == "..") {
+    throw InvalidArgument(fmt::format("the tile folder '{}' of dataset '{}' would not lie inside '{}'", folder.string(),
+                                      dataset, sidecar.string()));
+  }
   auto dir = target.parent_path();
   for (const auto& part : fs::path(target.filename().string() + ".tiles") / dataset_dir(dataset)) {
     dir /= part;
@@ -120,8 +128,12 @@ void mark_in_progress(const fs::path& target, const std::string& dataset, const 
 }
 
 void clear_in_progress(const fs::path& target, const std::string& dataset, const std::string& generation) noexcept {
-  std::error_code ec;
-  fs::remove(sidecar_dir(target) / dataset_dir(dataset) / generation / kInProgress, ec);
+  try {
+    std::error_code ec;
+    fs::remove(sidecar_dir(target) / dataset_dir(dataset) / generation / kInProgress, ec);
+  } catch (...) {
+    // A name that has no tile folder (dataset_dir refuses it) has no mark to clear.
+  }
 }
 
 CommitLock::CommitLock(const fs::path& target) {
@@ -175,18 +187,42 @@ void remove_dead_temps(const fs::path& target) noexcept {
 
 fs::path sidecar_dir(const fs::path& target) { return target.parent_path() / (target.filename().string() + ".tiles"); }
 
-fs::path dataset_dir(const std::string& dataset) {
-  // The dataset's path itself: one folder per group, so that distinct datasets never share a
-  // folder. Its names are normalised (no empty, '.' or '..' part), and a '%' in them is
-  // escaped where the mapping stores the path (virtual_map.hpp).
-  return fs::path(dataset.substr(1));
+namespace {
+
+// The folders of a dataset's name, one per component, each checked here whatever the callers
+// checked before: a component that is empty, '.' or '..' (or holds a NUL, which the file
+// system would cut the name at) could lead a write, or a clean-up, out of the sidecar. Built
+// from the checked components only, the folder cannot leave it, whatever the name.
+fs::path confined_folder(std::string name, const std::string& dataset, bool legacy) {
+  if (legacy) {
+    std::replace(name.begin(), name.end(), '%', '_');
+  }
+  fs::path dir;
+  std::size_t pos = (!name.empty() && name.front() == '/') ? 1 : 0;
+  while (pos <= name.size()) {
+    const auto slash = std::min(name.find('/', pos), name.size());
+    const auto part = name.substr(pos, slash - pos);
+    if (part.empty() || part == "." || part == ".." || part.find('\0') != std::string::npos) {
+      throw InvalidArgument(
+          fmt::format("dataset name '{}' has an empty, '.' or '..' component (or a NUL): it cannot "
+                      "name a tile folder inside the file's '.tiles' folder",
+                      dataset));
+    }
+    dir /= part;
+    pos = slash + 1;
+  }
+  return dir;
 }
 
-fs::path legacy_dataset_dir(const std::string& dataset) {
-  std::string name = dataset.substr(1);
-  std::replace(name.begin(), name.end(), '%', '_');
-  return fs::path(name);
+}  // namespace
+
+fs::path dataset_dir(const std::string& dataset) {
+  // The dataset's path itself: one folder per group, so that distinct datasets never share a
+  // folder. A '%' in its names is escaped where the mapping stores the path (virtual_map.hpp).
+  return confined_folder(dataset, dataset, false);
 }
+
+fs::path legacy_dataset_dir(const std::string& dataset) { return confined_folder(dataset, dataset, true); }
 
 fs::path tile_relative(const fs::path& target, const std::string& dataset, const std::string& generation,
                        std::uint64_t index) {
@@ -299,6 +335,9 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
     const auto name = p.filename().string();
     if (!is_generation_name(name)) {
       prune(p, keep, keep_previous, ownership, mapped_by_replaced);  // a folder of a dataset or of a group
+      // Emptied (its dataset is no longer in the file, and nothing of it is kept for readers):
+      // it goes too. rmdir(2) only removes an empty folder, so a writer's new generation stays.
+      ::rmdir(p.c_str());
       continue;
     }
     if (ownership != nullptr && !ownership->removable(p)) {

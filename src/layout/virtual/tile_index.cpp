@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <h5tile/error.hpp>
 
@@ -114,6 +115,27 @@ void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::
   write_strings_attribute(dataset, kTileFilesAttribute, files);
   write_u64_attribute(dataset, kShapeAttribute, {rank}, shape.data());
   write_empty_attribute(dataset, kDtypeAttribute, type);  // its type is the dtype
+}
+
+std::optional<std::string> shape_attribute_disagreement(hid_t file, const std::string& dataset, const Shape& shape) {
+  const auto attribute = open_attribute(file, dataset, kShapeAttribute);
+  if (!attribute) {
+    return std::nullopt;
+  }
+  const auto dims = attribute_shape(attribute.get());
+  std::optional<std::vector<std::int64_t>> lengths;
+  if (dims.size() == 1 && dims[0] <= kMaxRank) {
+    lengths = read_integers_attribute(attribute.get(), dims[0]);
+  }
+  if (!lengths) {
+    return fmt::format("is no list of at most {} axis lengths (it has shape {}{})", kMaxRank, to_string(dims),
+                       dims.size() == 1 && dims[0] <= kMaxRank ? " and is not integers" : "");
+  }
+  const bool same = lengths->size() == shape.size() &&
+                    std::equal(lengths->begin(), lengths->end(), shape.begin(), [](std::int64_t v, std::uint64_t n) {
+                      return v >= 0 && static_cast<std::uint64_t>(v) == n;
+                    });
+  return same ? std::nullopt : std::optional<std::string>(fmt::format("gives shape [{}]", fmt::join(*lengths, ", ")));
 }
 
 std::optional<TileIndex> read_tile_index(hid_t file, const std::string& dataset) {

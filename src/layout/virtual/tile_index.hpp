@@ -72,4 +72,10 @@ void write_tile_index(hid_t dataset, hid_t type, const Shape& shape, const std::
 // index is incomplete.
 [[nodiscard]] std::optional<TileIndex> read_tile_index(hid_t file, const std::string& dataset);
 
+// Where `dataset` (in the open `file`) has an h5tile_shape attribute that does not say `shape`
+// (HDF5's): what the attribute says ("gives shape [60, 41]", "is no list of ..."). Reads believe
+// HDF5's shape; verify reports this.
+[[nodiscard]] std::optional<std::string> shape_attribute_disagreement(hid_t file, const std::string& dataset,
+                                                                      const Shape& shape);
+
 }  // namespace h5tile::detail

@@ -1,0 +1,164 @@
+"""The checks that every public function of the package makes on its arguments before they reach
+the C++ core, so that a wrong argument is an error that names it and says what it should be (not
+nanobind's "incompatible function arguments" with the C++ signature).
+
+A value of the wrong type raises :class:`h5tile.ArgumentTypeError` (a ``TypeError``, and an
+``InvalidArgumentError``, as these checks raised before); a value of the right type that is out
+of range raises :class:`h5tile.InvalidArgumentError` (a ``ValueError``)."""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ._h5tile import ArgumentTypeError, InvalidArgumentError
+
+UINT64_MAX = 2**64 - 1
+INT32_MAX = 2**31 - 1
+LAYOUTS = ("virtual", "contiguous", "chunked")
+MODES = ("w", "a", "x", "w-")
+COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
+
+
+def _shown(value: Any) -> str:
+    """The value and its type, as messages show a wrong one."""
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+def is_integer(value: Any) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
+
+
+def path(name: str, value: Any) -> str:
+    """A file path: a str, bytes or os.PathLike, as a str; never with a NUL (the system would cut
+    the name there)."""
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise ArgumentTypeError(f"{name} must be a path (str or os.PathLike), not {_shown(value)}")
+    text = os.fsdecode(os.fspath(value))
+    if "\0" in text:
+        raise InvalidArgumentError(f"{name} {text!r} holds a NUL character")
+    return text
+
+
+def dataset_name(value: Any, name: str = "dataset_name") -> str:
+    """A dataset name: a str (the core checks its components)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{name} must be a str naming a dataset, such as '/data', not {_shown(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeError:
+        raise InvalidArgumentError(f"{name} {value!r} is not valid text (a lone surrogate)") from None
+    return value
+
+
+def flag(name: str, value: Any) -> bool:
+    """True or False (NumPy's bool too); nothing else is taken for either."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name} must be True or False, not {_shown(value)}")
+    return bool(value)
+
+
+def whole(name: str, value: Any, limit: int = 2**32 - 1) -> int:
+    """A whole number in [0, limit], as an int."""
+    if not is_integer(value):
+        raise ArgumentTypeError(f"{name} must be a whole number from 0 to {limit}, not {_shown(value)}")
+    if not 0 <= value <= limit:
+        raise InvalidArgumentError(f"{name} must be a whole number from 0 to {limit}, not {value!r}")
+    return int(value)
+
+
+def wholes(name: str, values: Any) -> "list[int]":
+    """A sequence of whole numbers >= 0 (offsets, shapes), as ints."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise ArgumentTypeError(f"{name} must be a sequence of whole numbers >= 0, not {_shown(values)}")
+    items = list(values)
+    for i, v in enumerate(items):
+        if not is_integer(v):
+            raise ArgumentTypeError(f"{name} {tuple(items)}: element {i} is {_shown(v)}, not a whole number >= 0")
+        if not 0 <= v <= UINT64_MAX:
+            raise InvalidArgumentError(f"{name} {tuple(items)}: element {i} is {v!r}, not a whole number from 0 to "
+                                       f"2**64 - 1")
+    return [int(v) for v in items]
+
+
+def chunk_list(chunks: Optional[Sequence[int]], name: str = "chunks") -> "list[int]":
+    """None (no chunk shape: []) or a sequence of positive lengths."""
+    if chunks is None:
+        return []
+    lengths = wholes(name, chunks)
+    if any(c == 0 for c in lengths):
+        raise InvalidArgumentError(f"{name} must be positive lengths, not {tuple(lengths)}")
+    return lengths
+
+
+def text(what: str, value: Any, names: Sequence[str]) -> str:
+    """A str (one of ``names``; the core checks which, in its own words)."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {_shown(value)}")
+    return value
+
+
+def name_in(what: str, value: Any, names: Sequence[str]) -> str:
+    """One of ``names``."""
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {_shown(value)}")
+    if value not in names:
+        raise InvalidArgumentError(f"{what} must be one of {', '.join(repr(n) for n in names)}, not {value!r}")
+    return value
+
+
+def compression(compression: Optional[str], level: Optional[int], shuffle: Any, fletcher32: Any) -> tuple:
+    """The compression arguments as the core takes them: (name, level or -1, shuffle, fletcher32)."""
+    if compression is not None and not isinstance(compression, str):
+        raise ArgumentTypeError(f"compression must be a name such as 'gzip', or None, not {_shown(compression)}")
+    if level is not None and not is_integer(level):
+        raise ArgumentTypeError(f"level must be a whole number or None, not {_shown(level)}")
+    if level is not None and not -2**31 < level < 2**31:
+        raise InvalidArgumentError(f"level must be a whole number from -2**31 + 1 to 2**31 - 1 or None, not {level!r}")
+    return (name_in("compression", compression or "none", COMPRESSORS), -1 if level is None else int(level),
+            flag("shuffle", shuffle), flag("fletcher32", fletcher32))
+
+
+def array_like(name: str, value: Any) -> Any:
+    """An array to read into: anything with DLPack or an array interface."""
+    if not any(hasattr(value, a) for a in ("__dlpack__", "__array_interface__", "__cuda_array_interface__")):
+        raise ArgumentTypeError(f"{name} must be an array (NumPy, CuPy, or anything with DLPack), not {_shown(value)}")
+    return value
+
+
+def device(value: Any) -> int:
+    """None (host memory: -1) or a CUDA device ordinal."""
+    if value is None:
+        return -1
+    if not is_integer(value):
+        raise ArgumentTypeError(f"device must be None (host) or a CUDA device ordinal >= 0, not {_shown(value)}")
+    if not 0 <= value <= INT32_MAX:
+        raise InvalidArgumentError(f"device must be None (host) or a CUDA device ordinal >= 0, not {value!r}")
+    return int(value)
+
+
+def probe(value: Any) -> Optional[bool]:
+    """True, False or None (the setting)."""
+    if value is not None and not isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"probe must be True, False or None (the setting), not {_shown(value)}")
+    return None if value is None else bool(value)
+
+
+def progress(value: Any) -> Optional[Callable[[int, int], Optional[bool]]]:
+    """None or a callable taking (bytes_done, bytes_total)."""
+    if value is not None and not callable(value):
+        raise ArgumentTypeError(f"progress must be callable as progress(bytes_done, bytes_total), or None, not "
+                                f"{_shown(value)}")
+    return value
+
+
+def communicator(value: Any) -> Any:
+    """An mpi4py communicator (anything with its Get_rank, Get_size and allgather)."""
+    if not all(callable(getattr(value, m, None)) for m in ("Get_rank", "Get_size", "allgather")):
+        raise ArgumentTypeError(f"comm must be an mpi4py communicator (with Get_rank, Get_size and allgather), not "
+                                f"{_shown(value)}")
+    return value

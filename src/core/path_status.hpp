@@ -1,0 +1,17 @@
+#pragma once
+// What a path is (std::filesystem::status), where an error other than "not there" is an error:
+// a symbolic-link loop (ELOOP), a permission denied on the way, a name too long. Without this,
+// such a path reads as "does not exist", which it may well do.
+
+#include <filesystem>
+#include <string_view>
+
+namespace h5tile::detail {
+
+// The status of `path`, following symbolic links: file_type::not_found where nothing is there
+// (ENOENT, or a component that is not a folder); otherwise IoError carrying errno, saying
+// "<doing> '<path>': ..." ("cannot open", "cannot write") and, for ELOOP, that the path is a
+// symbolic-link loop.
+[[nodiscard]] std::filesystem::file_status status_of(const std::filesystem::path& path, std::string_view doing);
+
+}  // namespace h5tile::detail
