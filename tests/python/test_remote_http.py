@@ -123,6 +123,19 @@ def test_an_external_link_in_a_remote_file_is_not_followed(nginx_server, tmp_pat
     assert all("main.h5" in line for line in nginx_server.requests())
 
 
+def test_a_chunk_record_past_the_end_of_a_remote_file_is_an_error(nginx_server):
+    # No descriptor to fstat: the records are checked against the object's size, before a read.
+    from test_sizes_and_chunk_records import forge_chunk_size
+
+    path = nginx_server.root / "lying.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(64 * 8, dtype="<i4").reshape(64, 8), chunks=(16, 8), compression="gzip")
+    forge_chunk_size(path, "x", (16, 0), 0xFFFFFFFF)
+    with pytest.raises(h5tile.Error, match=r"chunk \[16:32, 0:8\] is recorded at byte \d+ with 4294967295 bytes, "
+                                           r"past the end of the file"):
+        h5tile.from_file(f"{nginx_server.url}/lying.h5", "/x")
+
+
 def test_writes_to_a_url_fail_at_once_and_write_nothing(nginx_server):
     before = sorted(p.name for p in nginx_server.root.iterdir())
     with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported yet"):
