@@ -136,7 +136,7 @@ int run_bench() {
   std::vector<Row> rows_out;
   auto add = [&](const std::string& group, const std::string& name, double s, bool limit = false) {
     rows_out.push_back({group, name, s, limit});
-    if (!o.json) fmt::print(stderr, "  {:<8} {:<52} {:8.3f} s\n", group, name, s);
+    if (!o.json) print_line(stderr, "  {:<8} {:<52} {:8.3f} s", group, name, s);
   };
   const auto raw = dir / "plain.bin";
   const auto hdf5 = dir / "hdf5.h5";
@@ -277,7 +277,7 @@ int run_bench() {
     if (r.is_limit) best_limit[r.group] = std::max(best_limit[r.group], static_cast<double>(bytes) / r.seconds / 1e9);
   }
   if (!o.json) {
-    fmt::print("h5tile bench: float32 [{}, {}] = {}, {} ranks/threads, {} page cache, in {}\n", rows, cols,
+    print_line(stdout, "h5tile bench: float32 [{}, {}] = {}, {} ranks/threads, {} page cache, in {}", rows, cols,
                human_bytes(bytes), all, cold ? "cold" : "warm", dir.string());
     fmt::print("{:<9}{:<50}{:>10}{:>14}\n", "", "engine", "GB/s", "vs best loop");
   }
@@ -286,15 +286,16 @@ int run_bench() {
     const double ratio = gbps / best_limit[r.group];
     out["results"].push_back(
         {{"group", r.group}, {"name", r.name}, {"seconds", r.seconds}, {"gbps", gbps}, {"ratio_to_best_loop", ratio}});
-    if (!o.json) fmt::print("{:<9}{:<50}{:>10.2f}{:>13.2f}x\n", r.group, r.name, gbps, ratio);
+    if (!o.json) print_line(stdout, "{:<9}{:<50}{:>10.2f}{:>13.2f}x", r.group, r.name, gbps, ratio);
   }
   if (o.json) {
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", json_text(out));
   } else {
     fmt::print("vs best loop: GB/s over the fastest 'limit:' loop of the group (above 1.00x: faster than that loop)\n");
     fmt::print("h5tile's read equals the source: {}\n", equal ? "yes" : "NO");
-    fmt::print("{}\n", o.keep ? fmt::format("the files are kept in {}", dir.string())
-                              : fmt::format("the files written in {} are removed (--keep keeps them)", dir.string()));
+    print_line(stdout, "{}",
+               o.keep ? fmt::format("the files are kept in {}", dir.string())
+                      : fmt::format("the files written in {} are removed (--keep keeps them)", dir.string()));
   }
   return equal ? kOk : kProblem;
 }

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <h5tile/error.hpp>
 #include <h5tile/settings.hpp>
@@ -22,7 +23,115 @@ std::atomic<bool> interrupted{false};
 
 void on_interrupt(int) { interrupted = true; }
 
+// The code point of the well-formed UTF-8 sequence at text[i] and its length in bytes; length 0
+// where the bytes there are not one (a stray continuation byte, an overlong form, a surrogate,
+// past U+10FFFF, cut short).
+struct Decoded {
+  char32_t code = 0;
+  std::size_t length = 0;
+};
+Decoded decode_utf8(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned lead = byte(i);
+  if (lead < 0x80) return {lead, 1};
+  std::size_t length = 0;
+  char32_t code = 0;
+  unsigned low = 0x80;  // the range of the second byte (narrower after E0, ED, F0, F4)
+  unsigned high = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2, code = lead & 0x1Fu;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3, code = lead & 0x0Fu;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4, code = lead & 0x07u;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
+  } else {
+    return {};
+  }
+  if (i + length > text.size()) return {};
+  for (std::size_t k = 1; k < length; ++k) {
+    const unsigned next = byte(i + k);
+    if (next < (k == 1 ? low : 0x80u) || next > (k == 1 ? high : 0xBFu)) return {};
+    code = (code << 6) | (next & 0x3Fu);
+  }
+  return {code, length};
+}
+
+// Code points that are not C0/C1 controls but still change how a line reads: line and
+// paragraph separators, and the bidirectional marks, embeddings, overrides and isolates that
+// reorder what follows them ("Trojan source").
+bool invisible_control(char32_t code) {
+  return code == 0x200E || code == 0x200F || code == 0x2028 || code == 0x2029 || (code >= 0x202A && code <= 0x202E) ||
+         (code >= 0x2066 && code <= 0x2069);
+}
+
 }  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto [code, length] = decode_utf8(text, i);
+    if (length == 0) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    switch (code) {
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (code < 0x20 || code == 0x7F) {
+          out += fmt::format("\\x{:02x}", static_cast<unsigned>(code));
+        } else if ((code >= 0x80 && code <= 0x9F) || invisible_control(code)) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(code));
+        } else {
+          out.append(text.substr(i, length));
+        }
+    }
+    i += length;
+  }
+  return out;
+}
+
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto length = decode_utf8(text, i).length;
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+bool unreachable_by_path(std::string_view name) {
+  std::size_t pos = !name.empty() && name[0] == '/' ? 1 : 0;
+  while (pos <= name.size()) {
+    const auto slash = std::min(name.find('/', pos), name.size());
+    const auto part = name.substr(pos, slash - pos);
+    if (part.empty() || part == "." || part == "..") return true;
+    pos = slash + 1;
+  }
+  return false;
+}
+
+nlohmann::json json_name(const std::string& name) {
+  nlohmann::json j{{"name", name}};
+  if (!is_utf8(name)) {
+    std::string hex;
+    for (const char c : name) hex += fmt::format("{:02x}", static_cast<unsigned char>(c));
+    j["name_hex"] = hex;
+  }
+  return j;
+}
+
+std::string json_text(const nlohmann::json& value) {
+  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::function<int()>& selected_command() {
   static std::function<int()> command;
@@ -120,7 +229,9 @@ std::string progress_line(const std::string& label, std::uint64_t done, std::uin
   std::string shown = label;
   const std::size_t fixed = stats.size() + 3;  // " [" and "]"
   if (shown.size() + fixed + kMinBar > width && width > fixed + kMinBar + 3) {
-    shown = "..." + shown.substr(shown.size() - (width - fixed - kMinBar - 3));
+    auto from = shown.size() - (width - fixed - kMinBar - 3);
+    while (from < shown.size() && (static_cast<unsigned char>(shown[from]) & 0xC0u) == 0x80u) ++from;  // whole UTF-8
+    shown = "..." + shown.substr(from);
   }
   const std::size_t room = width > shown.size() + fixed ? width - shown.size() - fixed : 0;
   const std::size_t bar = std::min(kMaxBar, room);
@@ -149,8 +260,8 @@ CLI::Validator size_check() {
 
 std::uint64_t size_of(const std::string& text) { return settings::parse_size(text); }
 
-ProgressBar::ProgressBar(std::string label)
-    : label_(std::move(label)), start_(std::chrono::steady_clock::now()), enabled_(::isatty(STDERR_FILENO) != 0) {
+ProgressBar::ProgressBar(const std::string& label)
+    : label_(printable(label)), start_(std::chrono::steady_clock::now()), enabled_(::isatty(STDERR_FILENO) != 0) {
   after_seconds_ = progress_after_seconds();
   interrupted = false;
   std::signal(SIGINT, on_interrupt);

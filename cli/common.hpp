@@ -4,10 +4,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <h5tile/options.hpp>
 
@@ -37,6 +42,40 @@ struct Target {
 };
 [[nodiscard]] Target parse_target(const std::string& text);
 
+// A name, path or message as the command prints it in text mode. Names come from files, which
+// anyone can write: a dataset named "x\nproblem: ..." must not add a line to `verify`'s report,
+// nor a name with ESC sequences drive the terminal. So control characters become C-style
+// escapes (\n, \r, \t, other C0 bytes, DEL and ESC as \x1b), C1 controls, line and paragraph
+// separators and bidirectional controls become \u0085, \u2028, \u202e, bytes that are not UTF-8
+// become \xff, and a backslash becomes \\ (so that an escape in the output always comes from
+// the command: two different names never print the same). Other UTF-8 (non-ASCII names) is
+// printed as it is.
+[[nodiscard]] std::string printable(std::string_view text);
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+[[nodiscard]] bool is_utf8(std::string_view text);
+
+// Whether a dataset's full name, as list_datasets gives it, has a component that a dataset path
+// cannot spell: "." (HDF5 skips it in paths), ".." (h5tile refuses it) or an empty one. HDF5
+// allows such link names (h5py's low-level API makes them); h5py reaches them, h5tile does not.
+[[nodiscard]] bool unreachable_by_path(std::string_view name);
+
+// Prints one line (a newline is added) to `out`, the whole formatted text passed through
+// printable(): every line the command prints in text mode goes through here.
+template <typename... Args>
+void print_line(std::FILE* out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::print(out, "{}\n", printable(fmt::format(format, std::forward<Args>(args)...)));
+}
+
+// {"name": name}, and where the name is not UTF-8 (JSON strings are Unicode), "name_hex": its
+// bytes in hex, so that a script can recover the exact name (json_text shows the invalid bytes
+// of "name" as U+FFFD).
+[[nodiscard]] nlohmann::json json_name(const std::string& name);
+
+// The JSON text printed by --json: indented, never failing on bytes that are not UTF-8 (they
+// become U+FFFD; names carry name_hex for that).
+[[nodiscard]] std::string json_text(const nlohmann::json& value);
+
 // A progress bar on stderr, drawn only when stderr is a terminal and the operation has run
 // for longer than H5TILE_PROGRESS_AFTER seconds (default 1). Ctrl-C cancels the operation.
 // Each redraw rewrites and clears the whole line (no leftovers when it gets shorter) and fits
@@ -47,7 +86,7 @@ struct Target {
 // result, so that the result gets a line of its own. The destructor ends the line too.
 class ProgressBar {
  public:
-  explicit ProgressBar(std::string label);
+  explicit ProgressBar(const std::string& label);  // printed through printable()
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
   ~ProgressBar();

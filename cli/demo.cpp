@@ -64,7 +64,7 @@ int run_demo() {
   const std::uint64_t rows = std::max<std::uint64_t>(1, bytes / 4 / o.columns);
   const Shape shape{rows, o.columns};
   const double gb = static_cast<double>(rows * o.columns * 4) / 1e9;
-  fmt::print("h5tile demo: uint32 array of shape [{}, {}] ({:.2f} GB), {} ranks, layout {}, file {}:{}\n", rows,
+  print_line(stdout, "h5tile demo: uint32 array of shape [{}, {}] ({:.2f} GB), {} ranks, layout {}, file {}:{}", rows,
              o.columns, gb, o.ranks, o.layout, o.path, o.dataset);
 
   std::vector<std::uint32_t> source(rows * o.columns);

@@ -20,11 +20,11 @@ struct InfoOptions {
 InfoOptions info_options;
 
 nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
-  nlohmann::json j{{"name", name},
-                   {"dtype", d.dtype.name()},
-                   {"shape", d.shape},
-                   {"layout", d.layout},
-                   {"stored_bytes", d.stored_bytes}};
+  auto j = json_name(name);
+  j["dtype"] = d.dtype.name();
+  j["shape"] = d.shape;
+  j["layout"] = d.layout;
+  j["stored_bytes"] = d.stored_bytes;
   if (!d.chunk.empty()) j["chunk"] = d.chunk;
   if (!d.filters.empty()) j["filters"] = d.filters;
   if (!d.decoder.empty()) j["decoder"] = d.decoder;
@@ -64,6 +64,30 @@ std::string line(const std::string& name, const DatasetInfo& d) {
                      human_bytes(d.stored_bytes));
 }
 
+// How a dataset of a file's listing that cannot be described shows: "unreachable" (a link name
+// such as ".." that h5tile's dataset paths cannot spell; h5py reaches it), "unsupported" (a type
+// h5tile does not read) or "error" (anything else: the dataset is damaged, or its probe failed).
+struct NotDescribed {
+  std::string kind;
+  std::string reason;
+};
+
+NotDescribed not_described(const std::string& name) {
+  try {
+    throw;
+  } catch (const UnsupportedType& e) {
+    return {"unsupported", e.what()};
+  } catch (const DatasetNotFound& e) {
+    return {"error", e.what()};
+  } catch (const NotADataset& e) {
+    return {"error", e.what()};
+  } catch (const InvalidArgument& e) {
+    return {unreachable_by_path(name) ? "unreachable" : "error", e.what()};
+  } catch (const std::exception& e) {
+    return {"error", e.what()};
+  }
+}
+
 int run_info() {
   const auto target = parse_target(info_options.target);
   std::vector<std::string> names;
@@ -73,8 +97,9 @@ int run_info() {
     names = list_datasets(target.file);
   }
   nlohmann::json out{{"file", target.file}, {"datasets", nlohmann::json::array()}};
-  if (!info_options.json) fmt::print("{}\n", target.file);
+  if (!info_options.json) print_line(stdout, "{}", target.file);
   std::set<std::string> groups_shown;
+  std::size_t errors = 0;
   for (const auto& name : names) {
     // The tree: each group once, before its first dataset, indented by depth.
     std::size_t depth = 0;
@@ -82,10 +107,11 @@ int run_info() {
       const auto group = name.substr(0, slash);
       ++depth;
       if (!info_options.json && target.dataset.empty() && groups_shown.insert(group).second) {
-        fmt::print("{}{}/\n", std::string(2 * depth, ' '), group.substr(group.rfind('/') + 1));
+        print_line(stdout, "{}{}/", std::string(2 * depth, ' '), group.substr(group.rfind('/') + 1));
       }
     }
     const std::string indent(2 * (target.dataset.empty() ? depth + 1 : 1), ' ');
+    const auto shown = target.dataset.empty() ? name.substr(name.rfind('/') + 1) : name;
     try {
       const auto d = describe(target.file, name);
       // One dataset asked for: a virtual one's sources too, one line each.
@@ -99,20 +125,31 @@ int run_info() {
         }
         out["datasets"].push_back(std::move(j));
       } else {
-        fmt::print("{}{}\n", indent, line(target.dataset.empty() ? name.substr(name.rfind('/') + 1) : name, d));
-        for (const auto& v : sources) fmt::print("{}  {}\n", indent, source_line(v));
+        print_line(stdout, "{}{}", indent, line(shown, d));
+        for (const auto& v : sources) print_line(stdout, "{}  {}", indent, source_line(v));
       }
-    } catch (const UnsupportedType& e) {
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception&) {
+      // One dataset asked for: its error is the command's. Listing a file: that dataset is
+      // marked and the others are still listed.
       if (!target.dataset.empty()) throw;
+      const auto [kind, reason] = not_described(name);
+      if (kind == "error") ++errors;
       if (info_options.json) {
-        out["datasets"].push_back({{"name", name}, {"unsupported", e.what()}});
+        auto j = json_name(name);
+        j[kind] = reason;
+        out["datasets"].push_back(std::move(j));
       } else {
-        fmt::print("{}{}  unsupported: {}\n", indent, name.substr(name.rfind('/') + 1), e.what());
+        print_line(stdout, "{}{}  {}: {}", indent, shown, kind, reason);
       }
     }
   }
-  if (info_options.json) fmt::print("{}\n", out.dump(2));
-  return kOk;
+  if (info_options.json) {
+    out["errors"] = errors;
+    fmt::print("{}\n", json_text(out));
+  }
+  return errors == 0 ? kOk : kProblem;
 }
 
 }  // namespace
@@ -130,7 +167,12 @@ void add_info(CLI::App& app) {
       "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters (and who decodes them:\n"
       "                                     h5tile in parallel, or HDF5 and why), or its virtual sources,\n"
       "                                     one line each: REGION <- FILE:DATASET [SOURCE REGION] (missing)\n"
-      "  h5tile info out.h5 --json | jq '.datasets[].shape'");
+      "  h5tile info out.h5 --json | jq '.datasets[].shape'\n"
+      "Listing a file, a dataset that cannot be described is marked and the others are still listed:\n"
+      "'unsupported' (a type h5tile does not read), 'unreachable' (a link name such as '..' that a\n"
+      "dataset path cannot spell) or 'error' (exit code 1). Names are printed with control characters,\n"
+      "bytes that are not UTF-8 and backslashes escaped (\\n, \\x1b, \\xff, \\\\); --json gives them exactly\n"
+      "(\"name\", and \"name_hex\" for a name that is not UTF-8).");
   cmd->callback([] { selected_command() = run_info; });
 }
 

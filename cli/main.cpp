@@ -33,13 +33,13 @@ int main(int argc, char** argv) {
   try {
     return h5tile::cli::run_selected();
   } catch (const CLI::ValidationError& e) {
-    fmt::print(stderr, "h5tile: usage error: {}\n", e.what());
+    h5tile::cli::print_line(stderr, "h5tile: usage error: {}", e.what());
     return h5tile::cli::kUsage;
   } catch (const h5tile::Cancelled&) {
     fmt::print(stderr, "h5tile: cancelled\n");
     return h5tile::cli::kCancelled;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "h5tile: error: {}\n", e.what());
+    h5tile::cli::print_line(stderr, "h5tile: error: {}", e.what());
     return 1;
   }
 }

@@ -14,6 +14,8 @@ fi
 start=$SECONDS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT  # the EXIT trap then runs too
+trap 'exit 143' TERM
 prefix="$work/prefix"
 fail() { echo "check_consumer: $*" >&2; exit 1; }
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }

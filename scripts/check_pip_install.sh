@@ -10,6 +10,8 @@ cd "$(dirname "$0")/.."
 start=$SECONDS
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT  # the EXIT trap then runs too
+trap 'exit 143' TERM
 fail() { echo "check_pip_install: $*" >&2; exit 1; }
 
 src="$work/src"

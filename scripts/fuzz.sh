@@ -46,6 +46,37 @@ else
   fuzzer="$PWD/$build/tests/fuzz/h5tile_open_fuzzer"
 fi
 mkdir -p "$build"
+# The run's temporary files (each fuzzer process makes a scratch folder where TMPDIR says) go
+# to a folder of the run's own inside $build, removed on every way out: the end, an error, and
+# SIGINT or SIGTERM (the fuzzer then running is stopped first). A run leaves nothing in /tmp.
+run_tmp=$(mktemp -d "$build/tmp.XXXXXX") && run_tmp=$(cd "$run_tmp" && pwd) ||
+  { echo "fuzz.sh: cannot create a temporary folder in $build"; exit 1; }
+child=
+cleanup() {
+  if [ -n "$child" ]; then
+    kill "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+  fi
+  rm -rf "$run_tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+export TMPDIR="$run_tmp"
+
+# Runs the fuzzer with the arguments after the first, its output to the file $1, and waits for
+# it in the background: bash runs a trap only between commands, so a signal to this script is
+# then handled at once rather than when a fuzzing run of many seconds ends.
+run_fuzzer() {
+  local log="$1" code
+  shift
+  "$fuzzer" "$@" >"$log" 2>&1 &
+  child=$!
+  wait "$child"
+  code=$?
+  child=
+  return $code
+}
 export H5TILE_FUZZ_SOURCES="$PWD/tests/fuzz/sources"
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -68,13 +99,13 @@ replay() {
   local failed=0 input log
   for input in "$@"; do
     log="$build/replay-$(basename "$input").log"
-    if "$fuzzer" "$input" >"$log" 2>&1; then
+    if run_fuzzer "$log" "$input"; then
       continue
     fi
     if infrastructure_error "$log"; then
       echo "infrastructure error replaying $input (the sanitizer failed, not h5tile): $(grep -m1 -E 'fatal error|CHECK failed' "$log")"
       echo "   replaying it again without LeakSanitizer"
-      if ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 "$fuzzer" "$input" >"$log" 2>&1; then
+      if ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 run_fuzzer "$log" "$input"; then
         continue
       fi
     fi
@@ -106,8 +137,8 @@ end=$((SECONDS + seconds))
 seed=1 runs=0 hdf5_findings=0 infrastructure=0
 while [ $((end - SECONDS)) -gt 0 ]; do
   log="$build/fuzz-$seed.log"
-  "$fuzzer" -seed=$seed -max_total_time=$((end - SECONDS)) -timeout=3 -rss_limit_mb=4096 -max_len=16384 \
-    -artifact_prefix="$build/findings/" -print_final_stats=1 "$work" >"$log" 2>&1
+  run_fuzzer "$log" -seed=$seed -max_total_time=$((end - SECONDS)) -timeout=3 -rss_limit_mb=4096 -max_len=16384 \
+    -artifact_prefix="$build/findings/" -print_final_stats=1 "$work"
   code=$?
   executed=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   runs=$((runs + ${executed:-0}))

@@ -5,9 +5,18 @@
 # into a fresh venv, runs the C++ tests again under ASan+UBSan and TSan, and fuzzes the file
 # opening and mapping code for 60 s (H5TILE_FUZZ_SECONDS). The C++ tests and pytest run against
 # Debian's HDF5 1.10.8 and again against 1.14 (scripts/test_hdf5_current.sh; H5TILE_HDF5_CURRENT=0
-# skips that).
+# skips that). Every stage's temporary files go to a folder of the run's own (TMPDIR), removed at
+# the end whatever happens; scripts/check_tmp_clean.sh then checks that nothing of h5tile's was
+# left there or in /tmp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/h5tile-test.XXXXXX")
+trap 'rm -rf "$run_dir"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+scripts/check_tmp_clean.sh snapshot >"$run_dir/tmp-before"
+mkdir "$run_dir/tmp"
+export TMPDIR="$run_dir/tmp"
 scripts/install_deps.sh
 status=0
 # Legate and cuPyNumeric for the Legate tests (CPU-only, through tests/tools/no_gpu_libcuda.c).
@@ -24,4 +33,5 @@ H5TILE_BUILD_DIR="$build" scripts/check_consumer.sh || status=1
 scripts/check_pip_install.sh || status=1
 scripts/test_sanitizers.sh || status=1
 scripts/fuzz.sh "${H5TILE_FUZZ_SECONDS:-60}" || status=1
+scripts/check_tmp_clean.sh check "$run_dir/tmp-before" "$TMPDIR" || status=1
 exit $status

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include <hdf5.h>
 
@@ -69,6 +70,12 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   const char* sources = std::getenv("H5TILE_FUZZ_SOURCES");
   scratch = fs::temp_directory_path() / ("h5tile-fuzz-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
+  // Removed when the fuzzer exits (scripts/fuzz.sh also points TMPDIR at a folder of the run's
+  // own, removed at its end, for the runs that end in a crash or a signal).
+  std::atexit([] {
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+  });
   if (sources != nullptr) {
     fs::copy(sources, scratch, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   }

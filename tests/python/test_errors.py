@@ -2,7 +2,9 @@
 import json
 import os
 import pathlib
+import re
 import shutil
+import stat
 import subprocess
 import tempfile
 
@@ -93,20 +95,55 @@ def test_unreadable_file(tool, tmp_path):
     assert err["error"] == "Error" and "Permission denied" in err["message"]
 
 
+def reachable_by_others(path: pathlib.Path) -> bool:
+    """Whether a user who is neither the owner nor in the group can reach `path` (search
+    permission on every folder above it) and read it: what user nobody can load."""
+    path = pathlib.Path(os.path.abspath(path))
+    for p in {path, path.resolve()}:
+        if not all(os.stat(folder).st_mode & stat.S_IXOTH for folder in p.parents):
+            return False
+        if not os.stat(p).st_mode & stat.S_IROTH:
+            return False
+    return True
+
+
+def copy_for_another_user(binary: pathlib.Path, folder: pathlib.Path) -> dict:
+    """Copies `binary` into `folder` with the shared libraries it loads that other users cannot
+    reach (the checkout's own, such as the HDF5 1.14 build, where the checkout is in a 0700
+    folder), and returns the environment that makes the copy load them."""
+    libs = folder / "lib"
+    libs.mkdir(parents=True)
+    listed = subprocess.run(["ldd", str(binary)], capture_output=True, text=True, check=True).stdout
+    for soname, found in re.findall(r"^\s*(\S+) => (/\S+) \(", listed, re.M):
+        if not reachable_by_others(pathlib.Path(found)):
+            shutil.copy(found, libs / soname)
+    shutil.copy(binary, folder / binary.name)
+    for p in [folder, libs, folder / binary.name, *libs.iterdir()]:
+        os.chmod(p, 0o755)
+    return dict(os.environ, LD_LIBRARY_PATH=str(libs))
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the reader as another user (test_unreadable_file runs)")
 def test_unreadable_file_for_another_user(tool):
-    # As root, the reader runs as user nobody (65534) on a file only root may read.
-    folder = pathlib.Path(tempfile.mkdtemp(prefix="h5tile-perm-", dir="/tmp"))
+    # As root, the reader runs as user nobody (65534) on a file only root may read. Its folder
+    # must be one that nobody can enter: the temporary folder where it is (TMPDIR may be private
+    # to this run, as scripts/test.sh makes it), else /tmp.
+    base = tempfile.gettempdir()
+    folder = pathlib.Path(tempfile.mkdtemp(prefix="h5tile-perm-", dir=base if reachable_by_others(base) else "/tmp"))
     try:
         os.chmod(folder, 0o777)
         with h5py.File(folder / "f.h5", "w") as f:
             f["x"] = np.zeros(2)
         os.chmod(folder / "f.h5", 0o600)
-        reader = folder / "reader"  # a copy nobody may run, wherever the checkout is
-        shutil.copy(tool.path, reader)
-        os.chmod(reader, 0o755)
-        proc = subprocess.run([str(reader), "read", str(folder / "f.h5"), "/x", str(folder / "out.raw")],
-                              capture_output=True, text=True, timeout=60, user=65534, group=65534, cwd=folder)
+        # A copy nobody may run, with the libraries it needs, wherever the checkout is.
+        env = copy_for_another_user(tool.path, folder / "reader")
+        reader = folder / "reader" / tool.path.name
+        as_nobody = dict(capture_output=True, text=True, timeout=60, user=65534, group=65534, extra_groups=[],
+                         cwd=folder, env=env)
+        # The copy runs as nobody (so that what fails below is the file, not loading the tool).
+        loads = subprocess.run([str(reader), "hdf5-version"], **as_nobody)
+        assert loads.returncode == 0 and "hdf5" in json.loads(loads.stdout), loads.stdout + loads.stderr
+        proc = subprocess.run([str(reader), "read", str(folder / "f.h5"), "/x", str(folder / "out.raw")], **as_nobody)
         err = json.loads(proc.stdout)
         assert proc.returncode == 1 and "Permission denied" in err["message"] and "f.h5" in err["message"], err
         assert not (folder / "out.raw").exists()

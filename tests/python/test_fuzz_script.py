@@ -1,8 +1,14 @@
 """scripts/fuzz.sh, driven by stand-in fuzzers (H5TILE_FUZZER): replaying the regression inputs
 and the seed corpus is the gate; during the timed fuzzing, a failure of the sanitizers' own
-machinery is reported and never fails the script, while a finding in h5tile still does."""
+machinery is reported and never fails the script, while a finding in h5tile still does. A run
+leaves no temporary files, even when it is stopped by a signal."""
 import os
+import pathlib
+import signal
 import subprocess
+import time
+
+import pytest
 
 from conftest import ROOT
 
@@ -84,3 +90,62 @@ esac
     done = run(fuzzer, "replay")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "leaked-type-handle-strided-vds.h5 fails" in done.stdout
+
+
+# A stand-in for the fuzzer that, as the real one, makes its scratch folder where TMPDIR says,
+# and records where that was.
+SCRATCH = """mkdir -p "$TMPDIR/h5tile-fuzz-$$" && echo "$$ $TMPDIR" >> {record}"""
+
+
+def test_a_run_leaves_nothing_in_the_temporary_folder(tmp_path):
+    fuzzer = tmp_path / "fake_fuzzer"
+    fuzzer.write_text(f"#!/usr/bin/env bash\n{SCRATCH.format(record=tmp_path / 'record')}\nexit 0\n")
+    fuzzer.chmod(0o755)
+    outer = tmp_path / "tmp"
+    outer.mkdir()
+    env = dict(os.environ, TMPDIR=str(outer), H5TILE_FUZZER=str(fuzzer),
+               H5TILE_FUZZ_BUILD_DIR=str(tmp_path / "build-fuzz"))
+    done = subprocess.run([str(SCRIPT), "2"], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    used = {line.split()[1] for line in (tmp_path / "record").read_text().splitlines()}
+    # Every fuzzer process (replays and fuzzing) wrote into the run's own folder in build-fuzz,
+    # which is gone; nothing was written to the TMPDIR the script was given.
+    assert len(used) == 1 and pathlib.Path(next(iter(used))).parent == tmp_path / "build-fuzz", used
+    assert not pathlib.Path(next(iter(used))).exists()
+    assert list(outer.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_run_stopped_by_a_signal_stops_the_fuzzer_and_removes_its_temporary_files(tmp_path, sig):
+    record = tmp_path / "record"
+    fuzzer = tmp_path / "fake_fuzzer"
+    fuzzer.write_text(f"""#!/usr/bin/env bash
+case "$1" in
+  -*) {SCRATCH.format(record=record)}; exec sleep 100 ;;
+  *) exit 0 ;;
+esac
+""")
+    fuzzer.chmod(0o755)
+    outer = tmp_path / "tmp"
+    outer.mkdir()
+    env = dict(os.environ, TMPDIR=str(outer), H5TILE_FUZZER=str(fuzzer),
+               H5TILE_FUZZ_BUILD_DIR=str(tmp_path / "build-fuzz"))
+    script = subprocess.Popen([str(SCRIPT), "fuzz", "100"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              cwd=ROOT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert record.exists(), "the fuzzer never started"
+        pid, used = record.read_text().split()
+        assert pathlib.Path(used, f"h5tile-fuzz-{pid}").is_dir()
+        script.send_signal(sig)
+        code = script.wait(timeout=30)  # at once, not when the fuzzing run would end
+    finally:
+        if script.poll() is None:
+            script.kill()
+            script.wait()
+    assert code == 128 + sig, script.stdout.read()
+    assert not pathlib.Path(used).exists() and list(outer.iterdir()) == []
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid), 0)
