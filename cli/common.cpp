@@ -182,7 +182,11 @@ void add_compression_options(CLI::App& cmd, CompressionCli& options) {
 }
 
 Target parse_target(const std::string& text) {
-  const auto colon = text.rfind(":/");
+  // FILE:/DATASET; the "://" after a URL's scheme is not the separator.
+  auto colon = text.rfind(":/");
+  while (colon != std::string::npos && text.compare(colon, 3, "://") == 0) {
+    colon = colon == 0 ? std::string::npos : text.rfind(":/", colon - 1);
+  }
   if (colon == std::string::npos) {
     return {text, ""};
   }

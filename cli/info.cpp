@@ -158,7 +158,8 @@ void add_info(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "info",
       "Show the datasets of a file, or one dataset: dtype, shape, layout, bytes (and a virtual dataset's sources)");
-  cmd->add_option("target", info_options.target, "FILE or FILE:/DATASET")->required();
+  cmd->add_option("target", info_options.target, "FILE or FILE:/DATASET (FILE: a path, or an http:// or https:// URL)")
+      ->required();
   cmd->add_flag("--json", info_options.json, "print JSON (for scripts)");
   cmd->footer(
       "Examples:\n"

@@ -107,7 +107,9 @@ void add_verify(CLI::App& app) {
       "Check that a dataset is whole: every virtual source present, readable, of the right dtype and shape, "
       "covering the dataset exactly once, and (files h5tile wrote) its tile index agreeing with the mapping "
       "and its h5tile_shape attribute with HDF5's shape");
-  cmd->add_option("target", verify_options.target, "FILE or FILE:/DATASET")->required();
+  cmd->add_option("target", verify_options.target,
+                  "FILE or FILE:/DATASET (FILE: a path, or an http:// or https:// URL)")
+      ->required();
   cmd->add_flag("--read", verify_options.read,
                 "also read every stored byte, checking stored checksums (of a sparse chunked dataset, only its "
                 "allocated chunks: the rest is the fill value, which nothing stores)");

@@ -150,6 +150,13 @@ struct VerifyReport {
 [[nodiscard]] VerifyReport verify_report(const std::filesystem::path& path, const std::string& dataset,
                                          bool read_all = false, const ProgressCallback& progress = {});
 
+/// Every function here that reads a file (describe, from_file, read_box, read_into,
+/// from_file_batched, consolidate's input, list_datasets, verify, verify_report) also takes an
+/// `http://` or `https://` URL as `path` (README, "Files on HTTP(S) servers"): FileNotFound for
+/// HTTP 404, IoError with EACCES for 401/403, IoError naming the URL (without its query string)
+/// where the server fails past the retries or answers wrongly, RuntimeError in a build without
+/// libcurl. Writes to a URL throw InvalidArgument at once.
+
 /// How many HDF5 objects (files, datasets, groups, datatypes, attributes) the HDF5 library that
 /// h5tile uses has open in this process: 0 between h5tile's calls. For leak checks (tests, long-
 /// running services); with the Python module's private HDF5 it counts that HDF5's objects only.
@@ -253,5 +260,17 @@ class BatchedReader::Iterator {
 /// Opens a batched read; validates `chunk_size` (one positive length per axis) at once.
 [[nodiscard]] BatchedReader from_file_batched(const std::filesystem::path& path, const std::string& dataset,
                                               Shape chunk_size, const ReadOptions& options = {});
+
+/// What the remote reads (URLs) of the last call that read a URL cost (process-wide, like
+/// last_device_io: with calls on several threads at once, their counts mix).
+struct RemoteIoReport {
+  std::uint64_t requests = 0;  ///< HTTP requests made, retries included
+  std::uint64_t bytes = 0;     ///< bytes of the response bodies taken
+  std::uint64_t retries = 0;   ///< requests that were retries of a failed one
+  /// The most requests one thread made one after another: the round trips on the call's
+  /// critical path (HDF5's metadata reads are serial; data requests run in parallel).
+  std::uint64_t critical_path = 0;
+};
+[[nodiscard]] RemoteIoReport last_remote_io();
 
 }  // namespace h5tile

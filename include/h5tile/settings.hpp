@@ -18,6 +18,10 @@
 /// | host_pool_bytes | H5TILE_HOST_POOL | a quarter of physical memory (0 or off: none) |
 /// | probe        | H5TILE_PROBE      | 0 (1: open untrusted files' metadata in a child first) |
 /// | probe_timeout| H5TILE_PROBE_TIMEOUT | 60 seconds                |
+/// | remote_connections | H5TILE_REMOTE_CONNECTIONS | 16 (1 to 1024)   |
+/// | remote_block_size  | H5TILE_REMOTE_BLOCK_SIZE  | 4 MiB (4 KiB to 1 GiB) |
+/// | remote_timeout     | H5TILE_REMOTE_TIMEOUT     | 30 seconds       |
+/// | remote_retries     | H5TILE_REMOTE_RETRIES     | 5 (0 to 100)     |
 
 #include <cstddef>
 #include <cstdint>
@@ -119,6 +123,25 @@ void set_direct_io(DirectIo mode);
 void set_host_pool_bytes(std::uint64_t bytes);
 /// Host memory kept for reuse now (at most host_pool_bytes()).
 [[nodiscard]] std::uint64_t host_pool_held_bytes();
+
+/// Reads of a URL (http://, https://): connections kept open to the server and shared by the
+/// workers, which is also how many requests are in flight at once (1 to 1024).
+[[nodiscard]] unsigned remote_connections();
+void set_remote_connections(unsigned n);
+/// The block of a remote object that its first request fetches (the superblock and root group
+/// of most files, a small file whole) and the unit in which HDF5's metadata reads of it are
+/// fetched and cached (4 KiB to 1 GiB).
+[[nodiscard]] std::uint64_t remote_block_size();
+void set_remote_block_size(std::uint64_t bytes);
+/// Seconds to connect to a server, and the longest a response may stall; one range is not
+/// retried once four times this has passed since its first try (above 0, at most
+/// kMaxProbeTimeout).
+[[nodiscard]] double remote_timeout();
+void set_remote_timeout(double seconds);
+/// Retries of one range after a failure worth retrying (HTTP 5xx and 429, a dropped connection,
+/// a timeout, a short body), with exponential backoff and jitter (0 to 100).
+[[nodiscard]] unsigned remote_retries();
+void set_remote_retries(unsigned n);
 
 /// GPUDirect Storage (cuFile): Auto uses it where it works and falls back to staging;
 /// On fails where it cannot be used; Off never tries.

@@ -16,6 +16,10 @@ raw_io         ``H5TILE_RAW_IO``        True (False: every byte through the HDF5
 early_reads    ``H5TILE_EARLY_READS``   True (reads of virtual datasets start from h5tile's index)
 probe          ``H5TILE_PROBE``         False (True: untrusted files' metadata opened in a child first)
 probe_timeout  ``H5TILE_PROBE_TIMEOUT`` 60 (seconds that child may take)
+remote_connections ``H5TILE_REMOTE_CONNECTIONS`` 16 (connections to a server, shared by the workers)
+remote_block_size  ``H5TILE_REMOTE_BLOCK_SIZE``  4 MiB (first request of a URL; HDF5's metadata blocks)
+remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a response may stall)
+remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
 gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (gzip on the GPU with nvCOMP, Adler-32 checked; "on": zstd, lz4 too; "off")
@@ -52,6 +56,8 @@ __all__ = [
     "parse_size", "check_environment", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
     "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
+    "remote_connections", "set_remote_connections", "remote_block_size", "set_remote_block_size", "remote_timeout",
+    "set_remote_timeout", "remote_retries", "set_remote_retries",
     "direct_io", "set_direct_io", "gds", "set_gds", "gpu_decode", "set_gpu_decode", "nvcomp_library",
     "set_nvcomp_library",
 ]
@@ -100,6 +106,26 @@ def _mode(value: str, what: str) -> str:
     if not isinstance(value, str):
         raise ArgumentTypeError(f"{what} must be 'auto', 'on' or 'off', not {_args._shown(value)}")
     return value
+
+
+def _whole(value: int, what: str, low: int, high: int) -> int:
+    """A count setting's value: a whole number from ``low`` to ``high`` (not a bool, not 4.0)."""
+    if not _args.is_integer(value):
+        raise ArgumentTypeError(f"{what} must be a whole number from {low} to {high}, not {_args._shown(value)}")
+    if not low <= value <= high:
+        raise InvalidArgumentError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
+    return int(value)
+
+
+def _seconds(value: float, what: str) -> float:
+    """A time limit's value: a number of seconds (the core checks its range)."""
+    if isinstance(value, (bool, _args.np.bool_)) or not isinstance(value, (int, float, _args.np.integer,
+                                                                           _args.np.floating)):
+        raise ArgumentTypeError(f"{what} must be a number of seconds, not {_args._shown(value)}")
+    try:
+        return float(value)
+    except OverflowError:
+        raise InvalidArgumentError(f"{what} must be above 0 and at most one day, not {value!r}") from None
 
 
 def threads() -> int:
@@ -208,14 +234,48 @@ def probe_timeout() -> float:
 
 def set_probe_timeout(seconds: float) -> None:
     """Set the probe's time limit: seconds, above 0 and at most one day."""
-    if isinstance(seconds, (bool, _args.np.bool_)) or not isinstance(seconds, (int, float, _args.np.integer,
-                                                                               _args.np.floating)):
-        raise ArgumentTypeError(f"probe_timeout must be a number of seconds, not {_args._shown(seconds)}")
-    try:
-        value = float(seconds)
-    except OverflowError:
-        raise InvalidArgumentError(f"probe_timeout must be above 0 and at most one day, not {seconds!r}") from None
-    _h5tile.set_probe_timeout(value)
+    _h5tile.set_probe_timeout(_seconds(seconds, "probe_timeout"))
+
+
+def remote_connections() -> int:
+    """Connections to a server kept open for reads of a URL and shared by the workers (the
+    requests in flight at once)."""
+    return _h5tile.remote_connections()
+
+
+def set_remote_connections(n: int) -> None:
+    """Set the connections per remote object: 1 to 1024."""
+    _h5tile.set_remote_connections(_whole(n, "remote_connections", 1, 1024))
+
+
+def remote_block_size() -> int:
+    """Bytes of a remote object fetched by its first request, and the unit of HDF5's metadata reads of it."""
+    return _h5tile.remote_block_size()
+
+
+def set_remote_block_size(size: Size) -> None:
+    """Set the remote block size: bytes, or a size string ("4M"); 4 KiB to 1 GiB."""
+    _h5tile.set_remote_block_size(_bytes(size, "remote_block_size"))
+
+
+def remote_timeout() -> float:
+    """Seconds to connect, and the longest a response may stall; a range is not retried after four times this."""
+    return _h5tile.remote_timeout()
+
+
+def set_remote_timeout(seconds: float) -> None:
+    """Set the remote timeout: seconds, above 0 and at most one day."""
+    _h5tile.set_remote_timeout(_seconds(seconds, "remote_timeout"))
+
+
+def remote_retries() -> int:
+    """Retries of one range after a failure worth retrying, with exponential backoff and jitter."""
+    return _h5tile.remote_retries()
+
+
+def set_remote_retries(n: int) -> None:
+    """Set the retries of one range: 0 to 100."""
+    _h5tile.set_remote_retries(_whole(n, "remote_retries", 0, 100))
 
 
 def direct_io() -> str:

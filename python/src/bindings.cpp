@@ -530,6 +530,15 @@ NB_MODULE(_h5tile, m) {
     for (const auto c : h5tile::built_compressors()) names.emplace_back(h5tile::compressor_name(c));
     return names;
   });
+  m.def("last_remote_io", [] {
+    const auto r = h5tile::last_remote_io();
+    nb::dict d;
+    d["requests"] = r.requests;
+    d["bytes"] = r.bytes;
+    d["retries"] = r.retries;
+    d["critical_path"] = r.critical_path;
+    return d;
+  });
   m.def("last_device_io", [] {
     const auto r = h5tile::last_device_io();
     nb::dict d;

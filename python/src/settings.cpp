@@ -55,6 +55,14 @@ void bind_settings(nb::module_& m) {
   m.def("set_early_reads", &s::set_early_reads, "on"_a);
   m.def("probe", &s::probe);
   m.def("set_probe", &s::set_probe, "on"_a);
+  m.def("remote_connections", &s::remote_connections);
+  m.def("set_remote_connections", &s::set_remote_connections, "n"_a);
+  m.def("remote_block_size", &s::remote_block_size);
+  m.def("set_remote_block_size", &s::set_remote_block_size, "size"_a);
+  m.def("remote_timeout", &s::remote_timeout);
+  m.def("set_remote_timeout", &s::set_remote_timeout, "seconds"_a);
+  m.def("remote_retries", &s::remote_retries);
+  m.def("set_remote_retries", &s::set_remote_retries, "n"_a);
   m.def("probe_timeout", &s::probe_timeout);
   m.def("set_probe_timeout", &s::set_probe_timeout, "seconds"_a);
   m.def("direct_io", [] { return mode_name(s::direct_io()); });

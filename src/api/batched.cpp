@@ -196,6 +196,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   s.path = path;
   s.dataset = dataset;
   s.opening = open_options(options);
+  fit_to_path(s.opening, path, options.threads);
   s.opening.hold_tiles = tiles_to_hold();
   probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, s.opening); });
   s.device = options.device;

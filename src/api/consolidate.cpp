@@ -17,12 +17,12 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/codecs/compression.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/chunk_encoding.hpp"
 #include "layout/commit.hpp"
 #include "layout/file_writer.hpp"
@@ -84,7 +84,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
-  const auto name = checked_dataset_name(dataset, out);
+  const auto name = checked_dataset_name(dataset, out);  // a URL first: check_not_remote
   pending_writes().wait_for(in);
   pending_writes().wait_for(out);
   std::error_code ec;
@@ -92,12 +92,14 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
   check_target(out, options.mode, name);
-  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, open_options(options)); });
+  auto opening = open_options(options);
+  fit_to_path(opening, in, options.threads);
+  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, opening); });
   if (probe_wanted(options.probe)) {
     // What HDF5 decodes itself it may crash on: read in a child first (ProbeFailed if it crashed).
-    (void)read_isolated_where_hdf5_decodes(in, name, open_options(options), settings::kMaxProbeTimeout);
+    (void)read_isolated_where_hdf5_decodes(in, name, opening, settings::kMaxProbeTimeout);
   }
-  const OpenDataset source(in, name, open_options(options));
+  const OpenDataset source(in, name, opening);
   const auto& info = source.info();
   try {
     (void)byte_count(info.shape, info.dtype.size());

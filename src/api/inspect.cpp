@@ -16,7 +16,6 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "engine/checksum.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
@@ -25,6 +24,7 @@
 #include "hdf5/links.hpp"
 #include "hdf5/types.hpp"
 #include "hdf5/virtual.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
@@ -38,8 +38,8 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 std::vector<std::string> list_datasets(const fs::path& path) {
   pending_writes().wait_for(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
-                  [&] { (void)dataset_paths(open_file(path).get()); });
-  const auto file = open_file(path);
+                  [&] { (void)dataset_paths(open_file(path, false, remote_options()).get()); });
+  const auto file = open_file(path, false, remote_options());
   auto names = dataset_paths(file.get());
   std::sort(names.begin(), names.end());
   return names;
@@ -49,7 +49,7 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   pending_writes().wait_for(path);
   const auto name = normalize_dataset_name(dataset);
   probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
-  const auto file = open_file(path);
+  const auto file = open_file(path, false, remote_options());
   // As describe: external links followed where they lead to regular files.
   const auto ds = open_dataset(file.get(), name, path, GuardedLinks(external_link_check(path, true, ext_prefix())));
   std::optional<std::vector<VirtualEntry>> entries;
@@ -119,7 +119,7 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
 // `checksums`, also recomputes each tile's checksum recorded in the tile table.
 void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
                            std::vector<std::string>& problems) {
-  const auto file = open_file(path);
+  const auto file = open_file(path, false, remote_options());
   const auto dataset = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
   std::optional<std::vector<VirtualEntry>> entries;
   { entries = read_virtual_map(creation_plist(dataset.get()).get()); }
@@ -151,7 +151,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       continue;
     }
     try {
-      const auto src_file = open_file(source);
+      const auto src_file = open_file(source, false, remote_options());
       const auto src =
           open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source, GuardedLinks(checked_links(path)));
       const auto described = describe_dataset(src.get(), where(source, e.dataset));
@@ -245,7 +245,8 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
 // Returns how many were read (chunks beyond a shrunk extent are not).
 std::size_t read_allocated_chunks(const fs::path& path, const std::string& name, const DatasetInfo& info,
                                   const std::vector<Shape>& chunks, const ProgressCallback& progress) {
-  const auto opening = open_options(ReadOptions{.probe = false});
+  auto opening = open_options(ReadOptions{.probe = false});
+  fit_to_path(opening, path, 0);
   const OpenDataset opened(path, name, opening);
   const auto whole = Box::whole(opened.info().shape);
   std::vector<Box> boxes;
@@ -326,7 +327,7 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
   {
     // Opening a virtual dataset through h5tile already fails on the first bad source; the
     // checks below list every problem, so open only the main dataset here.
-    const auto file = open_file(path);
+    const auto file = open_file(path, false, remote_options());
     const auto ds = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
     const auto described = describe_dataset(ds.get(), where(path, name));
     info.dtype = described.dtype;
@@ -381,12 +382,14 @@ VerifyReport verify_report(const fs::path& path, const std::string& dataset, boo
                            const ProgressCallback& progress) {
   pending_writes().wait_for(path);
   const auto name = normalize_dataset_name(dataset);
+  auto opening = open_options(ReadOptions{});
+  fit_to_path(opening, path, 0);
   // The probe opens what the checks open (every source of a virtual dataset), and what the read
   // of every byte opens.
   probe_if_wanted(std::nullopt, where(path, name), [&] {
     (void)verify_dataset(path, name, false, {});
     if (read_all) {
-      open_as_a_read_does(path, name, open_options(ReadOptions{}));
+      open_as_a_read_does(path, name, opening);
     }
   });
   // What HDF5 decodes itself (raw_io off, filters h5tile does not decode) it may crash on: read in
@@ -395,8 +398,7 @@ VerifyReport verify_report(const fs::path& path, const std::string& dataset, boo
   std::optional<std::string> crashed;
   if (read_all && probe_wanted(std::nullopt)) {
     try {
-      bytes_read =
-          read_isolated_where_hdf5_decodes(path, name, open_options(ReadOptions{}), settings::kMaxProbeTimeout);
+      bytes_read = read_isolated_where_hdf5_decodes(path, name, opening, settings::kMaxProbeTimeout);
     } catch (const ProbeFailed& e) {
       crashed = e.what();
     } catch (const Error&) {

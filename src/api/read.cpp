@@ -16,6 +16,7 @@
 #include "engine/task.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
+#include "io/remote_io.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/early_open.hpp"
 
@@ -41,7 +42,8 @@ using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
 void open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
                    const TargetFor& target_for) {
   pending_writes().wait_for(path);
-  const auto opening = open_options(options);
+  auto opening = open_options(options);
+  fit_to_path(opening, path, options.threads);
   probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
   const auto threads = opening.threads;
   std::optional<Progress> progress;
@@ -85,9 +87,11 @@ ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int devic
 
 DatasetInfo describe(const fs::path& path, const std::string& dataset, std::optional<bool> probe) {
   pending_writes().wait_for(path);
+  auto options = describe_options();
+  fit_to_path(options, path, 0);
   // Metadata only: a virtual dataset's sources are not opened, so a damaged one is described.
-  probe_if_wanted(probe, where(path, dataset), [&] { (void)OpenDataset(path, dataset, describe_options()); });
-  return OpenDataset(path, dataset, describe_options()).info();
+  probe_if_wanted(probe, where(path, dataset), [&] { (void)OpenDataset(path, dataset, options); });
+  return OpenDataset(path, dataset, options).info();
 }
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
@@ -138,7 +142,8 @@ void read_into(const fs::path& path, const std::string& dataset, const ArrayView
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   pending_writes().wait_for(path);
   std::optional<OpenDataset> opened;
-  const auto opening = open_options(options);
+  auto opening = open_options(options);
+  fit_to_path(opening, path, options.threads);
   // One probe for every rank (the ranks open the same metadata), before any rank opens it.
   (void)on_root(comm, 0, [&] {
     probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
@@ -160,6 +165,11 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
   std::optional<Array> data;
   agree(comm, [&] { data.emplace(opened->read(box, opening.threads, options.device)); });
   return ReadTile{std::move(box), std::move(*data)};
+}
+
+RemoteIoReport last_remote_io() {
+  const auto counts = remote_io_report();
+  return {counts.requests, counts.bytes, counts.retries, counts.critical_path};
 }
 
 }  // namespace h5tile

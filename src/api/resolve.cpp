@@ -1,8 +1,12 @@
 #include "api/resolve.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <h5tile/settings.hpp>
+
+#include "io/http/url.hpp"
+#include "io/remote_io.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -51,6 +55,21 @@ std::string vds_prefix() { return environment("HDF5_VDS_PREFIX"); }
 
 std::string ext_prefix() { return environment("HDF5_EXT_PREFIX"); }
 
+RemoteOptions remote_options() {
+  return {.connections = settings::remote_connections(),
+          .block_size = settings::remote_block_size(),
+          .timeout_s = settings::remote_timeout(),
+          .retries = settings::remote_retries(),
+          .ca_bundle = environment("CURL_CA_BUNDLE")};
+}
+
+void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads) {
+  if (!is_url(path.native())) return;
+  start_remote_io_report();
+  opening.early_reads = false;
+  if (requested_threads == 0) opening.threads = std::max(opening.threads, opening.remote.connections);
+}
+
 OpenOptions open_options(const ReadOptions& options) {
   OpenOptions opening{.allow_external = options.allow_external_sources,
                       .verify_checksums = options.verify_checksums,
@@ -65,7 +84,8 @@ OpenOptions open_options(const ReadOptions& options) {
                       .nvcomp_library = settings::nvcomp_library(),
                       .vds_prefix = vds_prefix(),
                       .extfile_prefix = environment("HDF5_EXTFILE_PREFIX"),
-                      .ext_prefix = ext_prefix()};
+                      .ext_prefix = ext_prefix(),
+                      .remote = remote_options()};
   // A read starts from a tile index with the early_reads and raw_io settings on, no checksums
   // to check before any byte is read, and no HDF5_VDS_PREFIX (HDF5 looks for sources there
   // first).

@@ -29,8 +29,15 @@ namespace h5tile::detail {
 // HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for external links' targets first.
 [[nodiscard]] std::string ext_prefix();
 
+// The remote_* settings (and CURL_CA_BUNDLE), for reads of a URL.
+[[nodiscard]] RemoteOptions remote_options();
 // How a read opens its dataset.
 [[nodiscard]] OpenOptions open_options(const ReadOptions& options);
+// `opening` fitted to `path`: for a URL, no early reads (a tile index names local files) and,
+// unless the caller chose a thread count (`requested_threads` > 0), as many workers as
+// connections (the workers wait on the network, not the CPU). Starts the report of the call's
+// remote reads (last_remote_io) where `path` is a URL.
+void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads);
 // How `describe` opens a dataset: metadata only, any source.
 [[nodiscard]] OpenOptions describe_options();
 // How consolidate opens its input.

@@ -241,6 +241,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
 
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
                  const std::string& dataset, const WriteOptions& options) {
+  check_not_remote(path);
   std::uint64_t bytes = 0;
   for (const auto& tile : tiles) {
     bytes += tile.data.dtype.size() * (tile.data.shape == tile.box.extent ? tile.box.count() : 0);

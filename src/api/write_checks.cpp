@@ -1,4 +1,5 @@
 #include "api/write_checks.hpp"
+#include "io/http/url.hpp"
 
 #include <unistd.h>
 
@@ -129,7 +130,15 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
   }
 }
 
+void check_not_remote(const fs::path& path) {
+  if (is_url(path.native())) {
+    throw InvalidArgument(fmt::format("cannot write '{}': remote writes are not supported yet (write a local file)",
+                                      redacted(path.native())));
+  }
+}
+
 std::string checked_dataset_name(const std::string& dataset, const fs::path& path) {
+  check_not_remote(path);  // before the name: a URL is named only redacted
   try {
     return normalize_dataset_name(dataset);
   } catch (const InvalidArgument& e) {
@@ -141,6 +150,7 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   if (path.empty()) {
     throw InvalidArgument("the file path is empty");
   }
+  check_not_remote(path);
   std::error_code ec;
   // A symbolic-link loop is an IoError (ELOOP) naming it: the rename at the end would otherwise
   // replace the link without a word. Other errors (a name too long, a folder on the way that

@@ -15,7 +15,8 @@ namespace h5tile::detail {
 // write_tiles, consolidate; the Python module, the Legate tasks, MPI and the command all come
 // through these): the normalised name ("/group/data"), or InvalidArgument naming the name and
 // the file, for an empty name or one with an empty, '.' or '..' component or a NUL (which
-// would lead the tile folder out of the file's '.tiles' folder).
+// would lead the tile folder out of the file's '.tiles' folder). A URL as `path` is refused first
+// (check_not_remote), so that no message names it unredacted.
 [[nodiscard]] std::string checked_dataset_name(const std::string& dataset, const std::filesystem::path& path);
 
 // The array is usable: a dtype, a pointer when it has elements, strides of its rank.
@@ -34,6 +35,10 @@ struct Coverage {
 // The boxes cover `shape` exactly once (no overlap, no gap).
 void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std::filesystem::path& path,
                     const std::string& dataset);
+
+// Throws InvalidArgument where `path` is a URL: remote writes are not supported yet.
+void check_not_remote(const std::filesystem::path& path);
+
 // The target can be written in `mode`: not a directory, parent creatable and writable,
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is
 // absent or a dataset, below groups (check_replaceable).

@@ -43,33 +43,38 @@ void check_power_of_two(const char* what, std::size_t value) {
   }
 }
 
-// A count (threads): decimal digits only, from 1 to `most`. No size suffix: "2K" threads is a
-// mistake, not 2048 of them. The bound is checked before the value is narrowed (4294967296 must
-// not become 0), and a value past 64 bits is refused as too large, not wrapped.
-unsigned count_from_env(const char* variable, unsigned fallback, unsigned most, std::string_view what) {
+// A count (threads, connections, retries): decimal digits only, from `least` to `most`. No size
+// suffix: "2K" threads is a mistake, not 2048 of them. The bound is checked before the value is
+// narrowed (4294967296 must not become 0), and a value past 64 bits is refused as too large, not
+// wrapped.
+unsigned count_from_env(const char* variable, unsigned fallback, unsigned least, unsigned most, std::string_view what) {
   const char* text = std::getenv(variable);
   if (text == nullptr || *text == '\0') return fallback;
   const std::string_view v = text;
   const bool digits = std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!digits) {
     throw InvalidArgument(
-        fmt::format("environment variable {}='{}' must be a whole number of {} from 1 to {} "
+        fmt::format("environment variable {}='{}' must be a whole number of {} from {} to {} "
                     "(a count takes no size suffix, sign or fraction)",
-                    variable, v, what, most));
+                    variable, v, what, least, most));
   }
   const auto first = v.find_first_not_of('0');
-  if (first == std::string_view::npos || v.size() - first > 19 || std::stoull(std::string(v.substr(first))) > most) {
-    throw InvalidArgument(
-        fmt::format("environment variable {}={} is {}: it must be from 1 to {}, the most {} "
-                    "h5tile starts",
-                    variable, v, first == std::string_view::npos ? "zero" : "too large", most, what));
+  const bool too_large =
+      first != std::string_view::npos && (v.size() - first > 19 || std::stoull(std::string(v.substr(first))) > most);
+  const unsigned value = first == std::string_view::npos || too_large
+                             ? 0
+                             : static_cast<unsigned>(std::stoull(std::string(v.substr(first))));
+  if (too_large || value < least) {
+    throw InvalidArgument(fmt::format("environment variable {}={} is {}: it must be from {} to {} {}", variable, v,
+                                      too_large ? "too large" : (value == 0 ? "zero" : "too small"), least, most,
+                                      what));
   }
-  return static_cast<unsigned>(std::stoull(std::string(v.substr(first))));
+  return value;
 }
 
 unsigned threads_from_env() {
   const auto fallback = std::min(kMaxThreads, std::max(1U, std::thread::hardware_concurrency()));
-  return count_from_env("H5TILE_THREADS", fallback, kMaxThreads, "threads");
+  return count_from_env("H5TILE_THREADS", fallback, 1, kMaxThreads, "threads");
 }
 
 std::atomic<unsigned>& threads_value() {
@@ -195,6 +200,39 @@ std::atomic<double>& probe_timeout_value() {
   return value;
 }
 
+constexpr unsigned kMaxConnections = 1024;
+constexpr unsigned kMaxRetries = 100;
+constexpr std::uint64_t kMinBlock = 4096;
+constexpr std::uint64_t kMaxBlock = std::uint64_t{1} << 30;
+
+std::atomic<unsigned>& remote_connections_value() {
+  static std::atomic<unsigned> value =
+      count_from_env("H5TILE_REMOTE_CONNECTIONS", 16, 1, kMaxConnections, "connections");
+  return value;
+}
+
+std::atomic<std::uint64_t>& remote_block_value() {
+  static std::atomic<std::uint64_t> value = [] {
+    const std::uint64_t v = from_env("H5TILE_REMOTE_BLOCK_SIZE", std::size_t{4} << 20);
+    if (v < kMinBlock || v > kMaxBlock) {
+      throw InvalidArgument(
+          fmt::format("environment variable H5TILE_REMOTE_BLOCK_SIZE={} must be from 4 KiB to 1 GiB", v));
+    }
+    return v;
+  }();
+  return value;
+}
+
+std::atomic<double>& remote_timeout_value() {
+  static std::atomic<double> value = timeout_from_env("H5TILE_REMOTE_TIMEOUT", 30);
+  return value;
+}
+
+std::atomic<unsigned>& remote_retries_value() {
+  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_RETRIES", 5, 0, kMaxRetries, "retries");
+  return value;
+}
+
 }  // namespace
 
 void check_environment() {
@@ -211,6 +249,10 @@ void check_environment() {
   (void)gds();
   (void)gpu_decode();
   (void)nvcomp_library();
+  (void)remote_connections();
+  (void)remote_block_size();
+  (void)remote_timeout();
+  (void)remote_retries();
 }
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
@@ -228,6 +270,43 @@ void set_early_reads(bool on) { early_reads_value().store(on); }
 
 bool probe() { return probe_value().load(); }
 void set_probe(bool on) { probe_value().store(on); }
+
+unsigned remote_connections() { return remote_connections_value().load(); }
+void set_remote_connections(unsigned n) {
+  if (n < 1 || n > kMaxConnections) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_connections: connections must be from 1 to {}, got {}", kMaxConnections, n));
+  }
+  remote_connections_value().store(n);
+}
+
+std::uint64_t remote_block_size() { return remote_block_value().load(); }
+void set_remote_block_size(std::uint64_t bytes) {
+  if (bytes < kMinBlock || bytes > kMaxBlock) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_block_size: the block size must be from 4 KiB to 1 GiB, got {}", bytes));
+  }
+  remote_block_value().store(bytes);
+}
+
+double remote_timeout() { return remote_timeout_value().load(); }
+void set_remote_timeout(double seconds) {
+  if (!valid_timeout(seconds)) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_timeout: the timeout must be above 0 and at most {} seconds, got {}",
+                    kMaxProbeTimeout, seconds));
+  }
+  remote_timeout_value().store(seconds);
+}
+
+unsigned remote_retries() { return remote_retries_value().load(); }
+void set_remote_retries(unsigned n) {
+  if (n > kMaxRetries) {
+    throw InvalidArgument(
+        fmt::format("settings::set_remote_retries: retries must be from 0 to {}, got {}", kMaxRetries, n));
+  }
+  remote_retries_value().store(n);
+}
 
 double probe_timeout() { return probe_timeout_value().load(); }
 void set_probe_timeout(double seconds) {

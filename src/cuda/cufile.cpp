@@ -10,8 +10,8 @@
 
 #include <h5tile/error.hpp>
 
-#include "engine/posix_file.hpp"
 #include "gpu/backend.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail::gpu {
 

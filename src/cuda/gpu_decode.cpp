@@ -294,7 +294,7 @@ class Run {
     const auto& c = r_.chunks[chunk];
     const auto named = [&](const std::string& reason) {
       return fmt::format("chunk {} of {} (at byte {} of '{}') {}", to_string(Box{c.origin, r_.chunk}), r_.where,
-                         c.file_offset, r_.file->path().string(), reason);
+                         c.file_offset, r_.file->name(), reason);
     };
     if (!r_.cpu) throw RuntimeError(named(why));
     ByteBuffer data;
@@ -345,8 +345,8 @@ class Run {
         split_stored_chunk(r_.filters.codec, p, c.stored_bytes, chunk_bytes_, pieces[i]);
       } catch (const RuntimeError& e) {
         throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
-                                       to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset,
-                                       r_.file->path().string(), codec_name(r_.filters.codec), e.what()));
+                                       to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset, r_.file->name(),
+                                       codec_name(r_.filters.codec), e.what()));
       }
     });
     // The table nvCOMP reads, and the raw pieces (lz4 blocks stored as they are) copied instead.

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/posix_file.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
 namespace h5tile::detail {
 namespace {
 
@@ -123,7 +127,7 @@ class Coalescer {
         copy_elements(bounce.data() + (r.file_offset - start_), static_cast<std::int64_t>(es), r.mem, r.mem_stride,
                       r.elems, es);
       }
-      file_.file->write_at(bounce.data(), span, start_);
+      writable().write_at(bounce.data(), span, start_);
     } else {
       file_.file->read_at(bounce.data(), span, start_);
       for (const auto& r : runs_) {
@@ -138,7 +142,7 @@ class Coalescer {
   // One packed run straight between the file and memory.
   void move_packed(std::byte* mem, std::uint64_t bytes, std::uint64_t offset) const {
     if (writing_) {
-      file_.file->write_at(mem, bytes, offset);
+      writable().write_at(mem, bytes, offset);
     } else {
       file_.file->read_at(mem, bytes, offset);
     }
@@ -160,6 +164,9 @@ class Coalescer {
     end_ = run.file_offset + bytes;
     runs_.push_back(run);
   }
+
+  // The local file that writes go to (writes are local only: write_raw's callers open it).
+  [[nodiscard]] const PosixFile& writable() const { return *file_.file->posix_file(); }
 
   const RawDataset& file_;
   bool writing_;
@@ -246,7 +253,12 @@ std::vector<std::int64_t> rowmajor_strides(const Shape& shape, std::size_t elem_
 
 void read_raw(const RawDataset& src, const Box& box, const StridedBytes& dst) { transfer(src, box, dst, false); }
 
-void write_raw(const RawDataset& dst, const Box& box, const StridedBytes& src) { transfer(dst, box, src, true); }
+void write_raw(const RawDataset& dst, const Box& box, const StridedBytes& src) {
+  if (dst.file->posix_file() == nullptr) {
+    throw RuntimeError(fmt::format("cannot write to '{}': remote writes are not supported yet", dst.file->name()));
+  }
+  transfer(dst, box, src, true);
+}
 
 FileSpan file_span(const RawDataset& file, const Box& box) {
   if (box.rank() == 0) {

@@ -9,13 +9,15 @@
 
 #include <h5tile/array.hpp>
 
-#include "engine/posix_file.hpp"
+#include "io/byte_source.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 
-// A dataset's raw bytes: row-major elements of `shape` starting at `base` in `file`.
+// A dataset's raw bytes: row-major elements of `shape` starting at `base` in `file` (any byte
+// source for reads; a local file, PosixFile, for writes).
 struct RawDataset {
-  const PosixFile* file = nullptr;
+  const ByteSource* file = nullptr;
   std::uint64_t base = 0;
   Shape shape;
   std::size_t elem_size = 0;

@@ -16,7 +16,7 @@
 #include <h5tile/device.hpp>
 
 #include "core/device_memory.hpp"
-#include "engine/posix_file.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail::gpu {
 

@@ -20,9 +20,9 @@
 
 #include "engine/codecs/codec.hpp"
 #include "engine/codecs/pipeline.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "gpu/backend.hpp"
+#include "io/byte_source.hpp"
 
 namespace h5tile::detail::gpu {
 
@@ -92,7 +92,7 @@ struct DeviceChunk {
 };
 
 struct DecodeRequest {
-  const PosixFile* file = nullptr;
+  const ByteSource* file = nullptr;
   GpuFilters filters;
   Shape chunk;
   std::size_t elem_size = 0;

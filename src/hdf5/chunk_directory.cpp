@@ -300,9 +300,10 @@ constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
 }  // namespace
 
 ChunkDirectory::ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes, bool unfiltered,
-                               std::string where)
+                               std::string where, std::int64_t size_without_fd)
     : dataset_(dataset),
       fd_(fd),
+      size_without_fd_(size_without_fd),
       chunk_(std::move(chunk)),
       chunk_bytes_(chunk_bytes),
       unfiltered_(unfiltered),
@@ -345,6 +346,8 @@ ChunkDirectory::Signature ChunkDirectory::signature() const {
     now.file_size = st.st_size;
     now.modified_ns = std::int64_t{st.st_mtim.tv_sec} * kNs + st.st_mtim.tv_nsec;
     now.changed_ns = std::int64_t{st.st_ctim.tv_sec} * kNs + st.st_ctim.tv_nsec;
+  } else if (fd_ < 0) {
+    now.file_size = size_without_fd_;
   }
   return now;
 }

@@ -68,8 +68,10 @@ class ChunkDirectory {
   // filters, whose file h5tile reads through the descriptor `fd` (-1: none); both must stay open
   // while the directory is used. Reads nothing yet. `unfiltered`: the dataset has no filters, so
   // that every chunk's record must say `chunk_bytes`. `where` names the dataset in errors.
+  // `size_without_fd`: where `fd` is -1, the size of the file read through something else (a
+  // remote object's, fixed when it was opened), which chunk records are checked against; -1: unknown.
   ChunkDirectory(hid_t dataset, int fd, Shape chunk, std::uint64_t chunk_bytes, bool unfiltered = false,
-                 std::string where = {});
+                 std::string where = {}, std::int64_t size_without_fd = -1);
 
   // The chunks that start at the elements `origins`, in their order: where each is stored, or
   // nullopt for a chunk not allocated (HDF5 supplies the fill value) or outside the dataset's
@@ -120,6 +122,7 @@ class ChunkDirectory {
 
   hid_t dataset_;
   int fd_;
+  std::int64_t size_without_fd_;
   // Throws for a damaged record among `found` (the chunks at `origins`), given the listing's file size.
   void check_records(const std::vector<Shape>& origins, const std::vector<std::optional<StoredChunk>>& found,
                      std::int64_t file_size) const;

@@ -15,6 +15,9 @@
 
 #include "core/path_status.hpp"
 #include "hdf5/links.hpp"
+#include "hdf5/remote_driver.hpp"
+#include "io/http/url.hpp"
+#include "io/remote.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -59,7 +62,15 @@ std::string where(const fs::path& path, const std::string& dataset) {
   return fmt::format("dataset '{}' in '{}'", dataset, path.string());
 }
 
-FileHandle open_file(const fs::path& path, bool writable) {
+FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& remote) {
+  if (is_url(path.native())) {
+    if (writable) {
+      throw RuntimeError(
+          fmt::format("cannot open '{}' for writing: remote writes are not supported yet", redacted(path.native())));
+    }
+    // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
+    return open_remote_file(open_remote(path.native(), remote), remote.block_size, 16 * remote.block_size);
+  }
   const auto status = status_of(path, "cannot open");  // a link loop is an IoError (ELOOP), not "missing"
   if (!fs::exists(status)) {
     throw FileNotFound(fmt::format("file '{}' does not exist", path.string()));

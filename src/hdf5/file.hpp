@@ -9,6 +9,7 @@
 #include <h5tile/array.hpp>
 
 #include "hdf5/handle.hpp"
+#include "io/remote_options.hpp"
 
 namespace h5tile::detail {
 
@@ -49,8 +50,11 @@ class WritableFile {
 [[nodiscard]] std::string kind_of(const std::filesystem::file_status& status);
 
 // Opens an existing regular file read-only (or read-write): anything else (a FIFO, a device, a
-// socket) is refused before HDF5 opens it. Throws FileNotFound, NotHdf5File, IoError.
-[[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false);
+// socket) is refused before HDF5 opens it. A URL (io/http/url.hpp: is_url) is opened read-only
+// through h5tile's remote driver (hdf5/remote_driver.hpp) as `remote` says. Throws FileNotFound,
+// NotHdf5File, IoError (and, for a URL, what open_remote throws; RuntimeError where `writable`).
+[[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false,
+                                   const RemoteOptions& remote = {});
 
 class GuardedLinks;
 

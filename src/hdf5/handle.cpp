@@ -14,6 +14,8 @@
 
 #include <h5tile/error.hpp>
 
+#include "hdf5/remote_driver.hpp"
+
 namespace h5tile::detail {
 namespace {
 
@@ -132,6 +134,9 @@ Hdf5Failure take_hdf5_failure() {
 std::string take_hdf5_error() { return take_hdf5_failure().reason; }
 
 void throw_if_classified(std::string_view what, const Hdf5Failure& failure) {
+  if (auto remote = take_driver_failure()) {
+    std::rethrow_exception(remote);  // the remote object's own error (404, a changed object, ...), URL named
+  }
   if (failure.locked) {
     throw IoError(fmt::format("{}: the file is locked by another program that has it open ({}); HDF5 locks files "
                               "while they are open (HDF5_USE_FILE_LOCKING=FALSE turns that off)",

@@ -7,7 +7,7 @@
 
 #include <h5tile/error.hpp>
 
-#include "engine/posix_file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/virtual/sidecar.hpp"
 

@@ -11,8 +11,8 @@
 
 #include <h5tile/options.hpp>
 
-#include "engine/posix_file.hpp"
 #include "hdf5/file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/write_plan.hpp"
 
 namespace h5tile::detail {

@@ -12,6 +12,7 @@
 
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "io/http/url.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
@@ -108,6 +109,16 @@ std::optional<fs::path> external_link_target(const fs::path& parent, const std::
 }
 
 ExternalLinkCheck external_link_check(const fs::path& path, bool allow_external, std::string ext_prefix) {
+  if (is_url(path.native())) {
+    // A name in a remote file is not resolved against the server nor against local folders: the
+    // link is refused before HDF5 opens anything for it (only the file itself is requested).
+    return [url = redacted(path.native())](const ExternalLink& link) {
+      throw VirtualSourceError(
+          fmt::format("an external link in '{}' of '{}' (to '{}' in '{}') is not followed: h5tile does not follow "
+                      "external links of a remote file",
+                      link.group, url, link.object, link.file));
+    };
+  }
   return [path, allow_external, prefix = std::move(ext_prefix)](const ExternalLink& link) {
     const auto target = external_link_target(link.parent_file, link.file, prefix);
     if (!target) {

@@ -38,7 +38,8 @@ void check_data_files(const std::filesystem::path& path, const std::filesystem::
 // The check of every external link that opening a dataset of `path` follows (hdf5/links.hpp),
 // run before HDF5 opens the link's target: a target that is not a regular file (a FIFO would
 // block HDF5's open for ever) is refused, and so, unless `allow_external`, is one outside the
-// folder of `path`. VirtualSourceError names the link, its file and what is wrong.
+// folder of `path`. VirtualSourceError names the link, its file and what is wrong. Where `path`
+// is a URL, every external link is refused (VirtualSourceError saying so).
 [[nodiscard]] ExternalLinkCheck external_link_check(const std::filesystem::path& path, bool allow_external,
                                                     std::string ext_prefix);
 

@@ -85,8 +85,8 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
   const auto& filters = std::get<gpu::GpuFilters>(plan);
   why_not = gpu::decode_obstacle(filters, options_.nvcomp_library);
   if (!why_not.empty()) return std::nullopt;
-  gpu::DecodeRequest request{&filtered->file,   filters, source.chunk,
-                             source.elem_size,  {},      where(source.file, source.dataset),
+  gpu::DecodeRequest request{filtered->file.get(), filters, source.chunk,
+                             source.elem_size,     {},      where(source.file, source.dataset),
                              filtered->pipeline};
   std::vector<Shape> origins;
   for (const auto i : maps) {
@@ -205,8 +205,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     bool tried = false;
     for (std::size_t s = 0; s < sources_.size(); ++s) {
       // A tile read by its tile table is read through its checked descriptor (staging).
-      if (const auto* bytes = sources_[s]->raw_bytes()) {
-        gds[s] = gpu::gds_open(bytes->file, options_.gds);
+      const auto* bytes = sources_[s]->raw_bytes();
+      if (bytes != nullptr && bytes->file->posix_file() != nullptr) {
+        gds[s] = gpu::gds_open(*bytes->file->posix_file(), options_.gds);
         tried = true;
       }
     }

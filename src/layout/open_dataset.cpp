@@ -20,6 +20,7 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "io/http/url.hpp"
 #include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/virtual/early_open.hpp"
@@ -146,7 +147,7 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
 
 OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options)
     : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
-  file_ = open_file(path_);
+  file_ = open_file(path_, false, options_.remote);
   dataset_ = open_guarded(file_.get(), name_, path_);
   auto described = describe_dataset(dataset_.get(), where(path_, name_));
   info_.dtype = described.dtype;
@@ -156,6 +157,26 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.filters = described.filters;
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
+  if (is_url(path_.native())) {
+    // A remote file is read from its own object only: HDF5's driver refuses any other file
+    // (hdf5/remote_driver.hpp), and h5tile does not resolve other names against a URL yet.
+    if (const auto names = external_storage_names(dcpl.get()); !names.empty()) {
+      throw VirtualSourceError(
+          fmt::format("{} keeps its data in HDF5 external storage ('{}'): h5tile does not read "
+                      "external storage of a remote file",
+                      where(path_, name_), names.front()));
+    }
+    if (info_.layout == "virtual") {
+      if (!options_.metadata_only) {
+        throw VirtualSourceError(
+            fmt::format("{} is a virtual dataset: reading virtual datasets of a remote file is "
+                        "not supported yet",
+                        where(path_, name_)));
+      }
+      info_.virtual_sources = source_names(dcpl.get(), read_virtual_map(dcpl.get())).size();
+      return;  // its sources' sizes are not looked up
+    }
+  }
   if (!options_.metadata_only) {
     check_data_files(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix, options_.allow_external);
   }

@@ -12,12 +12,13 @@
 
 #include <h5tile/io.hpp>
 
-#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
 #include "hdf5/handle.hpp"
+#include "io/posix/posix_file.hpp"
+#include "io/remote_options.hpp"
 #include "layout/source.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
@@ -79,6 +80,8 @@ struct OpenOptions {
   std::string extfile_prefix{};
   // HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for an external link's target first.
   std::string ext_prefix{};
+  // Reads of a URL (connections, block size, timeouts, retries).
+  RemoteOptions remote{};
 };
 
 class OpenDataset {

@@ -10,6 +10,7 @@
 #include "engine/checksum.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/remote_driver.hpp"
 #include "hdf5/types.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/early_open.hpp"
@@ -86,7 +87,7 @@ bool read_chunks(const RawChunks& raw, const Shape& chunk, std::size_t es, const
     if (!part) continue;
     Box in_chunk = *part;
     for (std::size_t a = 0; a < rank; ++a) in_chunk.offset[a] -= origin[a];
-    const RawDataset stored{&raw.file, address, chunk, es};  // chunks are stored whole, row-major
+    const RawDataset stored{raw.file.get(), address, chunk, es};  // chunks are stored whole, row-major
     read_raw(stored, in_chunk, sub_memory(dst_memory, src, *part));
   }
   return true;
@@ -106,6 +107,20 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
   const auto chunk_strides = rowmajor_strides(chunk, es);
   thread_local ByteBuffer data;  // one pair per worker, reused from chunk to chunk
   thread_local ByteBuffer scratch;
+  // A remote source's chunks are fetched together first, so that neighbours share a request.
+  std::vector<ByteBuffer> fetched;
+  if (located && filtered.file->remote()) {
+    fetched.resize(origins.size());
+    std::vector<ByteRange> ranges;
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+      const auto& stored = (*located)[i];
+      if (stored && intersect(src, Box{origins[i], chunk})) {
+        fetched[i].resize(stored->size);
+        ranges.push_back({stored->offset, stored->size, fetched[i].data()});
+      }
+    }
+    filtered.file->read_ranges(ranges);
+  }
   for (std::size_t i = 0; i < origins.size(); ++i) {
     const Box chunk_box{origins[i], chunk};
     const auto part = intersect(src, chunk_box);
@@ -113,8 +128,12 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
     std::optional<unsigned> filter_mask;
     if (located) {
       if (const auto& stored = (*located)[i]) {
-        data.resize(stored->size);
-        filtered.file.read_at(data.data(), data.size(), stored->offset);
+        if (fetched.empty()) {
+          data.resize(stored->size);
+          filtered.file->read_at(data.data(), data.size(), stored->offset);
+        } else {
+          data.swap(fetched[i]);
+        }
         filter_mask = stored->filter_mask;
       }
     } else {
@@ -147,7 +166,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
       const auto stored_at =
           located ? fmt::format("at byte {} of", (*located)[i]->offset) : std::string("read by HDF5 from");
       throw RuntimeError(fmt::format("chunk {} of {} ({} '{}') cannot be decoded: {}", to_string(chunk_box), where,
-                                     stored_at, filtered.file.path().string(), e.what()));
+                                     stored_at, filtered.file->name(), e.what()));
     }
     if (!in_place) {
       const StridedBytes decoded{data.data(), chunk_strides};
@@ -162,7 +181,7 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
   const StridedBytes whole{out, rowmajor_strides(out_shape, elem_size)};
   const auto into = [&] { return sub_memory(whole, Box::whole(out_shape), dst); };
   if (const auto* bytes = std::get_if<RawBytes>(&access)) {
-    read_raw({&bytes->file, bytes->offset, shape, elem_size}, src, into());
+    read_raw({bytes->file.get(), bytes->offset, shape, elem_size}, src, into());
   } else if (const auto* tile = std::get_if<TableTile>(&access)) {
     if (tile->held) {
       read_raw({tile->held.get(), tile->offset, shape, elem_size}, src, into());
@@ -240,23 +259,29 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     }
     // The offsets are in the file HDF5 opened for the dataset, which an external link (or a
     // virtual source found elsewhere) makes another file than the one named: read that one.
-    auto opened = file_holding(hdf5.dataset.get());
-    if (!opened) {
-      why = "its file is not a POSIX file (another HDF5 driver)";
-      return std::move(hdf5);  // HDF5 reads it
+    std::shared_ptr<const ByteSource> file = remote_source_holding(hdf5.dataset.get());
+    if (!file) {
+      auto opened = file_holding(hdf5.dataset.get());
+      if (!opened) {
+        why = "its file is not a POSIX file (another HDF5 driver)";
+        return std::move(hdf5);  // HDF5 reads it
+      }
+      file = std::make_shared<const PosixFile>(PosixFile::adopt(opened->fd, opened->name, direct));
     }
-    auto file = PosixFile::adopt(opened->fd, opened->name, direct);
     if (offset) {
       return RawBytes{std::move(file), *offset};  // HDF5's handles close here: not needed to read
     }
     // Errors about the chunk index name the file read where it is not the one named.
+    const auto* local = file->posix_file();
     auto named = detail::where(named_file, dataset);
-    if (file.path().lexically_normal() != named_file.lexically_normal()) {
-      named += fmt::format(" (stored in '{}')", file.path().string());
+    if (local != nullptr && local->path().lexically_normal() != named_file.lexically_normal()) {
+      named += fmt::format(" (stored in '{}')", local->path().string());
     }
-    auto directory = std::make_shared<const ChunkDirectory>(hdf5.dataset.get(), file.fd(), chunk,
-                                                            byte_count(chunk, type_size(hdf5.memory_type.get())),
-                                                            !pipeline, std::move(named));
+    // A remote object has no descriptor: its chunk records are checked against its size.
+    auto directory = std::make_shared<const ChunkDirectory>(
+        hdf5.dataset.get(), local != nullptr ? local->fd() : -1, chunk,
+        byte_count(chunk, type_size(hdf5.memory_type.get())), !pipeline, std::move(named),
+        local != nullptr ? -1 : static_cast<std::int64_t>(file->size()));
     if (pipeline) {
       return FilteredChunks{std::move(file), std::move(hdf5), std::move(pipeline), std::move(directory)};
     }

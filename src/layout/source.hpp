@@ -14,10 +14,11 @@
 #include <h5tile/error.hpp>
 
 #include "engine/codecs/pipeline.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/raw_transfer.hpp"
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/handle.hpp"
+#include "io/byte_source.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 
@@ -28,10 +29,11 @@ struct ThroughHdf5 {
   TypeHandle memory_type;  // the type of the dataset being read (sources convert to it)
 };
 
-// Contiguous and stored as in memory: pread at the offset HDF5 reports, from the file HDF5
-// opened for the dataset (a duplicate of its descriptor: an external link leads elsewhere).
+// Contiguous and stored as in memory: read at the offset HDF5 reports, from the file HDF5
+// opened for the dataset (a duplicate of its descriptor: an external link leads elsewhere; for
+// a URL, the byte source that HDF5's driver reads through).
 struct RawBytes {
-  PosixFile file;
+  std::shared_ptr<const ByteSource> file;
   std::uint64_t offset = 0;
 };
 
@@ -39,7 +41,7 @@ struct RawBytes {
 // (found once for all tasks); a box touching an unallocated chunk is read through HDF5 (fill
 // values), and so is every box where this HDF5 cannot find the chunks cheaply (ChunkDirectory).
 struct RawChunks {
-  PosixFile file;
+  std::shared_ptr<const ByteSource> file;
   ThroughHdf5 hdf5;
   std::shared_ptr<const ChunkDirectory> directory;
 };
@@ -50,7 +52,7 @@ struct RawChunks {
 // Where this HDF5 cannot find the chunks cheaply (ChunkDirectory), HDF5 reads each chunk's stored
 // bytes (H5Dread_chunk), still decoded by the worker.
 struct FilteredChunks {
-  PosixFile file;
+  std::shared_ptr<const ByteSource> file;
   ThroughHdf5 hdf5;
   std::shared_ptr<const FilterPipeline> pipeline;
   std::shared_ptr<const ChunkDirectory> directory;

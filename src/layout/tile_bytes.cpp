@@ -53,7 +53,7 @@ void start_writeback(const RawDataset& file, const Box& part) {
   const auto begin = (span.begin + kPage - 1) / kPage * kPage;
   const auto end = span.end / kPage * kPage;
   if (begin < end) {
-    file.file->start_writeback(begin, end - begin);
+    file.file->posix_file()->start_writeback(begin, end - begin);
   }
 }
 

@@ -9,9 +9,9 @@
 #include <h5tile/array.hpp>
 #include <h5tile/io.hpp>
 
-#include "engine/posix_file.hpp"
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/write_plan.hpp"
 
 namespace h5tile::detail {

@@ -13,8 +13,8 @@
 #include <h5tile/options.hpp>
 
 #include "engine/codecs/codec.hpp"
-#include "engine/posix_file.hpp"
 #include "gpu/backend.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 

@@ -9,10 +9,12 @@ import uuid
 import numpy as np
 import pytest
 
-# The S3 server of the remote-read tests: one per session for every test module that asks for it.
-# This folder is put on the path for loaders that do not (tests/legate/conftest.py loads this file).
+# Servers the remote-read tests start on loopback (tests/python/servers/): nginx and the fault
+# server; the S3 server, one per session for every test module that asks for it. This folder is
+# put on the path for loaders that do not (tests/legate/conftest.py loads this file by name).
 if str(pathlib.Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from servers.fixtures import fault_server, nginx_server  # noqa: E402,F401 (fixtures)
 from servers.seaweedfs import seaweedfs_server  # noqa: E402,F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -103,7 +103,7 @@ def test_every_public_function_is_walked():
     """A public function added later gets a row here (or a reason why it takes no arguments)."""
     walked = {"to_file", "from_file", "from_file_batched", "read_box", "describe", "consolidate", "split",
               "write_tile", "read_tile"}
-    no_arguments = {"fence", "compressors", "cuda_device_count", "last_device_io"}
+    no_arguments = {"fence", "compressors", "cuda_device_count", "last_device_io", "last_remote_io"}
     functions = {n for n in h5tile.__all__ if inspect.isfunction(getattr(h5tile, n))
                  or type(getattr(h5tile, n)).__name__ == "nb_func"}
     assert functions == walked | no_arguments
@@ -123,6 +123,10 @@ SETTERS = {
     "gds": [1, None, True, object()],
     "gpu_decode": [1, None, True, object()],
     "nvcomp_library": [1, None, object()],
+    "remote_connections": [object(), "4", 4.0, None, True, 0, 2**64],
+    "remote_block_size": [object(), 1.5, None, True, 2**64, 100],
+    "remote_timeout": ["1", None, True, object(), 10**400],
+    "remote_retries": [object(), "3", 3.0, None, False, 101],
 }
 
 

@@ -192,6 +192,14 @@ BAD_ENVIRONMENT = [
     ("H5TILE_DIRECT_IO", "maybe", "auto, on or off"),
     ("H5TILE_GDS", "1", "auto, on or off"),
     ("H5TILE_GPU_DECODE", "maybe", "auto, on or off"),
+    ("H5TILE_REMOTE_CONNECTIONS", "2K", "no size suffix"),
+    ("H5TILE_REMOTE_CONNECTIONS", "0", "zero"),
+    ("H5TILE_REMOTE_CONNECTIONS", "5000", "1024"),
+    ("H5TILE_REMOTE_BLOCK_SIZE", "lots", "is not a size"),
+    ("H5TILE_REMOTE_BLOCK_SIZE", "100", "4 KiB to 1 GiB"),
+    ("H5TILE_REMOTE_TIMEOUT", "soon", "seconds"),
+    ("H5TILE_REMOTE_RETRIES", "-1", "no size suffix"),
+    ("H5TILE_REMOTE_RETRIES", "101", "100"),
 ]
 
 
@@ -200,7 +208,10 @@ GETTERS = {"H5TILE_THREADS": ("threads", "7", 7), "H5TILE_TASK_SIZE": ("task_siz
            "H5TILE_HOST_POOL": ("host_pool_bytes", "off", 0), "H5TILE_RAW_IO": ("raw_io", "0", False),
            "H5TILE_EARLY_READS": ("early_reads", "0", False), "H5TILE_PROBE": ("probe", "1", True),
            "H5TILE_PROBE_TIMEOUT": ("probe_timeout", "2.5", 2.5), "H5TILE_DIRECT_IO": ("direct_io", "on", "on"),
-           "H5TILE_GDS": ("gds", "off", "off"), "H5TILE_GPU_DECODE": ("gpu_decode", "on", "on")}
+           "H5TILE_GDS": ("gds", "off", "off"), "H5TILE_GPU_DECODE": ("gpu_decode", "on", "on"),
+           "H5TILE_REMOTE_CONNECTIONS": ("remote_connections", "8", 8),
+           "H5TILE_REMOTE_BLOCK_SIZE": ("remote_block_size", "64K", 65536),
+           "H5TILE_REMOTE_TIMEOUT": ("remote_timeout", "2.5", 2.5), "H5TILE_REMOTE_RETRIES": ("remote_retries", "0", 0)}
 
 
 @pytest.mark.parametrize("variable", sorted(GETTERS))

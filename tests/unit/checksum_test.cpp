@@ -17,7 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/checksum.hpp"
-#include "engine/posix_file.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 namespace {

@@ -7,8 +7,8 @@
 #include <h5tile/settings.hpp>
 
 #include "api/resolve.hpp"
-#include "engine/posix_file.hpp"
 #include "gpu/backend.hpp"
+#include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <utility>
 
-#include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/tile_bytes.hpp"

@@ -11,12 +11,12 @@
 #include <h5tile/error.hpp>
 
 #include "comm/collective.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/chunk_encoding.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"

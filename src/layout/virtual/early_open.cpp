@@ -16,6 +16,7 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "io/http/url.hpp"
 #include "layout/virtual/tile_index.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
@@ -170,7 +171,7 @@ bool stands(const OpenDataset& early, const EarlyRead& read) {
 ReadableDataset open_for_read(const fs::path& path, const std::string& dataset, const OpenOptions& options,
                               const std::function<EarlyRead(const OpenDataset&)>& start) {
   ReadableDataset readable;
-  if (options.early_reads) {
+  if (options.early_reads && !is_url(path.native())) {  // a tile index names local files
     if (auto early = OpenDataset::from_tile_index(path, dataset, options)) {
       readable.early = std::make_unique<const OpenDataset>(std::move(*early));
       std::optional<EarlyRead> read;

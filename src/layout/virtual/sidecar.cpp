@@ -22,7 +22,7 @@
 
 #include <h5tile/error.hpp>
 
-#include "engine/posix_file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {

@@ -11,11 +11,11 @@
 
 #include "engine/checksum.hpp"
 #include "engine/codecs/compression.hpp"
-#include "engine/posix_file.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "io/posix/posix_file.hpp"
 #include "layout/chunk_encoding.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"

@@ -1,5 +1,9 @@
-"""Servers that the remote-read tests and benchmarks start themselves, on loopback only.
+"""Servers that the remote-read tests and benchmarks start themselves, on loopback only: nginx over
+a folder (nginx.py), a small HTTP server of our own that misbehaves on purpose (faults.py), SeaweedFS
+as an S3 server (seaweedfs.py) and a proxy that delays bytes (latency_proxy.py).
 
-Each module is self-contained (it imports nothing from its neighbours) and stops what it started,
-leaving no process and no file outside the folder it was given.
+Each server module is self-contained (it imports nothing from its neighbours) and stops what it
+started, leaving no process and no file outside the folder it was given. The pytest fixtures over
+nginx and the fault server are in fixtures.py (seaweedfs.py holds its own), all imported by
+tests/python/conftest.py.
 """

@@ -1,4 +1,4 @@
-#include "engine/posix_file.hpp"
+#include "io/posix/posix_file.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -120,6 +120,14 @@ PosixFile& PosixFile::operator=(PosixFile&& other) noexcept {
     direct_ = std::move(other.direct_);
   }
   return *this;
+}
+
+std::uint64_t PosixFile::size() const {
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    throw_errno("cannot stat", path_, errno);
+  }
+  return static_cast<std::uint64_t>(st.st_size);
 }
 
 void PosixFile::read_at(void* buffer, std::size_t size, std::uint64_t offset) const {

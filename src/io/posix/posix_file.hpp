@@ -1,11 +1,15 @@
 #pragma once
-// A move-only file descriptor and whole-buffer pread/pwrite that retry short transfers.
+// A move-only file descriptor and whole-buffer pread/pwrite that retry short transfers: the
+// local backend of ByteSource (io/byte_source.hpp), and what writes go through.
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <utility>
+
+#include "io/byte_source.hpp"
 
 namespace h5tile::detail {
 
@@ -19,7 +23,7 @@ enum class DirectReads : unsigned char { Auto, On, Off };
 // machine with `memory_bytes` of memory (files under 1 MiB never do).
 [[nodiscard]] bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept;
 
-class PosixFile {
+class PosixFile final : public ByteSource {
  public:
   PosixFile() = default;
   // Opens `path` with open(2) `flags` (O_CLOEXEC is added). Throws IoError naming the path.
@@ -30,11 +34,14 @@ class PosixFile {
   // Takes ownership of `fd`, a descriptor opened read-only elsewhere (named `path` in errors).
   static PosixFile adopt(int fd, const std::filesystem::path& path, DirectReads direct);
   PosixFile(PosixFile&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), direct_(std::move(other.direct_)) {}
+      : ByteSource(),
+        fd_(std::exchange(other.fd_, -1)),
+        path_(std::move(other.path_)),
+        direct_(std::move(other.direct_)) {}
   PosixFile& operator=(PosixFile&& other) noexcept;
   PosixFile(const PosixFile&) = delete;
   PosixFile& operator=(const PosixFile&) = delete;
-  ~PosixFile() { reset(); }
+  ~PosixFile() override { reset(); }
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
   [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
@@ -42,7 +49,11 @@ class PosixFile {
   // Reads exactly `size` bytes at `offset`; a file that ends first is an IoError. A large read
   // of a file opened read-only takes the part the page cache lacks with O_DIRECT where the
   // file's DirectReads says so.
-  void read_at(void* buffer, std::size_t size, std::uint64_t offset) const;
+  void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override;
+  [[nodiscard]] std::string name() const override { return path_.string(); }
+  // fstat(2)'s size now. Throws IoError.
+  [[nodiscard]] std::uint64_t size() const override;
+  [[nodiscard]] const PosixFile* posix_file() const noexcept override { return this; }
   // Writes exactly `size` bytes at `offset`.
   void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
   // The same open file (the same inode, whatever its path names now) opened anew with `flags`

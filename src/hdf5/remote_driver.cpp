@@ -1,0 +1,220 @@
+#include "hdf5/remote_driver.hpp"
+
+#include <hdf5.h>
+#if H5_VERSION_GE(1, 14, 0)
+#include <H5FDdevelop.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "io/block_cache.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+thread_local std::exception_ptr driver_failure;
+
+// What the file access property list carries to the driver's open.
+struct DriverConfig {
+  std::shared_ptr<const ByteSource> source;
+  std::uint64_t block_size = 0;
+  std::uint64_t cache_bytes = 0;
+};
+
+struct RemoteFile {
+  H5FD_t pub;  // first: HDF5 sees a RemoteFile as its H5FD_t
+  std::shared_ptr<const ByteSource> source;
+  DriverConfig config;
+  std::unique_ptr<BlockCache> cache;
+  haddr_t eoa = 0;
+};
+
+// Records the failure for take_driver_failure, and puts it on HDF5's error stack too.
+void push_failure(const char* function, const std::string& message) {
+  H5Epush2(H5E_DEFAULT, __FILE__, function, __LINE__, H5E_ERR_CLS, H5E_VFL, H5E_READERROR, "%s", message.c_str());
+}
+
+void* fapl_get(H5FD_t* file) {
+  const auto* f = reinterpret_cast<RemoteFile*>(file);
+  return new DriverConfig(f->config);
+}
+
+void* fapl_copy(const void* info) { return new DriverConfig(*static_cast<const DriverConfig*>(info)); }
+
+herr_t fapl_free(void* info) {
+  delete static_cast<DriverConfig*>(info);
+  return 0;
+}
+
+H5FD_t* open(const char* name, unsigned flags, hid_t fapl, haddr_t /*maxaddr*/) {
+  const auto* config = static_cast<const DriverConfig*>(H5Pget_driver_info(fapl));
+  if (config == nullptr || !config->source) {
+    push_failure(__func__, "h5tile's remote driver was given no object to read");
+    return nullptr;
+  }
+  if ((flags & (H5F_ACC_RDWR | H5F_ACC_TRUNC | H5F_ACC_CREAT | H5F_ACC_EXCL)) != 0) {
+    push_failure(__func__, fmt::format("'{}' is remote: remote writes are not supported yet", config->source->name()));
+    return nullptr;
+  }
+  if (name == nullptr || config->source->name() != name) {
+    // HDF5 opening another file with the object's access properties: an external link or a
+    // virtual source that HDF5 itself follows. Only the object itself is read.
+    push_failure(__func__, fmt::format("'{}' refers to '{}', which h5tile does not open from a remote file",
+                                       config->source->name(), name != nullptr ? name : ""));
+    return nullptr;
+  }
+  try {
+    auto file = std::make_unique<RemoteFile>();
+    std::memset(&file->pub, 0, sizeof(file->pub));
+    file->source = config->source;
+    file->config = *config;
+    file->cache = std::make_unique<BlockCache>(config->source, config->block_size, config->cache_bytes);
+    return &file.release()->pub;
+  } catch (const std::exception& e) {
+    push_failure(__func__, e.what());
+    return nullptr;
+  }
+}
+
+herr_t close(H5FD_t* file) {
+  delete reinterpret_cast<RemoteFile*>(file);
+  return 0;
+}
+
+int compare(const H5FD_t* a, const H5FD_t* b) {
+  const auto* x = reinterpret_cast<const RemoteFile*>(a)->source.get();
+  const auto* y = reinterpret_cast<const RemoteFile*>(b)->source.get();
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+herr_t query(const H5FD_t* /*file*/, unsigned long* flags) {
+  if (flags != nullptr) *flags = H5FD_FEAT_DATA_SIEVE;  // read-only: no aggregation of writes
+  return 0;
+}
+
+haddr_t get_eoa(const H5FD_t* file, H5FD_mem_t /*type*/) { return reinterpret_cast<const RemoteFile*>(file)->eoa; }
+
+herr_t set_eoa(H5FD_t* file, H5FD_mem_t /*type*/, haddr_t addr) {
+  reinterpret_cast<RemoteFile*>(file)->eoa = addr;
+  return 0;
+}
+
+haddr_t get_eof(const H5FD_t* file, H5FD_mem_t /*type*/) {
+  return reinterpret_cast<const RemoteFile*>(file)->source->size();
+}
+
+herr_t get_handle(H5FD_t* file, hid_t /*fapl*/, void** handle) {
+  *handle = &reinterpret_cast<RemoteFile*>(file)->source;
+  return 0;
+}
+
+herr_t read(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t addr, size_t size, void* buffer) {
+  auto* f = reinterpret_cast<RemoteFile*>(file);
+  try {
+    // Past the end of the object HDF5 reads zeros, as from its own drivers (its speculative
+    // reads of object headers may reach past the end of a small file).
+    const std::uint64_t end = f->source->size();
+    const std::size_t inside = addr >= end ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(size, end - addr));
+    std::memset(static_cast<std::byte*>(buffer) + inside, 0, size - inside);
+    f->cache->read(buffer, inside, addr);
+    return 0;
+  } catch (const std::exception& e) {
+    driver_failure = std::current_exception();
+    push_failure(__func__, e.what());
+    return -1;
+  }
+}
+
+herr_t write(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t /*addr*/, size_t /*size*/,
+             const void* /*buffer*/) {
+  push_failure(__func__, fmt::format("'{}' is remote: remote writes are not supported yet",
+                                     reinterpret_cast<RemoteFile*>(file)->source->name()));
+  return -1;
+}
+
+H5FD_class_t make_class() {
+  H5FD_class_t c{};
+#if H5_VERSION_GE(1, 14, 0)
+  c.version = H5FD_CLASS_VERSION;
+  c.value = static_cast<H5FD_class_value_t>(0x1f7);  // in the range HDF5 leaves to drivers of its users
+#endif
+  c.name = "h5tile_remote";
+  c.maxaddr = static_cast<haddr_t>(std::numeric_limits<std::int64_t>::max());
+  c.fc_degree = H5F_CLOSE_WEAK;
+  c.fapl_size = sizeof(DriverConfig);
+  c.fapl_get = fapl_get;
+  c.fapl_copy = fapl_copy;
+  c.fapl_free = fapl_free;
+  c.open = open;
+  c.close = close;
+  c.cmp = compare;
+  c.query = query;
+  c.get_eoa = get_eoa;
+  c.set_eoa = set_eoa;
+  c.get_eof = get_eof;
+  c.get_handle = get_handle;
+  c.read = read;
+  c.write = write;
+  const H5FD_mem_t map[] = H5FD_FLMAP_DICHOTOMY;
+  std::copy(std::begin(map), std::end(map), std::begin(c.fl_map));
+  return c;
+}
+
+// Whether a remote file was ever opened in this process: until then no file is the driver's, and
+// local reads ask HDF5 nothing about it.
+std::atomic<bool> registered{false};
+
+// The driver's ID, registered at first use (and again where HDF5 was closed and restarted).
+hid_t driver_id() {
+  static const H5FD_class_t cls = make_class();
+  static hid_t id = H5I_INVALID_HID;
+  if (id < 0 || H5Iis_valid(id) <= 0) {
+    id = check(H5FDregister(&cls), "cannot register h5tile's remote file driver with HDF5");
+    registered = true;
+  }
+  return id;
+}
+
+}  // namespace
+
+FileHandle open_remote_file(std::shared_ptr<const ByteSource> source, std::uint64_t block_size,
+                            std::uint64_t cache_bytes) {
+  const auto name = source->name();
+  const Hdf5Lock lock;
+  driver_failure = nullptr;
+  const PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
+  const DriverConfig config{std::move(source), block_size, cache_bytes};
+  check(H5Pset_driver(fapl.get(), driver_id(), &config), "cannot set h5tile's remote file driver");
+  const hid_t id = H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (id < 0) {
+    throw_hdf5_failure<NotHdf5File>(fmt::format("cannot open '{}' as an HDF5 file", name));
+  }
+  return FileHandle(id);
+}
+
+std::shared_ptr<const ByteSource> remote_source_holding(hid_t object) {
+  if (!registered) {
+    return nullptr;
+  }
+  const Hdf5Lock lock;
+  const FileHandle file(check(H5Iget_file_id(object), "H5Iget_file_id"));
+  const PlistHandle fapl(check(H5Fget_access_plist(file.get()), "H5Fget_access_plist"));
+  if (H5Pget_driver(fapl.get()) != driver_id()) {
+    return nullptr;
+  }
+  void* handle = nullptr;
+  check(H5Fget_vfd_handle(file.get(), fapl.get(), &handle), "H5Fget_vfd_handle");
+  return *static_cast<const std::shared_ptr<const ByteSource>*>(handle);
+}
+
+std::exception_ptr take_driver_failure() noexcept { return std::exchange(driver_failure, nullptr); }
+
+}  // namespace h5tile::detail

@@ -1,0 +1,32 @@
+#pragma once
+// h5tile's read-only HDF5 virtual file driver: HDF5 reads a remote object's metadata (and any
+// data it reads itself) through a byte source (io/byte_source.hpp) and a block cache, so that
+// opening a dataset costs few round trips. Registered with HDF5 once; works with HDF5 1.10
+// through 1.14 (their driver structures differ).
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+
+#include "hdf5/handle.hpp"
+#include "io/byte_source.hpp"
+
+namespace h5tile::detail {
+
+// Opens `source` in HDF5, read-only, through the driver with blocks of `block_size` bytes
+// (at most `cache_bytes` of them kept). The name HDF5 gives the file is source->name(). Any
+// other file that HDF5 would open with the same access properties (an external link, a virtual
+// source) is refused by the driver: only the object itself is read. Throws what the source
+// throws (FileNotFound, IoError), NotHdf5File.
+[[nodiscard]] FileHandle open_remote_file(std::shared_ptr<const ByteSource> source, std::uint64_t block_size,
+                                          std::uint64_t cache_bytes);
+
+// The byte source that the driver reads `object`'s file through, or nullptr where that file is
+// not read by the driver.
+[[nodiscard]] std::shared_ptr<const ByteSource> remote_source_holding(hid_t object);
+
+// The exception that the driver's last failed read on this thread raised (and forgets it), or
+// nullptr: what an HDF5 call that failed on it throws, rather than HDF5's own account.
+[[nodiscard]] std::exception_ptr take_driver_failure() noexcept;
+
+}  // namespace h5tile::detail

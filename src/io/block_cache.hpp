@@ -1,0 +1,41 @@
+#pragma once
+// Blocks of a byte source kept in memory, for HDF5's metadata reads of a remote object: HDF5
+// reads its metadata in pieces of a few hundred bytes, each of which would otherwise be a round
+// trip. Reads are served from whole blocks of `block_size` (the missing blocks of one read are
+// fetched in one request); reads of at least two blocks go to the source directly (HDF5 reading
+// data itself: compact, converted, external), uncached.
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "io/byte_source.hpp"
+
+namespace h5tile::detail {
+
+class BlockCache {
+ public:
+  // Keeps at most `max_bytes` of blocks (at least two), dropping the least recently used.
+  BlockCache(std::shared_ptr<const ByteSource> source, std::uint64_t block_size, std::uint64_t max_bytes);
+  // Reads exactly `size` bytes at `offset` (throws as the source does). Thread-safe.
+  void read(void* out, std::size_t size, std::uint64_t offset);
+  [[nodiscard]] const std::shared_ptr<const ByteSource>& source() const noexcept { return source_; }
+
+ private:
+  using Block = std::vector<std::byte>;
+  const Block& block(std::uint64_t index);              // with mutex_ held; it must be cached
+  void fetch(std::uint64_t first, std::uint64_t last);  // blocks [first, last], missing ones
+
+  std::shared_ptr<const ByteSource> source_;
+  std::uint64_t block_size_;
+  std::size_t max_blocks_;
+  std::mutex mutex_;
+  std::list<std::uint64_t> recent_;  // most recent first
+  std::unordered_map<std::uint64_t, std::pair<Block, std::list<std::uint64_t>::iterator>> blocks_;
+};
+
+}  // namespace h5tile::detail

@@ -1,0 +1,371 @@
+#include "io/http/http_source.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "io/http/http_policy.hpp"
+#include "io/remote_io.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+// Neighbouring ranges of one read_ranges call join into one request across gaps up to this
+// (read and dropped: cheaper than a round trip), up to kMaxJoined bytes a request.
+constexpr std::uint64_t kJoinGap = std::uint64_t{256} << 10;
+constexpr std::uint64_t kMaxJoined = std::uint64_t{16} << 20;
+
+void global_init() {
+  static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
+  if (code != CURLE_OK) {
+    throw RuntimeError(fmt::format("cannot start libcurl: {}", curl_easy_strerror(code)));
+  }
+}
+
+bool starts_with_nocase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+std::string header_value(std::string_view line, std::size_t name_length) {
+  auto v = line.substr(name_length);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  return std::string(v);
+}
+
+// Transport failures worth another try: the server or the network may do better next time.
+bool retryable(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: return true;
+    default: return false;
+  }
+}
+
+double uniform() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+// One attempt at one range: where its body goes and what came back.
+struct Attempt {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;  // 0 at open: learnt from the Content-Range
+  bool learning = false;   // the first request: no version yet, size up to `size`
+  std::byte* out = nullptr;
+  std::vector<std::byte>* grow = nullptr;  // at open: the body goes here
+  const std::optional<ObjectVersion>* version = nullptr;
+  ResponseHead head{};
+  bool judged = false;
+  Judgement judgement{};
+  std::uint64_t received = 0;
+  std::optional<std::uint64_t> total{};  // at open
+};
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& a = *static_cast<Attempt*>(user);
+  const std::string_view line(data, size * count);
+  if (line.substr(0, 5) == "HTTP/") {
+    a.head = ResponseHead{};  // a new response (after a 100 Continue, say)
+    const auto space = line.find(' ');
+    if (space != std::string_view::npos) a.head.status = std::strtol(line.data() + space + 1, nullptr, 10);
+  } else if (starts_with_nocase(line, "content-range:")) {
+    a.head.content_range = header_value(line, 14);
+  } else if (starts_with_nocase(line, "etag:")) {
+    a.head.etag = header_value(line, 5);
+  } else if (starts_with_nocase(line, "last-modified:")) {
+    a.head.last_modified = header_value(line, 14);
+  }
+  return size * count;
+}
+
+// Judges the head once, before the first byte of the body is taken.
+void judge(Attempt& a) {
+  if (a.judged) return;
+  a.judged = true;
+  if (a.learning) {
+    // The first request learns the size: the range it gets is [0, min(asked, total)).
+    if (a.head.status == 206 && a.head.content_range) {
+      if (const auto range = parse_content_range(*a.head.content_range); range && range->total) {
+        a.total = range->total;
+        a.size = std::min(a.size, *range->total);
+      }
+    }
+    if (a.head.status == 416 && a.head.content_range) {
+      if (const auto range = parse_content_range(*a.head.content_range); range && range->total == 0U) {
+        a.total = 0;
+        a.size = 0;
+        return;  // an empty object
+      }
+    }
+  }
+  a.judgement = judge_head(a.head, a.offset, a.size, *a.version);
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& a = *static_cast<Attempt*>(user);
+  const auto n = size * count;
+  judge(a);
+  if (a.judgement.verdict != Verdict::Ok) return 0;  // stops the transfer: never take a wrong body
+  if (a.received + n > a.size) {
+    a.judgement = judge_body(a.received + n, a.size);
+    return 0;
+  }
+  if (a.grow != nullptr) a.grow->resize(a.received + n);
+  std::byte* to = a.grow != nullptr ? a.grow->data() : a.out;
+  std::memcpy(to + a.received, data, n);
+  a.received += n;
+  return n;
+}
+
+struct CurlDeleter {
+  void operator()(CURL* handle) const noexcept { curl_easy_cleanup(handle); }
+};
+using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
+
+class HttpSource final : public ByteSource {
+ public:
+  HttpSource(const Url& url, const RemoteOptions& options)
+      : url_(url),
+        name_(redacted(url)),
+        request_url_(full_text(url)),
+        options_(options),
+        policy_{.retries = options.retries, .budget_s = 4 * options.timeout_s} {}
+
+  [[nodiscard]] std::string name() const override { return name_; }
+  [[nodiscard]] std::uint64_t size() const override { return version_->size; }
+  [[nodiscard]] bool remote() const noexcept override { return true; }
+
+  // The first request: the object's size and version, and its first block.
+  void open() {
+    Attempt a{.offset = 0, .size = std::max<std::uint64_t>(options_.block_size, 1), .learning = true};
+    fetch(a);
+    version_ = ObjectVersion{*a.total, a.head.etag, a.head.last_modified};
+    first_.resize(a.received);
+    if (a.head.etag.substr(0, 2) != "W/" && !a.head.etag.empty()) {
+      if_match_ = "If-Match: " + a.head.etag;  // weak ETags never match If-Match: compared instead
+    }
+  }
+
+  void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override {
+    if (size == 0) return;
+    if (offset + size > version_->size || offset + size < offset) {
+      throw IoError(fmt::format("cannot read bytes {}-{} of '{}': it holds {} bytes", offset, offset + size - 1, name_,
+                                version_->size),
+                    EIO);
+    }
+    if (offset + size <= first_.size()) {
+      std::memcpy(buffer, first_.data() + offset, size);  // fetched at open
+      return;
+    }
+    Attempt a{.offset = offset, .size = size, .out = static_cast<std::byte*>(buffer)};
+    fetch(a);
+  }
+
+  void read_ranges(std::span<const ByteRange> ranges) const override {
+    std::vector<std::byte> joined_bytes;
+    for (const auto& joined : join_ranges(ranges, kJoinGap, kMaxJoined)) {
+      if (joined.members.size() == 1) {
+        const auto& r = ranges[joined.members[0]];
+        read_at(r.out, r.size, r.offset);
+        continue;
+      }
+      joined_bytes.resize(joined.size);
+      read_at(joined_bytes.data(), joined.size, joined.offset);
+      for (const auto i : joined.members) {
+        std::memcpy(ranges[i].out, joined_bytes.data() + (ranges[i].offset - joined.offset), ranges[i].size);
+      }
+    }
+  }
+
+ private:
+  // Gets the range of `a` (retrying what is worth it), or throws naming the object.
+  void fetch(Attempt& a) const {
+    const auto start = std::chrono::steady_clock::now();
+    const std::optional<ObjectVersion> none;
+    for (unsigned retry = 0;; ++retry) {
+      Attempt attempt = a;
+      attempt.version = a.learning ? &none : &version_;
+      std::vector<std::byte> grown;
+      if (a.learning) attempt.grow = &grown;
+      const auto [code, error] = perform(attempt);
+      Judgement j = attempt.judged ? attempt.judgement : Judgement{};
+      if (j.verdict == Verdict::Ok && code != CURLE_OK) {
+        j = {retryable(code) ? Verdict::Retry : Verdict::Bad,
+             error.empty() ? curl_easy_strerror(code) : fmt::format("{} ({})", curl_easy_strerror(code), error)};
+      }
+      if (j.verdict == Verdict::Ok && !attempt.judged) {
+        judge(attempt);  // no body: judge the head alone
+        j = attempt.judgement;
+      }
+      if (j.verdict == Verdict::Ok) j = judge_body(attempt.received, attempt.size);
+      if (j.verdict == Verdict::Ok && a.learning && !attempt.total) {
+        j = {Verdict::Bad, "the first response did not say the object's size"};
+      }
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (j.verdict == Verdict::Ok) {
+        count_remote_request(attempt.received, retry);
+        if (a.learning) first_ = std::move(grown);
+        a = std::move(attempt);
+        return;
+      }
+      if (j.verdict == Verdict::Retry && policy_.allows(retry + 1, elapsed)) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(policy_.delay(retry + 1, uniform())));
+        continue;
+      }
+      count_remote_request(attempt.received, retry);
+      fail(j, a, retry, elapsed);
+    }
+  }
+
+  [[noreturn]] void fail(const Judgement& j, const Attempt& a, unsigned retries, double elapsed) const {
+    const auto what = a.learning
+                          ? fmt::format("cannot open '{}'", name_)
+                          : fmt::format("cannot read bytes {}-{} of '{}'", a.offset, a.offset + a.size - 1, name_);
+    switch (j.verdict) {
+      case Verdict::NotFound: throw FileNotFound(fmt::format("{}: {}", what, j.reason));
+      case Verdict::Forbidden: throw IoError(fmt::format("{}: {}", what, j.reason), EACCES);
+      case Verdict::Changed:
+        throw IoError(fmt::format("{}: the object changed while being read: {}", what, j.reason), ESTALE);
+      case Verdict::Retry:
+        throw IoError(fmt::format("{}: gave up after {} retries in {:.1f} s: {}", what, retries, elapsed, j.reason),
+                      EIO);
+      case Verdict::Bad:
+      case Verdict::Ok: break;
+    }
+    throw IoError(fmt::format("{}: {}", what, j.reason), EPROTO);
+  }
+
+  // One request; returns libcurl's code and its error text.
+  std::pair<CURLcode, std::string> perform(Attempt& a) const {
+    auto handle = acquire();
+    CURL* h = handle.get();
+    char error[CURL_ERROR_SIZE] = {};
+    const auto range = fmt::format("{}-{}", a.offset, a.offset + a.size - 1);
+    curl_slist* headers = nullptr;
+    if (!a.learning && !if_match_.empty()) headers = curl_slist_append(headers, if_match_.c_str());
+    const auto timeout_ms = static_cast<long>(std::ceil(options_.timeout_s * 1000));
+    curl_easy_setopt(h, CURLOPT_URL, request_url_.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options_.timeout_s))));
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
+    if (!options_.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+    const CURLcode code = curl_easy_perform(h);
+    if (a.head.status == 0) {
+      long status = 0;
+      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+      a.head.status = status;
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
+    curl_slist_free_all(headers);
+    if (code != CURLE_OK) {
+      handle.drop();  // its connection may be in any state
+    }
+    return {code, std::string(error)};
+  }
+
+  // A handle from the pool (its connection kept alive between requests), returned on scope exit.
+  class Lease {
+   public:
+    Lease(const HttpSource& owner, CurlHandle handle) : owner_(owner), handle_(std::move(handle)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { owner_.release(std::move(handle_)); }
+    [[nodiscard]] CURL* get() const noexcept { return handle_.get(); }
+    void drop() noexcept { handle_.reset(); }
+
+   private:
+    const HttpSource& owner_;
+    CurlHandle handle_;
+  };
+
+  Lease acquire() const {
+    std::unique_lock lock(mutex_);
+    const auto limit = std::max(1U, options_.connections);
+    free_.wait(lock, [&] { return !idle_.empty() || handles_ < limit; });
+    if (!idle_.empty()) {
+      auto h = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(*this, std::move(h));
+    }
+    ++handles_;
+    lock.unlock();
+    CurlHandle h(curl_easy_init());
+    if (!h) {
+      release(nullptr);
+      throw RuntimeError(fmt::format("cannot read '{}': curl_easy_init failed", name_));
+    }
+    return Lease(*this, std::move(h));
+  }
+
+  void release(CurlHandle handle) const noexcept {
+    {
+      const std::lock_guard lock(mutex_);
+      if (handle) {
+        idle_.push_back(std::move(handle));
+      } else {
+        --handles_;
+      }
+    }
+    free_.notify_one();
+  }
+
+  Url url_;
+  std::string name_;
+  std::string request_url_;
+  RemoteOptions options_;
+  RetryPolicy policy_;
+  std::optional<ObjectVersion> version_;
+  std::string if_match_;
+  mutable std::vector<std::byte> first_;  // the first block, fetched at open (set once, in open())
+  mutable std::mutex mutex_;
+  mutable std::condition_variable free_;
+  mutable std::vector<CurlHandle> idle_;
+  mutable unsigned handles_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<const ByteSource> open_http(const Url& url, const RemoteOptions& options) {
+  global_init();
+  auto source = std::make_shared<HttpSource>(url, options);
+  source->open();
+  return source;
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,17 @@
+// open_http in a build without libcurl: a URL is a clear error.
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "io/http/http_source.hpp"
+
+namespace h5tile::detail {
+
+std::shared_ptr<const ByteSource> open_http(const Url& url, const RemoteOptions& /*options*/) {
+  throw RuntimeError(
+      fmt::format("cannot read '{}': this build of h5tile has no remote reads (libcurl was not "
+                  "found when it was built)",
+                  redacted(url)));
+}
+
+}  // namespace h5tile::detail

@@ -1,0 +1,20 @@
+#pragma once
+// Opening a URL as a byte source: the scheme picks the backend (http/: http and https; S3 and
+// WebHDFS are to be its dialects).
+
+#include <memory>
+#include <string_view>
+
+#include "io/byte_source.hpp"
+#include "io/remote_options.hpp"
+
+namespace h5tile::detail {
+
+// Opens the object at `url` for reading: one request that learns its size and version (ETag,
+// Last-Modified) and fetches its first `options.block_size` bytes. Throws FileNotFound (404),
+// IoError (EACCES for 401/403; EIO, EPROTO: the URL named without its query string),
+// InvalidArgument (a malformed URL, a scheme not supported yet), RuntimeError (a build without
+// libcurl).
+[[nodiscard]] std::shared_ptr<const ByteSource> open_remote(std::string_view url, const RemoteOptions& options);
+
+}  // namespace h5tile::detail

@@ -1,0 +1,25 @@
+#pragma once
+// How reads of a remote object (a URL) behave: resolved from the settings where a call enters
+// the library (api/resolve.cpp) and passed down as values.
+
+#include <cstdint>
+#include <string>
+
+namespace h5tile::detail {
+
+struct RemoteOptions {
+  // Connections kept open to the server, shared by the workers (and requests in flight at once).
+  unsigned connections = 16;
+  // The unit of HDF5's metadata cache over the object, and the first request at open.
+  std::uint64_t block_size = std::uint64_t{4} << 20;
+  // Seconds to connect, and the longest a response may stall; a range is not retried once four
+  // times this has passed since its first attempt.
+  double timeout_s = 30;
+  // Retries of one range after a failure worth retrying (5xx, 429, a dropped connection, a
+  // timeout), with exponential backoff and jitter.
+  unsigned retries = 5;
+  // CA certificates for TLS ("": libcurl's default); verification is always on.
+  std::string ca_bundle{};
+};
+
+}  // namespace h5tile::detail
