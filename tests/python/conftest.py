@@ -140,3 +140,19 @@ def hdf5_version(tool) -> tuple:
     """The HDF5 release that h5tile's build runs with, as (major, minor, release)."""
     _, out = tool.run("hdf5-version")
     return tuple(int(part) for part in out["hdf5"].split("."))
+
+
+class OneRank:
+    """A communicator of one rank, as mpi4py's (write_tile takes any object with these)."""
+
+    def Get_rank(self):  # noqa: N802
+        return 0
+
+    def Get_size(self):  # noqa: N802
+        return 1
+
+    def allgather(self, part):
+        return [part]
+
+    def bcast(self, part, root=0):
+        return part

@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, OneRank
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -19,20 +19,6 @@ from h5tile import settings  # noqa: E402
 LEAKS = ["incompatible function arguments", "Invoked with", "std::", "h5tile::", "nanobind", "ndarray<"]
 # Parameters whose str values are of the right type (any str is a path or a name).
 STRINGS = {"path", "path_in", "path_out", "dataset_name"}
-
-
-class OneRank:
-    def Get_rank(self):  # noqa: N802
-        return 0
-
-    def Get_size(self):  # noqa: N802
-        return 1
-
-    def allgather(self, part):
-        return [part]
-
-    def bcast(self, part, root=0):
-        return part
 
 
 @pytest.fixture()

@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, OneRank
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -26,22 +26,6 @@ ROOT_ESCAPE = f"h5tile-escaped-{uuid.uuid4().hex}"
 ESCAPES = [f"/a/../../../{ROOT_ESCAPE}", f"/../{ROOT_ESCAPE}", f"a/../../{ROOT_ESCAPE}", "/a/./b", "/a//b", "/..",
            "/a/..", "/.", "", "/" + "../" * 40 + ROOT_ESCAPE]
 PYTHON_ONLY = [f"/a\0/../../{ROOT_ESCAPE}"]  # a NUL, which no command line can carry
-
-
-class OneRank:
-    """A communicator of one rank, as mpi4py's (write_tile takes any object with these)."""
-
-    def Get_rank(self):  # noqa: N802
-        return 0
-
-    def Get_size(self):  # noqa: N802
-        return 1
-
-    def allgather(self, part):
-        return [part]
-
-    def bcast(self, part, root=0):
-        return part
 
 
 def tree(root):
