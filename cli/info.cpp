@@ -182,7 +182,8 @@ void add_info(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "info",
       "Show the datasets of a file, or one dataset: dtype, shape, layout, bytes (and a virtual dataset's sources)");
-  cmd->add_option("target", info_options.target, "FILE, FILE:/DATASET or FILE:/GROUP (the leading / may be left out; FILE: a path or a URL)")
+  cmd->add_option("target", info_options.target,
+                  "FILE, FILE:/DATASET or FILE:/GROUP (the leading / may be left out; FILE: a path or a URL)")
       ->required();
   cmd->add_flag("--json", info_options.json, "print JSON (for scripts)");
   cmd->footer(
