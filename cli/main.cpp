@@ -54,8 +54,11 @@ int main(int argc, char** argv) {
     if (const auto* flag = sub->get_option_no_throw("--json"); flag != nullptr && flag->count() > 0) json = true;
   }
   const auto fail = [json](int code, std::string_view kind, const std::string& message) {
+    if (json) {
+      fmt::print("{}\n", h5tile::cli::json_error(message.empty() ? std::string(kind) : message, code));
+      std::fflush(stdout);
+    }
     h5tile::cli::print_line(stderr, "h5tile: {}{}{}", kind, message.empty() ? "" : ": ", message);
-    if (json) fmt::print("{}\n", h5tile::cli::json_error(message.empty() ? std::string(kind) : message, code));
     return code;
   };
   try {
