@@ -3,14 +3,17 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <h5tile/error.hpp>
@@ -181,16 +184,77 @@ void add_compression_options(CLI::App& cmd, CompressionCli& options) {
   cmd.add_flag("--fletcher32", options.fletcher32, "add a Fletcher-32 checksum to every chunk");
 }
 
+void check_compression_options(const CLI::App& cmd, const CompressionCli& options,
+                               const std::vector<std::string>& also) {
+  if (options.compressor != "none") return;
+  std::vector<std::string> given;
+  for (const auto& name : {std::string("--level"), std::string("--shuffle")}) {
+    if (cmd.count(name) > 0) given.push_back(name);
+  }
+  for (const auto& name : also) {
+    if (cmd.count(name) > 0) given.push_back(name);
+  }
+  if (given.empty()) return;
+  throw CLI::ValidationError(
+      fmt::format("{} appl{} only with --compression (gzip, zstd, lz4 or blosc), which was not given",
+                  fmt::join(given, ", "), given.size() == 1 ? "ies" : "y"));
+}
+
 Target parse_target(const std::string& text) {
   // FILE:/DATASET; the "://" after a URL's scheme is not the separator.
   auto colon = text.rfind(":/");
   while (colon != std::string::npos && text.compare(colon, 3, "://") == 0) {
     colon = colon == 0 ? std::string::npos : text.rfind(":/", colon - 1);
   }
-  if (colon == std::string::npos) {
-    return {text, ""};
+  if (colon != std::string::npos) return {text.substr(0, colon), text.substr(colon + 1)};
+  // FILE:DATASET without the leading '/' ("f.h5:grp/temp", as the Python functions take
+  // "grp/temp"): the last ':' separates, but not one in a URL's scheme or host:port, and not
+  // where the whole text names a file (a ':' in a file name) or what is before it names none.
+  const auto last = text.rfind(':');
+  if (last == std::string::npos || last == 0 || last + 1 == text.size()) return {text, ""};
+  if (const auto scheme = text.find("://"); scheme != std::string::npos) {
+    const auto path = text.find('/', scheme + 3);
+    if (path == std::string::npos || last < path) return {text, ""};
+  } else {
+    std::error_code ec;
+    if (std::filesystem::exists(text, ec) || !std::filesystem::exists(text.substr(0, last), ec)) return {text, ""};
   }
-  return {text.substr(0, colon), text.substr(colon + 1)};
+  return {text.substr(0, last), "/" + text.substr(last + 1)};
+}
+
+std::string nearest_name(std::string_view word, const std::vector<std::string>& candidates) {
+  // Optimal string alignment distance: three rows of the dynamic programme.
+  const auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<std::size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      current[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+          current[j] = std::min(current[j], before[j - 2] + 1);
+        }
+      }
+      before.swap(previous);
+      previous.swap(current);
+    }
+    return previous[b.size()];
+  };
+  std::string best;
+  std::size_t best_distance = 3;
+  for (const auto& c : candidates) {
+    const auto d = distance(word, c);
+    if (d < best_distance && d < word.size()) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string json_error(std::string_view message, int exit_code) {
+  return json_text(nlohmann::json{{"error", std::string(message)}, {"exit_code", exit_code}});
 }
 
 std::string human_bytes(std::uint64_t bytes) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -34,8 +35,9 @@ inline constexpr int kProblem = 1;
 inline constexpr int kUsage = 2;
 inline constexpr int kCancelled = 130;
 
-// "file.h5:/data" -> {"file.h5", "/data"}; "file.h5" -> {"file.h5", ""}. A ':' inside the file
-// name is kept when what follows it is not a dataset path (does not start with '/').
+// "file.h5:/data" -> {"file.h5", "/data"}; "file.h5" -> {"file.h5", ""}; "file.h5:grp/t" ->
+// {"file.h5", "/grp/t"} where "file.h5" exists and "file.h5:grp/t" does not (a ':' inside a file
+// name is kept). In a URL, the ':' of its scheme or port never separates.
 struct Target {
   std::string file;
   std::string dataset;
@@ -59,6 +61,15 @@ struct Target {
 // cannot spell: "." (HDF5 skips it in paths), ".." (h5tile refuses it) or an empty one. HDF5
 // allows such link names (h5py's low-level API makes them); h5py reaches them, h5tile does not.
 [[nodiscard]] bool unreachable_by_path(std::string_view name);
+
+// The candidate nearest to `word` by edit distance (insertions, deletions, substitutions and
+// swaps of neighbours, each 1), where it is at most 2 (and less than the word's length): what a
+// mistyped subcommand probably meant. "" where none is that near.
+[[nodiscard]] std::string nearest_name(std::string_view word, const std::vector<std::string>& candidates);
+
+// The error of a failed --json run, as JSON on stdout: {"error": message, "exit_code": code}
+// (scripts reading stdout get JSON whatever happened).
+[[nodiscard]] std::string json_error(std::string_view message, int exit_code);
 
 // Prints one line (a newline is added) to `out`, the whole formatted text passed through
 // printable(): every line the command prints in text mode goes through here.
@@ -135,6 +146,10 @@ struct CompressionCli {
   [[nodiscard]] Compression value() const;
 };
 void add_compression_options(CLI::App& cmd, CompressionCli& options);
+// Throws CLI::ValidationError naming the options of `cmd` given that apply only with a
+// compressor (--level, --shuffle, and `also`) when --compression is none.
+void check_compression_options(const CLI::App& cmd, const CompressionCli& options,
+                               const std::vector<std::string>& also = {});
 
 void add_demo(CLI::App& app);
 void add_info(CLI::App& app);

@@ -35,6 +35,8 @@ struct SplitCli {
   CompressionCli compression;
 };
 SplitCli split_options;
+const CLI::App* split_command = nullptr;
+const CLI::App* consolidate_command = nullptr;
 
 // About `target` bytes per chunk, in shapes that divide the data evenly: along the first axis
 // that must be cut, as many equal chunks as needed (2000 rows of 2400 bytes and 4 MiB give two
@@ -64,6 +66,7 @@ int run_consolidate() {
   if (in.dataset.empty()) {
     throw CLI::ValidationError("IN", "give the dataset to consolidate as IN:/DATASET");
   }
+  check_compression_options(*consolidate_command, consolidate_options.compression);
   Shape chunk(consolidate_options.chunk.begin(), consolidate_options.chunk.end());
   const auto compression = consolidate_options.compression.value();
   if (consolidate_options.layout == "contiguous" && compression.any()) {
@@ -106,6 +109,7 @@ int run_split() {
   if (in.dataset.empty()) {
     throw CLI::ValidationError("IN", "give the dataset to split as IN:/DATASET");
   }
+  check_compression_options(*split_command, split_options.compression, {"--chunk"});
   Array data = [&] {
     ProgressBar bar("read");
     return from_file(in.file, in.dataset, {.progress = bar.callback()});
@@ -166,6 +170,7 @@ void add_consolidate(CLI::App& app) {
       "An existing OUT is left alone (exit code 1) unless --force or --append is given.\n"
       "Memory stays at a few 64 MiB blocks per thread, whatever the dataset's size.");
   cmd->callback([] { selected_command() = run_consolidate; });
+  consolidate_command = cmd;
 
   auto* split = app.add_subcommand("split",
                                    "Write a dataset as tiles plus a virtual dataset (the inverse of "
@@ -185,6 +190,7 @@ void add_consolidate(CLI::App& app) {
       "  h5tile split u.h5:/fields/u tiled.h5 --tiles 16\n"
       "  h5tile split u.h5:/u tiled.h5 --compression gzip --level 6 --shuffle   tiles of compressed chunks");
   split->callback([] { selected_command() = run_split; });
+  split_command = split;
 }
 
 }  // namespace h5tile::cli

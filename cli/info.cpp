@@ -1,5 +1,7 @@
 // `h5tile info FILE[:DATASET]`: what a file or dataset holds.
+#include <optional>
 #include <set>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -89,37 +91,59 @@ NotDescribed not_described(const std::string& name) {
 }
 
 int run_info() {
-  const auto target = parse_target(info_options.target);
+  auto target = parse_target(info_options.target);
+  // "f.h5:/" is the file; "f.h5:/grp/" the group.
+  while (!target.dataset.empty() && target.dataset.back() == '/') target.dataset.pop_back();
+  // What is listed: one dataset, or every dataset of the file or of a group ("root").
   std::vector<std::string> names;
-  if (!target.dataset.empty()) {
-    names.push_back(target.dataset);
+  std::string root;
+  std::optional<DatasetInfo> asked;  // the one dataset asked for, described once
+  bool listing = target.dataset.empty();
+  if (!listing) {
+    try {
+      asked = describe(target.file, target.dataset);
+      names.push_back(target.dataset);
+    } catch (const NotADataset&) {
+      // A group: its datasets, as a file's listing shows them (an empty group or another kind
+      // of object keeps the error).
+      root = target.dataset;
+      for (auto& name : list_datasets(target.file)) {
+        if (name.size() > root.size() + 1 && name.compare(0, root.size() + 1, root + "/") == 0) {
+          names.push_back(std::move(name));
+        }
+      }
+      if (names.empty()) throw;
+      listing = true;
+    }
   } else {
     names = list_datasets(target.file);
   }
   nlohmann::json out{{"file", target.file}, {"datasets", nlohmann::json::array()}};
-  if (!info_options.json) print_line(stdout, "{}", target.file);
+  if (!root.empty()) out["group"] = root;
+  if (!info_options.json) print_line(stdout, "{}{}", target.file, root.empty() ? "" : ":" + root);
   std::set<std::string> groups_shown;
   std::size_t errors = 0;
   for (const auto& name : names) {
-    // The tree: each group once, before its first dataset, indented by depth.
+    // The tree: each group once, before its first dataset, indented by depth (below the root).
+    const auto relative = std::string_view(name).substr(root.size());
     std::size_t depth = 0;
-    for (auto slash = name.find('/', 1); slash != std::string::npos; slash = name.find('/', slash + 1)) {
-      const auto group = name.substr(0, slash);
+    for (auto slash = relative.find('/', 1); slash != std::string::npos; slash = relative.find('/', slash + 1)) {
+      const auto group = std::string(relative.substr(0, slash));
       ++depth;
-      if (!info_options.json && target.dataset.empty() && groups_shown.insert(group).second) {
+      if (!info_options.json && listing && groups_shown.insert(group).second) {
         print_line(stdout, "{}{}/", std::string(2 * depth, ' '), group.substr(group.rfind('/') + 1));
       }
     }
-    const std::string indent(2 * (target.dataset.empty() ? depth + 1 : 1), ' ');
-    const auto shown = target.dataset.empty() ? name.substr(name.rfind('/') + 1) : name;
+    const std::string indent(2 * (listing ? depth + 1 : 1), ' ');
+    const auto shown = listing ? name.substr(name.rfind('/') + 1) : name;
     try {
-      const auto d = describe(target.file, name);
+      const auto d = asked ? *asked : describe(target.file, name);
       // One dataset asked for: a virtual one's sources too, one line each.
-      const auto sources = !target.dataset.empty() && d.layout == "virtual" ? list_virtual_sources(target.file, name)
-                                                                            : std::vector<VirtualSource>{};
+      const auto sources =
+          !listing && d.layout == "virtual" ? list_virtual_sources(target.file, name) : std::vector<VirtualSource>{};
       if (info_options.json) {
         auto j = to_json(name, d);
-        if (!target.dataset.empty() && d.layout == "virtual") {
+        if (!listing && d.layout == "virtual") {
           j["sources"] = nlohmann::json::array();
           for (const auto& v : sources) j["sources"].push_back(to_json(v));
         }
@@ -133,7 +157,7 @@ int run_info() {
     } catch (const std::exception&) {
       // One dataset asked for: its error is the command's. Listing a file: that dataset is
       // marked and the others are still listed.
-      if (!target.dataset.empty()) throw;
+      if (!listing) throw;
       const auto [kind, reason] = not_described(name);
       if (kind == "error") ++errors;
       if (info_options.json) {
@@ -158,7 +182,8 @@ void add_info(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "info",
       "Show the datasets of a file, or one dataset: dtype, shape, layout, bytes (and a virtual dataset's sources)");
-  cmd->add_option("target", info_options.target, "FILE or FILE:/DATASET (FILE: a path, or an http:// or https:// URL)")
+  cmd->add_option("target", info_options.target,
+                  "FILE, FILE:/DATASET or FILE:/GROUP (the leading / may be left out; FILE: a path or a URL)")
       ->required();
   cmd->add_flag("--json", info_options.json, "print JSON (for scripts)");
   cmd->footer(

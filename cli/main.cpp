@@ -1,9 +1,14 @@
 // The h5tile command. Each subcommand lives in its own file and calls the public API; `bench`
 // also times plain HDF5 calls and plain pread/pwrite loops, the peers and limits it compares with.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <h5tile/h5tile.hpp>
@@ -24,22 +29,45 @@ int main(int argc, char** argv) {
   h5tile::cli::add_verify(app);
   h5tile::cli::add_consolidate(app);
   h5tile::cli::add_bench(app);
+  // A mistyped subcommand ("inof"): CLI11 would only say that one is required.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const auto guess = h5tile::cli::nearest_name(argv[1], names);
+      h5tile::cli::print_line(stderr, "h5tile: usage error: '{}' is not a subcommand; {}", argv[1],
+                              guess.empty()
+                                  ? fmt::format("they are {} ('h5tile --help' says more)", fmt::join(names, ", "))
+                                  : fmt::format("did you mean '{}'? ('h5tile --help' lists them)", guess));
+      return h5tile::cli::kUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
+  // With --json, an error is JSON on stdout too (scripts read stdout), besides the line on stderr.
+  bool json = false;
+  for (const auto* sub : app.get_subcommands()) {
+    if (const auto* flag = sub->get_option_no_throw("--json"); flag != nullptr && flag->count() > 0) json = true;
+  }
+  const auto fail = [json](int code, std::string_view kind, const std::string& message) {
+    if (json) {
+      fmt::print("{}\n", h5tile::cli::json_error(message.empty() ? std::string(kind) : message, code));
+      std::fflush(stdout);
+    }
+    h5tile::cli::print_line(stderr, "h5tile: {}{}{}", kind, message.empty() ? "" : ": ", message);
+    return code;
+  };
   try {
     return h5tile::cli::run_selected();
   } catch (const CLI::ValidationError& e) {
-    h5tile::cli::print_line(stderr, "h5tile: usage error: {}", e.what());
-    return h5tile::cli::kUsage;
+    return fail(h5tile::cli::kUsage, "usage error", e.what());
   } catch (const h5tile::Cancelled&) {
-    fmt::print(stderr, "h5tile: cancelled\n");
-    return h5tile::cli::kCancelled;
+    return fail(h5tile::cli::kCancelled, "cancelled", "");
   } catch (const std::exception& e) {
-    h5tile::cli::print_line(stderr, "h5tile: error: {}", e.what());
-    return 1;
+    return fail(h5tile::cli::kProblem, "error", e.what());
   }
 }

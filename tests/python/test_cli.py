@@ -177,7 +177,7 @@ def test_consolidate_and_split_compress(files, tmp_path):
                  cwd=tmp_path)
     assert bad.returncode == 1 and "gzip level must be 0 to 9" in bad.stderr, bad.stderr
     bad = h5tile("split", "c.h5:/data", "t.h5", "--chunk", "5,5", cwd=tmp_path)
-    assert bad.returncode == 1 and "is for layout 'chunked' (or 'virtual' with compression)" in bad.stderr, bad.stderr
+    assert bad.returncode == 2 and "--chunk applies only with --compression" in bad.stderr, bad.stderr
     assert not (tmp_path / "d.h5").exists() and not (tmp_path / "t.h5").exists()
 
 
@@ -389,3 +389,68 @@ def test_demo_script_help_comes_at_once(tmp_path):
                          timeout=10, env=env, cwd=tmp_path)
     assert out.returncode == 0 and "Usage: scripts/demo.sh" in out.stdout, out.stdout + out.stderr
     assert not (tmp_path / "no-build").exists()
+
+
+def test_info_takes_names_without_a_leading_slash_and_lists_groups(files, tmp_path):
+    """`info f.h5:g/chunked` as Python takes "g/chunked"; `info f.h5:/g` lists the group's datasets."""
+    with_slash = h5tile("info", "h.h5:/g/chunked", "--json", cwd=tmp_path)
+    without = h5tile("info", "h.h5:g/chunked", "--json", cwd=tmp_path)
+    assert without.returncode == 0, without.stderr
+    assert json.loads(without.stdout) == json.loads(with_slash.stdout)
+    with h5py.File(tmp_path / "h.h5", "r") as f:
+        in_group = sorted("/g/" + k for k in f["g"].keys())
+    for spelling in ("h.h5:/g", "h.h5:g", "h.h5:/g/"):
+        out = h5tile("info", spelling, "--json", cwd=tmp_path)
+        assert out.returncode == 0, (spelling, out.stderr)
+        listed = json.loads(out.stdout)
+        assert listed["group"] == "/g" and sorted(d["name"] for d in listed["datasets"]) == in_group
+    text = h5tile("info", "h.h5:g", cwd=tmp_path)
+    assert text.stdout.splitlines()[0] == "h.h5:/g"
+    assert {line.split()[0] for line in text.stdout.splitlines()[1:]} == {"chunked", "scaleoffset"}
+    # "h.h5:/" is the whole file; a name with ':' that exists as a file stays a file name.
+    whole = json.loads(h5tile("info", "h.h5:/", "--json", cwd=tmp_path).stdout)
+    assert len(whole["datasets"]) == len(json.loads(h5tile("info", "h.h5", "--json", cwd=tmp_path).stdout)["datasets"])
+    shutil.copy(tmp_path / "h.h5", tmp_path / "odd:plain")
+    out = h5tile("info", "odd:plain", "--json", cwd=tmp_path)
+    assert out.returncode == 0 and json.loads(out.stdout)["file"] == "odd:plain"
+
+
+def test_json_errors_are_json(files, tmp_path):
+    out = h5tile("info", "h.h5:/nope", "--json", cwd=tmp_path)
+    assert out.returncode == 1
+    error = json.loads(out.stdout)
+    assert error["exit_code"] == 1 and "'/nope'" in error["error"] and "h.h5" in error["error"]
+    assert "'/nope'" in out.stderr  # and the line on stderr, as without --json
+    out = h5tile("verify", "missing.h5", "--json", cwd=tmp_path)
+    assert out.returncode == 1 and "missing.h5" in json.loads(out.stdout)["error"]
+    assert h5tile("info", "h.h5:/nope", cwd=tmp_path).stdout == ""  # text mode: stdout stays empty
+
+
+def test_a_mistyped_subcommand_is_named_with_a_suggestion(tmp_path):
+    out = h5tile("inof", "x.h5", cwd=tmp_path)
+    assert out.returncode == 2 and "'inof' is not a subcommand" in out.stderr and "did you mean 'info'" in out.stderr
+    out = h5tile("verfy", cwd=tmp_path)
+    assert out.returncode == 2 and "did you mean 'verify'" in out.stderr
+    out = h5tile("xyzzy", cwd=tmp_path)
+    assert out.returncode == 2 and "did you mean" not in out.stderr
+    assert all(name in out.stderr for name in ("info", "verify", "consolidate", "split", "bench", "demo"))
+
+
+@pytest.mark.parametrize("options, named", [(["--level", "5"], "--level"), (["--shuffle"], "--shuffle"),
+                                            (["--chunk", "10"], "--chunk"),
+                                            (["--level", "3", "--shuffle"], "--level, --shuffle")])
+def test_split_options_that_need_a_compressor_say_so(files, tmp_path, options, named):
+    out = h5tile("split", "h.h5:/plain", "s.h5", *options, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert f"{named} appl" in out.stderr and "--compression" in out.stderr
+    assert not (tmp_path / "s.h5").exists() and not (tmp_path / "s.h5.tiles").exists()
+    out = h5tile("consolidate", "v.h5:/data", "c.h5", "--shuffle", cwd=tmp_path)
+    assert out.returncode == 2 and "--shuffle applies only with --compression" in out.stderr
+
+
+def test_bench_writes_only_does_not_claim_a_read(tmp_path):
+    out = h5tile("bench", "--writes-only", "--size", "1M", "--repeats", "1", "--dir", tmp_path / "b", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = [line.split()[0] for line in out.stdout.splitlines() if line.startswith(("write", "read"))]
+    assert rows and set(rows) == {"write", "write0"}
+    assert "read back untimed" in out.stdout and "yes" in out.stdout.splitlines()[-2]
