@@ -3,6 +3,9 @@ WebHdfsServer, a namenode that answers GETFILESTATUS and redirects OPEN to a dat
 same server). Every read compared with h5py reading the same file locally; a body of another length
 than asked is an error, never shifted bytes."""
 import errno
+import json
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -10,10 +13,10 @@ import pytest
 
 from conftest import BUILD, compressible, same_bytes
 
-import sys
-
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
+
+H5TILE = BUILD / "cli" / "h5tile"
 
 
 @pytest.fixture(autouse=True)
@@ -121,7 +124,7 @@ def test_a_missing_file_is_file_not_found(webhdfs_server):
 
 def test_a_file_that_disappears_after_the_open_is_file_not_found(stored):
     server, url, _ = stored
-    server.plan("status:404", times=1000, skip=2)  # the status and the first block go through
+    server.plan("status:404", times=1000, skip=3)  # the status and the first block (OPEN, datanode) go through
     with pytest.raises(FileNotFoundError):
         h5tile.from_file(url, "/data", threads=1)
 
@@ -131,3 +134,26 @@ def test_unavailable_is_retried(stored):
     server.plan("status:503", times=2, skip=1)
     assert same_bytes(h5tile.from_file(url, "/data", threads=1), a)
     assert h5tile.last_remote_io()["retries"] >= 2
+
+
+def test_the_query_string_goes_with_every_request_and_stays_out_of_messages(stored):
+    server, url, a = stored
+    assert same_bytes(h5tile.from_file(url + "?user.name=alice", "/data"), a)
+    namenode = [p for (_, p, _, _) in server.log if p.startswith("/webhdfs/v1/")]
+    assert namenode and all(p.endswith("&user.name=alice") for p in namenode), namenode
+    with pytest.raises(FileNotFoundError) as e:
+        h5tile.from_file(url.replace("f.h5", "gone.h5") + "?delegation=SECRET", "/data")
+    assert "SECRET" not in str(e.value) and url.replace("f.h5", "gone.h5") in str(e.value)
+
+
+def test_the_command_reads_webhdfs_urls(webhdfs_server, tmp_path):
+    a = compressible("float64", (10, 100), seed=8)
+    _put(webhdfs_server, tmp_path, "/user/me/c.h5", **{"g/data": (a, dict(chunks=(5, 50), compression="gzip"))})
+    url = webhdfs_server.webhdfs_url("/user/me/c.h5")  # host:port, then the dataset after the last ':'
+    out = subprocess.run([str(H5TILE), "info", f"{url}:/g/data", "--json"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["datasets"][0]["shape"] == [10, 100]
+    out = subprocess.run([str(H5TILE), "verify", "--read", f"{url}:/g/data"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -115,6 +115,23 @@ TEST(WebHdfsDialect, StatusFirstThenOpenWithOffsetAndLengthFollowingRedirects) {
             "https://nn:9871/webhdfs/v1/f.h5?op=OPEN&offset=0&length=1");
 }
 
+TEST(WebHdfsDialect, TheQueryStringGoesWithEveryRequestButMayNotSetTheOperation) {
+  const auto d = dialect_of("webhdfs://nn:9870/f.h5?user.name=alice");
+  EXPECT_EQ(d->status_request()->url, "http://nn:9870/webhdfs/v1/f.h5?op=GETFILESTATUS&user.name=alice");
+  EXPECT_EQ(d->range_request(0, 10, nullptr).url,
+            "http://nn:9870/webhdfs/v1/f.h5?op=OPEN&offset=0&length=10&user.name=alice");
+  for (const char* bad : {"webhdfs://nn:9870/f.h5?op=DELETE", "webhdfs://nn:9870/f.h5?user.name=a&offset=5",
+                          "webhdfs://nn:9870/f.h5?length=1&delegation=SECRET"}) {
+    try {
+      (void)dialect_of(bad);
+      ADD_FAILURE() << "no error for " << bad;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("webhdfs://nn:9870/f.h5'"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("SECRET"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(WebHdfsDialect, TheStatusGivesTheSizeAndModificationTime) {
   const auto d = dialect_of("webhdfs://nn:9870/f.h5");
   Judgement j;

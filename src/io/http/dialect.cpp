@@ -65,10 +65,21 @@ class S3 final : public HttpDialect {
 // seen on later requests.
 class WebHdfs final : public HttpDialect {
  public:
-  explicit WebHdfs(const Url& url) : location_(webhdfs::parse_url(url.scheme + "://" + url.authority + url.path)) {}
+  // The URL's query string (user.name=, delegation=: what the cluster authenticates with) goes
+  // with every request, after the parameters of the operation, which it may not set itself.
+  explicit WebHdfs(const Url& url)
+      : location_(webhdfs::parse_url(url.scheme + "://" + url.authority + url.path)),
+        extra_(url.query.empty() ? std::string() : "&" + url.query) {
+    for (const std::string_view name : {"op=", "offset=", "length=", "noredirect="}) {
+      if (url.query.starts_with(name) || extra_.find("&" + std::string(name)) != std::string::npos) {
+        throw InvalidArgument(fmt::format("'{}': its query string may not set '{}' (h5tile sets it for each request)",
+                                          redacted(url), name.substr(0, name.size() - 1)));
+      }
+    }
+  }
 
   [[nodiscard]] std::optional<HttpRequest> status_request() const override {
-    return HttpRequest{.url = webhdfs::status_url(location_), .range_header = false};
+    return HttpRequest{.url = webhdfs::status_url(location_) + extra_, .range_header = false};
   }
 
   [[nodiscard]] std::optional<ObjectVersion> parse_status(std::string_view body, Judgement& judgement) const override {
@@ -86,7 +97,8 @@ class WebHdfs final : public HttpDialect {
 
   [[nodiscard]] HttpRequest range_request(std::uint64_t offset, std::uint64_t size,
                                           const ObjectVersion* /*version*/) const override {
-    return {.url = webhdfs::open_url(location_, offset, size), .range_header = false, .follow_redirects = true};
+    return {
+        .url = webhdfs::open_url(location_, offset, size) + extra_, .range_header = false, .follow_redirects = true};
   }
 
   [[nodiscard]] Judgement judge_range(const ResponseHead& head, std::uint64_t offset, std::uint64_t size,
@@ -104,6 +116,7 @@ class WebHdfs final : public HttpDialect {
 
  private:
   webhdfs::Location location_;
+  std::string extra_;  // "&<query>" or ""
 };
 
 }  // namespace
