@@ -306,6 +306,14 @@ class HttpSource final : public ByteSource {
     char error[CURL_ERROR_SIZE] = {};
     const HttpRequest request = a.status ? *dialect_->status_request()
                                          : dialect_->range_request(a.offset, a.size, a.learning ? nullptr : &*version_);
+#if LIBCURL_VERSION_NUM < 0x074b00
+    if (!request.aws_sigv4.empty()) {
+      throw RuntimeError(
+          fmt::format("cannot read '{}': this libcurl ({}) cannot sign S3 requests (SigV4 needs 7.75 or "
+                      "later); AWS_NO_SIGN_REQUEST=YES reads a public bucket",
+                      name_, LIBCURL_VERSION));
+    }
+#endif
     const auto range = fmt::format("{}-{}", a.offset, a.offset + a.size - 1);
     curl_slist* headers = nullptr;
     for (const auto& header : request.headers) headers = curl_slist_append(headers, header.c_str());
@@ -326,7 +334,9 @@ class HttpSource final : public ByteSource {
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
     curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+#if LIBCURL_VERSION_NUM >= 0x074b00
     curl_easy_setopt(h, CURLOPT_AWS_SIGV4, request.aws_sigv4.empty() ? nullptr : request.aws_sigv4.c_str());
+#endif
     curl_easy_setopt(h, CURLOPT_USERPWD, request.userpwd.empty() ? nullptr : request.userpwd.c_str());
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
