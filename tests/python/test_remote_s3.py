@@ -191,6 +191,26 @@ def test_the_custom_endpoint_of_aws_endpoint_url_s3_wins(seaweedfs_server, aws, 
     assert same_bytes(h5tile.from_file(small_object, "/data"), np.arange(1000, dtype="f8"))
 
 
+def test_an_object_replaced_during_a_read_is_an_error_never_mixed_data(seaweedfs_server, aws, bucket, tmp_path):
+    a = np.arange(1 << 17, dtype="f8")  # 1 MiB, contiguous: read in blocks of 64 Ki values
+    path = tmp_path / "r.h5"
+    with h5py.File(path, "w") as f:
+        f["data"] = a
+    seaweedfs_server.upload(path, bucket, "r.h5")
+    blocks = []
+    with pytest.raises(h5tile.IoError) as e:
+        for i, (block, offsets) in enumerate(h5tile.from_file_batched(f"s3://{bucket}/r.h5", "/data", [8192])):
+            blocks.append((block.copy(), offsets))
+            if i == 0:  # S3 answers 412 to the If-Match of every later request
+                with h5py.File(path, "w") as f:
+                    f["data"] = -a
+                seaweedfs_server.upload(path, bucket, "r.h5")
+    assert e.value.errno == errno.ESTALE and "changed" in str(e.value), str(e.value)
+    assert 1 <= len(blocks) < len(a) // 8192
+    for block, (start,) in blocks:  # what was yielded is the object opened, never the new one
+        assert same_bytes(block, a[start:start + len(block)]), start
+
+
 def test_presigned_https_style_urls_keep_working_over_http(seaweedfs_server, aws, small_object):
     bucket, key = small_object[len("s3://"):].split("/", 1)
     url = seaweedfs_server.client().generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key},
