@@ -147,6 +147,7 @@ def test_a_wrong_secret_is_a_permission_error_naming_the_object_not_the_secret(s
         h5tile.from_file(small_object, "/data")
     message = str(e.value)
     assert e.value.errno == errno.EACCES and "403" in message and small_object in message, message
+    assert "AWS_SECRET_ACCESS_KEY" in message, message  # the variable is named, never its value
     _assert_no_secret(message, SECRET + "-token", seaweedfs_server.access_key)
     with pytest.raises(h5tile.IoError) as e:  # describe goes through the same source
         h5tile.describe(small_object, "/data")

@@ -84,7 +84,9 @@ TEST(S3Dialect, AWrongRegionIsSaidAndTheQueryStringIsNotPartOfTheKey) {
   const auto j = d->judge_range(head(301), 0, 100, std::nullopt);
   EXPECT_EQ(j.verdict, Verdict::Bad);
   EXPECT_NE(j.reason.find("AWS_REGION"), std::string::npos) << j.reason;
-  EXPECT_EQ(d->judge_range(head(403), 0, 100, std::nullopt).verdict, Verdict::Forbidden);
+  const auto forbidden = d->judge_range(head(403), 0, 100, std::nullopt);
+  EXPECT_EQ(forbidden.verdict, Verdict::Forbidden);
+  EXPECT_NE(forbidden.reason.find("AWS_NO_SIGN_REQUEST"), std::string::npos) << forbidden.reason;
   EXPECT_EQ(d->judge_range(head(404), 0, 100, std::nullopt).verdict, Verdict::NotFound);
   EXPECT_EQ(d->judge_range(head(503), 0, 100, std::nullopt).verdict, Verdict::Retry);
 }

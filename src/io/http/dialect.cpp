@@ -51,7 +51,13 @@ class S3 final : public HttpDialect {
       return {Verdict::Bad, fmt::format("HTTP {} (is the bucket in another region than '{}'? set AWS_REGION)",
                                         head.status, request_.region)};
     }
-    return judge_head(head, offset, size, version);
+    auto j = judge_head(head, offset, size, version);
+    if (j.verdict == Verdict::Forbidden) {
+      j.reason += request_.anonymous ? " (sent unsigned, AWS_NO_SIGN_REQUEST: is the bucket public?)"
+                                     : " (signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: are they right, "
+                                       "and allowed to read it?)";
+    }
+    return j;
   }
 
  private:
