@@ -1,6 +1,7 @@
 #include "api/resolve.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 
 #include <h5tile/settings.hpp>
@@ -15,6 +16,11 @@ std::string environment(const char* variable) {
   const char* value = std::getenv(variable);
   return value != nullptr ? value : "";
 }
+
+// What s3:// URLs resolve with (io/http/s3_dialect.hpp), as the AWS SDKs and CLI read them.
+constexpr std::array kAwsVariables = {"AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                      "AWS_REGION",          "AWS_DEFAULT_REGION",    "AWS_ENDPOINT_URL",
+                                      "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST",   "AWS_CA_BUNDLE"};
 
 }  // namespace
 
@@ -56,11 +62,15 @@ std::string vds_prefix() { return environment("HDF5_VDS_PREFIX"); }
 std::string ext_prefix() { return environment("HDF5_EXT_PREFIX"); }
 
 RemoteOptions remote_options() {
-  return {.connections = settings::remote_connections(),
-          .block_size = settings::remote_block_size(),
-          .timeout_s = settings::remote_timeout(),
-          .retries = settings::remote_retries(),
-          .ca_bundle = environment("CURL_CA_BUNDLE")};
+  RemoteOptions options{.connections = settings::remote_connections(),
+                        .block_size = settings::remote_block_size(),
+                        .timeout_s = settings::remote_timeout(),
+                        .retries = settings::remote_retries(),
+                        .ca_bundle = environment("CURL_CA_BUNDLE")};
+  for (const char* name : kAwsVariables) {
+    if (auto value = environment(name); !value.empty()) options.aws.emplace(name, std::move(value));
+  }
+  return options;
 }
 
 void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads) {

@@ -29,7 +29,7 @@ namespace h5tile::detail {
 // HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for external links' targets first.
 [[nodiscard]] std::string ext_prefix();
 
-// The remote_* settings (and CURL_CA_BUNDLE), for reads of a URL.
+// The remote_* settings, CURL_CA_BUNDLE and the AWS_* variables (s3:// URLs), for reads of a URL.
 [[nodiscard]] RemoteOptions remote_options();
 // How a read opens its dataset.
 [[nodiscard]] OpenOptions open_options(const ReadOptions& options);

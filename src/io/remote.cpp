@@ -14,11 +14,8 @@ std::shared_ptr<const ByteSource> open_remote(std::string_view text, const Remot
   if (!url) {
     throw InvalidArgument(fmt::format("'{}' is not a URL h5tile can read (scheme://host/path)", redacted(text)));
   }
-  if (url->scheme == "http" || url->scheme == "https") {
-    return open_http(*url, options);
-  }
-  throw InvalidArgument(fmt::format("cannot read '{}': {}:// URLs are not supported yet (http:// and https:// are)",
-                                    redacted(*url), url->scheme));
+  // One backend, http/, for every scheme: S3 and WebHDFS are its dialects (io/http/dialect.hpp).
+  return open_http(*url, options);
 }
 
 }  // namespace h5tile::detail

@@ -1,6 +1,6 @@
 #pragma once
-// Opening a URL as a byte source: the scheme picks the backend (http/: http and https; S3 and
-// WebHDFS are to be its dialects).
+// Opening a URL as a byte source: the scheme picks the backend (http/: http, https, and s3,
+// webhdfs and swebhdfs as its dialects).
 
 #include <memory>
 #include <string_view>
@@ -11,10 +11,11 @@
 namespace h5tile::detail {
 
 // Opens the object at `url` for reading: one request that learns its size and version (ETag,
-// Last-Modified) and fetches its first `options.block_size` bytes. Throws FileNotFound (404),
+// Last-Modified) and fetches its first `options.block_size` bytes (WebHDFS: GETFILESTATUS, then
+// the first block). Throws FileNotFound (404),
 // IoError (EACCES for 401/403; EIO, EPROTO: the URL named without its query string),
-// InvalidArgument (a malformed URL, a scheme not supported yet), RuntimeError (a build without
-// libcurl).
+// InvalidArgument (a malformed URL, an s3:// URL without credentials or with bad AWS_* settings), RuntimeError (a build
+// without libcurl).
 [[nodiscard]] std::shared_ptr<const ByteSource> open_remote(std::string_view url, const RemoteOptions& options);
 
 }  // namespace h5tile::detail

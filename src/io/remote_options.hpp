@@ -3,6 +3,8 @@
 // the library (api/resolve.cpp) and passed down as values.
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 
 namespace h5tile::detail {
@@ -20,6 +22,10 @@ struct RemoteOptions {
   unsigned retries = 5;
   // CA certificates for TLS ("": libcurl's default); verification is always on.
   std::string ca_bundle{};
+  // The AWS_* variables of the environment (AWS_ACCESS_KEY_ID, AWS_REGION, AWS_ENDPOINT_URL,
+  // AWS_NO_SIGN_REQUEST, ...) that s3:// URLs resolve with, as read where the call entered the
+  // library; unset ones are absent.
+  std::map<std::string, std::string, std::less<>> aws{};
 };
 
 }  // namespace h5tile::detail

@@ -14,7 +14,7 @@ import pytest
 # put on the path for loaders that do not (tests/legate/conftest.py loads this file by name).
 if str(pathlib.Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from servers.fixtures import fault_server, nginx_server  # noqa: E402,F401 (fixtures)
+from servers.fixtures import fault_server, nginx_server, webhdfs_server  # noqa: E402,F401 (fixtures)
 from servers.seaweedfs import seaweedfs_server  # noqa: E402,F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -1,6 +1,9 @@
 // Settings resolved where a call enters the library (api/resolve.hpp) reach the plain values
 // that layout/, engine/ and gpu/ take; and the pure rules those values feed.
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -139,6 +142,38 @@ TEST_F(Resolve, WritesTakeTheSettings) {
   EXPECT_EQ(consolidating.layout, Layout::Contiguous);
   EXPECT_EQ(consolidating.threads, 3U);
   EXPECT_FALSE(consolidating.keep_previous);
+}
+
+// The AWS_* variables that s3:// URLs resolve with are read here, at the edge, into the options
+// passed down; empty ones count as unset, and others (AWS_PROFILE) are not read.
+TEST(ResolveRemote, AwsVariablesAreReadAtTheEdgeIntoTheRemoteOptions) {
+  const std::vector<std::string> names = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                                          "AWS_REGION",        "AWS_ENDPOINT_URL",      "AWS_PROFILE"};
+  std::vector<std::optional<std::string>> saved;
+  for (const auto& name : names) {
+    const char* value = std::getenv(name.c_str());
+    saved.push_back(value != nullptr ? std::optional<std::string>(value) : std::nullopt);
+  }
+  ::setenv("AWS_ACCESS_KEY_ID", "AKID", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+  ::setenv("AWS_SESSION_TOKEN", "", 1);
+  ::setenv("AWS_REGION", "eu-north-1", 1);
+  ::unsetenv("AWS_ENDPOINT_URL");
+  ::setenv("AWS_PROFILE", "other", 1);
+  const auto options = open_options(ReadOptions{}).remote;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (saved[i]) {
+      ::setenv(names[i].c_str(), saved[i]->c_str(), 1);
+    } else {
+      ::unsetenv(names[i].c_str());
+    }
+  }
+  EXPECT_EQ(options.aws.at("AWS_ACCESS_KEY_ID"), "AKID");
+  EXPECT_EQ(options.aws.at("AWS_SECRET_ACCESS_KEY"), "secret");
+  EXPECT_EQ(options.aws.at("AWS_REGION"), "eu-north-1");
+  EXPECT_FALSE(options.aws.contains("AWS_SESSION_TOKEN"));
+  EXPECT_FALSE(options.aws.contains("AWS_ENDPOINT_URL"));
+  EXPECT_FALSE(options.aws.contains("AWS_PROFILE"));
 }
 
 }  // namespace

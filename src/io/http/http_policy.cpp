@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -53,13 +54,19 @@ std::optional<ContentRange> parse_content_range(std::string_view value) {
   return out;
 }
 
+std::optional<Judgement> judge_failure_status(long s) {
+  if (s == 404 || s == 410) return Judgement{Verdict::NotFound, fmt::format("HTTP {}: no such object", s)};
+  if (s == 401 || s == 403) return Judgement{Verdict::Forbidden, fmt::format("HTTP {}: access denied", s)};
+  if (s == 412)
+    return Judgement{Verdict::Changed, "HTTP 412: the object changed since it was opened (If-Match failed)"};
+  if (s == 429 || (s >= 500 && s <= 599)) return Judgement{Verdict::Retry, fmt::format("HTTP {}", s)};
+  return std::nullopt;
+}
+
 Judgement judge_head(const ResponseHead& head, std::uint64_t offset, std::uint64_t size,
                      const std::optional<ObjectVersion>& version) {
   const auto s = head.status;
-  if (s == 404 || s == 410) return {Verdict::NotFound, fmt::format("HTTP {}: no such object", s)};
-  if (s == 401 || s == 403) return {Verdict::Forbidden, fmt::format("HTTP {}: access denied", s)};
-  if (s == 412) return {Verdict::Changed, "HTTP 412: the object changed since it was opened (If-Match failed)"};
-  if (s == 429 || (s >= 500 && s <= 599)) return {Verdict::Retry, fmt::format("HTTP {}", s)};
+  if (auto failure = judge_failure_status(s)) return std::move(*failure);
   if (s == 200) {
     return {Verdict::Bad, "the server ignored the Range header (HTTP 200 with the whole object, not 206)"};
   }

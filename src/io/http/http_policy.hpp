@@ -20,16 +20,17 @@ struct ContentRange {
 // What a response said, from its status line and headers.
 struct ResponseHead {
   long status = 0;
-  std::optional<std::string> content_range;
-  std::string etag;           // "" where none
-  std::string last_modified;  // "" where none
+  std::optional<std::string> content_range{};
+  std::string etag{};           // "" where none
+  std::string last_modified{};  // "" where none
+  std::optional<std::uint64_t> content_length{};
 };
 
 // The version of an object recorded when it was opened, checked on every later response.
 struct ObjectVersion {
   std::uint64_t size = 0;
-  std::string etag;           // "" where the server sent none
-  std::string last_modified;  // "" where the server sent none
+  std::string etag{};           // "" where the server sent none
+  std::string last_modified{};  // "" where the server sent none
 };
 
 enum class Verdict : unsigned char {
@@ -45,6 +46,10 @@ struct Judgement {
   Verdict verdict = Verdict::Ok;
   std::string reason;  // for messages: what was wrong ("" for Ok)
 };
+
+// The verdict on a status that means failure whatever was asked (404, 403, 412, 429, 5xx), or
+// nullopt for any other status.
+[[nodiscard]] std::optional<Judgement> judge_failure_status(long status);
 
 // Whether `head`, the answer to a GET of bytes [offset, offset + size) of the object `version`
 // (nullopt: the first request, which learns the version), is the answer asked for, before its

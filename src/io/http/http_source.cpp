@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -11,12 +12,14 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
+#include "io/http/dialect.hpp"
 #include "io/http/http_policy.hpp"
 #include "io/remote_io.hpp"
 
@@ -27,6 +30,8 @@ namespace {
 // (read and dropped: cheaper than a round trip), up to kMaxJoined bytes a request.
 constexpr std::uint64_t kJoinGap = std::uint64_t{256} << 10;
 constexpr std::uint64_t kMaxJoined = std::uint64_t{16} << 20;
+// The longest answer to a status request (WebHDFS's GETFILESTATUS: a few hundred bytes of JSON).
+constexpr std::uint64_t kMaxStatus = std::uint64_t{1} << 20;
 
 void global_init() {
   static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -70,11 +75,20 @@ double uniform() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
 }
 
+std::optional<std::uint64_t> parse_length(std::string_view text) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
 // One attempt at one range: where its body goes and what came back.
 struct Attempt {
   std::uint64_t offset = 0;
-  std::uint64_t size = 0;  // 0 at open: learnt from the Content-Range
-  bool learning = false;   // the first request: no version yet, size up to `size`
+  std::uint64_t size = 0;  // at open: the most to take (the size is learnt from the answer)
+  bool learning = false;   // the first ranged request: no version yet, size up to `size`
+  bool status = false;     // the dialect's status request: a small body, whatever its length
+  const HttpDialect* dialect = nullptr;
   std::byte* out = nullptr;
   std::vector<std::byte>* grow = nullptr;  // at open: the body goes here
   const std::optional<ObjectVersion>* version = nullptr;
@@ -98,6 +112,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     a.head.etag = header_value(line, 5);
   } else if (starts_with_nocase(line, "last-modified:")) {
     a.head.last_modified = header_value(line, 14);
+  } else if (starts_with_nocase(line, "content-length:")) {
+    a.head.content_length = parse_length(header_value(line, 15));
   }
   return size * count;
 }
@@ -106,6 +122,10 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
 void judge(Attempt& a) {
   if (a.judged) return;
   a.judged = true;
+  if (a.status) {
+    a.judgement = a.dialect->judge_status(a.head);
+    return;
+  }
   if (a.learning) {
     // The first request learns the size: the range it gets is [0, min(asked, total)).
     if (a.head.status == 206 && a.head.content_range) {
@@ -122,7 +142,7 @@ void judge(Attempt& a) {
       }
     }
   }
-  a.judgement = judge_head(a.head, a.offset, a.size, *a.version);
+  a.judgement = a.dialect->judge_range(a.head, a.offset, a.size, *a.version);
 }
 
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
@@ -131,7 +151,8 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   judge(a);
   if (a.judgement.verdict != Verdict::Ok) return 0;  // stops the transfer: never take a wrong body
   if (a.received + n > a.size) {
-    a.judgement = judge_body(a.received + n, a.size);
+    a.judgement = a.status ? Judgement{Verdict::Bad, fmt::format("the status answer is longer than {} bytes", a.size)}
+                           : judge_body(a.received + n, a.size);
     return 0;
   }
   if (a.grow != nullptr) a.grow->resize(a.received + n);
@@ -149,11 +170,15 @@ using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
 class HttpSource final : public ByteSource {
  public:
   HttpSource(const Url& url, const RemoteOptions& options)
-      : url_(url),
-        name_(redacted(url)),
-        request_url_(full_text(url)),
+      : name_(redacted(url)),
+        dialect_(make_dialect(url, options)),
         options_(options),
-        policy_{.retries = options.retries, .budget_s = 4 * options.timeout_s} {}
+        policy_{.retries = options.retries, .budget_s = 4 * options.timeout_s} {
+    if (url.scheme == "s3") {
+      // S3 clients take their CA bundle from AWS_CA_BUNDLE.
+      if (const auto it = options.aws.find("AWS_CA_BUNDLE"); it != options.aws.end()) options_.ca_bundle = it->second;
+    }
+  }
 
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] std::uint64_t size() const override { return version_->size; }
@@ -161,13 +186,27 @@ class HttpSource final : public ByteSource {
 
   // The first request: the object's size and version, and its first block.
   void open() {
-    Attempt a{.offset = 0, .size = std::max<std::uint64_t>(options_.block_size, 1), .learning = true};
+    const auto block = std::max<std::uint64_t>(options_.block_size, 1);
+    if (dialect_->status_request()) {
+      // The size and version from the dialect's status request, then the first block.
+      Attempt status{.size = kMaxStatus, .status = true};
+      fetch(status);
+      const auto answer = std::exchange(first_, {});
+      Judgement j;
+      const std::string_view body(reinterpret_cast<const char*>(answer.data()), answer.size());
+      version_ = dialect_->parse_status(body, j);
+      if (!version_) fail(j, status, 0, 0);
+      if (version_->size == 0) return;
+      Attempt a{.offset = 0, .size = std::min(block, version_->size)};
+      first_.resize(a.size);
+      a.out = first_.data();
+      fetch(a);
+      return;
+    }
+    Attempt a{.offset = 0, .size = block, .learning = true};
     fetch(a);
     version_ = ObjectVersion{*a.total, a.head.etag, a.head.last_modified};
     first_.resize(a.received);
-    if (a.head.etag.substr(0, 2) != "W/" && !a.head.etag.empty()) {
-      if_match_ = "If-Match: " + a.head.etag;  // weak ETags never match If-Match: compared instead
-    }
   }
 
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override {
@@ -208,9 +247,10 @@ class HttpSource final : public ByteSource {
     const std::optional<ObjectVersion> none;
     for (unsigned retry = 0;; ++retry) {
       Attempt attempt = a;
-      attempt.version = a.learning ? &none : &version_;
+      attempt.dialect = dialect_.get();
+      attempt.version = a.learning || a.status ? &none : &version_;
       std::vector<std::byte> grown;
-      if (a.learning) attempt.grow = &grown;
+      if (a.learning || a.status) attempt.grow = &grown;
       const auto [code, error] = perform(attempt);
       Judgement j = attempt.judged ? attempt.judgement : Judgement{};
       if (j.verdict == Verdict::Ok && code != CURLE_OK) {
@@ -221,14 +261,14 @@ class HttpSource final : public ByteSource {
         judge(attempt);  // no body: judge the head alone
         j = attempt.judgement;
       }
-      if (j.verdict == Verdict::Ok) j = judge_body(attempt.received, attempt.size);
+      if (j.verdict == Verdict::Ok && !a.status) j = judge_body(attempt.received, attempt.size);
       if (j.verdict == Verdict::Ok && a.learning && !attempt.total) {
         j = {Verdict::Bad, "the first response did not say the object's size"};
       }
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (j.verdict == Verdict::Ok) {
         count_remote_request(attempt.received, retry);
-        if (a.learning) first_ = std::move(grown);
+        if (a.learning || a.status) first_ = std::move(grown);
         a = std::move(attempt);
         return;
       }
@@ -242,7 +282,7 @@ class HttpSource final : public ByteSource {
   }
 
   [[noreturn]] void fail(const Judgement& j, const Attempt& a, unsigned retries, double elapsed) const {
-    const auto what = a.learning
+    const auto what = a.learning || a.status
                           ? fmt::format("cannot open '{}'", name_)
                           : fmt::format("cannot read bytes {}-{} of '{}'", a.offset, a.offset + a.size - 1, name_);
     switch (j.verdict) {
@@ -264,16 +304,40 @@ class HttpSource final : public ByteSource {
     auto handle = acquire();
     CURL* h = handle.get();
     char error[CURL_ERROR_SIZE] = {};
+    const HttpRequest request = a.status ? *dialect_->status_request()
+                                         : dialect_->range_request(a.offset, a.size, a.learning ? nullptr : &*version_);
+#if LIBCURL_VERSION_NUM < 0x074b00
+    if (!request.aws_sigv4.empty()) {
+      throw RuntimeError(
+          fmt::format("cannot read '{}': this libcurl ({}) cannot sign S3 requests (SigV4 needs 7.75 or "
+                      "later); AWS_NO_SIGN_REQUEST=YES reads a public bucket",
+                      name_, LIBCURL_VERSION));
+    }
+#endif
     const auto range = fmt::format("{}-{}", a.offset, a.offset + a.size - 1);
     curl_slist* headers = nullptr;
-    if (!a.learning && !if_match_.empty()) headers = curl_slist_append(headers, if_match_.c_str());
+    for (const auto& header : request.headers) headers = curl_slist_append(headers, header.c_str());
     const auto timeout_ms = static_cast<long>(std::ceil(options_.timeout_s * 1000));
-    curl_easy_setopt(h, CURLOPT_URL, request_url_.c_str());
+    curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(h, CURLOPT_RANGE, range.c_str());
+    curl_easy_setopt(h, CURLOPT_RANGE, request.range_header ? range.c_str() : nullptr);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    // Redirects only where the dialect expects them (WebHDFS: namenode to datanode), only to
+    // http(s), and a few at most; credentials never go to another host (libcurl's default).
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+#if LIBCURL_VERSION_NUM >= 0x074b00
+    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, request.aws_sigv4.empty() ? nullptr : request.aws_sigv4.c_str());
+#endif
+    curl_easy_setopt(h, CURLOPT_USERPWD, request.userpwd.empty() ? nullptr : request.userpwd.c_str());
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options_.timeout_s))));
@@ -292,6 +356,7 @@ class HttpSource final : public ByteSource {
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
+    curl_easy_setopt(h, CURLOPT_USERPWD, nullptr);  // the secret is not kept in a pooled handle
     curl_slist_free_all(headers);
     if (code != CURLE_OK) {
       handle.drop();  // its connection may be in any state
@@ -345,13 +410,11 @@ class HttpSource final : public ByteSource {
     free_.notify_one();
   }
 
-  Url url_;
   std::string name_;
-  std::string request_url_;
+  std::unique_ptr<const HttpDialect> dialect_;
   RemoteOptions options_;
   RetryPolicy policy_;
   std::optional<ObjectVersion> version_;
-  std::string if_match_;
   mutable std::vector<std::byte> first_;  // the first block, fetched at open (set once, in open())
   mutable std::mutex mutex_;
   mutable std::condition_variable free_;

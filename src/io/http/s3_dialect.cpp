@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <h5tile/error.hpp>
 
@@ -216,6 +217,33 @@ std::string open_url(const Location& location, std::uint64_t offset, std::uint64
 
 std::string status_url(const Location& location) {
   return fmt::format("{}/webhdfs/v1{}?op=GETFILESTATUS", location.base, s3::encode_path(location.path));
+}
+
+std::optional<FileStatus> parse_file_status(std::string_view body, std::string& error) {
+  const auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    error = "the GETFILESTATUS answer is not a JSON object";
+    return std::nullopt;
+  }
+  const auto status = json.find("FileStatus");
+  if (status == json.end() || !status->is_object()) {
+    error = "the GETFILESTATUS answer has no FileStatus";
+    return std::nullopt;
+  }
+  if (const auto type = status->find("type"); type != status->end() && *type != "FILE") {
+    error = fmt::format("it is not a file (FileStatus.type {})", type->dump());
+    return std::nullopt;
+  }
+  const auto length = status->find("length");
+  if (length == status->end() || !length->is_number_unsigned()) {
+    error = "the GETFILESTATUS answer has no FileStatus.length";
+    return std::nullopt;
+  }
+  FileStatus out{.length = length->get<std::uint64_t>()};
+  if (const auto time = status->find("modificationTime"); time != status->end() && time->is_number_unsigned()) {
+    out.modification_time = time->get<std::uint64_t>();
+  }
+  return out;
 }
 
 }  // namespace webhdfs

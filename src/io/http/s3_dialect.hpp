@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,5 +81,16 @@ struct Location {
 
 /// `<base>/webhdfs/v1<path>?op=GETFILESTATUS`: the file's status, its size as FileStatus.length.
 [[nodiscard]] std::string status_url(const Location& location);
+
+/// What GETFILESTATUS says of a file: `{"FileStatus": {"length": ..., "modificationTime": ...,
+/// "type": "FILE", ...}}`.
+struct FileStatus {
+  std::uint64_t length = 0;
+  std::uint64_t modification_time = 0;  ///< milliseconds since 1970 (0 where not given)
+};
+
+/// Parses the JSON body of a GETFILESTATUS answer; nullopt (with `error` saying why) for a body
+/// that is not JSON, has no FileStatus.length, or describes a directory.
+[[nodiscard]] std::optional<FileStatus> parse_file_status(std::string_view body, std::string& error);
 
 }  // namespace h5tile::detail::webhdfs

@@ -14,7 +14,7 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-constexpr std::array<std::string_view, 4> kSchemes = {"http", "https", "s3", "webhdfs"};
+constexpr std::array<std::string_view, 5> kSchemes = {"http", "https", "s3", "webhdfs", "swebhdfs"};
 
 }  // namespace
 

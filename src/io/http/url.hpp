@@ -9,7 +9,7 @@
 namespace h5tile::detail {
 
 struct Url {
-  std::string scheme;     // lower case: "http", "https", "s3", "webhdfs"
+  std::string scheme;     // lower case: "http", "https", "s3", "webhdfs", "swebhdfs"
   std::string authority;  // host[:port], without user information
   std::string path;       // from the first '/' after the authority ("/" where none)
   std::string query;      // after '?', without it ("" where none)
@@ -17,7 +17,7 @@ struct Url {
 };
 
 // Whether `text` starts with a URL scheme h5tile knows ("http://", "https://", "s3://",
-// "webhdfs://", in any case): a string read as a URL, not as a local path.
+// "webhdfs://", "swebhdfs://", in any case): a string read as a URL, not as a local path.
 [[nodiscard]] bool is_url(std::string_view text) noexcept;
 
 // The parts of `text`, or nullopt where it is not a URL with a scheme and a host.

@@ -19,14 +19,36 @@ call are served well, the N after them get the fault, the rest are served well a
 Set `honour_if_match = False` for a server that ignores If-Match (it still sends the new ETag).
 
 Every request is recorded in `log` as (method, path, Range header, If-Match header).
+
+WebHdfsServer speaks WebHDFS's REST API over the same objects (put("/data/f.h5", ...) is the file
+webhdfs://127.0.0.1:<port>/data/f.h5), as a namenode and its datanode in one server:
+
+  GET /webhdfs/v1<path>?op=GETFILESTATUS   200 with {"FileStatus": {"length", "modificationTime",
+                                           "type": "FILE", ...}}, or 404 with a RemoteException
+  GET /webhdfs/v1<path>?op=OPEN&offset=&length=
+                                           307 to /datanode<path>?offset=&length= on this server,
+                                           which answers 200 with exactly those bytes
+
+Its faults (plan() as above; the namenode's requests pass the datanode's faults by, untouched,
+to the datanode's next request):
+"status:<code>", "delay:<seconds>", "replace", and
+
+  "short_body"      the datanode promises the range (Content-Length), sends half, closes
+  "long_body"       the datanode sends one byte more than asked, with a Content-Length saying so
+  "long_unframed"   the datanode sends one byte more than asked, with no Content-Length (the body
+                    ends when the connection closes)
+  "redirect_ftp"    OPEN redirects to an ftp:// URL
+  "no_redirect"     the namenode answers OPEN itself (200 and the bytes), as WebHDFS may
 """
 from __future__ import annotations
 
 import hashlib
 import http.server
+import json
 import re
 import threading
 import time
+import urllib.parse
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -91,7 +113,80 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+_DATANODE_FAULTS = ("short_body", "long_body", "long_unframed")
+
+
+class _WebHdfsHandler(_Handler):
+    def do_GET(self):  # noqa: N802 (http.server's name)
+        owner = self.server.owner
+        split = urllib.parse.urlsplit(self.path)
+        namenode = split.path.startswith("/webhdfs/v1/")
+        fault = owner._next_fault((self.command, self.path, None, None), _DATANODE_FAULTS if namenode else ())
+        query = dict(urllib.parse.parse_qsl(split.query))
+        if fault.startswith("delay:"):
+            time.sleep(float(fault.split(":", 1)[1]))
+        if fault.startswith("status:"):
+            return self._send(int(fault.split(":", 1)[1]), b'{"RemoteException":{"message":"fault"}}')
+        if namenode:
+            path = urllib.parse.unquote(split.path[len("/webhdfs/v1"):])
+            if fault == "replace":
+                owner.replace(path)
+            entry = owner.objects.get(path)
+            if entry is None:
+                return self._send(404, json.dumps({"RemoteException": {
+                    "exception": "FileNotFoundException", "javaClassName": "java.io.FileNotFoundException",
+                    "message": f"File does not exist: {path}"}}).encode())
+            data, _ = entry
+            op = query.get("op", "").upper()
+            if op == "GETFILESTATUS":
+                return self._send(200, json.dumps({"FileStatus": {
+                    "accessTime": 0, "blockSize": 134217728, "group": "supergroup", "length": len(data),
+                    "modificationTime": owner.modified[path], "owner": "h5tile", "pathSuffix": "",
+                    "permission": "644", "replication": 1, "type": "FILE"}}).encode())
+            if op != "OPEN":
+                return self._send(400, b'{"RemoteException":{"message":"unsupported op"}}')
+            if fault == "no_redirect":
+                return self._datanode(data, query, "")
+            where = f"/datanode{split.path[len('/webhdfs/v1'):]}?{split.query}"
+            if fault == "redirect_ftp":
+                where = "ftp://127.0.0.1/" + where
+            else:
+                where = owner.url + where
+            return self._send(307, b"", extra={"Location": where})
+        if split.path.startswith("/datanode/"):
+            entry = owner.objects.get(urllib.parse.unquote(split.path[len("/datanode"):]))
+            if entry is None:
+                return self._send(404, b"")
+            return self._datanode(entry[0], query, fault)
+        return self._send(404, b"")
+
+    def _datanode(self, data, query, fault):
+        offset = int(query.get("offset", 0))
+        length = int(query.get("length", len(data) - offset))
+        body = data[offset:offset + length]
+        if fault in ("long_body", "long_unframed"):
+            body = data[offset:offset + length + 1] if offset + length < len(data) else body + b"\0"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/octet-stream")
+        if fault == "long_unframed":
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+            return
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if fault == "short_body":
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(body)
+
+
 class FaultServer:
+    _handler = _Handler
+
     class _Server(http.server.ThreadingHTTPServer):
         daemon_threads = True
         owner: "FaultServer"
@@ -101,11 +196,12 @@ class FaultServer:
 
     def __init__(self):
         self.objects: dict[str, tuple[bytes, str]] = {}
+        self.modified: dict[str, int] = {}  # milliseconds since 1970, as WebHDFS says it
         self.log: list[tuple] = []
         self.honour_if_match = True
         self._lock = threading.Lock()
         self._plan: tuple[str, int, int] = ("", 0, 0)
-        self._server = self._Server(("127.0.0.1", 0), _Handler)
+        self._server = self._Server(("127.0.0.1", 0), self._handler)
         self._server.owner = self
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -126,6 +222,7 @@ class FaultServer:
         etag = '"' + hashlib.sha1(data + str(time.monotonic_ns()).encode()).hexdigest()[:16] + '"'
         with self._lock:
             self.objects[path] = (bytes(data), etag)
+            self.modified[path] = time.time_ns() // 1_000_000
 
     def replace(self, path: str) -> None:
         data, _ = self.objects[path]
@@ -135,10 +232,12 @@ class FaultServer:
         with self._lock:
             self._plan = (kind, times, skip)
 
-    def _next_fault(self, request) -> str:
+    def _next_fault(self, request, passed_by=()) -> str:
         with self._lock:
             self.log.append(request)
             kind, times, skip = self._plan
+            if kind in passed_by:
+                return ""
             if skip > 0:
                 self._plan = (kind, times, skip - 1)
                 return ""
@@ -146,3 +245,11 @@ class FaultServer:
                 self._plan = (kind, times - 1, 0)
                 return kind
             return ""
+
+
+class WebHdfsServer(FaultServer):
+    """A WebHDFS namenode and datanode in one (see the module's docstring)."""
+    _handler = _WebHdfsHandler
+
+    def webhdfs_url(self, path: str) -> str:
+        return f"webhdfs://127.0.0.1:{self._server.server_address[1]}{path}"

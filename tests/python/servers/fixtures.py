@@ -29,3 +29,13 @@ def fault_server():
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture()
+def webhdfs_server():
+    """A WebHdfsServer (servers/faults.py): a namenode and datanode speaking WebHDFS."""
+    server = faults.WebHdfsServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
