@@ -207,14 +207,14 @@ def run_once(servers, engine, transport, case, proxy=None, check=None):
     if proxy:
         proxy.reset_counts()
     with aws_env(target):
-        t0 = time.perf_counter()
+        cpu0, t0 = time.process_time(), time.perf_counter()
         out = engine.read(target, dataset)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     if check is not None and out is not None:
         if out.shape != check.shape or out.tobytes() != check.tobytes():
             raise Unavailable(f"read wrong bytes ({out.shape} {out.dtype})")
     del out
-    result = {"seconds": seconds, "io": getattr(engine, "io", None)}
+    result = {"seconds": seconds, "cpu": cpu, "io": getattr(engine, "io", None)}
     if proxy:
         result.update(requests=proxy.requests, connections=proxy.connections)
     else:
@@ -298,20 +298,20 @@ def bench(servers, files, transports, cases, a):
                 for round_ in range(a.rounds):
                     k = round_ % len(order)  # each round starts one engine later: none always goes first
                     for eng in order[k:] + order[:k]:
-                        if isinstance(results.get(eng.name), str):
+                        if isinstance(results.get(eng), str):
                             continue
                         try:
-                            results.setdefault(eng.name, []).append(
+                            results.setdefault(eng, []).append(
                                 run_once(servers, eng, transport, case, proxy, check))
                         except Unavailable as e:
-                            results[eng.name] = str(e)
-                            if eng.name == "h5tile":
+                            results[eng] = str(e)
+                            if eng.name.startswith("h5tile"):
                                 print(f"h5tile: {e}")
             finally:
                 if proxy:
                     proxy.stop()
             for eng in order:
-                res = results.get(eng.name)
+                res = results.get(eng)  # by engine: h5tile's name may change (presigned URLs)
                 if res is None:
                     continue
                 row = {"transport": transport, "case": case, "engine": eng.name, "bytes": int(check.nbytes),
@@ -321,6 +321,7 @@ def bench(servers, files, transports, cases, a):
                 else:
                     row["rounds"] = [r["seconds"] for r in res]
                     row["seconds"] = statistics.median(row["rounds"])
+                    row["cpu"] = statistics.median(r["cpu"] for r in res)
                     row["requests"] = int(statistics.median(r["requests"] for r in res))
                     if res[0]["connections"] is not None:
                         row["connections"] = int(statistics.median(r["connections"] for r in res))
@@ -341,7 +342,7 @@ def print_case(rows):
           + (f", {CASES[head['case']][1]} of {CASES[head['case']][0]}, {head.get('latency_ms', 0):g} ms a request"
              if small else "") + ")")
     last = "~RTTs" if small else ""
-    print(f"  {'engine':<28} {'seconds':>8} {'GB/s':>7} {'requests':>8} {'conns':>5} "
+    print(f"  {'engine':<28} {'seconds':>8} {'GB/s':>7} {'cpu s':>7} {'requests':>8} {'conns':>5} "
           f"{'h5tile: reqs crit MiB':>22} {'h5tile x':>8} {last}")
     for i, r in enumerate(rows):
         if "seconds" not in r:
@@ -356,7 +357,8 @@ def print_case(rows):
         own = f"{io['requests']} {io['critical_path']} {io['bytes'] / 2**20:.1f}" if io else ""
         requests = "-" if r["local"] else r["requests"]
         rtts = f"{r['seconds'] * 1000 / r['latency_ms']:.1f}" if small else ""
-        print(f"  {r['engine']:<28} {r['seconds']:>8.3f} {gbs:>7} {requests:>8} {r.get('connections', ''):>5} "
+        print(f"  {r['engine']:<28} {r['seconds']:>8.3f} {gbs:>7} {r['cpu']:>7.2f} {requests:>8} "
+              f"{r.get('connections', ''):>5} "
               f"{own:>22} {ratio:>8} {rtts}")
 
 
@@ -371,7 +373,8 @@ def report(rows, a):
     print("\nrequests: counted by the server (nginx's access log, SeaweedFS's S3 counters) or, in the small case, "
           "by the latency proxy; conns: connections the proxy accepted; h5tile: reqs crit MiB: h5tile's own "
           "last_remote_io() (requests, the most requests made one after another: the round trips on the "
-          "critical path, MiB of response bodies); h5tile x: how many times faster h5tile is than the engine "
+          "critical path, MiB of response bodies); cpu s: CPU seconds of this process (all its threads; "
+          "not the server's), steadier than seconds on a loaded machine; h5tile x: how many times faster h5tile is than the engine "
           "(the engine's seconds / h5tile's); ~RTTs: seconds / the added latency (connections included)")
     print("\ntargets (h5tile x the peer's best row: its best cache type or thread count; the default cache shown too):")
     for transport in dict.fromkeys(r["transport"] for r in rows):
