@@ -29,8 +29,9 @@ Engines:
                       memory with N threads (--kvikio-threads; the best is the limit to compare
                       with); KvikIO 26.10 needs libcuda even for host memory
   h5py ros3           h5py's ROS3 driver, where the h5py build has it (PyPI's does not)
-  h5tile              h5tile.from_file(url, name) (or read_box: --h5tile-call); a build that cannot
-                      read the scheme is reported and the run goes on
+  h5tile              h5tile.from_file(url, name) (or read_box: --h5tile-call); on S3 a build that
+                      reads no s3:// URL reads presigned URLs of the same objects ("h5tile
+                      [presigned]"); one that cannot read a URL at all is reported and the run goes on
   h5tile local, h5py local  the same reads of the local file (context: this machine's decode
                       limit; --no-local leaves them out)
 An engine that cannot run a case (not installed, a codec it lacks) is listed with the reason.
