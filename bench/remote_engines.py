@@ -190,6 +190,7 @@ class H5tile:
 class H5pyLocal:
     """h5py reading the local file the servers serve: this machine's decode limit, for context."""
     name = "h5py local"
+    local = True
 
     def read(self, target, dataset):
         with h5py.File(target["local"], "r") as h:

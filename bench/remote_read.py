@@ -316,7 +316,7 @@ def bench(servers, files, transports, cases, a):
                 if res is None:
                     continue
                 row = {"transport": transport, "case": case, "engine": eng.name, "bytes": int(check.nbytes),
-                       "local": eng.name.endswith("local")}
+                       "local": getattr(eng, "local", False)}
                 if isinstance(res, str):
                     row["unavailable"] = res
                 else:
