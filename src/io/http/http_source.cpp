@@ -216,11 +216,18 @@ class HttpSource final : public ByteSource {
                                 version_->size),
                     EIO);
     }
-    if (offset + size <= first_.size()) {
-      std::memcpy(buffer, first_.data() + offset, size);  // fetched at open
-      return;
+    auto* out = static_cast<std::byte*>(buffer);
+    if (offset < first_.size()) {
+      // What the first request fetched at open is not fetched again (a range that starts in it
+      // takes its head from there).
+      const auto head = std::min<std::uint64_t>(size, first_.size() - offset);
+      std::memcpy(out, first_.data() + offset, head);
+      if (head == size) return;
+      out += head;
+      offset += head;
+      size -= head;
     }
-    Attempt a{.offset = offset, .size = size, .out = static_cast<std::byte*>(buffer)};
+    Attempt a{.offset = offset, .size = size, .out = out};
     fetch(a);
   }
 
