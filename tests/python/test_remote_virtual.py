@@ -4,6 +4,7 @@ compared with h5py reading the same files locally. Sources resolve against the f
 file's URL only: a hostile file whose sources name an absolute path, '..', another host or a local
 file fails with a clear error, and nothing is fetched from (or opened at) the place it names."""
 import os
+import shutil
 import subprocess
 import sys
 
@@ -209,3 +210,58 @@ def test_the_command_reads_a_remote_virtual_layout(nginx_server, tmp_path):
     assert "SECRET3" not in out.stdout + out.stderr
     h5tile.consolidate(url, "/data", tmp_path / "one.h5")
     assert same_bytes(local_read(tmp_path / "one.h5", "data"), a)
+
+
+@pytest.mark.parametrize("forged", ["../outside.h5", "other_host"])
+def test_a_tile_index_that_names_a_place_outside_is_not_followed(nginx_server, fault_server, forged):
+    # The index (h5tile's attributes beside the mapping) is what an early read starts from: a name
+    # in it outside the folder makes it unusable, and the read follows the mapping, fetching nothing
+    # from the place the index names.
+    a = random_array("int16", (40, 12), seed=9)
+    path = nginx_server.root / "v.h5"
+    h5tile.to_file(a, path, "/data", ranks=2).wait()
+    with h5py.File(path, "r") as f:
+        files = f["data"].attrs["h5tile_tile_files"]
+        first = f["data"].virtual_sources()[0].file_name
+    fault_server.put("/t.h5", (nginx_server.root / first).read_bytes())
+    name = f"{fault_server.url}/t.h5" if forged == "other_host" else forged
+    assert len(name) <= files.dtype.itemsize
+    forged_files = files.copy()
+    forged_files[0] = name.encode()
+    with h5py.File(path, "r+") as f:
+        f["data"].attrs.modify("h5tile_tile_files", forged_files)
+    before = len(nginx_server.requests())
+    assert same_bytes(h5tile.from_file(f"{nginx_server.url}/v.h5", "/data"), a)
+    assert not any("outside" in line for line in nginx_server.requests()[before:])
+    assert fault_server.log == []
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="strace is not installed (scripts/install_deps.sh installs it)")
+@pytest.mark.parametrize("irregular", [False, True])
+def test_no_local_source_file_is_opened(nginx_server, tmp_path, irregular):
+    # Sources naming local files (absolute, and relative ones that exist in the working directory):
+    # neither h5tile nor HDF5 opens any of them, in a read, in describe or in the command's verify.
+    with h5py.File(tmp_path / "src.h5", "w") as f:
+        f["data"] = np.arange(16, dtype="i4").reshape(4, 4)
+    names = [str(tmp_path / "src.h5"), "src.h5"] if irregular else [str(tmp_path / "src.h5"), "../src.h5"]
+    rows = 2 if irregular else 4  # irregular: every other row of each source (HDF5 reads it itself)
+    layout = h5py.VirtualLayout(shape=(2 * rows, 4), dtype="i4")
+    for i, name in enumerate(names):
+        source = h5py.VirtualSource(name, "data", shape=(4, 4))
+        layout[rows * i:rows * (i + 1)] = source[::2] if irregular else source
+    with h5py.File(nginx_server.root / "m.h5", "w") as f:
+        f.create_virtual_dataset("v", layout, fillvalue=7)
+    url = f"{nginx_server.url}/m.h5"
+    code = (f"import sys; sys.path.insert(0, {str(BUILD / 'python')!r}); import h5tile\n"
+            f"for f in (lambda: h5tile.from_file({url!r}, '/v'), lambda: h5tile.describe({url!r}, '/v')):\n"
+            "    try: f()\n"
+            "    except h5tile.Error as e: print('refused:', e)\n")
+    log = tmp_path / "strace.log"
+    for command in ([sys.executable, "-c", code], [str(H5TILE), "verify", "--read", "--no-probe", f"{url}:/v"]):
+        out = subprocess.run(["strace", "-f", "-e", "trace=open,openat,openat2,stat,newfstatat,statx", "-o", str(log),
+                              *command], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        if "Operation not permitted" in out.stderr and "ptrace" in out.stderr:
+            pytest.skip("strace is not permitted here (ptrace)")
+        opened = [line for line in log.read_text().splitlines() if "src.h5" in line]
+        assert opened == [], opened
+        assert "refused" in out.stdout or "problem" in out.stdout, out.stdout + out.stderr
