@@ -265,3 +265,23 @@ def test_no_local_source_file_is_opened(nginx_server, tmp_path, irregular):
         opened = [line for line in log.read_text().splitlines() if "src.h5" in line]
         assert opened == [], opened
         assert "refused" in out.stdout or "problem" in out.stdout, out.stdout + out.stderr
+
+
+def test_verify_checksums_checks_remote_tiles(nginx_server):
+    a = random_array("float32", (40, 16), seed=12)
+    path = nginx_server.root / "v.h5"
+    h5tile.to_file(a, path, "/data", ranks=4).wait()
+    url = f"{nginx_server.url}/v.h5"
+    assert same_bytes(h5tile.from_file(url, "/data", verify_checksums=True), a)
+    with h5py.File(path, "r") as f:
+        tile = nginx_server.root / f["data"].virtual_sources()[3].file_name
+    with h5py.File(tile, "r") as f:
+        offset = f["tile"].id.get_offset()
+    data = bytearray(tile.read_bytes())
+    data[offset] ^= 0xFF  # a byte of its data: its metadata (identity) is unchanged
+    tile.write_bytes(bytes(data))
+    with pytest.raises(h5tile.VirtualSourceError, match="fails its checksum"):
+        h5tile.from_file(url, "/data", verify_checksums=True)
+    out = subprocess.run([str(H5TILE), "verify", "--read", f"{url}:/data"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 1 and "checksum" in out.stdout, out.stdout + out.stderr
