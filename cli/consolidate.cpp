@@ -98,7 +98,8 @@ int run_consolidate() {
                                  consolidate_options.output, in.dataset));
   }
   bar.finish();
-  print_line(stdout, "{}:{} -> {}:{} ({}{})", in.file, in.dataset, consolidate_options.output, in.dataset,
+  print_line(stdout, "{}:{} -> {}:{} ({}{})", redacted_path(in.file), in.dataset, consolidate_options.output,
+             in.dataset,
              chunk.empty() ? std::string("contiguous") : "chunked [" + fmt::format("{}", fmt::join(chunk, ", ")) + "]",
              compression.any() ? " " + to_string(compression) : std::string());
   return kOk;
@@ -129,8 +130,8 @@ int run_split() {
     throw FileExists(fmt::format("'{}' exists: give --force to replace it", split_options.output));
   }
   bar.finish();
-  print_line(stdout, "{}:{} -> {}:{} ({} tiles, {})", in.file, in.dataset, split_options.output, in.dataset,
-             describe(split_options.output, in.dataset).virtual_sources, human_bytes(data.nbytes()));
+  print_line(stdout, "{}:{} -> {}:{} ({} tiles, {})", redacted_path(in.file), in.dataset, split_options.output,
+             in.dataset, describe(split_options.output, in.dataset).virtual_sources, human_bytes(data.nbytes()));
   return kOk;
 }
 

@@ -36,7 +36,7 @@ nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
 }
 
 nlohmann::json to_json(const VirtualSource& v) {
-  nlohmann::json j{{"file", v.file}, {"dataset", v.dataset}, {"found", v.found}};
+  nlohmann::json j{{"file", redacted_path(v.file)}, {"dataset", v.dataset}, {"found", v.found}};
   if (v.region) j["region"] = {{"offset", v.region->offset}, {"extent", v.region->extent}};
   if (v.source_region) j["source_region"] = {{"offset", v.source_region->offset}, {"extent", v.source_region->extent}};
   return j;
@@ -44,9 +44,9 @@ nlohmann::json to_json(const VirtualSource& v) {
 
 // "[0:100, 0:20] <- v.h5.tiles/data/G/tile-00000.h5:/tile", like `h5ls -v`'s "Maps:" lines.
 std::string source_line(const VirtualSource& v) {
-  return fmt::format("{} <- {}:{}{}{}", v.region ? to_string(*v.region) : std::string("(not a box)"), v.file,
-                     v.dataset.empty() ? "?" : v.dataset, v.source_region ? " " + to_string(*v.source_region) : "",
-                     v.found ? "" : "  (missing)");
+  return fmt::format("{} <- {}:{}{}{}", v.region ? to_string(*v.region) : std::string("(not a box)"),
+                     redacted_path(v.file), v.dataset.empty() ? "?" : v.dataset,
+                     v.source_region ? " " + to_string(*v.source_region) : "", v.found ? "" : "  (missing)");
 }
 
 std::string line(const std::string& name, const DatasetInfo& d) {
@@ -118,9 +118,9 @@ int run_info() {
   } else {
     names = list_datasets(target.file);
   }
-  nlohmann::json out{{"file", target.file}, {"datasets", nlohmann::json::array()}};
+  nlohmann::json out{{"file", redacted_path(target.file)}, {"datasets", nlohmann::json::array()}};
   if (!root.empty()) out["group"] = root;
-  if (!info_options.json) print_line(stdout, "{}{}", target.file, root.empty() ? "" : ":" + root);
+  if (!info_options.json) print_line(stdout, "{}{}", redacted_path(target.file), root.empty() ? "" : ":" + root);
   std::set<std::string> groups_shown;
   std::size_t errors = 0;
   for (const auto& name : names) {

@@ -24,7 +24,7 @@ int run_verify() {
   settings::set_probe(!verify_options.no_probe);
   const auto target = parse_target(verify_options.target);
   const auto names = target.dataset.empty() ? list_datasets(target.file) : std::vector<std::string>{target.dataset};
-  nlohmann::json out{{"file", target.file}, {"datasets", nlohmann::json::array()}};
+  nlohmann::json out{{"file", redacted_path(target.file)}, {"datasets", nlohmann::json::array()}};
   std::size_t problems = 0;
   std::size_t skipped = 0;
   for (const auto& name : names) {

@@ -273,4 +273,8 @@ struct RemoteIoReport {
 };
 [[nodiscard]] RemoteIoReport last_remote_io();
 
+/// How h5tile's messages show `path`: a URL as scheme://host/path, without user information,
+/// query string or fragment (presigned URLs carry signatures there); a local path as it is.
+[[nodiscard]] std::string redacted_path(const std::string& path);
+
 }  // namespace h5tile

@@ -366,7 +366,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
     verify_checksums = _args.flag("verify_checksums", verify_checksums)
     info = describe(path, dataset_name, probe=probe)
-    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{path}'")
+    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{_args.redacted(path)}'")
     batched = _h5tile._Batched(path, dataset_name, chunk, device, threads, probe, allow_external_sources,
                                verify_checksums)
     if progress is None:

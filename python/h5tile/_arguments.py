@@ -21,9 +21,26 @@ MODES = ("w", "a", "x", "w-")
 COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
 
 
+_URL_SCHEMES = ("http", "https", "s3", "webhdfs")
+
+
+def redacted(path: Any) -> str:
+    """How messages show a path or URL that the user gave (the one place the package words one):
+    a URL as scheme://host/path, without user information, query string or fragment (presigned URLs
+    carry signatures there), as the C++ core shows it; anything else as ``str`` shows it."""
+    text = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in _URL_SCHEMES:
+        return text
+    rest = rest.split("#", 1)[0].split("?", 1)[0]
+    authority, slash, tail = rest.partition("/")
+    return f"{scheme.lower()}://{authority.rpartition('@')[2]}{slash}{tail}" if slash else \
+        f"{scheme.lower()}://{authority.rpartition('@')[2]}/"
+
+
 def _shown(value: Any) -> str:
     """The value and its type, as messages show a wrong one."""
-    text = repr(value)
+    text = repr(redacted(value)) if isinstance(value, (str, bytes, os.PathLike)) else repr(value)
     if len(text) > 80:
         text = text[:77] + "..."
     return f"{text} ({type(value).__name__})"

@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import Optional
 
+from . import _arguments as _args
 from . import _h5tile
 from ._h5tile import InvalidArgumentError
 
@@ -40,7 +41,7 @@ class _Write:
         return self.handle.done() and (self.observed or self.failure() is None)
 
     def describe(self) -> str:
-        return f"the write of {self.dataset!r} to {self.path!r}"
+        return f"the write of {self.dataset!r} to {_args.redacted(self.path)!r}"
 
 
 class WriteHandle:
@@ -90,7 +91,7 @@ class WriteHandle:
     def __repr__(self) -> str:
         w = self._write
         state = "pending" if not w.handle.done() else ("failed" if w.failure() is not None else "done")
-        return f"<h5tile.WriteHandle {w.path!r}:{w.dataset} {state}>"
+        return f"<h5tile.WriteHandle {_args.redacted(w.path)!r}:{w.dataset} {state}>"
 
     def __del__(self) -> None:
         w = self._write

@@ -159,7 +159,7 @@ def tile_rows(shape: Sequence[int], chunk: Sequence[int] | None, parts: int) -> 
 
 def _legate_type(dtype: np.dtype, path: str, dataset_name: str) -> Type:
     if dtype.kind == "V":
-        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{path}' has opaque dtype {dtype}, which a Legate "
+        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{_args.redacted(path)}' has opaque dtype {dtype}, which a Legate "
                                    "store cannot hold")
     return Type.from_numpy_dtype(dtype)
 
@@ -295,7 +295,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
     shape = tuple(info["shape"])
     if len(shape) != len(chunk):
         raise h5tile.InvalidArgumentError(f"Dimensions of chunks ({len(chunk)}) must match dimension of dataset "
-                                          f"({len(shape)}): dataset '{dataset_name}' in '{path}' has shape {shape}")
+                                          f"({len(shape)}): dataset '{dataset_name}' in '{_args.redacted(path)}' has shape {shape}")
     legate_type = _legate_type(np.dtype(info["dtype"]), path, dataset_name)
     return _batches(path, dataset_name, shape, chunk, legate_type, info["chunk"])
 
@@ -446,13 +446,13 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     """
     path = os.path.abspath(_args.path("path", path))
     if os.path.isdir(path):
-        raise h5tile.IsADirectoryPathError(f"'{path}' is a directory: to_file needs a file path such as /path/to/file.h5")
+        raise h5tile.IsADirectoryPathError(f"'{_args.redacted(path)}' is a directory: to_file needs a file path such as /path/to/file.h5")
     # The check that every write makes (the tasks' write_tile makes it again): a name with an
     # empty, '.' or '..' component would lead the tile folder out of '<path>.tiles/'.
     try:
         dataset_name = _h5tile.check_dataset_name(_args.dataset_name(dataset_name))
     except h5tile.InvalidArgumentError as e:
-        raise type(e)(f"cannot write '{path}': {e}") from None
+        raise type(e)(f"cannot write '{_args.redacted(path)}': {e}") from None
     sync = _args.flag("sync", sync)
     logical = array if isinstance(array, LogicalArray) else (
         LogicalArray.from_store(array) if isinstance(array, LogicalStore) else as_logical_array(array))

@@ -23,6 +23,7 @@
 #include "api/resolve.hpp"
 #include "engine/task.hpp"
 #include "hdf5/file.hpp"
+#include "io/http/url.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/early_open.hpp"
 
@@ -159,7 +160,7 @@ struct BatchedReader::State {
         fmt::format("'{}' was replaced during the iteration over dataset '{}' ({}): the version it began with "
                     "can no longer be read, and blocks of another version are never mixed in; iterate again "
                     "to read the file as it is now",
-                    path.string(), dataset, why));
+                    display_name(path.native()), dataset, why));
   }
 
   void produce() {

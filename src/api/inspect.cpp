@@ -22,12 +22,15 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/links.hpp"
+#include "hdf5/remote_driver.hpp"
 #include "hdf5/types.hpp"
 #include "hdf5/virtual.hpp"
+#include "io/http/url.hpp"
 #include "io/posix/posix_file.hpp"
 #include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/virtual/remote_sources.hpp"
 #include "layout/virtual/tile_index.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
@@ -37,7 +40,7 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 
 std::vector<std::string> list_datasets(const fs::path& path) {
   pending_writes().wait_for(path);
-  probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
+  probe_if_wanted(std::nullopt, fmt::format("'{}'", display_name(path.native())),
                   [&] { (void)dataset_paths(open_file(path, false, remote_options()).get()); });
   const auto file = open_file(path, false, remote_options());
   auto names = dataset_paths(file.get());
@@ -69,6 +72,29 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
   std::vector<VirtualSource> out;
   std::error_code ec;
   const auto prefix = vds_prefix();
+  if (const auto base = parse_url(path.native())) {
+    // A remote file's sources: objects beside it (one request each, many at once); a name
+    // outside its folder, or a mapping HDF5 would follow itself, is never fetched.
+    std::vector<std::optional<Url>> urls;
+    std::vector<Url> to_open;
+    const auto count = entries ? entries->size() : files.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto& file = entries ? (*entries)[i].file : files[i];
+      urls.push_back(file == "." || !entries ? std::nullopt : resolve_inside(*base, file));
+      if (urls.back()) to_open.push_back(*urls.back());
+    }
+    const auto opened = open_remote_objects(to_open, source_object_options(remote_options()));
+    for (std::size_t i = 0, k = 0; i < count; ++i) {
+      const bool found = (entries && (*entries)[i].file == ".") || (urls[i] && opened[k++].source != nullptr);
+      if (entries) {
+        auto& e = (*entries)[i];
+        out.push_back({e.dst, std::move(e.file), std::move(e.dataset), std::move(e.src), found});
+      } else {
+        out.push_back({std::nullopt, std::move(files[i]), "", std::nullopt, found});
+      }
+    }
+    return out;
+  }
   if (entries) {
     for (auto& e : *entries) {
       const bool found = fs::exists(resolve_source(path, e.file, prefix), ec);
@@ -92,7 +118,7 @@ ExternalLinkCheck checked_links(const fs::path& path) { return external_link_che
 // What the tile table says of tile `source` (HDF5's `dataset`, of `bytes`) against what
 // is there: the raw offset (where reads by the table read), the file's size and identity (what
 // shows that it is the file written) and, with `checksums`, the checksum of its bytes.
-void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, std::uint64_t bytes, bool checksums,
+void check_tile_row(const TileRow& row, const ByteSource& tile, hid_t dataset, std::uint64_t bytes, bool checksums,
                     const std::string& label, std::vector<std::string>& problems) {
   const auto stored_at = contiguous_offset(dataset);
   if (stored_at != row.raw_offset) {
@@ -102,8 +128,7 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
         label, row.raw_offset, stored_at ? fmt::format("at {}", *stored_at) : std::string("elsewhere")));
     return;
   }
-  const PosixFile tile(source, O_RDONLY | O_NONBLOCK, direct_reads());
-  const auto size = static_cast<std::uint64_t>(fs::file_size(source));
+  const auto size = tile.size();
   if (row.identity && (size != row.file_size || tile_identity(tile, row.raw_offset, bytes, size) != row.identity)) {
     problems.push_back(fmt::format(
         "{}: the tile file is not the file that was written (its size or metadata differ from the tile table; "
@@ -112,6 +137,58 @@ void check_tile_row(const TileRow& row, const fs::path& source, hid_t dataset, s
   }
   if (checksums && row.checksum && checksum_region(tile, row.raw_offset, bytes) != *row.checksum) {
     problems.push_back(fmt::format("{}: checksum mismatch: the tile's bytes changed since they were written", label));
+  }
+}
+
+// check_virtual_sources' checks of each mapping of a virtual dataset in the remote file `path`:
+// its source object beside the file (opened many at once; a name outside its folder is a problem
+// and is never fetched), the dataset in it, and what the tile table says of it.
+void check_remote_sources(const fs::path& path, const DatasetInfo& info, const std::vector<VirtualEntry>& entries,
+                          const std::vector<TileRow>& table, bool checksums, std::vector<std::string>& problems) {
+  const auto base = parse_url(path.native()).value();
+  const auto options = source_object_options(remote_options());
+  std::vector<std::optional<Url>> urls;
+  std::vector<Url> to_open;
+  for (const auto& e : entries) {
+    urls.push_back(e.file == "." ? std::nullopt : resolve_inside(base, e.file));
+    if (urls.back()) to_open.push_back(*urls.back());
+  }
+  const auto opened = open_remote_objects(to_open, options);
+  for (std::size_t i = 0, k = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    const auto shown = urls[i] ? redacted(*urls[i]) : display_name(path.native());
+    const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), shown, e.dataset);
+    if (!urls[i] && e.file != ".") {
+      problems.push_back(fmt::format("{}: the source '{}' is outside the folder of the remote file (readers refuse it)",
+                                     label, display_name(e.file)));
+      continue;
+    }
+    try {
+      std::shared_ptr<const ByteSource> object;
+      if (urls[i]) {
+        const auto& got = opened[k++];
+        if (got.error) std::rethrow_exception(got.error);
+        object = got.source;
+      }
+      const auto src_file = object ? open_remote_file(object, options.block_size, 16 * options.block_size)
+                                   : open_file(path, false, remote_options());
+      const auto src =
+          open_dataset(src_file.get(), normalize_dataset_name(e.dataset), shown, GuardedLinks(checked_links(path)));
+      const auto described = describe_dataset(src.get(), where(shown, e.dataset));
+      if (described.dtype != info.dtype) {
+        problems.push_back(fmt::format("{}: the source has dtype {}, the dataset {}", label, described.dtype.name(),
+                                       info.dtype.name()));
+      }
+      const Box needed = e.src.value_or(Box::whole(described.shape));
+      if (!needed.fits(described.shape) || needed.extent != e.dst.extent) {
+        problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
+                                       to_string(described.shape), to_string(needed)));
+      } else if (table.size() == entries.size() && object) {
+        check_tile_row(table[i], *object, src.get(), e.dst.count() * info.dtype.size(), checksums, label, problems);
+      }
+    } catch (const std::exception& ex) {
+      problems.push_back(fmt::format("{}: {}", label, ex.what()));
+    }
   }
 }
 
@@ -132,9 +209,13 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     return;
   }
   std::vector<Box> boxes;
+  if (is_url(path.native())) {
+    check_remote_sources(path, info, *entries, table, checksums, problems);
+    for (const auto& e : *entries) boxes.push_back(e.dst);
+  }
   FolderCheck folder(path);
   const auto prefix = vds_prefix();
-  for (std::size_t i = 0; i < entries->size(); ++i) {
+  for (std::size_t i = 0; i < (is_url(path.native()) ? 0 : entries->size()); ++i) {
     const auto& e = (*entries)[i];
     const auto source = resolve_source(path, e.file, prefix);
     const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), source.string(), e.dataset);
@@ -166,7 +247,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
         problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
                                        to_string(shape), to_string(needed)));
       } else if (table.size() == entries->size()) {
-        check_tile_row(table[i], source, src.get(), e.dst.count() * info.dtype.size(), checksums, label, problems);
+        const PosixFile tile(source, O_RDONLY | O_NONBLOCK, direct_reads());
+        check_tile_row(table[i], tile, src.get(), e.dst.count() * info.dtype.size(), checksums, label, problems);
       }
     } catch (const std::exception& ex) {
       problems.push_back(fmt::format("{}: {}", label, ex.what()));

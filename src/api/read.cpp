@@ -16,6 +16,7 @@
 #include "engine/task.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/file.hpp"
+#include "io/http/url.hpp"
 #include "io/remote_io.hpp"
 #include "layout/open_dataset.hpp"
 #include "layout/virtual/early_open.hpp"
@@ -166,6 +167,8 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
   agree(comm, [&] { data.emplace(opened->read(box, opening.threads, options.device)); });
   return ReadTile{std::move(box), std::move(*data)};
 }
+
+std::string redacted_path(const std::string& path) { return display_name(path); }
 
 RemoteIoReport last_remote_io() {
   const auto counts = remote_io_report();

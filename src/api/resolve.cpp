@@ -76,7 +76,6 @@ RemoteOptions remote_options() {
 void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads) {
   if (!is_url(path.native())) return;
   start_remote_io_report();
-  opening.early_reads = false;
   if (requested_threads == 0) opening.threads = std::max(opening.threads, opening.remote.connections);
 }
 

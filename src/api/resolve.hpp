@@ -33,10 +33,9 @@ namespace h5tile::detail {
 [[nodiscard]] RemoteOptions remote_options();
 // How a read opens its dataset.
 [[nodiscard]] OpenOptions open_options(const ReadOptions& options);
-// `opening` fitted to `path`: for a URL, no early reads (a tile index names local files) and,
-// unless the caller chose a thread count (`requested_threads` > 0), as many workers as
-// connections (the workers wait on the network, not the CPU). Starts the report of the call's
-// remote reads (last_remote_io) where `path` is a URL.
+// `opening` fitted to `path`: for a URL (whose tile index names objects beside it), unless the caller chose a thread
+// count (`requested_threads` > 0), as many workers as connections (the workers wait on the network, not the CPU).
+// Starts the report of the call's remote reads (last_remote_io) where `path` is a URL.
 void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads);
 // How `describe` opens a dataset: metadata only, any source.
 [[nodiscard]] OpenOptions describe_options();

@@ -24,7 +24,7 @@ Xxh64State new_state() {
   return state;
 }
 
-void hash_region(XXH64_state_t* state, const PosixFile& file, std::uint64_t offset, std::uint64_t bytes,
+void hash_region(XXH64_state_t* state, const ByteSource& file, std::uint64_t offset, std::uint64_t bytes,
                  std::vector<std::byte>& buffer) {
   for (std::uint64_t done = 0; done < bytes;) {
     const auto n = std::min<std::uint64_t>(buffer.size(), bytes - done);
@@ -34,7 +34,7 @@ void hash_region(XXH64_state_t* state, const PosixFile& file, std::uint64_t offs
   }
 }
 
-void hash_region(XXH64_state_t* state, const PosixFile& file, std::uint64_t offset, std::uint64_t bytes) {
+void hash_region(XXH64_state_t* state, const ByteSource& file, std::uint64_t offset, std::uint64_t bytes) {
   constexpr std::uint64_t kBlock = 8 << 20;
   std::vector<std::byte> buffer(std::max<std::uint64_t>(1, std::min(bytes, kBlock)));
   hash_region(state, file, offset, bytes, buffer);
@@ -42,7 +42,7 @@ void hash_region(XXH64_state_t* state, const PosixFile& file, std::uint64_t offs
 
 }  // namespace
 
-std::uint64_t checksum_region(const PosixFile& file, std::uint64_t offset, std::uint64_t bytes) {
+std::uint64_t checksum_region(const ByteSource& file, std::uint64_t offset, std::uint64_t bytes) {
   const auto state = new_state();
   hash_region(state.get(), file, offset, bytes);
   return XXH64_digest(state.get());
@@ -112,7 +112,7 @@ std::uint64_t RegionChecksum::finish() {
   return XXH64_digest(state_->hash.get());
 }
 
-std::optional<std::uint64_t> tile_identity(const PosixFile& file, std::uint64_t offset, std::uint64_t data_bytes,
+std::optional<std::uint64_t> tile_identity(const ByteSource& file, std::uint64_t offset, std::uint64_t data_bytes,
                                            std::uint64_t file_size) {
   constexpr std::uint64_t kMaxMetadata = std::uint64_t{64} << 20;
   if (data_bytes > file_size || offset > file_size - data_bytes || file_size - data_bytes > kMaxMetadata) {

@@ -9,11 +9,13 @@
 #include <optional>
 #include <vector>
 
+#include "io/byte_source.hpp"
 #include "io/posix/posix_file.hpp"
 
 namespace h5tile::detail {
 
-[[nodiscard]] std::uint64_t checksum_region(const PosixFile& file, std::uint64_t offset, std::uint64_t bytes);
+// `file`: a local file or a remote object (io/byte_source.hpp).
+[[nodiscard]] std::uint64_t checksum_region(const ByteSource& file, std::uint64_t offset, std::uint64_t bytes);
 
 // checksum_region(file, offset, bytes) of a region that is being written, computed while it is
 // written: the writers report each range of the region once its bytes are written (written()),
@@ -59,7 +61,7 @@ class RegionChecksum {
 // contents (another dtype, zeros, another tile) has another identity. nullopt where the data
 // does not lie inside the file, or where what lies outside it exceeds 64 MiB (h5tile's tiles
 // hold a few KiB of metadata).
-[[nodiscard]] std::optional<std::uint64_t> tile_identity(const PosixFile& file, std::uint64_t offset,
+[[nodiscard]] std::optional<std::uint64_t> tile_identity(const ByteSource& file, std::uint64_t offset,
                                                          std::uint64_t data_bytes, std::uint64_t file_size);
 
 }  // namespace h5tile::detail

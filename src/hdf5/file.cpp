@@ -59,7 +59,12 @@ std::string kind_of(const fs::file_status& status) {
 }
 
 std::string where(const fs::path& path, const std::string& dataset) {
-  return fmt::format("dataset '{}' in '{}'", dataset, path.string());
+  return fmt::format("dataset '{}' in '{}'", dataset, display_name(path.native()));
+}
+
+FileHandle reopen_file(hid_t file) {
+  const Hdf5Lock lock;
+  return FileHandle(check(H5Freopen(file), "H5Freopen"));
 }
 
 FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& remote) {
@@ -298,10 +303,10 @@ DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& 
   }
   std::string message;
   if (type == H5I_GROUP) {
-    message = fmt::format("'{}' in '{}' is a group, not a dataset; it holds {}", name, path.string(),
+    message = fmt::format("'{}' in '{}' is a group, not a dataset; it holds {}", name, display_name(path.native()),
                           list_for_message(datasets_in(obj)));
   } else {
-    message = fmt::format("'{}' in '{}' is a named datatype, not a dataset", name, path.string());
+    message = fmt::format("'{}' in '{}' is a named datatype, not a dataset", name, display_name(path.native()));
   }
   H5Oclose(obj);
   throw NotADataset(message);

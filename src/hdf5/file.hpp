@@ -55,6 +55,9 @@ class WritableFile {
 // NotHdf5File, IoError (and, for a URL, what open_remote throws; RuntimeError where `writable`).
 [[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false,
                                    const RemoteOptions& remote = {});
+// Another ID for the open file `file`, sharing what HDF5 holds of it (H5Freopen): a remote file is
+// not fetched again.
+[[nodiscard]] FileHandle reopen_file(hid_t file);
 
 class GuardedLinks;
 

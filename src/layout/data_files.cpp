@@ -63,13 +63,15 @@ void check_data_files(const fs::path& path, const fs::path& file, const std::str
     if (!folder) folder.emplace(path);
     return folder->inside(p);
   };
-  // Opened by its own name (the common case, one string compare): no link was followed.
+  // Opened by its own name (the common case, one string compare): no link was followed. HDF5
+  // names a remote file as its driver does: the URL redacted.
   const fs::path opened = file_name_of(dataset);
-  if (!allow_external && opened != file && !same_file(opened, file) && !inside(opened)) {
+  const fs::path named = is_url(file.native()) ? fs::path(redacted(file.native())) : file;
+  if (!allow_external && opened != named && !same_file(opened, file) && !inside(opened)) {
     throw VirtualSourceError(
         fmt::format("{} is reached through an external link to '{}', outside the folder of '{}'; reading it needs "
                     "allow_external_sources (h5tile refuses it by default)",
-                    where(file, name), opened.string(), path.string()));
+                    where(file, name), opened.string(), display_name(path.native())));
   }
   for (const auto& stored : external_storage_names(dcpl)) {
     const auto data = external_storage_path(stored, opened, extfile_prefix);
@@ -78,7 +80,7 @@ void check_data_files(const fs::path& path, const fs::path& file, const std::str
       throw VirtualSourceError(
           fmt::format("{} keeps its data in HDF5 external storage '{}' (resolved to '{}'), outside the folder of "
                       "'{}'; reading it needs allow_external_sources (h5tile refuses it by default)",
-                      where(file, name), stored, data.string(), path.string()));
+                      where(file, name), stored, data.string(), display_name(path.native())));
     }
   }
 }
@@ -132,7 +134,7 @@ ExternalLinkCheck external_link_check(const fs::path& path, bool allow_external,
       throw VirtualSourceError(fmt::format(
           "{} '{}', outside the folder of '{}'; reading it needs allow_external_sources (h5tile refuses it by "
           "default, before HDF5 opens it)",
-          what, fs::weakly_canonical(fs::absolute(*target), ec).string(), path.string()));
+          what, fs::weakly_canonical(fs::absolute(*target), ec).string(), display_name(path.native())));
     }
   };
 }

@@ -19,6 +19,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/remote_driver.hpp"
 #include "hdf5/types.hpp"
 #include "io/http/url.hpp"
 #include "layout/data_files.hpp"
@@ -145,9 +146,9 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
 
 }  // namespace
 
-OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options)
+OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options, FileHandle file)
     : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
-  file_ = open_file(path_, false, options_.remote);
+  file_ = file ? std::move(file) : open_file(path_, false, options_.remote);
   dataset_ = open_guarded(file_.get(), name_, path_);
   auto described = describe_dataset(dataset_.get(), where(path_, name_));
   info_.dtype = described.dtype;
@@ -158,8 +159,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
   if (is_url(path_.native())) {
-    // A remote file is read from its own object only: HDF5's driver refuses any other file
-    // (hdf5/remote_driver.hpp), and h5tile does not resolve other names against a URL yet.
+    // HDF5 reads a remote file from its own object only: its driver refuses any other file
+    // (hdf5/remote_driver.hpp). h5tile opens a virtual dataset's sources beside it itself.
     if (const auto names = external_storage_names(dcpl.get()); !names.empty()) {
       throw VirtualSourceError(
           fmt::format("{} keeps its data in HDF5 external storage ('{}'): h5tile does not read "
@@ -167,14 +168,12 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
                       where(path_, name_), names.front()));
     }
     if (info_.layout == "virtual") {
-      if (!options_.metadata_only) {
-        throw VirtualSourceError(
-            fmt::format("{} is a virtual dataset: reading virtual datasets of a remote file is "
-                        "not supported yet",
-                        where(path_, name_)));
+      if (options_.metadata_only) {
+        info_.virtual_sources = source_names(dcpl.get(), read_virtual_map(dcpl.get())).size();
+        return;  // its sources' sizes are not looked up
       }
-      info_.virtual_sources = source_names(dcpl.get(), read_virtual_map(dcpl.get())).size();
-      return;  // its sources' sizes are not looked up
+      open_remote_virtual(dcpl.get());  // its sources: objects beside it, nothing else
+      return;
     }
   }
   if (!options_.metadata_only) {
@@ -310,6 +309,10 @@ void OpenDataset::open_virtual(hid_t dcpl) {
                                            e.what()));
     }
   }
+  finish_mappings();
+}
+
+void OpenDataset::finish_mappings() {
   std::vector<Box> boxes;
   boxes.reserve(mappings_.size());
   for (const auto& m : mappings_) boxes.push_back(m.dst);
@@ -343,6 +346,22 @@ void OpenDataset::check_inside(const fs::path& source, const std::string& stored
   }
 }
 
+namespace {
+
+// The remote object that `source` reads (the byte source of h5tile's HDF5 driver under it), or
+// nullptr for a local one.
+std::shared_ptr<const ByteSource> remote_object_of(const Source& source) {
+  const ThroughHdf5* hdf5 = std::get_if<ThroughHdf5>(&source.access);
+  std::shared_ptr<const ByteSource> file;
+  if (const auto* raw = std::get_if<RawBytes>(&source.access)) file = raw->file;
+  if (const auto* chunks = std::get_if<RawChunks>(&source.access)) file = chunks->file;
+  if (const auto* filtered = std::get_if<FilteredChunks>(&source.access)) file = filtered->file;
+  if (file) return file->remote() ? file : nullptr;
+  return hdf5 != nullptr ? remote_source_holding(hdf5->dataset.get()) : nullptr;
+}
+
+}  // namespace
+
 void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   std::vector<const Mapping*> touched;
   for (const auto& m : mappings_) {
@@ -352,10 +371,13 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
     const auto& m = *touched[i];
     const auto& file = sources_[m.source]->file;
     const auto* tile = std::get_if<TableTile>(&sources_[m.source]->access);
-    std::optional<PosixFile> opened;  // a tile held open is checked in the file its reads read
-    const PosixFile& tile_file = tile != nullptr && tile->held
-                                     ? *tile->held
-                                     : opened.emplace(file, O_RDONLY | O_NONBLOCK, options_.direct_reads);
+    // A tile held open is checked in the file its reads read, and so is a remote object.
+    const auto object = remote_object_of(*sources_[m.source]);
+    std::optional<PosixFile> opened;
+    const ByteSource& tile_file = object ? *object
+                                  : tile != nullptr && tile->held
+                                      ? *tile->held
+                                      : opened.emplace(file, O_RDONLY | O_NONBLOCK, options_.direct_reads);
     if (checksum_region(tile_file, m.raw_offset, m.dst.count() * info_.dtype.size()) != *m.checksum) {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "

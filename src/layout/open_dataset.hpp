@@ -24,6 +24,8 @@
 
 namespace h5tile::detail {
 
+struct TileIndex;
+
 // `dst` (dataset coordinates) comes from `src` of sources[source].
 struct Mapping {
   std::size_t source = 0;
@@ -88,7 +90,9 @@ class OpenDataset {
  public:
   // Opens `dataset` in `path` and resolves a virtual dataset's sources. Throws FileNotFound,
   // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
-  OpenDataset(const std::filesystem::path& path, const std::string& dataset, const OpenOptions& options);
+  // `file`, where valid, is `path` already open (a remote file is then not opened again).
+  OpenDataset(const std::filesystem::path& path, const std::string& dataset, const OpenOptions& options,
+              FileHandle file = FileHandle());
   OpenDataset(OpenDataset&&) noexcept = default;
   OpenDataset& operator=(OpenDataset&&) noexcept = default;
   OpenDataset(const OpenDataset&) = delete;
@@ -101,9 +105,11 @@ class OpenDataset {
   // index: none stored, tiles that do not cover the dataset once, a tile outside the folder of
   // `path` (unless `options.allow_external`). Each tile is looked for beside `path` (HDF5's
   // first choice when HDF5_VDS_PREFIX is unset).
+  // `file`, where valid, is `path` already open.
   [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const std::filesystem::path& path,
                                                                   const std::string& dataset,
-                                                                  const OpenOptions& options);
+                                                                  const OpenOptions& options,
+                                                                  FileHandle file = FileHandle());
   // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,
   // shape and mapping that the index gave (each tile the whole of "/tile" in the file the index
   // names, at the box it gives). What the index says of each tile's file (offset, size, plain
@@ -146,6 +152,15 @@ class OpenDataset {
                                            const std::filesystem::path& where_from) const;
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
   void open_virtual(hid_t dcpl);
+  // The mappings' overlaps, once every mapping is in place.
+  void finish_mappings();
+  // For a remote file (layout/virtual/remote_sources.cpp): the sources of its virtual dataset,
+  // each an object beside it; one opened by HDF5 on h5tile's driver (`object`; nullptr for the
+  // file itself); and, for from_tile_index, the tiles of `index` opened and checked (false where
+  // the index is unusable).
+  void open_remote_virtual(hid_t dcpl);
+  std::size_t add_remote_source(std::shared_ptr<const ByteSource> object, const std::string& dataset);
+  [[nodiscard]] bool open_remote_tiles(const TileIndex& index);
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;

@@ -198,8 +198,7 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
     if (src.rank() == 0) {
       hdf5_read(filtered->hdf5.dataset.get(), filtered->hdf5.memory_type.get(), src, out, out_shape, dst);
     } else {
-      read_filtered_chunks(*filtered, chunk, elem_size, src, out, out_shape, dst,
-                           fmt::format("dataset '{}' in '{}'", dataset, file.string()));
+      read_filtered_chunks(*filtered, chunk, elem_size, src, out, out_shape, dst, where(file, dataset));
     }
   } else {
     const auto& hdf5 = std::get<ThroughHdf5>(access);

@@ -14,6 +14,7 @@
 #include "io/http/http_policy.hpp"
 #include "io/http/url.hpp"
 #include "io/remote.hpp"
+#include "layout/virtual/remote_sources.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -173,6 +174,37 @@ TEST(Url, RelativeNamesResolveOnlyInsideTheFolder) {
                               "file:///etc/passwd", "a//b.h5", "dir/", "y.h5?x=1", "", "c:\\y.h5"}) {
     EXPECT_FALSE(resolve_inside(base, outside)) << outside;
   }
+}
+
+TEST(Url, MessagesShowLocalPathsAsTheyAreAndUrlsRedacted) {
+  EXPECT_EQ(display_name("data/a?b@c.h5"), "data/a?b@c.h5");
+  EXPECT_EQ(display_name("http://u:p@h:1/x.h5?X-Amz-Signature=s#f"), "http://h:1/x.h5");
+  EXPECT_EQ(display_name("S3://bucket/k.h5?X-Amz-Credential=c"), "s3://bucket/k.h5");
+}
+
+TEST(RemoteSources, NamesResolveInsideTheFolderOrAreRefusedWithoutTheirSecrets) {
+  const auto base = *parse_url("http://h/run/x.h5?X-Amz-Signature=SECRET");
+  EXPECT_FALSE(remote_source_url(base, ".", "here"));  // the file itself
+  EXPECT_EQ(full_text(*remote_source_url(base, "x.h5.tiles/t.h5", "here")), "http://h/run/x.h5.tiles/t.h5");
+  for (const char* outside : {"../y.h5", "/run/y.h5", "http://other/y.h5?sig=SECRET", "./y.h5", "file:///y.h5"}) {
+    try {
+      (void)remote_source_url(base, outside, "dataset '/d' in 'http://h/run/x.h5'");
+      ADD_FAILURE() << outside;
+    } catch (const VirtualSourceError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("outside the folder of the remote file"), std::string::npos) << message;
+      EXPECT_NE(message.find("'http://h/run/'"), std::string::npos) << message;
+      EXPECT_EQ(message.find("SECRET"), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(RemoteSources, SourceObjectsOpenWithASmallFirstRequest) {
+  RemoteOptions options;
+  options.block_size = std::uint64_t{8} << 20;
+  EXPECT_EQ(source_object_options(options).block_size, std::uint64_t{64} << 10);
+  options.block_size = 4096;
+  EXPECT_EQ(source_object_options(options).block_size, 4096U);
 }
 
 TEST(OpenRemote, S3WithoutCredentialsIsAClearErrorWithoutTheQueryString) {

@@ -59,6 +59,10 @@ std::string redacted(std::string_view text) {
   return std::string(shown);
 }
 
+std::string display_name(std::string_view path_or_url) {
+  return is_url(path_or_url) ? redacted(path_or_url) : std::string(path_or_url);
+}
+
 std::string full_text(const Url& url) {
   std::string out = url.scheme + "://";
   if (!url.userinfo.empty()) out += url.userinfo + "@";

@@ -28,6 +28,10 @@ struct Url {
 // The same for a string, parsed first; a string that does not parse shows up to its first '?'.
 [[nodiscard]] std::string redacted(std::string_view text);
 
+// How messages show a path the user gave: a URL redacted, any other string as it is (a local
+// path may hold '?' or '@').
+[[nodiscard]] std::string display_name(std::string_view path_or_url);
+
 // The whole URL, as requests use it (user information and query string included).
 [[nodiscard]] std::string full_text(const Url& url);
 

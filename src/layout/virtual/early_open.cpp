@@ -24,12 +24,13 @@ namespace h5tile::detail {
 namespace fs = std::filesystem;
 
 std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
-                                                        const OpenOptions& options) {
+                                                        const OpenOptions& options, FileHandle file) {
   OpenDataset early;
   std::optional<TileIndex> index;
   try {
     early.name_ = normalize_dataset_name(dataset);
-    early.file_ = open_file(path);  // kept: mapping_agrees checks the index against this file
+    // Kept: mapping_agrees checks the index against this file.
+    early.file_ = file ? std::move(file) : open_file(path, false, options.remote);
     index = read_tile_index(early.file_.get(), early.name_);
   } catch (const Error&) {
     return std::nullopt;  // the open through HDF5 reports it
@@ -43,16 +44,22 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   early.info_.shape = index->shape;
   early.info_.layout = "virtual";
   early.info_.virtual_sources = index->tiles.size();
+  const bool remote = is_url(path.native());
+  if (remote && !early.open_remote_tiles(*index)) {  // tiles beside the URL, opened and checked
+    return std::nullopt;
+  }
   // One source and one mapping per tile, built on the worker threads (a few microseconds each,
   // so thousands would hold the read back), each with its own cache of folder checks.
   const auto& tiles = index->tiles;
   const auto es = index->dtype.size();
   const auto folder = path.parent_path();
-  early.sources_.resize(tiles.size());
-  early.mappings_.resize(tiles.size());
   std::atomic<bool> usable{true};
+  if (!remote) {
+    early.sources_.resize(tiles.size());
+    early.mappings_.resize(tiles.size());
+  }
   const auto workers = static_cast<unsigned>(std::min<std::size_t>(options.threads, 1 + tiles.size() / 256));
-  parallel_ranges(tiles.size(), workers, [&](std::size_t begin, std::size_t end) {
+  parallel_ranges(remote ? 0 : tiles.size(), workers, [&](std::size_t begin, std::size_t end) {
     FolderCheck folder_check(path);
     for (std::size_t i = begin; i < end && usable; ++i) {
       const auto& tile = tiles[i];
@@ -126,12 +133,19 @@ bool OpenDataset::maps_like(const std::vector<VirtualEntry>& entries) const {
     return false;
   }
   const auto folder = path_.parent_path();
+  const auto base = parse_url(path_.native());  // a remote file's tiles: objects beside it
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
     const auto& entry = entries[i];
     const auto& mapping = mappings_[i];
     // As the tile table is trusted on a full open: the whole of a tile file's "/tile".
-    if (entry.src || !names_tile_dataset(entry.dataset) || entry.dst != mapping.dst ||
-        first_candidate(folder, entry.file) != sources_[mapping.source]->file) {
+    if (entry.src || !names_tile_dataset(entry.dataset) || entry.dst != mapping.dst) {
+      return false;
+    }
+    const auto& file = sources_[mapping.source]->file;
+    if (base) {
+      const auto url = entry.file == "." ? std::nullopt : resolve_inside(*base, entry.file);
+      if (!url || redacted(*url) != file.native()) return false;
+    } else if (first_candidate(folder, entry.file) != file) {
       return false;
     }
   }
@@ -171,8 +185,11 @@ bool stands(const OpenDataset& early, const EarlyRead& read) {
 ReadableDataset open_for_read(const fs::path& path, const std::string& dataset, const OpenOptions& options,
                               const std::function<EarlyRead(const OpenDataset&)>& start) {
   ReadableDataset readable;
-  if (options.early_reads && !is_url(path.native())) {  // a tile index names local files
-    if (auto early = OpenDataset::from_tile_index(path, dataset, options)) {
+  // A remote file is opened once, for both (each open of it costs a request).
+  FileHandle remote = is_url(path.native()) ? open_file(path, false, options.remote) : FileHandle();
+  if (options.early_reads) {
+    auto file = remote ? reopen_file(remote.get()) : FileHandle();
+    if (auto early = OpenDataset::from_tile_index(path, dataset, options, std::move(file))) {
       readable.early = std::make_unique<const OpenDataset>(std::move(*early));
       std::optional<EarlyRead> read;
       try {
@@ -190,7 +207,7 @@ ReadableDataset open_for_read(const fs::path& path, const std::string& dataset, 
       readable.early.reset();
     }
   }
-  readable.opened.emplace(path, dataset, options);
+  readable.opened.emplace(path, dataset, options, std::move(remote));
   return readable;
 }
 

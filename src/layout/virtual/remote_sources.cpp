@@ -1,0 +1,268 @@
+// Virtual datasets of remote files (remote_sources.hpp): resolving and opening their source
+// objects, and OpenDataset's members that read them (the mapping, and the tile index of an early
+// read).
+#include "layout/virtual/remote_sources.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "engine/checksum.hpp"
+#include "engine/thread_pool.hpp"
+#include "hdf5/dataset_io.hpp"
+#include "hdf5/describe.hpp"
+#include "hdf5/file.hpp"
+#include "hdf5/remote_driver.hpp"
+#include "hdf5/types.hpp"
+#include "io/remote.hpp"
+#include "layout/open_dataset.hpp"
+#include "layout/virtual/tile_index.hpp"
+
+namespace h5tile::detail {
+namespace fs = std::filesystem;
+
+std::optional<Url> remote_source_url(const Url& base, const std::string& name, const std::string& where) {
+  if (name == ".") {
+    return std::nullopt;
+  }
+  if (auto url = resolve_inside(base, name)) {
+    return url;
+  }
+  throw VirtualSourceError(
+      fmt::format("{}: source '{}' is outside the folder of the remote file (an absolute path, '..', another "
+                  "host or a local file): h5tile reads only objects under '{}://{}{}'",
+                  where, display_name(name), base.scheme, base.authority, folder_of(base)));
+}
+
+RemoteOptions source_object_options(const RemoteOptions& options) {
+  RemoteOptions out = options;
+  out.block_size = std::min<std::uint64_t>(options.block_size, std::uint64_t{64} << 10);
+  return out;
+}
+
+std::vector<OpenedObject> open_remote_objects(const std::vector<Url>& urls, const RemoteOptions& options) {
+  std::vector<OpenedObject> opened(urls.size());
+  const auto workers = static_cast<unsigned>(std::min<std::size_t>(urls.size(), std::max(1U, options.connections)));
+  parallel_for(urls.size(), workers, [&](std::size_t i) {
+    try {
+      opened[i].source = open_remote(full_text(urls[i]), options);
+    } catch (...) {
+      opened[i].error = std::current_exception();
+    }
+  });
+  return opened;
+}
+
+bool is_remote_tile(const ByteSource& object, std::uint64_t raw_offset, std::uint64_t file_size, std::uint64_t identity,
+                    std::uint64_t data_bytes) {
+  return object.size() == file_size && tile_identity(object, raw_offset, data_bytes, file_size) == identity;
+}
+
+namespace {
+
+// The distinct objects that `urls` name (nullopt: the file itself, no object): the URLs to open,
+// and for each name the index of its object (npos for the file itself).
+struct DistinctObjects {
+  std::vector<Url> urls;
+  std::vector<std::size_t> object_of;
+};
+
+DistinctObjects distinct_objects(const std::vector<std::optional<Url>>& urls) {
+  DistinctObjects out;
+  std::map<std::string, std::size_t> index_of;
+  for (const auto& url : urls) {
+    if (!url) {
+      out.object_of.push_back(std::string::npos);
+      continue;
+    }
+    const auto [it, added] = index_of.emplace(full_text(*url), out.urls.size());
+    if (added) out.urls.push_back(*url);
+    out.object_of.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+void OpenDataset::open_remote_virtual(hid_t dcpl) {
+  const auto here = where(path_, name_);
+  const auto entries = read_virtual_map(dcpl);
+  if (!entries) {
+    throw VirtualSourceError(
+        fmt::format("{}: its mapping is not box to box (an unlimited or irregular selection, or a '%b' source "
+                    "name): h5tile reads such virtual datasets of local files only (HDF5 would open their "
+                    "sources itself)",
+                    here));
+  }
+  info_.virtual_sources = entries->size();
+  const auto base = parse_url(path_.native()).value();
+  std::vector<std::optional<Url>> urls;
+  urls.reserve(entries->size());
+  for (const auto& entry : *entries) urls.push_back(remote_source_url(base, entry.file, here));
+  const auto objects = distinct_objects(urls);
+  const auto opened = open_remote_objects(objects.urls, source_object_options(options_.remote));
+  for (const auto& object : opened) {
+    if (object.source) info_.stored_bytes += object.source->size();
+  }
+  // Tiles h5tile wrote whose objects are still the files written (size and identity) are read
+  // at the offset their tile table gives, without HDF5 opening them; any other source is opened
+  // by HDF5 through h5tile's driver, on its own object.
+  const auto table = read_tile_table(dataset_.get(), info_.shape.size());
+  const bool has_table = table.size() == entries->size();
+  const auto es = info_.dtype.size();
+  std::vector<char> by_table(entries->size(), 0);
+  if (options_.raw_io && has_table) {
+    const auto workers =
+        static_cast<unsigned>(std::min<std::size_t>(entries->size(), std::max(1U, options_.remote.connections)));
+    parallel_for(entries->size(), workers, [&](std::size_t i) {
+      const auto& entry = (*entries)[i];
+      const auto& row = table[i];
+      const auto object = objects.object_of[i];
+      if (object == std::string::npos || !opened[object].source || !row.identity || entry.src ||
+          !names_tile_dataset(entry.dataset) || entry.dst.count() == 0) {
+        return;
+      }
+      try {
+        by_table[i] =
+            is_remote_tile(*opened[object].source, row.raw_offset, row.file_size, *row.identity, entry.dst.count() * es)
+                ? 1
+                : 0;
+      } catch (const Error&) {
+        // Read through HDF5 below, which reports what is wrong with it.
+      }
+    });
+  }
+  std::map<std::pair<std::size_t, std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const auto& entry = (*entries)[i];
+    const auto object = objects.object_of[i];
+    const std::string shown = urls[i] ? redacted(*urls[i]) : path_.string();
+    try {
+      if (object != std::string::npos && opened[object].error) {
+        std::rethrow_exception(opened[object].error);
+      }
+      if (by_table[i] != 0) {
+        auto source = std::make_unique<Source>();
+        source->file = shown;
+        source->dataset = entry.dataset;
+        source->shape = entry.dst.extent;
+        source->elem_size = es;
+        source->access = RawBytes{opened[object].source, table[i].raw_offset};
+        sources_.push_back(std::move(source));
+        mappings_.push_back(
+            {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, table[i].checksum, table[i].raw_offset});
+        continue;
+      }
+      std::size_t index = 0;
+      auto key = std::make_pair(object, entry.dataset);
+      if (auto it = seen.find(key); it != seen.end()) {
+        index = it->second;
+      } else {
+        index = add_remote_source(object == std::string::npos ? nullptr : opened[object].source, entry.dataset);
+        seen.emplace(std::move(key), index);
+      }
+      const auto& source = *sources_[index];
+      const Box src = entry.src.value_or(Box::whole(source.shape));
+      if (!src.fits(source.shape) || src.extent != entry.dst.extent) {
+        throw VirtualSourceError(fmt::format("it has shape {} but the mapping reads {} of it into {}",
+                                             to_string(source.shape), to_string(src), to_string(entry.dst)));
+      }
+      if (entry.dst.count() > 0) {
+        mappings_.push_back(
+            {index, src, entry.dst, has_table ? table[i].checksum : std::nullopt, has_table ? table[i].raw_offset : 0});
+      }
+    } catch (const std::exception& e) {
+      throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}", here, shown,
+                                           entry.dataset, to_string(entry.dst), e.what()));
+    }
+  }
+  finish_mappings();
+}
+
+std::size_t OpenDataset::add_remote_source(std::shared_ptr<const ByteSource> object, const std::string& dataset) {
+  auto source = std::make_unique<Source>();
+  source->file = object ? fs::path(object->name()) : path_;
+  source->dataset = dataset;
+  ThroughHdf5 hdf5{{}, {}, copy_type(memory_type_.get())};
+  if (object) {
+    const auto block = source_object_options(options_.remote).block_size;
+    hdf5.file = open_remote_file(object, block, 16 * block);
+  }
+  hdf5.dataset = open_guarded(object ? hdf5.file.get() : file_.get(), normalize_dataset_name(dataset), source->file);
+  const auto described = describe_dataset(hdf5.dataset.get(), where(source->file, dataset));
+  if (described.storage == Storage::Virtual) {
+    throw VirtualSourceError(
+        "it is a virtual dataset itself: h5tile does not read nested virtual datasets of a remote file (HDF5 "
+        "would open their sources itself)");
+  }
+  if (const auto names = external_storage_names(creation_plist(hdf5.dataset.get()).get()); !names.empty()) {
+    throw VirtualSourceError(fmt::format(
+        "it keeps its data in HDF5 external storage ('{}'): h5tile does not read external storage of a remote "
+        "file",
+        display_name(names.front())));
+  }
+  source->shape = described.shape;
+  source->chunk = described.chunk;
+  source->elem_size = info_.dtype.size();
+  source->access =
+      access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads, source->file, dataset);
+  sources_.push_back(std::move(source));
+  return sources_.size() - 1;
+}
+
+bool OpenDataset::open_remote_tiles(const TileIndex& index) {
+  const auto base = parse_url(path_.native());
+  if (!base) return false;
+  std::vector<std::optional<Url>> urls;
+  urls.reserve(index.tiles.size());
+  for (const auto& tile : index.tiles) {
+    auto url = tile.file == "." ? std::nullopt : resolve_inside(*base, tile.file);
+    if (!url || tile.dst.rank() != index.shape.size() || !tile.dst.fits(index.shape) || tile.dst.count() == 0) {
+      return false;  // the open through HDF5 that follows says what is wrong
+    }
+    urls.push_back(std::move(url));
+  }
+  const auto objects = distinct_objects(urls);
+  if (objects.urls.size() != urls.size()) {
+    return false;  // two tiles in one object: not what h5tile writes
+  }
+  const auto opened = open_remote_objects(objects.urls, source_object_options(options_.remote));
+  const auto es = index.dtype.size();
+  std::atomic<bool> usable{true};
+  const auto workers =
+      static_cast<unsigned>(std::min<std::size_t>(opened.size(), std::max(1U, options_.remote.connections)));
+  parallel_for(opened.size(), workers, [&](std::size_t i) {
+    const auto& tile = index.tiles[i];
+    try {
+      if (!usable || !opened[i].source ||
+          !is_remote_tile(*opened[i].source, tile.raw_offset, tile.file_size, tile.identity, tile.dst.count() * es)) {
+        usable = false;
+      }
+    } catch (const Error&) {
+      usable = false;
+    }
+  });
+  if (!usable) {
+    return false;
+  }
+  sources_.resize(index.tiles.size());
+  mappings_.resize(index.tiles.size());
+  for (std::size_t i = 0; i < index.tiles.size(); ++i) {
+    const auto& tile = index.tiles[i];
+    auto source = std::make_unique<Source>();
+    source->file = redacted(objects.urls[i]);
+    source->dataset = kTileDataset;
+    source->shape = tile.dst.extent;
+    source->elem_size = es;
+    source->access = RawBytes{opened[i].source, tile.raw_offset};
+    sources_[i] = std::move(source);
+    mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
+  }
+  return true;
+}
+
+}  // namespace h5tile::detail
