@@ -99,3 +99,20 @@ def test_filters_named_in_describe(tmp_path):
     assert info["filters"] == ["scaleoffset"] and info["decoder"] == "hdf5"
     assert "scaleoffset" in info["decoder_reason"], info
     assert same_bytes(h5tile.from_file(path, "/s"), np.arange(100, dtype="int16"))
+
+
+def test_filter_neither_h5tile_nor_hdf5_decodes_is_named(tmp_path):
+    # A chunk stored as filtered with bzip2 (307), for which the HDF5 that h5tile uses has no
+    # plugin: HDF5's own error names only its plugin folder; h5tile's names the filter.
+    path = tmp_path / "bzip2.h5"
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((4,))
+        dcpl.set_filter(307, h5py.h5z.FLAG_OPTIONAL, ())
+        ds = h5py.h5d.create(f.id, b"x", h5py.h5t.NATIVE_INT32, h5py.h5s.create_simple((4,)), dcpl=dcpl)
+        ds.write_direct_chunk((0,), b"BZh9 not really", filter_mask=0)
+    info = h5tile.describe(path, "/x")
+    assert info["filters"] == ["bzip2"] and info["decoder_reason"] == "h5tile does not decode bzip2", info
+    with pytest.raises(h5tile.Hdf5Error, match=r"'/x' in '.*bzip2\.h5': h5tile does not decode bzip2, and HDF5 could "
+                                               r"not decode it either: "):
+        h5tile.from_file(path, "/x")
