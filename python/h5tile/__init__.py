@@ -119,6 +119,13 @@ def _prepare(array: Any, name: str = "array"):
     array = _as_array(array)
     dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
     if dtype is not None:
+        if dtype.kind in ("S", "U", "O") and name == "out":
+            raise UnsupportedTypeError(f"out: h5tile does not read into arrays of dtype {dtype}: read string datasets "
+                                       "without out= (from_file returns S<n> or object arrays, as h5py does)")
+        if dtype.kind in ("S", "U", "O"):
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: h5tile reads string datasets but does not "
+                                       "write them (write strings with h5py); h5tile writes bool, int8..int64, uint8..uint64, "
+                                       "float16, float32, float64, complex64, complex128 and V<n>")
         if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
             raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
                                        "float16, float32, float64, complex64, complex128 or V<n>")
@@ -238,6 +245,10 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
               probe: Optional[bool] = None):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
+    String datasets read as h5py's ``ds[...]`` reads them: fixed-length strings as NumPy ``S<n>``
+    (in parallel, as any dtype), variable-length strings as object arrays of ``bytes`` (through
+    HDF5, which keeps them in the file's global heap; host memory only).
+
     Args:
         device: None for a NumPy array in host memory, or a CUDA device ordinal for a CuPy array
             in that device's memory (read through a bounded pinned staging path, or GPUDirect
@@ -288,13 +299,13 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
 def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]):
     """An empty CuPy array for the dataset from CuPy's memory pool (which later reads reuse,
     where a fresh allocation per call costs about a tenth of the read), or None where CuPy is
-    missing or the dtype is opaque (CuPy has no V<n>): the core then allocates."""
+    missing or the dtype is opaque or a string (CuPy has no V<n>, S<n>): the core then allocates."""
     try:
         import cupy
     except ImportError:
         return None
     info = describe(path, dataset_name, probe=probe)
-    if info["dtype"].startswith("V"):
+    if info["dtype"].startswith(("V", "S")) or info["dtype"] == "object":
         return None
     with cupy.cuda.Device(_device_of(device)):
         return cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
