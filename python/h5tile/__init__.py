@@ -60,7 +60,7 @@ def _nvcomp_from_wheel() -> None:
 
 _nvcomp_from_wheel()
 
-_SUPPORTED = {"b", "i", "u", "f", "c", "V"}
+_SUPPORTED = {"b", "i", "u", "f", "c", "V", "S"}
 
 
 def _as_array(array: Any):
@@ -115,31 +115,31 @@ class _Mapped:
 
 
 def _prepare(array: Any, name: str = "array"):
-    """(array for the core, opaque item size or 0); errors name the argument ``name``."""
+    """(array for the core, the NumPy name of a sized dtype (V<n>, S<n>) passed as uint8 bytes, or
+    ""); errors name the argument ``name``."""
     array = _as_array(array)
     dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
     if dtype is not None:
-        if dtype.kind in ("S", "U", "O") and name == "out":
-            raise UnsupportedTypeError(f"out: h5tile does not read into arrays of dtype {dtype}: read string datasets "
-                                       "without out= (from_file returns S<n> or object arrays, as h5py does)")
-        if dtype.kind in ("S", "U", "O"):
-            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: h5tile reads string datasets but does not "
-                                       "write them (write strings with h5py); h5tile writes bool, int8..int64, uint8..uint64, "
-                                       "float16, float32, float64, complex64, complex128 and V<n>")
-        if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
+        if dtype.kind in ("U", "O"):
+            what = "read into" if name == "out" else "write"
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: h5tile does not {what} str or object arrays; "
+                                       "it reads and writes fixed-length byte strings (NumPy S<n>: encode str arrays "
+                                       "with np.char.encode(a, 'utf-8')) and reads variable-length strings as object "
+                                       "arrays (from_file, read_box)")
+        if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None):
             raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
-                                       "float16, float32, float64, complex64, complex128 or V<n>")
+                                       "float16, float32, float64, complex64, complex128, V<n> or S<n>")
         if (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)) or (dtype.kind == "c" and dtype.itemsize not in (8, 16)):
             raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
                                        "float32, float64, complex64 and complex128")
         if dtype.byteorder == ">":
             raise UnsupportedTypeError(f"{name}: big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
-        if dtype.kind == "V":
+        if dtype.kind in ("V", "S"):
             if not isinstance(array, np.ndarray):
-                raise UnsupportedTypeError(f"{name}: opaque (V<n>) arrays must be NumPy arrays")
+                raise UnsupportedTypeError(f"{name}: {dtype.kind}<n> arrays must be NumPy arrays")
             size = dtype.itemsize
-            return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), size
-    return array, 0
+            return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), f"{dtype.kind}{size}"
+    return array, ""
 
 
 _whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.chunk_list, _args.compression
@@ -230,8 +230,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
                    keep_previous=keep_previous, chunks=chunks, compression=compression, level=level,
                    shuffle=shuffle, fletcher32=fletcher32)
         return WriteHandle(_writes.CompletedWrite(), None)  # collective writes return when done
-    core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, path, dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
+    core, sized = _prepare(array)
+    handle = _h5tile.to_file(core, path, dataset_name, sized, layout, mode, _whole("ranks", ranks), sync,
                              keep_previous, _chunk_list(chunks), *filters, progress)
     return _writes.tracked(WriteHandle(handle, core, os.fspath(path), dataset_name))
 
@@ -290,8 +290,8 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         raise InvalidArgumentError("out must be C-contiguous")
     if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise InvalidArgumentError("out is read-only")
-    core, opaque = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
-    _h5tile.read_into(core, path, dataset_name, opaque, [], threads, progress,
+    core, sized = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
+    _h5tile.read_into(core, path, dataset_name, sized, [], threads, progress,
                       allow_external_sources, verify_checksums, probe)
     return out
 
@@ -462,9 +462,9 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     comm = _args.communicator(comm)
 
     def arguments():
-        core, opaque = _prepare(array)
+        core, sized = _prepare(array)
         filters = _compression(compression, level, shuffle, fletcher32)
-        return (core, _args.path("path", path), _args.dataset_name(dataset_name), opaque,
+        return (core, _args.path("path", path), _args.dataset_name(dataset_name), sized,
                 _wholes("global_shape", global_shape), _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS),
                 _name_in("mode", mode, _MODES), _args.flag("sync", sync), _args.flag("keep_previous", keep_previous),
                 _chunk_list(chunks), *filters)

@@ -382,11 +382,11 @@ NB_MODULE(_h5tile, m) {
 
   m.def(
       "to_file",
-      [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
+      [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, const std::string& sized,
          const std::string& layout, const std::string& mode, unsigned ranks, bool sync, bool keep_previous,
          const h5tile::Shape& chunk, const std::string& compression, int level, bool shuffle, bool fletcher32,
          nb::object progress) {
-        const auto v = view_of(array, opaque);
+        const auto v = view_of(array, sized);
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
         auto callback = progress_of(std::move(progress));
         auto error = callback.error;
@@ -402,17 +402,17 @@ NB_MODULE(_h5tile, m) {
                                               .progress = std::move(callback.callback)}),
                              std::move(error)};
       },
-      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
+      "array"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
       "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none());
 
   m.def(
       "write_tile",
       [](nb::object comm, const AnyArray& array, const std::filesystem::path& path, const std::string& dataset,
-         std::size_t opaque, const h5tile::Shape& global_shape, const h5tile::Shape& offset, const std::string& layout,
-         const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk,
+         const std::string& sized, const h5tile::Shape& global_shape, const h5tile::Shape& offset,
+         const std::string& layout, const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk,
          const std::string& compression, int level, bool shuffle, bool fletcher32) {
         PyCommunicator c(std::move(comm));
-        const auto v = view_of(array, opaque);
+        const auto v = view_of(array, sized);
         const h5tile::Tile tile{h5tile::Box{offset, v.shape}, v};
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
         nb::gil_scoped_release release;
@@ -424,7 +424,7 @@ NB_MODULE(_h5tile, m) {
                              .chunk = chunk,
                              .compression = filters});
       },
-      "comm"_a, "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
+      "comm"_a, "array"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
       "sync"_a, "keep_previous"_a, "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a);
 
   m.def(
@@ -475,10 +475,10 @@ NB_MODULE(_h5tile, m) {
 
   m.def(
       "read_into",
-      [](nb::ndarray<> out, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
+      [](nb::ndarray<> out, const std::filesystem::path& path, const std::string& dataset, const std::string& sized,
          const h5tile::Shape& offset, unsigned threads, nb::object progress, bool allow_external, bool verify_checksums,
          std::optional<bool> probe) {
-        const auto v = view_of(out, opaque);
+        const auto v = view_of(out, sized);
         auto callback = progress_of(std::move(progress));
         raising_callback_errors(callback.error, [&] {
           nb::gil_scoped_release release;
@@ -490,7 +490,7 @@ NB_MODULE(_h5tile, m) {
                              .probe = probe});
         });
       },
-      "out"_a, "path"_a, "dataset"_a, "opaque_size"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
+      "out"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
       "allow_external_sources"_a = false, "verify_checksums"_a = false, "probe"_a = nb::none());
 
   m.def(

@@ -1,7 +1,10 @@
 """String datasets, read as h5py's ds[...] reads them: fixed-length strings (ASCII or UTF-8) as
 NumPy S<n>, byte for byte (null-terminated and space-padded ones converted by HDF5, as for h5py);
 variable-length strings as object arrays of bytes, read through HDF5. Whole, by box, 1-D, 2-D,
-scalar, empty strings; describe names the character set; writes of strings are refused clearly."""
+scalar, empty strings; describe names the character set. Fixed-length strings written (NumPy S<n>)
+are what h5py and h5dump read; str and object arrays are refused clearly."""
+import re
+import subprocess
 import sys
 
 import h5py
@@ -158,17 +161,49 @@ def test_variable_length_string_errors(tmp_path):
         f["v"] = np.array(["a", "b", "c"], dtype=h5py.string_dtype())
     with pytest.raises(h5tile.InvalidArgumentError, match="does not fit"):
         h5tile.read_box(path, "/v", [2], [2])
-    with pytest.raises(h5tile.UnsupportedTypeError, match="out: h5tile does not read into arrays of dtype"):
-        h5tile.from_file(path, "/v", out=np.empty(3, dtype="S1"))
+    with pytest.raises(h5tile.UnsupportedTypeError, match="out: unsupported dtype object: h5tile does not read into"):
+        h5tile.from_file(path, "/v", out=np.empty(3, dtype=object))
     with pytest.raises(h5tile.UnsupportedTypeError, match="variable-length strings"):
         h5tile.from_file(path, "/v", out=np.empty(3, dtype="uint64"))
     with pytest.raises(h5tile.UnsupportedTypeError, match="variable-length strings"):
         next(iter(h5tile.from_file_batched(path, "/v", (2,))))
 
 
-@pytest.mark.parametrize("array", [np.array([b"ab", b"c"]), np.array(["ab", "c"]),
-                                   np.array([b"ab", b"c"], dtype=object)], ids=["S", "U", "object"])
-def test_writing_strings_is_refused_clearly(tmp_path, array):
-    with pytest.raises(h5tile.UnsupportedTypeError, match="does not write them"):
+@pytest.mark.parametrize("layout,kwargs", [("contiguous", {}), ("chunked", {"chunks": (4, 3)}),
+                                           ("chunked", {"chunks": (4, 3), "compression": "gzip", "shuffle": True}),
+                                           ("virtual", {})], ids=["contiguous", "chunked", "gzip", "virtual"])
+def test_fixed_strings_written_are_what_h5py_and_h5dump_read(tmp_path, layout, kwargs):
+    # NumPy S<n> written as h5py writes it: HDF5's null-padded ASCII string of n bytes.
+    a = np.array(words((9, 7), seed=4).tolist(), dtype="S12")
+    path = tmp_path / "w.h5"
+    h5tile.to_file(a, path, "/s", layout=layout, ranks=3, **kwargs).wait()
+    with h5py.File(path) as f:
+        t = f["s"].id.get_type()
+        assert (t.get_size(), t.get_strpad(), t.get_cset()) == (12, h5py.h5t.STR_NULLPAD, ASCII)
+        assert same_bytes(f["s"][...], a)
+    assert same_bytes(h5tile.from_file(path, "/s"), a)
+    out = np.empty((9, 7), dtype="S12")
+    assert h5tile.from_file(path, "/s", out=out) is out and same_bytes(out, a)
+    # h5dump prints strings (its binary output leaves them out): every element, as HDF5 reads it.
+    dump = subprocess.run(["h5dump", "-d", "/s", "-w", "0", "w.h5"], capture_output=True, text=True, cwd=tmp_path)
+    assert dump.returncode == 0, dump.stderr
+    assert "STRSIZE 12;" in dump.stdout and "H5T_STR_NULLPAD" in dump.stdout, dump.stdout
+    data = dump.stdout[dump.stdout.index("DATA {"):]
+    data = data[:data.index("}")]
+    printed = re.findall(r'"((?:[^"\\]|\\.)*)"', data)
+    # h5dump prints bytes over 127 sign-extended (\37777777703 for \303): keep their low byte.
+    printed = [re.sub(r"\\(\d{4,})", lambda m: f"\\{int(m.group(1), 8) & 0xFF:03o}", p) for p in printed]
+    as_h5dump = ["".join(chr(c) if 32 <= c < 127 else f"\\{c:03o}" for c in w.ljust(12, b"\0")) for w in a.flat]
+    assert printed == as_h5dump
+
+
+def test_scalar_fixed_string_written(tmp_path):
+    h5tile.to_file(np.array(b"hello", dtype="S8"), tmp_path / "w.h5", "/s", layout="contiguous").wait()
+    assert h5py_read(tmp_path / "w.h5", "s") == np.bytes_(b"hello")
+
+
+@pytest.mark.parametrize("array", [np.array(["ab", "c"]), np.array([b"ab", b"c"], dtype=object)], ids=["U", "object"])
+def test_writing_str_and_object_arrays_is_refused_clearly(tmp_path, array):
+    with pytest.raises(h5tile.UnsupportedTypeError, match=r"does not write str or object arrays.*S<n>"):
         h5tile.to_file(array, tmp_path / "w.h5", "/s", layout="contiguous")
     assert not (tmp_path / "w.h5").exists()
