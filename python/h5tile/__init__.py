@@ -322,8 +322,10 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:
-    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset, and who
-    decodes a filtered one: ``decoder`` is "h5tile" (h5tile's own decoder, on its worker threads,
+    """dtype, shape, layout, chunk shape, filters (by name: "deflate", "shuffle", "lzf", ...; an unknown
+    one as "filter N (unknown to h5tile)"), ``charset`` of a string dataset ("ascii" or "utf-8"; dtype
+    ``S<n>``, or ``object`` for variable-length strings; None otherwise), number of virtual sources of
+    a dataset, and who decodes a filtered one: ``decoder`` is "h5tile" (h5tile's own decoder, on its worker threads,
     in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
     why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
     virtual dataset (``probe`` as in :func:`from_file`)."""
