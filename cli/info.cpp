@@ -24,6 +24,7 @@ InfoOptions info_options;
 nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
   auto j = json_name(name);
   j["dtype"] = d.dtype.name();
+  if (!d.charset.empty()) j["charset"] = d.charset;
   j["shape"] = d.shape;
   j["layout"] = d.layout;
   j["stored_bytes"] = d.stored_bytes;
@@ -62,7 +63,11 @@ std::string line(const std::string& name, const DatasetInfo& d) {
   } else if (d.layout == "virtual") {
     storage += fmt::format(" ({} sources)", d.virtual_sources);
   }
-  return fmt::format("{}  {} [{}]  {}  {} on disk", name, d.dtype.name(), fmt::join(d.shape, ", "), storage,
+  // Strings: "S8 (ascii)", "object (variable-length utf-8 strings)".
+  std::string dtype = d.dtype.name();
+  if (d.dtype.kind() == DTypeKind::Bytes) dtype += fmt::format(" ({})", d.charset);
+  if (d.dtype.kind() == DTypeKind::VarString) dtype += fmt::format(" (variable-length {} strings)", d.charset);
+  return fmt::format("{}  {} [{}]  {}  {} on disk", name, dtype, fmt::join(d.shape, ", "), storage,
                      human_bytes(d.stored_bytes));
 }
 

@@ -41,7 +41,7 @@ int run_verify() {
       } catch (const Cancelled&) {
         throw;
       } catch (const UnsupportedType& e) {
-        skipped_because = e.what();  // a dataset h5tile does not read (strings, compounds): not a problem of the file
+        skipped_because = e.what();  // a dataset h5tile does not read (compounds, arrays): not a problem of the file
       } catch (const InvalidArgument& e) {
         // A dataset of the listing whose link name a path cannot spell (".."): HDF5 allows it and
         // h5py reaches it, h5tile does not read it. Skipped, as the types it does not read.
@@ -119,7 +119,7 @@ void add_verify(CLI::App& app) {
                 "process, so that HDF5 crashing or hanging on a damaged file is reported as a problem)");
   cmd->footer(
       "Exit code 0 when no problem is found, 1 otherwise (one 'problem:' line each). Datasets of a type\n"
-      "h5tile does not read (strings, compounds), or whose link name a path cannot spell (such as '..'),\n"
+      "h5tile does not read (compounds, arrays), or whose link name a path cannot spell (such as '..'),\n"
       "are listed as 'skipped:' and are not problems. Names are printed with control characters, bytes\n"
       "that are not UTF-8 and backslashes escaped (\\n, \\x1b, \\xff, \\\\), so every line is the command's;\n"
       "--json gives them exactly (\"name\", and \"name_hex\" for a name that is not UTF-8).\n"

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config libhdf5-dev hdf5-tools libfmt-dev
-          libcli11-dev nlohmann-json3-dev libxxhash-dev libdeflate-dev libzstd-dev liblz4-dev libblosc-dev libgtest-dev libopenmpi-dev openmpi-bin python3 python3-pip clang-format
+          libcli11-dev nlohmann-json3-dev libxxhash-dev libdeflate-dev libzstd-dev liblz4-dev libblosc-dev liblzf-dev libgtest-dev libopenmpi-dev openmpi-bin python3 python3-pip clang-format
           clang libclang-rt-dev e2fsprogs strace libcurl4-openssl-dev nginx)
 missing=()
 for p in "${packages[@]}"; do

@@ -27,22 +27,31 @@ enum class DTypeKind : std::uint8_t {
   Complex64,
   Complex128,
   Opaque,  ///< fixed-size raw bytes (NumPy `V<n>`)
+  /// Fixed-length strings (NumPy `S<n>`, as h5py reads them): HDF5's fixed-length string type,
+  /// null-padded, ASCII or UTF-8 (DatasetInfo::charset says which; the bytes are the same).
+  Bytes,
+  /// Variable-length strings (h5py reads them as NumPy object arrays of bytes). Only described
+  /// and read with read_strings(): an Array cannot hold them, so from_file, read_box and the
+  /// other reads throw UnsupportedType naming read_strings. size() is that of one char*.
+  VarString,
 };
 
-/// An element type: a kind and its size in bytes (the size only varies for Opaque).
+/// An element type: a kind and its size in bytes (the size only varies for Opaque and Bytes).
 class DType {
  public:
-  /// A fixed-size kind (every kind but Opaque). Throws InvalidArgument for Opaque.
+  /// A fixed-size kind (every kind but Opaque and Bytes). Throws InvalidArgument for those.
   explicit DType(DTypeKind kind);
   /// Opaque bytes of `size` bytes (1 <= size). Throws InvalidArgument otherwise.
   [[nodiscard]] static DType opaque(std::size_t size);
-  /// Parses a NumPy-style name: "float32", "int8", "bool", "complex64", "V16", ...
+  /// Fixed-length strings of `size` bytes (1 <= size). Throws InvalidArgument otherwise.
+  [[nodiscard]] static DType bytes(std::size_t size);
+  /// Parses a NumPy-style name: "float32", "int8", "bool", "complex64", "V16", "S8", ...
   /// Throws UnsupportedType naming the string.
   [[nodiscard]] static DType from_name(const std::string& name);
 
   [[nodiscard]] DTypeKind kind() const noexcept { return kind_; }
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// The NumPy name ("float32", "V16").
+  /// The NumPy name ("float32", "V16", "S8"; "object" for VarString).
   [[nodiscard]] std::string name() const;
 
   friend bool operator==(const DType&, const DType&) = default;

@@ -87,7 +87,8 @@ struct DatasetInfo {
   Shape shape;
   std::string layout;                ///< "contiguous", "chunked", "compact", "virtual" (or "other")
   Shape chunk;                       ///< chunk shape (chunked only)
-  std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate"
+  std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate", "lzf"
+  std::string charset;               ///< string dtypes (S<n>, object): "ascii" or "utf-8"; empty otherwise
   /// Who decodes a filtered dataset's chunks when it is read: "h5tile" (h5tile's own decoder,
   /// on its worker threads, in parallel) or "hdf5" (the HDF5 library, one call at a time).
   /// Empty when nothing is filtered, and for a virtual dataset (its sources decide one by one).
@@ -177,6 +178,16 @@ struct VerifyReport {
 /// Reads the region `box` of the dataset. Throws InvalidArgument if it does not fit.
 [[nodiscard]] Array read_box(const std::filesystem::path& path, const std::string& dataset, const Box& box,
                              const ReadOptions& options = {});
+
+/// Reads a dataset of variable-length strings (dtype "object": DTypeKind::VarString), all of it
+/// or the region `box`, through HDF5 (the strings live in the file's global heap, which h5tile
+/// does not read itself): each string's bytes, in row-major order of the region's elements (a
+/// scalar dataset gives one), as h5py's `ds[...]` gives them (a null string as ""). Throws as
+/// describe(), UnsupportedType for a dataset of any other dtype (from_file reads those, fixed-
+/// length strings included), InvalidArgument if `box` does not fit.
+[[nodiscard]] std::vector<std::string> read_strings(const std::filesystem::path& path, const std::string& dataset,
+                                                    const std::optional<Box>& box = std::nullopt,
+                                                    const ReadOptions& options = {});
 
 /// Reads into the caller's memory `out`: the whole dataset when `offset` is empty (then
 /// `out.shape` must be the dataset's shape), else the region of `out.shape` at `offset`. `out`

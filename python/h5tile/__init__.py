@@ -60,7 +60,7 @@ def _nvcomp_from_wheel() -> None:
 
 _nvcomp_from_wheel()
 
-_SUPPORTED = {"b", "i", "u", "f", "c", "V"}
+_SUPPORTED = {"b", "i", "u", "f", "c", "V", "S"}
 
 
 def _as_array(array: Any):
@@ -115,24 +115,31 @@ class _Mapped:
 
 
 def _prepare(array: Any, name: str = "array"):
-    """(array for the core, opaque item size or 0); errors name the argument ``name``."""
+    """(array for the core, the NumPy name of a sized dtype (V<n>, S<n>) passed as uint8 bytes, or
+    ""); errors name the argument ``name``."""
     array = _as_array(array)
     dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
     if dtype is not None:
-        if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None) or dtype.kind == "O":
+        if dtype.kind in ("U", "O"):
+            what = "read into" if name == "out" else "write"
+            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: h5tile does not {what} str or object arrays; "
+                                       "it reads and writes fixed-length byte strings (NumPy S<n>: encode str arrays "
+                                       "with np.char.encode(a, 'utf-8')) and reads variable-length strings as object "
+                                       "arrays (from_file, read_box)")
+        if dtype.kind not in _SUPPORTED or (dtype.kind == "V" and dtype.fields is not None):
             raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
-                                       "float16, float32, float64, complex64, complex128 or V<n>")
+                                       "float16, float32, float64, complex64, complex128, V<n> or S<n>")
         if (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)) or (dtype.kind == "c" and dtype.itemsize not in (8, 16)):
             raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
                                        "float32, float64, complex64 and complex128")
         if dtype.byteorder == ">":
             raise UnsupportedTypeError(f"{name}: big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
-        if dtype.kind == "V":
+        if dtype.kind in ("V", "S"):
             if not isinstance(array, np.ndarray):
-                raise UnsupportedTypeError(f"{name}: opaque (V<n>) arrays must be NumPy arrays")
+                raise UnsupportedTypeError(f"{name}: {dtype.kind}<n> arrays must be NumPy arrays")
             size = dtype.itemsize
-            return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), size
-    return array, 0
+            return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), f"{dtype.kind}{size}"
+    return array, ""
 
 
 _whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.chunk_list, _args.compression
@@ -223,8 +230,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
                    keep_previous=keep_previous, chunks=chunks, compression=compression, level=level,
                    shuffle=shuffle, fletcher32=fletcher32)
         return WriteHandle(_writes.CompletedWrite(), None)  # collective writes return when done
-    core, opaque = _prepare(array)
-    handle = _h5tile.to_file(core, path, dataset_name, opaque, layout, mode, _whole("ranks", ranks), sync,
+    core, sized = _prepare(array)
+    handle = _h5tile.to_file(core, path, dataset_name, sized, layout, mode, _whole("ranks", ranks), sync,
                              keep_previous, _chunk_list(chunks), *filters, progress)
     return _writes.tracked(WriteHandle(handle, core, os.fspath(path), dataset_name))
 
@@ -237,6 +244,10 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
               allow_external_sources: bool = False, verify_checksums: bool = False, out: Any = None,
               probe: Optional[bool] = None):
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
+
+    String datasets read as h5py's ``ds[...]`` reads them: fixed-length strings as NumPy ``S<n>``
+    (in parallel, as any dtype), variable-length strings as object arrays of ``bytes`` (through
+    HDF5, which keeps them in the file's global heap; host memory only).
 
     Args:
         device: None for a NumPy array in host memory, or a CUDA device ordinal for a CuPy array
@@ -279,8 +290,8 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         raise InvalidArgumentError("out must be C-contiguous")
     if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise InvalidArgumentError("out is read-only")
-    core, opaque = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
-    _h5tile.read_into(core, path, dataset_name, opaque, [], threads, progress,
+    core, sized = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
+    _h5tile.read_into(core, path, dataset_name, sized, [], threads, progress,
                       allow_external_sources, verify_checksums, probe)
     return out
 
@@ -288,13 +299,13 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
 def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]):
     """An empty CuPy array for the dataset from CuPy's memory pool (which later reads reuse,
     where a fresh allocation per call costs about a tenth of the read), or None where CuPy is
-    missing or the dtype is opaque (CuPy has no V<n>): the core then allocates."""
+    missing or the dtype is opaque or a string (CuPy has no V<n>, S<n>): the core then allocates."""
     try:
         import cupy
     except ImportError:
         return None
     info = describe(path, dataset_name, probe=probe)
-    if info["dtype"].startswith("V"):
+    if info["dtype"].startswith(("V", "S")) or info["dtype"] == "object":
         return None
     with cupy.cuda.Device(_device_of(device)):
         return cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
@@ -311,8 +322,10 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:
-    """dtype, shape, layout, chunk shape, filters and number of virtual sources of a dataset, and who
-    decodes a filtered one: ``decoder`` is "h5tile" (h5tile's own decoder, on its worker threads,
+    """dtype, shape, layout, chunk shape, filters (by name: "deflate", "shuffle", "lzf", ...; an unknown
+    one as "filter N (unknown to h5tile)"), ``charset`` of a string dataset ("ascii" or "utf-8"; dtype
+    ``S<n>``, or ``object`` for variable-length strings; None otherwise), number of virtual sources of
+    a dataset, and who decodes a filtered one: ``decoder`` is "h5tile" (h5tile's own decoder, on its worker threads,
     in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
     why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
     virtual dataset (``probe`` as in :func:`from_file`)."""
@@ -451,9 +464,9 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     comm = _args.communicator(comm)
 
     def arguments():
-        core, opaque = _prepare(array)
+        core, sized = _prepare(array)
         filters = _compression(compression, level, shuffle, fletcher32)
-        return (core, _args.path("path", path), _args.dataset_name(dataset_name), opaque,
+        return (core, _args.path("path", path), _args.dataset_name(dataset_name), sized,
                 _wholes("global_shape", global_shape), _wholes("offset", offset), _name_in("layout", layout, _LAYOUTS),
                 _name_in("mode", mode, _MODES), _args.flag("sync", sync), _args.flag("keep_previous", keep_previous),
                 _chunk_list(chunks), *filters)

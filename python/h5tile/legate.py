@@ -134,10 +134,10 @@ def _read_tile(ctx: TaskContext, out: OutputStore, path: str, dataset: str, base
     in a store of shape (1,), as legate.io.hdf5 holds it."""
     tile = _tile_memory(ctx, out)
     if scalar:
-        _h5tile.read_into(tile.reshape(()), path, dataset, 0, [], 0)
+        _h5tile.read_into(tile.reshape(()), path, dataset, "", [], 0)
         return
     offset = [b + int(lo) for b, lo in zip(base, out.domain.lo)]
-    _h5tile.read_into(tile, path, dataset, 0, offset, _threads_per_task(ctx))
+    _h5tile.read_into(tile, path, dataset, "", offset, _threads_per_task(ctx))
 
 
 def _processors() -> int:
@@ -161,6 +161,9 @@ def _legate_type(dtype: np.dtype, path: str, dataset_name: str) -> Type:
     if dtype.kind == "V":
         raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{_args.redacted(path)}' has opaque dtype {dtype}, which a Legate "
                                    "store cannot hold")
+    if dtype.kind in "SO":
+        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{path}' holds strings ({dtype}), which a Legate "
+                                   "store cannot hold: read them with h5tile.from_file")
     return Type.from_numpy_dtype(dtype)
 
 
@@ -420,7 +423,8 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
         except BaseException as e:
             rank.group.fail(index, e)  # the other tasks wait for this one in the write: they fail too
             raise
-        _h5tile.write_tile(rank, memory, path, dataset, opaque, list(shape), offset, "virtual", "w", sync, True,
+        sized = f"V{opaque}" if opaque else ""  # as h5tile takes opaque elements: uint8, one more axis
+        _h5tile.write_tile(rank, memory, path, dataset, sized, list(shape), offset, "virtual", "w", sync, True,
                            [], "none", -1, False, False)
     finally:
         _TaskGroup.leave(rank.group, group_id)

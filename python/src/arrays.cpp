@@ -72,7 +72,11 @@ nb::dlpack::dtype dlpack_of(h5tile::DType d) {
     case h5tile::DTypeKind::Float64: return make(Code::Float, 64);
     case h5tile::DTypeKind::Complex64: return make(Code::Complex, 64);
     case h5tile::DTypeKind::Complex128: return make(Code::Complex, 128);
-    case h5tile::DTypeKind::Opaque: return make(Code::UInt, 8);  // bytes; Python views them as V<n>
+    // Bytes: Python views opaque ones as V<n> and fixed-length strings as S<n> (to_python); variable-
+    // length strings are never handed out as arrays.
+    case h5tile::DTypeKind::Opaque:
+    case h5tile::DTypeKind::Bytes:
+    case h5tile::DTypeKind::VarString: return make(Code::UInt, 8);
   }
   return make(Code::UInt, 8);
 }
@@ -82,7 +86,8 @@ nb::object to_python(h5tile::Array&& array) {
   const auto dtype = array.dtype();
   const int device = array.device();
   std::vector<std::size_t> dims(shape.begin(), shape.end());
-  if (dtype.kind() == h5tile::DTypeKind::Opaque) dims.push_back(dtype.size());
+  const bool sized = dtype.kind() == h5tile::DTypeKind::Opaque || dtype.kind() == h5tile::DTypeKind::Bytes;
+  if (sized) dims.push_back(dtype.size());
   // The capsule owns the buffer and frees it (host or device) with the buffer's own deleter.
   auto* owned = new h5tile::Buffer(array.release());
   std::byte* data = owned->get();
@@ -92,10 +97,11 @@ nb::object to_python(h5tile::Array&& array) {
                                           nb::device::cuda::value, device));
   }
   nb::object host = nb::cast(nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr, dlpack_of(dtype)));
-  if (dtype.kind() != h5tile::DTypeKind::Opaque) {
+  if (!sized) {
     return host;
   }
-  // Opaque bytes travel as uint8 with a last axis of the item size; NumPy sees them as V<n>.
+  // Opaque bytes and fixed-length strings travel as uint8 with a last axis of the item size;
+  // NumPy sees them as V<n> and S<n>.
   const nb::tuple logical(nb::cast(shape));
   return host.attr("view")(dtype.name()).attr("reshape")(logical);
 }

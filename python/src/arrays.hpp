@@ -20,24 +20,28 @@ using AnyArray = nb::ndarray<nb::ro>;
 // The DLPack dtype h5tile hands out for `d` (opaque dtypes as uint8).
 [[nodiscard]] nb::dlpack::dtype dlpack_of(h5tile::DType d);
 
-// A view of a Python array. `opaque_size` > 0: the array holds uint8 with a last axis of that
-// many bytes per element (NumPy's V<n>, as the Python layer passes it).
+// A view of a Python array. `sized` not empty: the NumPy name of a dtype of `n` bytes per element
+// ("V7": opaque, "S7": fixed-length strings), whose array holds uint8 with a last axis of that
+// many bytes (as the Python layer passes them).
 template <class NdArray>
-h5tile::ArrayView view_of(const NdArray& a, std::size_t opaque_size) {
+h5tile::ArrayView view_of(const NdArray& a, const std::string& sized) {
   h5tile::ArrayView v;
   v.data = a.data();
   std::size_t ndim = a.ndim();
-  if (opaque_size > 0) {
-    v.dtype = h5tile::DType::opaque(opaque_size);
-    if (ndim == 0 || a.shape(ndim - 1) != opaque_size || a.stride(ndim - 1) != 1) {
+  if (!sized.empty()) {
+    v.dtype = h5tile::DType::from_name(sized);
+    if (v.dtype.kind() != h5tile::DTypeKind::Opaque && v.dtype.kind() != h5tile::DTypeKind::Bytes) {
+      throw h5tile::InvalidArgument("the sized dtype must be V<n> or S<n>, not " + sized);
+    }
+    if (ndim == 0 || a.shape(ndim - 1) != v.dtype.size() || a.stride(ndim - 1) != 1) {
       throw h5tile::InvalidArgument(
-          "opaque arrays must be passed as uint8 with a contiguous last axis of the item size");
+          "V<n> and S<n> arrays must be passed as uint8 with a contiguous last axis of the item size");
     }
     --ndim;
   } else {
     v.dtype = dtype_of(a.dtype());
   }
-  const auto item = opaque_size > 0 ? 1 : static_cast<std::int64_t>(v.dtype.size());
+  const auto item = !sized.empty() ? 1 : static_cast<std::int64_t>(v.dtype.size());
   for (std::size_t i = 0; i < ndim; ++i) {
     v.shape.push_back(static_cast<std::uint64_t>(a.shape(i)));
     v.byte_strides.push_back(a.stride(i) * item);

@@ -60,6 +60,35 @@ PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list
   return type;
 }
 
+// from_file and read_box of a dataset of variable-length strings, which the core's reads of fixed-
+// size elements refuse with UnsupportedType: as h5py's ds[...] gives them, a NumPy object array
+// of bytes, read with read_strings. Rethrows the core's error for any other dataset.
+template <class Read>
+nb::object read_or_strings(const std::filesystem::path& path, const std::string& dataset,
+                           const std::optional<h5tile::Box>& box, const h5tile::ReadOptions& options, Read&& read) {
+  std::optional<h5tile::Array> array;
+  std::vector<std::string> strings;
+  h5tile::Shape shape;
+  {
+    nb::gil_scoped_release release;
+    try {
+      array.emplace(read());
+    } catch (const h5tile::UnsupportedType&) {
+      const auto info = h5tile::describe(path, dataset, false);
+      if (info.dtype.kind() != h5tile::DTypeKind::VarString) throw;
+      strings = h5tile::read_strings(path, dataset, box, options);
+      shape = box ? box->extent : info.shape;
+    }
+  }
+  if (array) return to_python(std::move(*array));
+  const nb::module_ numpy = nb::module_::import_("numpy");
+  nb::list items;
+  for (const auto& s : strings) items.append(nb::bytes(s.data(), s.size()));
+  nb::object flat = numpy.attr("empty")(strings.size(), "dtype"_a = "object");
+  flat[nb::slice(nb::none(), nb::none(), nb::none())] = items;
+  return flat.attr("reshape")(nb::tuple(nb::cast(shape)));
+}
+
 void translate(const std::exception_ptr& p, void*) {
   try {
     std::rethrow_exception(p);
@@ -353,11 +382,11 @@ NB_MODULE(_h5tile, m) {
 
   m.def(
       "to_file",
-      [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
+      [](const AnyArray& array, const std::filesystem::path& path, const std::string& dataset, const std::string& sized,
          const std::string& layout, const std::string& mode, unsigned ranks, bool sync, bool keep_previous,
          const h5tile::Shape& chunk, const std::string& compression, int level, bool shuffle, bool fletcher32,
          nb::object progress) {
-        const auto v = view_of(array, opaque);
+        const auto v = view_of(array, sized);
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
         auto callback = progress_of(std::move(progress));
         auto error = callback.error;
@@ -373,17 +402,17 @@ NB_MODULE(_h5tile, m) {
                                               .progress = std::move(callback.callback)}),
                              std::move(error)};
       },
-      "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
+      "array"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
       "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none());
 
   m.def(
       "write_tile",
       [](nb::object comm, const AnyArray& array, const std::filesystem::path& path, const std::string& dataset,
-         std::size_t opaque, const h5tile::Shape& global_shape, const h5tile::Shape& offset, const std::string& layout,
-         const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk,
+         const std::string& sized, const h5tile::Shape& global_shape, const h5tile::Shape& offset,
+         const std::string& layout, const std::string& mode, bool sync, bool keep_previous, const h5tile::Shape& chunk,
          const std::string& compression, int level, bool shuffle, bool fletcher32) {
         PyCommunicator c(std::move(comm));
-        const auto v = view_of(array, opaque);
+        const auto v = view_of(array, sized);
         const h5tile::Tile tile{h5tile::Box{offset, v.shape}, v};
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
         nb::gil_scoped_release release;
@@ -395,7 +424,7 @@ NB_MODULE(_h5tile, m) {
                              .chunk = chunk,
                              .compression = filters});
       },
-      "comm"_a, "array"_a, "path"_a, "dataset"_a, "opaque_size"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
+      "comm"_a, "array"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "global_shape"_a, "offset"_a, "layout"_a, "mode"_a,
       "sync"_a, "keep_previous"_a, "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a);
 
   m.def(
@@ -428,28 +457,28 @@ NB_MODULE(_h5tile, m) {
       [](const std::filesystem::path& path, const std::string& dataset, int device, unsigned threads,
          nb::object progress, bool allow_external, bool verify_checksums, std::optional<bool> probe) {
         auto callback = progress_of(std::move(progress));
-        std::optional<h5tile::Array> a;
+        nb::object result;
         raising_callback_errors(callback.error, [&] {
-          nb::gil_scoped_release release;
-          a.emplace(h5tile::from_file(path, dataset,
-                                      {.threads = threads,
-                                       .device = device,
-                                       .progress = std::move(callback.callback),
-                                       .allow_external_sources = allow_external,
-                                       .verify_checksums = verify_checksums,
-                                       .probe = probe}));
+          const h5tile::ReadOptions options{.threads = threads,
+                                            .device = device,
+                                            .progress = std::move(callback.callback),
+                                            .allow_external_sources = allow_external,
+                                            .verify_checksums = verify_checksums,
+                                            .probe = probe};
+          result = read_or_strings(path, dataset, std::nullopt, options,
+                                   [&] { return h5tile::from_file(path, dataset, options); });
         });
-        return to_python(std::move(*a));
+        return result;
       },
       "path"_a, "dataset"_a, "device"_a, "threads"_a, "progress"_a = nb::none(), "allow_external_sources"_a = false,
       "verify_checksums"_a = false, "probe"_a = nb::none());
 
   m.def(
       "read_into",
-      [](nb::ndarray<> out, const std::filesystem::path& path, const std::string& dataset, std::size_t opaque,
+      [](nb::ndarray<> out, const std::filesystem::path& path, const std::string& dataset, const std::string& sized,
          const h5tile::Shape& offset, unsigned threads, nb::object progress, bool allow_external, bool verify_checksums,
          std::optional<bool> probe) {
-        const auto v = view_of(out, opaque);
+        const auto v = view_of(out, sized);
         auto callback = progress_of(std::move(progress));
         raising_callback_errors(callback.error, [&] {
           nb::gil_scoped_release release;
@@ -461,7 +490,7 @@ NB_MODULE(_h5tile, m) {
                              .probe = probe});
         });
       },
-      "out"_a, "path"_a, "dataset"_a, "opaque_size"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
+      "out"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
       "allow_external_sources"_a = false, "verify_checksums"_a = false, "probe"_a = nb::none());
 
   m.def(
@@ -469,17 +498,14 @@ NB_MODULE(_h5tile, m) {
       [](const std::filesystem::path& path, const std::string& dataset, const h5tile::Shape& offset,
          const h5tile::Shape& extent, int device, unsigned threads, bool allow_external, bool verify_checksums,
          std::optional<bool> probe) {
-        std::optional<h5tile::Array> a;
-        {
-          nb::gil_scoped_release release;
-          a.emplace(h5tile::read_box(path, dataset, {offset, extent},
-                                     {.threads = threads,
-                                      .device = device,
-                                      .allow_external_sources = allow_external,
-                                      .verify_checksums = verify_checksums,
-                                      .probe = probe}));
-        }
-        return to_python(std::move(*a));
+        const h5tile::ReadOptions options{.threads = threads,
+                                          .device = device,
+                                          .allow_external_sources = allow_external,
+                                          .verify_checksums = verify_checksums,
+                                          .probe = probe};
+        const h5tile::Box box{offset, extent};
+        return read_or_strings(path, dataset, box, options,
+                               [&] { return h5tile::read_box(path, dataset, box, options); });
       },
       "path"_a, "dataset"_a, "offset"_a, "extent"_a, "device"_a, "threads"_a, "allow_external_sources"_a = false,
       "verify_checksums"_a = false, "probe"_a = nb::none());
@@ -498,6 +524,7 @@ NB_MODULE(_h5tile, m) {
         d["layout"] = info.layout;
         d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
         d["filters"] = info.filters;
+        d["charset"] = info.charset.empty() ? nb::none() : nb::object(nb::str(info.charset.c_str()));
         d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
         d["decoder_reason"] =
             info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));

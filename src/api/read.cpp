@@ -73,6 +73,7 @@ void open_and_read(const fs::path& path, const std::string& dataset, const ReadO
 
 // The whole of `box` as a new array in `out` (kept across a second try with another shape).
 ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int device, std::optional<Array>& out) {
+  opened.require_fixed_size();
   const auto& info = opened.info();
   if (!box.fits(info.shape)) {
     throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(box),
@@ -110,10 +111,27 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
   return std::move(*out);
 }
 
+std::vector<std::string> read_strings(const fs::path& path, const std::string& dataset, const std::optional<Box>& box,
+                                      const ReadOptions& options) {
+  pending_writes().wait_for(path);
+  auto opening = open_options(options);
+  fit_to_path(opening, path, options.threads);
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
+  const OpenDataset opened(path, dataset, opening);
+  if (options.device >= 0 && opened.info().dtype.kind() == DTypeKind::VarString) {
+    throw UnsupportedType(
+        fmt::format("{} holds variable-length strings, which are read into host memory only (as "
+                    "NumPy object arrays), not into device {}",
+                    where(path, opened.name()), options.device));
+  }
+  return opened.read_strings(box ? *box : Box::whole(opened.info().shape));
+}
+
 void read_into(const fs::path& path, const std::string& dataset, const ArrayView& out, const Shape& offset,
                const ReadOptions& options) {
   const int device = gpu::device_of(out);
   open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
+    opened.require_fixed_size();
     const auto& info = opened.info();
     const auto at = where(path, opened.name());
     if (out.dtype != info.dtype) {

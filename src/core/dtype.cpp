@@ -17,7 +17,7 @@ struct KindInfo {
   std::size_t size;
 };
 
-constexpr std::array<KindInfo, 14> kKinds{{
+constexpr std::array<KindInfo, 15> kKinds{{
     {DTypeKind::Bool, "bool", 1},
     {DTypeKind::Int8, "int8", 1},
     {DTypeKind::Int16, "int16", 2},
@@ -32,7 +32,20 @@ constexpr std::array<KindInfo, 14> kKinds{{
     {DTypeKind::Float64, "float64", 8},
     {DTypeKind::Complex64, "complex64", 8},
     {DTypeKind::Complex128, "complex128", 16},
+    {DTypeKind::VarString, "object", sizeof(char*)},
 }};
+
+// The size of "V16" or "S8" after its letter, or 0 where `name` is not `letter` and a size.
+std::size_t sized_name(const std::string& name, char letter) {
+  if (name.size() < 2 || name[0] != letter) return 0;
+  try {
+    std::size_t used = 0;
+    const auto n = std::stoull(name.substr(1), &used);
+    return used == name.size() - 1 ? n : 0;
+  } catch (const std::logic_error&) {
+    return 0;  // not a number
+  }
+}
 
 }  // namespace
 
@@ -43,7 +56,15 @@ DType::DType(DTypeKind kind) : kind_(kind), size_(0) {
       return;
     }
   }
-  throw InvalidArgument("DType(DTypeKind::Opaque) needs a size: use DType::opaque(size)");
+  throw InvalidArgument(kind == DTypeKind::Bytes ? "DType(DTypeKind::Bytes) needs a size: use DType::bytes(size)"
+                                                 : "DType(DTypeKind::Opaque) needs a size: use DType::opaque(size)");
+}
+
+DType DType::bytes(std::size_t size) {
+  if (size == 0) {
+    throw InvalidArgument("a fixed-length string dtype needs a size of at least 1 byte");
+  }
+  return {DTypeKind::Bytes, size};
 }
 
 DType DType::opaque(std::size_t size) {
@@ -59,26 +80,20 @@ DType DType::from_name(const std::string& name) {
       return DType(k.kind);
     }
   }
-  if (name.size() > 1 && name[0] == 'V') {
-    try {
-      std::size_t used = 0;
-      const auto n = std::stoull(name.substr(1), &used);
-      if (used == name.size() - 1 && n > 0) {
-        return opaque(n);
-      }
-    } catch (const std::logic_error&) {
-      // not a number: falls through to the error below
-    }
-  }
+  if (const auto n = sized_name(name, 'V')) return opaque(n);
+  if (const auto n = sized_name(name, 'S')) return bytes(n);
   throw UnsupportedType(
       fmt::format("unsupported dtype '{}': expected bool, int8..int64, uint8..uint64, float16, float32, "
-                  "float64, complex64, complex128 or V<bytes>",
+                  "float64, complex64, complex128, V<bytes>, S<bytes> or object",
                   name));
 }
 
 std::string DType::name() const {
   if (kind_ == DTypeKind::Opaque) {
     return fmt::format("V{}", size_);
+  }
+  if (kind_ == DTypeKind::Bytes) {
+    return fmt::format("S{}", size_);
   }
   for (const auto& k : kKinds) {
     if (k.kind == kind_) {

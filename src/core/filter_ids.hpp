@@ -14,11 +14,12 @@ inline constexpr unsigned kFilterFletcher32 = 3;
 inline constexpr unsigned kFilterSzip = 4;
 inline constexpr unsigned kFilterNbit = 5;
 inline constexpr unsigned kFilterScaleOffset = 6;
+inline constexpr unsigned kFilterLzf = 32000;  // h5py's own
 inline constexpr unsigned kFilterBlosc = 32001;
 inline constexpr unsigned kFilterLz4 = 32004;
 inline constexpr unsigned kFilterZstd = 32015;
 
-// "deflate", "zstd", ...; "filter 307" for an ID h5tile does not know.
+// "deflate", "zstd", ...; "filter 40000 (unknown to h5tile)" for an ID h5tile does not know.
 [[nodiscard]] inline std::string filter_name(unsigned id) {
   switch (id) {
     case kFilterDeflate: return "deflate";
@@ -27,10 +28,28 @@ inline constexpr unsigned kFilterZstd = 32015;
     case kFilterSzip: return "szip";
     case kFilterNbit: return "nbit";
     case kFilterScaleOffset: return "scaleoffset";
+    case kFilterLzf: return "lzf";
     case kFilterBlosc: return "blosc";
     case kFilterLz4: return "lz4";
     case kFilterZstd: return "zstd";
-    default: return fmt::format("filter {}", id);
+    // Registered with The HDF Group, named so that a message says what a file needs; h5tile
+    // leaves their decoding to HDF5 and its plugins.
+    case 305: return "lzo";
+    case 307: return "bzip2";
+    case 32002: return "mafisc";
+    case 32003: return "snappy";
+    case 32008: return "bitshuffle";
+    case 32013: return "zfp";
+    case 32014: return "fpzip";
+    case 32017: return "sz";
+    case 32018: return "fcidecomp";
+    case 32019: return "jpeg";
+    case 32020: return "vbz";
+    case 32022: return "bitgroom";
+    case 32023: return "granularbr";
+    case 32024: return "sz3";
+    case 32026: return "blosc2";
+    default: return fmt::format("filter {} (unknown to h5tile)", id);
   }
 }
 

@@ -17,6 +17,43 @@ void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_
   check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, dst_base), "H5Dread");
 }
 
+namespace {
+
+// Frees what H5Dread allocated for variable-length data (H5Treclaim from 1.12 on).
+herr_t reclaim(hid_t memory_type, hid_t memory_space, void* buffer) {
+#if H5_VERSION_GE(1, 12, 0)
+  return H5Treclaim(memory_type, memory_space, H5P_DEFAULT, buffer);
+#else
+  return H5Dvlen_reclaim(memory_type, memory_space, H5P_DEFAULT, buffer);
+#endif
+}
+
+}  // namespace
+
+std::vector<std::string> hdf5_read_strings(hid_t dataset, hid_t memory_type, const Box& src) {
+  const auto n = static_cast<std::size_t>(src.count());
+  if (n == 0) {
+    return {};
+  }
+  const Hdf5Lock lock;
+  const SpaceHandle file_space(check(H5Dget_space(dataset), "H5Dget_space"));
+  select_box(file_space.get(), src);
+  const auto memory_space = make_space(src.extent);
+  std::vector<char*> pointers(n, nullptr);
+  check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, pointers.data()), "H5Dread");
+  std::vector<std::string> strings;
+  try {
+    strings.reserve(n);
+    for (const char* p : pointers) strings.emplace_back(p == nullptr ? "" : p);
+  } catch (...) {
+    (void)reclaim(memory_type, memory_space.get(), pointers.data());
+    throw;
+  }
+  // HDF5 allocated each string: HDF5 frees them.
+  check(reclaim(memory_type, memory_space.get(), pointers.data()), "H5Treclaim");
+  return strings;
+}
+
 void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data) {
   const Hdf5Lock lock;
   check(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");

@@ -19,6 +19,10 @@ namespace h5tile::detail {
 void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_base, const Shape& dst_shape,
                const Box& dst);
 
+// Reads `src` of a dataset of variable-length strings as `memory_type` (a variable-length string
+// type), through HDF5 and its global heap: each string's bytes, row-major (a null string as "").
+[[nodiscard]] std::vector<std::string> hdf5_read_strings(hid_t dataset, hid_t memory_type, const Box& src);
+
 // Writes a whole row-major buffer of `shape` to `dataset` as `memory_type`.
 void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 

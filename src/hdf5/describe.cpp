@@ -32,6 +32,7 @@ DatasetDescription describe_dataset(hid_t dataset, const std::string& where) {
   const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
   d.dtype = dtype_of_type(type.get(), where);
   d.memory_type = memory_type_for(type.get(), d.dtype);
+  d.charset = string_charset(type.get());
   const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
   if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
     throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape)", where));

@@ -23,7 +23,8 @@ struct DatasetDescription {
   Shape shape;
   Storage storage = Storage::Other;
   Shape chunk;                       // Chunked: the chunk shape
-  std::vector<std::string> filters;  // Chunked: the filter pipeline, by name ("deflate", "filter 32015")
+  std::vector<std::string> filters;  // Chunked: the filter pipeline, by name ("deflate", "lzf")
+  std::string charset;               // strings: "ascii" or "utf-8"
 };
 
 // The dataset's creation property list (what its mapping, chunks and filters are read from).

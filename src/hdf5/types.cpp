@@ -38,6 +38,16 @@ TypeHandle bool_type() {
   return t;
 }
 
+// HDF5's string type as h5py makes it for NumPy `S<n>` (`size` bytes, null-padded) or for a
+// variable-length string (H5T_VARIABLE), in character set `cset`.
+TypeHandle string_type(std::size_t size, H5T_cset_t cset) {
+  auto t = copy_type(H5T_C_S1);
+  check(H5Tset_size(t.get(), size), "H5Tset_size(string)");
+  if (size != H5T_VARIABLE) check(H5Tset_strpad(t.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  check(H5Tset_cset(t.get(), cset), "H5Tset_cset");
+  return t;
+}
+
 TypeHandle complex_type(hid_t part, std::size_t part_size) {
   auto t = TypeHandle(check(H5Tcreate(H5T_COMPOUND, 2 * part_size), "H5Tcreate(complex)"));
   check(H5Tinsert(t.get(), "r", 0, part), "H5Tinsert(r)");
@@ -96,9 +106,6 @@ std::optional<DType> h5py_complex(hid_t type) {
 std::string describe_unsupported(hid_t type) {
   const auto size = H5Tget_size(type);
   switch (H5Tget_class(type)) {
-    case H5T_STRING:
-      return H5Tis_variable_str(type) > 0 ? "variable-length string"
-                                          : fmt::format("fixed-length string of {} bytes", size);
     case H5T_VLEN: return "variable-length sequence";
     case H5T_REFERENCE: return "reference";
     case H5T_ARRAY: return "array type";
@@ -142,6 +149,10 @@ TypeHandle make_type(DType dtype) {
       // No tag, as h5py writes NumPy's void dtype (HDF5 converts only between equal tags).
       return TypeHandle(check(H5Tcreate(H5T_OPAQUE, dtype.size()), "H5Tcreate(opaque)"));
     }
+    case DTypeKind::Bytes: return string_type(dtype.size(), H5T_CSET_ASCII);  // as h5py writes NumPy's S<n>
+    case DTypeKind::VarString:
+      throw UnsupportedType(
+          "h5tile does not write variable-length strings: write fixed-length ones (NumPy S<n>), or use h5py");
   }
   throw UnsupportedType(fmt::format("unsupported dtype {}", dtype.name()));
 }
@@ -180,18 +191,34 @@ DType dtype_of_type(hid_t type, const std::string& where) {
       }
       break;
     case H5T_OPAQUE: return DType::opaque(size);
+    case H5T_STRING: return H5Tis_variable_str(type) > 0 ? DType(DTypeKind::VarString) : DType::bytes(size);
     default: break;
   }
   throw UnsupportedType(fmt::format("{} has an unsupported HDF5 type: {}", where, describe_unsupported(type)));
 }
 
 TypeHandle memory_type_for(hid_t file_type, DType dtype) {
+  if (dtype.kind() == DTypeKind::Bytes || dtype.kind() == DTypeKind::VarString) {
+    // As h5py reads strings: null-padded fixed-length strings (or char* for variable-length
+    // ones) in the file's character set. A null-padded file type of that size is then equal to
+    // it (read with pread); null-terminated or space-padded ones HDF5 converts, as for h5py.
+    const Hdf5Lock lock;
+    const H5T_cset_t cset = H5Tget_cset(file_type);
+    if (cset < 0) throw Hdf5Error(fmt::format("H5Tget_cset failed: {}", take_hdf5_error()));
+    return string_type(dtype.kind() == DTypeKind::Bytes ? dtype.size() : H5T_VARIABLE, cset);
+  }
   if (dtype.kind() == DTypeKind::Opaque) {
     // HDF5 converts between opaque types only when their tags match: use the file's own.
     const Hdf5Lock lock;
     return copy_type(file_type);
   }
   return make_type(dtype);
+}
+
+std::string string_charset(hid_t type) {
+  const Hdf5Lock lock;
+  if (H5Tget_class(type) != H5T_STRING) return {};
+  return H5Tget_cset(type) == H5T_CSET_UTF8 ? "utf-8" : "ascii";
 }
 
 std::size_t type_size(hid_t type) {

@@ -22,6 +22,9 @@ namespace h5tile::detail {
 // A copy of `type` (types are shared by handles that close them independently).
 [[nodiscard]] TypeHandle copy_type(hid_t type);
 
+// "ascii" or "utf-8" for a string type; "" for any other.
+[[nodiscard]] std::string string_charset(hid_t type);
+
 // Bytes per element of `type`.
 [[nodiscard]] std::size_t type_size(hid_t type);
 

@@ -156,6 +156,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.layout = storage_name(described.storage);
   info_.chunk = described.chunk;
   info_.filters = described.filters;
+  info_.charset = described.charset;
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
   if (is_url(path_.native())) {
@@ -514,7 +515,26 @@ void OpenDataset::check_fits(const Box& region) const {
   }
 }
 
+void OpenDataset::require_fixed_size() const {
+  if (info_.dtype.kind() == DTypeKind::VarString) {
+    throw UnsupportedType(
+        fmt::format("{} holds variable-length strings ({}), which read_strings() reads (in Python, "
+                    "from_file and read_box return them as object arrays of bytes)",
+                    where(path_, name_), info_.charset));
+  }
+}
+
+std::vector<std::string> OpenDataset::read_strings(const Box& region) const {
+  if (info_.dtype.kind() != DTypeKind::VarString) {
+    throw UnsupportedType(fmt::format("{} holds {}, not variable-length strings: read it with from_file or read_box",
+                                      where(path_, name_), info_.dtype.name()));
+  }
+  check_fits(region);
+  return hdf5_read_strings(dataset_.get(), memory_type_.get(), region);
+}
+
 Array OpenDataset::read(const Box& region, unsigned threads, int device, Progress* progress) const {
+  require_fixed_size();
   check_fits(region);
   Array out(info_.dtype, region.extent, device);
   read_into(region, out.data(), device, threads, progress);
@@ -522,6 +542,7 @@ Array OpenDataset::read(const Box& region, unsigned threads, int device, Progres
 }
 
 void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const {
+  require_fixed_size();
   check_fits(region);
   if (options_.verify_checksums) {
     check_checksums(region, threads);

@@ -135,6 +135,12 @@ class OpenDataset {
   // Reads `region` into `out`, row-major memory of region.extent elements in host memory
   // (device < 0) or in the memory of CUDA device `device`.
   void read_into(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress = nullptr) const;
+  // Reads `region` of a dataset of variable-length strings through HDF5 (row-major). Throws
+  // UnsupportedType for any other dtype.
+  [[nodiscard]] std::vector<std::string> read_strings(const Box& region) const;
+  // Throws UnsupportedType naming the dataset where its elements are variable-length strings,
+  // which the reads of fixed-size elements (`read`, `read_into`) cannot hold.
+  void require_fixed_size() const;
   // Walks the whole chunk index of every chunked source opened with HDF5, as reads that look
   // chunks up will (for a probe of the metadata that a read touches: api/probe.hpp).
   void walk_chunk_indexes() const;

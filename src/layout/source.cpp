@@ -202,7 +202,14 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
     }
   } else {
     const auto& hdf5 = std::get<ThroughHdf5>(access);
-    hdf5_read(hdf5.dataset.get(), hdf5.memory_type.get(), src, out, out_shape, dst);
+    try {
+      hdf5_read(hdf5.dataset.get(), hdf5.memory_type.get(), src, out, out_shape, dst);
+    } catch (const Hdf5Error& e) {
+      if (hdf5.undecoded_filter.empty()) throw;
+      // HDF5's own words name its plugin folder, not the filter it lacks.
+      throw Hdf5Error(fmt::format("dataset '{}' in '{}': {}, and HDF5 could not decode it either: {}", dataset,
+                                  file.string(), hdf5.undecoded_filter, e.what()));
+    }
   }
 }
 
@@ -215,10 +222,10 @@ std::optional<std::uint64_t> Source::raw_offset() const noexcept {
 namespace {
 
 // The pipeline that decodes the chunks of `hdf5`'s dataset in h5tile's workers, or why HDF5 has
-// to (a filter h5tile does not decode, type conversion, unfiltered edge chunks); nullptr and ""
-// for a dataset without filters.
+// to (a filter h5tile does not decode, setting `undecoded`; type conversion; unfiltered edge
+// chunks); nullptr and "" for a dataset without filters.
 std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5, const Shape& chunk,
-                                                         std::string& why_hdf5) {
+                                                         std::string& why_hdf5, bool& undecoded) {
   const auto stored = chunk_filters(hdf5.dataset.get(), hdf5.memory_type.get());
   if (stored.filters.empty() || chunk.empty()) {
     return nullptr;
@@ -228,6 +235,7 @@ std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5
   auto made = FilterPipeline::make(filters, type_size(hdf5.memory_type.get()));
   if (auto* unsupported = std::get_if<std::string>(&made)) {
     why_hdf5 = fmt::format("h5tile does not decode {}", *unsupported);
+    undecoded = true;
     return nullptr;
   }
   if (!stored.obstacle.empty()) {
@@ -242,6 +250,7 @@ std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5
 SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
                         const fs::path& named_file, const std::string& dataset, std::string* why_hdf5) {
   std::string why;
+  bool undecoded = false;  // why: a filter h5tile does not decode
   auto access = [&]() -> SourceAccess {
     if (!raw_io) {
       why = "raw_io is off";
@@ -251,9 +260,10 @@ SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, Direc
     const bool chunks = !offset && !chunk.empty() && raw_chunks(hdf5.dataset.get(), hdf5.memory_type.get());
     std::shared_ptr<const FilterPipeline> pipeline;
     if (!offset && !chunks && !chunk.empty()) {
-      pipeline = decodable_pipeline(hdf5, chunk, why);
+      pipeline = decodable_pipeline(hdf5, chunk, why, undecoded);
     }
     if (!offset && !chunks && !pipeline) {
+      if (undecoded) hdf5.undecoded_filter = why;
       return std::move(hdf5);
     }
     // The offsets are in the file HDF5 opened for the dataset, which an external link (or a

@@ -27,6 +27,9 @@ struct ThroughHdf5 {
   FileHandle file;  // the source's own file, where it is not the virtual dataset's
   DatasetHandle dataset;
   TypeHandle memory_type;  // the type of the dataset being read (sources convert to it)
+  // Where a filter h5tile does not decode is why HDF5 reads it: "h5tile does not decode lzf (h5tile
+  // was built without its library)", added to HDF5's error when HDF5 cannot decode it either.
+  std::string undecoded_filter{};
 };
 
 // Contiguous and stored as in memory: read at the offset HDF5 reports, from the file HDF5

@@ -46,7 +46,7 @@ def test_info_json_matches_h5py(files, tmp_path):
         assert info["/g/scaleoffset"]["decoder_reason"] == "h5tile does not decode scaleoffset"
         assert "decoder" not in info["/plain"]
         assert info["/plain"]["dtype"] == str(f["plain"].dtype)
-    assert "variable-length string" in info["/text"]["unsupported"]
+    assert info["/text"]["dtype"] == "object" and info["/text"]["charset"] == "utf-8"
     out = json.loads(h5tile("info", "v.h5:/data", "--json", cwd=tmp_path).stdout)["datasets"][0]
     assert out["layout"] == "virtual" and out["virtual_sources"] == 3 and out["shape"] == [300, 20]
     assert out["stored_bytes"] == tile_bytes(tmp_path / "v.h5.tiles")
@@ -302,16 +302,19 @@ def test_demo_refuses_a_size_larger_than_memory(tmp_path):
 def test_verify_skips_datasets_of_unsupported_types(files, tmp_path):
     with h5py.File(tmp_path / "h.h5", "a") as f:
         f["compound"] = np.zeros(3, dtype=[("a", "i4"), ("b", "f8")])
+        f.create_dataset("sequences", (2,), dtype=h5py.vlen_dtype("i4"))
     out = h5tile("verify", "h.h5", cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "skipped: /text: " in out.stdout and "variable-length string" in out.stdout
+    assert "skipped: /sequences: " in out.stdout and "variable-length sequence" in out.stdout
     assert "skipped: /compound: " in out.stdout and "problem" not in out.stdout
-    assert "ok: /plain" in out.stdout and "ok: /g/chunked" in out.stdout
+    assert "ok: /plain" in out.stdout and "ok: /g/chunked" in out.stdout and "ok: /text" in out.stdout
     result = json.loads(h5tile("verify", "h.h5", "--json", cwd=tmp_path).stdout)
     assert result["ok"] is True and result["skipped"] == 2
     skipped = {d["name"] for d in result["datasets"] if "skipped" in d}
-    assert skipped == {"/text", "/compound"}
-    assert h5tile("verify", "h.h5:/text", cwd=tmp_path).returncode == 0
+    assert skipped == {"/sequences", "/compound"}
+    assert h5tile("verify", "h.h5:/sequences", cwd=tmp_path).returncode == 0
+    read_all = h5tile("verify", "h.h5:/text", "--read", cwd=tmp_path)  # variable-length strings: HDF5 reads them
+    assert read_all.returncode == 0 and "ok: /text" in read_all.stdout, read_all.stdout + read_all.stderr
     (tmp_path / "v.h5.tiles").rename(tmp_path / "elsewhere")
     assert h5tile("verify", "v.h5", cwd=tmp_path).returncode == 1  # real problems still count
 

@@ -260,7 +260,7 @@ def test_describe_says_who_decodes_and_why_not_h5tile(tmp_path, raw_io_restored)
         "plain": (None, None),
         "szip": ("hdf5", "h5tile does not decode szip"),
         "nbit": ("hdf5", "h5tile does not decode nbit"),
-        "unknown": ("hdf5", "h5tile does not decode filter 32100"),
+        "unknown": ("hdf5", "h5tile does not decode filter 32100 (unknown to h5tile)"),
         "big_endian": ("hdf5", "the stored type differs from the type read (HDF5 converts it)"),
     }
     for name, (decoder, reason) in expected.items():

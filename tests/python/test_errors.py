@@ -50,7 +50,6 @@ def test_group_is_not_a_dataset(tool, tmp_path):
 
 @pytest.mark.parametrize("make,needle", [
     (lambda f: f.create_dataset("x", data=["a", "bc"], dtype=h5py.string_dtype()), "variable-length string"),
-    (lambda f: f.create_dataset("x", data=np.array([b"ab"], "S2")), "fixed-length string"),
     (lambda f: f.create_dataset("x", data=np.zeros(2, [("p", "i4"), ("q", "f8")])), "compound type {p, q}"),
     (lambda f: f.create_dataset("x", data=np.zeros(2, h5py.enum_dtype({"A": 0, "B": 5}, basetype="i1"))), "enum"),
     (lambda f: f.create_dataset("x", shape=(2,), dtype=h5py.vlen_dtype("i4")), "variable-length sequence"),

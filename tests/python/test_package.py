@@ -130,9 +130,11 @@ def test_errors_are_the_python_types_users_expect(tmp_path):
     with pytest.raises(TypeError, match="unsupported dtype"):
         h5tile.to_file(np.array([1, "a"], dtype=object), tmp_path / "t.h5", "/x")
     with h5py.File(tmp_path / "s.h5", "w") as f:
-        f.create_dataset("s", data=["x", "yz"], dtype=h5py.string_dtype())
-    with pytest.raises(TypeError, match="variable-length string"):
-        h5tile.from_file(tmp_path / "s.h5", "/s")
+        f.create_dataset("s", data=["x", "yz"], dtype=h5py.string_dtype())  # read (test_strings.py)
+        f.create_dataset("v", (2,), dtype=h5py.vlen_dtype(np.int32))
+    assert h5tile.from_file(tmp_path / "s.h5", "/s").tolist() == [b"x", b"yz"]
+    with pytest.raises(TypeError, match="variable-length sequence"):
+        h5tile.from_file(tmp_path / "s.h5", "/v")
     h5tile.to_file(np.zeros((4, 4)), tmp_path / "two.h5", "/d").wait()
     for bad, needle in [((0, 3), "element 0 is 0"), ((-1, 3), "element 0 is -1"), ((2,), "has 1 elements"),
                         ((2, 2.5), "not an integer")]:

@@ -11,7 +11,7 @@ namespace {
 
 TEST(DType, NamesRoundTrip) {
   for (const char* name : {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
-                           "float32", "float64", "complex64", "complex128", "V1", "V13"}) {
+                           "float32", "float64", "complex64", "complex128", "V1", "V13", "S1", "S13", "object"}) {
     EXPECT_EQ(DType::from_name(name).name(), name);
   }
   EXPECT_EQ(DType::from_name("complex128").size(), 16U);
@@ -29,6 +29,10 @@ TEST(DType, RejectsUnknownNamesWithTheName) {
   EXPECT_THROW((void)DType::from_name("V0"), UnsupportedType);
   EXPECT_THROW((void)DType::from_name("Vx"), UnsupportedType);
   EXPECT_THROW(DType{DTypeKind::Opaque}, InvalidArgument);
+  EXPECT_THROW((void)DType::from_name("S0"), UnsupportedType);
+  EXPECT_THROW(DType{DTypeKind::Bytes}, InvalidArgument);
+  EXPECT_EQ(DType::from_name("S13"), DType::bytes(13));
+  EXPECT_NE(DType::bytes(7), DType::opaque(7));
 }
 
 TEST(Errors, EveryTypeIsCaughtByItsStandardBaseAndByError) {

@@ -346,13 +346,56 @@ TEST(Codecs, DecodeIntoSkipsWhatHdf5Skipped) {
 
 TEST(Codecs, FiltersHdf5MustDecodeAreNamed) {
   EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{4, {}}}, 4)), "szip");
-  EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{1, {6}}, {32100, {}}}, 4)), "filter 32100");
+  EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{1, {6}}, {32100, {}}}, 4)),
+            "filter 32100 (unknown to h5tile)");
+  EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{307, {}}}, 4)), "bzip2");
   if (codec_built(32015)) {
     EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{32015, {3, 1}}}, 4)), "zstd with client data [3, 1]");
     EXPECT_EQ(std::get<FilterPipeline>(FilterPipeline::make({{1, {6}}, {32015, {}}}, 4)).names(),
               (std::vector<std::string>{"deflate", "zstd"}));
   }
   EXPECT_EQ(std::get<std::string>(FilterPipeline::make({{1, {6, 1}}}, 4)), "deflate with client data [6, 1]");
+}
+
+// h5py's LZF (32000): what it encodes decodes back; chunks LZF cannot shrink still encode (as
+// literal runs, which h5py's filter decodes); a chunk HDF5 stored unfiltered (mask bit 0) is
+// left as it is; a damaged stream is an error naming lzf.
+TEST(Codecs, LzfRoundTripsAndRefusesDamage) {
+  if (!codec_built(32000)) GTEST_SKIP() << "h5tile was built without liblzf";
+  const auto lzf = std::get<FilterPipeline>(FilterPipeline::make({{32000, {4, 261, 4096}}}, 4));
+  std::vector<std::byte> ramp(4096);
+  for (std::size_t i = 0; i < ramp.size(); ++i) ramp[i] = static_cast<std::byte>(i % 13);
+  std::vector<std::byte> noise(4096);
+  std::uint32_t state = 12345;
+  for (auto& b : noise) b = static_cast<std::byte>((state = state * 1664525U + 1013904223U) >> 24);
+  for (const auto* chunk : {&ramp, &noise}) {
+    ByteBuffer data;
+    ByteBuffer scratch;
+    lzf.encode_from(chunk->data(), chunk->size(), data, scratch);
+    if (chunk == &ramp) EXPECT_LT(data.size(), chunk->size() / 4);
+    std::vector<std::byte> out(chunk->size());
+    lzf.decode_into(data, scratch, 0, out.size(), out.data());
+    EXPECT_EQ(out, *chunk);
+  }
+  ByteBuffer stored;  // stored unfiltered, as HDF5 does where h5py's filter could not shrink it
+  stored.resize(noise.size());
+  std::memcpy(stored.data(), noise.data(), noise.size());
+  ByteBuffer scratch;
+  lzf.decode(stored, scratch, 0b1, noise.size());
+  EXPECT_EQ(0, std::memcmp(stored.data(), noise.data(), noise.size()));
+  ByteBuffer damaged;  // a back reference before the start of the output
+  damaged.resize(3);
+  std::memcpy(damaged.data(), bytes({0xE0, 0xFF, 0xFF}).data(), 3);
+  EXPECT_THROW(
+      {
+        try {
+          lzf.decode(damaged, scratch, 0, 4096);
+        } catch (const RuntimeError& e) {
+          EXPECT_NE(std::string(e.what()).find("lzf"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      RuntimeError);
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(GpuFilters, SaysWhyItLeavesAPipelineToTheCpu) {
   EXPECT_EQ(why(gpu_filters({{kFilterBlosc, {2, 2, 4, 0, 5, 1, 1}}}, 4, true, DecodeMode::On)),
             "blosc is not decoded on the GPU");
   EXPECT_EQ(why(gpu_filters({{kFilterSzip, {}}}, 4, true, DecodeMode::On)), "szip is not decoded on the GPU");
-  EXPECT_EQ(why(gpu_filters({{307, {}}}, 4, true, DecodeMode::On)), "filter 307 is not decoded on the GPU");
+  EXPECT_EQ(why(gpu_filters({{307, {}}}, 4, true, DecodeMode::On)), "bzip2 is not decoded on the GPU");
   EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}}, 4, true, DecodeMode::On)),
             "no compression filter (shuffle alone is undone on the CPU)");
   EXPECT_EQ(why(gpu_filters({{kFilterDeflate, {6}}, {kFilterShuffle, {4}}}, 4, true, DecodeMode::On)),

@@ -70,6 +70,8 @@ class Codec {
 [[nodiscard]] std::unique_ptr<Codec> make_zstd(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_lz4(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_blosc(const FilterSpec& spec, std::size_t elem_size);
+// h5py's LZF filter, built where liblzf is found.
+[[nodiscard]] std::unique_ptr<Codec> make_lzf(const FilterSpec& spec, std::size_t elem_size);
 
 // HDF5's shuffle filter: byte k of every element together, for k = 0 .. elem_size - 1; the
 // `size % elem_size` trailing bytes stay where they are. unshuffle is its inverse.

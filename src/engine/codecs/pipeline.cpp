@@ -30,6 +30,9 @@ constexpr KnownCodec known_codecs[] = {
 #if H5TILE_WITH_BLOSC
     {kFilterBlosc, make_blosc},
 #endif
+#if H5TILE_WITH_LZF
+    {kFilterLzf, make_lzf},
+#endif
 };
 
 const KnownCodec* known_codec(unsigned id) {
@@ -39,12 +42,14 @@ const KnownCodec* known_codec(unsigned id) {
   return nullptr;
 }
 
-// Why h5tile does not decode filter `id`: "szip", "zstd (h5tile was built without it)", "filter 307".
+// Why h5tile does not decode filter `id`: "szip", "zstd (h5tile was built without its library)",
+// "filter 40000 (unknown to h5tile)".
 std::string unsupported_name(unsigned id) {
   switch (id) {
     case kFilterZstd:
     case kFilterLz4:
-    case kFilterBlosc: return filter_name(id) + " (h5tile was built without its library)";
+    case kFilterBlosc:
+    case kFilterLzf: return filter_name(id) + " (h5tile was built without its library)";
     default: return filter_name(id);
   }
 }
