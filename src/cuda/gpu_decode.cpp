@@ -8,6 +8,7 @@
 // again. Device buffers are kept per device for the next read.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -32,6 +33,10 @@ constexpr std::size_t kChunkAlign = 256;  // decoded chunks start this far apart
 constexpr std::size_t kMostChunksPerBatch = 8192;
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 std::atomic<std::uint64_t> pinned_total{0};  // held by every decoder's pinned buffers
 
@@ -113,6 +118,7 @@ struct Half {
   Pinned table;    // per piece: input pointer, input bytes, output capacity, output pointer
   Pinned results;  // per piece: decoded bytes (8); then per piece: status (4); for deflate, per piece: Adler-32 (4)
   cudaEvent_t done = nullptr;
+  cudaEvent_t marks[6] = {};  // NOLINT(*-avoid-c-arrays): timing: before H2D, after H2D, decode, check, unshuffle, scatter
   bool pending = false;
   std::vector<PieceCheck> checks;
   std::size_t first = 0;            // the request's index of the batch's first chunk
@@ -124,7 +130,10 @@ struct Decoder {
   explicit Decoder(int device) {
     const DeviceScope scope(device);
     cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (auto& h : halves) cuda_check(cudaEventCreateWithFlags(&h.done, cudaEventDisableTiming), "cudaEventCreate");
+    for (auto& h : halves) {
+      cuda_check(cudaEventCreateWithFlags(&h.done, cudaEventDisableTiming), "cudaEventCreate");
+      for (auto& m : h.marks) cuda_check(cudaEventCreate(&m), "cudaEventCreate");
+    }
   }
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
@@ -237,6 +246,7 @@ class Run {
   }
 
   void run() {
+    const auto start = std::chrono::steady_clock::now();
     std::size_t k = 0;
     for (std::size_t begin = 0; begin < r_.chunks.size(); ++k) {
       Half& h = d_.halves[k % 2];
@@ -244,6 +254,8 @@ class Run {
       begin = fill_and_submit(h, begin);
     }
     for (auto& h : d_.halves) finish(h);
+    phases_.wall = seconds_since(start);
+    note_decode_phases(phases_);
   }
 
   // After an error: let the GPU finish with the buffers before anyone reuses them.
@@ -258,8 +270,17 @@ class Run {
   // deflate's Adler-32s.
   void finish(Half& h) {
     if (!h.pending) return;
+    const auto waited = std::chrono::steady_clock::now();
     cuda_check(cudaEventSynchronize(h.done), "cudaEventSynchronize");
+    phases_.wait += seconds_since(waited);
     h.pending = false;
+    double* sums[5] = {&phases_.h2d, &phases_.decode, &phases_.check, &phases_.unshuffle,  // NOLINT(*-avoid-c-arrays)
+                       &phases_.scatter};
+    for (std::size_t m = 0; m < 5; ++m) {
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, h.marks[m], h.marks[m + 1]), "cudaEventElapsedTime");
+      *sums[m] += ms / 1000.0;
+    }
     const auto n = h.checks.size();
     const auto* sizes = reinterpret_cast<const std::size_t*>(h.results.data());
     const auto* statuses = reinterpret_cast<const nvcomp_abi::Status*>(h.results.data() + 8 * n);
@@ -337,6 +358,7 @@ class Run {
     }
     const auto count = end - begin;
     std::vector<std::vector<StoredPiece>> pieces(count);
+    const auto read_start = std::chrono::steady_clock::now();
     parallel_for(count, threads_, [&](std::size_t i) {
       const auto& c = r_.chunks[begin + i];
       std::byte* p = h.data.data() + place[i];
@@ -349,6 +371,10 @@ class Run {
                                        codec_name(r_.filters.codec), e.what()));
       }
     });
+    phases_.read += seconds_since(read_start);
+    ++phases_.batches;
+    phases_.chunks += count;
+    phases_.stored_bytes += used;
     // The table nvCOMP reads, and the raw pieces (lz4 blocks stored as they are) copied instead.
     std::size_t n = 0;
     std::uint64_t most = 0;
@@ -416,9 +442,13 @@ class Run {
 
     // In order on the stream: the copies in, the decoding, the unshuffling, the copies into place.
     const auto stream = d_.stream;
+    cuda_check(cudaEventRecord(h.marks[0], stream), "cudaEventRecord");
     cuda_check(cudaMemcpyAsync(in, h.data.data(), used, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
     if (n > 0) {
       cuda_check(cudaMemcpyAsync(table, h.table.data(), 32 * n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    }
+    cuda_check(cudaEventRecord(h.marks[1], stream), "cudaEventRecord");
+    if (n > 0) {
       const auto s = codec_.decompress(
           reinterpret_cast<const void* const*>(table), reinterpret_cast<const std::size_t*>(table + 8 * n),
           reinterpret_cast<const std::size_t*>(table + 16 * n), reinterpret_cast<std::size_t*>(results), n, temp,
@@ -432,15 +462,18 @@ class Run {
     for (const auto& c : raw) {
       cuda_check(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
     }
+    cuda_check(cudaEventRecord(h.marks[2], stream), "cudaEventRecord");
     if (checks_adler32()) {
       adler32_chunks(decoded, chunk_bytes_, stride_, count, reinterpret_cast<std::uint32_t*>(results + 12 * n),
                      adler32_scratch, stream);
     }
+    cuda_check(cudaEventRecord(h.marks[3], stream), "cudaEventRecord");
     const std::byte* ready = decoded;
     if (r_.filters.shuffle_bytes > 1) {
       unshuffle_chunks(decoded, d_.unshuffled.data(), chunk_bytes_, stride_, count, r_.filters.shuffle_bytes, stream);
       ready = d_.unshuffled.data();
     }
+    cuda_check(cudaEventRecord(h.marks[4], stream), "cudaEventRecord");
     std::uint64_t placed = 0;
     for (std::size_t i = 0; i < count; ++i) {
       const auto& c = r_.chunks[begin + i];
@@ -448,6 +481,7 @@ class Run {
                ready + i * stride_ + linear(c.part.offset, r_.chunk) * es_, r_.chunk, c.part.extent, es_, stream);
       placed += c.part.count() * es_;
     }
+    cuda_check(cudaEventRecord(h.marks[5], stream), "cudaEventRecord");
     if (n > 0) {
       const std::size_t back = checks_adler32() ? 16 * n : 12 * n;
       cuda_check(cudaMemcpyAsync(h.results.data(), results, back, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
@@ -471,6 +505,7 @@ class Run {
   std::size_t stride_ = 0;
   std::size_t half_bytes_ = 0;
   std::size_t batch_chunks_ = 0;
+  DecodePhases phases_;
 };
 
 }  // namespace
