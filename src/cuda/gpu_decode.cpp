@@ -11,12 +11,11 @@
 // before its device buffers are used again (a read larger than the window) and at the end, and then
 // checks its statuses and Adler-32s. Buffers are kept per device for the next read.
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <cstring>
 #include <map>
-#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,6 +23,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/copy_box.hpp"
+#include "cuda/decode_buffers.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/nvcomp.hpp"
 #include "engine/thread_pool.hpp"
@@ -56,99 +56,6 @@ float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
   cuda_check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
   return ms;
 }
-
-std::atomic<std::uint64_t> pinned_total{0};  // held by every decoder's pinned buffers
-
-// Pinned host memory, grown or shrunk to what a read asks for.
-class Pinned {
- public:
-  Pinned() = default;
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-  ~Pinned() { reset(); }
-  void resize(std::size_t bytes) {
-    if (bytes == size_) return;
-    reset();
-    void* p = nullptr;
-    cuda_check(cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable),
-               fmt::format("cudaHostAlloc of {} bytes", bytes));
-    p_ = static_cast<std::byte*>(p);
-    size_ = bytes;
-    pinned_total += bytes;
-  }
-  void reserve(std::size_t bytes) {
-    if (bytes > size_) resize(std::max(bytes, 2 * size_));
-  }
-  [[nodiscard]] std::byte* data() const noexcept { return p_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
-
- private:
-  void reset() noexcept {
-    if (p_ != nullptr) (void)cudaFreeHost(p_);
-    pinned_total -= size_;
-    p_ = nullptr;
-    size_ = 0;
-  }
-  std::byte* p_ = nullptr;
-  std::size_t size_ = 0;
-};
-
-// Device memory that grows; growing waits for `stream` (the memory may still be in use there).
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (p_ != nullptr) (void)cudaFree(p_);
-  }
-  std::byte* reserve(std::size_t bytes, cudaStream_t stream) {
-    if (bytes > size_) {
-      cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      if (p_ != nullptr) (void)cudaFree(p_);
-      p_ = nullptr;
-      size_ = 0;
-      void* p = nullptr;
-      cuda_check(cudaMalloc(&p, bytes), fmt::format("cudaMalloc of {} bytes for GPU decoding", bytes));
-      p_ = static_cast<std::byte*>(p);
-      size_ = bytes;
-    }
-    return p_;
-  }
-  [[nodiscard]] std::byte* data() const noexcept { return p_; }
-
- private:
-  std::byte* p_ = nullptr;
-  std::size_t size_ = 0;
-};
-
-// An event that CUDA times (timing: the phases of last_device_io) or only orders.
-class Event {
- public:
-  explicit Event(bool timing) {
-    cuda_check(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
-  }
-  Event(const Event&) = delete;
-  Event& operator=(const Event&) = delete;
-  ~Event() { (void)cudaEventDestroy(e_); }
-  [[nodiscard]] cudaEvent_t get() const noexcept { return e_; }
-  void record(cudaStream_t stream) const { cuda_check(cudaEventRecord(e_, stream), "cudaEventRecord"); }
-
- private:
-  cudaEvent_t e_ = nullptr;
-};
-
-class Stream {
- public:
-  Stream() { cuda_check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreate"); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() { (void)cudaStreamDestroy(s_); }
-  [[nodiscard]] cudaStream_t get() const noexcept { return s_; }
-
- private:
-  cudaStream_t s_ = nullptr;
-};
 
 // One pinned buffer of the ring: stored chunks on their way to the device.
 struct PinnedSlot {
@@ -622,6 +529,6 @@ void decode_to_device(int device, const DecodeRequest& request, std::byte* out, 
   note_path("nvcomp");
 }
 
-std::uint64_t decoder_pinned_bytes() { return pinned_total.load(); }
+std::uint64_t decoder_pinned_bytes() { return Pinned::total(); }
 
 }  // namespace h5tile::detail::gpu
