@@ -37,6 +37,7 @@ nvidia-libnvcomp-cu13 wheel, or H5TILE_NVCOMP_LIBRARY).
     sudo python3 bench/compressed_read.py --device [MiB (default 8192)] [codec names] [--rounds N]
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -145,6 +146,8 @@ if {cold}:
 else:
     t = best_of({repeats}, lambda: read({path!r}))
 r = h5tile.last_device_io()
+import json
+print("phases", json.dumps(r.get("decode_phases", {{}}), separators=(",", ":")))
 print(t, r["decoder"] or "-", r["path"], (r["decoder_reason"] or "-").replace(" ", "_"), flush=True)
 """
 
@@ -163,7 +166,20 @@ def device_read(path, tiny, cold, gpu_decode):
     env = dict(os.environ, H5TILE_GPU_DECODE=gpu_decode)
     out = run_read(code, env, cold, f"device read of {path}")
     t, decoder, route, reason = out.split()[-4:]
-    return float(t), decoder, route, reason.replace("_", " ")
+    phases = [json.loads(line.split(None, 1)[1]) for line in out.splitlines() if line.startswith("phases ")]
+    return float(t), decoder, route, reason.replace("_", " "), phases[-1] if phases else {}
+
+
+def phase_line(phases, nbytes):
+    """Where a GPU decode's time went (last_device_io()["decode_phases"]): seconds summed over the
+    batches (they overlap), and the wall time of the decode."""
+    if not phases or not phases.get("batches"):
+        return ""
+    parts = " ".join(f"{k} {phases[k] * 1e3:.1f}" for k in ("read", "h2d", "decode", "check", "unshuffle",
+                                                           "scatter", "wait", "wall"))
+    rate = nbytes / phases["decode"] / 1e9 if phases["decode"] else 0
+    return (f"{'':36}phases ms (summed over {phases['batches']} batches of {phases['chunks']} chunks): {parts}; "
+            f"decode alone {rate:.1f} GB/s")
 
 
 def main_device(args):
@@ -172,7 +188,7 @@ def main_device(args):
     names = args.codecs.split(",") if args.codecs else [n for n in CODECS if not n.startswith("blosc")]
     sys.path.insert(0, PACKAGE)
     import h5tile
-    cold = os.geteuid() == 0
+    cold = os.geteuid() == 0 and not args.warm_only
     where = "/tmp/h5tile-compressed-device"
     os.makedirs(where, exist_ok=True)
     a = field(mib)
@@ -200,6 +216,8 @@ def main_device(args):
             cold_text = f"{c[0]:8.3f}s{a.nbytes / c[0] / 1e9:7.2f}" if c else f"{'-':>9}{'-':>7}"
             how = f"{w[2]}, decoder {w[1]}" + (f" ({w[3]})" if w[3] != "-" else "")
             print(row + cold_text + f"{w[0]:8.3f}s{a.nbytes / w[0] / 1e9:7.2f}  {how}", flush=True)
+            if phase_line(w[4], a.nbytes):
+                print(phase_line(w[4], a.nbytes), flush=True)
     os.unlink(f"{where}/data.h5")
     os.unlink(f"{where}/tiny.h5")
 
@@ -220,6 +238,7 @@ def main():
     parser.add_argument("--cold-rounds", type=int, default=COLD_ROUNDS, help="cold reads per engine (0: warm only)")
     parser.add_argument("--device", action="store_true", help="reads into device memory (issue 19), see above")
     parser.add_argument("--rounds", type=int, default=3, help="with --device: rounds of cold reads")
+    parser.add_argument("--warm-only", action="store_true", help="with --device: no cold reads")
     args = parser.parse_args()
     if args.device:
         return main_device(args)

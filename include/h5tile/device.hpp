@@ -15,6 +15,23 @@ namespace h5tile {
 /// CUDA devices visible to this process (0 without CUDA, a driver or a device).
 [[nodiscard]] int cuda_device_count() noexcept;
 
+/// Where the GPU decoder's time went in the last device read that decoded on the GPU (seconds,
+/// each summed over the read's batches; batches overlap, so the sums can exceed `wall`). The GPU
+/// phases are timed with CUDA events on the batches' streams.
+struct DecodePhases {
+  double read = 0;       ///< the workers reading stored chunks into pinned memory (wall time of each batch's read)
+  double h2d = 0;        ///< the stored bytes and the table of pieces copied to the device
+  double decode = 0;     ///< nvCOMP's batched decompression
+  double check = 0;      ///< deflate's Adler-32 summed on the GPU
+  double unshuffle = 0;  ///< the unshuffle kernel
+  double scatter = 0;    ///< the decoded chunks copied into place (clipped)
+  double wait = 0;       ///< the host waiting for the GPU to finish a batch
+  double wall = 0;       ///< the whole decode, first read to last check
+  std::uint64_t batches = 0;
+  std::uint64_t chunks = 0;
+  std::uint64_t stored_bytes = 0;
+};
+
 /// How the last device read or write of this process moved its bytes.
 struct DeviceIoReport {
   /// "cufile" (GPUDirect Storage moved every byte), "cufile+staging" (some pieces were not one
@@ -32,6 +49,7 @@ struct DeviceIoReport {
   /// decodes zstd on the CPU (...)".
   std::string decoder_reason;
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
+  DecodePhases decode_phases;              ///< zero where the GPU decoded nothing
 };
 [[nodiscard]] DeviceIoReport last_device_io();
 

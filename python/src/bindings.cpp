@@ -574,6 +574,20 @@ NB_MODULE(_h5tile, m) {
     d["decoder"] = r.decoder;
     d["decoder_reason"] = r.decoder_reason;
     d["staging_pinned_bytes"] = r.staging_pinned_bytes;
+    const auto& ph = r.decode_phases;
+    nb::dict phases;
+    phases["read"] = ph.read;
+    phases["h2d"] = ph.h2d;
+    phases["decode"] = ph.decode;
+    phases["check"] = ph.check;
+    phases["unshuffle"] = ph.unshuffle;
+    phases["scatter"] = ph.scatter;
+    phases["wait"] = ph.wait;
+    phases["wall"] = ph.wall;
+    phases["batches"] = ph.batches;
+    phases["chunks"] = ph.chunks;
+    phases["stored_bytes"] = ph.stored_bytes;
+    d["decode_phases"] = phases;
     return d;
   });
 }

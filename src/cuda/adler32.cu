@@ -67,12 +67,13 @@ __device__ void add_word(uint4 v, std::uint32_t left, Sums& s) {
 
 __device__ std::size_t at_most(std::size_t v, std::size_t most) { return v < most ? v : most; }
 
-__global__ void adler32_kernel(const std::uint8_t* __restrict__ data, std::size_t n, std::size_t stride,
-                               std::size_t count, std::size_t part, Sums* partials, unsigned* arrivals,
-                               std::uint32_t* out) {
+// Chunk c at data + c * stride, or (data null) at pointers[c].
+__global__ void adler32_kernel(const std::uint8_t* __restrict__ data, std::size_t stride,
+                               const std::uint8_t* const* pointers, std::size_t n, std::size_t count, std::size_t part,
+                               Sums* partials, unsigned* arrivals, std::uint32_t* out) {
   __shared__ bool last;
   for (std::size_t c = blockIdx.y; c < count; c += gridDim.y) {
-    const std::uint8_t* chunk = data + c * stride;
+    const std::uint8_t* chunk = data != nullptr ? data + c * stride : pointers[c];
     const std::size_t begin = at_most(blockIdx.x * part, n);
     const std::size_t end = at_most(begin + part, n);
     const std::size_t words = (end - begin) / 16;
@@ -114,10 +115,8 @@ __global__ void adler32_kernel(const std::uint8_t* __restrict__ data, std::size_
   }
 }
 
-}  // namespace
-
-void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t stride, std::size_t count,
-                    std::uint32_t* out, std::byte* scratch, cudaStream_t stream) {
+void adler32(const std::byte* data, std::size_t stride, const std::byte* const* pointers, std::size_t chunk_bytes,
+             std::size_t count, std::uint32_t* out, std::byte* scratch, cudaStream_t stream) {
   if (count == 0) return;
   const std::size_t blocks = adler32_blocks(chunk_bytes);
   const std::size_t part = ((chunk_bytes + blocks - 1) / blocks + 15) / 16 * 16;  // parts start 16 bytes aligned
@@ -125,10 +124,23 @@ void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t 
   auto* arrivals = reinterpret_cast<unsigned*>(scratch + count * blocks * sizeof(Sums));
   cuda_check(cudaMemsetAsync(arrivals, 0, count * sizeof(unsigned), stream), "cudaMemsetAsync");
   const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(count < kMostGridY ? count : kMostGridY));
-  adler32_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const std::uint8_t*>(data), chunk_bytes, stride, count,
-                                                part, partials, arrivals, out);
+  adler32_kernel<<<grid, kThreads, 0, stream>>>(reinterpret_cast<const std::uint8_t*>(data), stride,
+                                                reinterpret_cast<const std::uint8_t* const*>(pointers), chunk_bytes,
+                                                count, part, partials, arrivals, out);
   cuda_check(cudaGetLastError(),
              "Adler-32 kernel (" + std::to_string(count) + " chunks of " + std::to_string(chunk_bytes) + " bytes)");
+}
+
+}  // namespace
+
+void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t stride, std::size_t count,
+                    std::uint32_t* out, std::byte* scratch, cudaStream_t stream) {
+  adler32(data, stride, nullptr, chunk_bytes, count, out, scratch, stream);
+}
+
+void adler32_listed(const std::byte* const* chunks, std::size_t chunk_bytes, std::size_t count, std::uint32_t* out,
+                    std::byte* scratch, cudaStream_t stream) {
+  adler32(nullptr, 0, chunks, chunk_bytes, count, out, scratch, stream);
 }
 
 }  // namespace h5tile::detail::gpu

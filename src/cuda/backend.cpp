@@ -105,12 +105,18 @@ void begin_device_io() {
   last_report.gds_reason.clear();
   last_report.decoder.clear();
   last_report.decoder_reason.clear();
+  last_report.decode_phases = {};
 }
 
 void note_decoder(const std::string& decoder, const std::string& reason) {
   const std::lock_guard lock(report_mutex);
   last_report.decoder = decoder;
   last_report.decoder_reason = reason;
+}
+
+void note_decode_phases(const DecodePhases& phases) {
+  const std::lock_guard lock(report_mutex);
+  last_report.decode_phases = phases;
 }
 
 void note_gds_reason(const std::string& reason) {

@@ -1,26 +1,31 @@
-// Compressed chunks decoded on the GPU (gpu/decode.hpp). A read goes in batches: the workers
-// pread a batch's stored chunks into one of two pinned buffers while the GPU decodes the batch
-// before; a batch is then, in order on one stream: copied to the device (with its table of
-// pieces), decoded by one batched nvCOMP call, for deflate summed by the Adler-32 kernel (one
-// launch for the batch: nvCOMP does not check the zlib trailer), unshuffled, copied into place
-// (each chunk's part clipped as the CPU path clips it), and its nvCOMP statuses and Adler-32s
-// copied back, checked (the Adler-32s against the trailers) before the pinned buffer is filled
-// again. Device buffers are kept per device for the next read.
+// Compressed chunks decoded on the GPU (gpu/decode.hpp). A read is decoded in as few batches of
+// consecutive chunks as the device window allows (nvCOMP decodes each chunk in one small part of the
+// GPU, so its rate grows with the chunks of one call: on one H200, 170 chunks of 1 MiB took 46 ms
+// of gzip, 1024 took 55). The workers pread the stored chunks into a ring of pinned buffers; each
+// buffer is copied on the copy stream into its batch's device buffer, and is free again once that
+// copy is done. When a batch's bytes have arrived, its stream (waiting for that copy, not the host)
+// copies its table of pieces in, decodes it with one batched nvCOMP call, sums deflate's Adler-32s
+// (one launch: nvCOMP does not check the zlib trailer), unshuffles, copies clipped chunks into
+// place and copies its statuses back. A chunk that is whole in the destination and one run there is
+// decoded (no shuffle) or unshuffled straight into its place. The host waits for a batch only
+// before its device buffers are used again (a read larger than the window) and at the end, and then
+// checks its statuses and Adler-32s. Buffers are kept per device for the next read.
 #include <algorithm>
-#include <atomic>
-#include <cstring>
+#include <chrono>
 #include <map>
-#include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
 #include "cuda/check.hpp"
+#include "cuda/copy_box.hpp"
+#include "cuda/decode_buffers.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/nvcomp.hpp"
-#include "engine/raw_transfer.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/decode.hpp"
 
@@ -30,109 +35,71 @@ namespace {
 constexpr std::size_t kAlign = 16;        // where each stored chunk's first piece starts
 constexpr std::size_t kChunkAlign = 256;  // decoded chunks start this far apart (at least)
 constexpr std::size_t kMostChunksPerBatch = 8192;
+// Batches in flight: a read that the window holds is one batch (nvCOMP's rate grows with the
+// chunks in one call, and batches on several streams overlapped less on one H200: 1 GiB of zstd
+// decoded at 26 GB/s in one batch, 24 in two, 25 in four); a larger one goes in batches of half the
+// window on two streams, the next read while the last decodes.
+constexpr std::size_t kStreams = 2;
+constexpr std::size_t kPinned = 4;  // pinned buffers on their way to the device
+// The device memory that the batches in flight may hold (their stored and decoded bytes): this
+// many times the staging size (4 GiB by default), at most a quarter of the device's free memory.
+constexpr std::uint64_t kWindowPerStagingByte = 32;
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
-std::atomic<std::uint64_t> pinned_total{0};  // held by every decoder's pinned buffers
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
-// Pinned host memory, grown or shrunk to what a read asks for.
-class Pinned {
- public:
-  Pinned() = default;
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-  ~Pinned() { reset(); }
-  void resize(std::size_t bytes) {
-    if (bytes == size_) return;
-    reset();
-    void* p = nullptr;
-    cuda_check(cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable),
-               fmt::format("cudaHostAlloc of {} bytes", bytes));
-    p_ = static_cast<std::byte*>(p);
-    size_ = bytes;
-    pinned_total += bytes;
-  }
-  void reserve(std::size_t bytes) {
-    if (bytes > size_) resize(std::max(bytes, 2 * size_));
-  }
-  [[nodiscard]] std::byte* data() const noexcept { return p_; }
-  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
+  float ms = 0;
+  cuda_check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+  return ms;
+}
 
- private:
-  void reset() noexcept {
-    if (p_ != nullptr) (void)cudaFreeHost(p_);
-    pinned_total -= size_;
-    p_ = nullptr;
-    size_ = 0;
-  }
-  std::byte* p_ = nullptr;
-  std::size_t size_ = 0;
+// One pinned buffer of the ring: stored chunks on their way to the device.
+struct PinnedSlot {
+  Pinned data;
+  Event start{true};
+  Event end{true};  // the copy to the device is done: the buffer is free again
+  bool pending = false;
 };
 
-// Device memory that grows; growing waits for `stream` (the memory may still be in use there).
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  ~DeviceBuffer() {
-    if (p_ != nullptr) (void)cudaFree(p_);
-  }
-  std::byte* reserve(std::size_t bytes, cudaStream_t stream) {
-    if (bytes > size_) {
-      cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      if (p_ != nullptr) (void)cudaFree(p_);
-      p_ = nullptr;
-      size_ = 0;
-      void* p = nullptr;
-      cuda_check(cudaMalloc(&p, bytes), fmt::format("cudaMalloc of {} bytes for GPU decoding", bytes));
-      p_ = static_cast<std::byte*>(p);
-      size_ = bytes;
-    }
-    return p_;
-  }
-  [[nodiscard]] std::byte* data() const noexcept { return p_; }
-
- private:
-  std::byte* p_ = nullptr;
-  std::size_t size_ = 0;
-};
-
-// A piece of a batch that nvCOMP decodes: for its status, the chunk it belongs to and its size;
-// for deflate (one piece per chunk), the Adler-32 its stream ends with.
+// A piece that nvCOMP decodes: for its status, the chunk it belongs to and its size; for deflate
+// (one piece per chunk), the Adler-32 its stream ends with.
 struct PieceCheck {
   std::size_t chunk = 0;  // index in the request
   std::uint64_t decoded = 0;
   std::uint32_t trailer = 0;
 };
 
-// One of the two pinned buffers: a batch's stored chunks, its table of pieces, the results
-// copied back, and the event after which the GPU is done with all of them.
-struct Half {
-  Pinned data;
-  Pinned table;    // per piece: input pointer, input bytes, output capacity, output pointer
-  Pinned results;  // per piece: decoded bytes (8); then per piece: status (4); for deflate, per piece: Adler-32 (4)
-  cudaEvent_t done = nullptr;
+// The buffers and the stream of one batch in flight (batch b uses region b % kStreams).
+struct Region {
+  Stream stream;
+  Event arrived{false};  // on the copy stream: the batch's bytes are in
+  Event marks[5] = {Event{true}, Event{true}, Event{true}, Event{true}, Event{true}};  // NOLINT(*-avoid-c-arrays)
+  Event done{true};  // the batch is decoded, in place, and its results copied back
+  Pinned table;      // per piece: input pointer, input bytes, output capacity, output pointer; per chunk: 2 pointers
+  Pinned results;    // per piece: decoded bytes (8), status (4); per chunk: Adler-32 (4)
+  DeviceBuffer in, table_d, results_d, decoded, unshuffled, temp, adler32_scratch;
   bool pending = false;
+  std::size_t first = 0;  // the request's index of the batch's first chunk
+  std::size_t count = 0;
   std::vector<PieceCheck> checks;
-  std::size_t first = 0;            // the request's index of the batch's first chunk
-  std::vector<std::size_t> places;  // where each chunk of the batch starts in `data`
 };
 
-// The GPU decoder of one device: one read at a time (its mutex), its stream, its buffers.
+// The GPU decoder of one device: one read at a time (its mutex), its streams, its buffers. Made
+// with its device current (decode_to_device).
 struct Decoder {
-  explicit Decoder(int device) {
-    const DeviceScope scope(device);
-    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-    for (auto& h : halves) cuda_check(cudaEventCreateWithFlags(&h.done, cudaEventDisableTiming), "cudaEventCreate");
-  }
+  Decoder() = default;
   Decoder(const Decoder&) = delete;
   Decoder& operator=(const Decoder&) = delete;
 
   std::mutex mutex;
-  cudaStream_t stream = nullptr;
-  Half halves[2];  // NOLINT(*-avoid-c-arrays)
-  DeviceBuffer in, table, results, decoded, unshuffled, temp, adler32_scratch, redone;
+  Stream copy;
+  PinnedSlot pinned[kPinned];  // NOLINT(*-avoid-c-arrays)
+  Region regions[kStreams];    // NOLINT(*-avoid-c-arrays)
+  DeviceBuffer redone;
 };
 
 std::mutex decoders_mutex;
@@ -142,72 +109,24 @@ std::map<int, Decoder*> decoders;
 Decoder& decoder_for(int device) {
   const std::lock_guard lock(decoders_mutex);
   auto& d = decoders[device];
-  if (d == nullptr) d = new Decoder(device);  // NOLINT(cppcoreguidelines-owning-memory): see above
+  if (d == nullptr) d = new Decoder();  // NOLINT(cppcoreguidelines-owning-memory): see above
   return *d;
-}
-
-// Copies box `extent` between row-major arrays of `src_shape` (at `src`, its first element) and
-// `dst_shape` (at `dst`) in device memory: trailing axes that both hold whole merge into one run,
-// then one 2-D or 3-D copy per remaining outer index.
-void copy_box(std::byte* dst, const Shape& dst_shape, const std::byte* src, const Shape& src_shape, const Shape& extent,
-              std::size_t es, cudaStream_t stream) {
-  const auto rank = extent.size();
-  if (rank == 0) {
-    cuda_check(cudaMemcpyAsync(dst, src, es, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
-    return;
-  }
-  const auto src_strides = rowmajor_strides(src_shape, es);
-  const auto dst_strides = rowmajor_strides(dst_shape, es);
-  std::size_t k = rank - 1;  // first axis of the run
-  std::size_t width = extent[k] * es;
-  while (k > 0 && extent[k] == src_shape[k] && extent[k] == dst_shape[k]) {
-    --k;
-    width *= extent[k];
-  }
-  if (k == 0) {
-    cuda_check(cudaMemcpyAsync(dst, src, width, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
-    return;
-  }
-  // Axes k - 1 (rows) and, where there is one, k - 2 (slices) go in one copy; the rest loop.
-  const std::size_t row = k - 1;
-  const bool slices = row > 0;
-  const std::size_t outer = slices ? row - 1 : 0;
-  std::vector<std::uint64_t> idx(outer, 0);
-  for (;;) {
-    const std::byte* s = src;
-    std::byte* d = dst;
-    for (std::size_t a = 0; a < outer; ++a) {
-      s += static_cast<std::int64_t>(idx[a]) * src_strides[a];
-      d += static_cast<std::int64_t>(idx[a]) * dst_strides[a];
-    }
-    const auto spitch = static_cast<std::size_t>(src_strides[row]);
-    const auto dpitch = static_cast<std::size_t>(dst_strides[row]);
-    if (!slices) {
-      cuda_check(cudaMemcpy2DAsync(d, dpitch, s, spitch, width, extent[row], cudaMemcpyDeviceToDevice, stream),
-                 "cudaMemcpy2DAsync");
-    } else {
-      cudaMemcpy3DParms p{};
-      // cudaPitchedPtr: pointer, row pitch, row width, rows per slice.
-      p.srcPtr = {const_cast<std::byte*>(s), spitch, width,  // NOLINT(*-const-cast)
-                  static_cast<std::size_t>(src_strides[row - 1]) / spitch};
-      p.dstPtr = {d, dpitch, width, static_cast<std::size_t>(dst_strides[row - 1]) / dpitch};
-      p.extent = {width, extent[row], extent[row - 1]};
-      p.kind = cudaMemcpyDeviceToDevice;
-      cuda_check(cudaMemcpy3DAsync(&p, stream), "cudaMemcpy3DAsync");
-    }
-    std::size_t a = outer;
-    while (a > 0 && ++idx[a - 1] == extent[a - 1]) {
-      idx[a - 1] = 0;
-      --a;
-    }
-    if (a == 0) return;
-  }
 }
 
 std::uint64_t linear(const Shape& offset, const Shape& shape) {
   std::uint64_t v = 0;
   for (std::size_t a = 0; a < shape.size(); ++a) v = v * shape[a] + offset[a];
   return v;
+}
+
+// True when box (`offset`, `extent`) of a row-major array of `shape` is one run of elements.
+bool one_run(const Shape& extent, const Shape& shape) {
+  std::size_t a = 0;
+  while (a < extent.size() && extent[a] == 1) ++a;  // leading unit axes
+  for (++a; a < extent.size(); ++a) {
+    if (extent[a] != shape[a]) return false;
+  }
+  return true;
 }
 
 class Run {
@@ -225,132 +144,169 @@ class Run {
     es_ = r.elem_size;
     chunk_bytes_ = element_count(r.chunk) * es_;
     stride_ = align_up(chunk_bytes_, kChunkAlign);
+    shuffled_ = r.filters.shuffle_bytes > 1;
+    const std::size_t count = r.chunks.size();
+    // Which chunks go straight into the destination: whole there, one run, aligned for the kernels
+    // and nvCOMP.
+    direct_.resize(count);
+    bool scattered = false;
+    std::uint64_t stored = 0;
     std::uint64_t largest = 0;
-    for (const auto& c : r.chunks) largest = std::max(largest, c.stored_bytes);
-    half_bytes_ = std::max<std::size_t>(staging.bytes / 2, largest + 2 * kAlign);
-    batch_chunks_ =
-        std::clamp<std::size_t>(2 * staging.bytes / std::max<std::size_t>(stride_, 1), 1, kMostChunksPerBatch);
-    for (auto& h : d_.halves) h.data.resize(half_bytes_);
-    d_.in.reserve(half_bytes_, d_.stream);
-    d_.decoded.reserve(batch_chunks_ * stride_, d_.stream);
-    if (r.filters.shuffle_bytes > 1) d_.unshuffled.reserve(batch_chunks_ * stride_, d_.stream);
+    const auto out_align = std::max<std::size_t>({kAlign, codec_.align.output, 1});
+    for (std::size_t i = 0; i < count; ++i) {
+      const auto& c = r.chunks[i];
+      stored += c.stored_bytes;
+      largest = std::max(largest, c.stored_bytes);
+      const auto dst = reinterpret_cast<std::uintptr_t>(place_of(i));
+      const bool whole = c.part.extent == r.chunk && std::all_of(c.part.offset.begin(), c.part.offset.end(),
+                                                                 [](std::uint64_t v) { return v == 0; });
+      direct_[i] = whole && one_run(c.part.extent, out_shape) && dst % out_align == 0;
+      scattered = scattered || !direct_[i];
+    }
+    // Batches: the whole read where half the device window holds it, else half the window each.
+    const std::uint64_t per_chunk = align_up(stored / count + kAlign, kAlign) + (shuffled_ || scattered ? stride_ : 0) +
+                                    (shuffled_ && scattered ? stride_ : 0);
+    std::size_t free = 0;
+    std::size_t total = 0;
+    cuda_check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    const std::uint64_t window = std::min<std::uint64_t>(kWindowPerStagingByte * staging.bytes, free / 4);
+    batch_chunks_ = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(window / kStreams / per_chunk, 1, std::min(count, kMostChunksPerBatch)));
+    // Where each chunk lies in its batch's device buffer: its first piece at a multiple of kAlign.
+    const std::size_t skip = r.filters.codec == GpuCodec::Deflate ? kZlibHeaderBytes : 0;
+    place_.resize(count);
+    std::size_t most_in = 0;
+    for (std::size_t b = 0; b < count; b += batch_chunks_) {
+      std::size_t used = 0;
+      for (std::size_t i = b; i < std::min(count, b + batch_chunks_); ++i) {
+        place_[i] = align_up(used + skip, kAlign) - skip;
+        used = place_[i] + r.chunks[i].stored_bytes;
+      }
+      most_in = std::max(most_in, used);
+    }
+    pinned_bytes_ = std::max<std::size_t>(staging.bytes / kPinned, largest + kAlign);
+    for (auto& p : d_.pinned) {
+      if (p.data.size() < pinned_bytes_ || p.data.size() > 2 * pinned_bytes_) p.data.resize(pinned_bytes_);
+    }
+    const std::size_t scratch = batch_chunks_ * stride_;
+    const std::size_t batches = (count + batch_chunks_ - 1) / batch_chunks_;
+    for (std::size_t k = 0; k < std::min(kStreams, batches); ++k) {
+      auto& g = d_.regions[k];
+      g.in.reserve(most_in, g.stream.get());
+      if (shuffled_ || scattered) g.decoded.reserve(scratch, g.stream.get());
+      if (shuffled_ && scattered) g.unshuffled.reserve(scratch, g.stream.get());
+      if (checks_adler32())
+        g.adler32_scratch.reserve(adler32_scratch_bytes(chunk_bytes_, batch_chunks_), g.stream.get());
+      temp(g, batch_chunks_, chunk_bytes_, batch_chunks_ * chunk_bytes_);
+    }
   }
 
   void run() {
-    std::size_t k = 0;
-    for (std::size_t begin = 0; begin < r_.chunks.size(); ++k) {
-      Half& h = d_.halves[k % 2];
-      finish(h);
-      begin = fill_and_submit(h, begin);
+    const auto start = std::chrono::steady_clock::now();
+    std::size_t batch = 0;
+    for (std::size_t first = 0; first < r_.chunks.size(); first += batch_chunks_, ++batch) {
+      Region& g = d_.regions[batch % kStreams];
+      finish(g);
+      submit(g, first, std::min(r_.chunks.size(), first + batch_chunks_));
     }
-    for (auto& h : d_.halves) finish(h);
+    for (auto& g : d_.regions) finish(g);
+    for (auto& p : d_.pinned) release(p);
+    phases_.wall = seconds_since(start);
+    note_decode_phases(phases_);
   }
 
   // After an error: let the GPU finish with the buffers before anyone reuses them.
   void abandon() noexcept {
-    (void)cudaStreamSynchronize(d_.stream);
-    for (auto& h : d_.halves) h.pending = false;
+    (void)cudaStreamSynchronize(d_.copy.get());
+    for (auto& g : d_.regions) {
+      (void)cudaStreamSynchronize(g.stream.get());
+      g.pending = false;
+    }
+    for (auto& p : d_.pinned) p.pending = false;
     (void)cudaGetLastError();
   }
 
  private:
-  // Waits for the batch last submitted from `h`, then checks nvCOMP's statuses and sizes, and
-  // deflate's Adler-32s.
-  void finish(Half& h) {
-    if (!h.pending) return;
-    cuda_check(cudaEventSynchronize(h.done), "cudaEventSynchronize");
-    h.pending = false;
-    const auto n = h.checks.size();
-    const auto* sizes = reinterpret_cast<const std::size_t*>(h.results.data());
-    const auto* statuses = reinterpret_cast<const nvcomp_abi::Status*>(h.results.data() + 8 * n);
-    const auto* adler32s = reinterpret_cast<const std::uint32_t*>(h.results.data() + 12 * n);
-    std::size_t last_redone = r_.chunks.size();  // a chunk of several pieces is decoded again once
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto chunk = h.checks[i].chunk;
-      std::string why;
-      if (statuses[i] != 0 || sizes[i] != h.checks[i].decoded) {
-        why = fmt::format("cannot be decoded on the GPU: {}: {}", codec_name(r_.filters.codec),
-                          statuses[i] != 0 ? nvcomp_.describe(statuses[i])
-                                           : fmt::format("decodes to {} bytes, not {}", sizes[i], h.checks[i].decoded));
-      } else if (checks_adler32()) {
-        // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
-        if (const auto mismatch = adler32_mismatch(h.checks[i].trailer, adler32s[i], r_.chunks[chunk].stored_bytes);
-            !mismatch.empty()) {
-          why = fmt::format("cannot be decoded: {}: {}", codec_name(r_.filters.codec), mismatch);
-        }
-      }
-      if (!why.empty() && chunk != last_redone) {
-        decode_again_on_cpu(h, chunk, why);
-        last_redone = chunk;
-      }
-    }
-  }
-
-  // A chunk the GPU did not decode, or whose Adler-32 disagrees (`why`): the CPU's decoder reads
-  // its stored bytes (still in `h`) as HDF5 would, for example a zlib stream with bytes after its
-  // end, whose last four bytes are then not its Adler-32; its part is copied over what the GPU put
-  // in place. A chunk the CPU cannot decode either fails the read with the CPU's reason.
-  void decode_again_on_cpu(const Half& h, std::size_t chunk, const std::string& why) {
-    const auto& c = r_.chunks[chunk];
-    const auto named = [&](const std::string& reason) {
-      return fmt::format("chunk {} of {} (at byte {} of '{}') {}", to_string(Box{c.origin, r_.chunk}), r_.where,
-                         c.file_offset, r_.file->name(), reason);
-    };
-    if (!r_.cpu) throw RuntimeError(named(why));
-    ByteBuffer data;
-    ByteBuffer scratch;
-    data.resize(c.stored_bytes);
-    std::memcpy(data.data(), h.data.data() + h.places[chunk - h.first], c.stored_bytes);
-    try {
-      r_.cpu->decode(data, scratch, 0, chunk_bytes_);  // the GPU decodes chunks with no filter skipped only
-    } catch (const RuntimeError& e) {
-      throw RuntimeError(named(fmt::format("cannot be decoded: {}", e.what())));
-    }
-    std::byte* redone = d_.redone.reserve(chunk_bytes_, d_.stream);
-    // On the stream, before the copy into place: a cudaMemcpy from pageable memory may return
-    // before its bytes arrive, and this stream does not wait for the default one.
-    cuda_check(cudaMemcpyAsync(redone, data.data(), chunk_bytes_, cudaMemcpyHostToDevice, d_.stream),
-               "cudaMemcpyAsync");
-    copy_box(out_ + linear(c.dst_offset, out_shape_) * es_, out_shape_, redone + linear(c.part.offset, r_.chunk) * es_,
-             r_.chunk, c.part.extent, es_, d_.stream);
-    cuda_check(cudaStreamSynchronize(d_.stream), "cudaStreamSynchronize");  // `data` and `redone` free again
+  // Where chunk i's part goes in the destination.
+  [[nodiscard]] std::byte* place_of(std::size_t i) const {
+    return out_ + linear(r_.chunks[i].dst_offset, out_shape_) * es_;
   }
 
   // Deflate's zlib streams end with an Adler-32 that nvCOMP leaves unchecked; it is one piece per
   // chunk, so piece i of a batch is chunk i.
   [[nodiscard]] bool checks_adler32() const noexcept { return r_.filters.codec == GpuCodec::Deflate; }
 
-  // Reads chunks from `begin` on into `h`, as many as fit, and submits their work to the GPU.
-  // Returns the first chunk not taken.
-  std::size_t fill_and_submit(Half& h, std::size_t begin) {
-    // Where each chunk goes in the pinned buffer: its first piece at a multiple of kAlign.
-    const std::size_t skip = r_.filters.codec == GpuCodec::Deflate ? kZlibHeaderBytes : 0;
-    std::vector<std::size_t> place;
-    std::size_t used = 0;
-    std::size_t end = begin;
-    while (end < r_.chunks.size() && end - begin < batch_chunks_) {
-      const std::size_t at = align_up(used + skip, kAlign) - skip;
-      if (at + r_.chunks[end].stored_bytes > half_bytes_ && end > begin) break;
-      place.push_back(at);
-      used = at + r_.chunks[end].stored_bytes;
-      ++end;
-    }
-    const auto count = end - begin;
-    std::vector<std::vector<StoredPiece>> pieces(count);
-    parallel_for(count, threads_, [&](std::size_t i) {
-      const auto& c = r_.chunks[begin + i];
-      std::byte* p = h.data.data() + place[i];
-      r_.file->read_at(p, c.stored_bytes, c.file_offset);
-      try {
-        split_stored_chunk(r_.filters.codec, p, c.stored_bytes, chunk_bytes_, pieces[i]);
-      } catch (const RuntimeError& e) {
-        throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
-                                       to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset, r_.file->name(),
-                                       codec_name(r_.filters.codec), e.what()));
+  // nvCOMP's scratch memory for `pieces` pieces of at most `most` bytes, `total` in all.
+  std::pair<std::byte*, std::size_t> temp(Region& g, std::size_t pieces, std::uint64_t most, std::uint64_t total) {
+    std::size_t bytes = 0;
+    if (pieces > 0) {
+      if (const auto s = codec_.temp_size(pieces, most, nvcomp_abi::DecompressOpts{}, &bytes, total, g.stream.get());
+          s != 0) {
+        throw RuntimeError(fmt::format("nvCOMP {} temp size for {} chunks: {}", codec_name(r_.filters.codec), pieces,
+                                       nvcomp_.describe(s)));
       }
-    });
-    // The table nvCOMP reads, and the raw pieces (lz4 blocks stored as they are) copied instead.
-    std::size_t n = 0;
+    }
+    return {g.temp.reserve(std::max<std::size_t>(bytes, 1), g.stream.get()), bytes};
+  }
+
+  // Waits until pinned buffer `p` has gone to the device.
+  void release(PinnedSlot& p) {
+    if (!p.pending) return;
+    const auto waited = std::chrono::steady_clock::now();
+    cuda_check(cudaEventSynchronize(p.end.get()), "cudaEventSynchronize");
+    phases_.wait += seconds_since(waited);
+    phases_.h2d += elapsed_ms(p.start.get(), p.end.get()) / 1000.0;
+    p.pending = false;
+  }
+
+  // Reads chunks [first, end) into the pinned ring and copies them into `g.in`, splitting each into
+  // its pieces (`pieces[i - first]`) and noting deflate's trailers (`trailers`).
+  void read_batch(Region& g, std::size_t first, std::size_t end, std::vector<std::vector<StoredPiece>>& pieces,
+                  std::vector<std::uint32_t>& trailers) {
+    for (std::size_t begin = first; begin < end;) {
+      std::size_t stop = begin + 1;
+      while (stop < end && place_[stop] + r_.chunks[stop].stored_bytes - place_[begin] <= pinned_bytes_) ++stop;
+      PinnedSlot& p = d_.pinned[slot_++ % kPinned];
+      release(p);
+      const auto read_start = std::chrono::steady_clock::now();
+      parallel_for(stop - begin, threads_, [&](std::size_t k) {
+        const auto i = begin + k;
+        const auto& c = r_.chunks[i];
+        std::byte* at = p.data.data() + (place_[i] - place_[begin]);
+        r_.file->read_at(at, c.stored_bytes, c.file_offset);
+        try {
+          split_stored_chunk(r_.filters.codec, at, c.stored_bytes, chunk_bytes_, pieces[i - first]);
+        } catch (const RuntimeError& e) {
+          throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
+                                         to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset, r_.file->name(),
+                                         codec_name(r_.filters.codec), e.what()));
+        }
+        if (checks_adler32()) trailers[i - first] = zlib_trailer(at, c.stored_bytes);
+      });
+      phases_.read += seconds_since(read_start);
+      const std::size_t bytes = place_[stop - 1] + r_.chunks[stop - 1].stored_bytes - place_[begin];
+      phases_.stored_bytes += bytes;
+      const auto copy = d_.copy.get();
+      p.start.record(copy);
+      cuda_check(cudaMemcpyAsync(g.in.data() + place_[begin], p.data.data(), bytes, cudaMemcpyHostToDevice, copy),
+                 "cudaMemcpyAsync");
+      p.end.record(copy);
+      p.pending = true;
+      begin = stop;
+    }
+    g.arrived.record(d_.copy.get());
+  }
+
+  // Reads batch [first, end) and queues its decoding on `g`'s stream.
+  void submit(Region& g, std::size_t first, std::size_t end) {
+    const auto count = end - first;
+    std::vector<std::vector<StoredPiece>> pieces(count);
+    std::vector<std::uint32_t> trailers(count);
+    read_batch(g, first, end, pieces, trailers);
+    ++phases_.batches;
+    phases_.chunks += count;
+
+    std::size_t n = 0;  // pieces nvCOMP decodes (not the raw lz4 blocks, copied)
     std::uint64_t most = 0;
     std::uint64_t total = 0;
     for (const auto& ps : pieces) {
@@ -361,67 +317,63 @@ class Run {
         total += p.decoded;
       }
     }
-    h.table.reserve(32 * n);
-    h.results.reserve(16 * n);
-    std::byte* in = d_.in.data();
-    std::byte* table = d_.table.reserve(32 * std::max<std::size_t>(n, 1), d_.stream);
-    std::byte* results = d_.results.reserve(16 * std::max<std::size_t>(n, 1), d_.stream);
-    std::byte* adler32_scratch =
-        checks_adler32() ? d_.adler32_scratch.reserve(adler32_scratch_bytes(chunk_bytes_, count), d_.stream) : nullptr;
-    std::byte* decoded = d_.decoded.data();
-    auto* in_ptrs = reinterpret_cast<const void**>(h.table.data());
-    auto* in_bytes = reinterpret_cast<std::size_t*>(h.table.data() + 8 * n);
-    auto* out_capacity = reinterpret_cast<std::size_t*>(h.table.data() + 16 * n);
-    auto* out_ptrs = reinterpret_cast<void**>(h.table.data() + 24 * n);
+    if (checks_adler32() && n != count) {
+      throw RuntimeError(fmt::format("GPU decoding of {}: {} deflate pieces for {} chunks", r_.where, n, count));
+    }
+    // The table: nvCOMP's four arrays, then per chunk where it is decoded and where it is unshuffled.
+    const std::size_t table_bytes = 32 * n + 16 * count;
+    g.table.reserve(table_bytes);
+    g.results.reserve(12 * n + 4 * count);
+    const auto stream = g.stream.get();
+    std::byte* table = g.table_d.reserve(std::max<std::size_t>(table_bytes, 1), stream);
+    std::byte* results = g.results_d.reserve(std::max<std::size_t>(12 * n + 4 * count, 1), stream);
+    const auto [temp_ptr, temp_bytes] = temp(g, n, most, total);
+    auto* in_ptrs = reinterpret_cast<const void**>(g.table.data());
+    auto* in_bytes = reinterpret_cast<std::size_t*>(g.table.data() + 8 * n);
+    auto* out_capacity = reinterpret_cast<std::size_t*>(g.table.data() + 16 * n);
+    auto* out_ptrs = reinterpret_cast<void**>(g.table.data() + 24 * n);
+    auto* decoded_at = reinterpret_cast<std::byte**>(g.table.data() + 32 * n);
+    auto* unshuffled_at = reinterpret_cast<std::byte**>(g.table.data() + 32 * n + 8 * count);
     struct RawCopy {
       std::byte* dst;
       const std::byte* src;
       std::size_t bytes;
     };
     std::vector<RawCopy> raw;
-    h.checks.clear();
+    g.checks.clear();
     std::size_t j = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      for (const auto& p : pieces[i]) {
-        const std::byte* src = in + place[i] + p.offset;
-        std::byte* dst = decoded + i * stride_ + p.out_offset;
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto i = first + k;
+      // Decoded into place where it is a run there and needs no unshuffling, else into scratch.
+      std::byte* decoded = direct_[i] && !shuffled_ ? place_of(i) : g.decoded.data() + k * stride_;
+      decoded_at[k] = decoded;
+      unshuffled_at[k] = direct_[i] ? place_of(i) : g.unshuffled.data() + k * stride_;
+      for (const auto& p : pieces[k]) {
+        const std::byte* src = g.in.data() + place_[i] + p.offset;
         if (p.raw) {
-          raw.push_back({dst, src, p.decoded});
+          raw.push_back({decoded + p.out_offset, src, p.decoded});
           continue;
         }
         in_ptrs[j] = src;
         in_bytes[j] = p.size;
         out_capacity[j] = p.decoded;
-        out_ptrs[j] = dst;
-        const auto trailer =
-            checks_adler32() ? zlib_trailer(h.data.data() + place[i], r_.chunks[begin + i].stored_bytes) : 0;
-        h.checks.push_back({begin + i, p.decoded, trailer});
+        out_ptrs[j] = decoded + p.out_offset;
+        g.checks.push_back({i, p.decoded, trailers[k]});
         ++j;
       }
     }
-    h.first = begin;
-    h.places = place;
-    if (checks_adler32() && n != count) {
-      throw RuntimeError(fmt::format("GPU decoding of {}: {} deflate pieces for {} chunks", r_.where, n, count));
-    }
-    std::size_t temp_bytes = 0;
-    if (n > 0) {
-      if (const auto s = codec_.temp_size(n, most, nvcomp_abi::DecompressOpts{}, &temp_bytes, total, d_.stream);
-          s != 0) {
-        throw RuntimeError(
-            fmt::format("nvCOMP {} temp size for {} chunks: {}", codec_name(r_.filters.codec), n, nvcomp_.describe(s)));
-      }
-    }
-    std::byte* temp = d_.temp.reserve(std::max<std::size_t>(temp_bytes, 1), d_.stream);
+    g.first = first;
+    g.count = count;
 
-    // In order on the stream: the copies in, the decoding, the unshuffling, the copies into place.
-    const auto stream = d_.stream;
-    cuda_check(cudaMemcpyAsync(in, h.data.data(), used, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    // In order on the batch's stream, once its bytes are in: the table, the decoding, the Adler-32s,
+    // the unshuffling, the copies into place, the results back.
+    cuda_check(cudaStreamWaitEvent(stream, g.arrived.get(), 0), "cudaStreamWaitEvent");
+    g.marks[0].record(stream);
+    cuda_check(cudaMemcpyAsync(table, g.table.data(), table_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
     if (n > 0) {
-      cuda_check(cudaMemcpyAsync(table, h.table.data(), 32 * n, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
       const auto s = codec_.decompress(
           reinterpret_cast<const void* const*>(table), reinterpret_cast<const std::size_t*>(table + 8 * n),
-          reinterpret_cast<const std::size_t*>(table + 16 * n), reinterpret_cast<std::size_t*>(results), n, temp,
+          reinterpret_cast<const std::size_t*>(table + 16 * n), reinterpret_cast<std::size_t*>(results), n, temp_ptr,
           temp_bytes, reinterpret_cast<void* const*>(table + 24 * n), nvcomp_abi::DecompressOpts{},
           reinterpret_cast<nvcomp_abi::Status*>(results + 8 * n), stream);
       if (s != 0) {
@@ -432,30 +384,109 @@ class Run {
     for (const auto& c : raw) {
       cuda_check(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
     }
+    g.marks[1].record(stream);
+    const auto* decoded_list = reinterpret_cast<const std::byte* const*>(table + 32 * n);
     if (checks_adler32()) {
-      adler32_chunks(decoded, chunk_bytes_, stride_, count, reinterpret_cast<std::uint32_t*>(results + 12 * n),
-                     adler32_scratch, stream);
+      adler32_listed(decoded_list, chunk_bytes_, count, reinterpret_cast<std::uint32_t*>(results + 12 * n),
+                     g.adler32_scratch.data(), stream);
     }
-    const std::byte* ready = decoded;
-    if (r_.filters.shuffle_bytes > 1) {
-      unshuffle_chunks(decoded, d_.unshuffled.data(), chunk_bytes_, stride_, count, r_.filters.shuffle_bytes, stream);
-      ready = d_.unshuffled.data();
+    g.marks[2].record(stream);
+    if (shuffled_) {
+      unshuffle_listed(decoded_list, reinterpret_cast<std::byte* const*>(table + 32 * n + 8 * count), chunk_bytes_,
+                       count, r_.filters.shuffle_bytes, stream);
     }
+    g.marks[3].record(stream);
     std::uint64_t placed = 0;
-    for (std::size_t i = 0; i < count; ++i) {
-      const auto& c = r_.chunks[begin + i];
-      copy_box(out_ + linear(c.dst_offset, out_shape_) * es_, out_shape_,
-               ready + i * stride_ + linear(c.part.offset, r_.chunk) * es_, r_.chunk, c.part.extent, es_, stream);
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto i = first + k;
+      const auto& c = r_.chunks[i];
+      if (!direct_[i]) {
+        const std::byte* ready = shuffled_ ? unshuffled_at[k] : decoded_at[k];
+        copy_box(place_of(i), out_shape_, ready + linear(c.part.offset, r_.chunk) * es_, r_.chunk, c.part.extent, es_,
+                 stream);
+      }
       placed += c.part.count() * es_;
     }
-    if (n > 0) {
-      const std::size_t back = checks_adler32() ? 16 * n : 12 * n;
-      cuda_check(cudaMemcpyAsync(h.results.data(), results, back, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync");
+    g.marks[4].record(stream);
+    if (n > 0 || checks_adler32()) {
+      cuda_check(cudaMemcpyAsync(g.results.data(), results, 12 * n + (checks_adler32() ? 4 * count : 0),
+                                 cudaMemcpyDeviceToHost, stream),
+                 "cudaMemcpyAsync");
     }
-    cuda_check(cudaEventRecord(h.done, stream), "cudaEventRecord");
-    h.pending = true;
+    g.done.record(stream);
+    g.pending = true;
     if (progress_ != nullptr) progress_->add(placed);
-    return end;
+  }
+
+  // Waits for the batch last submitted on `g`, then checks nvCOMP's statuses and sizes, and
+  // deflate's Adler-32s.
+  void finish(Region& g) {
+    if (!g.pending) return;
+    const auto waited = std::chrono::steady_clock::now();
+    cuda_check(cudaEventSynchronize(g.done.get()), "cudaEventSynchronize");
+    phases_.wait += seconds_since(waited);
+    g.pending = false;
+    phases_.decode += elapsed_ms(g.marks[0].get(), g.marks[1].get()) / 1000.0;
+    phases_.check += elapsed_ms(g.marks[1].get(), g.marks[2].get()) / 1000.0;
+    phases_.unshuffle += elapsed_ms(g.marks[2].get(), g.marks[3].get()) / 1000.0;
+    phases_.scatter += elapsed_ms(g.marks[3].get(), g.marks[4].get()) / 1000.0;
+    const auto n = g.checks.size();
+    const auto* sizes = reinterpret_cast<const std::size_t*>(g.results.data());
+    const auto* statuses = reinterpret_cast<const nvcomp_abi::Status*>(g.results.data() + 8 * n);
+    const auto* adler32s = reinterpret_cast<const std::uint32_t*>(g.results.data() + 12 * n);
+    std::size_t last_redone = r_.chunks.size();  // a chunk of several pieces is decoded again once
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto chunk = g.checks[i].chunk;
+      std::string why;
+      if (statuses[i] != 0 || sizes[i] != g.checks[i].decoded) {
+        why = fmt::format("cannot be decoded on the GPU: {}: {}", codec_name(r_.filters.codec),
+                          statuses[i] != 0 ? nvcomp_.describe(statuses[i])
+                                           : fmt::format("decodes to {} bytes, not {}", sizes[i], g.checks[i].decoded));
+      } else if (checks_adler32()) {
+        // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
+        if (const auto mismatch = adler32_mismatch(g.checks[i].trailer, adler32s[i], r_.chunks[chunk].stored_bytes);
+            !mismatch.empty()) {
+          why = fmt::format("cannot be decoded: {}: {}", codec_name(r_.filters.codec), mismatch);
+        }
+      }
+      if (!why.empty() && chunk != last_redone) {
+        decode_again_on_cpu(g, chunk, why);
+        last_redone = chunk;
+      }
+    }
+  }
+
+  // A chunk the GPU did not decode, or whose Adler-32 disagrees (`why`): the CPU's decoder reads
+  // its stored bytes (copied back from `g.in`) as HDF5 would, for example a zlib stream with bytes
+  // after its end, whose last four bytes are then not its Adler-32; its part is copied over what
+  // the GPU put in place. A chunk the CPU cannot decode either fails the read with the CPU's reason.
+  void decode_again_on_cpu(Region& g, std::size_t chunk, const std::string& why) {
+    const auto& c = r_.chunks[chunk];
+    const auto named = [&](const std::string& reason) {
+      return fmt::format("chunk {} of {} (at byte {} of '{}') {}", to_string(Box{c.origin, r_.chunk}), r_.where,
+                         c.file_offset, r_.file->name(), reason);
+    };
+    if (!r_.cpu) throw RuntimeError(named(why));
+    const auto stream = g.stream.get();
+    ByteBuffer data;
+    ByteBuffer scratch;
+    data.resize(c.stored_bytes);
+    cuda_check(
+        cudaMemcpyAsync(data.data(), g.in.data() + place_[chunk], c.stored_bytes, cudaMemcpyDeviceToHost, stream),
+        "cudaMemcpyAsync");
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    try {
+      r_.cpu->decode(data, scratch, 0, chunk_bytes_);  // the GPU decodes chunks with no filter skipped only
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(named(fmt::format("cannot be decoded: {}", e.what())));
+    }
+    std::byte* redone = d_.redone.reserve(chunk_bytes_, stream);
+    // On the stream, before the copy into place: a cudaMemcpy from pageable memory may return
+    // before its bytes arrive, and this stream does not wait for the default one.
+    cuda_check(cudaMemcpyAsync(redone, data.data(), chunk_bytes_, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
+    copy_box(place_of(chunk), out_shape_, redone + linear(c.part.offset, r_.chunk) * es_, r_.chunk, c.part.extent, es_,
+             stream);
+    cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");  // `data` and `redone` free again
   }
 
   const DecodeRequest& r_;
@@ -469,8 +500,13 @@ class Run {
   std::size_t es_ = 0;
   std::size_t chunk_bytes_ = 0;
   std::size_t stride_ = 0;
-  std::size_t half_bytes_ = 0;
+  bool shuffled_ = false;
   std::size_t batch_chunks_ = 0;
+  std::size_t pinned_bytes_ = 0;
+  std::size_t slot_ = 0;            // the pinned buffer the next piece goes through (mod kPinned)
+  std::vector<bool> direct_;        // per chunk: decoded or unshuffled straight into place
+  std::vector<std::size_t> place_;  // per chunk: where it lies in its batch's device buffer
+  DecodePhases phases_;
 };
 
 }  // namespace
@@ -493,6 +529,6 @@ void decode_to_device(int device, const DecodeRequest& request, std::byte* out, 
   note_path("nvcomp");
 }
 
-std::uint64_t decoder_pinned_bytes() { return pinned_total.load(); }
+std::uint64_t decoder_pinned_bytes() { return Pinned::total(); }
 
 }  // namespace h5tile::detail::gpu

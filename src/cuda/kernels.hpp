@@ -20,6 +20,12 @@ namespace h5tile::detail::gpu {
 void unshuffle_chunks(const std::byte* in, std::byte* out, std::size_t chunk_bytes, std::size_t stride,
                       std::size_t count, std::size_t elem_size, cudaStream_t stream);
 
+// The same for chunks each at its own address: `in` and `out` are device memory holding `count`
+// pointers, each a multiple of 16 (8 for 2-byte elements); out[c] may be the chunk's place in the
+// destination.
+void unshuffle_listed(const std::byte* const* in, std::byte* const* out, std::size_t chunk_bytes, std::size_t count,
+                      std::size_t elem_size, cudaStream_t stream);
+
 // The blocks that adler32_chunks gives each chunk of `chunk_bytes`: one per 64 KiB, at least one,
 // at most 1024 (the chunk's last block adds up their sums).
 [[nodiscard]] constexpr std::size_t adler32_blocks(std::size_t chunk_bytes) noexcept {
@@ -41,5 +47,10 @@ void unshuffle_chunks(const std::byte* in, std::byte* out, std::size_t chunk_byt
 // adler32_scratch_bytes(chunk_bytes, count), 8-byte aligned) are written. Asynchronous on `stream`.
 void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t stride, std::size_t count,
                     std::uint32_t* out, std::byte* scratch, cudaStream_t stream);
+
+// The same for chunks each at its own address: `chunks` is device memory holding `count` pointers,
+// each a multiple of 16.
+void adler32_listed(const std::byte* const* chunks, std::size_t chunk_bytes, std::size_t count, std::uint32_t* out,
+                    std::byte* scratch, cudaStream_t stream);
 
 }  // namespace h5tile::detail::gpu

@@ -27,4 +27,14 @@ void adler32_chunks(const std::byte* /*data*/, std::size_t /*chunk_bytes*/, std:
   absent();
 }
 
+void unshuffle_listed(const std::byte* const* /*in*/, std::byte* const* /*out*/, std::size_t /*chunk_bytes*/,
+                      std::size_t /*count*/, std::size_t /*elem_size*/, cudaStream_t /*stream*/) {
+  absent();
+}
+
+void adler32_listed(const std::byte* const* /*chunks*/, std::size_t /*chunk_bytes*/, std::size_t /*count*/,
+                    std::uint32_t* /*out*/, std::byte* /*scratch*/, cudaStream_t /*stream*/) {
+  absent();
+}
+
 }  // namespace h5tile::detail::gpu

@@ -98,6 +98,8 @@ void note_path(const char* path);
 void begin_device_io();
 // Records why GPUDirect Storage was not used for the current call ("" when it was).
 void note_gds_reason(const std::string& reason);
+// Records where the GPU decoder's time went in the current call.
+void note_decode_phases(const DecodePhases& phases);
 [[nodiscard]] DeviceIoReport report();
 
 }  // namespace h5tile::detail::gpu

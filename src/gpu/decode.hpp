@@ -112,15 +112,18 @@ struct DecodeRequest {
 [[nodiscard]] std::string decode_obstacle(const GpuFilters& filters, const std::string& library);
 
 // Reads and decodes `request`'s chunks into `out` (row-major device memory of `out_shape` on
-// `device`): the stored bytes are read with `threads` threads into pinned buffers (two, each of
-// half of `staging.bytes` or one chunk, whichever is more), copied to the device, decoded there
-// with nvCOMP `library` in batches (one batch read while the one before decodes), unshuffled and
-// copied into place; a deflate chunk's Adler-32 is checked against its stream's trailer. A chunk
-// that nvCOMP fails on, or whose Adler-32 disagrees, is decoded again by `request.cpu` (which
-// finds the end of a zlib stream that has bytes after it, as HDF5 does) and its part copied into
-// place. `progress` (if given) counts the bytes placed. Throws RuntimeError naming the chunk, the
-// dataset and the reason (the CPU decoder's; nvCOMP's or the Adler-32's without one) for a chunk
-// that does not decode.
+// `device`) in as few batches as the device window allows (32 x `staging.bytes`, at most a quarter
+// of the device's free memory; two batches in flight): the stored bytes are read with `threads`
+// threads into a ring of four pinned buffers (each a quarter of `staging.bytes` or one chunk,
+// whichever is more) and copied to the device while the workers read on; a batch is decoded there
+// with nvCOMP `library` in one call, unshuffled and put in place (a chunk that is whole and one run
+// in the destination straight there, the others clipped as the CPU path clips them); a deflate
+// chunk's Adler-32 is checked against its stream's trailer. A chunk that nvCOMP fails on, or whose
+// Adler-32 disagrees, is decoded again by `request.cpu` (which finds the end of a zlib stream that
+// has bytes after it, as HDF5 does) and its part copied into place. `progress` (if given) counts
+// the bytes placed; last_device_io()'s decode_phases says where the time went. Throws RuntimeError
+// naming the chunk, the dataset and the reason (the CPU decoder's; nvCOMP's or the Adler-32's
+// without one) for a chunk that does not decode.
 void decode_to_device(int device, const DecodeRequest& request, std::byte* out, const Shape& out_shape,
                       const std::string& library, unsigned threads, const Staging& staging, Progress* progress);
 

@@ -42,6 +42,7 @@ std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/, GdsMode /*mode*/) {
 void note_path(const char* /*path*/) {}
 void begin_device_io() {}
 void note_gds_reason(const std::string& /*reason*/) {}
+void note_decode_phases(const DecodePhases& /*phases*/) {}
 void note_decoder(const std::string& /*decoder*/, const std::string& /*reason*/) {}
 bool kernels_built() noexcept { return false; }
 std::string decode_obstacle(const GpuFilters& /*filters*/, const std::string& /*library*/) {

@@ -41,6 +41,8 @@ def decoded_on_gpu():
     if report["decoder"] == "cpu" and "nvCOMP" in report["decoder_reason"]:
         pytest.skip(report["decoder_reason"])
     assert report["decoder"] == "nvcomp" and report["path"] == "nvcomp", report
+    phases = report["decode_phases"]
+    assert phases["chunks"] > 0 and phases["batches"] > 0 and phases["wall"] > 0, phases
     return report
 
 
