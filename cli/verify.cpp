@@ -1,7 +1,11 @@
 // `h5tile verify FILE[:DATASET]`: is it whole? One line per problem; exit 1 if any.
+#include <filesystem>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <h5tile/h5tile.hpp>
 
@@ -57,14 +61,29 @@ int run_verify() {
     }
     // Whose decoders checked the stored bytes: HDF5's alone where h5tile leaves the decoding to it.
     std::string hdf5_only;
-    if (verify_options.read && found.empty() && skipped_because.empty()) {
+    // What must travel with the file: the folders of a virtual dataset's source files.
+    std::set<std::string> travels;
+    if (found.empty() && skipped_because.empty()) {
       try {
         const auto info = describe(target.file, name);
-        if (info.decoder == "hdf5") hdf5_only = info.decoder_reason.empty() ? "HDF5 decodes it" : info.decoder_reason;
+        if (verify_options.read && info.decoder == "hdf5") {
+          hdf5_only = info.decoder_reason.empty() ? "HDF5 decodes it" : info.decoder_reason;
+        }
+        if (info.layout == "virtual") {
+          for (const auto& v : list_virtual_sources(target.file, name)) {
+            if (v.file != ".") travels.insert(std::filesystem::path(v.file).parent_path().string() + "/");
+          }
+        }
       } catch (const std::exception&) {
         // described before: nothing more to say
       }
     }
+    const auto travel_note =
+        travels.empty()
+            ? std::string()
+            : fmt::format("; virtual: copy {} with the file, or h5py reads zeros there",
+                          travels.size() <= 3 ? fmt::format("{}", fmt::join(travels, ", "))
+                                              : fmt::format("the {} folders of its sources", travels.size()));
     problems += found.size();
     auto j = json_name(name);
     j["ok"] = found.empty();
@@ -75,13 +94,17 @@ int run_verify() {
     } else if (found.empty()) {
       if (!read.empty()) j["read"] = read;
       if (!hdf5_only.empty()) j["checked_only_by_hdf5"] = hdf5_only;
+      if (!travels.empty()) j["travels_with"] = travels;
       if (verify_options.json) {
         // the JSON entry is complete
       } else if (!hdf5_only.empty()) {
-        print_line(stdout, "ok: {} ({}; its stored bytes were checked only by HDF5's decoders: {})", name,
-                   read.empty() ? "every byte read" : read, hdf5_only);
+        print_line(stdout, "ok: {} ({}; its stored bytes were checked only by HDF5's decoders: {}{})", name,
+                   read.empty() ? "every byte read" : read, hdf5_only, travel_note);
+      } else if (!read.empty() || !travels.empty()) {
+        print_line(stdout, "ok: {} ({})", name,
+                   read.empty() ? travel_note.substr(2) : fmt::format("{}{}", read, travel_note));
       } else {
-        print_line(stdout, "ok: {}{}", name, read.empty() ? "" : fmt::format(" ({})", read));
+        print_line(stdout, "ok: {}", name);
       }
     } else {
       if (!verify_options.json) {

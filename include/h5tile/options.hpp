@@ -16,6 +16,10 @@ namespace h5tile {
 
 /// How `to_file` lays the dataset out on disk.
 enum class Layout : std::uint8_t {
+  /// The default: one self-contained file where one process writes the whole array (`to_file`:
+  /// Contiguous, or Chunked when a compression or a chunk shape is given), and Virtual where
+  /// separate writers each write their own tiles (`write_tiles`: MPI ranks, Legate tasks).
+  Auto,
   /// One small file per tile in the sidecar folder `<file>.tiles/`, and a virtual dataset in
   /// the main file that maps every tile (paths relative to the main file).
   Virtual,
@@ -28,7 +32,7 @@ enum class Layout : std::uint8_t {
   Chunked,
 };
 
-/// "virtual", "contiguous", "chunked".
+/// "auto", "virtual", "contiguous", "chunked".
 [[nodiscard]] std::string_view layout_name(Layout layout) noexcept;
 /// The layout of that name; throws InvalidArgument naming the accepted ones.
 [[nodiscard]] Layout layout_from_name(std::string_view name);
@@ -86,7 +90,7 @@ using ProgressCallback = std::function<bool(std::uint64_t bytes_done, std::uint6
 
 /// Options of `to_file` and `write_tiles`.
 struct WriteOptions {
-  Layout layout = Layout::Virtual;
+  Layout layout = Layout::Auto;
   Mode mode = Mode::Overwrite;
   /// Worker ranks of the whole-array API (threads); 0: the `threads` setting.
   unsigned ranks = 0;

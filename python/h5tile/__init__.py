@@ -145,7 +145,7 @@ def _prepare(array: Any, name: str = "array"):
 _whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.chunk_list, _args.compression
 
 
-def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "virtual",
+def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "auto",
             mode: str = "w", ranks: int = 0, sync: bool = True, keep_previous: bool = True,
             chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
             shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
@@ -157,13 +157,18 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
             ``__array_interface__`` or ``__array__``. Strides are honoured; device arrays are
             written from device memory. Legate and cuPyNumeric arrays are written by Legate's
-            point tasks, each its own tile (:func:`h5tile.legate.to_file`), where the options
-            allow (layout "virtual", mode "w", no chunks, comm or progress).
+            point tasks, each its own tile (:func:`h5tile.legate.to_file`, the virtual layout),
+            where the options allow (layout "auto" or "virtual", mode "w", no chunks, comm or
+            progress).
         path: the HDF5 file; missing folders are created.
         dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
-        layout: "virtual" (default: one file per tile in ``<path>.tiles/`` and a virtual dataset
-            mapping them), "contiguous" (one self-contained file) or "chunked" (one self-contained
-            file, one unfiltered chunked dataset; every tile written in place).
+        layout: "auto" (default): one self-contained file, "contiguous", or "chunked" when
+            ``compression`` or ``chunks`` is given; with ``comm`` (separate processes, each writing
+            its own tile) "virtual". "contiguous" and "chunked" (one self-contained file, every
+            tile written in place by its own thread): copy the ``.h5`` and you have everything.
+            "virtual": one file per tile in ``<path>.tiles/`` and a virtual dataset mapping them;
+            the ``.tiles/`` folder must travel with the file (h5py reads the fill value, zeros,
+            where a tile is missing; ``h5tile verify`` says so).
         chunks: layout "chunked": the chunk shape; None: one chunk per tile (tiles are then
             aligned to chunks), at most 1 GiB each (1 MiB when compressed). Layout "virtual" with
             compression: the chunk shape of the tile files (each clipped to its tile).
@@ -206,7 +211,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
     layout, mode = _args.text("layout", layout, _LAYOUTS), _args.text("mode", mode, _MODES)
     sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
     progress = _args.progress(progress)
-    if (_is_legate(array) and comm is None and layout == "virtual" and mode == "w" and chunks is None
+    if (_is_legate(array) and comm is None and layout in ("auto", "virtual") and mode == "w" and chunks is None
             and progress is None and filters[0] == "none" and not shuffle and not fletcher32):
         # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
         from . import legate as _legate
@@ -452,15 +457,16 @@ def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.Pa
 
 
 def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any,
-               offset: Sequence[int], global_shape: Sequence[int], layout: str = "virtual", mode: str = "w",
+               offset: Sequence[int], global_shape: Sequence[int], layout: str = "auto", mode: str = "w",
                sync: bool = True, keep_previous: bool = True, chunks: Optional[Sequence[int]] = None,
                compression: Optional[str] = None, level: Optional[int] = None, shuffle: bool = False,
                fletcher32: bool = False) -> None:
     """Collective (MPI, through an mpi4py communicator): every rank writes its tile ``array`` at
     ``offset`` of a dataset of ``global_shape``. All ranks pass the same path, dataset, shape and
     options; together the tiles cover the dataset exactly once. If any rank fails, every rank
-    raises the same error and the previous file is left intact. Compression as in :func:`to_file`
-    (layout "chunked": every chunk must lie in one tile)."""
+    raises the same error and the previous file is left intact. ``layout="auto"`` is "virtual" here
+    (each rank's tile in its own file); "contiguous" and "chunked" write one self-contained file.
+    Compression as in :func:`to_file` (layout "chunked": every chunk must lie in one tile)."""
     comm = _args.communicator(comm)
 
     def arguments():

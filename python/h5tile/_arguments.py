@@ -16,7 +16,7 @@ from ._h5tile import ArgumentTypeError, InvalidArgumentError
 
 UINT64_MAX = 2**64 - 1
 INT32_MAX = 2**31 - 1
-LAYOUTS = ("virtual", "contiguous", "chunked")
+LAYOUTS = ("auto", "virtual", "contiguous", "chunked")
 MODES = ("w", "a", "x", "w-")
 COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
 

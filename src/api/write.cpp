@@ -247,19 +247,22 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
     bytes += tile.data.dtype.size() * (tile.data.shape == tile.box.extent ? tile.box.count() : 0);
   }
   Progress progress(options.progress, bytes);
-  write_tiles_impl(comm, global_shape, tiles, path, dataset, options, progress);
+  WriteOptions effective = options;
+  effective.layout = resolved_layout(options, false);
+  write_tiles_impl(comm, global_shape, tiles, path, dataset, effective, progress);
 }
 
 WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::string& dataset,
                     const WriteOptions& options) {
   const auto name = checked_dataset_name(dataset, path);
   check_array(array, path, name);
-  check_layout_options(options, path, name);
+  WriteOptions effective = options;
+  effective.layout = resolved_layout(options, true);
+  check_layout_options(effective, path, name);
   check_target(path, options.mode, name);
   const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
-  WriteOptions effective = options;
-  if (options.layout == Layout::Chunked && !array.shape.empty()) {
+  if (effective.layout == Layout::Chunked && !array.shape.empty()) {
     // Tiles of whole chunks along the first axis, so that no two ranks share a chunk; the
     // chunk chosen here is the one written (the plan would otherwise derive it again from the
     // aligned tiles, and could pick another).

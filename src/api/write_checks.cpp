@@ -91,6 +91,12 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const fs:
   }
 }
 
+Layout resolved_layout(const WriteOptions& options, bool one_process) noexcept {
+  if (options.layout != Layout::Auto) return options.layout;
+  if (!one_process) return Layout::Virtual;
+  return options.compression.any() || !options.chunk.empty() ? Layout::Chunked : Layout::Contiguous;
+}
+
 void check_layout_options(const WriteOptions& options, const fs::path& path, const std::string& dataset) {
   const auto& compression = options.compression;
   if (compression.any() && options.layout == Layout::Contiguous) {
@@ -295,6 +301,7 @@ std::string check_dataset_name(const std::string& dataset) { return detail::norm
 
 std::string_view layout_name(Layout layout) noexcept {
   switch (layout) {
+    case Layout::Auto: return "auto";
     case Layout::Virtual: return "virtual";
     case Layout::Contiguous: return "contiguous";
     case Layout::Chunked: return "chunked";
@@ -303,12 +310,12 @@ std::string_view layout_name(Layout layout) noexcept {
 }
 
 Layout layout_from_name(std::string_view name) {
-  for (const auto layout : {Layout::Virtual, Layout::Contiguous, Layout::Chunked}) {
+  for (const auto layout : {Layout::Auto, Layout::Virtual, Layout::Contiguous, Layout::Chunked}) {
     if (layout_name(layout) == name) {
       return layout;
     }
   }
-  throw InvalidArgument(fmt::format("layout must be 'virtual', 'contiguous' or 'chunked', not '{}'", name));
+  throw InvalidArgument(fmt::format("layout must be 'auto', 'virtual', 'contiguous' or 'chunked', not '{}'", name));
 }
 
 }  // namespace h5tile

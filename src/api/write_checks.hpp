@@ -46,6 +46,11 @@ void check_target(const std::filesystem::path& path, Mode mode, const std::strin
 // Creates the missing folders above `target`; IoError (with errno) naming the folder and the
 // target when one cannot be made.
 void create_parent_folders(const std::filesystem::path& target);
+// Layout::Auto resolved: where one process writes the whole array (`one_process`: to_file), one
+// self-contained file, Chunked when a compression or a chunk shape is given and Contiguous
+// otherwise; where separate writers each write their own tiles (write_tiles), Virtual. Any
+// other layout as given.
+[[nodiscard]] Layout resolved_layout(const WriteOptions& options, bool one_process) noexcept;
 // The options fit the layout: a chunk shape only with Layout::Chunked, or with Layout::Virtual
 // and compression (the tiles' chunks); compression not with Layout::Contiguous, and at a level
 // its compressor takes.

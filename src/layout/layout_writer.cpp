@@ -42,6 +42,7 @@ std::unique_ptr<LayoutWriter> make_layout_writer(const WritePlan& plan, const Wr
     case Layout::Contiguous: return make_contiguous_writer(plan, config);
     case Layout::Chunked:
       return plan.filters.empty() ? make_chunked_writer(plan, config) : make_filtered_chunked_writer(plan, config);
+    case Layout::Auto:  // resolved before a plan is made (api/write_checks: resolved_layout)
     case Layout::Virtual: break;
   }
   return make_virtual_writer(plan, config);

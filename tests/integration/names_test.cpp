@@ -44,7 +44,7 @@ void expect_reads(const std::filesystem::path& file, const std::string& dataset,
 TEST_P(Names, VirtualAndConsolidatedReadBack) {
   const auto& c = GetParam();
   const auto v = iota_from(1, 12 * 5);
-  to_file(view(v.data(), {12, 5}), path(c.file), c.dataset, {.ranks = 3}).wait();
+  to_file(view(v.data(), {12, 5}), path(c.file), c.dataset, {.layout = Layout::Virtual, .ranks = 3}).wait();
   EXPECT_EQ(describe(path(c.file), c.dataset).layout, "virtual");
   EXPECT_TRUE(std::filesystem::is_directory(path(c.file + ".tiles") / c.dataset.substr(1)));
   expect_reads(path(c.file), c.dataset, v);
@@ -68,9 +68,11 @@ TEST_F(NameCollisions, AppendingOneDatasetKeepsTheOthersTiles) {
   for (const bool keep_previous : {true, false}) {
     const auto file = path(keep_previous ? "keep.h5" : "nokeep.h5");
     for (int round = 0; round < 3; ++round) {  // later rounds replace (and clean up) each
-      to_file(view(a.data(), {8, 3}), file, "/a%b", {.mode = Mode::Append, .ranks = 2, .keep_previous = keep_previous})
+      to_file(view(a.data(), {8, 3}), file, "/a%b",
+              {.layout = Layout::Virtual, .mode = Mode::Append, .ranks = 2, .keep_previous = keep_previous})
           .wait();
-      to_file(view(b.data(), {6, 4}), file, "/a_b", {.mode = Mode::Append, .ranks = 3, .keep_previous = keep_previous})
+      to_file(view(b.data(), {6, 4}), file, "/a_b",
+              {.layout = Layout::Virtual, .mode = Mode::Append, .ranks = 3, .keep_previous = keep_previous})
           .wait();
       expect_reads(file, "/a%b", a);
       expect_reads(file, "/a_b", b);

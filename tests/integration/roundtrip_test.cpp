@@ -275,7 +275,7 @@ TEST_F(Async, FenceWaitsForEveryWriteAndReportsFailures) {
 
   // A failure that only shows while writing: the sidecar name is taken by a plain file.
   std::ofstream(path("bad.h5.tiles")) << "in the way";
-  auto h = to_file(view(a.data(), {a.size()}), path("bad.h5"), "/d");
+  auto h = to_file(view(a.data(), {a.size()}), path("bad.h5"), "/d", {.layout = Layout::Virtual});
   EXPECT_THROW(fence(), Error);
   EXPECT_THROW(h.wait(), Error);
   EXPECT_FALSE(std::filesystem::exists(path("bad.h5")));
@@ -286,7 +286,7 @@ TEST_F(Async, AFailedWriteLeavesThePreviousFileIntact) {
   to_file(view(old_data.data(), {500}), path("keep.h5"), "/d", {.layout = Layout::Contiguous}).wait();
   std::ofstream(path("keep.h5.tiles")) << "in the way";
   std::vector<std::int32_t> new_data(500, 9);
-  EXPECT_THROW(to_file(view(new_data.data(), {500}), path("keep.h5"), "/d").wait(), Error);
+  EXPECT_THROW(to_file(view(new_data.data(), {500}), path("keep.h5"), "/d", {.layout = Layout::Virtual}).wait(), Error);
   const auto back = from_file(path("keep.h5"), "/d");
   EXPECT_TRUE(equal_bytes(back, old_data.data(), 2000));
   std::set<std::string> names;

@@ -130,7 +130,7 @@ def test_a_generation_published_by_a_killed_writer_is_kept_for_the_readers_of_it
     unpublished = a_dead_writers_unpublished_generation(published)
     with h5py.File(out, "r") as f:
         dset = f["data"]  # opened before the next write; HDF5 opens the tile files lazily
-        h5tile.to_file(new, out, "/data", ranks=2).wait()
+        h5tile.to_file(new, out, "/data", ranks=2, layout="virtual").wait()
         # The file that the killed writer published is the one the next write replaced: its
         # tiles are kept for its readers, as for any replaced file (before: removed as a dead
         # writer's leftovers, and h5py read zeros).
@@ -139,7 +139,7 @@ def test_a_generation_published_by_a_killed_writer_is_kept_for_the_readers_of_it
     assert published.exists() and (published / ".superseded").exists()
     assert not (published / ".in-progress").exists()
     assert not unpublished.exists()  # mapped by no file: a dead writer's leftovers, removed
-    h5tile.to_file(old, out, "/data", ranks=2).wait()  # the next write removes what it superseded
+    h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()  # the next write removes what it superseded
     assert not published.exists() and len(generations(out)) == 2
     assert read(out).tobytes() == old.tobytes()
 
@@ -149,17 +149,17 @@ def test_a_generation_published_by_a_killed_writer_is_replaced_like_any_other(to
     old = random_array("int16", (64, 48), seed=3)
     published = published_then_killed(tool, old, out)
     # keep_previous=False removes the replaced generation at once, whoever wrote it.
-    h5tile.to_file(old * 2, out, "/data", ranks=2, keep_previous=False).wait()
+    h5tile.to_file(old * 2, out, "/data", ranks=2, keep_previous=False, layout="virtual").wait()
     assert not published.exists() and len(generations(out)) == 1
     # Appending another dataset leaves /data's tiles as they are: the file still maps them.
     published = published_then_killed(tool, old, out)
-    h5tile.to_file(old * 3, out, "/other", ranks=2, mode="a").wait()
+    h5tile.to_file(old * 3, out, "/other", ranks=2, mode="a", layout="virtual").wait()
     assert np.array_equal(read(out), old) and published.exists()
     assert np.array_equal(h5tile.from_file(out, "/data"), old)
     # Replacing /data in append mode then keeps them as superseded, as an overwrite does.
     with h5py.File(out, "r", locking=False) as f:  # append mode opens the file to copy it
         dset = f["data"]
-        h5tile.to_file(old * 4, out, "/data", ranks=2, mode="a").wait()
+        h5tile.to_file(old * 4, out, "/data", ranks=2, mode="a", layout="virtual").wait()
         assert np.array_equal(dset[...], old)
     assert (published / ".superseded").exists()
     assert np.array_equal(h5tile.from_file(out, "/data"), old * 4)
@@ -227,7 +227,7 @@ def test_a_failed_fsync_of_the_folder_after_the_rename_leaves_the_new_file_whole
     verify = subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", f"{out}:/data"], capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout
     assert not any((g / ".in-progress").exists() for g in generations(out))
-    h5tile.to_file(old, out, "/data", ranks=2).wait()  # later writes clean up as usual
+    h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()  # later writes clean up as usual
     assert read(out).tobytes() == old.tobytes() and len(generations(out)) == 2
 
 
@@ -236,7 +236,7 @@ import sys
 import threading
 sys.path.insert(0, sys.argv[1])
 import numpy as np, h5tile
-h5tile.to_file(np.arange(10.0), sys.argv[2], "/other", mode="a").wait()
+h5tile.to_file(np.arange(10.0), sys.argv[2], "/other", mode="a", layout="virtual").wait()
 """
 
 
@@ -246,7 +246,7 @@ def test_an_append_over_a_file_that_another_process_appended_to_meanwhile_is_an_
     # file. Another program's append between the copy and the rename was silently dropped
     # (both writes succeeded; the file held only the second one's dataset).
     out = tmp_path / "out.h5"
-    h5tile.to_file(np.zeros(3), out, "/first").wait()
+    h5tile.to_file(np.zeros(3), out, "/first", layout="virtual").wait()
     other = []
 
     def progress(done, total):

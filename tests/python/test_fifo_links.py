@@ -56,7 +56,7 @@ def assert_nobody_waits_on(fifo):
 
 def tile_fifo(folder):
     out = folder / "v.h5"
-    h5tile.to_file(np.arange(600, dtype=np.float64).reshape(30, 20), out, "/data", ranks=3).wait()
+    h5tile.to_file(np.arange(600, dtype=np.float64).reshape(30, 20), out, "/data", ranks=3, layout="virtual").wait()
     tile = sorted((folder / "v.h5.tiles").rglob("*.h5"))[1]
     tile.unlink()
     os.mkfifo(tile)

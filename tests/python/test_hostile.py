@@ -125,7 +125,7 @@ def test_a_fifo_in_place_of_the_file_is_refused_at_once(tmp_path):
 
 def test_a_fifo_in_place_of_a_tile_is_refused_at_once(tmp_path):
     out = tmp_path / "v.h5"
-    h5tile.to_file(np.arange(600, dtype=np.float64).reshape(30, 20), out, "/data", ranks=3).wait()
+    h5tile.to_file(np.arange(600, dtype=np.float64).reshape(30, 20), out, "/data", ranks=3, layout="virtual").wait()
     tile = sorted((tmp_path / "v.h5.tiles").rglob("*.h5"))[1]
     tile.unlink()
     os.mkfifo(tile)

@@ -29,7 +29,7 @@ def h5py_read(path, name):
 @pytest.mark.parametrize("file,name", NAMES)
 def test_virtual_write_and_consolidate_read_back_in_h5py(tmp_path, file, name):
     a = random_array("float64", (13, 6), seed=len(file))
-    h5tile.to_file(a, tmp_path / file, name, ranks=3).wait()
+    h5tile.to_file(a, tmp_path / file, name, ranks=3, layout="virtual").wait()
     assert (tmp_path / (file + ".tiles") / name[1:]).is_dir()
     with h5py.File(tmp_path / file, "r") as f:
         assert f[name].is_virtual
@@ -85,8 +85,8 @@ def test_datasets_that_once_shared_a_tile_folder_keep_their_tiles(tmp_path, keep
     a = random_array("int64", (9, 3), seed=1)
     b = random_array("float32", (5, 4), seed=2)
     for _ in range(3):  # later rounds replace each, and clean up what they replaced (or superseded)
-        h5tile.to_file(a, out, "/a%b", mode="a", ranks=2, keep_previous=keep_previous).wait()
-        h5tile.to_file(b, out, "/a_b", mode="a", ranks=3, keep_previous=keep_previous).wait()
+        h5tile.to_file(a, out, "/a%b", mode="a", ranks=2, keep_previous=keep_previous, layout="virtual").wait()
+        h5tile.to_file(b, out, "/a_b", mode="a", ranks=3, keep_previous=keep_previous, layout="virtual").wait()
         for name, expected in (("/a%b", a), ("/a_b", b)):
             assert same_bytes(h5py_read(out, name), expected)
             assert same_bytes(h5tile.from_file(out, name), expected)
@@ -99,17 +99,17 @@ def test_tiles_in_the_old_shared_folder_are_kept_while_mapped(tmp_path):
     out = tmp_path / "out.h5"
     a = random_array("int32", (6, 2), seed=3)
     b = random_array("int32", (4, 4), seed=4)
-    h5tile.to_file(a, out, "/a_b", ranks=2).wait()
+    h5tile.to_file(a, out, "/a_b", ranks=2, layout="virtual").wait()
     old = [g for g in (tmp_path / "out.h5.tiles" / "a_b").iterdir()]
     assert len(old) == 1
     (old[0] / ".dataset").unlink()  # as written before generations recorded their dataset
     with h5py.File(out, "a") as f:
         f.move("a_b", "a%b")  # now mapped as '/a%b', from the old shared folder 'a_b'
-    h5tile.to_file(b, out, "/a_b", mode="a", ranks=2, keep_previous=False).wait()
+    h5tile.to_file(b, out, "/a_b", mode="a", ranks=2, keep_previous=False, layout="virtual").wait()
     assert old[0].is_dir()
     assert same_bytes(h5py_read(out, "/a%b"), a) and same_bytes(h5tile.from_file(out, "/a%b"), a)
     assert same_bytes(h5py_read(out, "/a_b"), b) and same_bytes(h5tile.from_file(out, "/a_b"), b)
-    h5tile.to_file(a, out, "/a%b", mode="a", ranks=3, keep_previous=False).wait()
+    h5tile.to_file(a, out, "/a%b", mode="a", ranks=3, keep_previous=False, layout="virtual").wait()
     assert not old[0].exists()  # no longer mapped: removed with '/a%b''s old folder
     assert same_bytes(h5py_read(out, "/a%b"), a) and same_bytes(h5tile.from_file(out, "/a%b"), a)
     assert same_bytes(h5py_read(out, "/a_b"), b) and same_bytes(h5tile.from_file(out, "/a_b"), b)
@@ -118,7 +118,7 @@ def test_tiles_in_the_old_shared_folder_are_kept_while_mapped(tmp_path):
 
 def test_file_names_are_stored_escaped_and_h5py_sees_the_real_paths(tmp_path):
     a = random_array("uint8", (8, 8), seed=5)
-    h5tile.to_file(a, tmp_path / "p%.h5", "/q%", ranks=2).wait()
+    h5tile.to_file(a, tmp_path / "p%.h5", "/q%", ranks=2, layout="virtual").wait()
     with h5py.File(tmp_path / "p%.h5", "r") as f:
         stored = [s.file_name for s in f["q%"].virtual_sources()]
     assert len(stored) == 2 and all(s.startswith("p%%.h5.tiles/q%%/") for s in stored)

@@ -266,7 +266,7 @@ def test_chunked_layout_with_given_chunks_and_bad_chunks(tmp_path):
         h5tile.to_file(a, tmp_path / "d.h5", "/c", layout="chunked", chunks=(0, 7))
     with pytest.raises(ValueError, match="at most the shape"):
         h5tile.to_file(a, tmp_path / "d.h5", "/c", layout="chunked", chunks=(64, 7))
-    with pytest.raises(ValueError, match="layout must be 'virtual', 'contiguous' or 'chunked'"):
+    with pytest.raises(ValueError, match="layout must be 'auto', 'virtual', 'contiguous' or 'chunked'"):
         h5tile.to_file(a, tmp_path / "d.h5", "/c", layout="tiled")
 
 
@@ -354,7 +354,7 @@ def test_virtual_sources_outside_the_folder_are_refused_unless_allowed(tmp_path,
 
 def test_read_time_checksum_check_names_a_changed_tile(tmp_path):
     a = np.arange(30 * 8, dtype=np.float64).reshape(30, 8)
-    h5tile.to_file(a, tmp_path / "c.h5", "/c", ranks=3).wait()
+    h5tile.to_file(a, tmp_path / "c.h5", "/c", ranks=3, layout="virtual").wait()
     assert np.array_equal(h5tile.from_file(tmp_path / "c.h5", "/c", verify_checksums=True), a)
     with h5py.File(tmp_path / "c.h5", "r") as f:
         table = f["c"].attrs["h5tile_tile_table"]

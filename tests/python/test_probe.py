@@ -157,7 +157,7 @@ def test_a_probe_of_a_virtual_dataset_of_many_tiles_opens_it_on_one_thread(tmp_p
     # More than 256 tiles: the opening code's loops would run on the pool, whose workers are
     # not in the child (the probe runs them on its one thread).
     a = random_array("int16", (600, 3), seed=5)
-    h5tile.to_file(a, tmp_path / "many.h5", "/data", ranks=300).wait()
+    h5tile.to_file(a, tmp_path / "many.h5", "/data", ranks=300, layout="virtual").wait()
     h5tile.settings.set_threads(8)
     assert same_bytes(h5tile.from_file(tmp_path / "many.h5", "/data", probe=True), a)
     assert h5tile.describe(tmp_path / "many.h5", "/data", probe=True)["virtual_sources"] == 300

@@ -43,7 +43,7 @@ def shape(line: str) -> list:
 def make_files(folder):
     """The files the README's transcripts use."""
     a = np.arange(16384 * 1024, dtype=np.uint32).reshape(16384, 1024)
-    h5tile.to_file(a, folder / "run.h5", "/data", ranks=4).wait()
+    h5tile.to_file(a, folder / "run.h5", "/data", ranks=4, layout="virtual").wait()
     with h5py.File(folder / "other.h5", "w") as f:
         f.create_dataset("fields/u", data=np.zeros((1000, 250)), chunks=(100, 250), compression="gzip")
         ragged = f.create_dataset("ragged", (3,), dtype=h5py.vlen_dtype(np.int32))

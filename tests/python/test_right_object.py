@@ -103,7 +103,7 @@ def replace_tile(tmp_path, how):
     """Writes a virtual dataset of 3 tiles and replaces the file of tile 1 in the way `how` says,
     keeping its size. Returns the array written and the path of the replaced tile."""
     a = random_array("float32", (90, 500), seed=7)
-    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=3).wait()
+    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=3, layout="virtual").wait()
     with h5py.File(tmp_path / "v.h5", "r") as f:
         tile = tmp_path / f["data"].virtual_sources()[1].file_name
     size = os.path.getsize(tile)
@@ -156,7 +156,7 @@ def test_a_tile_replaced_by_bytes_that_are_not_hdf5_is_an_error(tmp_path, tool, 
 @pytest.mark.parametrize("offset", [0, 8192, 1 << 40])
 def test_a_forged_raw_offset_in_the_tile_index_is_not_believed(tmp_path, tool, offset):
     a = random_array("int16", (64, 300), seed=9)
-    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=4).wait()
+    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=4, layout="virtual").wait()
     with h5py.File(tmp_path / "v.h5", "a") as f:
         table = f["data"].attrs["h5tile_tile_table"]
         table[2][0] = offset

@@ -25,10 +25,10 @@ def test_a_reader_that_opened_the_old_file_reads_it_whole_after_an_overwrite(tmp
     out = tmp_path / "out.h5"
     old = random_array("float32", (300, 200), seed=1)
     new = random_array("float32", (300, 200), seed=2)
-    h5tile.to_file(old, out, "/data", ranks=4).wait()
+    h5tile.to_file(old, out, "/data", ranks=4, layout="virtual").wait()
     with h5py.File(out, "r") as f:
         dset = f["data"]  # opened, nothing read yet: HDF5 opens the tile files lazily
-        h5tile.to_file(new, out, "/data", ranks=3).wait()
+        h5tile.to_file(new, out, "/data", ranks=3, layout="virtual").wait()
         assert dset[...].tobytes() == old.tobytes()
     assert h5tile.from_file(out, "/data").tobytes() == new.tobytes()
     # The replaced generation is kept (marked) until the next write, which removes it.
@@ -36,7 +36,7 @@ def test_a_reader_that_opened_the_old_file_reads_it_whole_after_an_overwrite(tmp
     assert len(first) == 2 and sum((g / ".superseded").exists() for g in first) == 1
     replaced = next(g for g in first if (g / ".superseded").exists())
     current = next(g for g in first if g != replaced)
-    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()
     second = generations(out)
     assert len(second) == 2 and replaced not in second
     assert current in second and (current / ".superseded").exists()
@@ -45,10 +45,10 @@ def test_a_reader_that_opened_the_old_file_reads_it_whole_after_an_overwrite(tmp
 def test_keep_previous_off_removes_the_old_tiles_at_once(tmp_path):
     out = tmp_path / "out.h5"
     old = np.arange(1, 60001, dtype=np.int32).reshape(300, 200)
-    h5tile.to_file(old, out, "/data", ranks=4).wait()
+    h5tile.to_file(old, out, "/data", ranks=4, layout="virtual").wait()
     with h5py.File(out, "r") as f:
         dset = f["data"]
-        h5tile.to_file(old * 2, out, "/data", ranks=4, keep_previous=False).wait()
+        h5tile.to_file(old * 2, out, "/data", ranks=4, keep_previous=False, layout="virtual").wait()
         assert len(generations(out)) == 1
         # The documented cost: HDF5 readers of the old file now get fill values (0) instead.
         assert not np.array_equal(dset[...], old)
@@ -66,24 +66,24 @@ def test_planted_symbolic_links_are_refused_and_never_followed(tmp_path):
     # A link where the tile folder goes: the write fails naming it; nothing lands in the target.
     (work / "out.h5.tiles").symlink_to(precious, target_is_directory=True)
     with pytest.raises(OSError, match="symbolic link"):
-        h5tile.to_file(old, out, "/data", ranks=2).wait()
+        h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()
     assert sorted(p.name for p in precious.iterdir()) == ["keep.txt"]
     assert not out.exists()
     (work / "out.h5.tiles").unlink()
 
     # A link below the tile folder, at the dataset's folder.
-    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()
     (work / "out.h5.tiles" / "grp").mkdir()
     (work / "out.h5.tiles" / "grp" / "x").symlink_to(precious, target_is_directory=True)
     with pytest.raises(OSError, match="symbolic link"):
-        h5tile.to_file(old, out, "/grp/x", ranks=2, mode="a").wait()
+        h5tile.to_file(old, out, "/grp/x", ranks=2, mode="a", layout="virtual").wait()
     assert sorted(p.name for p in precious.iterdir()) == ["keep.txt"]
     assert h5tile.from_file(out, "/data").tobytes() == old.tobytes()  # the file is as before
 
     # A link among the stale entries: the clean-up removes the link, never what it points to.
     (work / "out.h5.tiles" / "grp" / "x").unlink()
     (work / "out.h5.tiles" / "data" / "0123456789abcdef-1-00000000").symlink_to(precious, target_is_directory=True)
-    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()
     assert (precious / "keep.txt").read_text() == "mine"
     assert not (work / "out.h5.tiles" / "data" / "0123456789abcdef-1-00000000").exists()
 
@@ -91,7 +91,7 @@ def test_planted_symbolic_links_are_refused_and_never_followed(tmp_path):
     # neither followed nor written through.
     victim = precious / "keep.txt"
     (work / ".out.h5.lock").symlink_to(victim)
-    h5tile.to_file(old, out, "/data", ranks=2).wait()
+    h5tile.to_file(old, out, "/data", ranks=2, layout="virtual").wait()
     assert victim.read_text() == "mine" and (work / ".out.h5.lock").is_symlink()
     assert h5tile.from_file(out, "/data").tobytes() == old.tobytes()
 

@@ -73,7 +73,7 @@ def test_bad_values_are_value_errors_that_say_what_is_wrong(restore):
 def test_settings_change_what_later_calls_do(tmp_path, restore):
     a = random_array("float32", (64, 10), seed=1)
     settings.set_threads(2)
-    h5tile.to_file(a, tmp_path / "a.h5", "/x").wait()  # ranks 0: the threads setting
+    h5tile.to_file(a, tmp_path / "a.h5", "/x", layout="virtual").wait()  # ranks 0: the threads setting
     with h5py.File(tmp_path / "a.h5", "r") as f:
         assert len(f["x"].virtual_sources()) == 2
     settings.set_raw_io(False)

@@ -161,7 +161,7 @@ def test_a_compressed_tile_whose_chunk_record_reaches_past_its_file_is_an_error(
     checks its chunk records against the tile's file."""
     a = np.arange(40 * 16, dtype="<i4").reshape(40, 16)
     path = tmp_path / "t.h5"
-    h5tile.to_file(a, path, "/x", ranks=2, compression="gzip", chunks=(10, 16))
+    h5tile.to_file(a, path, "/x", ranks=2, compression="gzip", chunks=(10, 16), layout="virtual")
     h5tile.fence()
     tile = sorted((tmp_path / "t.h5.tiles").rglob("tile-00001.h5"))[0]
     with h5py.File(tile, "r") as f:

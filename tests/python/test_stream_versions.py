@@ -80,7 +80,7 @@ def test_a_batched_read_that_cannot_hold_every_tile_stops_naming_the_replacement
     out = tmp_path / "f.h5"
     rows = 48 * 5
     old = np.arange(rows * 8, dtype=np.int32).reshape(rows, 8)
-    h5tile.to_file(old, out, "/data", ranks=48).wait()
+    h5tile.to_file(old, out, "/data", ranks=48, layout="virtual").wait()
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         import resource, sys
         import numpy as np
@@ -93,7 +93,7 @@ def test_a_batched_read_that_cannot_hold_every_tile_stops_naming_the_replacement
         try:
             for i, (block, (r, c)) in enumerate(blocks):
                 if i == 1:
-                    h5tile.to_file(old + 1000000, {str(out)!r}, "/data", ranks=3, keep_previous=False).wait()
+                    h5tile.to_file(old + 1000000, {str(out)!r}, "/data", ranks=3, keep_previous=False, layout="virtual").wait()
                 assert np.array_equal(block, old[r:r + 5]), ("a block of another version", r)
                 offsets.append(r)
         except h5tile.VirtualSourceError as e:

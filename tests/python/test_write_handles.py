@@ -128,15 +128,15 @@ def test_handle_repr_result_and_with(tmp_path):
 @pytest.mark.parametrize("keep_previous", [True, False])
 def test_replacing_a_file_leaves_no_folder_of_a_dataset_it_no_longer_has(tmp_path, keep_previous):
     a, b = np.arange(12.0).reshape(3, 4), np.ones((5, 2), dtype=np.int16)
-    h5tile.to_file(a, tmp_path / "two.h5", "/g/a").wait()
-    h5tile.to_file(b, tmp_path / "two.h5", "/b", keep_previous=keep_previous).wait()
-    h5tile.to_file(b, tmp_path / "two.h5", "/b", keep_previous=keep_previous).wait()
+    h5tile.to_file(a, tmp_path / "two.h5", "/g/a", layout="virtual").wait()
+    h5tile.to_file(b, tmp_path / "two.h5", "/b", keep_previous=keep_previous, layout="virtual").wait()
+    h5tile.to_file(b, tmp_path / "two.h5", "/b", keep_previous=keep_previous, layout="virtual").wait()
     with h5py.File(tmp_path / "two.h5", "r") as f:
         assert list(f) == ["b"] and (f["b"][...] == b).all()
     tiles = tmp_path / "two.h5.tiles"
     assert sorted(p.name for p in tiles.iterdir()) == ["b"]
     # mode "a" keeps the other dataset and its folder
-    h5tile.to_file(a, tmp_path / "two.h5", "/g/a", mode="a").wait()
+    h5tile.to_file(a, tmp_path / "two.h5", "/g/a", mode="a", layout="virtual").wait()
     with h5py.File(tmp_path / "two.h5", "r") as f:
         assert (f["g/a"][...] == a).all() and (f["b"][...] == b).all()
     assert sorted(p.name for p in tiles.iterdir()) == ["b", "g"]

@@ -60,6 +60,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SplitForRanks,
                                            std::tuple{Shape{}, 4U, 1ULL}, std::tuple{Shape{0, 5}, 4U, 1ULL},
                                            std::tuple{Shape{1}, 1U, 1ULL}));
 
+TEST(ResolvedLayout, AutoIsOneFileForOneProcessAndVirtualForSeparateWriters) {
+  const Compression gzip{.compressor = Compressor::Gzip};
+  EXPECT_EQ(resolved_layout({}, true), Layout::Contiguous);
+  EXPECT_EQ(resolved_layout({.compression = gzip}, true), Layout::Chunked);
+  EXPECT_EQ(resolved_layout({.chunk = {4, 4}}, true), Layout::Chunked);
+  EXPECT_EQ(resolved_layout({}, false), Layout::Virtual);
+  EXPECT_EQ(resolved_layout({.compression = gzip}, false), Layout::Virtual);
+  for (const auto given : {Layout::Virtual, Layout::Contiguous, Layout::Chunked}) {
+    EXPECT_EQ(resolved_layout({.layout = given}, true), given);
+    EXPECT_EQ(resolved_layout({.layout = given}, false), given);
+  }
+  EXPECT_EQ(WriteOptions{}.layout, Layout::Auto);
+  EXPECT_EQ(layout_from_name("auto"), Layout::Auto);
+  EXPECT_EQ(layout_name(Layout::Auto), "auto");
+}
+
 TEST(Coverage, CountsOverlapsAndGaps) {
   const Shape shape{4, 4};
   const std::vector<Box> once{{{0, 0}, {2, 4}}, {{2, 0}, {2, 4}}};

@@ -24,7 +24,8 @@ class EarlyReads : public testing_support::TempDirTest {
     TempDirTest::SetUp();
     for (std::size_t i = 0; i < data_.size(); ++i) data_[i] = static_cast<std::int32_t>(i * 7 + 3);
     file_ = path("t.h5");
-    to_file(view(data_.data(), kShape), file_, "/data", {.ranks = kTiles, .sync = false}).wait();
+    to_file(view(data_.data(), kShape), file_, "/data", {.layout = Layout::Virtual, .ranks = kTiles, .sync = false})
+        .wait();
   }
   void TearDown() override {
     settings::set_early_reads(true);
