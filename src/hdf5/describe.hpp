@@ -24,6 +24,7 @@ struct DatasetDescription {
   Storage storage = Storage::Other;
   Shape chunk;                       // Chunked: the chunk shape
   std::vector<std::string> filters;  // Chunked: the filter pipeline, by name ("deflate", "filter 32015")
+  std::vector<std::vector<unsigned>> filter_values;  // Chunked: each filter's client data, as stored
 };
 
 // The dataset's creation property list (what its mapping, chunks and filters are read from).
