@@ -178,10 +178,11 @@ def readme_python_examples():
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
 def test_readme_python_examples_run(tmp_path, index):
     examples = readme_python_examples()
-    assert len(examples) == 3, "the README has three Python examples (two in its Python section, one on compression)"
+    assert len(examples) == 4, ("the README has four Python examples (two in its Python section, one of h5py-style "
+                                "objects, one on compression)")
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
     out = subprocess.run([sys.executable, "-c", examples[index]], cwd=tmp_path, env=env, capture_output=True,
                          text=True, timeout=120)
