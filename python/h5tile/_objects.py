@@ -343,6 +343,10 @@ def _dataset_from_state(file: File, name: str, info: Optional[dict]) -> Dataset:
     return Dataset(file, name)
 
 
+# A selection whose covering box is larger than this and than 4 times the selection is read in
+# slabs (Dataset._read_by_slabs) instead of as one box.
+_COVERING_BOX_BYTES = 64 << 20
+
 _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
 
 
@@ -483,8 +487,43 @@ class Dataset(_Object):
         sel = _Selection(key, shape)
         if not shape and sel.scalar_request:
             return self._read_box((), ())[()]
-        data = self._read_box(sel.offset, sel.extent)
-        return sel.finish(data)
+        itemsize = self.dtype.itemsize
+        box_bytes = int(np.prod(sel.extent, dtype=object)) * itemsize
+        wanted_bytes = int(np.prod(sel.result_shape, dtype=object)) * itemsize
+        if box_bytes <= max(4 * wanted_bytes, _COVERING_BOX_BYTES):
+            return sel.finish(self._read_box(sel.offset, sel.extent))
+        return self._read_by_slabs(sel)
+
+    def _read_by_slabs(self, sel: "_Selection"):
+        """A sparse selection (steps that leave most of the covering box unread), read in slabs
+        along the outermost stepped axis: one box per run of picked indices, each run of at most
+        _COVERING_BOX_BYTES or within one chunk there, ending at a chunk's edge (so that no chunk
+        is decoded twice). Memory stays at the result and one slab, not the whole covering box."""
+        axis = next(i for i, p in enumerate(sel.post) if isinstance(p, slice) and p.step not in (None, 1))
+        step = sel.post[axis].step
+        picks = list(range(sel.offset[axis], sel.offset[axis] + sel.extent[axis])[::step])
+        chunk = self.chunks[axis] if self.chunks else 1
+        full = [len(range(n)[p]) if isinstance(p, slice) else 1 for n, p in zip(sel.extent, sel.post)]
+        out = np.empty(full, self.dtype)
+        inner = [slice(None) if not isinstance(p, slice) else p for p in sel.post]
+        # Bytes of the box per index along `axis`: a run grows while it stays in one chunk, or
+        # while its box stays within _COVERING_BOX_BYTES (then it ends at a chunk's edge).
+        per_index = int(np.prod(sel.extent, dtype=object)) // max(sel.extent[axis], 1) * self.dtype.itemsize
+        j = 0
+        while j < len(picks):
+            run = j + 1
+            while run < len(picks) and (picks[run] // chunk == picks[run - 1] // chunk
+                                        or (abs(picks[run] - picks[j]) + 1) * per_index <= _COVERING_BOX_BYTES):
+                run += 1
+            lo, hi = min(picks[j], picks[run - 1]), max(picks[j], picks[run - 1]) + 1
+            offset, extent = list(sel.offset), list(sel.extent)
+            offset[axis], extent[axis] = lo, hi - lo
+            inner[axis] = slice(None, None, step)  # from the box's first (or, stepping back, last) index
+            place = tuple(slice(j, run) if i == axis else slice(None) for i in range(len(full)))
+            block = self._read_box(offset, extent)
+            out[place] = block[tuple(inner)]
+            j = run
+        return out[tuple(0 if not isinstance(p, slice) else slice(None) for p in sel.post)]
 
     def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
         """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's ``read_direct``). Where the

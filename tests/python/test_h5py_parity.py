@@ -357,3 +357,24 @@ def test_url_opens_read_only(nginx_server, sample):
         assert f.attrs["text"] == ref.attrs["text"]
     with pytest.raises(ValueError, match="URL"):
         h5tile.File(url, "a")
+
+
+@pytest.mark.parametrize("key", [(slice(None, None, 7),), (slice(1, None, 5), slice(None, None, 3)),
+                                 (slice(None, None, -9), 2), (slice(None, None, 11), 1),
+                                 (slice(2, 30, 13), Ellipsis, slice(1, 4))], ids=repr)
+def test_sparse_selections_read_in_slabs_as_numpy(sample, monkeypatch, key):
+    """Where steps leave most of the covering box unread, one box per picked index is read (the
+    memory stays at the result): the same values as one covering box gives."""
+    from h5tile import _objects
+    reads = []
+    original = _objects.Dataset._read_box
+    monkeypatch.setattr(_objects.Dataset, "_read_box", lambda self, o, e, out=None: reads.append(tuple(e)) or
+                        original(self, o, e, out))
+    monkeypatch.setattr(_objects, "_COVERING_BOX_BYTES", 0)
+    with h5tile.File(sample) as f:
+        for name in ("i4_chunked", "u2_gzip"):
+            whole = f[name][()]
+            reads.clear()
+            got = f[name][key]
+            assert equal(whole[key], got), (name, key)
+            assert len(reads) > 1 and sum(e[0] for e in reads) < whole.shape[0], reads  # not one covering box
