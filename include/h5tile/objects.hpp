@@ -72,6 +72,10 @@ void write_attribute(const std::filesystem::path& path, const std::string& objec
 void write_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name,
                      const std::vector<std::string>& strings, const Shape& shape, std::size_t fixed_width = 0);
 
+/// As above, an attribute with no value (a null dataspace, h5py's `Empty`) of type `dtype`.
+void write_empty_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name,
+                           DType dtype);
+
 /// Removes attribute `name` of `object` in place. Throws DatasetNotFound where the object or
 /// the attribute does not exist.
 void delete_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name);

@@ -594,10 +594,11 @@ class Dataset(_Object):
                 options.update(compression=codec, level=self.compression_opts)
         # h5tile's own attributes (h5tile_*) are made anew by the write; the others come back after it.
         kept = {name: raw for name, raw in self.attrs._raw().items() if not name.startswith("h5tile_")}
-        lost = sorted(name for name, raw in kept.items() if raw[0] not in _RESTORABLE)
+        lost = sorted(name for name, raw in kept.items()
+                      if raw[0] not in _RESTORABLE or (raw[0] == "empty" and raw[2] is None))
         if lost:
             raise InvalidArgumentError(f"cannot rewrite '{self._name}' in '{self._file.filename}': h5tile could not "
-                                       f"write back its attributes {lost} (empty or of a type h5tile does not read)")
+                                       f"write back its attributes {lost} (of a type h5tile does not read)")
         from . import to_file
         to_file(data, self._file.filename, self._name, mode="a", **options).wait()
         self._file._catalog.reset()
@@ -608,7 +609,7 @@ class Dataset(_Object):
                 self.attrs._write_raw(name, raw)
 
 
-_RESTORABLE = ("numbers", "fixed_strings", "variable_strings")
+_RESTORABLE = ("numbers", "fixed_strings", "variable_strings", "empty")
 
 
 class _AsType:
@@ -741,6 +742,13 @@ class AttributeManager(MutableMapping):
         reshaped to ``shape`` where given."""
         f = self._obj._file
         f._check_writable(f"write attribute '{name}' of '{self._obj._name}'")
+        if isinstance(data, Empty) or (type(data).__name__ == "Empty" and hasattr(data, "dtype")):  # h5py's too
+            if data.dtype is None:
+                raise InvalidArgumentError(f"attribute '{name}': an Empty value needs a dtype")
+            empty = np.dtype(data.dtype)
+            _h5tile.write_empty_attribute(f.filename, self._obj._name, name,
+                                          f"V{empty.itemsize}" if empty.kind == "V" else empty.name)
+            return
         if isinstance(data, str) and dtype is None and shape is None:
             _h5tile.write_string_attribute(f.filename, self._obj._name, name, [data.encode()], [], 0)
             return
@@ -777,6 +785,8 @@ class AttributeManager(MutableMapping):
         if kind in ("fixed_strings", "variable_strings"):
             _h5tile.write_string_attribute(f.filename, self._obj._name, name, list(value), list(shape),
                                            width if kind == "fixed_strings" else 0)
+        elif kind == "empty":
+            self.create(name, Empty(value.dtype))
         else:
             self.create(name, value)
 

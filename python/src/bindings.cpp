@@ -595,6 +595,15 @@ NB_MODULE(_h5tile, m) {
       },
       "path"_a, "object"_a, "name"_a, "strings"_a, "shape"_a, "fixed_width"_a);
   m.def(
+      "write_empty_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name,
+         const std::string& dtype) {
+        const auto type = h5tile::DType::from_name(dtype);
+        nb::gil_scoped_release release;
+        h5tile::write_empty_attribute(path, object, name, type);
+      },
+      "path"_a, "object"_a, "name"_a, "dtype"_a);
+  m.def(
       "delete_attribute",
       [](const std::filesystem::path& path, const std::string& object, const std::string& name) {
         nb::gil_scoped_release release;

@@ -103,6 +103,11 @@ void write_attribute(const fs::path& path, const std::string& object, const std:
   });
 }
 
+void write_empty_attribute(const fs::path& path, const std::string& object, const std::string& name, DType dtype) {
+  change_attributes(path, object, name,
+                    [&](hid_t handle, const std::string&) { detail::write_empty_attribute(handle, name, dtype); });
+}
+
 void delete_attribute(const fs::path& path, const std::string& object, const std::string& name) {
   change_attributes(path, object, name, [&](hid_t handle, const std::string& normalized) {
     if (!detail::delete_attribute(handle, name)) {

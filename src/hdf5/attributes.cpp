@@ -259,6 +259,13 @@ void write_attribute(hid_t object, const std::string& name, const std::vector<st
   write_attribute(object, name.c_str(), type.get(), type.get(), space.get(), text.data());
 }
 
+void write_empty_attribute(hid_t object, const std::string& name, DType dtype) {
+  const Hdf5Lock lock;
+  (void)delete_attribute(object, name);
+  const auto type = make_type(dtype);
+  write_empty_attribute(object, name.c_str(), type.get());
+}
+
 bool delete_attribute(hid_t object, const std::string& name) {
   const Hdf5Lock lock;
   if (H5Aexists(object, name.c_str()) <= 0) {

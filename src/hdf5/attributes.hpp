@@ -59,6 +59,8 @@ void write_empty_attribute(hid_t object, const char* name, hid_t type);
 void write_attribute(hid_t object, const std::string& name, const ArrayView& value);
 void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& strings, const Shape& shape,
                      std::size_t fixed_width);
+// Creates attribute `name` of `object` with no value (a null dataspace) of `dtype`, replacing one of that name.
+void write_empty_attribute(hid_t object, const std::string& name, DType dtype);
 // Removes attribute `name` of `object`; false where there is none.
 bool delete_attribute(hid_t object, const std::string& name);
 

@@ -65,6 +65,18 @@ TEST_F(Objects, AttributesRoundTrip) {
   EXPECT_EQ(data.as<double>()[5], 2.5);
 }
 
+TEST_F(Objects, EmptyAttributesKeepTheirType) {
+  std::vector<int> v(3, 1);
+  to_file(view(v.data(), {3}), path("f.h5"), "/d", {.layout = Layout::Contiguous}).wait();
+  write_empty_attribute(path("f.h5"), "/d", "e", DType(DTypeKind::Float32));
+  const auto attributes = read_attributes(path("f.h5"), "d");
+  ASSERT_EQ(attributes.size(), 1U);
+  EXPECT_EQ(attributes[0].kind, AttributeKind::Empty);
+  ASSERT_TRUE(attributes[0].numbers);
+  EXPECT_EQ(attributes[0].numbers->dtype(), DType(DTypeKind::Float32));
+  EXPECT_EQ(attributes[0].numbers->size(), 0U);
+}
+
 TEST_F(Objects, ErrorsNameWhatIsMissing) {
   std::vector<int> v(3, 1);
   to_file(view(v.data(), {3}), path("f.h5"), "/d", {.layout = Layout::Contiguous}).wait();
