@@ -35,7 +35,8 @@ class UnsupportedType : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
-/// The dataset name does not exist in the file. (Python: KeyError-like ValueError.)
+/// The dataset name does not exist in the file. (Python: h5tile.DatasetNotFoundError, a ValueError
+/// and a KeyError.)
 class DatasetNotFound : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
@@ -48,7 +49,8 @@ class NotADataset : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
-/// A write path that is an existing directory. (Python: h5tile.IsADirectoryPathError, a ValueError.)
+/// A path that is a directory: a write's target, or a file to read. (Python:
+/// h5tile.IsADirectoryPathError, a ValueError and an IsADirectoryError.)
 class IsADirectory : public InvalidArgument {
  public:
   using InvalidArgument::InvalidArgument;
@@ -73,7 +75,8 @@ class FileExists : public RuntimeError {
   using RuntimeError::RuntimeError;
 };
 
-/// The file exists but is not an HDF5 file, or its metadata cannot be read.
+/// The file exists but is not an HDF5 file, or its metadata cannot be read. (Python:
+/// h5tile.NotHdf5FileError, a RuntimeError and an OSError.)
 class NotHdf5File : public RuntimeError {
  public:
   using RuntimeError::RuntimeError;

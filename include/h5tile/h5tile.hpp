@@ -8,6 +8,7 @@
 #include <h5tile/dtype.hpp>
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
+#include <h5tile/objects.hpp>
 #include <h5tile/options.hpp>
 #include <h5tile/settings.hpp>
 #include <h5tile/version.hpp>

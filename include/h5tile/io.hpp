@@ -89,6 +89,8 @@ struct DatasetInfo {
   Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate", "lzf"
   std::string charset;               ///< string dtypes (S<n>, object): "ascii" or "utf-8"; empty otherwise
+  /// Each filter's client data as stored (chunked only), e.g. {4} for deflate at level 4.
+  std::vector<std::vector<unsigned>> filter_values;
   /// Who decodes a filtered dataset's chunks when it is read: "h5tile" (h5tile's own decoder,
   /// on its worker threads, in parallel) or "hdf5" (the HDF5 library, one call at a time).
   /// Empty when nothing is filtered, and for a virtual dataset (its sources decide one by one).

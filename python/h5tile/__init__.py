@@ -29,12 +29,14 @@ import numpy as np
 from . import _arguments as _args
 from . import _h5tile, _writes, settings
 from ._writes import WriteHandle, fence
+from ._objects import AttributeManager, Dataset, Empty, File, Group
 from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
                       compressors, cuda_device_count, last_device_io, last_remote_io)
 
 __all__ = [
+    "File", "Group", "Dataset", "AttributeManager", "Empty",
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
     "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io", "last_remote_io",
     "CancelledError",

@@ -46,6 +46,24 @@ def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], exten
 
 def describe(path: str | os.PathLike, dataset: str, probe: bool | None = None) -> dict: ...
 
+def list_objects(path: str | os.PathLike) -> list:
+    """
+    [(name, kind)] of every group, dataset and named datatype below the root, depth first.
+    """
+
+def read_attributes(path: str | os.PathLike, object: str) -> list:
+    """
+    [(name, kind, shape, value, string width)] of the object's attributes, in name order.
+    """
+
+def write_attribute(path: str | os.PathLike, object: str, name: str, value: Annotated[NDArray, dict(writable=False)], opaque_size: int) -> None: ...
+
+def write_string_attribute(path: str | os.PathLike, object: str, name: str, strings: Sequence[bytes], shape: Sequence[int], fixed_width: int) -> None: ...
+
+def write_empty_attribute(path: str | os.PathLike, object: str, name: str, dtype: str) -> None: ...
+
+def delete_attribute(path: str | os.PathLike, object: str, name: str) -> None: ...
+
 def open_hdf5_objects() -> int:
     """
     How many HDF5 objects the HDF5 inside this module has open (0 between h5tile's calls): for leak checks.

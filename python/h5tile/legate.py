@@ -60,6 +60,11 @@ class NoSuchFileError(h5tile.NoSuchFileError, RuntimeError):
     """The file does not exist (a FileNotFoundError, and a RuntimeError as legate.io.hdf5 raises)."""
 
 
+class DirectoryReadError(h5tile.IsADirectoryPathError, RuntimeError):
+    """A directory given as the file to read (an IsADirectoryError, and a RuntimeError as
+    legate.io.hdf5 raises for a path that is not an HDF5 file)."""
+
+
 class UnsupportedTypeError(h5tile.UnsupportedTypeError, ValueError):
     """A dtype that a Legate store cannot hold (legate.io.hdf5 raises ValueError here)."""
 
@@ -172,6 +177,8 @@ def _describe(path: str, dataset_name: str) -> dict:
         return h5tile.describe(path, dataset_name)
     except h5tile.NoSuchFileError as e:
         raise NoSuchFileError(*e.args) from None
+    except h5tile.IsADirectoryPathError as e:
+        raise DirectoryReadError(*e.args) from None
     except h5tile.UnsupportedTypeError as e:
         raise UnsupportedTypeError(*e.args) from None
 

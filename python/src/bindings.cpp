@@ -46,7 +46,8 @@ struct Exceptions {
 };
 Exceptions exceptions;
 
-PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc) {
+PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list<PyObject*> bases, const char* doc,
+                         PyObject* dict = nullptr) {
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(bases.size()));
   Py_ssize_t i = 0;
   for (PyObject* b : bases) {
@@ -54,7 +55,7 @@ PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list
     PyTuple_SET_ITEM(tuple, i++, b);
   }
   const std::string qualified = std::string("h5tile.") + name;
-  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, tuple, nullptr);
+  PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, tuple, dict);
   Py_DECREF(tuple);
   m.attr(name) = nb::borrow(type);
   return type;
@@ -321,12 +322,18 @@ NB_MODULE(_h5tile, m) {
                        "An argument of the wrong type (a TypeError, and an InvalidArgumentError).");
   exceptions.unsupported = make_exception(m, "UnsupportedTypeError", {exceptions.error, base("TypeError")},
                                           "A dtype or HDF5 type h5tile does not support.");
+  // Also a KeyError, as h5py raises for a missing name; printed as the other errors are (a
+  // KeyError's own str() would quote the message).
+  nb::dict plain_str;
+  plain_str["__str__"] = nb::borrow(base("BaseException")).attr("__str__");
   exceptions.dataset_not_found =
-      make_exception(m, "DatasetNotFoundError", {exceptions.invalid}, "The dataset name does not exist in the file.");
+      make_exception(m, "DatasetNotFoundError", {exceptions.invalid, base("KeyError")},
+                     "The dataset, group or attribute does not exist (a KeyError too).", plain_str.ptr());
   exceptions.not_a_dataset =
       make_exception(m, "NotADatasetError", {exceptions.invalid}, "The name is a group, not a dataset.");
   exceptions.is_a_directory =
-      make_exception(m, "IsADirectoryPathError", {exceptions.invalid}, "The write path is a directory.");
+      make_exception(m, "IsADirectoryPathError", {exceptions.invalid, base("IsADirectoryError")},
+                     "The path is a directory (an IsADirectoryError too).");
   // Names of their own (not FileNotFoundError...): `from h5tile import *` must not shadow the built-ins.
   exceptions.file_not_found = make_exception(m, "NoSuchFileError", {exceptions.error, base("FileNotFoundError")},
                                              "The file does not exist (a FileNotFoundError).");
@@ -334,7 +341,8 @@ NB_MODULE(_h5tile, m) {
                                           "The file exists (mode 'x'; a FileExistsError).");
   exceptions.runtime = make_exception(m, "OperationError", {exceptions.error, base("RuntimeError")},
                                       "An operation failed at run time (a RuntimeError).");
-  exceptions.not_hdf5 = make_exception(m, "NotHdf5FileError", {exceptions.runtime}, "The file is not HDF5.");
+  exceptions.not_hdf5 = make_exception(m, "NotHdf5FileError", {exceptions.runtime, base("OSError")},
+                                       "The file is not HDF5 (an OSError too, as h5py raises).");
   exceptions.probe_failed = make_exception(
       m, "ProbeFailedError", {exceptions.not_hdf5},
       "HDF5 crashed or did not finish opening the file's metadata in a child process (probe=True): a damaged file.");
@@ -525,6 +533,7 @@ NB_MODULE(_h5tile, m) {
         d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
         d["filters"] = info.filters;
         d["charset"] = info.charset.empty() ? nb::none() : nb::object(nb::str(info.charset.c_str()));
+        d["filter_values"] = info.filter_values;
         d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
         d["decoder_reason"] =
             info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));
@@ -543,6 +552,91 @@ NB_MODULE(_h5tile, m) {
       .def("__len__", &PyBatched::count);
 
   m.attr("__version__") = H5TILE_VERSION_STRING;
+  m.def(
+      "list_objects",
+      [](const std::filesystem::path& path) {
+        std::vector<h5tile::ObjectEntry> entries;
+        {
+          nb::gil_scoped_release release;
+          entries = h5tile::list_objects(path);
+        }
+        nb::list out;
+        for (const auto& e : entries) {
+          const char* kind = e.kind == h5tile::ObjectKind::Group     ? "group"
+                             : e.kind == h5tile::ObjectKind::Dataset ? "dataset"
+                                                                     : "datatype";
+          out.append(nb::make_tuple(e.name, kind));
+        }
+        return out;
+      },
+      "path"_a, "[(name, kind)] of every group, dataset and named datatype below the root, depth first.");
+  m.def(
+      "read_attributes",
+      [](const std::filesystem::path& path, const std::string& object) {
+        std::vector<h5tile::Attribute> attributes;
+        {
+          nb::gil_scoped_release release;
+          attributes = h5tile::read_attributes(path, object);
+        }
+        nb::list out;
+        for (auto& a : attributes) {
+          nb::object value = nb::none();
+          const char* kind = "unsupported";
+          switch (a.kind) {
+            case h5tile::AttributeKind::Numbers: kind = "numbers"; break;
+            case h5tile::AttributeKind::FixedStrings: kind = "fixed_strings"; break;
+            case h5tile::AttributeKind::VariableStrings: kind = "variable_strings"; break;
+            case h5tile::AttributeKind::Empty: kind = "empty"; break;
+            case h5tile::AttributeKind::Unsupported: value = nb::str(a.reason.c_str()); break;
+          }
+          if (a.numbers) {
+            value = to_python(std::move(*a.numbers));
+          } else if (!a.strings.empty()) {
+            nb::list strings;
+            for (const auto& s : a.strings) strings.append(nb::bytes(s.data(), s.size()));
+            value = strings;
+          }
+          out.append(nb::make_tuple(a.name, kind, nb::tuple(nb::cast(a.shape)), value, a.string_width));
+        }
+        return out;
+      },
+      "path"_a, "object"_a, "[(name, kind, shape, value, string width)] of the object's attributes, in name order.");
+  m.def(
+      "write_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name, AnyArray value,
+         std::size_t opaque) {
+        const auto v = view_of(value, opaque);
+        nb::gil_scoped_release release;
+        h5tile::write_attribute(path, object, name, v);
+      },
+      "path"_a, "object"_a, "name"_a, "value"_a, "opaque_size"_a);
+  m.def(
+      "write_string_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name,
+         const std::vector<nb::bytes>& strings, const h5tile::Shape& shape, std::size_t fixed_width) {
+        std::vector<std::string> values;
+        values.reserve(strings.size());
+        for (const auto& s : strings) values.emplace_back(s.c_str(), s.size());
+        nb::gil_scoped_release release;
+        h5tile::write_attribute(path, object, name, values, shape, fixed_width);
+      },
+      "path"_a, "object"_a, "name"_a, "strings"_a, "shape"_a, "fixed_width"_a);
+  m.def(
+      "write_empty_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name,
+         const std::string& dtype) {
+        const auto type = h5tile::DType::from_name(dtype);
+        nb::gil_scoped_release release;
+        h5tile::write_empty_attribute(path, object, name, type);
+      },
+      "path"_a, "object"_a, "name"_a, "dtype"_a);
+  m.def(
+      "delete_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name) {
+        nb::gil_scoped_release release;
+        h5tile::delete_attribute(path, object, name);
+      },
+      "path"_a, "object"_a, "name"_a);
   m.def("open_hdf5_objects", &h5tile::open_hdf5_objects,
         "How many HDF5 objects the HDF5 inside this module has open (0 between h5tile's calls): for leak checks.");
   m.def(

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
+
+#include <h5tile/error.hpp>
 
 #include "hdf5/file.hpp"
 #include "hdf5/links.hpp"
@@ -120,6 +123,157 @@ DType attribute_dtype(hid_t attribute, const std::string& where) {
   const Hdf5Lock lock;
   const TypeHandle type(check(H5Aget_type(attribute), "H5Aget_type"));
   return dtype_of_type(type.get(), where);
+}
+
+}  // namespace h5tile::detail
+
+namespace h5tile::detail {
+namespace {
+
+// Strings of a string-typed attribute (`type`, of `count` elements), into `out`.
+void read_strings(hid_t attribute, hid_t type, std::uint64_t count, Attribute& out) {
+  if (H5Tis_variable_str(type) > 0) {
+    out.kind = AttributeKind::VariableStrings;
+    const TypeHandle memory(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
+    check(H5Tset_size(memory.get(), H5T_VARIABLE), "H5Tset_size");
+    check(H5Tset_cset(memory.get(), H5Tget_cset(type)), "H5Tset_cset");
+    std::vector<char*> pointers(count, nullptr);
+    check(H5Aread(attribute, memory.get(), pointers.data()), "H5Aread");
+    for (char* p : pointers) out.strings.emplace_back(p == nullptr ? "" : p);
+    const SpaceHandle space(check(H5Aget_space(attribute), "H5Aget_space"));
+#if H5_VERSION_GE(1, 12, 0)
+    check(H5Treclaim(memory.get(), space.get(), H5P_DEFAULT, pointers.data()), "H5Treclaim");
+#else
+    check(H5Dvlen_reclaim(memory.get(), space.get(), H5P_DEFAULT, pointers.data()), "H5Dvlen_reclaim");
+#endif
+    return;
+  }
+  out.kind = AttributeKind::FixedStrings;
+  out.string_width = H5Tget_size(type);
+  std::vector<char> text(count * out.string_width);
+  if (!text.empty()) {
+    check(H5Aread(attribute, type, text.data()), "H5Aread");
+  }
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string_view s(text.data() + i * out.string_width, out.string_width);
+    while (!s.empty() && s.back() == '\0') s.remove_suffix(1);  // as NumPy's S<n> reads them
+    out.strings.emplace_back(s);
+  }
+}
+
+}  // namespace
+
+ObjectHandle open_object(hid_t file, const std::string& name, const std::filesystem::path& path) {
+  const Hdf5Lock lock;
+  const GuardedLinks no_links({});
+  if (name != "/" && H5Oexists_by_name(file, name.c_str(), no_links.lapl()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw DatasetNotFound(fmt::format("'{}' does not exist in '{}'", name, path.string()));
+  }
+  const hid_t object = H5Oopen(file, name.c_str(), no_links.lapl());
+  if (object < 0) {
+    throw_hdf5_failure<DatasetNotFound>(fmt::format("cannot open '{}' in '{}'", name, path.string()));
+  }
+  return ObjectHandle(object);
+}
+
+std::vector<std::string> attribute_names(hid_t object) {
+  const Hdf5Lock lock;
+  std::vector<std::string> names;
+  auto callback = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+    return 0;
+  };
+  hsize_t index = 0;
+  check(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, &index, callback, &names), "H5Aiterate2");
+  return names;
+}
+
+Attribute read_attribute(hid_t object, const std::string& name, const std::string& where) {
+  const Hdf5Lock lock;
+  Attribute out;
+  out.name = name;
+  const AttributeHandle attribute(check(H5Aopen(object, name.c_str(), H5P_DEFAULT), fmt::format("H5Aopen({})", name)));
+  const SpaceHandle space(check(H5Aget_space(attribute.get()), "H5Aget_space"));
+  const TypeHandle type(check(H5Aget_type(attribute.get()), "H5Aget_type"));
+  const bool null_space = H5Sget_simple_extent_type(space.get()) == H5S_NULL;
+  out.shape = null_space ? Shape{} : shape_of(space.get());
+  const auto count = null_space ? 0 : element_count(out.shape);
+  if (H5Tget_class(type.get()) == H5T_STRING) {
+    if (null_space) {
+      out.kind = AttributeKind::Empty;
+      return out;
+    }
+    read_strings(attribute.get(), type.get(), count, out);
+    return out;
+  }
+  const auto label = fmt::format("attribute '{}' of {}", name, where);
+  std::optional<DType> dtype;
+  try {
+    dtype = dtype_of_type(type.get(), label);
+  } catch (const UnsupportedType& e) {
+    out.kind = AttributeKind::Unsupported;
+    out.reason = e.what();
+    return out;
+  }
+  if (null_space) {
+    out.kind = AttributeKind::Empty;
+    out.numbers.emplace(*dtype, Shape{0});
+    return out;
+  }
+  out.numbers.emplace(*dtype, out.shape);
+  const auto memory = memory_type_for(type.get(), *dtype);
+  check(H5Aread(attribute.get(), memory.get(), out.numbers->data()), fmt::format("H5Aread({})", label));
+  return out;
+}
+
+void write_attribute(hid_t object, const std::string& name, const ArrayView& value) {
+  const Hdf5Lock lock;
+  (void)delete_attribute(object, name);
+  const auto type = make_type(value.dtype);
+  const auto space = make_space(value.shape);
+  write_attribute(object, name.c_str(), type.get(), type.get(), space.get(), value.data);
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& strings, const Shape& shape,
+                     std::size_t fixed_width) {
+  const Hdf5Lock lock;
+  (void)delete_attribute(object, name);
+  const TypeHandle type(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
+  const auto space = make_space(shape);
+  if (fixed_width == 0) {
+    check(H5Tset_size(type.get(), H5T_VARIABLE), "H5Tset_size");
+    check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "H5Tset_cset");
+    std::vector<const char*> pointers;
+    pointers.reserve(strings.size());
+    for (const auto& s : strings) pointers.push_back(s.c_str());
+    write_attribute(object, name.c_str(), type.get(), type.get(), space.get(), pointers.data());
+    return;
+  }
+  check(H5Tset_size(type.get(), fixed_width), "H5Tset_size");
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
+  std::vector<char> text(strings.size() * fixed_width, '\0');
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    std::memcpy(text.data() + i * fixed_width, strings[i].data(), std::min(fixed_width, strings[i].size()));
+  }
+  write_attribute(object, name.c_str(), type.get(), type.get(), space.get(), text.data());
+}
+
+void write_empty_attribute(hid_t object, const std::string& name, DType dtype) {
+  const Hdf5Lock lock;
+  (void)delete_attribute(object, name);
+  const auto type = make_type(dtype);
+  write_empty_attribute(object, name.c_str(), type.get());
+}
+
+bool delete_attribute(hid_t object, const std::string& name) {
+  const Hdf5Lock lock;
+  if (H5Aexists(object, name.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  check(H5Adelete(object, name.c_str()), fmt::format("H5Adelete({})", name));
+  return true;
 }
 
 }  // namespace h5tile::detail

@@ -3,11 +3,13 @@
 // strings, an empty attribute that carries a type), each call checked.
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <h5tile/array.hpp>
+#include <h5tile/objects.hpp>
 
 #include "hdf5/handle.hpp"
 
@@ -41,5 +43,25 @@ void write_empty_attribute(hid_t object, const char* name, hid_t type);
                                                                              std::size_t max_width);
 // The dtype the attribute's type reads as (UnsupportedType naming `where` otherwise).
 [[nodiscard]] DType attribute_dtype(hid_t attribute, const std::string& where);
+
+// The group or dataset `name` ("/" for the root, else normalised) of `file`, no external link
+// followed; DatasetNotFound naming `path` where there is none.
+[[nodiscard]] ObjectHandle open_object(hid_t file, const std::string& name, const std::filesystem::path& path);
+
+// The names of the attributes of `object`, in name order.
+[[nodiscard]] std::vector<std::string> attribute_names(hid_t object);
+// Attribute `name` of `object` and its value; a type h5tile does not read is an Unsupported one
+// (`where` names the object in messages).
+[[nodiscard]] Attribute read_attribute(hid_t object, const std::string& name, const std::string& where);
+// Creates attribute `name` of `object`, replacing one of that name: numbers (host memory,
+// C-contiguous), or strings (variable-length UTF-8 where `fixed_width` is 0, else fixed-length
+// NUL-padded, as h5py writes `str` and `bytes`).
+void write_attribute(hid_t object, const std::string& name, const ArrayView& value);
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::string>& strings, const Shape& shape,
+                     std::size_t fixed_width);
+// Creates attribute `name` of `object` with no value (a null dataspace) of `dtype`, replacing one of that name.
+void write_empty_attribute(hid_t object, const std::string& name, DType dtype);
+// Removes attribute `name` of `object`; false where there is none.
+bool delete_attribute(hid_t object, const std::string& name);
 
 }  // namespace h5tile::detail

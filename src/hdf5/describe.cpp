@@ -1,5 +1,8 @@
 #include "hdf5/describe.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
@@ -51,11 +54,15 @@ DatasetDescription describe_dataset(hid_t dataset, const std::string& where) {
       const int n = H5Pget_nfilters(dcpl.get());
       for (int i = 0; i < n; ++i) {
         unsigned flags = 0;
-        std::size_t nvalues = 0;
+        constexpr std::size_t kMaxValues = 32;
+        std::vector<unsigned> values(kMaxValues);
+        std::size_t nvalues = values.size();
         unsigned config = 0;
         const auto id =
-            H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, nullptr, 0, nullptr, &config);
+            H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &nvalues, values.data(), 0, nullptr, &config);
         d.filters.push_back(filter_name(static_cast<unsigned>(id)));
+        values.resize(std::min(nvalues, kMaxValues));
+        d.filter_values.push_back(std::move(values));
       }
       break;
     }

@@ -25,6 +25,7 @@ struct DatasetDescription {
   Shape chunk;                       // Chunked: the chunk shape
   std::vector<std::string> filters;  // Chunked: the filter pipeline, by name ("deflate", "lzf")
   std::string charset;               // strings: "ascii" or "utf-8"
+  std::vector<std::vector<unsigned>> filter_values;  // Chunked: each filter's client data, as stored
 };
 
 // The dataset's creation property list (what its mapping, chunks and filters are read from).

@@ -81,7 +81,7 @@ FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& r
     throw FileNotFound(fmt::format("file '{}' does not exist", path.string()));
   }
   if (fs::is_directory(status)) {
-    throw NotHdf5File(fmt::format("'{}' is a directory, not an HDF5 file", path.string()));
+    throw IsADirectory(fmt::format("'{}' is a directory, not an HDF5 file", path.string()));
   }
   // HDF5 opens by path with a blocking open(2): a FIFO would wait forever for a writer, a
   // device would be read as a file. Only regular files are opened (links to them are).
@@ -224,26 +224,51 @@ std::vector<std::string> datasets_in(hid_t group) {
   return names;
 }
 
-std::vector<std::string> dataset_paths(hid_t file) {
-  const Hdf5Lock lock;
-  std::vector<std::string> paths;
+namespace {
+
 #if H5_VERSION_GE(1, 12, 0)
-  using ObjectInfo = H5O_info2_t;  // the 1.12 API: objects by token, not address
+using ObjectInfo = H5O_info2_t;  // the 1.12 API: objects by token, not address
 #else
-  using ObjectInfo = H5O_info_t;
+using ObjectInfo = H5O_info_t;
 #endif
-  auto visit = [](hid_t, const char* name, const ObjectInfo* info, void* out) -> herr_t {
-    if (info->type == H5O_TYPE_DATASET) {
-      static_cast<std::vector<std::string>*>(out)->push_back(std::string("/") + name);
+
+// Calls `visit(path, type)` for every object reachable from the root of `file` (basic object
+// information only: the full one decodes every header message of every object, which costs
+// time and exposes more of HDF5's decoders to a damaged file).
+template <class Visit>
+void visit_objects(hid_t file, Visit visit) {
+  const Hdf5Lock lock;
+  auto callback = [](hid_t, const char* name, const ObjectInfo* info, void* out) -> herr_t {
+    if (std::string_view(name) != ".") {  // the root itself
+      (*static_cast<Visit*>(out))(std::string("/") + name, info->type);
     }
     return 0;
   };
 #if H5_VERSION_GE(1, 12, 0)
-  check(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, visit, &paths, H5O_INFO_BASIC), "H5Ovisit");
+  check(H5Ovisit3(file, H5_INDEX_NAME, H5_ITER_INC, callback, &visit, H5O_INFO_BASIC), "H5Ovisit");
 #else
-  check(H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, visit, &paths, H5O_INFO_BASIC), "H5Ovisit");
+  check(H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, callback, &visit, H5O_INFO_BASIC), "H5Ovisit");
 #endif
+}
+
+}  // namespace
+
+std::vector<std::string> dataset_paths(hid_t file) {
+  std::vector<std::string> paths;
+  visit_objects(file, [&](std::string path, H5O_type_t type) {
+    if (type == H5O_TYPE_DATASET) paths.push_back(std::move(path));
+  });
   return paths;
+}
+
+std::vector<ObjectEntry> object_paths(hid_t file) {
+  std::vector<ObjectEntry> entries;
+  visit_objects(file, [&](std::string path, H5O_type_t type) {
+    if (type == H5O_TYPE_GROUP) entries.push_back({std::move(path), ObjectKind::Group});
+    if (type == H5O_TYPE_DATASET) entries.push_back({std::move(path), ObjectKind::Dataset});
+    if (type == H5O_TYPE_NAMED_DATATYPE) entries.push_back({std::move(path), ObjectKind::Datatype});
+  });
+  return entries;
 }
 
 namespace {
@@ -263,6 +288,11 @@ std::string list_for_message(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+void flush_file(hid_t file, const fs::path& path) {
+  const Hdf5Lock lock;
+  check(H5Fflush(file, H5F_SCOPE_GLOBAL), fmt::format("cannot write the metadata of '{}'", path.string()));
+}
 
 DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& path, const GuardedLinks& links) {
   const Hdf5Lock lock;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
+#include <h5tile/objects.hpp>
 
 #include "hdf5/handle.hpp"
 #include "io/remote_options.hpp"
@@ -59,6 +60,9 @@ class WritableFile {
 // not fetched again.
 [[nodiscard]] FileHandle reopen_file(hid_t file);
 
+// Writes HDF5's cached metadata of the file open for writing as `file` (`path`, for messages).
+void flush_file(hid_t file, const std::filesystem::path& path);
+
 class GuardedLinks;
 
 // Opens dataset `name` (normalised), following external links on its path only where `links`
@@ -97,6 +101,10 @@ struct OpenedFile {
 // full one decodes every header message of every object, which costs time and exposes more of
 // HDF5's decoders to a damaged file. Throws Hdf5Error where HDF5 cannot visit them.
 [[nodiscard]] std::vector<std::string> dataset_paths(hid_t file);
+
+// The path and kind of every group, dataset and named datatype reachable from the root of
+// `file` (the root itself excluded), in HDF5's visiting order, as dataset_paths visits them.
+[[nodiscard]] std::vector<ObjectEntry> object_paths(hid_t file);
 
 // hsize_t (unsigned long long) copies of a shape for HDF5, and back.
 [[nodiscard]] std::vector<hsize_t> hsizes(const Shape& shape);

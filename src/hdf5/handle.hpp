@@ -77,6 +77,7 @@ using SpaceHandle = H5Handle<H5Sclose>;
 using TypeHandle = H5Handle<H5Tclose>;
 using PlistHandle = H5Handle<H5Pclose>;
 using AttributeHandle = H5Handle<H5Aclose>;
+using ObjectHandle = H5Handle<H5Oclose>;
 
 // HDF5's innermost error description on this thread's stack, then clears the stack.
 [[nodiscard]] std::string take_hdf5_error();

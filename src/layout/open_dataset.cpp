@@ -157,6 +157,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.chunk = described.chunk;
   info_.filters = described.filters;
   info_.charset = described.charset;
+  info_.filter_values = described.filter_values;
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
   if (is_url(path_.native())) {

@@ -1,0 +1,83 @@
+#pragma once
+/// @file
+/// What a file holds besides array data: its groups and datasets, and the attributes of each
+/// object (what h5py's `keys()`, `visit()` and `.attrs` show).
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <h5tile/array.hpp>
+
+namespace h5tile {
+
+/// What an object of a file is.
+enum class ObjectKind : std::uint8_t {
+  Group,
+  Dataset,
+  Datatype,  ///< a named (committed) datatype
+};
+
+/// One object of a file, by its full path.
+struct ObjectEntry {
+  std::string name;  ///< "/g/x"
+  ObjectKind kind = ObjectKind::Group;
+};
+
+/// Every group, dataset and named datatype reachable from the root group of `path` (the root
+/// itself excluded), each once, depth first in name order ("/a", "/a/x", "/b"). Reads metadata
+/// only; external links are not followed. `path` may be a URL (see io.hpp).
+/// Throws FileNotFound, NotHdf5File, IoError.
+[[nodiscard]] std::vector<ObjectEntry> list_objects(const std::filesystem::path& path);
+
+/// How an attribute's value is held.
+enum class AttributeKind : std::uint8_t {
+  Numbers,          ///< `numbers` holds the values (any dtype h5tile reads)
+  FixedStrings,     ///< `strings` holds them, trailing NULs removed; `string_width` bytes each
+  VariableStrings,  ///< `strings` holds them as stored (UTF-8 or ASCII)
+  Empty,            ///< a null dataspace: a type and no value (`numbers`: the dtype, no elements)
+  Unsupported,      ///< a type h5tile does not read (compound, reference, ...): `reason` says which
+};
+
+/// One attribute and its value.
+struct Attribute {
+  std::string name;
+  AttributeKind kind = AttributeKind::Numbers;
+  Shape shape;                       ///< empty for a scalar
+  std::optional<Array> numbers;      ///< Numbers (host memory, of `shape`); Empty: the dtype, shape {0}
+  std::vector<std::string> strings;  ///< FixedStrings and VariableStrings, row-major
+  std::size_t string_width = 0;      ///< FixedStrings: the stored width in bytes
+  std::string reason;                ///< Unsupported: why
+};
+
+/// The attributes of the group or dataset `object` ("/" for the root group) in `path`, in name
+/// order. An attribute of a type h5tile does not read is listed as Unsupported; the others
+/// still read. Throws FileNotFound, NotHdf5File, DatasetNotFound (no such object).
+[[nodiscard]] std::vector<Attribute> read_attributes(const std::filesystem::path& path, const std::string& object);
+
+/// Creates attribute `name` of `object` in the existing local file `path`, replacing one of
+/// that name: numbers of `value`'s dtype and shape (host memory; an empty shape for a scalar),
+/// stored as h5py stores that dtype. Changes the file in place (as h5py does), after the
+/// writes of `path` this process started. Throws FileNotFound, DatasetNotFound (no such
+/// object), InvalidArgument (a URL, device memory, an empty name).
+void write_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name,
+                     const ArrayView& value);
+
+/// As above, for strings of `shape` (row-major; an empty shape for one string): variable-length
+/// UTF-8 (h5py's `str`) where `fixed_width` is 0, else fixed-length, NUL-padded to
+/// `fixed_width` bytes (h5py's `bytes`; a longer string is InvalidArgument).
+void write_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name,
+                     const std::vector<std::string>& strings, const Shape& shape, std::size_t fixed_width = 0);
+
+/// As above, an attribute with no value (a null dataspace, h5py's `Empty`) of type `dtype`.
+void write_empty_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name,
+                           DType dtype);
+
+/// Removes attribute `name` of `object` in place. Throws DatasetNotFound where the object or
+/// the attribute does not exist.
+void delete_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name);
+
+}  // namespace h5tile

@@ -1,0 +1,120 @@
+// list_objects and attributes: what a file holds besides array data (h5py's groups and .attrs).
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/objects.hpp>
+
+#include "api/pending_writes.hpp"
+#include "api/probe.hpp"
+#include "api/resolve.hpp"
+#include "api/write_checks.hpp"
+#include "hdf5/attributes.hpp"
+#include "hdf5/file.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
+
+namespace {
+
+// "/" stays the root; any other name is normalised as a dataset name.
+std::string object_name(const std::string& name) { return name == "/" ? name : normalize_dataset_name(name); }
+
+// Opens `object` of the existing local file `path` for writing its attributes, after the writes
+// of `path` this process started.
+template <class Change>
+void change_attributes(const fs::path& path, const std::string& object, const std::string& name, Change change) {
+  check_not_remote(path);
+  if (name.empty() || name.find('\0') != std::string::npos) {
+    throw InvalidArgument(
+        fmt::format("cannot write an attribute of '{}' in '{}': the name must be non-empty, "
+                    "without NUL characters",
+                    object, path.string()));
+  }
+  const auto normalized = object_name(object);
+  pending_writes().wait_for(path);
+  const auto file = open_file(path, true);
+  {
+    const auto handle = open_object(file.get(), normalized, path);
+    change(handle.get(), normalized);
+  }
+  flush_file(file.get(), path);
+}
+
+}  // namespace
+
+std::vector<ObjectEntry> list_objects(const fs::path& path) {
+  pending_writes().wait_for(path);
+  probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
+                  [&] { (void)object_paths(open_file(path, false, remote_options()).get()); });
+  const auto file = open_file(path, false, remote_options());
+  return object_paths(file.get());
+}
+
+std::vector<Attribute> read_attributes(const fs::path& path, const std::string& object) {
+  const auto name = object_name(object);
+  pending_writes().wait_for(path);
+  probe_if_wanted(std::nullopt, fmt::format("'{}' in '{}'", name, path.string()), [&] {
+    const auto file = open_file(path, false, remote_options());
+    (void)attribute_names(open_object(file.get(), name, path).get());
+  });
+  const auto file = open_file(path, false, remote_options());
+  const auto handle = open_object(file.get(), name, path);
+  const auto where = fmt::format("'{}' in '{}'", name, path.string());
+  std::vector<Attribute> attributes;
+  for (const auto& attribute : attribute_names(handle.get())) {
+    attributes.push_back(read_attribute(handle.get(), attribute, where));
+  }
+  return attributes;
+}
+
+void write_attribute(const fs::path& path, const std::string& object, const std::string& name, const ArrayView& value) {
+  if (value.memory == MemoryKind::Device) {
+    throw InvalidArgument(fmt::format("attribute '{}' of '{}' in '{}': attributes are written from host memory", name,
+                                      object, path.string()));
+  }
+  if (!value.is_contiguous()) {
+    throw InvalidArgument(
+        fmt::format("attribute '{}' of '{}' in '{}': the value must be C-contiguous", name, object, path.string()));
+  }
+  change_attributes(path, object, name,
+                    [&](hid_t handle, const std::string&) { detail::write_attribute(handle, name, value); });
+}
+
+void write_attribute(const fs::path& path, const std::string& object, const std::string& name,
+                     const std::vector<std::string>& strings, const Shape& shape, std::size_t fixed_width) {
+  if (element_count(shape) != strings.size()) {
+    throw InvalidArgument(fmt::format("attribute '{}' of '{}' in '{}': {} strings for shape {}", name, object,
+                                      path.string(), strings.size(), to_string(shape)));
+  }
+  for (const auto& s : strings) {
+    if (fixed_width > 0 && s.size() > fixed_width) {
+      throw InvalidArgument(fmt::format("attribute '{}' of '{}' in '{}': a string of {} bytes does not fit width {}",
+                                        name, object, path.string(), s.size(), fixed_width));
+    }
+    if (fixed_width == 0 && s.find('\0') != std::string::npos) {
+      throw InvalidArgument(fmt::format(
+          "attribute '{}' of '{}' in '{}': a variable-length string cannot hold a NUL character (write bytes)", name,
+          object, path.string()));
+    }
+  }
+  change_attributes(path, object, name, [&](hid_t handle, const std::string&) {
+    detail::write_attribute(handle, name, strings, shape, fixed_width);
+  });
+}
+
+void write_empty_attribute(const fs::path& path, const std::string& object, const std::string& name, DType dtype) {
+  change_attributes(path, object, name,
+                    [&](hid_t handle, const std::string&) { detail::write_empty_attribute(handle, name, dtype); });
+}
+
+void delete_attribute(const fs::path& path, const std::string& object, const std::string& name) {
+  change_attributes(path, object, name, [&](hid_t handle, const std::string& normalized) {
+    if (!detail::delete_attribute(handle, name)) {
+      throw DatasetNotFound(
+          fmt::format("attribute '{}' of '{}' in '{}' does not exist", name, normalized, path.string()));
+    }
+  });
+}
+
+}  // namespace h5tile

@@ -1,0 +1,102 @@
+// list_objects and attributes: what a file holds besides array data, read and written back.
+#include <filesystem>
+
+#include "temp_dir.hpp"
+
+namespace h5tile {
+namespace {
+
+using Objects = testing_support::TempDirTest;
+
+TEST_F(Objects, ListsGroupsAndDatasetsDepthFirst) {
+  std::vector<int> v(10, 1);
+  to_file(view(v.data(), {10}), path("f.h5"), "/b", {.layout = Layout::Contiguous}).wait();
+  to_file(view(v.data(), {2, 5}), path("f.h5"), "/a/x/y", {.layout = Layout::Contiguous, .mode = Mode::Append}).wait();
+  const auto objects = list_objects(path("f.h5"));
+  std::vector<std::pair<std::string, ObjectKind>> got;
+  for (const auto& o : objects) got.emplace_back(o.name, o.kind);
+  const std::vector<std::pair<std::string, ObjectKind>> expected{{"/a", ObjectKind::Group},
+                                                                 {"/a/x", ObjectKind::Group},
+                                                                 {"/a/x/y", ObjectKind::Dataset},
+                                                                 {"/b", ObjectKind::Dataset}};
+  EXPECT_EQ(got, expected);
+}
+
+TEST_F(Objects, AttributesRoundTrip) {
+  std::vector<double> v(6, 2.5);
+  to_file(view(v.data(), {2, 3}), path("f.h5"), "/g/d", {.layout = Layout::Contiguous}).wait();
+  const std::vector<std::int16_t> numbers{1, -2, 3, -4};
+  write_attribute(path("f.h5"), "g/d", "n", view(numbers.data(), {2, 2}));
+  const double scalar = 4.25;
+  write_attribute(path("f.h5"), "/", "s", view(&scalar, {}));
+  write_attribute(path("f.h5"), "/g", "text", {"Grüße"}, {});
+  write_attribute(path("f.h5"), "/g", "fixed", {"ab", "c"}, {2}, 3);
+  write_attribute(path("f.h5"), "/g/d", "n", view(numbers.data(), {4}));  // replaces the 2 x 2 one
+
+  const auto on_d = read_attributes(path("f.h5"), "/g/d");
+  ASSERT_EQ(on_d.size(), 1U);
+  EXPECT_EQ(on_d[0].name, "n");
+  EXPECT_EQ(on_d[0].kind, AttributeKind::Numbers);
+  EXPECT_EQ(on_d[0].shape, (Shape{4}));
+  ASSERT_TRUE(on_d[0].numbers);
+  EXPECT_EQ(on_d[0].numbers->dtype(), DType(DTypeKind::Int16));
+  const auto read = on_d[0].numbers->as<std::int16_t>();
+  EXPECT_EQ(std::vector<std::int16_t>(read.begin(), read.end()), numbers);
+
+  const auto on_root = read_attributes(path("f.h5"), "/");
+  ASSERT_EQ(on_root.size(), 1U);
+  EXPECT_TRUE(on_root[0].shape.empty());
+  EXPECT_EQ(on_root[0].numbers->as<double>()[0], scalar);
+
+  const auto on_g = read_attributes(path("f.h5"), "/g");  // in name order
+  ASSERT_EQ(on_g.size(), 2U);
+  EXPECT_EQ(on_g[0].name, "fixed");
+  EXPECT_EQ(on_g[0].kind, AttributeKind::FixedStrings);
+  EXPECT_EQ(on_g[0].string_width, 3U);
+  EXPECT_EQ(on_g[0].strings, (std::vector<std::string>{"ab", "c"}));
+  EXPECT_EQ(on_g[1].kind, AttributeKind::VariableStrings);
+  EXPECT_EQ(on_g[1].strings, (std::vector<std::string>{"Grüße"}));
+
+  delete_attribute(path("f.h5"), "/g", "fixed");
+  EXPECT_EQ(read_attributes(path("f.h5"), "/g").size(), 1U);
+  EXPECT_THROW(delete_attribute(path("f.h5"), "/g", "fixed"), DatasetNotFound);
+  // The data is untouched.
+  const auto data = from_file(path("f.h5"), "/g/d");
+  EXPECT_EQ(data.as<double>()[5], 2.5);
+}
+
+TEST_F(Objects, EmptyAttributesKeepTheirType) {
+  std::vector<int> v(3, 1);
+  to_file(view(v.data(), {3}), path("f.h5"), "/d", {.layout = Layout::Contiguous}).wait();
+  write_empty_attribute(path("f.h5"), "/d", "e", DType(DTypeKind::Float32));
+  const auto attributes = read_attributes(path("f.h5"), "d");
+  ASSERT_EQ(attributes.size(), 1U);
+  EXPECT_EQ(attributes[0].kind, AttributeKind::Empty);
+  ASSERT_TRUE(attributes[0].numbers);
+  EXPECT_EQ(attributes[0].numbers->dtype(), DType(DTypeKind::Float32));
+  EXPECT_EQ(attributes[0].numbers->size(), 0U);
+}
+
+TEST_F(Objects, ErrorsNameWhatIsMissing) {
+  std::vector<int> v(3, 1);
+  to_file(view(v.data(), {3}), path("f.h5"), "/d", {.layout = Layout::Contiguous}).wait();
+  try {
+    (void)read_attributes(path("f.h5"), "/g/nope");
+    ADD_FAILURE() << "no exception";
+  } catch (const DatasetNotFound& e) {
+    EXPECT_NE(std::string(e.what()).find("'/g/nope'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("f.h5"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(write_attribute(path("f.h5"), "/nope", "a", view(v.data(), {3})), DatasetNotFound);
+  EXPECT_THROW(write_attribute(path("f.h5"), "/d", "", view(v.data(), {3})), InvalidArgument);
+  EXPECT_THROW(write_attribute(path("f.h5"), "/d", "s", {"too long"}, {}, 3), InvalidArgument);
+  EXPECT_THROW(write_attribute(path("f.h5"), "/d", "s", {"a", "b"}, {3}), InvalidArgument);
+  EXPECT_THROW(write_attribute("http://127.0.0.1:9/f.h5", "/d", "a", view(v.data(), {3})), InvalidArgument);
+  EXPECT_THROW((void)list_objects(path("missing.h5")), FileNotFound);
+  std::filesystem::create_directory(path("dir.h5"));
+  EXPECT_THROW((void)list_objects(path("dir.h5")), IsADirectory);
+  EXPECT_THROW((void)read_attributes(path("dir.h5"), "/"), IsADirectory);
+}
+
+}  // namespace
+}  // namespace h5tile
