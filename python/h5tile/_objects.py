@@ -767,8 +767,8 @@ class AttributeManager(MutableMapping):
         if array.dtype.byteorder == ">":
             array = array.astype(array.dtype.newbyteorder("="))
         from . import _prepare
-        core, opaque = _prepare(np.array(array, order="C", copy=True), f"attribute '{name}'")
-        _h5tile.write_attribute(f.filename, self._obj._name, name, core, opaque)
+        core, sized = _prepare(np.array(array, order="C", copy=True), f"attribute '{name}'")
+        _h5tile.write_attribute(f.filename, self._obj._name, name, core, sized)
 
     def modify(self, name: str, value: Any) -> None:
         """As ``attrs[name] = value``."""

@@ -604,12 +604,12 @@ NB_MODULE(_h5tile, m) {
   m.def(
       "write_attribute",
       [](const std::filesystem::path& path, const std::string& object, const std::string& name, AnyArray value,
-         std::size_t opaque) {
-        const auto v = view_of(value, opaque);
+         const std::string& sized) {
+        const auto v = view_of(value, sized);
         nb::gil_scoped_release release;
         h5tile::write_attribute(path, object, name, v);
       },
-      "path"_a, "object"_a, "name"_a, "value"_a, "opaque_size"_a);
+      "path"_a, "object"_a, "name"_a, "value"_a, "sized"_a);
   m.def(
       "write_string_attribute",
       [](const std::filesystem::path& path, const std::string& object, const std::string& name,

@@ -29,7 +29,7 @@ def served(fault_server, tmp_path):
         f.create_group("g")["inner"] = np.arange(3)
     fault_server.put("/f.h5", (tmp_path / "f.h5").read_bytes())
     fault_server.put("/junk.h5", b"not an HDF5 file at all\n" * 100)
-    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=2).wait()
+    h5tile.to_file(a, tmp_path / "v.h5", "/data", ranks=2, layout="virtual").wait()
     with h5py.File(tmp_path / "v.h5", "r") as f:
         first = f["data"].virtual_sources()[1].file_name
     fault_server.put("/v.h5", (tmp_path / "v.h5").read_bytes())  # its tiles are not served

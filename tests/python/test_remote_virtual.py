@@ -52,7 +52,7 @@ def test_a_virtual_layout_reads_back_over_http_with_its_tiles(nginx_server, dtyp
     h5tile.settings.set_early_reads(early)
     a = random_array(dtype, (123, 77), seed=7)
     path = nginx_server.root / "v.h5"
-    h5tile.to_file(a, path, "/g/x", ranks=4).wait()  # the default layout: virtual
+    h5tile.to_file(a, path, "/g/x", ranks=4, layout="virtual").wait()
     with h5py.File(path, "r") as f:
         assert f["g/x"].is_virtual and len(f["g/x"].virtual_sources()) == 4
     url = f"{nginx_server.url}/v.h5"
@@ -107,7 +107,7 @@ def test_a_source_in_a_subfolder_and_the_file_itself(nginx_server):
 def test_a_missing_tile_object_is_an_error_never_fill_values(nginx_server):
     a = random_array("int64", (40, 10), seed=5)
     path = nginx_server.root / "v.h5"
-    h5tile.to_file(a, path, "/data", ranks=4).wait()
+    h5tile.to_file(a, path, "/data", ranks=4, layout="virtual").wait()
     with h5py.File(path, "r") as f:
         victim = f["data"].virtual_sources()[2].file_name
     os.remove(nginx_server.root / victim)
@@ -123,7 +123,7 @@ def test_a_replaced_tile_object_is_not_read_by_its_index(nginx_server):
     # does not vouch for it; read through HDF5's view of it instead (what h5py reads too).
     a = random_array("int32", (40, 10), seed=6)
     path = nginx_server.root / "v.h5"
-    h5tile.to_file(a, path, "/data", ranks=4).wait()
+    h5tile.to_file(a, path, "/data", ranks=4, layout="virtual").wait()
     with h5py.File(path, "r") as f:
         names = [s.file_name for s in f["data"].virtual_sources()]
     (nginx_server.root / names[0]).write_bytes((nginx_server.root / names[1]).read_bytes())
@@ -202,7 +202,7 @@ def test_a_nested_virtual_source_is_refused(nginx_server):
 
 def test_the_command_reads_a_remote_virtual_layout(nginx_server, tmp_path):
     a = random_array("float32", (30, 20), seed=8)
-    h5tile.to_file(a, nginx_server.root / "v.h5", "/data", ranks=3).wait()
+    h5tile.to_file(a, nginx_server.root / "v.h5", "/data", ranks=3, layout="virtual").wait()
     url = f"{nginx_server.url}/v.h5?X-Amz-Signature=SECRET3"
     out = subprocess.run([str(H5TILE), "verify", "--read", f"{url}:/data"], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
@@ -219,7 +219,7 @@ def test_a_tile_index_that_names_a_place_outside_is_not_followed(nginx_server, f
     # from the place the index names.
     a = random_array("int16", (40, 12), seed=9)
     path = nginx_server.root / "v.h5"
-    h5tile.to_file(a, path, "/data", ranks=2).wait()
+    h5tile.to_file(a, path, "/data", ranks=2, layout="virtual").wait()
     with h5py.File(path, "r") as f:
         files = f["data"].attrs["h5tile_tile_files"]
         first = f["data"].virtual_sources()[0].file_name
@@ -270,7 +270,7 @@ def test_no_local_source_file_is_opened(nginx_server, tmp_path, irregular):
 def test_verify_checksums_checks_remote_tiles(nginx_server):
     a = random_array("float32", (40, 16), seed=12)
     path = nginx_server.root / "v.h5"
-    h5tile.to_file(a, path, "/data", ranks=4).wait()
+    h5tile.to_file(a, path, "/data", ranks=4, layout="virtual").wait()
     url = f"{nginx_server.url}/v.h5"
     assert same_bytes(h5tile.from_file(url, "/data", verify_checksums=True), a)
     with h5py.File(path, "r") as f:
@@ -285,3 +285,23 @@ def test_verify_checksums_checks_remote_tiles(nginx_server):
     out = subprocess.run([str(H5TILE), "verify", "--read", f"{url}:/data"], capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 1 and "checksum" in out.stdout, out.stdout + out.stderr
+
+
+def test_many_remote_tile_objects_share_a_bounded_set_of_connections(nginx_server):
+    """A remote virtual dataset of 200 tile objects, all held open by a batched read: the
+    connections come from one cache for the process (bounded), not a few descriptors per object
+    (600 more descriptors before; 10,000 tiles would have run out of them)."""
+    a = random_array("int16", (400, 64), seed=9)
+    path = nginx_server.root / "many.h5"
+    h5tile.to_file(a, path, "/data", ranks=200, layout="virtual").wait()
+    url = f"{nginx_server.url}/many.h5"
+    before = len(os.listdir("/proc/self/fd"))
+    most = before
+    whole = np.empty_like(a)
+    for block, (row, col) in h5tile.from_file_batched(url, "/data", (8, 64)):
+        whole[row:row + block.shape[0], col:col + block.shape[1]] = block
+        most = max(most, len(os.listdir("/proc/self/fd")))
+    assert same_bytes(whole, a)
+    # Bounded by the shared cache (32 connections) and the idle handles (32, two descriptors each),
+    # whatever the number of tiles: 418 more with the handles kept per object, ~600 before sharing.
+    assert most - before <= 110, f"{most - before} more descriptors while 200 tile objects were open"

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -38,6 +39,85 @@ void global_init() {
   if (code != CURLE_OK) {
     throw RuntimeError(fmt::format("cannot start libcurl: {}", curl_easy_strerror(code)));
   }
+}
+
+// One cache of connections (and of DNS answers and TLS sessions) for the whole process: the many
+// objects of one server that a read opens (a remote virtual dataset's tiles) share keep-alive
+// connections, instead of each object's idle handles keeping connections (and descriptors) of
+// their own. Its size is CURLOPT_MAXCONNECTS of the handles (kMaxCachedConnections).
+class SharedConnections {
+ public:
+  SharedConnections() : share_(curl_share_init()) {
+    if (share_ == nullptr) return;  // then every handle keeps its own cache, as without sharing
+    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, lock);
+    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, unlock);
+    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  }
+  SharedConnections(const SharedConnections&) = delete;
+  SharedConnections& operator=(const SharedConnections&) = delete;
+  ~SharedConnections() = default;  // kept until exit: handles may still use it from other statics
+
+  [[nodiscard]] CURLSH* get() const noexcept { return share_; }
+
+ private:
+  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
+    static_cast<SharedConnections*>(self)->mutexes_.at(static_cast<std::size_t>(data)).lock();
+  }
+  static void unlock(CURL*, curl_lock_data data, void* self) {
+    static_cast<SharedConnections*>(self)->mutexes_.at(static_cast<std::size_t>(data)).unlock();
+  }
+
+  CURLSH* share_;
+  std::array<std::mutex, CURL_LOCK_DATA_LAST> mutexes_{};
+};
+
+// The most idle connections the shared cache keeps open (the oldest is closed beyond it).
+constexpr long kMaxCachedConnections = 32;
+
+CURLSH* shared_connections() {
+  static auto* shared = new SharedConnections();  // never destroyed: see ~SharedConnections
+  return shared->get();
+}
+
+struct CurlDeleter {
+  void operator()(CURL* handle) const noexcept { curl_easy_cleanup(handle); }
+};
+using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
+
+// Easy handles not in use, for requests to any object. Pooled for the process, not per object:
+// each handle keeps a socket pair of its own (the wake-up of libcurl's multi handle inside
+// curl_easy_perform), so a handle kept idle by each of thousands of objects held open (a remote
+// virtual dataset's tiles) would cost thousands of descriptors.
+class IdleHandles {
+ public:
+  CurlHandle take() {
+    const std::lock_guard lock(mutex_);
+    if (idle_.empty()) return {};
+    auto h = std::move(idle_.back());
+    idle_.pop_back();
+    return h;
+  }
+  void give(CurlHandle handle) noexcept {
+    const std::lock_guard lock(mutex_);
+    if (idle_.size() < static_cast<std::size_t>(kMaxCachedConnections)) {
+      try {
+        idle_.push_back(std::move(handle));
+      } catch (...) {  // no memory for one more pointer: the handle is freed instead
+      }
+    }
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<CurlHandle> idle_;
+};
+
+IdleHandles& idle_handles() {
+  static auto* pool = new IdleHandles();  // never destroyed, as the shared connections
+  return *pool;
 }
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
@@ -161,11 +241,6 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   a.received += n;
   return n;
 }
-
-struct CurlDeleter {
-  void operator()(CURL* handle) const noexcept { curl_easy_cleanup(handle); }
-};
-using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
 
 class HttpSource final : public ByteSource {
  public:
@@ -386,35 +461,40 @@ class HttpSource final : public ByteSource {
     CurlHandle handle_;
   };
 
+  // A handle for one request: at most `connections` at once for this object, taken from the
+  // process's idle handles (reset: no option of another object's request is kept) or made.
   Lease acquire() const {
-    std::unique_lock lock(mutex_);
-    const auto limit = std::max(1U, options_.connections);
-    free_.wait(lock, [&] { return !idle_.empty() || handles_ < limit; });
-    if (!idle_.empty()) {
-      auto h = std::move(idle_.back());
-      idle_.pop_back();
-      return Lease(*this, std::move(h));
+    {
+      std::unique_lock lock(mutex_);
+      const auto limit = std::max(1U, options_.connections);
+      free_.wait(lock, [&] { return in_use_ < limit; });
+      ++in_use_;
     }
-    ++handles_;
-    lock.unlock();
-    CurlHandle h(curl_easy_init());
-    if (!h) {
-      release(nullptr);
-      throw RuntimeError(fmt::format("cannot read '{}': curl_easy_init failed", name_));
+    CurlHandle h = idle_handles().take();
+    if (h) {
+      curl_easy_reset(h.get());  // keeps its caches; the connections are in the shared cache
+    } else {
+      h.reset(curl_easy_init());
+      if (!h) {
+        release(nullptr);
+        throw RuntimeError(fmt::format("cannot read '{}': curl_easy_init failed", name_));
+      }
+    }
+    if (CURLSH* share = shared_connections(); share != nullptr) {
+      curl_easy_setopt(h.get(), CURLOPT_SHARE, share);
+      curl_easy_setopt(h.get(), CURLOPT_MAXCONNECTS, std::max<long>(kMaxCachedConnections, options_.connections));
     }
     return Lease(*this, std::move(h));
   }
 
+  // Ends a request: the handle goes back to the process's idle handles (none: it was dropped).
   void release(CurlHandle handle) const noexcept {
     {
       const std::lock_guard lock(mutex_);
-      if (handle) {
-        idle_.push_back(std::move(handle));
-      } else {
-        --handles_;
-      }
+      --in_use_;
     }
     free_.notify_one();
+    if (handle) idle_handles().give(std::move(handle));
   }
 
   std::string name_;
@@ -425,8 +505,7 @@ class HttpSource final : public ByteSource {
   mutable std::vector<std::byte> first_;  // the first block, fetched at open (set once, in open())
   mutable std::mutex mutex_;
   mutable std::condition_variable free_;
-  mutable std::vector<CurlHandle> idle_;
-  mutable unsigned handles_ = 0;
+  mutable unsigned in_use_ = 0;  // handles of this object's requests in flight
 };
 
 }  // namespace
