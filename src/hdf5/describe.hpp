@@ -22,9 +22,9 @@ struct DatasetDescription {
   TypeHandle memory_type;  // the in-memory type to read it as `dtype`
   Shape shape;
   Storage storage = Storage::Other;
-  Shape chunk;                       // Chunked: the chunk shape
-  std::vector<std::string> filters;  // Chunked: the filter pipeline, by name ("deflate", "lzf")
-  std::string charset;               // strings: "ascii" or "utf-8"
+  Shape chunk;                                       // Chunked: the chunk shape
+  std::vector<std::string> filters;                  // Chunked: the filter pipeline, by name ("deflate", "lzf")
+  std::string charset;                               // strings: "ascii" or "utf-8"
   std::vector<std::vector<unsigned>> filter_values;  // Chunked: each filter's client data, as stored
 };
 
