@@ -277,8 +277,17 @@ def _placeholder(shape: Sequence[int], dtype: np.dtype):
     return np.broadcast_to(np.zeros((), dtype), tuple(shape)), ""
 
 
-def _write_block(block, rank: int, size: int, offset, dtype, options, descriptions, broadcasts) -> bytes:
-    """A block's task: writes the block as tile ``rank`` of the write and returns its record."""
+def _write_block(block, rank: int, size: int, offset, extent, dtype, options, descriptions, broadcasts) -> bytes:
+    """A block's task: writes the block as tile ``rank`` of the write and returns its record.
+    The block must have the shape and dtype that the Dask array declares for it: the plan that
+    every rank agreed on was made from them (a block function that returns another shape or
+    dtype would otherwise fill another box of the dataset than the one the file maps)."""
+    shape, got = tuple(int(n) for n in getattr(block, "shape", ())), np.dtype(getattr(block, "dtype", None) or "V0")
+    if shape != tuple(extent) or got != dtype:
+        raise h5tile.InvalidArgumentError(
+            f"h5tile.dask.to_file: the block at {tuple(offset)} of '{options[1]}' in '{_args.redacted(options[0])}' "
+            f"is {shape} {got}, but the Dask array declares {tuple(extent)} {dtype} for it (a map_blocks function "
+            "that changes its block's shape or dtype needs chunks= and dtype=)")
     array, sized = _tile(block, dtype)
     comm = _Replay(rank, size, descriptions, broadcasts)
     path, dataset_name, shape, mode, sync, keep_previous, chunk, filters = options
@@ -343,7 +352,8 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
         shared = dask.delayed(tuple(descriptions), pure=True, traverse=False)
         told = dask.delayed(tuple(broadcasts), pure=True, traverse=False)
         write = _write_block if client is not None else _write_block_caught
-        tasks = [dask.delayed(write, pure=False)(block, rank + 1, size, offsets[rank], dtype, options, shared, told)
+        tasks = [dask.delayed(write, pure=False)(block, rank + 1, size, offsets[rank], extents[rank], dtype, options,
+                                                 shared, told)
                  for rank, block in enumerate(blocks)]
         if client is not None:
             import distributed

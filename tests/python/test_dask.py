@@ -153,6 +153,16 @@ def test_a_failing_block_leaves_the_previous_file(tmp_path):
         assert np.array_equal(f["w"][...], old)
 
 
+def test_a_block_of_another_shape_or_dtype_than_declared_is_an_error(tmp_path):
+    x = da.from_array(np.arange(40, dtype=np.int64).reshape(8, 5), chunks=4)
+    lying = x.map_blocks(lambda b: b[:-1], dtype=x.dtype)  # declares (4, 4) blocks, returns (3, 4)
+    with pytest.raises(h5tile.InvalidArgumentError, match=r"block at \(0, 0\).*\(3, 4\).*declares \(4, 4\)"):
+        h5d.to_file(lying, tmp_path / "l.h5", "/l")
+    with pytest.raises(h5tile.InvalidArgumentError, match="float32.*declares.*int64"):
+        h5d.to_file(x.map_blocks(lambda b: b.astype(np.float32), dtype=x.dtype), tmp_path / "l.h5", "/l")
+    assert listing(tmp_path) == []  # nothing left of the failed writes
+
+
 def test_device_blocks_are_cupy_and_reduce_on_the_gpu(tmp_path):
     cp = pytest.importorskip("cupy", reason="CuPy is not installed: device=0 gives CuPy blocks")
     if h5tile.cuda_device_count() == 0:
