@@ -387,7 +387,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     Crash-safe as every h5tile write: until the commit, an older file at ``path`` stays intact;
     where a block fails or a worker is lost (Dask's ``KilledWorker``, or a retried task's error),
     every block is waited for, the files of this write are removed, and the error is raised.
-    A task that Dask runs again (a worker lost after it ran) writes its tile again, whole.
+    A block recomputed after its worker died is written once, by its retry (Dask's
+    ``distributed.scheduler.allowed-failures``); but a write task that Dask runs a second time
+    (its worker lost while or after it wrote the tile) finds its tile file there, and the write
+    raises (h5tile creates tile files exclusively): run it again.
 
     Args:
         array: a ``dask.array.Array`` of a dtype h5tile writes (NumPy or CuPy blocks; CuPy blocks

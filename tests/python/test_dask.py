@@ -238,3 +238,21 @@ def test_distributed_worker_killed_during_a_write(tmp_path, cluster):
     os.remove(marker)
     with h5py.File(tmp_path / "k.h5", "r") as f:
         assert np.array_equal(f["k"][...], new)
+
+
+def test_a_block_written_twice_fails_the_write_and_keeps_the_previous_file(tmp_path, monkeypatch):
+    """What a write task that Dask runs a second time (its worker lost after the tile was
+    written, its result with it) finds: its tile file there. The write raises; the old file stays."""
+    old = np.arange(24, dtype=np.float32).reshape(6, 4)
+    h5d.to_file(da.from_array(old, chunks=3), tmp_path / "t.h5", "/t")
+    before = {n: (tmp_path / n).read_bytes() for n in listing(tmp_path)}
+    once = h5d._write_block
+
+    def twice(*args):
+        once(*args)
+        return once(*args)
+
+    monkeypatch.setattr(h5d, "_write_block", twice)
+    with pytest.raises(h5tile.Error, match="tile-00001"):
+        h5d.to_file(da.from_array(old + 1, chunks=3), tmp_path / "t.h5", "/t")
+    assert {n: (tmp_path / n).read_bytes() for n in listing(tmp_path)} == before
