@@ -282,11 +282,13 @@ def _write_block(block, rank: int, size: int, offset, extent, dtype, options, de
     The block must have the shape and dtype that the Dask array declares for it: the plan that
     every rank agreed on was made from them (a block function that returns another shape or
     dtype would otherwise fill another box of the dataset than the one the file maps)."""
-    shape, got = tuple(int(n) for n in getattr(block, "shape", ())), np.dtype(getattr(block, "dtype", None) or "V0")
-    if shape != tuple(extent) or got != dtype:
+    if getattr(block, "dtype", None) is None or getattr(block, "shape", None) is None:
+        block = np.asarray(block)
+    got_shape, got = tuple(int(n) for n in block.shape), np.dtype(block.dtype)
+    if got_shape != tuple(extent) or got != dtype:
         raise h5tile.InvalidArgumentError(
             f"h5tile.dask.to_file: the block at {tuple(offset)} of '{options[1]}' in '{_args.redacted(options[0])}' "
-            f"is {shape} {got}, but the Dask array declares {tuple(extent)} {dtype} for it (a map_blocks function "
+            f"is {got_shape} {got}, but the Dask array declares {tuple(extent)} {dtype} for it (a map_blocks function "
             "that changes its block's shape or dtype needs chunks= and dtype=)")
     array, sized = _tile(block, dtype)
     comm = _Replay(rank, size, descriptions, broadcasts)
