@@ -1,0 +1,476 @@
+"""Dask arrays read and written by h5tile::
+
+    import h5tile.dask
+    x = h5tile.dask.from_file("data.h5", "/u")          # lazy; blocks aligned to the file's chunks
+    m = x.mean().compute()                              # blocks read in parallel, no HDF5 lock
+    h5tile.dask.to_file(x * 2, "out.h5", "/v")          # each block its own tile; one commit
+
+:func:`from_file` builds a ``dask.array.Array`` whose blocks are read with :func:`h5tile.read_box`:
+a task holds the path, the dataset's name and its box, never an open file, so the graph
+pickles and runs on any scheduler (threads, processes, ``dask.distributed``). h5tile reads
+without HDF5's global lock: blocks decode in parallel on the threads of one process too.
+
+:func:`to_file` writes every block as one tile of h5tile's virtual layout, in the task of the
+worker that holds the block, and commits the virtual dataset once, from the client, with h5tile's
+collective write (the one :func:`h5tile.write_tile` and :mod:`h5tile.legate` use): the client is
+rank 0 of that write and holds no tile, each block is one more rank. The ranks of that write do
+not run at the same time here (a cluster has fewer workers than an array has blocks), so the
+messages of the collective travel through the task graph instead of a communicator: the client
+runs its rank up to the point where the tiles are written (the checks of every rank's tile, the new
+generation of the file), each block task replays those messages and writes its tile, and the
+client's rank then takes every block's record of its tile (size, checksum) and commits. Until
+that commit the previous file stays as it was; a write that fails (a block's error, a worker
+lost) removes what it wrote and raises.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+except ImportError as e:  # pragma: no cover - the extra is missing
+    raise ImportError("h5tile.dask needs Dask: pip install 'h5tile[dask]' (dask[array], distributed)") from e
+
+import h5tile
+from h5tile import _arguments as _args
+from h5tile import _h5tile
+
+__all__ = ["from_file", "to_file"]
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+
+
+class _Source:
+    """What a read task needs: the file, the dataset and how to read it (no open handle). Dask's
+    ``from_array`` slices it with one box per block; each slice is one :func:`h5tile.read_box`."""
+
+    def __init__(self, path: str, dataset_name: str, shape: Tuple[int, ...], dtype: np.dtype, device: Optional[int],
+                 threads: int):
+        self.path, self.dataset_name, self.shape, self.dtype = path, dataset_name, shape, dtype
+        self.device, self.threads = device, threads
+        self.ndim = len(shape)
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        offset, extent = [], []
+        for axis, s in enumerate(index):
+            start, stop, step = s.indices(self.shape[axis])
+            if step != 1:
+                raise IndexError("h5tile.dask reads boxes (steps of 1)")
+            offset.append(start)
+            extent.append(max(0, stop - start))
+        block = h5tile.read_box(self.path, self.dataset_name, offset, extent, device=self.device, threads=self.threads)
+        if self.device is not None:
+            import cupy
+            block = cupy.asarray(block)
+        return block
+
+    def __repr__(self) -> str:
+        return f"h5tile dataset '{self.dataset_name}' in '{_args.redacted(self.path)}'"
+
+
+def _virtual_tile_chunks(path: str, dataset_name: str, shape: Tuple[int, ...]):
+    """The tiles of a virtual dataset as Dask chunks (each axis cut where a tile starts or
+    ends), or None where they cannot be listed (no h5py, a URL, a dataset h5py cannot open)."""
+    if "://" in path:
+        return None
+    try:
+        import h5py
+        with h5py.File(path, "r") as f:
+            cuts = [{0, n} for n in shape]
+            for source in f[dataset_name].virtual_sources():
+                low, high = source.vspace.get_select_bounds()
+                for axis, (lo, hi) in enumerate(zip(low, high)):
+                    cuts[axis].update((lo, min(hi + 1, shape[axis])))
+    except Exception:  # noqa: BLE001 - only a better default; the read itself reports errors
+        return None
+    return tuple(tuple(int(b - a) for a, b in zip(sorted(c)[:-1], sorted(c)[1:])) for c in cuts)
+
+
+def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
+              chunks: Union[str, int, Sequence[Any]] = "auto", device: Optional[int] = None, *, threads: int = 1,
+              name: Optional[str] = None):
+    """A dataset as a lazy ``dask.array.Array``, each block read by :func:`h5tile.read_box`.
+
+    Args:
+        path_or_url: an HDF5 file, or a URL where h5tile reads URLs (relative paths are taken
+            from the current folder at this call).
+        dataset_name: full path of the dataset in the file.
+        chunks: "auto" (default): blocks that are whole numbers of the file's chunks (a
+            chunked dataset; Dask's ``array.chunk-size`` sets their size), the tiles of a
+            virtual dataset, Dask's own choice for a contiguous one. Anything else Dask's
+            ``chunks`` take (a tuple of lengths per axis, a shape, -1 for a whole axis).
+        device: None (host memory, NumPy blocks) or a CUDA device ordinal: blocks are CuPy
+            arrays read straight into that device's memory (``meta`` is a CuPy array).
+        threads: h5tile's threads per block read (default 1: Dask runs one task per core
+            already; 0 lets h5tile use every core for each block).
+        name: the Dask name of the array (default: from the file, dataset, chunks, the file's size
+            and time of modification, so that a rewritten file gets a new name).
+
+    Raises at the call what :func:`h5tile.describe` raises (no such file, dataset, a group...);
+    blocks raise h5tile's errors where they are computed. The file is opened at each block read:
+    a file replaced between blocks gives blocks of both versions (as for h5py).
+    """
+    path = _args.path("path_or_url", path_or_url)
+    if "://" not in path:
+        path = os.path.abspath(path)
+    dataset_name = _args.dataset_name(dataset_name)
+    threads = _args.whole("threads", threads)
+    info = h5tile.describe(path, dataset_name)
+    dtype = np.dtype(info["dtype"])
+    shape = tuple(int(n) for n in info["shape"])
+    meta = np.empty((0,) * len(shape), dtype)
+    if device is not None:
+        _args.device(device)
+        try:
+            import cupy
+        except ImportError:
+            raise h5tile.UnsupportedTypeError("h5tile.dask.from_file(device=...) gives CuPy blocks, and CuPy is not "
+                                              "installed (pip install cupy-cuda13x)") from None
+        if dtype.kind in "VSO":
+            raise h5tile.UnsupportedTypeError(f"dataset '{dataset_name}' in '{_args.redacted(path)}' has dtype {dtype}, "
+                                              "which CuPy cannot hold: read it with device=None")
+        with cupy.cuda.Device(int(device)):
+            meta = cupy.empty((0,) * len(shape), dtype)
+    if isinstance(chunks, str) and chunks == "auto" and shape:
+        if info["layout"] == "virtual":
+            tiles = _virtual_tile_chunks(path, dataset_name, shape)
+            if tiles is not None:
+                chunks = tiles
+        elif info.get("chunk"):
+            chunks = da.core.normalize_chunks("auto", shape, dtype=dtype if dtype.kind != "O" else np.dtype("V64"),
+                                              previous_chunks=tuple(info["chunk"]))
+    if dtype.kind == "O" and isinstance(chunks, str):
+        chunks = da.core.normalize_chunks(chunks, shape, dtype=np.dtype("V64"))  # Dask cannot size objects
+    if name is None:
+        stamp = ""
+        if "://" not in path:
+            st = os.stat(path)
+            stamp = f"{st.st_size}-{st.st_mtime_ns}"
+        name = "h5tile-" + dask.base.tokenize(path, dataset_name, chunks, device, stamp)
+    source = _Source(path, dataset_name, shape, dtype, device, threads)
+    return da.from_array(source, chunks=chunks, name=name, lock=False, asarray=False, fancy=False, meta=meta)
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+
+
+class _Captured(Exception):
+    """Stops a rank's write at its first message: how a rank's description is taken."""
+
+
+class _Describe:
+    """A communicator that takes rank ``rank``'s description (the first message of the write,
+    every rank's check of its tile) and stops the write there, before anything is created."""
+
+    def __init__(self, rank: int, size: int):
+        self.rank, self.size, self.message = rank, size, None
+
+    def Get_rank(self) -> int:  # noqa: N802  (mpi4py's names)
+        return self.rank
+
+    def Get_size(self) -> int:  # noqa: N802
+        return self.size
+
+    def allgather(self, part):
+        self.message = bytes(part)
+        raise _Captured()
+
+    def bcast(self, part, root: int = 0):  # pragma: no cover - never reached
+        raise _Captured()
+
+
+_OK = struct.pack("<QQ", 1, 0)  # a root's message that its step succeeded with nothing to say
+
+
+class _Replay:
+    """Rank ``rank`` (a block) of the write, with the messages that the other ranks would send
+    it: every rank's description, the client's broadcasts (the new generation; the main file's
+    start, empty for the virtual layout), and, after its tile is written, the client's success
+    (the client raises where its commit fails). Keeps the record of its tile, for the client."""
+
+    def __init__(self, rank: int, size: int, descriptions, broadcasts):
+        self.rank, self.size = rank, size
+        self.descriptions, self.broadcasts = descriptions, list(broadcasts)
+        self.gathers = 0
+        self.record = None
+
+    def Get_rank(self) -> int:  # noqa: N802
+        return self.rank
+
+    def Get_size(self) -> int:  # noqa: N802
+        return self.size
+
+    def allgather(self, part):
+        self.gathers += 1
+        if self.gathers == 1:  # the descriptions: agree on the plan
+            return list(self.descriptions)
+        if self.gathers == 2:  # agreement after the write: this rank's error (if any) is everyone's
+            return [bytes(part)] * self.size
+        if self.gathers == 3:  # the records of the tiles
+            self.record = bytes(part)
+            return [bytes(part) if r == self.rank else b"" for r in range(self.size)]
+        raise h5tile.OperationError("h5tile.dask: unexpected message in h5tile's collective write (a version mismatch "
+                                    "between h5tile.dask and the extension)")
+
+    def bcast(self, part, root: int = 0):
+        if self.broadcasts:
+            return self.broadcasts.pop(0)
+        return _OK
+
+
+class _Client:
+    """Rank 0 of the write, on the client: holds no tile. Its broadcasts (the generation, the
+    main file's start) are kept for the blocks; at the records' gather it runs the blocks'
+    tasks (``run(descriptions, broadcasts)`` returns their records, in rank order) and then
+    commits."""
+
+    def __init__(self, size: int, descriptions, run):
+        self.size, self.descriptions, self.run = size, descriptions, run
+        self.broadcasts = []
+        self.gathers = 0
+
+    def Get_rank(self) -> int:  # noqa: N802
+        return 0
+
+    def Get_size(self) -> int:  # noqa: N802
+        return self.size
+
+    def allgather(self, part):
+        self.gathers += 1
+        if self.gathers == 1:
+            return list(self.descriptions)
+        if self.gathers == 2:  # this rank wrote nothing; a block's failure comes with the records
+            return [bytes(part)] + [b""] * (self.size - 1)
+        if self.gathers == 3:
+            return [bytes(part)] + list(self.run(self.descriptions, self.broadcasts))
+        raise h5tile.OperationError("h5tile.dask: unexpected message in h5tile's collective write (a version mismatch "
+                                    "between h5tile.dask and the extension)")
+
+    def bcast(self, part, root: int = 0):
+        self.broadcasts.append(bytes(part))
+        return bytes(part)
+
+
+def _tile(block: Any, dtype: np.dtype):
+    """A block as the core takes it, with the name of a sized dtype (V<n>, S<n>) or ""."""
+    if dtype.kind in "VS":
+        block = np.ascontiguousarray(np.asarray(block))
+        return block.view(np.uint8).reshape(block.shape + (dtype.itemsize,)), f"{dtype.kind}{dtype.itemsize}"
+    return h5tile._prepare(block, "block")
+
+
+def _placeholder(shape: Sequence[int], dtype: np.dtype):
+    """An array of ``shape`` and ``dtype`` that holds no memory (a broadcast zero): what a rank's
+    description needs of its tile."""
+    if dtype.kind in "VS":
+        item = np.zeros((dtype.itemsize,), np.uint8)  # the bytes of one element: a contiguous last axis
+        return np.broadcast_to(item, tuple(shape) + (dtype.itemsize,)), f"{dtype.kind}{dtype.itemsize}"
+    return np.broadcast_to(np.zeros((), dtype), tuple(shape)), ""
+
+
+def _write_block(block, rank: int, size: int, offset, extent, dtype, options, descriptions, broadcasts) -> bytes:
+    """A block's task: writes the block as tile ``rank`` of the write and returns its record.
+    The block must have the shape and dtype that the Dask array declares for it: the plan that
+    every rank agreed on was made from them (a block function that returns another shape or
+    dtype would otherwise fill another box of the dataset than the one the file maps)."""
+    if getattr(block, "dtype", None) is None or getattr(block, "shape", None) is None:
+        block = np.asarray(block)
+    got_shape, got = tuple(int(n) for n in block.shape), np.dtype(block.dtype)
+    if got_shape != tuple(extent) or got != dtype:
+        raise h5tile.InvalidArgumentError(
+            f"h5tile.dask.to_file: the block at {tuple(offset)} of '{options[1]}' in '{_args.redacted(options[0])}' "
+            f"is {got_shape} {got}, but the Dask array declares {tuple(extent)} {dtype} for it (a map_blocks function "
+            "that changes its block's shape or dtype needs chunks= and dtype=)")
+    array, sized = _tile(block, dtype)
+    comm = _Replay(rank, size, descriptions, broadcasts)
+    path, dataset_name, shape, mode, sync, keep_previous, chunk, filters = options
+    _h5tile.write_tile(comm, array, path, dataset_name, sized, list(shape), list(offset), "virtual", mode, sync,
+                       keep_previous, chunk, *filters)
+    if comm.record is None:  # pragma: no cover - the write returned without its records' gather
+        raise h5tile.OperationError("h5tile.dask: a block's write ended before its tile's record")
+    return comm.record
+
+
+def _distributed_client(collections) -> Any:
+    """The ``dask.distributed`` client that computes ``collections`` by default, or None."""
+    client = getattr(dask.base.get_scheduler(collections=collections), "__self__", None)
+    try:
+        import distributed
+    except ImportError:  # pragma: no cover - dask without distributed
+        return None
+    return client if isinstance(client, distributed.Client) else None
+
+
+def _write_block_caught(*args):
+    """As :func:`_write_block`, returning ``(False, error)`` instead of raising: Dask's local
+    schedulers return at the first error while other tasks still run, and no task may still be
+    writing when the client removes the write's files."""
+    try:
+        return True, _write_block(*args)
+    except Exception as e:  # noqa: BLE001 - raised again on the client
+        return False, e
+
+
+def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_previous: bool, chunk, filters,
+           client: Any = None) -> None:
+    """Writes the Dask array ``array`` (every block a tile, the client rank 0) and commits."""
+    shape = tuple(int(n) for n in array.shape)
+    dtype = np.dtype(array.dtype)
+    blocks = array.to_delayed().ravel()
+    starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in array.chunks]
+    indices = list(np.ndindex(*array.numblocks))
+    offsets = [[int(starts[a][i]) for a, i in enumerate(index)] for index in indices]
+    extents = [[int(array.chunks[a][i]) for a, i in enumerate(index)] for index in indices]
+    size = len(indices) + 1
+    options = (path, dataset_name, shape, mode, sync, keep_previous, chunk, filters)
+
+    # Every rank's description, as it would send it: the client's empty tile, then the blocks'.
+    descriptions = []
+    for rank in range(size):
+        offset, extent = ([0] * len(shape), [0] + list(shape[1:])) if rank == 0 else (offsets[rank - 1], extents[rank - 1])
+        tile, sized = _placeholder(extent, dtype)
+        comm = _Describe(rank, size)
+        try:
+            _h5tile.write_tile(comm, tile, path, dataset_name, sized, list(shape), offset, "virtual", mode, sync,
+                               keep_previous, chunk, *filters)
+        except _Captured:
+            pass
+        if comm.message is None:  # pragma: no cover - the protocol changed
+            raise h5tile.OperationError("h5tile.dask: h5tile's collective write did not describe its tile")
+        descriptions.append(comm.message)
+
+    client = client if client is not None else _distributed_client([array])
+
+    def run(descriptions, broadcasts):
+        shared = dask.delayed(tuple(descriptions), pure=True, traverse=False)
+        told = dask.delayed(tuple(broadcasts), pure=True, traverse=False)
+        write = _write_block if client is not None else _write_block_caught
+        tasks = [dask.delayed(write, pure=False)(block, rank + 1, size, offsets[rank], extents[rank], dtype, options,
+                                                 shared, told)
+                 for rank, block in enumerate(blocks)]
+        if client is not None:
+            import distributed
+            futures = client.compute(tasks)
+            try:
+                distributed.wait(futures)
+                return client.gather(futures)
+            finally:
+                for f in futures:
+                    f.release()
+        results = dask.compute(*tasks)
+        for ok, value in results:
+            if not ok:
+                raise value
+        return [value for _, value in results]
+
+    empty, sized = _placeholder([0] + list(shape[1:]), dtype)
+    _h5tile.write_tile(_Client(size, descriptions, run), empty, path, dataset_name, sized, list(shape),
+                       [0] * len(shape), "virtual", mode, sync, keep_previous, chunk, *filters)
+
+
+def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layout: str = "virtual",
+            compute: bool = True, *, mode: str = "w", sync: bool = True, keep_previous: bool = True,
+            chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
+            shuffle: bool = False, fletcher32: bool = False):
+    """Write a Dask array to ``dataset_name`` in ``path``: every block written as its own tile
+    by the task (the worker) that computes it, nothing gathered on the client, and the virtual
+    dataset committed once by the client when every tile is on disk (h5tile's virtual layout:
+    the tiles in ``<path>.tiles/``, relative sources, a checksum per uncompressed tile).
+
+    Crash-safe as every h5tile write: until the commit, an older file at ``path`` stays intact;
+    where a block fails or a worker is lost (Dask's ``KilledWorker``, or a retried task's error),
+    every block is waited for, the files of this write are removed, and the error is raised.
+    A block recomputed after its worker died is written once, by its retry (Dask's
+    ``distributed.scheduler.allowed-failures``); but a write task that Dask runs a second time
+    (its worker lost while or after it wrote the tile) finds its tile file there, and the write
+    raises (h5tile creates tile files exclusively): run it again.
+
+    Args:
+        array: a ``dask.array.Array`` of a dtype h5tile writes (NumPy or CuPy blocks; CuPy blocks
+            are written from device memory, uncompressed).
+        path: the HDF5 file, local (or on a file system every worker and the client share);
+            missing folders are created.
+        layout: "virtual" only. "contiguous" and "chunked" (one self-contained file) are refused:
+            every block would have to write into one file that the client creates, an HDF5 file
+            that the blocks' processes cannot extend without HDF5's metadata coordination
+            (parallel HDF5) and whose parts h5tile could not check one by one. For one
+            self-contained file, write the virtual layout and run :func:`h5tile.consolidate`
+            (a parallel streamed copy), or ``h5tile.to_file(array.compute(), ...)`` where the
+            array fits in memory.
+        compute: True (default) writes now and returns None; False returns a ``dask.delayed``
+            object that writes when computed (the blocks then run on the scheduler that computes
+            it, from inside that task; the commit is made where that task runs).
+        mode: "w" (default) replaces the file; "a" adds the dataset to it; "x" fails if it exists.
+        sync, keep_previous, chunks, compression, level, shuffle, fletcher32: as in
+            :func:`h5tile.to_file` (``chunks``: the chunk shape of compressed tile files).
+
+    Raises InvalidArgumentError for another layout, a bad path or dataset name, a non-Dask array;
+    UnsupportedTypeError for a dtype h5tile does not write; the write's errors.
+    """
+    if not isinstance(array, da.Array):
+        raise h5tile.ArgumentTypeError(f"h5tile.dask.to_file writes a dask.array.Array, not {type(array).__name__} "
+                                       "(h5tile.to_file writes NumPy and CuPy arrays)")
+    layout = _args.name_in("layout", layout, _args.LAYOUTS)
+    if layout != "virtual":
+        raise h5tile.InvalidArgumentError(
+            f"h5tile.dask.to_file writes layout 'virtual' (each block its own tile file), not '{layout}': one "
+            "self-contained file cannot be written by separate worker processes; write 'virtual' and run "
+            "h5tile.consolidate for one, or h5tile.to_file(array.compute(), ...) where the array fits in memory")
+    path = os.path.abspath(_args.path("path", path))
+    if "://" in _args.path("path", path):
+        raise h5tile.InvalidArgumentError(f"h5tile.dask.to_file writes local files, not '{_args.redacted(path)}'")
+    if os.path.isdir(path):
+        raise h5tile.IsADirectoryPathError(f"'{_args.redacted(path)}' is a directory: to_file needs a file path such "
+                                           "as /path/to/file.h5")
+    dataset_name = _args.dataset_name(dataset_name)
+    mode = _args.name_in("mode", mode, _args.MODES)
+    sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
+    chunk = _args.chunk_list(chunks)
+    filters = _args.compression(compression, level, shuffle, fletcher32)
+    compute = _args.flag("compute", compute)
+    dtype = np.dtype(array.dtype)
+    h5tile._prepare(np.empty((0,), dtype), "array")  # the dtype check of every write, at the call
+    if array.ndim == 0 or 0 in array.shape:
+        # Nothing to split: the client writes it (h5tile keeps such a dataset in the main file).
+        def small(value):
+            h5tile.to_file(np.asarray(value), path, dataset_name, mode=mode, sync=sync,
+                           keep_previous=keep_previous).wait()
+        if compute:
+            small(array.compute())
+            return None
+        return dask.delayed(small, pure=False)(array)
+    if compute:
+        _write(array, path, dataset_name, mode, sync, keep_previous, chunk, filters)
+        return None
+    return dask.delayed(_write_later, pure=False)(_Later(array), path, dataset_name, mode, sync, keep_previous, chunk,
+                                                  filters)
+
+
+class _Later:
+    """An array passed to a delayed task without being computed first (Dask would compute a
+    ``dask.array.Array`` argument: the task writes it block by block instead)."""
+
+    def __init__(self, array):
+        self.array = array
+
+
+def _write_later(later: _Later, *args) -> None:
+    """The task of ``to_file(compute=False)``: on a ``dask.distributed`` worker, the blocks go to
+    the cluster through the worker's client (this task leaves the worker's threads meanwhile)."""
+    try:
+        from distributed import get_worker, worker_client
+        get_worker()
+    except (ImportError, ValueError):
+        _write(later.array, *args)
+        return
+    with worker_client() as client:
+        _write(later.array, *args, client=client)
