@@ -1,6 +1,9 @@
 // OpenDataset::read_to_device: a read whose destination is CUDA device memory, through the
 // bounded staging pipeline, straight from the file with GPUDirect Storage where it opens, or, for
 // compressed chunks, decoded on the GPU (gpu/decode.hpp) where it can.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -12,6 +15,7 @@
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
+#include "gpu/decoder_choice.hpp"
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
@@ -56,6 +60,88 @@ std::string filter_names(const Source& source) {
 std::string decoder_name(bool gpu, bool cpu) {
   if (gpu) return cpu ? "nvcomp+cpu" : "nvcomp";
   return cpu ? "cpu" : "";
+}
+
+// The sample that H5TILE_GPU_DECODE=auto times both decoders on: the first chunks of the read, up
+// to this many decoded bytes (at least one chunk).
+constexpr std::uint64_t kSampleBytes = std::uint64_t{128} << 20;
+
+// Seconds that `run` takes, the faster of two runs (the first also warms buffers, nvCOMP's and
+// the workers').
+double best_of_two(const std::function<void()>& run) {
+  double best = 0;
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = i == 0 ? s : std::min(best, s);
+  }
+  return best;
+}
+
+// Times the GPU and the CPU decoding the first chunks of `request` (gpu/decoder_choice.hpp). The
+// GPU's run is decode_to_device itself (it returns once the device has finished: synchronised),
+// writing the sample's chunks where they belong in `out` (the chosen decoder writes them again);
+// the CPU's is the read's `threads` workers reading and decoding the same stored chunks into host
+// buffers (their copy to the device overlaps the decoding in the staging pipeline).
+gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request, std::byte* out,
+                                   const Shape& out_shape, const std::string& library, unsigned threads,
+                                   const gpu::Staging& staging) {
+  std::uint64_t chunk_bytes = request.elem_size;
+  for (const auto c : request.chunk) chunk_bytes *= c;
+  gpu::DecoderRates rates;
+  std::size_t n = 0;
+  while (n < request.chunks.size() && (n == 0 || rates.sample_bytes < kSampleBytes)) {
+    rates.sample_bytes += chunk_bytes;
+    ++n;
+  }
+  rates.sample_chunks = n;
+  const auto bytes = static_cast<double>(rates.sample_bytes);
+  const auto slowdown = gpu::parse_gpu_slowdown(std::getenv(gpu::kGpuSlowdownVariable));
+  gpu::DecodeRequest sample{request.file,
+                            request.filters,
+                            request.chunk,
+                            request.elem_size,
+                            {request.chunks.begin(), request.chunks.begin() + static_cast<std::ptrdiff_t>(n)},
+                            request.where,
+                            request.cpu};
+  try {
+    const double s =
+        best_of_two([&] { gpu::decode_to_device(device, sample, out, out_shape, library, threads, staging, nullptr); });
+    rates.gpu = bytes / std::max(s, 1e-9);
+  } catch (const std::exception& e) {
+    rates.gpu_failure = e.what();
+  }
+  const unsigned workers = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(n)));
+  struct Buffers {
+    ByteBuffer data, scratch;
+    std::vector<std::byte> decoded;
+  };
+  std::vector<Buffers> buffers(workers);
+  const double s = best_of_two([&] {
+    parallel_for(workers, workers, [&](std::size_t w) {
+      auto& b = buffers[w];
+      b.decoded.resize(chunk_bytes);
+      for (std::size_t i = w; i < n; i += workers) {
+        const auto& c = sample.chunks[i];
+        b.data.resize(c.stored_bytes);
+        request.file->read_at(b.data.data(), c.stored_bytes, c.file_offset);
+        request.cpu->decode_into(b.data, b.scratch, 0, chunk_bytes, b.decoded.data());
+      }
+    });
+  });
+  rates.cpu = bytes / std::max(s, 1e-9);
+  return gpu::slowed(std::move(rates), slowdown);
+}
+
+DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice& choice) {
+  return {choice.how,
+          gpu::codec_name(codec),
+          choice.rates.gpu.value_or(0),
+          choice.rates.cpu,
+          choice.rates.sample_chunks,
+          choice.rates.sample_bytes,
+          choice.rates.gpu_failure};
 }
 
 }  // namespace
@@ -165,6 +251,18 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
       if (!filter_names(*sources_[s]).empty()) why = "mappings that overlap are read on the CPU";
     } else {
       on_gpu[s] = gpu_decoding(s, maps[s], region, why);
+      if (on_gpu[s] && on_gpu[s]->cpu != nullptr) {
+        const auto& request = *on_gpu[s];
+        const auto choice = gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, [&] {
+          return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
+                                  options_.staging);
+        });
+        gpu::note_decoder_choice(choice_report(request.filters.codec, choice));
+        if (choice.decoder == gpu::Decoder::Cpu) {
+          on_gpu[s].reset();
+          why = choice.reason;
+        }
+      }
     }
     if (!why.empty()) {
       cpu_decodes = true;
@@ -178,6 +276,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   bool gpu_decodes = false;
   for (const auto& r : on_gpu) gpu_decodes = gpu_decodes || r.has_value();
   gpu::note_decoder(decoder_name(gpu_decodes, cpu_decodes), cpu_decodes ? why_cpu : "");
+  if (!gpu_decodes) gpu::note_decode_phases({});  // the phases of a sample that auto timed
   if (covered < region.count()) {
     // Regions no source maps hold the fill value: assemble on the host, then copy.
     const Array host = read(region, threads, -1);
