@@ -37,10 +37,10 @@ struct DecodePhases {
 /// 128 MiB decoded) with both decoders, keeps the faster (the GPU only when more than 5% faster)
 /// and reuses that choice for the rest of the process.
 struct DecoderChoiceReport {
-  std::string how;          ///< "measured" (this read), "cached" (an earlier read's), "on", "off", "" (none)
-  std::string codec;        ///< "deflate", "zstd", "lz4"
-  double gpu_rate = 0;      ///< decoded bytes per second on the GPU in the sample (0: it did not decode it)
-  double cpu_rate = 0;      ///< the same on the CPU workers (the read's thread count)
+  std::string how;      ///< "measured" (this read), "cached" (an earlier read's), "on", "off", "" (none)
+  std::string codec;    ///< "deflate", "zstd", "lz4"
+  double gpu_rate = 0;  ///< decoded bytes per second on the GPU in the sample (0: it did not decode it)
+  double cpu_rate = 0;  ///< the same on the CPU workers (the read's thread count)
   std::uint64_t sample_chunks = 0;
   std::uint64_t sample_bytes = 0;  ///< decoded bytes of the sample
   std::string gpu_failure;         ///< why the GPU did not decode the sample ("" where it did)

@@ -23,10 +23,10 @@ DecoderChoice choose_decoder(GpuCodec codec, const DecoderRates& rates, double t
     choice.decoder = Decoder::Gpu;
     return choice;
   }
-  choice.reason =
-      fmt::format("H5TILE_GPU_DECODE=auto measured {} on {} chunks: CPU {:.2f} GB/s, GPU {:.2f} GB/s (the GPU is "
-                  "chosen only when more than {:.0f}% faster)",
-                  codec_name(codec), rates.sample_chunks, gb(rates.cpu), gb(*rates.gpu), tie * 100);
+  choice.reason = fmt::format(
+      "H5TILE_GPU_DECODE=auto measured {} on {} chunks: CPU {:.2f} GB/s, GPU {:.2f} GB/s (the GPU is "
+      "chosen only when more than {:.0f}% faster)",
+      codec_name(codec), rates.sample_chunks, gb(rates.cpu), gb(*rates.gpu), tie * 100);
   return choice;
 }
 
@@ -37,8 +37,7 @@ GpuSlowdown parse_gpu_slowdown(const char* value) {
   double factor = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), factor);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(factor) || factor < 1) {
-    throw InvalidArgument(
-        fmt::format("{}='{}': expected a factor >= 1 or 'fail'", kGpuSlowdownVariable, text));
+    throw InvalidArgument(fmt::format("{}='{}': expected a factor >= 1 or 'fail'", kGpuSlowdownVariable, text));
   }
   return {factor, false};
 }
@@ -54,7 +53,7 @@ DecoderRates slowed(DecoderRates rates, const GpuSlowdown& slowdown) {
   return rates;
 }
 
-DecoderChoice DecoderCache::decide(DecodeMode mode, int device, GpuCodec codec,
+DecoderChoice DecoderCache::decide(DecodeMode mode, int device, GpuCodec codec, std::uint64_t read_bytes,
                                    const std::function<DecoderRates()>& measure) {
   if (mode == DecodeMode::On) return {Decoder::Gpu, "on", {}, ""};
   if (mode == DecodeMode::Off) return {Decoder::Cpu, "off", {}, "H5TILE_GPU_DECODE=off"};
@@ -64,6 +63,14 @@ DecoderChoice DecoderCache::decide(DecodeMode mode, int device, GpuCodec codec,
     auto choice = it->second;
     choice.how = "cached";
     return choice;
+  }
+  if (read_bytes < kMinSampleBytes) {
+    return {Decoder::Cpu,
+            "small",
+            {},
+            fmt::format("H5TILE_GPU_DECODE=auto: a read of {} decoded bytes is too small to time the decoders on "
+                        "(under {} MiB); {} is decoded on the CPU until a larger read measures",
+                        read_bytes, kMinSampleBytes >> 20, codec_name(codec))};
   }
   auto choice = choose_decoder(codec, measure());
   choices_.emplace(key, choice);

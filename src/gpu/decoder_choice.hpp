@@ -41,7 +41,7 @@ struct DecoderRates {
 // The decision and what it came from, as last_device_io() reports it.
 struct DecoderChoice {
   Decoder decoder = Decoder::Cpu;
-  std::string how;  // "measured", "cached", "on", "off"
+  std::string how;  // "measured", "cached", "small" (not measured), "on", "off"
   DecoderRates rates;
   std::string reason;  // why the CPU decodes ("" where the GPU does)
 };
@@ -64,13 +64,21 @@ inline constexpr const char* kGpuSlowdownVariable = "H5TILE_GPU_DECODE_SLOWDOWN"
 // The rates as the slowed GPU would have measured them.
 [[nodiscard]] DecoderRates slowed(DecoderRates rates, const GpuSlowdown& slowdown);
 
+// A read of fewer decoded bytes than this is not measured (a handful of chunks times launches and
+// set-up, not decoding): it takes the choice an earlier read measured, else the CPU, and leaves
+// nothing cached.
+inline constexpr std::uint64_t kMinSampleBytes = std::uint64_t{32} << 20;
+
 // The decisions of one process, per device and codec.
 class DecoderCache {
  public:
   // The decoder for `codec` on `device` under `mode`: On and Off force one (nothing measured);
-  // Auto takes the cached choice ("cached") or calls `measure` once and keeps the choice from its
-  // rates ("measured"). Thread-safe; a second caller waits for the first one's measurement.
-  DecoderChoice decide(DecodeMode mode, int device, GpuCodec codec, const std::function<DecoderRates()>& measure);
+  // Auto takes the cached choice ("cached") or, for a read of at least kMinSampleBytes decoded
+  // (`read_bytes`), calls `measure` once and keeps the choice from its rates ("measured"); a
+  // smaller read with nothing cached decodes on the CPU ("small"). Thread-safe; a second caller
+  // waits for the first one's measurement.
+  DecoderChoice decide(DecodeMode mode, int device, GpuCodec codec, std::uint64_t read_bytes,
+                       const std::function<DecoderRates()>& measure);
   void clear();
 
  private:

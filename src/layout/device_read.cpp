@@ -253,10 +253,14 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
       on_gpu[s] = gpu_decoding(s, maps[s], region, why);
       if (on_gpu[s] && on_gpu[s]->cpu != nullptr) {
         const auto& request = *on_gpu[s];
-        const auto choice = gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, [&] {
-          return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
-                                  options_.staging);
-        });
+        std::uint64_t read_bytes = request.elem_size;
+        for (const auto c : request.chunk) read_bytes *= c;
+        read_bytes *= request.chunks.size();
+        const auto choice =
+            gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, read_bytes, [&] {
+              return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
+                                      options_.staging);
+            });
         gpu::note_decoder_choice(choice_report(request.filters.codec, choice));
         if (choice.decoder == gpu::Decoder::Cpu) {
           on_gpu[s].reset();

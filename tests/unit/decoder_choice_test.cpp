@@ -10,7 +10,11 @@
 namespace h5tile::detail::gpu {
 namespace {
 
-DecoderRates rates(std::optional<double> gpu, double cpu) { return {gpu, cpu, gpu ? "" : "nvCOMP failed", 128, 1 << 27}; }
+constexpr std::uint64_t kBig = std::uint64_t{1} << 30;  // a read large enough to measure
+
+DecoderRates rates(std::optional<double> gpu, double cpu) {
+  return {gpu, cpu, gpu ? "" : "nvCOMP failed", 128, 1 << 27};
+}
 
 TEST(DecoderChoice, TheGpuWhereItIsFaster) {
   const auto c = choose_decoder(GpuCodec::Zstd, rates(27.2e9, 13.3e9));
@@ -30,17 +34,18 @@ TEST(DecoderChoice, TheCpuWhereItIsFaster) {
 }
 
 TEST(DecoderChoice, WithinTheTieMarginTheCpu) {
-  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.4e9, 10e9)).decoder, Decoder::Cpu);    // 4% faster
-  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.5e9, 10e9)).decoder, Decoder::Cpu);    // exactly 5%
-  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.51e9, 10e9)).decoder, Decoder::Gpu);   // more than 5%
-  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10e9, 10e9), 0).decoder, Decoder::Cpu);   // equal, no margin
+  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.4e9, 10e9)).decoder, Decoder::Cpu);   // 4% faster
+  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.5e9, 10e9)).decoder, Decoder::Cpu);   // exactly 5%
+  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.51e9, 10e9)).decoder, Decoder::Gpu);  // more than 5%
+  EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10e9, 10e9), 0).decoder, Decoder::Cpu);  // equal, no margin
   EXPECT_EQ(choose_decoder(GpuCodec::Deflate, rates(10.1e9, 10e9), 0).decoder, Decoder::Gpu);
 }
 
 TEST(DecoderChoice, TheCpuWhereTheGpuDidNotDecodeTheSample) {
   const auto c = choose_decoder(GpuCodec::Zstd, rates(std::nullopt, 1e9));
   EXPECT_EQ(c.decoder, Decoder::Cpu);
-  EXPECT_EQ(c.reason, "H5TILE_GPU_DECODE=auto: the GPU did not decode zstd's first 128 chunks (nvCOMP failed); on the CPU");
+  EXPECT_EQ(c.reason,
+            "H5TILE_GPU_DECODE=auto: the GPU did not decode zstd's first 128 chunks (nvCOMP failed); on the CPU");
 }
 
 TEST(GpuSlowdown, ParsesAFactorOrFail) {
@@ -85,28 +90,51 @@ TEST(DecoderCache, MeasuresOncePerDeviceAndCodecThenReusesTheChoice) {
       return r;
     };
   };
-  auto c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, measure(rates(27e9, 13e9)));
+  auto c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, kBig, measure(rates(27e9, 13e9)));
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(c.decoder, Decoder::Gpu);
   EXPECT_EQ(c.how, "measured");
   // The same device and codec: the choice and its rates again, not measured (the CPU would win now).
-  c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, measure(rates(1e9, 13e9)));
+  c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, kBig, measure(rates(1e9, 13e9)));
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(c.decoder, Decoder::Gpu);
   EXPECT_EQ(c.how, "cached");
   EXPECT_DOUBLE_EQ(*c.rates.gpu, 27e9);
   // Another codec, another device: measured each.
-  c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Lz4, measure(rates(24.9e9, 27.2e9)));
+  c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Lz4, kBig, measure(rates(24.9e9, 27.2e9)));
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(c.decoder, Decoder::Cpu);
-  c = cache.decide(DecodeMode::Auto, 1, GpuCodec::Zstd, measure(rates(1e9, 13e9)));
+  c = cache.decide(DecodeMode::Auto, 1, GpuCodec::Zstd, kBig, measure(rates(1e9, 13e9)));
   EXPECT_EQ(calls, 3);
   EXPECT_EQ(c.decoder, Decoder::Cpu);
-  EXPECT_EQ(cache.decide(DecodeMode::Auto, 1, GpuCodec::Zstd, measure(rates(27e9, 13e9))).how, "cached");
+  EXPECT_EQ(cache.decide(DecodeMode::Auto, 1, GpuCodec::Zstd, kBig, measure(rates(27e9, 13e9))).how, "cached");
   EXPECT_EQ(calls, 3);
   cache.clear();
-  EXPECT_EQ(cache.decide(DecodeMode::Auto, 1, GpuCodec::Zstd, measure(rates(27e9, 13e9))).decoder, Decoder::Gpu);
+  EXPECT_EQ(cache.decide(DecodeMode::Auto, 1, GpuCodec::Zstd, kBig, measure(rates(27e9, 13e9))).decoder, Decoder::Gpu);
   EXPECT_EQ(calls, 4);
+}
+
+TEST(DecoderCache, ASmallReadIsNotMeasuredItTakesTheCachedChoiceElseTheCpu) {
+  DecoderCache cache;
+  int calls = 0;
+  const auto measure = [&] {
+    ++calls;
+    return rates(27e9, 13e9);
+  };
+  auto c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, kMinSampleBytes - 1, measure);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(c.decoder, Decoder::Cpu);
+  EXPECT_EQ(c.how, "small");
+  EXPECT_EQ(c.reason,
+            "H5TILE_GPU_DECODE=auto: a read of 33554431 decoded bytes is too small to time the decoders on (under 32 "
+            "MiB); zstd is decoded on the CPU until a larger read measures");
+  c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, kMinSampleBytes, measure);  // nothing was cached
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(c.how, "measured");
+  c = cache.decide(DecodeMode::Auto, 0, GpuCodec::Zstd, 4096, measure);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(c.how, "cached");
+  EXPECT_EQ(c.decoder, Decoder::Gpu);
 }
 
 TEST(DecoderCache, OnAndOffForceOneAndMeasureNothing) {
@@ -116,17 +144,17 @@ TEST(DecoderCache, OnAndOffForceOneAndMeasureNothing) {
     ++calls;
     return rates(1e9, 13e9);
   };
-  const auto on = cache.decide(DecodeMode::On, 0, GpuCodec::Lz4, measure);
+  const auto on = cache.decide(DecodeMode::On, 0, GpuCodec::Lz4, kBig, measure);
   EXPECT_EQ(on.decoder, Decoder::Gpu);
   EXPECT_EQ(on.how, "on");
-  const auto off = cache.decide(DecodeMode::Off, 0, GpuCodec::Deflate, measure);
+  const auto off = cache.decide(DecodeMode::Off, 0, GpuCodec::Deflate, kBig, measure);
   EXPECT_EQ(off.decoder, Decoder::Cpu);
   EXPECT_EQ(off.how, "off");
   EXPECT_EQ(off.reason, "H5TILE_GPU_DECODE=off");
   EXPECT_EQ(calls, 0);
   // A choice measured under auto does not bind on/off, and on/off leave nothing cached.
-  EXPECT_EQ(cache.decide(DecodeMode::Auto, 0, GpuCodec::Lz4, measure).how, "measured");
-  EXPECT_EQ(cache.decide(DecodeMode::On, 0, GpuCodec::Lz4, measure).decoder, Decoder::Gpu);
+  EXPECT_EQ(cache.decide(DecodeMode::Auto, 0, GpuCodec::Lz4, kBig, measure).how, "measured");
+  EXPECT_EQ(cache.decide(DecodeMode::On, 0, GpuCodec::Lz4, kBig, measure).decoder, Decoder::Gpu);
   EXPECT_EQ(calls, 1);
 }
 
