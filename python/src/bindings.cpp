@@ -596,6 +596,7 @@ NB_MODULE(_h5tile, m) {
     choice["cpu_rate"] = c.cpu_rate;
     choice["sample_chunks"] = c.sample_chunks;
     choice["sample_bytes"] = c.sample_bytes;
+    choice["cpu_sample_chunks"] = c.cpu_sample_chunks;
     choice["gpu_failure"] = c.gpu_failure;
     d["decoder_choice"] = choice;
     return d;

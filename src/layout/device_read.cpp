@@ -62,75 +62,87 @@ std::string decoder_name(bool gpu, bool cpu) {
   return cpu ? "cpu" : "";
 }
 
-// The sample that H5TILE_GPU_DECODE=auto times both decoders on: the first chunks of the read, up
-// to this many decoded bytes (at least one chunk).
-constexpr std::uint64_t kSampleBytes = std::uint64_t{128} << 20;
+// The samples that H5TILE_GPU_DECODE=auto times the decoders on: the first chunks of the read, up
+// to these many decoded bytes (at least one chunk). nvCOMP's rate grows with the chunks of one
+// batch (a few hundred chunks leave most of the GPU idle: on an H200, 128 chunks of 1 MiB measured
+// 3-6x below a whole 1 GiB read), so the GPU's sample is large and is the read's own decode; the
+// CPU's rate is flat once every worker has a few chunks.
+constexpr std::uint64_t kGpuSampleBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kCpuSampleBytes = std::uint64_t{128} << 20;
+constexpr std::size_t kGpuWarmChunks = 16;
 
-// Seconds that `run` takes, the faster of two runs (the first also warms buffers, nvCOMP's and
-// the workers').
-double best_of_two(const std::function<void()>& run) {
-  double best = 0;
-  for (int i = 0; i < 2; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = i == 0 ? s : std::min(best, s);
-  }
-  return best;
+double seconds(const std::function<void()>& run) {
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The first chunks of `request`, up to `bytes` decoded (at least one).
+std::size_t leading_chunks(const gpu::DecodeRequest& request, std::uint64_t chunk_bytes, std::uint64_t bytes) {
+  return std::max<std::size_t>(1, std::min<std::size_t>(request.chunks.size(), bytes / chunk_bytes));
+}
+
+gpu::DecodeRequest first_chunks(const gpu::DecodeRequest& request, std::size_t n) {
+  return {request.file,
+          request.filters,
+          request.chunk,
+          request.elem_size,
+          {request.chunks.begin(), request.chunks.begin() + static_cast<std::ptrdiff_t>(n)},
+          request.where,
+          request.cpu};
 }
 
 // Times the GPU and the CPU decoding the first chunks of `request` (gpu/decoder_choice.hpp). The
-// GPU's run is decode_to_device itself (it returns once the device has finished: synchronised),
-// writing the sample's chunks where they belong in `out` (the chosen decoder writes them again);
-// the CPU's is the read's `threads` workers reading and decoding the same stored chunks into host
-// buffers (their copy to the device overlaps the decoding in the staging pipeline).
+// GPU's run is decode_to_device itself (it returns once the device has finished: synchronised) on
+// the first kGpuSampleBytes, after an untimed run on a few chunks that sets up nvCOMP and the
+// buffers, writing the chunks where they belong in `out`; `gpu_did_all` says whether that was the
+// whole read. The CPU's run is the read's `threads` workers reading and decoding the first
+// kCpuSampleBytes into host buffers, the faster of two runs (their copy to the device overlaps the
+// decoding in the staging pipeline).
 gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request, std::byte* out,
                                    const Shape& out_shape, const std::string& library, unsigned threads,
-                                   const gpu::Staging& staging) {
+                                   const gpu::Staging& staging, bool& gpu_did_all) {
   std::uint64_t chunk_bytes = request.elem_size;
   for (const auto c : request.chunk) chunk_bytes *= c;
-  gpu::DecoderRates rates;
-  std::size_t n = 0;
-  while (n < request.chunks.size() && (n == 0 || rates.sample_bytes < kSampleBytes)) {
-    rates.sample_bytes += chunk_bytes;
-    ++n;
-  }
-  rates.sample_chunks = n;
-  const auto bytes = static_cast<double>(rates.sample_bytes);
   const auto slowdown = gpu::parse_gpu_slowdown(std::getenv(gpu::kGpuSlowdownVariable));
-  gpu::DecodeRequest sample{request.file,
-                            request.filters,
-                            request.chunk,
-                            request.elem_size,
-                            {request.chunks.begin(), request.chunks.begin() + static_cast<std::ptrdiff_t>(n)},
-                            request.where,
-                            request.cpu};
+  gpu::DecoderRates rates;
+  const auto n_gpu = leading_chunks(request, chunk_bytes, kGpuSampleBytes);
+  rates.sample_chunks = n_gpu;
+  rates.sample_bytes = n_gpu * chunk_bytes;
+  gpu_did_all = false;
   try {
+    const auto warm = first_chunks(request, std::min(n_gpu, kGpuWarmChunks));
+    gpu::decode_to_device(device, warm, out, out_shape, library, threads, staging, nullptr);
+    const auto sample = first_chunks(request, n_gpu);
     const double s =
-        best_of_two([&] { gpu::decode_to_device(device, sample, out, out_shape, library, threads, staging, nullptr); });
-    rates.gpu = bytes / std::max(s, 1e-9);
+        seconds([&] { gpu::decode_to_device(device, sample, out, out_shape, library, threads, staging, nullptr); });
+    rates.gpu = static_cast<double>(rates.sample_bytes) / std::max(s, 1e-9);
+    gpu_did_all = n_gpu == request.chunks.size();
   } catch (const std::exception& e) {
     rates.gpu_failure = e.what();
   }
+  const auto n = leading_chunks(request, chunk_bytes, kCpuSampleBytes);
+  rates.cpu_sample_chunks = n;
   const unsigned workers = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(n)));
   struct Buffers {
     ByteBuffer data, scratch;
     std::vector<std::byte> decoded;
   };
   std::vector<Buffers> buffers(workers);
-  const double s = best_of_two([&] {
+  const auto cpu_run = [&] {
     parallel_for(workers, workers, [&](std::size_t w) {
       auto& b = buffers[w];
       b.decoded.resize(chunk_bytes);
       for (std::size_t i = w; i < n; i += workers) {
-        const auto& c = sample.chunks[i];
+        const auto& c = request.chunks[i];
         b.data.resize(c.stored_bytes);
         request.file->read_at(b.data.data(), c.stored_bytes, c.file_offset);
         request.cpu->decode_into(b.data, b.scratch, 0, chunk_bytes, b.decoded.data());
       }
     });
-  });
-  rates.cpu = bytes / std::max(s, 1e-9);
+  };
+  const double s = std::min(seconds(cpu_run), seconds(cpu_run));
+  rates.cpu = static_cast<double>(n * chunk_bytes) / std::max(s, 1e-9);
   return gpu::slowed(std::move(rates), slowdown);
 }
 
@@ -141,6 +153,7 @@ DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice&
           choice.rates.cpu,
           choice.rates.sample_chunks,
           choice.rates.sample_bytes,
+          choice.rates.cpu_sample_chunks,
           choice.rates.gpu_failure};
 }
 
@@ -236,6 +249,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     if (region.rank() > 0 && intersect(mappings_[i].dst, region)) maps[mappings_[i].source].push_back(i);
   }
   std::vector<std::optional<gpu::DecodeRequest>> on_gpu(sources_.size());
+  std::vector<bool> decoded(sources_.size());  // decoded on the GPU while auto timed it
   std::string why_cpu;
   bool cpu_decodes = false;
   for (std::size_t s = 0; s < sources_.size(); ++s) {
@@ -256,15 +270,21 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         std::uint64_t read_bytes = request.elem_size;
         for (const auto c : request.chunk) read_bytes *= c;
         read_bytes *= request.chunks.size();
+        bool gpu_did_all = false;
         const auto choice =
             gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, read_bytes, [&] {
               return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
-                                      options_.staging);
+                                      options_.staging, gpu_did_all);
             });
         gpu::note_decoder_choice(choice_report(request.filters.codec, choice));
         if (choice.decoder == gpu::Decoder::Cpu) {
           on_gpu[s].reset();
           why = choice.reason;
+        } else if (choice.how == "measured" && gpu_did_all) {
+          decoded[s] = true;  // the GPU's timed sample was the whole read: in place already
+          if (progress != nullptr) {
+            for (const auto& c : request.chunks) progress->add(c.part.count() * es);
+          }
         }
       }
     }
@@ -350,8 +370,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         },
         threads, options_.staging);
   }
-  for (const auto& request : on_gpu) {
-    if (request) {
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    const auto& request = on_gpu[s];
+    if (request && !decoded[s]) {
       gpu::decode_to_device(device, *request, out, region.extent, options_.nvcomp_library, threads, options_.staging,
                             progress);
     }
