@@ -28,7 +28,8 @@ package in $H5TILE_BUILD_DIR/python (default build/python).
 --device (issue 19: on one GPU, does a cold compressed file reach device memory faster than the
 cold uncompressed file of the same array?): from_file(device=0) of the file h5tile wrote with each
 codec (gzip, zstd, lz4, each + shuffle: the ones nvCOMP decodes), with H5TILE_GPU_DECODE=on (only
-the compressed bytes cross PCIe) and off (the CPU decodes, then stages), and of the same array
+the compressed bytes cross PCIe), off (the CPU decodes, then stages) and auto (the faster of the two
+as timed on the first read's first chunks; its measured rates printed), and of the same array
 stored contiguous and uncompressed. Cold: the page cache dropped (as root) before each read, each
 read in its own process that has already set up CUDA and nvCOMP on a tiny file (so the time is the
 read's); warm: the best of REPEATS reads in one process. Needs CuPy, and nvCOMP (the
@@ -148,6 +149,7 @@ else:
 r = h5tile.last_device_io()
 import json
 print("phases", json.dumps(r.get("decode_phases", {{}}), separators=(",", ":")))
+print("choice", json.dumps(r.get("decoder_choice", {{}}), separators=(",", ":")))
 print(t, r["decoder"] or "-", r["path"], (r["decoder_reason"] or "-").replace(" ", "_"), flush=True)
 """
 
@@ -167,7 +169,9 @@ def device_read(path, tiny, cold, gpu_decode):
     out = run_read(code, env, cold, f"device read of {path}")
     t, decoder, route, reason = out.split()[-4:]
     phases = [json.loads(line.split(None, 1)[1]) for line in out.splitlines() if line.startswith("phases ")]
-    return float(t), decoder, route, reason.replace("_", " "), phases[-1] if phases else {}
+    choice = [json.loads(line.split(None, 1)[1]) for line in out.splitlines() if line.startswith("choice ")]
+    return float(t), decoder, route, reason.replace("_", " "), phases[-1] if phases else {}, \
+        choice[-1] if choice else {}
 
 
 def phase_line(phases, nbytes):
@@ -204,8 +208,9 @@ def main_device(args):
         h5tile.to_file(a, path, "/x", **opts).wait()
         h5tile.to_file(small, tiny, "/x", **opts).wait()
         ratio = a.nbytes / os.path.getsize(path)
-        for gpu_decode in (("on", "off") if codec else ("auto",)):
-            row = f"{label + f' ({ratio:.2f}x)':36}{'GPU (nvCOMP)' if gpu_decode == 'on' else 'CPU' if codec else '-':18}"
+        for gpu_decode in (("on", "off", "auto") if codec else ("auto",)):
+            kind = {"on": "GPU (nvCOMP)", "off": "CPU", "auto": "auto"}[gpu_decode] if codec else "-"
+            row = f"{label + f' ({ratio:.2f}x)':36}{kind:18}"
             try:
                 c = min((device_read(path, tiny, True, gpu_decode) for _ in range(rounds)), key=lambda r: r[0]) \
                     if cold else None
@@ -216,6 +221,11 @@ def main_device(args):
             cold_text = f"{c[0]:8.3f}s{a.nbytes / c[0] / 1e9:7.2f}" if c else f"{'-':>9}{'-':>7}"
             how = f"{w[2]}, decoder {w[1]}" + (f" ({w[3]})" if w[3] != "-" else "")
             print(row + cold_text + f"{w[0]:8.3f}s{a.nbytes / w[0] / 1e9:7.2f}  {how}", flush=True)
+            if codec and gpu_decode == "auto" and w[5].get("how"):
+                ch = w[5]
+                print(f"{'':36}auto's choice ({ch['how']}, {ch['sample_chunks']} chunks): GPU "
+                      f"{ch['gpu_rate'] / 1e9:.2f} GB/s, CPU {ch['cpu_rate'] / 1e9:.2f} GB/s"
+                      + (f"; GPU failed: {ch['gpu_failure']}" if ch["gpu_failure"] else ""), flush=True)
             if phase_line(w[4], a.nbytes):
                 print(phase_line(w[4], a.nbytes), flush=True)
     os.unlink(f"{where}/data.h5")

@@ -32,6 +32,21 @@ struct DecodePhases {
   std::uint64_t stored_bytes = 0;
 };
 
+/// How H5TILE_GPU_DECODE chose the decoder of the last device read's compressed chunks. Under
+/// auto, the first compressed device read of 32 MiB or more of a codec on a device decodes its
+/// first chunks with both decoders (the GPU up to 1 GiB, the CPU up to 128 MiB), keeps the faster
+/// (the GPU only when more than 5% faster) and reuses that choice for the rest of the process.
+struct DecoderChoiceReport {
+  std::string how;                  ///< "measured" (this read), "cached" (an earlier read's), "on", "off", "" (none)
+  std::string codec;                ///< "deflate", "zstd", "lz4"
+  double gpu_rate = 0;              ///< decoded bytes per second on the GPU in the sample (0: it did not decode it)
+  double cpu_rate = 0;              ///< the same on the CPU workers (the read's thread count)
+  std::uint64_t sample_chunks = 0;  ///< the GPU's sample: the read's first chunks, up to 1 GiB decoded
+  std::uint64_t sample_bytes = 0;   ///< decoded bytes of the GPU's sample
+  std::uint64_t cpu_sample_chunks = 0;  ///< the CPU's sample: the first of those, up to 128 MiB
+  std::string gpu_failure;              ///< why the GPU did not decode the sample ("" where it did)
+};
+
 /// How the last device read or write of this process moved its bytes.
 struct DeviceIoReport {
   /// "cufile" (GPUDirect Storage moved every byte), "cufile+staging" (some pieces were not one
@@ -46,10 +61,11 @@ struct DeviceIoReport {
   std::string decoder;
   /// Where `decoder` has "cpu": why the GPU did not decode, e.g. "H5TILE_GPU_DECODE=off",
   /// "nvCOMP is not available: ...", "fletcher32 is not checked on the GPU", "H5TILE_GPU_DECODE=auto
-  /// decodes zstd on the CPU (...)".
+  /// measured zstd on 128 chunks: CPU ... GB/s, GPU ... GB/s (...)".
   std::string decoder_reason;
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
   DecodePhases decode_phases;              ///< zero where the GPU decoded nothing
+  DecoderChoiceReport decoder_choice;      ///< how the decoder was chosen (the first source that decodes)
 };
 [[nodiscard]] DeviceIoReport last_device_io();
 

@@ -22,7 +22,7 @@ remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a re
 remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
-gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (gzip on the GPU with nvCOMP, Adler-32 checked; "on": zstd, lz4 too; "off")
+gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (the faster of nvCOMP and the CPU, measured; "on": the GPU; "off")
 nvcomp_library ``H5TILE_NVCOMP_LIBRARY`` "" (dlopen's search; the package sets the nvidia-libnvcomp-cu13 wheel's)
 =============  =======================  ===================================================
 
@@ -299,9 +299,10 @@ def set_gds(mode: str) -> None:
 
 def gpu_decode() -> str:
     """"auto", "on" or "off": compressed chunks read into device memory decoded on the GPU with
-    nvCOMP. "auto" (the default) decodes deflate (gzip) there, with or without shuffle, and checks
-    each chunk's Adler-32 there (nvCOMP does not), so a damaged chunk fails the read; zstd and lz4
-    (no checksum in their chunks) go to the CPU. "on" decodes deflate, zstd and lz4 on the GPU and
+    nvCOMP. "auto" (the default) times the GPU and the CPU on the first chunks of the first read of
+    32 MiB or more per device and codec (deflate, zstd, lz4, with or without shuffle) and keeps the
+    faster for the process (smaller reads before it: the CPU); deflate's Adler-32 is checked either
+    way, zstd and lz4 chunks carry no checksum. "on" decodes deflate, zstd and lz4 on the GPU and
     fails where the GPU cannot decode a compressed dataset; "off" decodes on the CPU.
     ``h5tile.last_device_io()`` says which did and why."""
     return _h5tile.gpu_decode()

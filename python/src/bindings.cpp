@@ -682,6 +682,17 @@ NB_MODULE(_h5tile, m) {
     phases["chunks"] = ph.chunks;
     phases["stored_bytes"] = ph.stored_bytes;
     d["decode_phases"] = phases;
+    const auto& c = r.decoder_choice;
+    nb::dict choice;
+    choice["how"] = c.how;
+    choice["codec"] = c.codec;
+    choice["gpu_rate"] = c.gpu_rate;
+    choice["cpu_rate"] = c.cpu_rate;
+    choice["sample_chunks"] = c.sample_chunks;
+    choice["sample_bytes"] = c.sample_bytes;
+    choice["cpu_sample_chunks"] = c.cpu_sample_chunks;
+    choice["gpu_failure"] = c.gpu_failure;
+    d["decoder_choice"] = choice;
     return d;
   });
 }

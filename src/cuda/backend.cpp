@@ -106,6 +106,7 @@ void begin_device_io() {
   last_report.decoder.clear();
   last_report.decoder_reason.clear();
   last_report.decode_phases = {};
+  last_report.decoder_choice = {};
 }
 
 void note_decoder(const std::string& decoder, const std::string& reason) {
@@ -117,6 +118,11 @@ void note_decoder(const std::string& decoder, const std::string& reason) {
 void note_decode_phases(const DecodePhases& phases) {
   const std::lock_guard lock(report_mutex);
   last_report.decode_phases = phases;
+}
+
+void note_decoder_choice(const DecoderChoiceReport& choice) {
+  const std::lock_guard lock(report_mutex);
+  if (last_report.decoder_choice.how.empty()) last_report.decoder_choice = choice;
 }
 
 void note_gds_reason(const std::string& reason) {

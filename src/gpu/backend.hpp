@@ -100,6 +100,8 @@ void begin_device_io();
 void note_gds_reason(const std::string& reason);
 // Records where the GPU decoder's time went in the current call.
 void note_decode_phases(const DecodePhases& phases);
+// Records how the current device read chose its decoder (the first call of a read wins).
+void note_decoder_choice(const DecoderChoiceReport& choice);
 [[nodiscard]] DeviceIoReport report();
 
 }  // namespace h5tile::detail::gpu

@@ -26,9 +26,10 @@
 
 namespace h5tile::detail::gpu {
 
-// Auto: deflate on the GPU where it can (its Adler-32 checked there), the other codecs on the CPU
-// (their chunks carry no checksum); On: every codec nvCOMP has on the GPU, or an error naming why
-// not; Off: on the CPU. api/resolve.cpp resolves it from H5TILE_GPU_DECODE.
+// Auto: whichever of the GPU and the CPU measured faster on the first chunks of the first read of
+// a codec on a device (gpu/decoder_choice.hpp); On: every codec nvCOMP has on the GPU, or an error
+// naming why not; Off: on the CPU. api/resolve.cpp resolves it from H5TILE_GPU_DECODE. Deflate's
+// Adler-32 is checked by either decoder; zstd and lz4 chunks carry no checksum to check.
 enum class DecodeMode : unsigned char { Auto, On, Off };
 
 // The nvCOMP decompressor of a dataset's compression filter.

@@ -1,6 +1,9 @@
 // OpenDataset::read_to_device: a read whose destination is CUDA device memory, through the
 // bounded staging pipeline, straight from the file with GPUDirect Storage where it opens, or, for
 // compressed chunks, decoded on the GPU (gpu/decode.hpp) where it can.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -12,6 +15,7 @@
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
+#include "gpu/decoder_choice.hpp"
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
@@ -56,6 +60,101 @@ std::string filter_names(const Source& source) {
 std::string decoder_name(bool gpu, bool cpu) {
   if (gpu) return cpu ? "nvcomp+cpu" : "nvcomp";
   return cpu ? "cpu" : "";
+}
+
+// The samples that H5TILE_GPU_DECODE=auto times the decoders on: the first chunks of the read, up
+// to these many decoded bytes (at least one chunk). nvCOMP's rate grows with the chunks of one
+// batch (a few hundred chunks leave most of the GPU idle: on an H200, 128 chunks of 1 MiB measured
+// 3-6x below a whole 1 GiB read), so the GPU's sample is large and is the read's own decode; the
+// CPU's rate is flat once every worker has a few chunks.
+constexpr std::uint64_t kGpuSampleBytes = std::uint64_t{1} << 30;
+constexpr std::uint64_t kCpuSampleBytes = std::uint64_t{128} << 20;
+constexpr std::size_t kGpuWarmChunks = 16;
+
+double seconds(const std::function<void()>& run) {
+  const auto start = std::chrono::steady_clock::now();
+  run();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The first chunks of `request`, up to `bytes` decoded (at least one).
+std::size_t leading_chunks(const gpu::DecodeRequest& request, std::uint64_t chunk_bytes, std::uint64_t bytes) {
+  return std::max<std::size_t>(1, std::min<std::size_t>(request.chunks.size(), bytes / chunk_bytes));
+}
+
+gpu::DecodeRequest first_chunks(const gpu::DecodeRequest& request, std::size_t n) {
+  return {request.file,
+          request.filters,
+          request.chunk,
+          request.elem_size,
+          {request.chunks.begin(), request.chunks.begin() + static_cast<std::ptrdiff_t>(n)},
+          request.where,
+          request.cpu};
+}
+
+// Times the GPU and the CPU decoding the first chunks of `request` (gpu/decoder_choice.hpp). The
+// GPU's run is decode_to_device itself (it returns once the device has finished: synchronised) on
+// the first kGpuSampleBytes, after an untimed run on a few chunks that sets up nvCOMP and the
+// buffers, writing the chunks where they belong in `out`; `gpu_did_all` says whether that was the
+// whole read. The CPU's run is the read's `threads` workers reading and decoding the first
+// kCpuSampleBytes into host buffers, the faster of two runs (their copy to the device overlaps the
+// decoding in the staging pipeline).
+gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request, std::byte* out,
+                                   const Shape& out_shape, const std::string& library, unsigned threads,
+                                   const gpu::Staging& staging, bool& gpu_did_all) {
+  std::uint64_t chunk_bytes = request.elem_size;
+  for (const auto c : request.chunk) chunk_bytes *= c;
+  const auto slowdown = gpu::parse_gpu_slowdown(std::getenv(gpu::kGpuSlowdownVariable));
+  gpu::DecoderRates rates;
+  const auto n_gpu = leading_chunks(request, chunk_bytes, kGpuSampleBytes);
+  rates.sample_chunks = n_gpu;
+  rates.sample_bytes = n_gpu * chunk_bytes;
+  gpu_did_all = false;
+  try {
+    const auto warm = first_chunks(request, std::min(n_gpu, kGpuWarmChunks));
+    gpu::decode_to_device(device, warm, out, out_shape, library, threads, staging, nullptr);
+    const auto sample = first_chunks(request, n_gpu);
+    const double s =
+        seconds([&] { gpu::decode_to_device(device, sample, out, out_shape, library, threads, staging, nullptr); });
+    rates.gpu = static_cast<double>(rates.sample_bytes) / std::max(s, 1e-9);
+    gpu_did_all = n_gpu == request.chunks.size();
+  } catch (const std::exception& e) {
+    rates.gpu_failure = e.what();
+  }
+  const auto n = leading_chunks(request, chunk_bytes, kCpuSampleBytes);
+  rates.cpu_sample_chunks = n;
+  const unsigned workers = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(n)));
+  struct Buffers {
+    ByteBuffer data, scratch;
+    std::vector<std::byte> decoded;
+  };
+  std::vector<Buffers> buffers(workers);
+  const auto cpu_run = [&] {
+    parallel_for(workers, workers, [&](std::size_t w) {
+      auto& b = buffers[w];
+      b.decoded.resize(chunk_bytes);
+      for (std::size_t i = w; i < n; i += workers) {
+        const auto& c = request.chunks[i];
+        b.data.resize(c.stored_bytes);
+        request.file->read_at(b.data.data(), c.stored_bytes, c.file_offset);
+        request.cpu->decode_into(b.data, b.scratch, 0, chunk_bytes, b.decoded.data());
+      }
+    });
+  };
+  const double s = std::min(seconds(cpu_run), seconds(cpu_run));
+  rates.cpu = static_cast<double>(n * chunk_bytes) / std::max(s, 1e-9);
+  return gpu::slowed(std::move(rates), slowdown);
+}
+
+DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice& choice) {
+  return {choice.how,
+          gpu::codec_name(codec),
+          choice.rates.gpu.value_or(0),
+          choice.rates.cpu,
+          choice.rates.sample_chunks,
+          choice.rates.sample_bytes,
+          choice.rates.cpu_sample_chunks,
+          choice.rates.gpu_failure};
 }
 
 }  // namespace
@@ -150,6 +249,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     if (region.rank() > 0 && intersect(mappings_[i].dst, region)) maps[mappings_[i].source].push_back(i);
   }
   std::vector<std::optional<gpu::DecodeRequest>> on_gpu(sources_.size());
+  std::vector<bool> decoded(sources_.size());  // decoded on the GPU while auto timed it
   std::string why_cpu;
   bool cpu_decodes = false;
   for (std::size_t s = 0; s < sources_.size(); ++s) {
@@ -165,6 +265,28 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
       if (!filter_names(*sources_[s]).empty()) why = "mappings that overlap are read on the CPU";
     } else {
       on_gpu[s] = gpu_decoding(s, maps[s], region, why);
+      if (on_gpu[s] && on_gpu[s]->cpu != nullptr) {
+        const auto& request = *on_gpu[s];
+        std::uint64_t read_bytes = request.elem_size;
+        for (const auto c : request.chunk) read_bytes *= c;
+        read_bytes *= request.chunks.size();
+        bool gpu_did_all = false;
+        const auto choice =
+            gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, read_bytes, [&] {
+              return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
+                                      options_.staging, gpu_did_all);
+            });
+        gpu::note_decoder_choice(choice_report(request.filters.codec, choice));
+        if (choice.decoder == gpu::Decoder::Cpu) {
+          on_gpu[s].reset();
+          why = choice.reason;
+        } else if (choice.how == "measured" && gpu_did_all) {
+          decoded[s] = true;  // the GPU's timed sample was the whole read: in place already
+          if (progress != nullptr) {
+            for (const auto& c : request.chunks) progress->add(c.part.count() * es);
+          }
+        }
+      }
     }
     if (!why.empty()) {
       cpu_decodes = true;
@@ -178,6 +300,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   bool gpu_decodes = false;
   for (const auto& r : on_gpu) gpu_decodes = gpu_decodes || r.has_value();
   gpu::note_decoder(decoder_name(gpu_decodes, cpu_decodes), cpu_decodes ? why_cpu : "");
+  if (!gpu_decodes) gpu::note_decode_phases({});  // the phases of a sample that auto timed
   if (covered < region.count()) {
     // Regions no source maps hold the fill value: assemble on the host, then copy.
     const Array host = read(region, threads, -1);
@@ -247,8 +370,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         },
         threads, options_.staging);
   }
-  for (const auto& request : on_gpu) {
-    if (request) {
+  for (std::size_t s = 0; s < sources_.size(); ++s) {
+    const auto& request = on_gpu[s];
+    if (request && !decoded[s]) {
       gpu::decode_to_device(device, *request, out, region.extent, options_.nvcomp_library, threads, options_.staging,
                             progress);
     }
