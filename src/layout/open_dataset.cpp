@@ -296,15 +296,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
         index = add_source(file, entry.dataset, memory_type_.get());
         seen.emplace(std::move(key), index);
       }
-      const auto& source = *sources_[index];
-      const Box src = entry.src.value_or(Box::whole(source.shape));
-      if (!src.fits(source.shape) || src.extent != entry.dst.extent) {
-        throw VirtualSourceError(fmt::format("it has shape {} but the mapping reads {} of it into {}",
-                                             to_string(source.shape), to_string(src), to_string(entry.dst)));
-      }
-      if (entry.dst.count() > 0) {
-        mappings_.push_back({index, src, entry.dst, checksum_of(i), has_table ? table[i].raw_offset : 0});
-      }
+      map_source(index, entry.src, entry.dst, checksum_of(i), has_table ? table[i].raw_offset : 0);
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",
                                            where(path_, name_), file.string(), entry.dataset, to_string(entry.dst),
@@ -312,6 +304,17 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     }
   }
   finish_mappings();
+}
+
+void OpenDataset::map_source(std::size_t index, const std::optional<Box>& src_given, const Box& dst,
+                             std::optional<std::uint64_t> checksum, std::uint64_t raw_offset) {
+  const auto& source = *sources_[index];
+  const Box src = src_given.value_or(Box::whole(source.shape));
+  if (!src.fits(source.shape) || src.extent != dst.extent) {
+    throw VirtualSourceError(fmt::format("it has shape {} but the mapping reads {} of it into {}",
+                                         to_string(source.shape), to_string(src), to_string(dst)));
+  }
+  if (dst.count() > 0) mappings_.push_back({index, src, dst, checksum, raw_offset});
 }
 
 void OpenDataset::finish_mappings() {

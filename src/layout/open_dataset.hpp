@@ -157,6 +157,11 @@ class OpenDataset {
   [[nodiscard]] DatasetHandle open_guarded(hid_t file, const std::string& name,
                                            const std::filesystem::path& where_from) const;
   std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
+  // One mapping of a virtual dataset onto source `index` (`src`: its region, nullopt the whole
+  // source): VirtualSourceError where the region does not fit the source or differs in shape from
+  // `dst`; an empty `dst` maps nothing.
+  void map_source(std::size_t index, const std::optional<Box>& src, const Box& dst,
+                  std::optional<std::uint64_t> checksum, std::uint64_t raw_offset);
   void open_virtual(hid_t dcpl);
   // The mappings' overlaps, once every mapping is in place.
   void finish_mappings();

@@ -1,4 +1,5 @@
 """Fixtures for the cross-checks between h5tile and h5py/numpy/h5dump."""
+import contextlib
 import json
 import os
 import pathlib
@@ -140,6 +141,20 @@ def hdf5_version(tool) -> tuple:
     """The HDF5 release that h5tile's build runs with, as (major, minor, release)."""
     _, out = tool.run("hdf5-version")
     return tuple(int(part) for part in out["hdf5"].split("."))
+
+
+@contextlib.contextmanager
+def changed_settings(settings, **values):
+    """Sets h5tile settings for the block (name=value: `settings.set_<name>(value)`) and restores
+    what they were after it, whatever the tests did to them meanwhile."""
+    saved = {name: getattr(settings, name)() for name in values}
+    for name, value in values.items():
+        getattr(settings, f"set_{name}")(value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            getattr(settings, f"set_{name}")(value)
 
 
 class OneRank:

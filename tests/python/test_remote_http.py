@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, compressible, random_array, same_bytes
+from conftest import BUILD, changed_settings, compressible, random_array, same_bytes
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -28,16 +28,10 @@ except ImportError:  # pragma: no cover (install_deps.sh installs it)
 @pytest.fixture(autouse=True)
 def remote_settings():
     """Small blocks, so that even small files need requests after the first; short timeouts."""
-    saved = (h5tile.settings.remote_block_size(), h5tile.settings.remote_timeout(),
-             h5tile.settings.remote_retries(), h5tile.settings.remote_connections())
-    h5tile.settings.set_remote_block_size(4096)
-    h5tile.settings.set_remote_timeout(5)
-    h5tile.settings.set_remote_retries(3)
-    yield
-    h5tile.settings.set_remote_block_size(saved[0])
-    h5tile.settings.set_remote_timeout(saved[1])
-    h5tile.settings.set_remote_retries(saved[2])
-    h5tile.settings.set_remote_connections(saved[3])
+    # remote_connections: restored after the tests that change it.
+    with changed_settings(h5tile.settings, remote_block_size=4096, remote_timeout=5, remote_retries=3,
+                          remote_connections=h5tile.settings.remote_connections()):
+        yield
 
 
 def local_read(path, name):

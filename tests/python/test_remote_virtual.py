@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, compressible, random_array, same_bytes
+from conftest import BUILD, changed_settings, compressible, random_array, same_bytes
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -24,17 +24,9 @@ H5TILE = BUILD / "cli" / "h5tile"
 def remote_settings():
     """Small blocks, so that the mapping and the tile index take requests of their own; short
     timeouts; early reads on (the default) unless a test says otherwise."""
-    saved = (h5tile.settings.remote_block_size(), h5tile.settings.remote_timeout(),
-             h5tile.settings.remote_retries(), h5tile.settings.early_reads())
-    h5tile.settings.set_remote_block_size(4096)
-    h5tile.settings.set_remote_timeout(5)
-    h5tile.settings.set_remote_retries(2)
-    h5tile.settings.set_early_reads(True)
-    yield
-    h5tile.settings.set_remote_block_size(saved[0])
-    h5tile.settings.set_remote_timeout(saved[1])
-    h5tile.settings.set_remote_retries(saved[2])
-    h5tile.settings.set_early_reads(saved[3])
+    with changed_settings(h5tile.settings, remote_block_size=4096, remote_timeout=5, remote_retries=2,
+                          early_reads=True):
+        yield
 
 
 def local_read(path, name):

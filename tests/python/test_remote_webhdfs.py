@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import BUILD, compressible, same_bytes
+from conftest import BUILD, changed_settings, compressible, same_bytes
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
@@ -21,15 +21,8 @@ H5TILE = BUILD / "cli" / "h5tile"
 
 @pytest.fixture(autouse=True)
 def remote_settings():
-    saved = (h5tile.settings.remote_block_size(), h5tile.settings.remote_timeout(),
-             h5tile.settings.remote_retries())
-    h5tile.settings.set_remote_block_size(4096)
-    h5tile.settings.set_remote_timeout(5)
-    h5tile.settings.set_remote_retries(2)
-    yield
-    h5tile.settings.set_remote_block_size(saved[0])
-    h5tile.settings.set_remote_timeout(saved[1])
-    h5tile.settings.set_remote_retries(saved[2])
+    with changed_settings(h5tile.settings, remote_block_size=4096, remote_timeout=5, remote_retries=2):
+        yield
 
 
 def _put(server, tmp_path, name, **datasets):

@@ -165,16 +165,8 @@ void OpenDataset::open_remote_virtual(hid_t dcpl) {
         index = add_remote_source(object == std::string::npos ? nullptr : opened[object].source, entry.dataset);
         seen.emplace(std::move(key), index);
       }
-      const auto& source = *sources_[index];
-      const Box src = entry.src.value_or(Box::whole(source.shape));
-      if (!src.fits(source.shape) || src.extent != entry.dst.extent) {
-        throw VirtualSourceError(fmt::format("it has shape {} but the mapping reads {} of it into {}",
-                                             to_string(source.shape), to_string(src), to_string(entry.dst)));
-      }
-      if (entry.dst.count() > 0) {
-        mappings_.push_back(
-            {index, src, entry.dst, has_table ? table[i].checksum : std::nullopt, has_table ? table[i].raw_offset : 0});
-      }
+      map_source(index, entry.src, entry.dst, has_table ? table[i].checksum : std::nullopt,
+                 has_table ? table[i].raw_offset : 0);
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}", here, shown,
                                            entry.dataset, to_string(entry.dst), e.what()));
