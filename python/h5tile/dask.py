@@ -24,6 +24,7 @@ lost) removes what it wrote and raises.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import struct
 from typing import Any, Optional, Sequence, Tuple, Union
@@ -32,6 +33,7 @@ import numpy as np
 
 try:
     import dask
+    import dask.threaded
     import dask.array as da
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError("h5tile.dask needs Dask: pip install 'h5tile[dask]' (dask[array], distributed)") from e
@@ -366,7 +368,15 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
             finally:
                 for f in futures:
                     f.release()
-        results = dask.compute(*tasks)
+        if dask.base.get_scheduler(collections=tasks) is dask.threaded.get:
+            # A pool of our own: at a failing task upstream of the writes (the array's own graph),
+            # Dask returns at once while the tasks it submitted still run; leaving the `with`
+            # waits for them, so that no block is still writing its tile when the files go.
+            workers = dask.config.get("num_workers", None) or os.cpu_count() or 1
+            with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+                results = dask.compute(*tasks, scheduler="threads", pool=pool)
+        else:
+            results = dask.compute(*tasks)
         for ok, value in results:
             if not ok:
                 raise value
