@@ -8,39 +8,23 @@ described; objects pickle as (path, name) and reopen where they are unpickled (a
 from __future__ import annotations
 
 import errno
-import operator
 import os
 import posixpath
 import threading
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
-from ._h5tile import DatasetNotFoundError, InvalidArgumentError, IoError, NotADatasetError, UnsupportedTypeError
+from ._attributes import AttributeManager, Empty  # noqa: F401 (Empty: re-exported)
+from ._h5tile import InvalidArgumentError, IoError, NotADatasetError, UnsupportedTypeError
+from ._selection import _Selection
 
 __all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty"]
 
 _FILE_MODES = ("r", "r+", "a")
-
-
-class Empty:
-    """The value of an attribute with no elements (a null dataspace): only a dtype, as h5py's
-    ``h5py.Empty``."""
-
-    def __init__(self, dtype: Any):
-        self.dtype = np.dtype(dtype) if dtype is not None else None
-
-    def __eq__(self, other: Any) -> bool:
-        return isinstance(other, Empty) and self.dtype == other.dtype
-
-    def __hash__(self) -> int:
-        return hash(("Empty", self.dtype))
-
-    def __repr__(self) -> str:
-        return f"Empty(dtype={self.dtype!r})"
 
 
 def _read_only(what: str, path: str) -> IoError:
@@ -626,186 +610,3 @@ class _AsType:
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
         return np.asarray(self[()], dtype=dtype)
-
-
-class _Selection:
-    """NumPy basic indexing of a shape, as a box to read and what to do to the box's array."""
-
-    def __init__(self, key: Any, shape: Tuple[int, ...]):
-        if not isinstance(key, tuple):
-            key = (key,)
-        self.scalar_request = key == ()
-        if not shape and key not in ((), (Ellipsis,)):
-            raise ValueError(f"a scalar dataset takes () or ... as its selection, not {key!r}")
-        if any(k is None for k in key):
-            raise TypeError("np.newaxis (None) is not supported in dataset selections")
-        ellipses = sum(1 for k in key if k is Ellipsis)
-        if ellipses > 1:
-            raise IndexError("an index can only have a single ellipsis ('...')")
-        if ellipses:
-            at = next(i for i, k in enumerate(key) if k is Ellipsis)
-            key = key[:at] + (slice(None),) * (len(shape) - len(key) + 1) + key[at + 1:]
-        if len(key) > len(shape):
-            raise IndexError(f"too many indices for a dataset of {len(shape)} dimensions: {len(key)} given")
-        key = key + (slice(None),) * (len(shape) - len(key))
-        self.offset, self.extent, self.post, result = [], [], [], []
-        self.is_box = True
-        for axis, (k, n) in enumerate(zip(key, shape)):
-            if isinstance(k, slice):
-                start, stop, step = k.indices(n)  # ValueError for a step of 0, as NumPy
-                count = len(range(start, stop, step))
-                if count == 0:
-                    lo, hi = 0, 0
-                elif step > 0:
-                    lo, hi = start, start + (count - 1) * step + 1
-                else:
-                    lo, hi = start + (count - 1) * step, start + 1
-                self.offset.append(lo)
-                self.extent.append(hi - lo)
-                self.post.append(slice(None) if step == 1 or count == 0 else slice(None, None, step) if step > 0
-                                 else slice(None, None, step))
-                if step != 1 and count > 1:
-                    self.is_box = False
-                result.append(count)
-                continue
-            if isinstance(k, (bool, np.bool_)) or isinstance(k, (list, np.ndarray)) or not hasattr(k, "__index__"):
-                raise TypeError(f"h5tile datasets take basic selections (integers, slices, ...), not {k!r}: read a "
-                                "box and index the NumPy array")
-            i = operator.index(k)
-            if not -n <= i < n:
-                raise IndexError(f"index {i} is out of range for axis {axis} of size {n}")
-            i += n if i < 0 else 0
-            self.offset.append(i)
-            self.extent.append(1)
-            self.post.append(0)
-        self.result_shape = tuple(result)
-
-    def finish(self, data: np.ndarray):
-        if all(p == slice(None) for p in self.post):
-            return data
-        out = data[tuple(self.post)]
-        return np.ascontiguousarray(out) if isinstance(out, np.ndarray) else out
-
-    @staticmethod
-    def text(key: Any) -> str:
-        return repr(key)
-
-
-class AttributeManager(MutableMapping):
-    """The attributes of a group or dataset (``obj.attrs``), as h5py's: a mapping from names to
-    values. Numbers read as NumPy scalars or arrays, fixed-length strings as ``bytes``
-    (``numpy.bytes_``), variable-length ones as ``str``, a null dataspace as :class:`Empty`.
-    Writes (mode "a"/"r+") change the file in place: ``str`` is stored as h5py stores it
-    (variable-length UTF-8), ``bytes`` as fixed-length, numbers with their dtype.
-
-    >>> with h5tile.File("data.h5", "a") as f:    # doctest: +SKIP
-    ...     f["x"].attrs["units"] = "m/s"
-    ...     dict(f["x"].attrs)                     # {'units': 'm/s'}
-    """
-
-    def __init__(self, obj: _Object):
-        self._obj = obj
-
-    def _raw(self) -> dict:
-        f = self._obj._file
-        f._check_open()
-        return {name: (kind, shape, value, width)
-                for name, kind, shape, value, width in _h5tile.read_attributes(f.filename, self._obj._name)}
-
-    def __getitem__(self, name: str) -> Any:
-        raw = self._raw()
-        if name not in raw:
-            raise DatasetNotFoundError(f"attribute '{name}' of '{self._obj._name}' in '{self._obj._file.filename}' "
-                                       "does not exist")
-        return _attribute_value(*raw[name])
-
-    def get(self, name: str, default: Any = None) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            return default
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._raw()))
-
-    def __len__(self) -> int:
-        return len(self._raw())
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._raw()
-
-    def __setitem__(self, name: str, value: Any) -> None:
-        self.create(name, value)
-
-    def create(self, name: str, data: Any, shape: Any = None, dtype: Any = None) -> None:
-        """Creates (or replaces) attribute ``name`` from ``data``, as ``np.asarray(data, dtype)``
-        reshaped to ``shape`` where given."""
-        f = self._obj._file
-        f._check_writable(f"write attribute '{name}' of '{self._obj._name}'")
-        if isinstance(data, Empty) or (type(data).__name__ == "Empty" and hasattr(data, "dtype")):  # h5py's too
-            if data.dtype is None:
-                raise InvalidArgumentError(f"attribute '{name}': an Empty value needs a dtype")
-            empty = np.dtype(data.dtype)
-            _h5tile.write_empty_attribute(f.filename, self._obj._name, name,
-                                          f"V{empty.itemsize}" if empty.kind == "V" else empty.name)
-            return
-        if isinstance(data, str) and dtype is None and shape is None:
-            _h5tile.write_string_attribute(f.filename, self._obj._name, name, [data.encode()], [], 0)
-            return
-        array = np.asarray(data, dtype=dtype)
-        if shape is not None:
-            array = array.reshape(shape)
-        if array.dtype.kind in "UO":
-            strings = [s if isinstance(s, bytes) else str(s).encode() for s in array.ravel().tolist()]
-            _h5tile.write_string_attribute(f.filename, self._obj._name, name, strings, list(array.shape), 0)
-            return
-        if array.dtype.kind == "S":
-            strings = [bytes(s) for s in array.ravel().tolist()]
-            _h5tile.write_string_attribute(f.filename, self._obj._name, name, strings, list(array.shape),
-                                           max(array.dtype.itemsize, 1))
-            return
-        if array.dtype.byteorder == ">":
-            array = array.astype(array.dtype.newbyteorder("="))
-        from . import _prepare
-        core, sized = _prepare(np.array(array, order="C", copy=True), f"attribute '{name}'")
-        _h5tile.write_attribute(f.filename, self._obj._name, name, core, sized)
-
-    def modify(self, name: str, value: Any) -> None:
-        """As ``attrs[name] = value``."""
-        self.create(name, value)
-
-    def __delitem__(self, name: str) -> None:
-        f = self._obj._file
-        f._check_writable(f"delete attribute '{name}' of '{self._obj._name}'")
-        _h5tile.delete_attribute(f.filename, self._obj._name, name)
-
-    def _write_raw(self, name: str, raw: tuple) -> None:
-        kind, shape, value, width = raw
-        f = self._obj._file
-        if kind in ("fixed_strings", "variable_strings"):
-            _h5tile.write_string_attribute(f.filename, self._obj._name, name, list(value), list(shape),
-                                           width if kind == "fixed_strings" else 0)
-        elif kind == "empty":
-            self.create(name, Empty(value.dtype))
-        else:
-            self.create(name, value)
-
-    def __repr__(self) -> str:
-        return f"<Attributes of h5tile object \"{self._obj._name}\">"
-
-
-def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:
-    if kind == "numbers":
-        return value[()] if shape == () else value
-    if kind == "fixed_strings":
-        return np.bytes_(value[0]) if shape == () else np.array(value, dtype=f"S{max(width, 1)}").reshape(shape)
-    if kind == "variable_strings":
-        texts = [v.decode("utf-8", "surrogateescape") for v in value]
-        if shape == ():
-            return texts[0]
-        out = np.empty(len(texts), dtype=object)
-        out[:] = texts
-        return out.reshape(shape)
-    if kind == "empty":
-        return Empty(None if value is None else value.dtype)
-    raise UnsupportedTypeError(value)

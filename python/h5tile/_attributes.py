@@ -1,0 +1,154 @@
+"""Attributes of h5tile's h5py-style objects: :class:`AttributeManager` (``obj.attrs``) and
+:class:`Empty` (the value of an attribute with no elements), read and written through the core's
+attribute functions; the file is opened by path on each call, as the objects do."""
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any, Iterator
+
+import numpy as np
+
+from . import _h5tile
+from ._h5tile import DatasetNotFoundError, InvalidArgumentError, UnsupportedTypeError
+
+if TYPE_CHECKING:
+    from ._objects import _Object
+
+
+class Empty:
+    """The value of an attribute with no elements (a null dataspace): only a dtype, as h5py's
+    ``h5py.Empty``."""
+
+    def __init__(self, dtype: Any):
+        self.dtype = np.dtype(dtype) if dtype is not None else None
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Empty) and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return hash(("Empty", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"Empty(dtype={self.dtype!r})"
+
+
+
+
+class AttributeManager(MutableMapping):
+    """The attributes of a group or dataset (``obj.attrs``), as h5py's: a mapping from names to
+    values. Numbers read as NumPy scalars or arrays, fixed-length strings as ``bytes``
+    (``numpy.bytes_``), variable-length ones as ``str``, a null dataspace as :class:`Empty`.
+    Writes (mode "a"/"r+") change the file in place: ``str`` is stored as h5py stores it
+    (variable-length UTF-8), ``bytes`` as fixed-length, numbers with their dtype.
+
+    >>> with h5tile.File("data.h5", "a") as f:    # doctest: +SKIP
+    ...     f["x"].attrs["units"] = "m/s"
+    ...     dict(f["x"].attrs)                     # {'units': 'm/s'}
+    """
+
+    def __init__(self, obj: _Object):
+        self._obj = obj
+
+    def _raw(self) -> dict:
+        f = self._obj._file
+        f._check_open()
+        return {name: (kind, shape, value, width)
+                for name, kind, shape, value, width in _h5tile.read_attributes(f.filename, self._obj._name)}
+
+    def __getitem__(self, name: str) -> Any:
+        raw = self._raw()
+        if name not in raw:
+            raise DatasetNotFoundError(f"attribute '{name}' of '{self._obj._name}' in '{self._obj._file.filename}' "
+                                       "does not exist")
+        return _attribute_value(*raw[name])
+
+    def get(self, name: str, default: Any = None) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._raw()))
+
+    def __len__(self) -> int:
+        return len(self._raw())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw()
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.create(name, value)
+
+    def create(self, name: str, data: Any, shape: Any = None, dtype: Any = None) -> None:
+        """Creates (or replaces) attribute ``name`` from ``data``, as ``np.asarray(data, dtype)``
+        reshaped to ``shape`` where given."""
+        f = self._obj._file
+        f._check_writable(f"write attribute '{name}' of '{self._obj._name}'")
+        if isinstance(data, Empty) or (type(data).__name__ == "Empty" and hasattr(data, "dtype")):  # h5py's too
+            if data.dtype is None:
+                raise InvalidArgumentError(f"attribute '{name}': an Empty value needs a dtype")
+            empty = np.dtype(data.dtype)
+            _h5tile.write_empty_attribute(f.filename, self._obj._name, name,
+                                          f"V{empty.itemsize}" if empty.kind == "V" else empty.name)
+            return
+        if isinstance(data, str) and dtype is None and shape is None:
+            _h5tile.write_string_attribute(f.filename, self._obj._name, name, [data.encode()], [], 0)
+            return
+        array = np.asarray(data, dtype=dtype)
+        if shape is not None:
+            array = array.reshape(shape)
+        if array.dtype.kind in "UO":
+            strings = [s if isinstance(s, bytes) else str(s).encode() for s in array.ravel().tolist()]
+            _h5tile.write_string_attribute(f.filename, self._obj._name, name, strings, list(array.shape), 0)
+            return
+        if array.dtype.kind == "S":
+            strings = [bytes(s) for s in array.ravel().tolist()]
+            _h5tile.write_string_attribute(f.filename, self._obj._name, name, strings, list(array.shape),
+                                           max(array.dtype.itemsize, 1))
+            return
+        if array.dtype.byteorder == ">":
+            array = array.astype(array.dtype.newbyteorder("="))
+        from . import _prepare
+        core, sized = _prepare(np.array(array, order="C", copy=True), f"attribute '{name}'")
+        _h5tile.write_attribute(f.filename, self._obj._name, name, core, sized)
+
+    def modify(self, name: str, value: Any) -> None:
+        """As ``attrs[name] = value``."""
+        self.create(name, value)
+
+    def __delitem__(self, name: str) -> None:
+        f = self._obj._file
+        f._check_writable(f"delete attribute '{name}' of '{self._obj._name}'")
+        _h5tile.delete_attribute(f.filename, self._obj._name, name)
+
+    def _write_raw(self, name: str, raw: tuple) -> None:
+        kind, shape, value, width = raw
+        f = self._obj._file
+        if kind in ("fixed_strings", "variable_strings"):
+            _h5tile.write_string_attribute(f.filename, self._obj._name, name, list(value), list(shape),
+                                           width if kind == "fixed_strings" else 0)
+        elif kind == "empty":
+            self.create(name, Empty(value.dtype))
+        else:
+            self.create(name, value)
+
+    def __repr__(self) -> str:
+        return f"<Attributes of h5tile object \"{self._obj._name}\">"
+
+
+def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:
+    if kind == "numbers":
+        return value[()] if shape == () else value
+    if kind == "fixed_strings":
+        return np.bytes_(value[0]) if shape == () else np.array(value, dtype=f"S{max(width, 1)}").reshape(shape)
+    if kind == "variable_strings":
+        texts = [v.decode("utf-8", "surrogateescape") for v in value]
+        if shape == ():
+            return texts[0]
+        out = np.empty(len(texts), dtype=object)
+        out[:] = texts
+        return out.reshape(shape)
+    if kind == "empty":
+        return Empty(None if value is None else value.dtype)
+    raise UnsupportedTypeError(value)
