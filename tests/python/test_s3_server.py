@@ -57,14 +57,17 @@ def test_a_signed_ranged_get_returns_exactly_the_bytes_of_the_range(seaweedfs_se
         assert body == data[first:last + 1]
         assert headers["Content-Range"] == f"bytes {first}-{last}/{len(data)}"
         assert int(headers["Content-Length"]) == last - first + 1
-    # The same through boto3 (the helper the tests upload with).
+    # The server's request counter (the benchmark's request counts for S3) saw exactly these 3.
+    assert seaweedfs_server.s3_requests(bucket) - served == 3
+    # The same through boto3 (the helper the tests upload with; botocore retries on a loaded
+    # machine, so its requests are not counted: one more than 5 failed a full run once).
     got = seaweedfs_server.client().get_object(Bucket=bucket, Key="blob.bin", Range="bytes=100-199")
     assert got["Body"].read() == data[100:200]
+    served = seaweedfs_server.s3_requests(bucket)
     # A range past the end is refused, not answered with an empty or shifted body.
     status, _, _ = _signed_get(seaweedfs_server, url, {"Range": f"bytes={len(data)}-{len(data) + 10}"})
     assert status == 416
-    # The server's request counter (the benchmark's request counts for S3) saw exactly these 5.
-    assert seaweedfs_server.s3_requests(bucket) - served == 5
+    assert seaweedfs_server.s3_requests(bucket) - served == 1
 
 
 def test_the_etag_is_stable_and_changes_when_the_object_is_replaced(seaweedfs_server, bucket):
