@@ -52,6 +52,9 @@ http {{
 
 
 def nginx_binary() -> str | None:
+    """$H5TILE_NGINX (a machine without the package: a copied binary), else nginx on PATH or /usr/sbin."""
+    if os.environ.get("H5TILE_NGINX"):
+        return os.environ["H5TILE_NGINX"]
     return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
 
 

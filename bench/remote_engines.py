@@ -15,6 +15,21 @@ class Unavailable(Exception):
     pass
 
 
+DEVICE = None  # --device: the CUDA device every engine reads into (None: host memory)
+
+
+def to_destination(out):
+    """The array in the destination memory: engines that read into host memory only (h5py, h5coro)
+    pay their copy to the device inside the timed read, as their users would."""
+    if DEVICE is None or out is None:
+        return out
+    import cupy
+    with cupy.cuda.Device(DEVICE):
+        out = cupy.asarray(out)
+        cupy.cuda.runtime.deviceSynchronize()
+    return out
+
+
 def _try_import(name):
     try:
         return __import__(name), None
@@ -80,7 +95,7 @@ class KvikioRaw:
 
     def __init__(self, threads):
         self.threads = threads
-        self.name = f"kvikio raw [{threads} threads]"
+        self.name = f"kvikio raw [{threads} threads]"  # into device memory with --device
 
     def read(self, target, dataset):
         kvikio, err = _try_import("kvikio")
@@ -92,7 +107,12 @@ class KvikioRaw:
             offset, shape, dtype = d.id.get_offset(), d.shape, d.dtype
         if offset is None:
             raise Unavailable("not a contiguous dataset")
-        out = np.empty(shape, dtype)
+        if DEVICE is None:
+            out = np.empty(shape, dtype)
+        else:
+            import cupy
+            with cupy.cuda.Device(DEVICE):
+                out = cupy.empty(shape, dtype)
         with kvikio.defaults.set({"num_threads": self.threads}):
             if target["transport"] == "s3":
                 rf = kvikio.RemoteFile.open_s3(target["bucket"], target["key"], aws_region_name=target["region"],
@@ -170,7 +190,7 @@ class H5tile:
                     shape = f[dataset].shape
                 out = self.module.read_box(where, dataset, [0] * len(shape), list(shape))
             else:
-                out = self.module.from_file(where, dataset)
+                out = self.module.from_file(where, dataset, **({} if DEVICE is None else {"device": DEVICE}))
         except Exception as e:
             text = str(e).splitlines()[0] if str(e) else ""
             if "s3:// urls are not supported" in text.lower() and not self.presign:

@@ -61,6 +61,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT / "tests" / "python")]
 from compressible import COLS  # noqa: E402
 from nginx_folder import NginxFolder  # noqa: E402
+import remote_engines  # noqa: E402
 from remote_engines import ENGINES, Unavailable  # noqa: E402
 from servers.latency_proxy import LatencyProxy  # noqa: E402
 from servers.seaweedfs import SeaweedFS  # noqa: E402
@@ -86,10 +87,11 @@ def field_rows(r0: int, r1: int, rows: int) -> np.ndarray:
     return (np.round((np.sin(y) * np.cos(x) + noise) / q) * q).astype(np.float32)
 
 
-def build_files(folder: Path, nbytes: int, chunk_bytes: int, small_count: int, small_elements: int):
-    """The large files and small.h5, each set rebuilt only when its parameters changed."""
+def build_files(folder: Path, nbytes: int, chunk_bytes: int, small_count: int, small_elements: int, cases):
+    """The large files of `cases` and small.h5, each set rebuilt only when its parameters changed."""
     folder.mkdir(parents=True, exist_ok=True)
-    large = {"size": nbytes, "chunk": chunk_bytes, "cols": COLS, "version": 1}
+    names = sorted(CASES[c][0] for c in cases if c != "small")
+    large = {"size": nbytes, "chunk": chunk_bytes, "cols": COLS, "version": 1, "files": names}
     small = {"small": small_count, "small_elements": small_elements, "version": 1}
     for params, manifest, build in ((large, folder / "manifest.json", build_large),
                                     (small, folder / "manifest-small.json", build_small)):
@@ -100,17 +102,20 @@ def build_files(folder: Path, nbytes: int, chunk_bytes: int, small_count: int, s
         t0 = time.perf_counter()
         build(folder, params)
         manifest.write_text(json.dumps(params))
-        sizes = ", ".join(f"{n} {(folder / n).stat().st_size / 2**20:.1f} MiB" for n in build.__doc__.split())
+        sizes = ", ".join(f"{n} {(folder / n).stat().st_size / 2**20:.1f} MiB" for n in build.__doc__.split()
+                          if (folder / n).exists())
         print(f"files: built in {time.perf_counter() - t0:.0f} s: {sizes}")
 
 
 def build_large(folder: Path, params: dict):
     """contiguous.h5 gzip.h5 zstd.h5"""
-    import hdf5plugin
     rows, chunk_rows = max(params["size"] // (4 * COLS), 1), max(params["chunk"] // (4 * COLS), 1)
     codecs = {"contiguous.h5": None, "gzip.h5": {"compression": "gzip", "compression_opts": 4, "shuffle": True},
-              "zstd.h5": {"shuffle": True, **hdf5plugin.Zstd(clevel=3)}}
-    files = {name: h5py.File(folder / name, "w") for name in codecs}
+              "zstd.h5": "zstd"}
+    if "zstd.h5" in params["files"]:
+        import hdf5plugin
+        codecs["zstd.h5"] = {"shuffle": True, **hdf5plugin.Zstd(clevel=3)}
+    files = {name: h5py.File(folder / name, "w") for name in codecs if name in params["files"]}
     try:
         dsets = {name: f.create_dataset("data", (rows, COLS), "float32",
                                         **({} if codecs[name] is None else {"chunks": (chunk_rows, COLS), **codecs[name]}))
@@ -136,8 +141,9 @@ def build_small(folder: Path, params: dict):
 class Servers:
     """SeaweedFS and nginx serving the same files, and how each engine reaches them."""
 
-    def __init__(self, files: Path, work: Path, transports):
+    def __init__(self, files: Path, work: Path, transports, nginx_workers: int = 2):
         self.files, self.work, self.transports = files, work, transports
+        self.nginx_workers = nginx_workers
         self.s3 = self.web = None
 
     def __enter__(self):
@@ -150,7 +156,7 @@ class Servers:
                 self.s3.upload(path, BUCKET, path.name)
             print(f"s3: uploaded in {time.perf_counter() - t0:.0f} s")
         if "http" in self.transports:
-            self.web = NginxFolder(self.files, self.work / "nginx").start()
+            self.web = NginxFolder(self.files, self.work / "nginx", workers=self.nginx_workers).start()
             print(f"http: nginx on 127.0.0.1:{self.web.port}")
         return self
 
@@ -199,6 +205,18 @@ def aws_env(target: dict):
                 os.environ[k] = v
 
 
+def same_bytes(out, check) -> bool:
+    """Byte equality of a read with h5py's local read (on the device for device arrays)."""
+    if out.shape != check.shape or out.dtype != check.dtype:
+        return False
+    if remote_engines.DEVICE is None:
+        return out.tobytes() == check.tobytes()
+    import cupy
+    with cupy.cuda.Device(remote_engines.DEVICE):
+        ref = cupy.asarray(check.view(np.uint8).reshape(-1))
+        return bool(cupy.array_equal(cupy.asarray(out).view(cupy.uint8).reshape(-1), ref))
+
+
 def run_once(servers, engine, transport, case, proxy=None, check=None):
     """One read: {seconds, requests (the server's or the proxy's count), connections (proxy only),
     io (h5tile's last_remote_io)}; raises Unavailable."""
@@ -209,10 +227,10 @@ def run_once(servers, engine, transport, case, proxy=None, check=None):
         proxy.reset_counts()
     with aws_env(target):
         cpu0, t0 = time.process_time(), time.perf_counter()
-        out = engine.read(target, dataset)
+        out = remote_engines.to_destination(engine.read(target, dataset))
         seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     if check is not None and out is not None:
-        if out.shape != check.shape or out.tobytes() != check.tobytes():
+        if not same_bytes(out, check):
             raise Unavailable(f"read wrong bytes ({out.shape} {out.dtype})")
     del out
     result = {"seconds": seconds, "cpu": cpu, "io": getattr(engine, "io", None)}
@@ -246,22 +264,29 @@ def main():
                    help="how h5tile reads the whole dataset (default from_file)")
     p.add_argument("--no-local", action="store_true",
                    help="leave out the local reads (h5tile and h5py on the served file: this machine's decode limit)")
+    p.add_argument("--device", type=int, metavar="N",
+                   help="read into the memory of CUDA device N (CuPy): h5tile and KvikIO directly, the host-only "
+                        "engines (h5py, h5coro) followed by their copy to the device, inside the timed read")
+    p.add_argument("--nginx-workers", type=int, default=2,
+                   help="nginx worker processes (default 2; a many-core machine needs more to serve GB/s)")
     p.add_argument("--dir", help="folder for the test files, kept and reused (default: a temporary folder, removed)")
     p.add_argument("--json", help="also write the results to this file")
     a = p.parse_args()
     CASES["small"] = ("small.h5", f"/g/d{a.small_count // 2:04d}")
     transports = [t for t in a.transports.split(",") if t] + (["s3"] if a.s3 and "s3" not in a.transports else [])
     cases = [c for c in a.cases.split(",") if c]
+    remote_engines.DEVICE = a.device
     print(f"remote_read: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
           f"{platform.node()}, {os.cpu_count()} CPUs, load average {load()}, "
-          f"python {platform.python_version()}, h5py {h5py.__version__}")
+          f"python {platform.python_version()}, h5py {h5py.__version__}"
+          + ("" if a.device is None else f", into the memory of CUDA device {a.device}"))
     print("command: " + " ".join([Path(sys.argv[0]).name] + sys.argv[1:]))
     t0 = time.perf_counter()
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="h5tile-remote-")))
         files = Path(a.dir) if a.dir else work / "files"
-        build_files(files, parse_size(a.size), parse_size(a.chunk), a.small_count, a.small_elements)
-        servers = stack.enter_context(Servers(files, work, transports))
+        build_files(files, parse_size(a.size), parse_size(a.chunk), a.small_count, a.small_elements, cases)
+        servers = stack.enter_context(Servers(files, work, transports, a.nginx_workers))
         rows = bench(servers, files, transports, cases, a)
     report(rows, a)
     print(f"\nfinished in {time.perf_counter() - t0:.0f} s, load average {load()}")

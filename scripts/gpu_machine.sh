@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -30,6 +30,9 @@
 #   bench/compressed_write.py (half that size) and bench/many_chunks.py, with the peers from
 #   .deps-bench/site.tar.xz (scripts/prepare_gpu_deps.sh --bench; carry it with .deps/include
 #   and .deps/googletest, not the rest of .deps)
+#   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
+#   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
+#   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
 #   cn-part: keep one carried part of cuPyNumeric (scripts/prepare_gpu_deps.sh --cupynumeric) in
 #   /tmp for the legate modes, which unpack it once every part is there
 set -uo pipefail
@@ -133,6 +136,30 @@ if [ "$mode" = "nvcomp" ]; then
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
+  exit 0
+fi
+if [ "$mode" = "remote" ]; then
+  # Remote reads into device memory (issue 27): nginx (Debian's binary, carried in .deps-bench/nginx)
+  # on this machine's loopback serving the file; h5tile.from_file(url, device=0) beside KvikIO's
+  # RemoteFile into device memory at each thread count and h5py over fsspec -> CuPy (wheels for
+  # this Python in .deps-bench/py312). Carry .deps/include, .deps/googletest, .deps/wheels,
+  # .deps-bench and .deps-nvcomp (GPU decoding of the gzip case).
+  rm -rf /tmp/h5tile-remote-site && mkdir -p /tmp/h5tile-remote-site &&
+    pip install -q --no-deps --target /tmp/h5tile-remote-site .deps/wheels/*.whl .deps-bench/py312/*.whl \
+      >> "$out/build.log" 2>&1 || { echo "remote: the carried wheels did not install"; tail -5 "$out/build.log"; }
+  mkdir -p /tmp/h5tile-nvcomp && xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 &&
+    export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
+  export PYTHONPATH="/tmp/h5tile-remote-site${PYTHONPATH:+:$PYTHONPATH}" H5TILE_NGINX="$PWD/.deps-bench/nginx/nginx"
+  H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_remote_device.py \
+    > "$out/remote_tests.log" 2>&1
+  H5TILE_BUILD_DIR=build-gpu python3 bench/remote_read.py --device 0 --size "${H5TILE_REMOTE_SIZE:-${gib}G}" \
+    --cases "${H5TILE_REMOTE_CASES:-contiguous,gzip+shuffle}" --rounds 3 --kvikio-threads 1,8,16,32,64 \
+    --nginx-workers "$(nproc)" --no-local --caches first,readahead --sweep-size 512M --dir /tmp/h5tile-remote-files \
+    > "$out/remote_bench.log" 2>&1
+  rm -rf /tmp/h5tile-remote-files /tmp/h5tile-remote-site
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== remote reads into device memory (tests)"; tail -5 "$out/remote_tests.log"
+  echo "== remote reads into device memory (bench/remote_read.py --device 0)"; cat "$out/remote_bench.log"
   exit 0
 fi
 if [ "$mode" = "compressed" ]; then
