@@ -142,7 +142,7 @@ if [ "$mode" = "remote" ]; then
   # Remote reads into device memory (issue 27): nginx (Debian's binary, carried in .deps-bench/nginx)
   # on this machine's loopback serving the file; h5tile.from_file(url, device=0) beside KvikIO's
   # RemoteFile into device memory at each thread count and h5py over fsspec -> CuPy (wheels for
-  # this Python in .deps-bench/py312). Carry .deps/include, .deps/googletest, .deps/wheels,
+  # this Python in .deps-bench/py312; scripts/prepare_gpu_deps.sh and --remote make both). Carry .deps/include, .deps/googletest, .deps/wheels,
   # .deps-bench and .deps-nvcomp (GPU decoding of the gzip case).
   rm -rf /tmp/h5tile-remote-site && mkdir -p /tmp/h5tile-remote-site &&
     pip install -q --no-deps --target /tmp/h5tile-remote-site .deps/wheels/*.whl .deps-bench/py312/*.whl \

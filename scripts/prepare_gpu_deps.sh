@@ -11,6 +11,10 @@
 #   Python 3.12, unpacked and xz-packed into .deps-bench/site.tar.xz (git-ignored, about 25 MB):
 #   hdf5plugin with only its zstd, lz4 and Blosc filters (the wheel is 46 MB), TensorStore and
 #   ml_dtypes; for `scripts/gpu_machine.sh compressed`, carried with .deps/include and .deps/googletest.
+#   --remote: instead, what `scripts/gpu_machine.sh remote` (issue 27) needs there: Debian's nginx
+#   binary (.deps-bench/nginx/nginx; the machine has the libraries it links) and fsspec with
+#   aiohttp and requests for Python 3.12 (.deps-bench/py312/, about 7 MB); KvikIO's wheels come
+#   from .deps/wheels (the default run of this script).
 #   --cupynumeric: instead, cuPyNumeric for the machine's Python 3.12 (issue 15): its wheel without
 #   C++ headers, the cuTENSOR library it links, opt_einsum and cffi, the copies of one library made
 #   symbolic links, xz-packed (about 260 MB) and split into parts of 60 MiB under .deps-cn/
@@ -50,6 +54,16 @@ for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.so*"), key=lambda p: (len(
         first.setdefault(digest, path)
 PY
 }
+if [ "${1:-}" = "--remote" ]; then
+  nginx="$(command -v nginx || echo /usr/sbin/nginx)"
+  [ -x "$nginx" ] || { echo "prepare_gpu_deps: nginx is not installed (scripts/install_deps.sh)" >&2; exit 1; }
+  mkdir -p .deps-bench/nginx .deps-bench/py312
+  cp "$nginx" .deps-bench/nginx/nginx
+  python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_28_x86_64 -d .deps-bench/py312 fsspec aiohttp requests
+  du -sh .deps-bench/nginx .deps-bench/py312
+  exit 0
+fi
 if [ "${1:-}" = "--cupynumeric" ]; then
   if [ ! -f .deps-cn/SHA256SUMS ]; then
     work="$(mktemp -d)"
