@@ -53,7 +53,8 @@ herr_t innermost(unsigned n, const H5E_error2_t* err, void* client) {
       int value = 0;
       if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec == std::errc{} && value > 0) {
         out->error_number = value;
-        out->locked = desc.find("lock") != std::string_view::npos;
+        // By HDF5's error class, not the text: the text holds the file's name, which may say "lock".
+        out->locked = err->min_num == H5E_CANTLOCKFILE;
       }
     }
   }
