@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -30,6 +30,8 @@
 #   bench/compressed_write.py (half that size) and bench/many_chunks.py, with the peers from
 #   .deps-bench/site.tar.xz (scripts/prepare_gpu_deps.sh --bench; carry it with .deps/include
 #   and .deps/googletest, not the rest of .deps)
+#   dask: build, then h5tile.dask's tests (and the xarray backend's, where present) there, CuPy
+#   blocks included (carry .deps/include, .deps/googletest and .deps-bench/py312-dask)
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
@@ -136,6 +138,25 @@ if [ "$mode" = "nvcomp" ]; then
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
+  exit 0
+fi
+if [ "$mode" = "dask" ]; then
+  # h5tile.dask and the xarray backend with device blocks (issue 29): Dask, distributed, xarray,
+  # h5netcdf and pandas from .deps-bench/py312-dask (scripts/prepare_gpu_deps.sh --remote). Carry
+  # .deps/include, .deps/googletest and .deps-bench/py312-dask (and .deps-nvcomp for gzip on the GPU).
+  rm -rf /tmp/h5tile-dask-site && mkdir -p /tmp/h5tile-dask-site &&
+    pip install -q --no-deps --target /tmp/h5tile-dask-site .deps-bench/py312-dask/*.whl >> "$out/build.log" 2>&1 ||
+    { echo "dask: the carried wheels did not install"; tail -5 "$out/build.log"; }
+  [ -f .deps-nvcomp/libnvcomp.so.6.xz ] && mkdir -p /tmp/h5tile-nvcomp &&
+    xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 &&
+    export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
+  export PYTHONPATH="/tmp/h5tile-dask-site${PYTHONPATH:+:$PYTHONPATH}"
+  tests=(tests/python/test_dask.py)
+  [ -f tests/python/test_xarray.py ] && tests+=(tests/python/test_xarray.py)
+  H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:cacheprovider "${tests[@]}" > "$out/dask_tests.log" 2>&1
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== h5tile.dask (and xarray) tests on the GPU machine"; grep -E "passed|failed|SKIP|Error" "$out/dask_tests.log" | tail -15
+  rm -rf /tmp/h5tile-dask-site
   exit 0
 fi
 if [ "$mode" = "remote" ]; then

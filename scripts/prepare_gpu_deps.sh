@@ -14,7 +14,9 @@
 #   --remote: instead, what `scripts/gpu_machine.sh remote` (issue 27) needs there: Debian's nginx
 #   binary (.deps-bench/nginx/nginx; the machine has the libraries it links) and fsspec with
 #   aiohttp and requests for Python 3.12 (.deps-bench/py312/, about 7 MB); KvikIO's wheels come
-#   from .deps/wheels (the default run of this script).
+#   from .deps/wheels (the default run of this script). Also Dask (with distributed), xarray,
+#   h5netcdf and pandas wheels without NumPy or h5py (the machine's own) into .deps-bench/py312-dask/
+#   (about 19 MB), for `scripts/gpu_machine.sh dask`.
 #   --cupynumeric: instead, cuPyNumeric for the machine's Python 3.12 (issue 15): its wheel without
 #   C++ headers, the cuTENSOR library it links, opt_einsum and cffi, the copies of one library made
 #   symbolic links, xz-packed (about 260 MB) and split into parts of 60 MiB under .deps-cn/
@@ -61,7 +63,13 @@ if [ "${1:-}" = "--remote" ]; then
   cp "$nginx" .deps-bench/nginx/nginx
   python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
     --platform manylinux_2_28_x86_64 -d .deps-bench/py312 fsspec aiohttp requests
-  du -sh .deps-bench/nginx .deps-bench/py312
+  python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .deps-bench/py312-dask \
+    "dask[array]" distributed
+  python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_28_x86_64 --no-deps -d .deps-bench/py312-dask xarray h5netcdf pandas python-dateutil six tzdata
+  rm -f .deps-bench/py312-dask/numpy-* .deps-bench/py312-dask/h5py-*
+  du -sh .deps-bench/nginx .deps-bench/py312 .deps-bench/py312-dask
   exit 0
 fi
 if [ "${1:-}" = "--cupynumeric" ]; then
