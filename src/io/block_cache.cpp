@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 namespace h5tile::detail {
 
@@ -12,6 +13,16 @@ BlockCache::BlockCache(std::shared_ptr<const ByteSource> source, std::uint64_t b
 
 void BlockCache::read(void* out, std::size_t size, std::uint64_t offset) {
   if (size == 0) return;
+  {
+    const std::lock_guard lock(mutex_);
+    if (auto it = extents_.upper_bound(offset); it != extents_.begin()) {
+      --it;  // the last extent starting at or before `offset`
+      if (offset - it->first <= it->second.size() && size <= it->second.size() - (offset - it->first)) {
+        std::memcpy(out, it->second.data() + (offset - it->first), size);
+        return;
+      }
+    }
+  }
   if (size >= 2 * block_size_ || offset + size > source_->size()) {  // large, or an error the source reports
     source_->read_at(out, size, offset);
     return;
@@ -67,6 +78,53 @@ void BlockCache::fetch(std::uint64_t first, std::uint64_t last) {
     recent_.pop_back();
     blocks_.erase(victim);
   }
+}
+
+std::vector<std::vector<std::byte>> BlockCache::prefetch(std::span<const Extent> extents, const RunParallel& run) {
+  std::vector<Block> got(extents.size());
+  std::vector<std::size_t> missing;
+  {
+    const std::lock_guard lock(mutex_);
+    for (std::size_t i = 0; i < extents.size(); ++i) {
+      const auto& e = extents[i];
+      if (e.size == 0 || e.offset > source_->size() || e.size > source_->size() - e.offset) continue;
+      if (const auto it = extents_.find(e.offset); it != extents_.end() && it->second.size() >= e.size) {
+        got[i].assign(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(e.size));
+      } else {
+        missing.push_back(i);
+      }
+    }
+  }
+  run(missing.size(), [&](std::size_t k) {
+    const auto& e = extents[missing[k]];
+    try {
+      Block bytes(e.size);
+      source_->read_at(bytes.data(), bytes.size(), e.offset);
+      got[missing[k]] = std::move(bytes);
+    } catch (...) {  // left empty: the read that needs these bytes makes its own request
+    }
+  });
+  const std::lock_guard lock(mutex_);
+  const auto limit = static_cast<std::uint64_t>(max_blocks_) * block_size_;
+  for (const auto i : missing) {
+    const auto& bytes = got[i];
+    if (bytes.empty() || bytes.size() > limit) continue;
+    const auto offset = extents[i].offset;
+    // An extent overlapping one kept already is left out: kept extents never overlap.
+    auto next = extents_.lower_bound(offset);
+    if (next != extents_.end() && next->first < offset + bytes.size()) continue;
+    if (next != extents_.begin() && std::prev(next)->first + std::prev(next)->second.size() > offset) continue;
+    extents_.emplace(offset, bytes);
+    extents_order_.push_back(offset);
+    extent_bytes_ += bytes.size();
+    while (extent_bytes_ > limit) {
+      const auto oldest = extents_.find(extents_order_.front());
+      extents_order_.pop_front();
+      extent_bytes_ -= oldest->second.size();
+      extents_.erase(oldest);
+    }
+  }
+  return got;
 }
 
 const BlockCache::Block& BlockCache::block(std::uint64_t index) {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <vector>
 
@@ -276,6 +277,58 @@ TEST(BlockCache, KeepsAtMostItsBytes) {
   std::vector<unsigned char> out(1);
   for (const std::uint64_t at : {0U, 5000U, 9000U, 0U}) cache.read(out.data(), 1, at);
   EXPECT_EQ(source->reads.load(), 4);  // block 0 was dropped for block 2
+}
+
+// Runs the bodies one after another, counting the calls (the engine's pool runs them side by side).
+struct SerialRun {
+  int calls = 0;
+  RunParallel run() {
+    return [this](std::size_t count, const std::function<void(std::size_t)>& body) {
+      ++calls;
+      for (std::size_t i = 0; i < count; ++i) body(i);
+    };
+  }
+};
+
+TEST(BlockCache, PrefetchedExtentsServeLaterReadsWithoutRequests) {
+  auto source = std::make_shared<CountingSource>(100000);
+  BlockCache cache(source, 4096, 1 << 20);
+  SerialRun serial;
+  const std::vector<BlockCache::Extent> extents = {{30000, 2616}, {70000, 2616}, {99990, 20}};
+  const auto got = cache.prefetch(extents, serial.run());
+  EXPECT_EQ(source->reads.load(), 2);  // one request each; the one past the end is not made
+  ASSERT_EQ(got.size(), 3U);
+  EXPECT_EQ(got[0].size(), 2616U);
+  EXPECT_TRUE(got[2].empty());
+  std::vector<unsigned char> out(2616);
+  cache.read(out.data(), out.size(), 70000);
+  expect_bytes(out, 70000);
+  out.resize(100);
+  cache.read(out.data(), out.size(), 30100);  // inside an extent
+  expect_bytes(out, 30100);
+  EXPECT_EQ(source->reads.load(), 2);
+  (void)cache.prefetch(extents, serial.run());  // held already: no requests
+  EXPECT_EQ(source->reads.load(), 2);
+  cache.read(out.data(), out.size(), 32600);  // reaches past an extent: from the blocks
+  expect_bytes(out, 32600);
+  EXPECT_EQ(source->reads.load(), 3);
+}
+
+TEST(BlockCache, PrefetchKeepsAtMostTheBlocksBytesDroppingTheOldest) {
+  auto source = std::make_shared<CountingSource>(100000);
+  BlockCache cache(source, 4096, 2 * 4096);  // 8 KiB of extents
+  SerialRun serial;
+  const std::vector<BlockCache::Extent> first = {{0, 4096}, {10000, 4096}};
+  (void)cache.prefetch(first, serial.run());
+  const std::vector<BlockCache::Extent> third = {{20000, 4096}};
+  (void)cache.prefetch(third, serial.run());  // the oldest, at 0, is dropped
+  EXPECT_EQ(source->reads.load(), 3);
+  std::vector<unsigned char> out(10);
+  cache.read(out.data(), out.size(), 20000);
+  cache.read(out.data(), out.size(), 10000);
+  EXPECT_EQ(source->reads.load(), 3);
+  cache.read(out.data(), out.size(), 0);
+  EXPECT_EQ(source->reads.load(), 4);
 }
 
 }  // namespace
