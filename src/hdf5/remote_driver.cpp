@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -51,27 +52,33 @@ struct RemoteFile {
 // between the chunks (as h5py writes them). On HDF5's read of an inner node, the nodes below it are
 // fetched into the cache a level at a time, each level's nodes side by side: then HDF5's walk
 // finds them there. Every node of a tree has the size of the one read. A level is fetched only while
-// the nodes fetched ahead stay within half the cache's bytes; a node that does not read as a chunk
-// node stops the walk below it. Only requests are at stake: the cache holds the object's own bytes
+// the nodes fetched ahead stay within half the cache's bytes (past that, HDF5's read of each node
+// of the last level fetched reads its own subtree ahead); a node that does not read as a chunk node
+// stops the walk below it. Only requests are at stake: the cache holds the object's own bytes
 // (checked as every response is), whatever HDF5 later reads there.
 void read_subtree_ahead(RemoteFile& f, haddr_t addr, std::span<const std::byte> node) {
+  if (f.read_ahead.count(addr) != 0) return;
   const auto size = f.source->size();
   const auto parsed = parse_chunk_btree_node(node, size);
-  if (!parsed || parsed->level == 0 || !f.read_ahead.insert(addr).second) return;
+  if (!parsed || parsed->level == 0) return;
   std::uint64_t budget = f.config.cache_bytes / 2;
+  std::vector<haddr_t> parents = {addr};
   std::vector<std::uint64_t> wave = parsed->children;
-  for (unsigned level = parsed->level; level > 0 && !wave.empty(); --level) {
+  for (unsigned level = parsed->level; !wave.empty(); --level) {
     if (wave.size() * node.size() > budget) return;
     budget -= wave.size() * node.size();
     std::vector<BlockCache::Extent> extents;
     extents.reserve(wave.size());
     for (const auto child : wave) extents.push_back({child, node.size()});
     const auto nodes = f.cache->prefetch(extents, f.config.run);
+    f.read_ahead.insert(parents.begin(), parents.end());
     if (level == 1) return;  // leaves: their children are chunks, which h5tile reads itself
+    parents.clear();
     std::vector<std::uint64_t> next;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
       const auto child = parse_chunk_btree_node(nodes[i], size);
-      if (!child || child->level != level - 1 || !f.read_ahead.insert(wave[i]).second) continue;
+      if (!child || child->level != level - 1 || f.read_ahead.count(wave[i]) != 0) continue;
+      parents.push_back(wave[i]);
       next.insert(next.end(), child->children.begin(), child->children.end());
     }
     wave = std::move(next);

@@ -5,6 +5,13 @@
 #include <iterator>
 
 namespace h5tile::detail {
+namespace {
+
+// Extents read ahead whose gap is at most this join into one request (the gap read and dropped:
+// cheaper than a round trip), as the HTTP backend joins the chunks of a read.
+constexpr std::uint64_t kPrefetchJoinGap = std::uint64_t{256} << 10;
+
+}  // namespace
 
 BlockCache::BlockCache(std::shared_ptr<const ByteSource> source, std::uint64_t block_size, std::uint64_t max_bytes)
     : source_(std::move(source)),
@@ -95,12 +102,21 @@ std::vector<std::vector<std::byte>> BlockCache::prefetch(std::span<const Extent>
       }
     }
   }
-  run(missing.size(), [&](std::size_t k) {
-    const auto& e = extents[missing[k]];
+  // Neighbours join into one request (a block at most), as the data path joins chunks.
+  std::vector<ByteRange> ranges;
+  ranges.reserve(missing.size());
+  for (const auto i : missing)
+    ranges.push_back({extents[i].offset, static_cast<std::size_t>(extents[i].size), nullptr});
+  const auto requests = join_ranges(ranges, kPrefetchJoinGap, block_size_);
+  run(requests.size(), [&](std::size_t k) {
+    const auto& request = requests[k];
     try {
-      Block bytes(e.size);
-      source_->read_at(bytes.data(), bytes.size(), e.offset);
-      got[missing[k]] = std::move(bytes);
+      Block joined(request.size);
+      source_->read_at(joined.data(), joined.size(), request.offset);
+      for (const auto m : request.members) {
+        const auto from = joined.begin() + static_cast<std::ptrdiff_t>(ranges[m].offset - request.offset);
+        got[missing[m]].assign(from, from + static_cast<std::ptrdiff_t>(ranges[m].size));
+      }
     } catch (...) {  // left empty: the read that needs these bytes makes its own request
     }
   });

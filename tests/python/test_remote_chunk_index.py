@@ -109,3 +109,25 @@ def test_a_damaged_leaf_is_hdf5s_error_not_other_bytes(btree_file, nginx_server)
         f["data"][()]
     with pytest.raises((h5tile.Hdf5Error, RuntimeError, OSError)):
         h5tile.from_file(url, "/data")
+
+
+def test_a_three_level_index_is_fetched_a_level_at_a_time(nginx_server):
+    """16,384 chunks: a root of level 2, a few nodes of level 1, some 300 leaves. h5tile counts the
+    chunks (HDF5 1.10 walks the whole index for it), then reads one box."""
+    h5tile.settings.set_remote_block_size("256K")  # room in the cache for a level of ~300 nodes
+    a = random_array("int16", (1024, 1024), seed=8)
+    path = nginx_server.root / "deep.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("data", data=a, chunks=(8, 8), compression="gzip")
+        local = f["data"][200:216, 600:640]
+    levels = [level for _, level, _ in chunk_btree_nodes(path)]
+    assert levels.count(2) == 1 and levels.count(1) >= 2 and levels.count(0) >= 200, sorted(set(levels))
+    with LatencyProxy("127.0.0.1", nginx_server.port, delay=0.050) as proxy:
+        got = h5tile.read_box(f"http://127.0.0.1:{proxy.port}/deep.h5", "/data", (200, 600), (16, 40))
+        assert same_bytes(got, local)
+        serial = proxy.serial_requests
+        print(f"three levels, one box: {proxy.requests} requests, {serial} one after another; h5tile's count:",
+              h5tile.last_remote_io())
+    # The open, the level-1 nodes side by side, the leaves side by side (neighbours joined), the box's
+    # chunks: 4 (12 when HDF5's walk fetched a block at a time, one after another).
+    assert serial <= 6, serial

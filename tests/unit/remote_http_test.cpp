@@ -312,6 +312,16 @@ TEST(BlockCache, PrefetchedExtentsServeLaterReadsWithoutRequests) {
   cache.read(out.data(), out.size(), 32600);  // reaches past an extent: from the blocks
   expect_bytes(out, 32600);
   EXPECT_EQ(source->reads.load(), 3);
+  const std::vector<BlockCache::Extent> near = {{50500, 100}, {50000, 100}, {52000, 1000}};
+  const auto joined = cache.prefetch(near, serial.run());  // within a block of each other: one request
+  EXPECT_EQ(source->reads.load(), 4);
+  ASSERT_EQ(joined[2].size(), 1000U);
+  std::vector<unsigned char> bytes(joined[2].size());
+  std::memcpy(bytes.data(), joined[2].data(), bytes.size());
+  expect_bytes(bytes, 52000);
+  cache.read(out.data(), 100, 50000);
+  expect_bytes(out, 50000);
+  EXPECT_EQ(source->reads.load(), 4);
 }
 
 TEST(BlockCache, PrefetchKeepsAtMostTheBlocksBytesDroppingTheOldest) {
