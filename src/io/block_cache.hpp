@@ -34,10 +34,11 @@ class BlockCache {
     std::uint64_t size = 0;
   };
   // Reads each of `extents` (inside the source) that is not kept yet, side by side through `run`
-  // (neighbours less than 256 KiB apart in one request of at most a block), and keeps them for later
-  // reads: up to as many bytes as the blocks, the oldest dropped first. Returns the bytes of each extent, empty where its read failed: these are reads
-  // ahead of need, and the read that needs the bytes fetches them again and reports the failure.
-  // Thread-safe; not to be called with `run` empty.
+  // (neighbours less than 256 KiB apart in one request of at most a block), and keeps them for
+  // later reads: up to as many bytes as the blocks, the oldest dropped first. Returns the bytes of
+  // each extent, empty where its read failed: these are reads ahead of need, and the read that
+  // needs the bytes fetches them again and reports the failure. Thread-safe; not to be called
+  // with `run` empty.
   [[nodiscard]] std::vector<std::vector<std::byte>> prefetch(std::span<const Extent> extents, const RunParallel& run);
   [[nodiscard]] const std::shared_ptr<const ByteSource>& source() const noexcept { return source_; }
 
