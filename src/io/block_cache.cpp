@@ -10,6 +10,11 @@ namespace {
 // Extents read ahead whose gap is at most this join into one request (the gap read and dropped:
 // cheaper than a round trip), as the HTTP backend joins the chunks of a read.
 constexpr std::uint64_t kPrefetchJoinGap = std::uint64_t{256} << 10;
+// Where the extents read ahead lie in at most this many blocks not cached, and in no more blocks
+// than they would take requests, the blocks are fetched instead (side by side): the same round
+// trip, and what HDF5 reads next near them (a small file's other metadata) is cached too. More
+// blocks would cost MiB where the extents need KiB.
+constexpr std::size_t kMaxPrefetchBlocks = 4;
 
 }  // namespace
 
@@ -87,9 +92,28 @@ void BlockCache::fetch(std::uint64_t first, std::uint64_t last) {
   }
 }
 
+bool BlockCache::copy_from_blocks(Block& out, std::uint64_t offset, std::uint64_t size) const {
+  const auto first = offset / block_size_;
+  const auto last = (offset + size - 1) / block_size_;
+  for (auto b = first; b <= last; ++b) {
+    if (blocks_.count(b) == 0) return false;
+  }
+  out.resize(size);
+  for (auto b = first; b <= last; ++b) {
+    const auto& bytes = blocks_.at(b).first;
+    const auto start = b * block_size_;
+    const auto from = std::max(offset, start);
+    const auto to = std::min<std::uint64_t>(offset + size, start + bytes.size());
+    if (to <= from) return false;
+    std::memcpy(out.data() + (from - offset), bytes.data() + (from - start), to - from);
+  }
+  return true;
+}
+
 std::vector<std::vector<std::byte>> BlockCache::prefetch(std::span<const Extent> extents, const RunParallel& run) {
   std::vector<Block> got(extents.size());
   std::vector<std::size_t> missing;
+  std::vector<std::uint64_t> blocks;  // the blocks not cached that hold the missing extents
   {
     const std::lock_guard lock(mutex_);
     for (std::size_t i = 0; i < extents.size(); ++i) {
@@ -97,8 +121,13 @@ std::vector<std::vector<std::byte>> BlockCache::prefetch(std::span<const Extent>
       if (e.size == 0 || e.offset > source_->size() || e.size > source_->size() - e.offset) continue;
       if (const auto it = extents_.find(e.offset); it != extents_.end() && it->second.size() >= e.size) {
         got[i].assign(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(e.size));
-      } else {
+      } else if (!copy_from_blocks(got[i], e.offset, e.size)) {
+        got[i].clear();
         missing.push_back(i);
+        for (auto b = e.offset / block_size_; b <= (e.offset + e.size - 1) / block_size_; ++b) {
+          if (blocks_.count(b) == 0 && std::find(blocks.begin(), blocks.end(), b) == blocks.end()) blocks.push_back(b);
+          if (blocks.size() > kMaxPrefetchBlocks) break;
+        }
       }
     }
   }
@@ -108,6 +137,32 @@ std::vector<std::vector<std::byte>> BlockCache::prefetch(std::span<const Extent>
   for (const auto i : missing)
     ranges.push_back({extents[i].offset, static_cast<std::size_t>(extents[i].size), nullptr});
   const auto requests = join_ranges(ranges, kPrefetchJoinGap, block_size_);
+  if (!blocks.empty() && blocks.size() <= kMaxPrefetchBlocks && blocks.size() <= requests.size()) {
+    std::vector<Block> fetched(blocks.size());
+    run(blocks.size(), [&](std::size_t k) {
+      const auto begin = blocks[k] * block_size_;
+      try {
+        Block bytes(std::min(source_->size(), begin + block_size_) - begin);
+        source_->read_at(bytes.data(), bytes.size(), begin);
+        fetched[k] = std::move(bytes);
+      } catch (...) {  // left out: the read that needs this block fetches it and reports the failure
+      }
+    });
+    const std::lock_guard lock(mutex_);
+    for (std::size_t k = 0; k < blocks.size(); ++k) {
+      if (fetched[k].empty() || blocks_.count(blocks[k]) != 0) continue;
+      recent_.push_front(blocks[k]);
+      blocks_.emplace(blocks[k], std::make_pair(std::move(fetched[k]), recent_.begin()));
+    }
+    for (const auto i : missing) {
+      if (!copy_from_blocks(got[i], extents[i].offset, extents[i].size)) got[i].clear();
+    }
+    while (blocks_.size() > max_blocks_) {  // the least recently used beyond the limit
+      blocks_.erase(recent_.back());
+      recent_.pop_back();
+    }
+    return got;
+  }
   run(requests.size(), [&](std::size_t k) {
     const auto& request = requests[k];
     try {

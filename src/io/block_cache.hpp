@@ -33,12 +33,13 @@ class BlockCache {
     std::uint64_t offset = 0;
     std::uint64_t size = 0;
   };
-  // Reads each of `extents` (inside the source) that is not kept yet, side by side through `run`
-  // (neighbours less than 256 KiB apart in one request of at most a block), and keeps them for
-  // later reads: up to as many bytes as the blocks, the oldest dropped first. Returns the bytes of
-  // each extent, empty where its read failed: these are reads ahead of need, and the read that
-  // needs the bytes fetches them again and reports the failure. Thread-safe; not to be called
-  // with `run` empty.
+  // Reads each of `extents` (inside the source) that is not kept yet, side by side through `run`:
+  // neighbours less than 256 KiB apart in one request of at most a block, or, where the extents lie
+  // in a few blocks not cached, those blocks; extents inside cached blocks come from there. Keeps
+  // them for later reads: up to as many bytes as the blocks, the oldest dropped first. Returns the
+  // bytes of each extent, empty where its read failed: these are reads ahead of need, and the read
+  // that needs the bytes fetches them again and reports the failure. Thread-safe; not to be
+  // called with `run` empty.
   [[nodiscard]] std::vector<std::vector<std::byte>> prefetch(std::span<const Extent> extents, const RunParallel& run);
   [[nodiscard]] const std::shared_ptr<const ByteSource>& source() const noexcept { return source_; }
 
@@ -46,6 +47,9 @@ class BlockCache {
   using Block = std::vector<std::byte>;
   const Block& block(std::uint64_t index);              // with mutex_ held; it must be cached
   void fetch(std::uint64_t first, std::uint64_t last);  // blocks [first, last], missing ones
+  // With mutex_ held: `out` = bytes [offset, offset + size) where the blocks holding them are
+  // cached; false (`out` unspecified) where one is not.
+  bool copy_from_blocks(Block& out, std::uint64_t offset, std::uint64_t size) const;
 
   std::shared_ptr<const ByteSource> source_;
   std::uint64_t block_size_;
