@@ -17,7 +17,8 @@ last_remote_io() (requests, the round trips on its critical path, bytes), and "h
 many times faster h5tile was than that engine. The "small" case opens small.h5 and reads one
 dataset through a delaying TCP proxy (tests/python/servers/latency_proxy.py: --latency-ms per
 request and per new connection, as a link between regions), counting the requests and
-connections each engine needs. The targets of issue 27 are printed at the end as met or not.
+connections each engine needs and how many of them came one after another ("serial"); other cases
+go through the proxy too where --latency-cases names them. The targets of issue 27 are printed at the end as met or not.
 
 Engines:
   h5py+fsspec[cache]  h5py on an fsspec file object: s3fs for s3, fsspec's HTTP filesystem for
@@ -235,7 +236,7 @@ def run_once(servers, engine, transport, case, proxy=None, check=None):
     del out
     result = {"seconds": seconds, "cpu": cpu, "io": getattr(engine, "io", None)}
     if proxy:
-        result.update(requests=proxy.requests, connections=proxy.connections)
+        result.update(requests=proxy.requests, connections=proxy.connections, serial=proxy.serial_requests)
     else:
         time.sleep(0.05)  # nginx logs a request once its response is out
         result.update(requests=servers.requests(transport) - before, connections=None)
@@ -251,6 +252,9 @@ def main():
                    help="float32 elements of each dataset of small.h5 (default 256: a file of about 1 MiB)")
     p.add_argument("--rounds", type=int, default=3, help="timed rounds; the table shows medians (default 3)")
     p.add_argument("--latency-ms", type=float, default=20.0, help="delay per request in the small case (default 20)")
+    p.add_argument("--latency-cases", default="small",
+                   help="cases read through the latency proxy (default small; e.g. small,gzip+shuffle: a compressed "
+                        "file's chunk index walked across a link between regions)")
     p.add_argument("--transports", default="http",
                    help="servers to read from: http (nginx), s3 (SeaweedFS) or both, comma-separated (default http)")
     p.add_argument("--s3", action="store_true", help="also read from S3 (SeaweedFS): the same as adding s3 to --transports")
@@ -315,7 +319,7 @@ def bench(servers, files, transports, cases, a):
             with h5py.File(files / name, "r") as f:
                 check = f[dataset][...]
             proxy = None
-            if case == "small":
+            if case in a.latency_cases.split(","):
                 up = servers.upstream(transport)
                 proxy = LatencyProxy(*up, delay=a.latency_ms / 1000, connect_delay=a.latency_ms / 1000).start()
             order = engines.for_case(transport, case)
@@ -353,8 +357,9 @@ def bench(servers, files, transports, cases, a):
                         row["connections"] = int(statistics.median(r["connections"] for r in res))
                     if res[0]["io"]:
                         row["io"] = {k: int(statistics.median(r["io"][k] for r in res)) for k in res[0]["io"]}
-                    if case == "small":
+                    if proxy:
                         row["latency_ms"] = a.latency_ms
+                        row["serial"] = int(statistics.median(r["serial"] for r in res))
                 results_rows.append(row)
             print_case([r for r in results_rows if r["transport"] == transport and r["case"] == case])
     return results_rows
@@ -363,12 +368,12 @@ def bench(servers, files, transports, cases, a):
 def print_case(rows):
     ref = next((r for r in rows if r["engine"].startswith("h5tile") and not r["local"] and "seconds" in r), None)
     head = rows[0]
-    small = head["case"] == "small"
+    small = "latency_ms" in head  # read through the latency proxy
     print(f"\n{head['transport']} / {head['case']} ({head['bytes'] / 2**20:.1f} MiB decoded"
           + (f", {CASES[head['case']][1]} of {CASES[head['case']][0]}, {head.get('latency_ms', 0):g} ms a request"
              if small else "") + ")")
     last = "~RTTs" if small else ""
-    print(f"  {'engine':<28} {'seconds':>8} {'GB/s':>7} {'cpu s':>7} {'requests':>8} {'conns':>5} "
+    print(f"  {'engine':<28} {'seconds':>8} {'GB/s':>7} {'cpu s':>7} {'requests':>8} {'serial':>6} {'conns':>5} "
           f"{'h5tile: reqs crit MiB':>22} {'h5tile x':>8} {last}")
     for i, r in enumerate(rows):
         if "seconds" not in r:
@@ -383,7 +388,8 @@ def print_case(rows):
         own = f"{io['requests']} {io['critical_path']} {io['bytes'] / 2**20:.1f}" if io else ""
         requests = "-" if r["local"] else r["requests"]
         rtts = f"{r['seconds'] * 1000 / r['latency_ms']:.1f}" if small else ""
-        print(f"  {r['engine']:<28} {r['seconds']:>8.3f} {gbs:>7} {r['cpu']:>7.2f} {requests:>8} "
+        serial = "-" if r["local"] else r.get("serial", "")
+        print(f"  {r['engine']:<28} {r['seconds']:>8.3f} {gbs:>7} {r['cpu']:>7.2f} {requests:>8} {serial:>6} "
               f"{r.get('connections', ''):>5} "
               f"{own:>22} {ratio:>8} {rtts}")
 
@@ -397,7 +403,9 @@ TARGETS = [("contiguous", "h5py+fsspec", 5.0), ("contiguous", "kvikio raw", 0.9)
 
 def report(rows, a):
     print("\nrequests: counted by the server (nginx's access log, SeaweedFS's S3 counters) or, in the small case, "
-          "by the latency proxy; conns: connections the proxy accepted; h5tile: reqs crit MiB: h5tile's own "
+          "by the latency proxy; serial (cases read through the latency proxy): the longest chain of those requests each "
+          "made after the answer to the one before had ended, the round trips on the critical path as the proxy "
+          "saw them; conns: connections the proxy accepted; h5tile: reqs crit MiB: h5tile's own "
           "last_remote_io() (requests, the most requests made one after another: the round trips on the "
           "critical path, MiB of response bodies); cpu s: CPU seconds of this process (all its threads; "
           "not the server's), steadier than seconds on a loaded machine; h5tile x: how many times faster h5tile is than the engine "

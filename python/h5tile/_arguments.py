@@ -21,7 +21,19 @@ MODES = ("w", "a", "x", "w-")
 COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
 
 
-_URL_SCHEMES = ("http", "https", "s3", "webhdfs")
+_URL_SCHEMES = ("http", "https", "s3", "webhdfs", "swebhdfs")  # the core's (src/io/http/url.cpp)
+
+
+def is_url(text: str) -> bool:
+    """Whether the core reads ``text`` as a URL (scheme://..., a scheme it knows), not a path."""
+    scheme, sep, _ = text.partition("://")
+    return bool(sep) and scheme.lower() in _URL_SCHEMES
+
+
+def absolute(text: str) -> str:
+    """A path made absolute (from the current folder now), for work that runs later or elsewhere
+    (Legate tasks, Dask blocks); a URL as it is (abspath would make 'http://h/f' a local path)."""
+    return text if is_url(text) else os.path.abspath(text)
 
 
 def redacted(path: Any) -> str:

@@ -120,9 +120,7 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
     blocks raise h5tile's errors where they are computed. The file is opened at each block read:
     a file replaced between blocks gives blocks of both versions (as for h5py).
     """
-    path = _args.path("path_or_url", path_or_url)
-    if "://" not in path:
-        path = os.path.abspath(path)
+    path = _args.absolute(_args.path("path_or_url", path_or_url))
     dataset_name = _args.dataset_name(dataset_name)
     threads = _args.whole("threads", threads)
     info = h5tile.describe(path, dataset_name)
@@ -435,9 +433,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
             f"h5tile.dask.to_file writes layout 'virtual' (each block its own tile file), not '{layout}': one "
             "self-contained file cannot be written by separate worker processes; write 'virtual' and run "
             "h5tile.consolidate for one, or h5tile.to_file(array.compute(), ...) where the array fits in memory")
-    path = os.path.abspath(_args.path("path", path))
-    if "://" in _args.path("path", path):
-        raise h5tile.InvalidArgumentError(f"h5tile.dask.to_file writes local files, not '{_args.redacted(path)}'")
+    path = _args.path("path", path)
+    if _args.is_url(path):  # before abspath, which would make 'http://h/f' a local path
+        raise h5tile.InvalidArgumentError(f"h5tile.dask.to_file writes local files, not '{_args.redacted(path)}': "
+                                          "remote writes are not supported yet")
+    path = os.path.abspath(path)
     if os.path.isdir(path):
         raise h5tile.IsADirectoryPathError(f"'{_args.redacted(path)}' is a directory: to_file needs a file path such "
                                            "as /path/to/file.h5")

@@ -261,7 +261,7 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str) -> LogicalArray
         NoSuchFileError (a FileNotFoundError, also RuntimeError), NotHdf5FileError (RuntimeError),
         DatasetNotFoundError / NotADatasetError (ValueError), UnsupportedTypeError (also ValueError).
     """
-    path = os.path.abspath(_args.path("path", path))
+    path = _args.absolute(_args.path("path", path))
     dataset_name = _args.dataset_name(dataset_name)
     info = _describe(path, dataset_name)
     dtype = np.dtype(info["dtype"])
@@ -290,7 +290,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
     ``chunk_size`` with an element <= 0 or of another length than the dataset has axes; and the
     errors of :func:`from_file`.
     """
-    path = os.path.abspath(_args.path("path", path))
+    path = _args.absolute(_args.path("path", path))
     dataset_name = _args.dataset_name(dataset_name)
     if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
         raise h5tile.ArgumentTypeError(f"Invalid chunk size ({chunk_size!r}): chunk_size must be a sequence of "
@@ -455,7 +455,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
         (ValueError) for a bad dataset name; UnsupportedTypeError for a dtype h5tile cannot write;
         the write's own errors (h5tile.Error) from Legate, as for :func:`from_file`.
     """
-    path = os.path.abspath(_args.path("path", path))
+    path = _args.path("path", path)
+    if _args.is_url(path):  # as h5tile.to_file says it (src/api/write_checks.cpp), before anything is written
+        raise h5tile.InvalidArgumentError(f"cannot write '{_args.redacted(path)}': remote writes are not supported "
+                                          "yet (write a local file)")
+    path = os.path.abspath(path)
     if os.path.isdir(path):
         raise h5tile.IsADirectoryPathError(f"'{_args.redacted(path)}' is a directory: to_file needs a file path such as /path/to/file.h5")
     # The check that every write makes (the tasks' write_tile makes it again): a name with an

@@ -170,8 +170,9 @@ void check_remote_sources(const fs::path& path, const DatasetInfo& info, const s
         if (got.error) std::rethrow_exception(got.error);
         object = got.source;
       }
-      const auto src_file = object ? open_remote_file(object, options.block_size, 16 * options.block_size)
-                                   : open_file(path, false, remote_options());
+      const auto src_file =
+          object ? open_remote_file(object, options.block_size, 16 * options.block_size, options.parallel)
+                 : open_file(path, false, remote_options());
       const auto src =
           open_dataset(src_file.get(), normalize_dataset_name(e.dataset), shown, GuardedLinks(checked_links(path)));
       const auto described = describe_dataset(src.get(), where(shown, e.dataset));

@@ -6,6 +6,7 @@
 
 #include <h5tile/settings.hpp>
 
+#include "engine/thread_pool.hpp"
 #include "io/http/url.hpp"
 #include "io/remote_io.hpp"
 
@@ -67,6 +68,10 @@ RemoteOptions remote_options() {
                         .timeout_s = settings::remote_timeout(),
                         .retries = settings::remote_retries(),
                         .ca_bundle = environment("CURL_CA_BUNDLE")};
+  options.parallel = [connections = std::max(1U, options.connections)](std::size_t count,
+                                                                       const std::function<void(std::size_t)>& body) {
+    parallel_for(count, connections, body);
+  };
   for (const char* name : kAwsVariables) {
     if (auto value = environment(name); !value.empty()) options.aws.emplace(name, std::move(value));
   }

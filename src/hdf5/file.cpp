@@ -74,7 +74,8 @@ FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& r
           fmt::format("cannot open '{}' for writing: remote writes are not supported yet", redacted(path.native())));
     }
     // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
-    return open_remote_file(open_remote(path.native(), remote), remote.block_size, 16 * remote.block_size);
+    return open_remote_file(open_remote(path.native(), remote), remote.block_size, 16 * remote.block_size,
+                            remote.parallel);
   }
   const auto status = status_of(path, "cannot open");  // a link loop is an IoError (ELOOP), not "missing"
   if (!fs::exists(status)) {

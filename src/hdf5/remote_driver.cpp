@@ -9,12 +9,16 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <string>
+#include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
+#include "hdf5/btree_node.hpp"
 #include "io/block_cache.hpp"
 
 namespace h5tile::detail {
@@ -27,7 +31,12 @@ struct DriverConfig {
   std::shared_ptr<const ByteSource> source;
   std::uint64_t block_size = 0;
   std::uint64_t cache_bytes = 0;
+  RunParallel run{};
 };
+
+// The largest read that may be a B-tree node worth reading ahead from: a chunk node of 2K = 64
+// children (HDF5's default) of a rank-32 dataset is about 35 KiB.
+constexpr std::size_t kMaxBtreeNode = std::size_t{1} << 20;
 
 struct RemoteFile {
   H5FD_t pub;  // first: HDF5 sees a RemoteFile as its H5FD_t
@@ -35,7 +44,46 @@ struct RemoteFile {
   DriverConfig config;
   std::unique_ptr<BlockCache> cache;
   haddr_t eoa = 0;
+  // The B-tree nodes whose subtrees were read ahead (HDF5 calls the driver under its lock: no mutex).
+  std::unordered_set<haddr_t> read_ahead;
 };
+
+// HDF5 walks a v1 B-tree of chunks one node at a time, each node a round trip where the nodes lie
+// between the chunks (as h5py writes them). On HDF5's read of an inner node, the nodes below it are
+// fetched into the cache a level at a time, each level's nodes side by side: then HDF5's walk
+// finds them there. Every node of a tree has the size of the one read. A level is fetched only while
+// the nodes fetched ahead stay within half the cache's bytes (past that, HDF5's read of each node
+// of the last level fetched reads its own subtree ahead); a node that does not read as a chunk node
+// stops the walk below it. Only requests are at stake: the cache holds the object's own bytes
+// (checked as every response is), whatever HDF5 later reads there.
+void read_subtree_ahead(RemoteFile& f, haddr_t addr, std::span<const std::byte> node) {
+  if (f.read_ahead.count(addr) != 0) return;
+  const auto size = f.source->size();
+  const auto parsed = parse_chunk_btree_node(node, size);
+  if (!parsed || parsed->level == 0) return;
+  std::uint64_t budget = f.config.cache_bytes / 2;
+  std::vector<haddr_t> parents = {addr};
+  std::vector<std::uint64_t> wave = parsed->children;
+  for (unsigned level = parsed->level; !wave.empty(); --level) {
+    if (wave.size() * node.size() > budget) return;
+    budget -= wave.size() * node.size();
+    std::vector<BlockCache::Extent> extents;
+    extents.reserve(wave.size());
+    for (const auto child : wave) extents.push_back({child, node.size()});
+    const auto nodes = f.cache->prefetch(extents, f.config.run);
+    f.read_ahead.insert(parents.begin(), parents.end());
+    if (level == 1) return;  // leaves: their children are chunks, which h5tile reads itself
+    parents.clear();
+    std::vector<std::uint64_t> next;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const auto child = parse_chunk_btree_node(nodes[i], size);
+      if (!child || child->level != level - 1 || f.read_ahead.count(wave[i]) != 0) continue;
+      parents.push_back(wave[i]);
+      next.insert(next.end(), child->children.begin(), child->children.end());
+    }
+    wave = std::move(next);
+  }
+}
 
 // Records the failure for take_driver_failure, and puts it on HDF5's error stack too.
 void push_failure(const char* function, const std::string& message) {
@@ -116,21 +164,28 @@ herr_t get_handle(H5FD_t* file, hid_t /*fapl*/, void** handle) {
   return 0;
 }
 
-herr_t read(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t addr, size_t size, void* buffer) {
+herr_t read(H5FD_t* file, H5FD_mem_t type, hid_t /*dxpl*/, haddr_t addr, size_t size, void* buffer) {
   auto* f = reinterpret_cast<RemoteFile*>(file);
+  std::size_t inside = 0;
   try {
     // Past the end of the object HDF5 reads zeros, as from its own drivers (its speculative
     // reads of object headers may reach past the end of a small file).
     const std::uint64_t end = f->source->size();
-    const std::size_t inside = addr >= end ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(size, end - addr));
+    inside = addr >= end ? 0 : static_cast<std::size_t>(std::min<std::uint64_t>(size, end - addr));
     std::memset(static_cast<std::byte*>(buffer) + inside, 0, size - inside);
     f->cache->read(buffer, inside, addr);
-    return 0;
   } catch (const std::exception& e) {
     driver_failure = std::current_exception();
     push_failure(__func__, e.what());
     return -1;
   }
+  if (type == H5FD_MEM_BTREE && f->config.run && inside == size && size <= kMaxBtreeNode) {
+    try {
+      read_subtree_ahead(*f, addr, std::span(static_cast<const std::byte*>(buffer), size));
+    } catch (...) {  // reading ahead failed (no memory, no thread): HDF5's read has its bytes all the same
+    }
+  }
+  return 0;
 }
 
 herr_t write(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t /*addr*/, size_t /*size*/,
@@ -186,12 +241,12 @@ hid_t driver_id() {
 }  // namespace
 
 FileHandle open_remote_file(std::shared_ptr<const ByteSource> source, std::uint64_t block_size,
-                            std::uint64_t cache_bytes) {
+                            std::uint64_t cache_bytes, RunParallel run) {
   const auto name = source->name();
   const Hdf5Lock lock;
   driver_failure = nullptr;
   const PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"));
-  const DriverConfig config{std::move(source), block_size, cache_bytes};
+  const DriverConfig config{std::move(source), block_size, cache_bytes, std::move(run)};
   check(H5Pset_driver(fapl.get(), driver_id(), &config), "cannot set h5tile's remote file driver");
   const hid_t id = H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl.get());
   if (id < 0) {

@@ -10,16 +10,18 @@
 
 #include "hdf5/handle.hpp"
 #include "io/byte_source.hpp"
+#include "io/remote_options.hpp"
 
 namespace h5tile::detail {
 
 // Opens `source` in HDF5, read-only, through the driver with blocks of `block_size` bytes
 // (at most `cache_bytes` of them kept). The name HDF5 gives the file is source->name(). Any
 // other file that HDF5 would open with the same access properties (an external link, a virtual
-// source) is refused by the driver: only the object itself is read. Throws what the source
-// throws (FileNotFound, IoError), NotHdf5File.
+// source) is refused by the driver: only the object itself is read. With `run`, the nodes of a
+// chunk index (v1 B-tree) are fetched a level at a time, side by side through `run`, when HDF5
+// reads the node above them. Throws what the source throws (FileNotFound, IoError), NotHdf5File.
 [[nodiscard]] FileHandle open_remote_file(std::shared_ptr<const ByteSource> source, std::uint64_t block_size,
-                                          std::uint64_t cache_bytes);
+                                          std::uint64_t cache_bytes, RunParallel run = {});
 
 // The byte source that the driver reads `object`'s file through, or nullptr where that file is
 // not read by the driver.

@@ -16,6 +16,7 @@ import h5tile
 import h5tile.legate as hl
 import legate.io.hdf5 as lh
 from conftest import DTYPES, random_array, same_bytes
+from servers.fixtures import nginx_server  # noqa: F401 (a fixture: tests/python/servers/)
 from legate.core.data_interface import as_logical_array
 from legate.core import ExceptionMode, LogicalArray, Scope, TaskTarget, Type, get_legate_runtime, get_machine
 
@@ -376,3 +377,31 @@ def test_h5tile_to_file_writes_cupynumeric_through_the_tasks(tmp_path):
     # Options the tasks do not offer take the single-process path, as before.
     h5tile.to_file(array, tmp_path / "c.h5", "/t", layout="contiguous").wait()
     assert same_bytes(read_h5py(tmp_path / "c.h5", "t"), expected)
+
+
+# --- URLs: read as h5tile.from_file reads them; writes refused at once ---------------------------
+
+def test_reads_an_http_url_as_h5py_reads_the_file_locally(nginx_server):
+    data = random_array("float32", SHAPE, seed=21)
+    path = nginx_server.root / "r.h5"
+    write_h5py(path, "g/d", data, chunks=(32, 7), compression="gzip", shuffle=True)
+    url = f"{nginx_server.url}/r.h5?token=SECRET"
+    assert same_bytes(host(hl.from_file(url, "/g/d")), read_h5py(path, "g/d"))
+    batches = list(hl.from_file_batched(url, "/g/d", (100, 7)))
+    assert [offset for _, offset in batches] == [(0, 0), (100, 0), (200, 0), (300, 0)]
+    assert same_bytes(np.concatenate([host(b) for b, _ in batches]), data)
+    with pytest.raises(h5tile.DatasetNotFoundError) as e:  # the URL in messages, without its query
+        hl.from_file(url, "/missing")
+    assert f"{nginx_server.url}/r.h5" in str(e.value) and "SECRET" not in str(e.value)
+
+
+def test_to_file_to_a_url_fails_at_once_and_writes_nothing(tmp_path, monkeypatch, nginx_server):
+    here = tmp_path / "cwd"  # where abspath would have made the URL the local path 'http:/127.0.0.1:.../w.h5'
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for url in (f"{nginx_server.url}/w.h5?token=SECRET", "s3://bucket/w.h5"):
+        with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
+            hl.to_file(legate_store(np.ones((10, 2))), url, "/d")
+        assert "SECRET" not in str(e.value)
+    assert list(here.iterdir()) == [] and list(nginx_server.root.iterdir()) == []
+    assert not any(" PUT " in line or " POST " in line for line in nginx_server.requests())

@@ -256,3 +256,13 @@ def test_a_block_written_twice_fails_the_write_and_keeps_the_previous_file(tmp_p
     with pytest.raises(h5tile.Error, match=r"tile-\d+\.h5.*File exists"):
         h5d.to_file(da.from_array(old + 1, chunks=3), tmp_path / "t.h5", "/t")
     assert {n: (tmp_path / n).read_bytes() for n in listing(tmp_path)} == before
+
+
+def test_to_file_to_a_url_fails_at_once_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where abspath would make 'http://h/w.h5' the local path 'http:/h/w.h5'
+    x = da.ones((10, 4), chunks=(5, 4))
+    for url in ("http://127.0.0.1:1/w.h5?token=SECRET", "s3://bucket/w.h5"):
+        with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
+            h5d.to_file(x, url, "/d")
+        assert "SECRET" not in str(e.value)
+    assert listing(tmp_path) == []

@@ -103,3 +103,32 @@ def test_stop_closes_open_connections_and_ends_its_threads(echo_server):
     assert proxy.threads_alive == 0
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", proxy.port), timeout=2).close()
+
+
+def test_serial_requests_counts_requests_made_one_after_another_not_side_by_side(echo_server):
+    delay, clients = 0.200, 4  # side by side: sent well within the delay of each other, even on a busy machine
+    with LatencyProxy("127.0.0.1", echo_server, delay=delay) as proxy:
+        sockets = [socket.create_connection(("127.0.0.1", proxy.port)) for _ in range(clients)]
+        try:
+            together = threading.Barrier(clients)
+            answers = []
+
+            def client(s, i):
+                for round_ in range(2):  # each round side by side; the second after the first
+                    together.wait(30)
+                    answers.append(_exchange(s, b"%d-%d" % (i, round_)))
+
+            threads = [threading.Thread(target=client, args=(s, i)) for i, s in enumerate(sockets)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            assert len(answers) == 2 * clients
+            assert (proxy.requests, proxy.serial_requests) == (2 * clients, 2)
+            proxy.reset_counts()
+            for i in range(3):
+                assert _exchange(sockets[0], b"again %d" % i) == (b"again %d" % i)[::-1]
+            assert (proxy.requests, proxy.serial_requests) == (3, 3)
+        finally:
+            for s in sockets:
+                s.close()

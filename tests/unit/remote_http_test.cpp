@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <vector>
 
@@ -276,6 +277,90 @@ TEST(BlockCache, KeepsAtMostItsBytes) {
   std::vector<unsigned char> out(1);
   for (const std::uint64_t at : {0U, 5000U, 9000U, 0U}) cache.read(out.data(), 1, at);
   EXPECT_EQ(source->reads.load(), 4);  // block 0 was dropped for block 2
+}
+
+// Runs the bodies one after another, counting the calls (the engine's pool runs them side by side).
+struct SerialRun {
+  int calls = 0;
+  RunParallel run() {
+    return [this](std::size_t count, const std::function<void(std::size_t)>& body) {
+      ++calls;
+      for (std::size_t i = 0; i < count; ++i) body(i);
+    };
+  }
+};
+
+TEST(BlockCache, PrefetchedExtentsServeLaterReadsWithoutRequests) {
+  auto source = std::make_shared<CountingSource>(100000);
+  BlockCache cache(source, 4096, 1 << 20);
+  SerialRun serial;
+  // Six extents in six blocks: each its own request (blocks would cost 4 KiB each for 100 bytes).
+  std::vector<BlockCache::Extent> extents;
+  for (const std::uint64_t at : {10000U, 20000U, 30000U, 40000U, 60000U, 70000U}) extents.push_back({at, 100});
+  extents.push_back({99990, 20});  // past the end: no request, no bytes
+  const auto got = cache.prefetch(extents, serial.run());
+  EXPECT_EQ(source->reads.load(), 6);
+  ASSERT_EQ(got.size(), 7U);
+  EXPECT_EQ(got[0].size(), 100U);
+  EXPECT_TRUE(got[6].empty());
+  std::vector<unsigned char> out(100);
+  cache.read(out.data(), out.size(), 70000);
+  expect_bytes(out, 70000);
+  out.resize(50);
+  cache.read(out.data(), out.size(), 30020);  // inside an extent
+  expect_bytes(out, 30020);
+  EXPECT_EQ(source->reads.load(), 6);
+  (void)cache.prefetch(extents, serial.run());  // held already: no requests
+  EXPECT_EQ(source->reads.load(), 6);
+  cache.read(out.data(), out.size(), 30080);  // reaches past an extent: from the blocks
+  expect_bytes(out, 30080);
+  EXPECT_EQ(source->reads.load(), 7);
+  const std::vector<BlockCache::Extent> cached = {{29000, 500}};  // inside the block just cached
+  EXPECT_EQ(cache.prefetch(cached, serial.run())[0].size(), 500U);
+  EXPECT_EQ(source->reads.load(), 7);
+}
+
+TEST(BlockCache, PrefetchFetchesAFewBlocksWholeAndNeighboursInOneRequest) {
+  auto source = std::make_shared<CountingSource>(100000);
+  BlockCache cache(source, 4096, 1 << 20);
+  SerialRun serial;
+  const std::vector<BlockCache::Extent> few = {{50500, 100}, {50000, 100}, {52000, 1000}, {90000, 10}};
+  const auto got = cache.prefetch(few, serial.run());  // two blocks, side by side
+  EXPECT_EQ(source->reads.load(), 2);
+  ASSERT_EQ(got[2].size(), 1000U);
+  std::vector<unsigned char> bytes(got[2].size());
+  std::memcpy(bytes.data(), got[2].data(), bytes.size());
+  expect_bytes(bytes, 52000);
+  std::vector<unsigned char> out(3000);
+  cache.read(out.data(), out.size(), 49200);  // anywhere in those blocks
+  expect_bytes(out, 49200);
+  EXPECT_EQ(source->reads.load(), 2);
+  BlockCache spread(source, 4096, 1 << 20);
+  // 8 extents 2 KiB apart (in 4 blocks) and 2 far away: 6 blocks, too many to fetch whole; the 8
+  // join into 4 requests of at most a block.
+  std::vector<BlockCache::Extent> neighbours;
+  for (std::uint64_t k = 0; k < 8; ++k) neighbours.push_back({1000 + k * 2048, 100});
+  neighbours.push_back({80000, 100});
+  neighbours.push_back({90000, 100});
+  (void)spread.prefetch(neighbours, serial.run());
+  EXPECT_EQ(source->reads.load(), 2 + 6);
+}
+
+TEST(BlockCache, PrefetchKeepsAtMostTheBlocksBytesDroppingTheOldest) {
+  auto source = std::make_shared<CountingSource>(100000);
+  BlockCache cache(source, 4096, 2 * 4096);  // 8 KiB of extents
+  SerialRun serial;
+  const std::vector<BlockCache::Extent> first = {{0, 4096}, {10000, 4096}};
+  (void)cache.prefetch(first, serial.run());
+  const std::vector<BlockCache::Extent> third = {{20000, 4096}};
+  (void)cache.prefetch(third, serial.run());  // the oldest, at 0, is dropped
+  EXPECT_EQ(source->reads.load(), 3);
+  std::vector<unsigned char> out(10);
+  cache.read(out.data(), out.size(), 20000);
+  cache.read(out.data(), out.size(), 10000);
+  EXPECT_EQ(source->reads.load(), 3);
+  cache.read(out.data(), out.size(), 0);
+  EXPECT_EQ(source->reads.load(), 4);
 }
 
 }  // namespace

@@ -1,8 +1,13 @@
 // Settings resolved where a call enters the library (api/resolve.hpp) reach the plain values
 // that layout/, engine/ and gpu/ take; and the pure rules those values feed.
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -146,6 +151,24 @@ TEST_F(Resolve, WritesTakeTheSettings) {
 
 // The AWS_* variables that s3:// URLs resolve with are read here, at the edge, into the options
 // passed down; empty ones count as unset, and others (AWS_PROFILE) are not read.
+TEST(ResolveRemote, RequestsSideBySideRunEveryIndexOnThePool) {
+  const auto options = open_options(ReadOptions{}).remote;
+  ASSERT_TRUE(options.parallel);  // the remote driver reads B-tree nodes ahead only with it
+  std::vector<std::atomic<int>> runs(40);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  options.parallel(runs.size(), [&](std::size_t i) {
+    ++runs[i];
+    {
+      const std::lock_guard lock(mutex);
+      threads.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // a request's wait
+  });
+  for (const auto& n : runs) EXPECT_EQ(n.load(), 1);
+  EXPECT_GT(threads.size(), 1U);  // side by side, not one after another
+}
+
 TEST(ResolveRemote, AwsVariablesAreReadAtTheEdgeIntoTheRemoteOptions) {
   const std::vector<std::string> names = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
                                           "AWS_REGION",        "AWS_ENDPOINT_URL",      "AWS_PROFILE"};

@@ -182,7 +182,7 @@ std::size_t OpenDataset::add_remote_source(std::shared_ptr<const ByteSource> obj
   ThroughHdf5 hdf5{{}, {}, copy_type(memory_type_.get())};
   if (object) {
     const auto block = source_object_options(options_.remote).block_size;
-    hdf5.file = open_remote_file(object, block, 16 * block);
+    hdf5.file = open_remote_file(object, block, 16 * block, options_.remote.parallel);
   }
   hdf5.dataset = open_guarded(object ? hdf5.file.get() : file_.get(), normalize_dataset_name(dataset), source->file);
   const auto described = describe_dataset(hdf5.dataset.get(), where(source->file, dataset));

@@ -4,6 +4,7 @@
         url = f"http://127.0.0.1:{proxy.port}/file.h5"      # instead of the server's port
         ...                                                # read through it
         proxy.connections, proxy.requests                  # what the client cost
+        proxy.serial_requests                              # how many of them came one after another
 
 A request is a burst of bytes from the client: the first bytes on a connection, and then the
 first bytes the client sends after the server has answered. Each one is held back `delay` seconds
@@ -12,12 +13,19 @@ keep-alive or not) takes at least `delay` longer, as across a real link between 
 connection's first request also waits `connect_delay` (0 unless given), the round trip of a TCP
 handshake. The bytes themselves pass unchanged in both directions.
 
+Each request's arrival and the end of its answer (the last byte passed on before the client's
+next request) are logged, so that `serial_requests` can say how many round trips lay on the
+client's critical path: the longest chain of requests each of which arrived after the answer to
+the one before it had ended (a request that arrived earlier did not wait for that answer). Requests
+made side by side count once.
+
 Threads, not asyncio: a client under test may block; the proxy must not depend on its event loop.
 """
 from __future__ import annotations
 
 import socket
 import threading
+import time
 
 
 class LatencyProxy:
@@ -31,6 +39,7 @@ class LatencyProxy:
         self._lock = threading.Lock()
         self._connections = 0
         self._requests = 0
+        self._log: list[list] = []  # [arrived, answer ended or None], by arrival
         self._listener = None
         self._threads: list[threading.Thread] = []
         self._sockets: set[socket.socket] = set()
@@ -50,6 +59,18 @@ class LatencyProxy:
             return self._requests
 
     @property
+    def serial_requests(self) -> int:
+        """The longest chain of requests since the start or reset, each arriving after the answer
+        to the one before it had ended: the round trips the client made one after another."""
+        with self._lock:
+            log = [(a, b) for a, b in self._log]
+        depth = []  # depth[i]: the longest chain ending with request i
+        for i, (arrived, _) in enumerate(log):
+            before = [depth[j] for j in range(i) if log[j][1] is not None and log[j][1] <= arrived]
+            depth.append(1 + max(before, default=0))
+        return max(depth, default=0)
+
+    @property
     def threads_alive(self) -> int:
         """Threads of the proxy still running (0 after `stop`)."""
         with self._lock:
@@ -59,6 +80,7 @@ class LatencyProxy:
         with self._lock:
             self._connections = 0
             self._requests = 0
+            self._log = []
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self) -> "LatencyProxy":
@@ -133,7 +155,7 @@ class LatencyProxy:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # `answered` is set once the server has sent bytes since the client's last burst; the
         # second pump to end closes both sockets.
-        state = {"answered": True, "first": True, "ended": 0}
+        state = {"answered": True, "first": True, "ended": 0, "entry": None}
         self._spawn(self._pump_back, server, client, state)
         try:
             while True:
@@ -142,8 +164,11 @@ class LatencyProxy:
                     break
                 if state["answered"]:
                     state["answered"] = False
+                    entry = [time.monotonic(), None]
                     with self._lock:
                         self._requests += 1
+                        self._log.append(entry)
+                        state["entry"] = entry
                     wait = self.delay + (self.connect_delay if state["first"] else 0.0)
                     state["first"] = False
                     if wait > 0 and self._stopping.wait(wait):
@@ -162,6 +187,9 @@ class LatencyProxy:
                 if not data:
                     break
                 state["answered"] = True
+                with self._lock:
+                    if state["entry"] is not None:  # stamped before the bytes go: the client's next
+                        state["entry"][1] = time.monotonic()  # request can only come after this
                 client.sendall(data)
         except OSError:
             pass
