@@ -14,8 +14,9 @@ the same attributes (netCDF's hidden ones left out, strings as ``str``), and the
 (chunk sizes, filters, unlimited dimensions). CF decoding is xarray's, as for every engine.
 
 Where it differs from h5netcdf: a variable shorter than its unlimited dimension (netCDF lets
-one be, h5netcdf pads it with the fill value) is refused with an error naming it; an attribute of
-a type h5tile does not read (compound, enum) is left out with a warning; variables are listed in
+one be, h5netcdf pads it with the fill value) is refused with an error naming it; a variable or an
+attribute of a type h5tile does not read (compound, enum) is left out with a warning naming it and
+why; variables are listed in
 name order (h5netcdf: creation order where the file tracks it), which Datasets compare without.
 
 Nothing is held open: variables hold :class:`h5tile.Dataset` objects, which pickle as (path,
@@ -37,6 +38,7 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
 from ._attributes import _attribute_value
+from ._h5tile import UnsupportedTypeError
 from ._objects import Dataset, File
 
 __all__ = ["H5tileBackendEntrypoint", "H5tileStore", "H5tileArray"]
@@ -58,20 +60,20 @@ class H5tileArray(BackendArray):
         self.shape = dataset.shape
         self.dtype = dataset.dtype
         # Variable-length strings read as str, decoded as stored (h5netcdf's decode_vlen_strings).
-        self.encoding = (dataset._info.get("charset") or "utf-8") if self.dtype.kind == "O" else None
+        self._text_encoding = (dataset._info.get("charset") or "utf-8") if self.dtype.kind == "O" else None
 
     def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
         return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC, self._getitem)
 
     def _getitem(self, key: tuple) -> np.ndarray:
         data = np.asarray(self.dataset[key])
-        if self.encoding is not None:
-            texts = [v.decode(self.encoding) if isinstance(v, bytes) else v for v in data.ravel().tolist()]
+        if self._text_encoding is not None:
+            texts = [v.decode(self._text_encoding) if isinstance(v, bytes) else v for v in data.ravel().tolist()]
             data = np.array(texts + [None], dtype=object)[:-1].reshape(data.shape)
         return data
 
 
-class _Object:
+class _StoredDataset:
     """One HDF5 dataset of the group being opened, as far as the netCDF model needs it."""
 
     def __init__(self, file: File, path: str):
@@ -131,7 +133,7 @@ class _Netcdf:
         self.phony_count = 0
         self.real_count = 0  # real dimensions seen so far (h5netcdf's _max_dim_id + 1)
         self.kinds = file._kinds()
-        self.objects: dict = {}  # group path -> [_Object] of its datasets
+        self.objects: dict = {}  # group path -> [_StoredDataset] of its datasets
         self.dimensions: dict = {}  # group path -> {name: _Dimension}, in h5netcdf's order
         chain = ["/"]
         for part in [p for p in group.split("/") if p]:
@@ -157,7 +159,12 @@ class _Netcdf:
         return out
 
     def _initialise(self, group: str) -> None:
-        objects = [_Object(self.file, path) for path in self._members(group, "dataset")]
+        objects = []
+        for path in self._members(group, "dataset"):
+            try:
+                objects.append(_StoredDataset(self.file, path))
+            except UnsupportedTypeError as e:  # compound, enum...: the other variables still open
+                warnings.warn(f"'{path}' in '{self.file.filename}' is left out: {e}", stacklevel=5)
         self.objects[group] = objects
         dims: dict = {}
         phony: Counter = Counter()
@@ -196,7 +203,7 @@ class _Netcdf:
     def variables(self) -> list:
         return [obj for obj in self.objects[self.group] if obj.is_variable]
 
-    def dimensions_of(self, obj: _Object) -> tuple:
+    def dimensions_of(self, obj: _StoredDataset) -> tuple:
         visible = self.visible_dimensions()
         if "_Netcdf4Coordinates" in obj.raw and obj.is_scale:
             by_id = {dim.dimid: name for name, dim in self._chain_items()}
@@ -321,7 +328,7 @@ class H5tileStore(AbstractDataStore):
             variables[name] = self._variable(obj, dims)
         return FrozenDict(variables)
 
-    def _variable(self, obj: _Object, dims: tuple) -> Variable:
+    def _variable(self, obj: _StoredDataset, dims: tuple) -> Variable:
         dataset = obj.dataset
         data = indexing.LazilyIndexedArray(H5tileArray(dataset))
         encoding: dict = {}

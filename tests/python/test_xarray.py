@@ -324,6 +324,18 @@ def test_entry_point_is_declared_and_guess_can_open(netcdf4_file, h5py_file, tmp
     assert isinstance(xr.backends.list_engines()["h5tile"], H5tileBackendEntrypoint)
 
 
+def test_a_variable_of_a_type_h5tile_does_not_read_is_left_out_with_a_warning(h5py_file):
+    with h5py.File(h5py_file, "a") as f:
+        f["compound"] = np.zeros(4, dtype=[("a", "i4"), ("b", "f8")])
+    with pytest.warns(UserWarning, match="'/compound' in .* is left out"):
+        got = xr.open_dataset(h5py_file, engine=ENGINE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        expected = xr.open_dataset(h5py_file, engine="h5netcdf", drop_variables=["compound"])
+        assert "compound" in xr.open_dataset(h5py_file, engine="h5netcdf").variables  # h5netcdf reads it
+    xr.testing.assert_identical(got, expected)
+
+
 def test_missing_group_and_bad_arguments_are_named(netcdf4_file):
     with pytest.raises(OSError, match="group '/nothing' not found"):
         xr.open_dataset(netcdf4_file, engine=ENGINE, group="nothing")
