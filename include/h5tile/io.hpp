@@ -81,10 +81,16 @@ void consolidate(const std::filesystem::path& in, const std::string& dataset, co
 // ----------------------------------------------------------------------------------------
 // Reading
 
+/// DatasetInfo::max_shape's value on an axis without a bound (HDF5's H5S_UNLIMITED).
+inline constexpr std::uint64_t kUnlimitedExtent = ~std::uint64_t{0};
+
 /// What a dataset is: its dtype, shape and storage.
 struct DatasetInfo {
   DType dtype{DTypeKind::UInt8};
   Shape shape;
+  /// The largest shape the dataset may be extended to (HDF5's maxdims): kUnlimitedExtent on
+  /// an unlimited axis (netCDF-4's unlimited dimensions); equal to `shape` for a fixed one.
+  Shape max_shape;
   std::string layout;                ///< "contiguous", "chunked", "compact", "virtual" (or "other")
   Shape chunk;                       ///< chunk shape (chunked only)
   std::vector<std::string> filters;  ///< filter names (chunked only), e.g. "deflate", "lzf"

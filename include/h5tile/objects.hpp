@@ -39,7 +39,8 @@ enum class AttributeKind : std::uint8_t {
   FixedStrings,     ///< `strings` holds them, trailing NULs removed; `string_width` bytes each
   VariableStrings,  ///< `strings` holds them as stored (UTF-8 or ASCII)
   Empty,            ///< a null dataspace: a type and no value (`numbers`: the dtype, no elements)
-  Unsupported,      ///< a type h5tile does not read (compound, reference, ...): `reason` says which
+  References,       ///< object references, or lists of them (DIMENSION_LIST): see `references`
+  Unsupported,      ///< a type h5tile does not read (compound, region reference...): `reason` says which
 };
 
 /// One attribute and its value.
@@ -51,6 +52,10 @@ struct Attribute {
   std::vector<std::string> strings;  ///< FixedStrings and VariableStrings, row-major
   std::size_t string_width = 0;      ///< FixedStrings: the stored width in bytes
   std::string reason;                ///< Unsupported: why
+  /// References, row-major: the full paths of the objects each element refers to (one path for
+  /// a plain reference, a list for a variable-length list of them, as netCDF-4's DIMENSION_LIST;
+  /// "" for a reference to no object, or to an object without a name)
+  std::vector<std::vector<std::string>> references;
 };
 
 /// The attributes of the group or dataset `object` ("/" for the root group) in `path`, in name

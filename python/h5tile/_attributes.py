@@ -37,7 +37,9 @@ class Empty:
 class AttributeManager(MutableMapping):
     """The attributes of a group or dataset (``obj.attrs``), as h5py's: a mapping from names to
     values. Numbers read as NumPy scalars or arrays, fixed-length strings as ``bytes``
-    (``numpy.bytes_``), variable-length ones as ``str``, a null dataspace as :class:`Empty`.
+    (``numpy.bytes_``), variable-length ones as ``str``, a null dataspace as :class:`Empty`,
+    object references (and lists of them, as netCDF-4's ``DIMENSION_LIST``) as an object array
+    whose elements are tuples of the paths referred to (h5py gives ``Reference`` objects).
     Writes (mode "a"/"r+") change the file in place: ``str`` is stored as h5py stores it
     (variable-length UTF-8), ``bytes`` as fixed-length, numbers with their dtype.
 
@@ -151,4 +153,8 @@ def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:
         return out.reshape(shape)
     if kind == "empty":
         return Empty(None if value is None else value.dtype)
+    if kind == "references":  # each element: the paths of the objects it refers to
+        out = np.empty(len(value), dtype=object)
+        out[:] = value
+        return out[0] if shape == () else out.reshape(shape)
     raise UnsupportedTypeError(value)

@@ -362,6 +362,12 @@ class Dataset(_Object):
         return tuple(int(n) for n in self._info["shape"])
 
     @property
+    def maxshape(self) -> Tuple[Optional[int], ...]:
+        """The largest shape the dataset may be extended to, None on an unlimited axis (h5py's
+        ``maxshape``; netCDF-4's unlimited dimensions)."""
+        return tuple(None if n is None else int(n) for n in self._info.get("max_shape", self._info["shape"]))
+
+    @property
     def dtype(self) -> np.dtype:
         """The NumPy dtype the data reads as."""
         return np.dtype(self._info["dtype"])

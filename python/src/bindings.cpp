@@ -529,6 +529,11 @@ NB_MODULE(_h5tile, m) {
         nb::dict d;
         d["dtype"] = info.dtype.name();
         d["shape"] = nb::tuple(nb::cast(info.shape));
+        nb::list max_shape;  // None on an unlimited axis, as h5py's maxshape
+        for (const auto n : info.max_shape) {
+          max_shape.append(n == h5tile::kUnlimitedExtent ? nb::none() : nb::object(nb::int_(n)));
+        }
+        d["max_shape"] = nb::tuple(max_shape);
         d["layout"] = info.layout;
         d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
         d["filters"] = info.filters;
@@ -587,6 +592,7 @@ NB_MODULE(_h5tile, m) {
             case h5tile::AttributeKind::FixedStrings: kind = "fixed_strings"; break;
             case h5tile::AttributeKind::VariableStrings: kind = "variable_strings"; break;
             case h5tile::AttributeKind::Empty: kind = "empty"; break;
+            case h5tile::AttributeKind::References: kind = "references"; break;
             case h5tile::AttributeKind::Unsupported: value = nb::str(a.reason.c_str()); break;
           }
           if (a.numbers) {
@@ -595,6 +601,10 @@ NB_MODULE(_h5tile, m) {
             nb::list strings;
             for (const auto& s : a.strings) strings.append(nb::bytes(s.data(), s.size()));
             value = strings;
+          } else if (a.kind == h5tile::AttributeKind::References) {
+            nb::list lists;
+            for (const auto& paths : a.references) lists.append(nb::tuple(nb::cast(paths)));
+            value = lists;
           }
           out.append(nb::make_tuple(a.name, kind, nb::tuple(nb::cast(a.shape)), value, a.string_width));
         }

@@ -161,6 +161,69 @@ void read_strings(hid_t attribute, hid_t type, std::uint64_t count, Attribute& o
   }
 }
 
+// The full path of the object `reference` refers to; "" where it has none.
+std::string referenced_path(hid_t object, const hobj_ref_t& reference) {
+  const auto size = H5Rget_name(object, H5R_OBJECT, &reference, nullptr, 0);
+  if (size <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return {};
+  }
+  std::string name(static_cast<std::size_t>(size) + 1, '\0');
+  check(H5Rget_name(object, H5R_OBJECT, &reference, name.data(), name.size()), "H5Rget_name");
+  name.resize(static_cast<std::size_t>(size));
+  return name;
+}
+
+bool is_object_reference(hid_t type) {
+  return H5Tget_class(type) == H5T_REFERENCE && H5Tequal(type, H5T_STD_REF_OBJ) > 0;
+}
+
+// Object references, or variable-length lists of them (netCDF-4's DIMENSION_LIST), as the
+// paths of the objects referred to; false (nothing read) for any other type.
+bool read_references(hid_t object, hid_t attribute, hid_t type, std::uint64_t count, Attribute& out) {
+  if (is_object_reference(type)) {
+    std::vector<hobj_ref_t> references(count);
+    if (count > 0) {
+      check(H5Aread(attribute, H5T_STD_REF_OBJ, references.data()), "H5Aread");
+    }
+    for (const auto& reference : references) out.references.push_back({referenced_path(object, reference)});
+  } else if (H5Tget_class(type) == H5T_VLEN) {
+    const TypeHandle base(check(H5Tget_super(type), "H5Tget_super"));
+    if (!is_object_reference(base.get())) {
+      return false;
+    }
+    const TypeHandle memory(check(H5Tvlen_create(H5T_STD_REF_OBJ), "H5Tvlen_create"));
+    std::vector<hvl_t> lists(count);
+    if (count > 0) {
+      check(H5Aread(attribute, memory.get(), lists.data()), "H5Aread");
+    }
+    // The lists HDF5 allocated are given back however the names' look-up ends.
+    const SpaceHandle space(check(H5Aget_space(attribute), "H5Aget_space"));
+    const auto reclaim = [&] {
+#if H5_VERSION_GE(1, 12, 0)
+      (void)H5Treclaim(memory.get(), space.get(), H5P_DEFAULT, lists.data());
+#else
+      (void)H5Dvlen_reclaim(memory.get(), space.get(), H5P_DEFAULT, lists.data());
+#endif
+    };
+    try {
+      for (const auto& list : lists) {
+        auto& paths = out.references.emplace_back();
+        const auto* references = static_cast<const hobj_ref_t*>(list.p);
+        for (std::size_t i = 0; i < list.len; ++i) paths.push_back(referenced_path(object, references[i]));
+      }
+    } catch (...) {
+      if (count > 0) reclaim();
+      throw;
+    }
+    if (count > 0) reclaim();
+  } else {
+    return false;
+  }
+  out.kind = AttributeKind::References;
+  return true;
+}
+
 }  // namespace
 
 ObjectHandle open_object(hid_t file, const std::string& name, const std::filesystem::path& path) {
@@ -205,6 +268,9 @@ Attribute read_attribute(hid_t object, const std::string& name, const std::strin
       return out;
     }
     read_strings(attribute.get(), type.get(), count, out);
+    return out;
+  }
+  if (!null_space && read_references(object, attribute.get(), type.get(), count, out)) {
     return out;
   }
   const auto label = fmt::format("attribute '{}' of {}", name, where);

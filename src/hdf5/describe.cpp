@@ -41,6 +41,7 @@ DatasetDescription describe_dataset(hid_t dataset, const std::string& where) {
     throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape)", where));
   }
   d.shape = shape_of(space.get());
+  d.max_shape = max_shape_of(space.get());
   const auto dcpl = creation_plist(dataset);
   switch (H5Pget_layout(dcpl.get())) {
     case H5D_CONTIGUOUS: d.storage = Storage::Contiguous; break;

@@ -21,6 +21,7 @@ struct DatasetDescription {
   DType dtype{DTypeKind::UInt8};
   TypeHandle memory_type;  // the in-memory type to read it as `dtype`
   Shape shape;
+  Shape max_shape;  // H5Sget_simple_extent_dims' maxdims: kUnlimitedExtent where unbounded
   Storage storage = Storage::Other;
   Shape chunk;                                       // Chunked: the chunk shape
   std::vector<std::string> filters;                  // Chunked: the filter pipeline, by name ("deflate", "lzf")

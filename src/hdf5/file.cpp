@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -12,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <h5tile/error.hpp>
+#include <h5tile/io.hpp>
 
 #include "core/path_status.hpp"
 #include "hdf5/links.hpp"
@@ -396,6 +398,20 @@ Shape shape_of(hid_t space) {
     check(H5Sget_simple_extent_dims(space, dims.data(), nullptr), "H5Sget_simple_extent_dims");
   }
   return {dims.begin(), dims.end()};
+}
+
+Shape max_shape_of(hid_t space) {
+  const Hdf5Lock lock;
+  const int rank = check(H5Sget_simple_extent_ndims(space), "H5Sget_simple_extent_ndims");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  std::vector<hsize_t> max_dims(dims.size());
+  if (rank > 0) {
+    check(H5Sget_simple_extent_dims(space, dims.data(), max_dims.data()), "H5Sget_simple_extent_dims");
+  }
+  Shape out(max_dims.size());
+  std::transform(max_dims.begin(), max_dims.end(), out.begin(),
+                 [](hsize_t n) { return n == H5S_UNLIMITED ? kUnlimitedExtent : std::uint64_t{n}; });
+  return out;
 }
 
 SpaceHandle make_space(const Shape& shape) {

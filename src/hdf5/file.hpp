@@ -111,6 +111,8 @@ struct OpenedFile {
 
 // The dataspace's shape (empty for a scalar).
 [[nodiscard]] Shape shape_of(hid_t space);
+// The largest extent of each axis of `space` (kUnlimitedExtent where unbounded).
+[[nodiscard]] Shape max_shape_of(hid_t space);
 
 // A simple dataspace of `shape` (scalar when empty).
 [[nodiscard]] SpaceHandle make_space(const Shape& shape);

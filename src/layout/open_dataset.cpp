@@ -153,6 +153,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   auto described = describe_dataset(dataset_.get(), where(path_, name_));
   info_.dtype = described.dtype;
   info_.shape = described.shape;
+  info_.max_shape = described.max_shape;
   info_.layout = storage_name(described.storage);
   info_.chunk = described.chunk;
   info_.filters = described.filters;

@@ -26,6 +26,7 @@ DATASETS = {
     "scalar_f8": (np.float64(2.5), {}),
     "scalar_i2": (np.int16(-7), {}),
     "empty_rows": (np.zeros((0, 4), "float32"), {}),
+    "unlimited": (random_array("float32", (6, 3), 8), {"chunks": (2, 3), "maxshape": (None, 3)}),
 }
 
 ATTRIBUTES = {
@@ -101,7 +102,7 @@ def test_dataset_properties_as_h5py(sample, name):
     with h5py.File(sample) as ref, h5tile.File(sample) as f:
         r, d = ref[name], f[name]
         for attribute in ("shape", "dtype", "ndim", "size", "nbytes", "chunks", "compression", "compression_opts",
-                          "shuffle", "fletcher32", "name"):
+                          "shuffle", "fletcher32", "name", "maxshape"):
             assert getattr(d, attribute) == getattr(r, attribute), attribute
         if r.shape:
             assert len(d) == len(r)

@@ -42,6 +42,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   early.options_ = options;
   early.info_.dtype = index->dtype;
   early.info_.shape = index->shape;
+  early.info_.max_shape = index->shape;
   early.info_.layout = "virtual";
   early.info_.virtual_sources = index->tiles.size();
   const bool remote = is_url(path.native());

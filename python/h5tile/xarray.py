@@ -1,0 +1,412 @@
+"""An xarray backend, ``engine="h5tile"``: netCDF-4 and plain HDF5 files opened lazily, read
+by h5tile in parallel (no HDF5 global lock around the reads).
+
+Installing h5tile registers the engine (an ``xarray.backends`` entry point)::
+
+    ds = xr.open_dataset("data.nc", engine="h5tile", chunks={})   # Dask, the file's chunks
+    ds = xr.open_dataset("data.nc", engine="h5tile", group="grp/sub")
+    ds = xr.open_mfdataset(["a.nc", "b.nc"], engine="h5tile")
+
+The Dataset is the one ``engine="h5netcdf"`` returns: dimensions from the netCDF-4 dimension
+scales (``DIMENSION_LIST``, ``_Netcdf4Dimid``, ``_Netcdf4Coordinates``), phony dimensions for
+datasets without scales (``phony_dims="access"`` or ``"sort"``, named as h5netcdf names them),
+the same attributes (netCDF's hidden ones left out, strings as ``str``), and the same encoding
+(chunk sizes, filters, unlimited dimensions). CF decoding is xarray's, as for every engine.
+
+Where it differs from h5netcdf: a variable shorter than its unlimited dimension (netCDF lets
+one be, h5netcdf pads it with the fill value) is refused with an error naming it; a variable or an
+attribute of a type h5tile does not read (compound, enum) is left out with a warning naming it and
+why; variables are listed in
+name order (h5netcdf: creation order where the file tracks it), which Datasets compare without.
+
+Nothing is held open: variables hold :class:`h5tile.Dataset` objects, which pickle as (path,
+name), so a Dataset opened here travels to Dask workers (threads or processes).
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import warnings
+from collections import Counter
+from typing import Any, Iterable, Optional
+
+import numpy as np
+from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint, _normalize_path
+from xarray.backends.store import StoreBackendEntrypoint
+from xarray.core import indexing
+from xarray.core.utils import FrozenDict
+from xarray.core.variable import Variable
+
+from ._attributes import _attribute_value
+from ._h5tile import UnsupportedTypeError
+from ._objects import Dataset, File
+
+__all__ = ["H5tileBackendEntrypoint", "H5tileStore", "H5tileArray"]
+
+# Attributes netCDF-4 keeps for itself (dimension scales and bookkeeping), hidden as h5netcdf hides them.
+_HIDDEN_ATTRIBUTES = frozenset(["REFERENCE_LIST", "CLASS", "DIMENSION_LIST", "NAME", "_Netcdf4Dimid",
+                                "_Netcdf4Coordinates", "_nc3_strict", "_NCProperties"])
+_NOT_A_VARIABLE = b"This is a netCDF dimension but not a netCDF variable."
+_NON_COORD_PREFIX = "_nc4_non_coord_"
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+class H5tileArray(BackendArray):
+    """One variable's data, read lazily: each selection xarray makes is read by h5tile in
+    parallel (the smallest box covering it, then NumPy picks the rest)."""
+
+    def __init__(self, dataset: Dataset):
+        self.dataset = dataset
+        self.shape = dataset.shape
+        self.dtype = dataset.dtype
+        # Variable-length strings read as str, decoded as stored (h5netcdf's decode_vlen_strings).
+        self._text_encoding = (dataset._info.get("charset") or "utf-8") if self.dtype.kind == "O" else None
+
+    def __getitem__(self, key: indexing.ExplicitIndexer) -> np.ndarray:
+        return indexing.explicit_indexing_adapter(key, self.shape, indexing.IndexingSupport.BASIC, self._getitem)
+
+    def _getitem(self, key: tuple) -> np.ndarray:
+        data = np.asarray(self.dataset[key])
+        if self._text_encoding is not None:
+            texts = [v.decode(self._text_encoding) if isinstance(v, bytes) else v for v in data.ravel().tolist()]
+            data = np.array(texts + [None], dtype=object)[:-1].reshape(data.shape)
+        return data
+
+
+class _StoredDataset:
+    """One HDF5 dataset of the group being opened, as far as the netCDF model needs it."""
+
+    def __init__(self, file: File, path: str):
+        self.path = path
+        self.name = posixpath.basename(path)
+        self.dataset = file[path]
+        self.raw = self.dataset.attrs._raw()
+        info = self.dataset._info
+        self.shape = tuple(int(n) for n in info["shape"])
+        self.max_shape = tuple(info.get("max_shape") or self.shape)
+
+    def text(self, name: str) -> Optional[bytes]:
+        raw = self.raw.get(name)
+        if raw is None or raw[0] not in ("fixed_strings", "variable_strings") or not raw[2]:
+            return None
+        return raw[2][0]
+
+    @property
+    def is_scale(self) -> bool:
+        return self.text("CLASS") == b"DIMENSION_SCALE"
+
+    @property
+    def is_variable(self) -> bool:
+        return _NOT_A_VARIABLE not in (self.text("NAME") or b"")
+
+    def numbers(self, name: str) -> Optional[np.ndarray]:
+        raw = self.raw.get(name)
+        return None if raw is None or raw[0] != "numbers" else np.atleast_1d(raw[2])
+
+    def scales(self) -> Optional[list]:
+        """Each axis's attached scales (paths) from DIMENSION_LIST: None where the dataset has
+        none attached on any axis ("unlabeled"); a ValueError where only some axes have one."""
+        raw = self.raw.get("DIMENSION_LIST")
+        if raw is None or raw[0] != "references" or not self.shape:
+            return None
+        lists = [tuple(paths) for paths in raw[2]]
+        counts = {len(paths) for paths in lists}
+        if counts == {0}:
+            return None
+        if 0 in counts:
+            raise ValueError(f"malformed variable {self.name} has mixing of labeled and unlabeled dimensions.")
+        return lists
+
+
+class _Dimension:
+    def __init__(self, name: str, size: int, unlimited: bool = False, dimid: Any = None, scale: Optional[str] = None):
+        self.name, self.size, self.unlimited, self.dimid, self.scale = name, size, unlimited, dimid, scale
+
+
+class _Netcdf:
+    """The netCDF-4 view of one group of a file, as h5netcdf builds it: its dimensions (its own
+    and its ancestors'), its variables and their dimensions."""
+
+    def __init__(self, file: File, group: str, phony_dims: str):
+        self.file = file
+        self.phony_dims = phony_dims
+        self.phony_count = 0
+        self.real_count = 0  # real dimensions seen so far (h5netcdf's _max_dim_id + 1)
+        self.kinds = file._kinds()
+        self.objects: dict = {}  # group path -> [_StoredDataset] of its datasets
+        self.dimensions: dict = {}  # group path -> {name: _Dimension}, in h5netcdf's order
+        chain = ["/"]
+        for part in [p for p in group.split("/") if p]:
+            chain.append(posixpath.join(chain[-1], part))
+        if phony_dims == "sort":  # every group, depth first, before the one asked for
+            for path in self._groups_depth_first("/"):
+                self._initialise(path)
+        else:  # "access": the groups on the way to the one asked for
+            for path in chain:
+                self._initialise(path)
+        self.chain = chain
+        self.group = chain[-1]
+
+    def _members(self, group: str, kind: str) -> list:
+        prefix = group.rstrip("/") + "/"
+        return [n for n, k in self.kinds.items()
+                if k == kind and n.startswith(prefix) and "/" not in n[len(prefix):]]
+
+    def _groups_depth_first(self, group: str) -> list:
+        out = [group]
+        for sub in self._members(group, "group"):
+            out += self._groups_depth_first(sub)
+        return out
+
+    def _initialise(self, group: str) -> None:
+        objects = []
+        for path in self._members(group, "dataset"):
+            try:
+                objects.append(_StoredDataset(self.file, path))
+            except UnsupportedTypeError as e:  # compound, enum...: the other variables still open
+                warnings.warn(f"'{path}' in '{self.file.filename}' is left out: {e}", stacklevel=5)
+        self.objects[group] = objects
+        dims: dict = {}
+        phony: Counter = Counter()
+        for obj in objects:
+            if obj.is_scale:
+                length = obj.shape[0] if obj.shape else 0
+                dimid = obj.numbers("_Netcdf4Dimid")
+                dims[obj.name] = _Dimension(obj.name, length, bool(obj.max_shape) and obj.max_shape[0] is None,
+                                            int(dimid[0]) if dimid is not None else self.real_count, obj.path)
+                self.real_count += 1
+            elif obj.shape and obj.scales() is None:
+                phony |= Counter(obj.shape)
+        # An unlimited dimension is as long as the longest variable along it (netCDF's rule).
+        for obj in objects:
+            for axis, paths in enumerate(obj.scales() or ()):
+                for dim in dims.values():
+                    if dim.unlimited and dim.scale == paths[-1]:
+                        dim.size = max(dim.size, obj.shape[axis])
+        labeled = Counter(None if d.unlimited else d.size for d in dims.values())
+        for size, count in phony.items():
+            for _ in range(labeled[size], count):
+                number = self.phony_count + (self.real_count if self.phony_dims == "sort" else 0)
+                name = f"phony_dim_{number}"
+                dims[name] = _Dimension(name, size)
+                self.phony_count += 1
+        self.dimensions[group] = dims
+
+    def visible_dimensions(self) -> dict:
+        """The dimensions seen from the group: its own, then its ancestors' (nearest first)."""
+        out: dict = {}
+        for group in reversed(self.chain):
+            for name, dim in self.dimensions[group].items():
+                out.setdefault(name, dim)
+        return out
+
+    def variables(self) -> list:
+        return [obj for obj in self.objects[self.group] if obj.is_variable]
+
+    def dimensions_of(self, obj: _StoredDataset) -> tuple:
+        visible = self.visible_dimensions()
+        if "_Netcdf4Coordinates" in obj.raw and obj.is_scale:
+            by_id = {dim.dimid: name for name, dim in self._chain_items()}
+            return tuple(by_id[int(i)] for i in obj.numbers("_Netcdf4Coordinates"))
+        scales = obj.scales()
+        if scales is not None:
+            return tuple(posixpath.basename(paths[-1]) for paths in scales)
+        if obj.name in visible:
+            return (obj.name,)
+        if not obj.shape:
+            return ()
+        own = list(self.dimensions[self.group].values())
+        used: Counter = Counter()
+        names = []
+        for size in obj.shape:
+            candidates = [d.name for d in own if d.size == size]
+            names.append(candidates[used[size]])
+            used[size] += 1
+        return tuple(names)
+
+    def _chain_items(self) -> list:
+        # h5netcdf's ChainMap order: the root's dimensions first, a nearer group's win.
+        items: dict = {}
+        for group in self.chain:
+            items.update(self.dimensions[group])
+        return list(items.items())
+
+
+def _netcdf_attribute(kind: str, shape: tuple, value: Any, width: int) -> Any:
+    """An attribute's value as h5netcdf returns it (before xarray decodes bytes to str)."""
+    if kind == "empty":
+        return b"" if value is None else np.array([], dtype=value.dtype)
+    out = _attribute_value(kind, shape, value, width)
+    if kind == "fixed_strings" and width > 1:
+        out = out.decode("utf-8", "surrogateescape") if np.isscalar(out) else \
+            [b.decode("utf-8", "surrogateescape") for b in out.flat]
+    elif kind in ("fixed_strings", "variable_strings") and not np.isscalar(out):
+        out = out.tolist()
+    if not np.isscalar(out) and len(out) == 1:
+        return out[0]
+    return out
+
+
+def _attributes(raw: dict, where: str) -> dict:
+    attrs = {}
+    for name, (kind, shape, value, width) in raw.items():
+        if name in _HIDDEN_ATTRIBUTES:
+            continue
+        if kind in ("unsupported", "references"):
+            warnings.warn(f"attribute '{name}' of {where} is left out: h5tile does not read its type "
+                          f"({value if kind == 'unsupported' else 'object references'})", stacklevel=4)
+            continue
+        v = _netcdf_attribute(kind, shape, value, width)
+        if name not in ("_FillValue", "missing_value") and isinstance(v, bytes):
+            try:
+                v = v.decode("utf-8")
+            except UnicodeDecodeError:
+                warnings.warn(f"'utf-8' codec can't decode bytes for attribute {name!r} of {where}, "
+                              "returning bytes undecoded.", UnicodeWarning, stacklevel=4)
+        attrs[name] = v
+    return attrs
+
+
+# h5tile's filter names -> the key h5netcdf's Variable.filters() sets for them. h5netcdf maps
+# HDF5 filter ids: 307 bzip2, 32015 zstd and 32004 (which is LZ4's id) "blosc"; Blosc's own
+# 32001 sets nothing. Kept as h5netcdf has it, so that the encodings are equal.
+_FILTER_KEYS = {"szip": "szip", "bzip2": "bzip2", "lz4": "blosc", "zstd": "zstd"}
+
+
+def _filters(dataset: Dataset) -> dict:
+    """The filter keys of the encoding, as h5netcdf's Variable.filters() gives them."""
+    info = dataset._info
+    names = list(info["filters"] or ())
+    values = list(info.get("filter_values") or ())
+    out: dict = {"zlib": False, "szip": False, "bzip2": False, "blosc": False, "zstd": False,
+                 "shuffle": "shuffle" in names, "fletcher32": "fletcher32" in names}
+    for name, opts in zip(names, values + [()] * (len(names) - len(values))):
+        key = _FILTER_KEYS.get(name)
+        if key is not None:
+            out[key] = True
+            if opts and key != "szip":  # h5py gives szip's options as names; h5tile as numbers
+                out["complevel"] = int(opts[0])
+    if dataset.compression == "gzip":
+        out["zlib"] = True
+        out["complevel"] = dataset.compression_opts
+    elif dataset.compression is not None:
+        out["compression"] = dataset.compression
+        out["compression_opts"] = dataset.compression_opts
+    return out
+
+
+class H5tileStore(AbstractDataStore):
+    """xarray's view of one group of a file read through h5tile (what ``open_dataset`` builds
+    the Dataset from)."""
+
+    def __init__(self, file: File, group: Optional[str] = None, phony_dims: str = "access"):
+        if phony_dims not in ("sort", "access"):
+            raise ValueError(f"unknown value {phony_dims!r} for phony_dims: use 'sort' (netCDF-C's naming) "
+                             "or 'access' (h5netcdf's default)")
+        self.file = file
+        group = "/" + (group or "").strip("/")
+        kind = file._kinds().get(group, "group" if group == "/" else None)
+        if kind != "group":
+            raise OSError(f"group '{group}' not found in '{file.filename}'"
+                          + (f" (it is a {kind})" if kind else ""))
+        self.group = group
+        self.netcdf = _Netcdf(file, group, phony_dims)
+
+    def get_variables(self) -> FrozenDict:
+        variables = {}
+        for obj in self.netcdf.variables():
+            dims = self.netcdf.dimensions_of(obj)
+            visible = self.netcdf.visible_dimensions()
+            for axis, name in enumerate(dims):
+                size = visible[name].size if name in visible else obj.shape[axis]
+                if size != obj.shape[axis]:
+                    raise NotImplementedError(
+                        f"'{obj.path}' in '{self.file.filename}' has {obj.shape[axis]} elements along dimension "
+                        f"'{name}' of size {size}: h5tile does not pad a variable shorter than its unlimited "
+                        "dimension (use engine='h5netcdf' for this file)")
+            name = obj.name.replace(_NON_COORD_PREFIX, "")
+            variables[name] = self._variable(obj, dims)
+        return FrozenDict(variables)
+
+    def _variable(self, obj: _StoredDataset, dims: tuple) -> Variable:
+        dataset = obj.dataset
+        data = indexing.LazilyIndexedArray(H5tileArray(dataset))
+        encoding: dict = {}
+        dtype = dataset.dtype
+        encoding["dtype"] = str if dtype.kind == "O" else dtype
+        chunks = dataset.chunks if obj.shape else None
+        if chunks:
+            encoding["contiguous"] = False
+            encoding["chunksizes"] = chunks
+            encoding["preferred_chunks"] = dict(zip(dims, chunks))
+        else:
+            encoding["contiguous"] = True
+            encoding["chunksizes"] = None
+        encoding.update(_filters(dataset))
+        encoding["source"] = self.file.filename
+        encoding["original_shape"] = obj.shape
+        return Variable(dims, data, _attributes(obj.raw, f"'{obj.path}'"), encoding)
+
+    def get_attrs(self) -> FrozenDict:
+        raw = self.file[self.group].attrs._raw() if self.group != "/" else self.file.attrs._raw()
+        return FrozenDict(_attributes(raw, f"group '{self.group}'"))
+
+    def get_dimensions(self) -> FrozenDict:
+        return FrozenDict((name, dim.size) for name, dim in self.netcdf.dimensions[self.group].items())
+
+    def get_encoding(self) -> dict:
+        return {"unlimited_dims": {name for name, dim in self.netcdf.dimensions[self.group].items() if dim.unlimited}}
+
+    def close(self, **kwargs: Any) -> None:
+        """Nothing to close: no file is held open between reads. As with engine="h5netcdf" (whose
+        file manager reopens the file), the Dataset's lazy variables still read after it."""
+
+
+def _path_of(filename_or_obj: Any) -> Optional[str]:
+    """A local path made absolute (as engine="h5netcdf" reports it in encoding["source"]), a URL
+    as given; None for anything else (file objects, bytes)."""
+    if isinstance(filename_or_obj, (str, os.PathLike)):
+        return _normalize_path(filename_or_obj)
+    return None
+
+
+class H5tileBackendEntrypoint(BackendEntrypoint):
+    """Opens netCDF-4 and HDF5 files with h5tile: ``xr.open_dataset(path, engine="h5tile")``.
+
+    Arguments besides xarray's own: ``group`` (a path, "/" by default), ``phony_dims`` ("access",
+    the default, or "sort": how dimensions of datasets without dimension scales are named, as
+    h5netcdf's argument), ``threads`` (worker threads of each read; 0: h5tile's setting).
+    Paths and URLs are what :class:`h5tile.File` opens (local files, http(s)://, s3://).
+    """
+
+    description = "Open netCDF-4 and HDF5 files with h5tile (parallel reads, no HDF5 global lock) in xarray"
+    url = "https://github.com/h5tile/h5tile#xarray"
+    open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
+                               "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group",
+                               "phony_dims", "threads")
+
+    def guess_can_open(self, filename_or_obj: Any) -> bool:
+        path = _path_of(filename_or_obj)
+        if path is None:
+            return False
+        if "://" in path:
+            return posixpath.splitext(path.split("?")[0])[1] in (".nc", ".nc4", ".h5", ".hdf5")
+        try:
+            with open(path, "rb") as f:
+                return f.read(8) == _HDF5_SIGNATURE
+        except OSError:
+            return False
+
+    def open_dataset(self, filename_or_obj: Any, *, mask_and_scale: bool = True, decode_times: bool = True,
+                     concat_characters: bool = True, decode_coords: bool = True,
+                     drop_variables: Optional[Iterable[str]] = None, use_cftime: Any = None,
+                     decode_timedelta: Any = None, group: Optional[str] = None, phony_dims: Optional[str] = None,
+                     threads: int = 0):
+        path = _path_of(filename_or_obj)
+        if path is None:
+            raise TypeError(f"engine='h5tile' opens a path or URL, not {type(filename_or_obj).__name__}")
+        store = H5tileStore(File(path, threads=threads), group=group, phony_dims=phony_dims or "access")
+        return StoreBackendEntrypoint().open_dataset(
+            store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
+            decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
+            decode_timedelta=decode_timedelta)

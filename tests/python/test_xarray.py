@@ -1,0 +1,354 @@
+"""h5tile's xarray backend (engine="h5tile", h5tile/xarray.py) against engine="h5netcdf" on the
+same files: written by netCDF4-python (the netCDF-C library), by h5netcdf, and by plain h5py
+(no dimension scales: phony dimensions). Every Dataset must be identical (values, dimensions,
+coordinates, attributes) and carry the same encoding; chunks={} gives the file's chunks."""
+import pickle
+import sys
+import warnings
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, ROOT
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+xr = pytest.importorskip("xarray", reason="xarray is not installed (scripts/install_deps.sh installs it)")
+pytest.importorskip("h5netcdf", reason="h5netcdf is not installed (scripts/install_deps.sh installs it)")
+netCDF4 = pytest.importorskip("netCDF4", reason="netCDF4 is not installed (scripts/install_deps.sh installs it)")
+pytest.importorskip("dask.array", reason="dask[array] is not installed (scripts/install_deps.sh installs it)")
+
+from h5tile.xarray import H5tileBackendEntrypoint  # noqa: E402
+
+# xarray finds the engine by its entry point: a wheel's metadata, or the build tree's
+# (python/CMakeLists.txt writes h5tile-<version>.dist-info beside the package).
+ENGINE = "h5tile"
+
+# Encoding keys both engines set for every variable ("source" is the path each was given).
+ENCODING_KEYS = ("dtype", "contiguous", "chunksizes", "preferred_chunks", "zlib", "szip", "bzip2", "blosc", "zstd",
+                 "shuffle", "fletcher32", "complevel", "compression", "compression_opts", "original_shape", "source")
+
+
+def open_both(path, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # h5netcdf's note on its phony_dims default
+        expected = xr.open_dataset(path, engine="h5netcdf", **kwargs)
+    got = xr.open_dataset(path, engine=ENGINE, **kwargs)
+    return got, expected
+
+
+def assert_same(path, **kwargs):
+    """engine="h5tile" gives what engine="h5netcdf" gives: the decoded Dataset, the raw one
+    (decode_cf=False), dimension sizes and the encoding of every variable. Returns the decoded
+    Datasets (closed: their variables are loaded)."""
+    decoded = None
+    for decode in ({}, {"decode_cf": False}):
+        got, expected = open_both(path, **kwargs, **decode)
+        decoded = decoded or (got, expected)
+        with got, expected:
+            xr.testing.assert_identical(got, expected)
+            assert dict(got.sizes) == dict(expected.sizes)
+            assert got.encoding == expected.encoding
+            assert set(got.variables) == set(expected.variables)
+            for name, var in expected.variables.items():
+                assert got[name].dims == var.dims, name
+                assert got[name].dtype == var.dtype, name
+                for key in ENCODING_KEYS:
+                    assert got[name].encoding.get(key) == var.encoding.get(key), (name, key)
+                np.testing.assert_array_equal(got[name].values, var.values)
+    return decoded
+
+
+@pytest.fixture()
+def netcdf4_file(tmp_path):
+    """A netCDF-4 file written by netCDF4-python: an unlimited dimension, compression, fill
+    values, coordinates, strings, scalar and array attributes, a dimension without a variable,
+    groups with their own and inherited dimensions."""
+    path = tmp_path / "nc4.nc"
+    rng = np.random.default_rng(3)
+    with netCDF4.Dataset(path, "w", format="NETCDF4") as nc:
+        nc.title = "h5tile xarray test"
+        nc.institution = "nowhere"
+        nc.version = np.int32(3)
+        nc.factor = 2.5
+        nc.levels = np.array([1, 2, 3], dtype="i2")
+        nc.createDimension("time", None)
+        nc.createDimension("lat", 4)
+        nc.createDimension("lon", 5)
+        nc.createDimension("nv", 2)  # a dimension without a coordinate variable
+        nc.createDimension("nchar", 3)
+        time = nc.createVariable("time", "f8", ("time",))
+        time.units = "days since 2000-01-01"
+        time.calendar = "standard"
+        time[:] = np.arange(6) * 0.5
+        lat = nc.createVariable("lat", "f4", ("lat",))
+        lat.units = "degrees_north"
+        lat.standard_name = "latitude"
+        lat[:] = np.linspace(-45, 45, 4)
+        lon = nc.createVariable("lon", "f4", ("lon",))
+        lon[:] = np.linspace(0, 80, 5)
+        temp = nc.createVariable("temp", "f4", ("time", "lat", "lon"), zlib=True, complevel=4, shuffle=True,
+                                 chunksizes=(2, 4, 5), fill_value=np.float32(-999))
+        temp.units = "K"
+        temp.long_name = "temperature"
+        temp.valid_range = np.array([150, 350], dtype="f4")
+        values = rng.normal(280, 10, (6, 4, 5)).astype("f4")
+        values[1, 2, 3] = -999  # a fill value, masked by CF decoding
+        temp[:] = values
+        counts = nc.createVariable("counts", "i4", ("time",), fill_value=np.int32(-1))
+        counts[:] = np.arange(6, dtype="i4")
+        bounds = nc.createVariable("lat_bounds", "f8", ("lat", "nv"), fletcher32=True)
+        bounds[:] = np.arange(8).reshape(4, 2)
+        lat.bounds = "lat_bounds"
+        scalar = nc.createVariable("scalar", "f8", ())
+        scalar.note = "a scalar variable"
+        scalar[...] = 7.25
+        names = nc.createVariable("station", str, ("lat",))
+        names[:] = np.array(["alpha", "beta", "gamma", "δelta"], dtype=object)
+        code = nc.createVariable("code", "S1", ("lat", "nchar"))
+        code[:] = netCDF4.stringtochar(np.array([b"abc", b"de", b"f", b"ghi"], dtype="S3"))
+        mask = nc.createVariable("mask", "u1", ("lat", "lon"), zlib=True, complevel=1, contiguous=False)
+        mask[:] = (rng.random((4, 5)) > 0.5).astype("u1")
+        # A 2-D coordinate variable (a dimension scale with _Netcdf4Coordinates), and a variable
+        # named as a dimension it does not lie along (stored as "_nc4_non_coord_level").
+        nc.createDimension("label", 3)
+        nc.createDimension("strlen", 4)
+        label = nc.createVariable("label", "S1", ("label", "strlen"))
+        label[:] = netCDF4.stringtochar(np.array([b"one", b"two", b"tree"], dtype="S4"))
+        nc.createDimension("level", 2)
+        level = nc.createVariable("level", "i4", ("lat",))
+        level[:] = [7, 8, 9, 10]
+        by_label = nc.createVariable("by_label", "f8", ("label", "level"))
+        by_label[:] = np.arange(6.0).reshape(3, 2)
+        grp = nc.createGroup("forecast")
+        grp.createDimension("step", 3)
+        grp.comment = "a group"
+        step = grp.createVariable("step", "i8", ("step",))
+        step[:] = [6, 12, 18]
+        v = grp.createVariable("skill", "f4", ("time", "step"), zlib=True)
+        v.units = "1"
+        v[:] = rng.random((6, 3)).astype("f4")
+        sub = grp.createGroup("detail")
+        w = sub.createVariable("weights", "f8", ("step", "lat"))
+        w[:] = rng.random((3, 4))
+    return path
+
+
+@pytest.fixture()
+def h5netcdf_file(tmp_path):
+    import h5netcdf
+    path = tmp_path / "h5nc.nc"
+    rng = np.random.default_rng(5)
+    with h5netcdf.File(path, "w") as f:
+        f.attrs["conventions"] = "CF-1.8"
+        f.attrs["numbers"] = np.arange(4.0)
+        f.dimensions = {"x": 6, "y": 4, "t": None}
+        f.resize_dimension("t", 3)
+        x = f.create_variable("x", ("x",), "f8")
+        x[:] = np.arange(6) * 1.5
+        x.attrs["units"] = "m"
+        y = f.create_variable("y", ("y",), "i4")
+        y[:] = np.arange(4)
+        t = f.create_variable("t", ("t",), "i8")
+        t[:] = [10, 20, 30]
+        data = f.create_variable("data", ("t", "y", "x"), "f4", compression="gzip", compression_opts=6,
+                                 shuffle=True, chunks=(1, 2, 3), fillvalue=np.float32(np.nan))
+        data[:] = rng.random((3, 4, 6)).astype("f4")
+        data.attrs["description"] = "random"
+        plain = f.create_variable("plain", ("y", "x"), "i2")
+        plain[:] = np.arange(24, dtype="i2").reshape(4, 6)
+        words = f.create_variable("words", ("y",), h5py.string_dtype())
+        words[:] = np.array(["a", "bb", "ccc", "dddd"], dtype=object)
+        g = f.create_group("inner")
+        g.dimensions = {"z": 2}
+        z = g.create_variable("z", ("z",), "f4")
+        z[:] = [0.5, 1.5]
+        zx = g.create_variable("zx", ("z", "x"), "f8", chunks=(1, 6), compression="gzip")
+        zx[:] = rng.random((2, 6))
+    return path
+
+
+@pytest.fixture()
+def h5py_file(tmp_path):
+    """A plain HDF5 file (no dimension scales): its axes become phony dimensions, shared by size."""
+    path = tmp_path / "plain.h5"
+    rng = np.random.default_rng(7)
+    with h5py.File(path, "w") as f:
+        f.attrs["source"] = "h5py"
+        f.attrs["fixed"] = np.bytes_("fixed-width text")
+        f.attrs["flag"] = np.int8(1)
+        f.create_dataset("a", data=rng.random((4, 5)), chunks=(2, 5), compression="gzip")
+        f.create_dataset("b", data=rng.random((5, 4)).astype("f4"))
+        f.create_dataset("c", data=np.arange(16).reshape(4, 4))
+        f.create_dataset("d", data=np.arange(3, dtype="u2"))
+        f.create_dataset("s", data=3.5)
+        f["a"].attrs["units"] = "m"
+        f["a"].attrs["list"] = [1, 2, 3]
+        f["a"].attrs["one"] = [4.5]
+        g = f.create_group("g")
+        g.create_dataset("e", data=rng.random((3, 4)))
+        g.create_dataset("f", data=np.arange(7, dtype="i1"), compression="lzf")
+        g.attrs["inner"] = "yes"
+    return path
+
+
+def test_netcdf4_python_file_root(netcdf4_file):
+    got, _ = assert_same(netcdf4_file)
+    assert got.encoding["unlimited_dims"] == {"time"}
+    assert got["temp"].encoding["zlib"] and got["temp"].encoding["complevel"] == 4
+    assert got["temp"].encoding["chunksizes"] == (2, 4, 5)
+    assert np.isnan(got["temp"].values[1, 2, 3])  # the _FillValue, decoded by xarray
+    assert list(got["station"].values) == ["alpha", "beta", "gamma", "δelta"]
+    assert list(got["code"].values) == [b"abc", b"de", b"f", b"ghi"]
+    assert got.attrs["title"] == "h5tile xarray test"
+    assert "_NCProperties" not in got.attrs and "DIMENSION_LIST" not in got["temp"].attrs
+    assert "nv" in got["lat_bounds"].dims and "nv" not in got.variables
+    assert got["label"].dims == ("label",) and list(got["label"].values) == [b"one", b"two", b"tree"]
+    assert got["level"].dims == ("lat",) and got["by_label"].dims == ("label", "level")
+
+
+@pytest.mark.parametrize("group", ["forecast", "/forecast", "forecast/detail"])
+def test_netcdf4_python_groups_see_their_parents_dimensions(netcdf4_file, group):
+    got, _ = assert_same(netcdf4_file, group=group)
+    if group.endswith("detail"):
+        assert got["weights"].dims == ("step", "lat")
+    else:
+        assert got["skill"].dims == ("time", "step")
+        assert got.attrs["comment"] == "a group"
+
+
+def test_h5netcdf_file(h5netcdf_file):
+    got, _ = assert_same(h5netcdf_file)
+    assert got.encoding["unlimited_dims"] == {"t"}
+    assert got["data"].encoding["preferred_chunks"] == {"t": 1, "y": 2, "x": 3}
+    assert_same(h5netcdf_file, group="inner")
+
+
+@pytest.mark.parametrize("phony_dims", ["access", "sort"])
+@pytest.mark.parametrize("group", [None, "g"])
+def test_plain_h5py_file_has_phony_dimensions_named_as_h5netcdf_names_them(h5py_file, phony_dims, group):
+    got, _ = assert_same(h5py_file, phony_dims=phony_dims, group=group)
+    assert all(d.startswith("phony_dim_") for d in got.dims)
+    if group is None:
+        assert got["c"].dims[0] != got["c"].dims[1]  # two axes of one size: two dimensions
+        assert got["a"].dims[0] == got["c"].dims[0]  # size 4, first of its dataset: shared
+
+
+def test_chunks_are_the_files_chunks(netcdf4_file, h5netcdf_file):
+    got, expected = open_both(netcdf4_file, chunks={})
+    with got, expected:
+        assert got["temp"].chunks == expected["temp"].chunks == ((2, 2, 2), (4,), (5,))
+        xr.testing.assert_identical(got.compute(), expected.compute())
+    got, expected = open_both(h5netcdf_file, chunks={})
+    with got, expected:
+        assert got["data"].chunks == expected["data"].chunks == ((1, 1, 1), (2, 2), (3, 3))
+        assert float(got["data"].mean().compute()) == pytest.approx(float(expected["data"].mean().compute()))
+
+
+def test_open_mfdataset_over_two_files(tmp_path):
+    paths = []
+    for i in range(2):
+        path = tmp_path / f"part{i}.nc"
+        with netCDF4.Dataset(path, "w") as nc:
+            nc.createDimension("time", None)
+            nc.createDimension("x", 3)
+            t = nc.createVariable("time", "f8", ("time",))
+            t.units = "hours since 2020-01-01"
+            t[:] = np.arange(4) + 4 * i
+            v = nc.createVariable("v", "f4", ("time", "x"), zlib=True, chunksizes=(2, 3))
+            v[:] = np.arange(12, dtype="f4").reshape(4, 3) + 100 * i
+        paths.append(path)
+    got = xr.open_mfdataset(paths, engine=ENGINE, combine="by_coords")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        expected = xr.open_mfdataset(paths, engine="h5netcdf", combine="by_coords")
+    with got, expected:
+        assert got["v"].chunks == expected["v"].chunks
+        xr.testing.assert_identical(got.compute(), expected.compute())
+        assert got.sizes["time"] == 8
+
+
+def test_lazy_selections_read_only_what_they_select(netcdf4_file):
+    with xr.open_dataset(netcdf4_file, engine=ENGINE) as got, \
+            xr.open_dataset(netcdf4_file, engine="h5netcdf") as expected:
+        for sel in ({"time": 3}, {"time": slice(1, 5, 2), "lon": [0, 3, 4]}, {"lat": slice(None, None, -1)},
+                    {"lat": [3, 0], "lon": 2}):
+            xr.testing.assert_identical(got["temp"].isel(sel), expected["temp"].isel(sel))
+        points = {"lat": xr.DataArray([0, 2, 3], dims="p"), "lon": xr.DataArray([4, 1, 0], dims="p")}
+        xr.testing.assert_identical(got["temp"].isel(points), expected["temp"].isel(points))
+
+
+def test_datasets_pickle_and_read_where_unpickled(netcdf4_file):
+    with xr.open_dataset(netcdf4_file, engine=ENGINE, chunks={}) as ds:
+        again = pickle.loads(pickle.dumps(ds))
+        xr.testing.assert_identical(again.compute(), ds.compute())
+
+
+def test_dask_cluster_of_worker_processes_reads(netcdf4_file, tmp_path):
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    import dask
+    with dask.config.set({"temporary-directory": str(tmp_path)}):
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                      dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
+                distributed.Client(cluster) as client:
+            with xr.open_dataset(netcdf4_file, engine=ENGINE, chunks={}) as ds:
+                mean = ds["temp"].mean(dim="time").compute()
+                where = client.run(lambda: "h5tile" in sys.modules)
+            with xr.open_dataset(netcdf4_file, engine="h5netcdf") as expected:
+                xr.testing.assert_allclose(mean, expected["temp"].mean(dim="time"))
+    assert all(where.values())  # the reads ran in the worker processes
+
+
+def test_url_over_http(nginx_server, netcdf4_file):
+    (nginx_server.root / "f.nc").write_bytes(netcdf4_file.read_bytes())
+    url = f"{nginx_server.url}/f.nc"
+    with xr.open_dataset(url, engine=ENGINE, chunks={}) as got, \
+            xr.open_dataset(netcdf4_file, engine="h5netcdf") as expected:
+        assert got["temp"].encoding["source"] == url
+        xr.testing.assert_identical(got.compute(), expected)
+
+
+def test_entry_point_is_declared_and_guess_can_open(netcdf4_file, h5py_file, tmp_path):
+    import importlib.metadata
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    section = pyproject.split('[project.entry-points."xarray.backends"]\n', 1)[1].split("\n[", 1)[0]
+    assert 'h5tile = "h5tile.xarray:H5tileBackendEntrypoint"' in section.splitlines()
+    entry = H5tileBackendEntrypoint()
+    assert entry.guess_can_open(netcdf4_file) and entry.guess_can_open(str(h5py_file))
+    (tmp_path / "text.nc").write_text("not HDF5")
+    assert not entry.guess_can_open(tmp_path / "text.nc")
+    found = [e for e in importlib.metadata.entry_points(group="xarray.backends") if e.name == "h5tile"]
+    assert found and all(e.value == "h5tile.xarray:H5tileBackendEntrypoint" for e in found)
+    assert isinstance(xr.backends.list_engines()["h5tile"], H5tileBackendEntrypoint)
+
+
+def test_a_variable_of_a_type_h5tile_does_not_read_is_left_out_with_a_warning(h5py_file):
+    with h5py.File(h5py_file, "a") as f:
+        f["compound"] = np.zeros(4, dtype=[("a", "i4"), ("b", "f8")])
+    with pytest.warns(UserWarning, match="'/compound' in .* is left out"):
+        got = xr.open_dataset(h5py_file, engine=ENGINE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        expected = xr.open_dataset(h5py_file, engine="h5netcdf", drop_variables=["compound"])
+        assert "compound" in xr.open_dataset(h5py_file, engine="h5netcdf").variables  # h5netcdf reads it
+    xr.testing.assert_identical(got, expected)
+
+
+def test_missing_group_and_bad_arguments_are_named(netcdf4_file):
+    with pytest.raises(OSError, match="group '/nothing' not found"):
+        xr.open_dataset(netcdf4_file, engine=ENGINE, group="nothing")
+    with pytest.raises(ValueError, match="phony_dims"):
+        xr.open_dataset(netcdf4_file, engine=ENGINE, phony_dims="guess")
+    with pytest.raises(FileNotFoundError):
+        xr.open_dataset(netcdf4_file.parent / "absent.nc", engine=ENGINE)
+
+
+def test_h5tile_attrs_read_dimension_lists_as_paths(netcdf4_file):
+    with h5tile.File(netcdf4_file) as f:
+        assert [tuple(p) for p in f["temp"].attrs["DIMENSION_LIST"]] == [("/time",), ("/lat",), ("/lon",)]
+        assert f["forecast/skill"].attrs["DIMENSION_LIST"][0] == ("/time",)
+        assert f["forecast/step"].attrs["CLASS"] == b"DIMENSION_SCALE"
+    with h5py.File(netcdf4_file) as f:
+        assert [f[r[0]].name for r in f["temp"].attrs["DIMENSION_LIST"]] == ["/time", "/lat", "/lon"]
