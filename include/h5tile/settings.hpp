@@ -15,8 +15,8 @@
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
 /// | cold_reads   | H5TILE_COLD_READS | auto (auto, parallel, stream) |
-/// | cold_readers | H5TILE_COLD_READERS | 4 (1 to 4096; a count)     |
-/// | cold_request_size | H5TILE_COLD_REQUEST | 16 MiB (1 MiB to 1 GiB) |
+/// | cold_readers | H5TILE_COLD_READERS | 1 (1 to 4096; a count)     |
+/// | cold_request_size | H5TILE_COLD_REQUEST | 32 MiB (1 MiB to 1 GiB) |
 /// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
 /// | host_pool_bytes | H5TILE_HOST_POOL | a quarter of physical memory (0 or off: none) |
 /// | probe        | H5TILE_PROBE      | 0 (1: open untrusted files' metadata in a child first) |

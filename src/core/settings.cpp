@@ -143,8 +143,8 @@ std::atomic<DirectIo>& direct_io_value() {
 constexpr std::uint64_t kMinColdRequest = std::uint64_t{1} << 20;
 constexpr std::uint64_t kMaxColdRequest = std::uint64_t{1} << 30;
 // The shape bench/probes/cold_read_shape.py measured fastest for cold data (BENCHMARKS.md).
-constexpr unsigned kColdReaders = 4;
-constexpr std::uint64_t kColdRequest = std::uint64_t{16} << 20;
+constexpr unsigned kColdReaders = 1;
+constexpr std::uint64_t kColdRequest = std::uint64_t{32} << 20;
 
 std::atomic<ColdReads>& cold_reads_value() {
   static std::atomic<ColdReads> value = [] {

@@ -16,8 +16,8 @@ namespace h5tile::detail {
 struct ColdReads {
   enum class Pattern : unsigned char { Auto, Parallel, Stream };
   Pattern pattern = Pattern::Auto;
-  unsigned readers = 4;
-  std::uint64_t request_bytes = std::uint64_t{16} << 20;
+  unsigned readers = 1;
+  std::uint64_t request_bytes = std::uint64_t{32} << 20;
 };
 
 // Reads smaller than this are not sampled (and stay parallel): cold or warm, they are over in a
