@@ -168,8 +168,9 @@ std::atomic<std::uint64_t>& cold_request_value() {
   static std::atomic<std::uint64_t> value = [] {
     const std::uint64_t v = from_env("H5TILE_COLD_REQUEST", kColdRequest);
     if (v < kMinColdRequest || v > kMaxColdRequest) {
-      throw InvalidArgument(fmt::format("environment variable H5TILE_COLD_REQUEST={} ({} bytes) must be from 1 MiB to 1 GiB",
-                                        std::getenv("H5TILE_COLD_REQUEST"), v));
+      throw InvalidArgument(
+          fmt::format("environment variable H5TILE_COLD_REQUEST={} ({} bytes) must be from 1 MiB to 1 GiB",
+                      std::getenv("H5TILE_COLD_REQUEST"), v));
     }
     return v;
   }();
@@ -383,8 +384,8 @@ void set_cold_readers(unsigned n) {
 std::uint64_t cold_request_size() { return cold_request_value().load(); }
 void set_cold_request_size(std::uint64_t bytes) {
   if (bytes < kMinColdRequest || bytes > kMaxColdRequest) {
-    throw InvalidArgument(fmt::format(
-        "settings::set_cold_request_size: the request size must be from 1 MiB to 1 GiB, got {}", bytes));
+    throw InvalidArgument(
+        fmt::format("settings::set_cold_request_size: the request size must be from 1 MiB to 1 GiB, got {}", bytes));
   }
   cold_request_value().store(bytes);
 }

@@ -79,8 +79,8 @@ bool OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& s
       f.size = tile->file_size;
     } else {
       const auto* bytes = std::get_if<RawBytes>(&source.access);
-      const auto* file = bytes != nullptr ? bytes->file->posix_file()
-                                          : std::get<RawChunks>(source.access).file->posix_file();
+      const auto* file =
+          bytes != nullptr ? bytes->file->posix_file() : std::get<RawChunks>(source.access).file->posix_file();
       f.fd = file->fd();
       f.size = file->size();
     }
@@ -91,7 +91,9 @@ bool OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& s
 
 OpenDataset::ReadShape OpenDataset::shape_read(const Box& region, unsigned threads, std::vector<ReadTask> tasks) const {
   const auto& cold = options_.cold_reads;
-  ReadPatternReport report{.pattern = "parallel", .setting = pattern_name(cold.pattern)};
+  ReadPatternReport report;
+  report.pattern = "parallel";
+  report.setting = pattern_name(cold.pattern);
   ReadShape shape{threads, std::move(tasks), false};
   const auto bytes = byte_count(region.extent, info_.dtype.size());
   PageSample sample;
@@ -122,9 +124,8 @@ OpenDataset::ReadShape OpenDataset::shape_read(const Box& region, unsigned threa
     report.detection = fmt::format("{}: {}", sample.sampled == 0 ? "not sampled" : "warm", found);
     return finish();
   }
-  report.detection =
-      cold.pattern == ColdReads::Pattern::Stream ? fmt::format("H5TILE_COLD_READS=stream ({})", found)
-                                                 : fmt::format("cold: {}", found);
+  report.detection = cold.pattern == ColdReads::Pattern::Stream ? fmt::format("H5TILE_COLD_READS=stream ({})", found)
+                                                                : fmt::format("cold: {}", found);
   report.pattern = "stream";
   shape.stream = true;
   shape.threads = cold.readers;

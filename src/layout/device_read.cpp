@@ -245,12 +245,11 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   // so that neither pattern rebuilds the other's).
   const auto shape = shape_read(region, threads, plan(region, options_.staging.piece_bytes, true));
   const auto& tasks = shape.tasks;
-  auto staging = options_.staging;
+  auto pinned = options_.staging;
   if (shape.stream) {
-    const auto request = std::max<std::size_t>(options_.cold_reads.request_bytes, staging.piece_bytes);
-    staging = gpu::Staging{.bytes = 2 * std::size_t{std::max(shape.threads, 1U)} * request,
-                           .piece_bytes = request,
-                           .pool = 1};
+    const auto request = std::max<std::size_t>(options_.cold_reads.request_bytes, pinned.piece_bytes);
+    pinned = gpu::Staging{
+        .bytes = 2 * std::size_t{std::max(shape.threads, 1U)} * request, .piece_bytes = request, .pool = 1};
     threads = shape.threads;
   }
   std::uint64_t covered = 0;
@@ -380,7 +379,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
           sources_[t.source]->read(t.src, host, t.dst.extent, Box::whole(t.dst.extent));
           if (progress != nullptr) progress->add(t.dst.count() * es);
         },
-        threads, staging);
+        threads, pinned);
   }
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     const auto& request = on_gpu[s];
