@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -32,7 +33,7 @@ struct SampledFile {
 
 }  // namespace
 
-bool OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const {
+std::string OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const {
   std::vector<bool> touched(sources_.size());
   for (const auto& t : tasks) touched[t.source] = true;
   for (std::size_t s = 0; s < sources_.size(); ++s) {
@@ -41,8 +42,16 @@ bool OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& s
     const ByteSource* file = nullptr;
     if (const auto* bytes = std::get_if<RawBytes>(&access)) file = bytes->file.get();
     if (const auto* chunks = std::get_if<RawChunks>(&access)) file = chunks->file.get();
-    const bool tile = std::holds_alternative<TableTile>(access);
-    if (!tile && (file == nullptr || file->posix_file() == nullptr)) return false;
+    const auto* tile = std::get_if<TableTile>(&access);
+    if (tile == nullptr && (file == nullptr || file->posix_file() == nullptr)) {
+      return "a source is compressed, remote or read through HDF5";
+    }
+    // O_DIRECT reads (H5TILE_DIRECT_IO) need many requests in flight: one stream of them would
+    // read at the speed of `dd iflag=direct`.
+    const bool direct = tile != nullptr ? (tile->held ? tile->held->bypasses_cache()
+                                                      : reads_bypass_cache(tile->direct_reads, tile->file_size))
+                                        : file->posix_file()->bypasses_cache();
+    if (direct) return "uncached data is read with O_DIRECT (H5TILE_DIRECT_IO)";
   }
   // The first byte of tasks spread evenly over the read, by source.
   std::map<std::size_t, std::vector<std::uint64_t>> offsets;
@@ -86,7 +95,7 @@ bool OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& s
     }
     sample_pages(f.fd, f.size, at, sample);
   }
-  return true;
+  return "";
 }
 
 OpenDataset::ReadShape OpenDataset::shape_read(const Box& region, unsigned threads, std::vector<ReadTask> tasks) const {
@@ -115,8 +124,8 @@ OpenDataset::ReadShape OpenDataset::shape_read(const Box& region, unsigned threa
     report.detection = fmt::format("not sampled: a read under {} MiB", kColdSampleMin >> 20);
     return finish();
   }
-  if (!sample_tasks(shape.tasks, sample)) {
-    report.detection = "not sampled: a source is compressed, remote or read through HDF5 (read in parallel)";
+  if (const auto why = sample_tasks(shape.tasks, sample); !why.empty()) {
+    report.detection = fmt::format("not sampled: {} (read in parallel)", why);
     return finish();
   }
   const auto found = fmt::format("{} of {} sampled pages cached", sample.cached, sample.sampled);

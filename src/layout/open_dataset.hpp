@@ -189,9 +189,10 @@ class OpenDataset {
   };
   [[nodiscard]] ReadShape shape_read(const Box& region, unsigned threads, std::vector<ReadTask> tasks) const;
   // The file offsets of the first byte of some of `tasks` (at most kColdSamples, spread evenly)
-  // added to `sample`; returns whether every source they touch is local and raw (pread of
-  // stored bytes, no decoding).
-  [[nodiscard]] bool sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const;
+  // added to `sample`; returns "", or, where a source they touch is not a local file read
+  // buffered by pread of its stored bytes (compressed, remote, through HDF5, O_DIRECT), why the
+  // read stays parallel (nothing sampled).
+  [[nodiscard]] std::string sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const;
   // For read_to_device: the chunks of `region` that source `s` supplies through `maps` (the
   // indices of its mappings that the region touches), to decode on the GPU, or why the GPU does
   // not decode them ("" and nullopt: the source is not compressed).

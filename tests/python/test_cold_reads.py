@@ -23,7 +23,7 @@ MiB = 1 << 20
 
 @pytest.fixture()
 def restore():
-    names = ["cold_reads", "cold_readers", "cold_request_size"]
+    names = ["cold_reads", "cold_readers", "cold_request_size", "direct_io"]
     before = {n: getattr(settings, n)() for n in names}
     yield
     for n, v in before.items():
@@ -181,6 +181,20 @@ def test_compressed_chunks_stay_parallel(tmp_path, restore):
     assert same_bytes(h5tile.from_file(path, "/x"), a)
     report = h5tile.last_read_pattern()
     assert report["pattern"] == "parallel" and "compressed" in report["detection"], report
+
+
+@pytest.mark.parametrize("layout", ["h5py", "virtual"])
+def test_o_direct_reads_stay_parallel(tmp_path, restore, layout):
+    """O_DIRECT needs many requests in flight: one stream of them would read at `dd iflag=direct`'s speed."""
+    settings.set_direct_io("on")
+    settings.set_cold_reads("stream")
+    path = tmp_path / "o.h5"
+    a = random_array("float32", (1000, 3000), seed=9)
+    write(path, a, layout)
+    evict(*files_under(tmp_path))
+    assert same_bytes(h5tile.from_file(path, "/x"), a)
+    report = h5tile.last_read_pattern()
+    assert report["pattern"] == "parallel" and "O_DIRECT" in report["detection"], report
 
 
 @pytest.mark.parametrize("layout", ["h5py", "chunked", "virtual"])
