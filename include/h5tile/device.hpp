@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include <h5tile/read_pattern.hpp>
+
 namespace h5tile {
 
 /// True when this build of h5tile includes the CUDA layer.
@@ -66,6 +68,9 @@ struct DeviceIoReport {
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices
   DecodePhases decode_phases;              ///< zero where the GPU decoded nothing
   DecoderChoiceReport decoder_choice;      ///< how the decoder was chosen (the first source that decodes)
+  /// How the file was read (last_read_pattern() at the time of the report; "" where the last
+  /// device read read no local file).
+  ReadPatternReport read_pattern;
 };
 [[nodiscard]] DeviceIoReport last_device_io();
 

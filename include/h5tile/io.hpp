@@ -15,6 +15,7 @@
 #include <h5tile/array.hpp>
 #include <h5tile/communicator.hpp>
 #include <h5tile/options.hpp>
+#include <h5tile/read_pattern.hpp>
 
 namespace h5tile {
 

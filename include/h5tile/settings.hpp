@@ -14,6 +14,9 @@
 /// | nvcomp_library | H5TILE_NVCOMP_LIBRARY | "" (dlopen's search for libnvcomp.so.6) |
 /// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
 /// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
+/// | cold_reads   | H5TILE_COLD_READS | auto (auto, parallel, stream) |
+/// | cold_readers | H5TILE_COLD_READERS | 1 (1 to 4096; a count)     |
+/// | cold_request_size | H5TILE_COLD_REQUEST | 32 MiB (1 MiB to 1 GiB) |
 /// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
 /// | host_pool_bytes | H5TILE_HOST_POOL | a quarter of physical memory (0 or off: none) |
 /// | probe        | H5TILE_PROBE      | 0 (1: open untrusted files' metadata in a child first) |
@@ -112,6 +115,26 @@ inline constexpr double kMaxProbeTimeout = 86400;
 enum class DirectIo : unsigned char { Auto, On, Off };
 [[nodiscard]] DirectIo direct_io();
 void set_direct_io(DirectIo mode);
+
+/// How large reads of local files read data that is not in the page cache. Parallel reads every
+/// read as warm data is read: one task of `task_size` per worker of `threads`, as many in flight as
+/// threads. Stream reads it as one sequential stream in file order: `cold_readers` readers, each
+/// taking the next request of `cold_request_size` bytes (the shape bench/probes/cold_read_shape.py
+/// measured fastest for cold data on a virtual disk, where many parallel requests read slower than
+/// a few large ones). Auto (the default) samples which pages of the read the page cache holds
+/// (mincore(2), which reads nothing) and streams a read of 64 MiB or more whose sampled pages are
+/// mostly not cached; warm reads stay parallel. Compressed chunks, decoded by every worker, are
+/// always read in parallel. Results are identical either way; last_read_pattern() says which ran
+/// and what the sample found.
+enum class ColdReads : unsigned char { Auto, Parallel, Stream };
+[[nodiscard]] ColdReads cold_reads();
+void set_cold_reads(ColdReads mode);
+/// Readers of a streamed cold read (1 to kMaxThreads).
+[[nodiscard]] unsigned cold_readers();
+void set_cold_readers(unsigned n);
+/// Bytes of one request of a streamed cold read (1 MiB to 1 GiB).
+[[nodiscard]] std::uint64_t cold_request_size();
+void set_cold_request_size(std::uint64_t bytes);
 
 /// Host memory kept for reuse by the arrays that reads return: a large result (32 MiB or more)
 /// freed by the program is kept, and the next read of the same size reuses it without the

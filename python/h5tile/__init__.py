@@ -33,12 +33,14 @@ from ._objects import AttributeManager, Dataset, Empty, File, Group
 from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
-                      compressors, cuda_device_count, last_device_io, last_remote_io)
+                      compressors, cuda_device_count, last_device_io, last_read_pattern,
+                      last_remote_io)
 
 __all__ = [
     "File", "Group", "Dataset", "AttributeManager", "Empty",
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
-    "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io", "last_remote_io",
+    "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io", "last_read_pattern",
+    "last_remote_io",
     "CancelledError",
     "Error", "InvalidArgumentError", "ArgumentTypeError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",

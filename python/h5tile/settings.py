@@ -21,6 +21,9 @@ remote_block_size  ``H5TILE_REMOTE_BLOCK_SIZE``  4 MiB (first request of a URL; 
 remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a response may stall)
 remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
+cold_reads     ``H5TILE_COLD_READS``    "auto" ("parallel", "stream": how data outside the page cache is read)
+cold_readers   ``H5TILE_COLD_READERS``  1 (readers of a streamed cold read)
+cold_request_size ``H5TILE_COLD_REQUEST`` 32 MiB (one request of a streamed cold read; 1 MiB to 1 GiB)
 gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
 gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (the faster of nvCOMP and the CPU, measured; "on": the GPU; "off")
 nvcomp_library ``H5TILE_NVCOMP_LIBRARY`` "" (dlopen's search; the package sets the nvidia-libnvcomp-cu13 wheel's)
@@ -58,7 +61,8 @@ __all__ = [
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
     "remote_connections", "set_remote_connections", "remote_block_size", "set_remote_block_size", "remote_timeout",
     "set_remote_timeout", "remote_retries", "set_remote_retries",
-    "direct_io", "set_direct_io", "gds", "set_gds", "gpu_decode", "set_gpu_decode", "nvcomp_library",
+    "direct_io", "set_direct_io", "cold_reads", "set_cold_reads", "cold_readers", "set_cold_readers",
+    "cold_request_size", "set_cold_request_size", "gds", "set_gds", "gpu_decode", "set_gpu_decode", "nvcomp_library",
     "set_nvcomp_library",
 ]
 
@@ -286,6 +290,42 @@ def direct_io() -> str:
 
 def set_direct_io(mode: str) -> None:
     _h5tile.set_direct_io(_mode(mode, "direct_io"))
+
+
+def cold_reads() -> str:
+    """"auto", "parallel" or "stream": how large reads of local files read data that is not in the
+    page cache. "parallel" reads it as warm data is read (one task per worker); "stream" reads it in
+    file order by ``cold_readers()`` readers of ``cold_request_size()`` bytes each (a few large
+    requests: what reads cold data fastest on the disks where it was measured); "auto" (the default)
+    samples the read's pages in the page cache (mincore) and streams reads of 64 MiB or more that
+    are mostly not cached. ``h5tile.last_read_pattern()`` says which ran and what the sample found."""
+    return _h5tile.cold_reads()
+
+
+def set_cold_reads(mode: str) -> None:
+    if not isinstance(mode, str):
+        raise ArgumentTypeError(f"cold_reads must be 'auto', 'parallel' or 'stream', not {_args._shown(mode)}")
+    _h5tile.set_cold_reads(mode)
+
+
+def cold_readers() -> int:
+    """Readers of a streamed cold read (``cold_reads()``)."""
+    return _h5tile.cold_readers()
+
+
+def set_cold_readers(n: int) -> None:
+    """Set the readers of a streamed cold read: 1 to 4096."""
+    _h5tile.set_cold_readers(_whole(n, "cold_readers", 1, 4096))
+
+
+def cold_request_size() -> int:
+    """Bytes of one request of a streamed cold read."""
+    return _h5tile.cold_request_size()
+
+
+def set_cold_request_size(size: Size) -> None:
+    """Set the request size of a streamed cold read: bytes, or a size string ("16M"); 1 MiB to 1 GiB."""
+    _h5tile.set_cold_request_size(_bytes(size, "cold_request_size"))
 
 
 def gds() -> str:

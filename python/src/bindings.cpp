@@ -26,6 +26,18 @@ using h5tile::python::AnyArray;
 using h5tile::python::to_python;
 using h5tile::python::view_of;
 
+nb::dict read_pattern_dict(const h5tile::ReadPatternReport& r) {
+  nb::dict d;
+  d["pattern"] = r.pattern;
+  d["setting"] = r.setting;
+  d["detection"] = r.detection;
+  d["sampled_pages"] = r.sampled_pages;
+  d["cached_pages"] = r.cached_pages;
+  d["readers"] = r.readers;
+  d["request_bytes"] = r.request_bytes;
+  return d;
+}
+
 // The exception classes, created at import with the Python bases users expect.
 struct Exceptions {
   PyObject* error = nullptr;
@@ -670,6 +682,7 @@ NB_MODULE(_h5tile, m) {
     d["critical_path"] = r.critical_path;
     return d;
   });
+  m.def("last_read_pattern", [] { return read_pattern_dict(h5tile::last_read_pattern()); });
   m.def("last_device_io", [] {
     const auto r = h5tile::last_device_io();
     nb::dict d;
@@ -703,6 +716,7 @@ NB_MODULE(_h5tile, m) {
     choice["cpu_sample_chunks"] = c.cpu_sample_chunks;
     choice["gpu_failure"] = c.gpu_failure;
     d["decoder_choice"] = choice;
+    d["read_pattern"] = read_pattern_dict(r.read_pattern);
     return d;
   });
 }

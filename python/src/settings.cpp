@@ -69,6 +69,23 @@ void bind_settings(nb::module_& m) {
   m.def(
       "set_direct_io", [](std::string_view mode) { s::set_direct_io(mode_from<s::DirectIo>("direct_io", mode)); },
       "mode"_a);
+  m.def("cold_reads", [] {
+    const auto mode = s::cold_reads();
+    return std::string(mode == s::ColdReads::Parallel ? "parallel" : mode == s::ColdReads::Stream ? "stream" : "auto");
+  });
+  m.def(
+      "set_cold_reads",
+      [](std::string_view mode) {
+        if (mode == "auto") return s::set_cold_reads(s::ColdReads::Auto);
+        if (mode == "parallel") return s::set_cold_reads(s::ColdReads::Parallel);
+        if (mode == "stream") return s::set_cold_reads(s::ColdReads::Stream);
+        throw InvalidArgument("cold_reads must be 'auto', 'parallel' or 'stream', not '" + std::string(mode) + "'");
+      },
+      "mode"_a);
+  m.def("cold_readers", &s::cold_readers);
+  m.def("set_cold_readers", &s::set_cold_readers, "n"_a);
+  m.def("cold_request_size", &s::cold_request_size);
+  m.def("set_cold_request_size", &s::set_cold_request_size, "size"_a);
   m.def("gds", [] { return mode_name(s::gds()); });
   m.def(
       "set_gds", [](std::string_view mode) { s::set_gds(mode_from<s::Gds>("gds", mode)); }, "mode"_a);

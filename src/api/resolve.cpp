@@ -36,6 +36,16 @@ DirectReads direct_reads() {
   return DirectReads::Auto;
 }
 
+ColdReads cold_reads() {
+  ColdReads cold{.readers = settings::cold_readers(), .request_bytes = settings::cold_request_size()};
+  switch (settings::cold_reads()) {
+    case settings::ColdReads::Parallel: cold.pattern = ColdReads::Pattern::Parallel; break;
+    case settings::ColdReads::Stream: cold.pattern = ColdReads::Pattern::Stream; break;
+    case settings::ColdReads::Auto: cold.pattern = ColdReads::Pattern::Auto; break;
+  }
+  return cold;
+}
+
 gpu::GdsMode gds_mode() {
   switch (settings::gds()) {
     case settings::Gds::On: return gpu::GdsMode::On;
@@ -92,6 +102,7 @@ OpenOptions open_options(const ReadOptions& options) {
                       .threads = threads_or_setting(options.threads),
                       .task_size = settings::task_size(),
                       .direct_reads = direct_reads(),
+                      .cold_reads = cold_reads(),
                       .gds = gds_mode(),
                       .staging = staging(),
                       .gpu_decode = gpu_decode_mode(),

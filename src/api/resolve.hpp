@@ -18,6 +18,8 @@ namespace h5tile::detail {
 [[nodiscard]] unsigned threads_or_setting(unsigned requested);
 // The direct_io setting, as the engine takes it.
 [[nodiscard]] DirectReads direct_reads();
+// The cold_reads, cold_readers and cold_request_size settings, as the layout takes them.
+[[nodiscard]] ColdReads cold_reads();
 // The gds setting, as the GPU layer takes it.
 [[nodiscard]] gpu::GdsMode gds_mode();
 // The gpu_decode setting, as the GPU layer takes it.

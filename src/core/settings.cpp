@@ -140,6 +140,43 @@ std::atomic<DirectIo>& direct_io_value() {
   return value;
 }
 
+constexpr std::uint64_t kMinColdRequest = std::uint64_t{1} << 20;
+constexpr std::uint64_t kMaxColdRequest = std::uint64_t{1} << 30;
+// The shape bench/probes/cold_read_shape.py measured fastest for cold data (BENCHMARKS.md).
+constexpr unsigned kColdReaders = 1;
+constexpr std::uint64_t kColdRequest = std::uint64_t{32} << 20;
+
+std::atomic<ColdReads>& cold_reads_value() {
+  static std::atomic<ColdReads> value = [] {
+    const char* text = std::getenv("H5TILE_COLD_READS");
+    const std::string_view mode = text != nullptr ? text : "";
+    if (mode.empty() || mode == "auto") return ColdReads::Auto;
+    if (mode == "parallel") return ColdReads::Parallel;
+    if (mode == "stream") return ColdReads::Stream;
+    throw InvalidArgument(
+        fmt::format("environment variable H5TILE_COLD_READS='{}' must be auto, parallel or stream", mode));
+  }();
+  return value;
+}
+
+std::atomic<unsigned>& cold_readers_value() {
+  static std::atomic<unsigned> value = count_from_env("H5TILE_COLD_READERS", kColdReaders, 1, kMaxThreads, "readers");
+  return value;
+}
+
+std::atomic<std::uint64_t>& cold_request_value() {
+  static std::atomic<std::uint64_t> value = [] {
+    const std::uint64_t v = from_env("H5TILE_COLD_REQUEST", kColdRequest);
+    if (v < kMinColdRequest || v > kMaxColdRequest) {
+      throw InvalidArgument(
+          fmt::format("environment variable H5TILE_COLD_REQUEST={} ({} bytes) must be from 1 MiB to 1 GiB",
+                      std::getenv("H5TILE_COLD_REQUEST"), v));
+    }
+    return v;
+  }();
+  return value;
+}
+
 // A 0/1 variable (unset or empty: `fallback`).
 bool from_env_flag(const char* variable, bool fallback) {
   const char* text = std::getenv(variable);
@@ -243,6 +280,9 @@ void check_environment() {
   (void)raw_io();
   (void)early_reads();
   (void)direct_io();
+  (void)cold_reads();
+  (void)cold_readers();
+  (void)cold_request_size();
   (void)host_pool_bytes();
   (void)probe();
   (void)probe_timeout();
@@ -328,6 +368,27 @@ void set_staging_bytes(std::size_t bytes) {
 
 DirectIo direct_io() { return direct_io_value().load(); }
 void set_direct_io(DirectIo mode) { direct_io_value().store(mode); }
+
+ColdReads cold_reads() { return cold_reads_value().load(); }
+void set_cold_reads(ColdReads mode) { cold_reads_value().store(mode); }
+
+unsigned cold_readers() { return cold_readers_value().load(); }
+void set_cold_readers(unsigned n) {
+  if (n < 1 || n > kMaxThreads) {
+    throw InvalidArgument(
+        fmt::format("settings::set_cold_readers: readers must be from 1 to {}, got {}", kMaxThreads, n));
+  }
+  cold_readers_value().store(n);
+}
+
+std::uint64_t cold_request_size() { return cold_request_value().load(); }
+void set_cold_request_size(std::uint64_t bytes) {
+  if (bytes < kMinColdRequest || bytes > kMaxColdRequest) {
+    throw InvalidArgument(
+        fmt::format("settings::set_cold_request_size: the request size must be from 1 MiB to 1 GiB, got {}", bytes));
+  }
+  cold_request_value().store(bytes);
+}
 
 Gds gds() { return gds_value().load(); }
 void set_gds(Gds mode) { gds_value().store(mode); }

@@ -140,6 +140,7 @@ DeviceIoReport report() {
     r = last_report;
   }
   r.staging_pinned_bytes = staging_pinned_bytes() + decoder_pinned_bytes();
+  r.read_pattern = last_read_pattern();
   return r;
 }
 

@@ -86,14 +86,14 @@ class StagingPool {
 };
 
 std::mutex pools_mutex;
-std::map<int, std::shared_ptr<StagingPool>> pools;
+std::map<std::pair<int, unsigned>, std::shared_ptr<StagingPool>> pools;  // by device and Staging::pool
 
 // The pool of `device` for `staging` (rebuilt when a call asks for another size).
 std::shared_ptr<StagingPool> pool_for(int device, const Staging& staging) {
   const auto slot_bytes = staging.piece_bytes;
   const auto slots = std::max<std::size_t>(1, staging.bytes / slot_bytes);
   const std::lock_guard lock(pools_mutex);
-  auto& pool = pools[device];
+  auto& pool = pools[{device, staging.pool}];
   if (!pool || pool->slot_bytes() != slot_bytes || pool->pinned_bytes() != slot_bytes * slots) {
     pool.reset();  // (operations still using the old pool keep it alive)
     pool = std::make_shared<StagingPool>(device, slot_bytes, slots);

@@ -44,6 +44,9 @@ struct DeviceRegion {
 struct Staging {
   std::size_t bytes = std::size_t{128} << 20;
   std::size_t piece_bytes = std::size_t{1} << 20;
+  // Which of a device's pools: 0, that of reads and writes; 1, that of cold reads streamed in
+  // large requests (H5TILE_COLD_READS), kept beside it so that neither rebuilds the other.
+  unsigned pool = 0;
 };
 
 // Staging of `bytes` cut into pieces of at most one task (`task_size`), small enough that each

@@ -240,7 +240,18 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
                                  Progress* progress) const {
   gpu::begin_device_io();
   const auto es = info_.dtype.size();
-  const auto tasks = plan(region, options_.staging.piece_bytes, true);
+  // Data outside the page cache may be read as one stream of few readers with large requests
+  // (H5TILE_COLD_READS), staged through pinned buffers of its own (a second pool of the device,
+  // so that neither pattern rebuilds the other's).
+  const auto shape = shape_read(region, threads, plan(region, options_.staging.piece_bytes, true));
+  const auto& tasks = shape.tasks;
+  auto pinned = options_.staging;
+  if (shape.stream) {
+    const auto request = std::max<std::size_t>(options_.cold_reads.request_bytes, pinned.piece_bytes);
+    pinned = gpu::Staging{
+        .bytes = 2 * std::size_t{std::max(shape.threads, 1U)} * request, .piece_bytes = request, .pool = 1};
+    threads = shape.threads;
+  }
   std::uint64_t covered = 0;
   for (const auto& task : tasks) covered += task.dst.count();
   // Which sources' compressed chunks the GPU decodes, and why not the others.
@@ -363,12 +374,12 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
           const auto& t = tasks[staged[k]];
           return gpu::DeviceRegion{out + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
         },
-        [&](std::size_t k, std::byte* staging) {
+        [&](std::size_t k, std::byte* host) {
           const auto& t = tasks[staged[k]];
-          sources_[t.source]->read(t.src, staging, t.dst.extent, Box::whole(t.dst.extent));
+          sources_[t.source]->read(t.src, host, t.dst.extent, Box::whole(t.dst.extent));
           if (progress != nullptr) progress->add(t.dst.count() * es);
         },
-        threads, options_.staging);
+        threads, pinned);
   }
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     const auto& request = on_gpu[s];

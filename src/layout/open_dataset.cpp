@@ -558,10 +558,13 @@ void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsig
   }
   // Tasks of the task size, smaller where that would leave threads idle (a 64 MiB block
   // of from_file_batched on 16 threads: 4 MiB each), never under 1 MiB.
+  // Data outside the page cache may be read as one stream instead (H5TILE_COLD_READS).
   const std::uint64_t task_size = options_.task_size;
-  const auto tasks =
+  const auto shape = shape_read(
+      region, threads,
       plan(region, std::clamp<std::uint64_t>(byte_count(region.extent, info_.dtype.size()) / std::max(threads, 1U),
-                                             std::min<std::uint64_t>(task_size, 1U << 20), task_size));
+                                             std::min<std::uint64_t>(task_size, 1U << 20), task_size)));
+  const auto& tasks = shape.tasks;
   std::uint64_t covered = 0;
   for (const auto& task : tasks) {
     covered += task.dst.count();
@@ -570,7 +573,7 @@ void OpenDataset::read_into(const Box& region, std::byte* out, int device, unsig
     fill(out, region.count());  // a virtual dataset with regions no source maps (never one from
                                 // from_tile_index, whose tiles cover it exactly once)
   }
-  parallel_for(tasks.size(), threads, [&](std::size_t i) {
+  parallel_for(tasks.size(), shape.threads, [&](std::size_t i) {
     const auto& task = tasks[i];
     sources_[task.source]->read(task.src, out, region.extent, task.dst);
     if (progress != nullptr) progress->add(task.dst.count() * info_.dtype.size());

@@ -17,6 +17,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
 #include "hdf5/handle.hpp"
+#include "io/posix/cold_reads.hpp"
 #include "io/posix/posix_file.hpp"
 #include "io/remote_options.hpp"
 #include "layout/source.hpp"
@@ -69,6 +70,8 @@ struct OpenOptions {
   std::size_t hold_tiles = 0;
   // How pread treats the page cache.
   DirectReads direct_reads = DirectReads::Auto;
+  // How large reads of data not in the page cache are shaped (H5TILE_COLD_READS).
+  ColdReads cold_reads{};
   // Reads into device memory: GPUDirect Storage, and the staging otherwise.
   gpu::GdsMode gds = gpu::GdsMode::Auto;
   gpu::Staging staging{};
@@ -175,6 +178,21 @@ class OpenDataset {
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
+  // How a read of `region` by `threads` in `tasks` (planned at the warm task size) is shaped:
+  // unchanged (parallel), or, where options_.cold_reads says so (auto: after a sample of the
+  // page cache finds the region cold), a stream of few readers of large requests (tasks planned
+  // again). Records the report of last_read_pattern (layout/cold_reads.cpp).
+  struct ReadShape {
+    unsigned threads = 1;
+    std::vector<ReadTask> tasks;
+    bool stream = false;
+  };
+  [[nodiscard]] ReadShape shape_read(const Box& region, unsigned threads, std::vector<ReadTask> tasks) const;
+  // The file offsets of the first byte of some of `tasks` (at most kColdSamples, spread evenly)
+  // added to `sample`; returns "", or, where a source they touch is not a local file read
+  // buffered by pread of its stored bytes (compressed, remote, through HDF5, O_DIRECT), why the
+  // read stays parallel (nothing sampled).
+  [[nodiscard]] std::string sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const;
   // For read_to_device: the chunks of `region` that source `s` supplies through `maps` (the
   // indices of its mappings that the region touches), to decode on the GPU, or why the GPU does
   // not decode them ("" and nullopt: the source is not compressed).

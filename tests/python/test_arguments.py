@@ -89,7 +89,8 @@ def test_every_public_function_is_walked():
     """A public function added later gets a row here (or a reason why it takes no arguments)."""
     walked = {"to_file", "from_file", "from_file_batched", "read_box", "describe", "consolidate", "split",
               "write_tile", "read_tile"}
-    no_arguments = {"fence", "compressors", "cuda_device_count", "last_device_io", "last_remote_io"}
+    no_arguments = {"fence", "compressors", "cuda_device_count", "last_device_io", "last_read_pattern",
+                    "last_remote_io"}
     functions = {n for n in h5tile.__all__ if inspect.isfunction(getattr(h5tile, n))
                  or type(getattr(h5tile, n)).__name__ == "nb_func"}
     assert functions == walked | no_arguments
@@ -107,6 +108,9 @@ SETTERS = {
     "probe_timeout": ["1", None, True, object(), 10**400],
     "direct_io": [1, None, True, object()],
     "gds": [1, None, True, object()],
+    "cold_reads": [1, None, True, object()],
+    "cold_readers": [object(), "4", 4.0, None, True, 0, 5000],
+    "cold_request_size": [object(), 1.5, None, True, 2**64, 100],
     "gpu_decode": [1, None, True, object()],
     "nvcomp_library": [1, None, object()],
     "remote_connections": [object(), "4", 4.0, None, True, 0, 2**64],
@@ -132,7 +136,7 @@ def test_a_setter_refuses_a_wrong_value_naming_the_setting(restore, setting, val
         getattr(settings, "set_" + setting)(value)
     check_message(e.value, setting)
     right_type = isinstance(value, int) and not isinstance(value, bool) and setting not in (
-        "raw_io", "early_reads", "probe", "direct_io", "gds", "gpu_decode", "nvcomp_library")
+        "raw_io", "early_reads", "probe", "direct_io", "gds", "gpu_decode", "nvcomp_library", "cold_reads")
     # A wrong type is a TypeError; a value of the right type out of range a ValueError only.
     assert isinstance(e.value, TypeError) == (not right_type), repr(e.value)
     assert isinstance(e.value, h5tile.ArgumentTypeError) == (not right_type)

@@ -18,7 +18,7 @@ from h5tile import settings  # noqa: E402
 def restore():
     """Puts every setting back after the test."""
     names = ["threads", "task_size", "alignment", "staging_bytes", "host_pool_bytes", "raw_io", "early_reads", "probe",
-             "probe_timeout", "direct_io", "gds"]
+             "probe_timeout", "direct_io", "gds", "cold_reads", "cold_readers", "cold_request_size"]
     before = {n: getattr(settings, n)() for n in names}
     yield
     for n, v in before.items():
@@ -191,6 +191,13 @@ BAD_ENVIRONMENT = [
     ("H5TILE_PROBE_TIMEOUT", "ten", "seconds"),
     ("H5TILE_DIRECT_IO", "maybe", "auto, on or off"),
     ("H5TILE_GDS", "1", "auto, on or off"),
+    ("H5TILE_COLD_READS", "fast", "auto, parallel or stream"),
+    ("H5TILE_COLD_READS", "on", "auto, parallel or stream"),
+    ("H5TILE_COLD_READERS", "0", "zero"),
+    ("H5TILE_COLD_READERS", "2K", "no size suffix"),
+    ("H5TILE_COLD_REQUEST", "512K", "1 MiB to 1 GiB"),
+    ("H5TILE_COLD_REQUEST", "2G", "1 MiB to 1 GiB"),
+    ("H5TILE_COLD_REQUEST", "lots", "is not a size"),
     ("H5TILE_GPU_DECODE", "maybe", "auto, on or off"),
     ("H5TILE_REMOTE_CONNECTIONS", "2K", "no size suffix"),
     ("H5TILE_REMOTE_CONNECTIONS", "0", "zero"),
@@ -208,7 +215,9 @@ GETTERS = {"H5TILE_THREADS": ("threads", "7", 7), "H5TILE_TASK_SIZE": ("task_siz
            "H5TILE_HOST_POOL": ("host_pool_bytes", "off", 0), "H5TILE_RAW_IO": ("raw_io", "0", False),
            "H5TILE_EARLY_READS": ("early_reads", "0", False), "H5TILE_PROBE": ("probe", "1", True),
            "H5TILE_PROBE_TIMEOUT": ("probe_timeout", "2.5", 2.5), "H5TILE_DIRECT_IO": ("direct_io", "on", "on"),
-           "H5TILE_GDS": ("gds", "off", "off"), "H5TILE_GPU_DECODE": ("gpu_decode", "on", "on"),
+           "H5TILE_GDS": ("gds", "off", "off"),
+           "H5TILE_COLD_READS": ("cold_reads", "stream", "stream"), "H5TILE_COLD_READERS": ("cold_readers", "2", 2),
+           "H5TILE_COLD_REQUEST": ("cold_request_size", "32M", 32 << 20), "H5TILE_GPU_DECODE": ("gpu_decode", "on", "on"),
            "H5TILE_REMOTE_CONNECTIONS": ("remote_connections", "8", 8),
            "H5TILE_REMOTE_BLOCK_SIZE": ("remote_block_size", "64K", 65536),
            "H5TILE_REMOTE_TIMEOUT": ("remote_timeout", "2.5", 2.5), "H5TILE_REMOTE_RETRIES": ("remote_retries", "0", 0)}

@@ -45,6 +45,10 @@ bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t
          (mode == DirectReads::On || (mode == DirectReads::Auto && file_size >= memory_bytes / 2));
 }
 
+bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size) noexcept {
+  return reads_bypass_cache(mode, file_size, memory_bytes());
+}
+
 struct PosixFile::Direct {
   std::uint64_t file_size = 0;
   std::once_flag opened;

@@ -22,6 +22,8 @@ enum class DirectReads : unsigned char { Auto, On, Off };
 // Whether reads of a regular file of `file_size` bytes bypass the page cache under `mode` on a
 // machine with `memory_bytes` of memory (files under 1 MiB never do).
 [[nodiscard]] bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept;
+// The same on this machine (its physical memory).
+[[nodiscard]] bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size) noexcept;
 
 class PosixFile final : public ByteSource {
  public:
@@ -54,6 +56,8 @@ class PosixFile final : public ByteSource {
   // fstat(2)'s size now. Throws IoError.
   [[nodiscard]] std::uint64_t size() const override;
   [[nodiscard]] const PosixFile* posix_file() const noexcept override { return this; }
+  // Whether large reads take what the page cache lacks with O_DIRECT (DirectReads).
+  [[nodiscard]] bool bypasses_cache() const noexcept { return direct_ != nullptr; }
   // Writes exactly `size` bytes at `offset`.
   void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
   // The same open file (the same inode, whatever its path names now) opened anew with `flags`
