@@ -418,6 +418,44 @@ def test_info_takes_names_without_a_leading_slash_and_lists_groups(files, tmp_pa
     assert out.returncode == 0 and json.loads(out.stdout)["file"] == "odd:plain"
 
 
+def test_info_of_a_group_shows_its_attributes_as_h5py_reads_them(tmp_path):
+    """`info f.h5:/grp` lists the group's attributes (issue 30, item 11), text and --json."""
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        g = f.create_group("grp")
+        g["x"] = np.arange(3)
+        g.attrs["units"] = "m/s"
+        g.attrs["scale"] = 2.5
+        g.attrs["count"] = np.int32(7)
+        g.attrs["flags"] = np.array([True, False])
+        g.attrs["weights"] = np.arange(20, dtype=np.int16).reshape(4, 5)
+        g.attrs["label"] = np.bytes_(b"abc")
+        g.attrs["none"] = h5py.Empty("f4")
+        g.attrs["z"] = np.complex64(1 - 2j)
+        expected = {k: g.attrs[k] for k in g.attrs}
+    text = h5tile("info", "a.h5:grp", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0] == "a.h5:/grp"
+    shown = [line.strip() for line in lines[1:] if line.strip().startswith("@")]
+    assert shown == ["@count = 7", "@flags = [True, False] (shape [2])", '@label = "abc"', "@none = (empty, float32)",
+                     "@scale = 2.5", '@units = "m/s"', "@weights = [0, 1, 2, 3, 4, 5, 6, 7, ...] (shape [4, 5])",
+                     "@z = (1-2j)"]
+    assert any(line.split()[0] == "x" for line in lines[1:])  # the datasets still follow
+    listed = json.loads(h5tile("info", "a.h5:/grp", "--json", cwd=tmp_path).stdout)
+    attributes = {a["name"]: a for a in listed["attributes"]}
+    assert sorted(attributes) == sorted(expected)
+    for name in ("count", "scale", "flags", "weights", "z"):
+        value = np.asarray(attributes[name]["value"])
+        if name == "z":
+            value = value[0] + 1j * value[1]
+        reference = np.asarray(expected[name])
+        assert attributes[name]["dtype"] == str(reference.dtype) and attributes[name]["shape"] == list(reference.shape)
+        np.testing.assert_array_equal(value.reshape(reference.shape), reference)
+    assert attributes["units"]["value"] == expected["units"] and attributes["label"]["value"] == "abc"
+    assert attributes["none"]["empty"] == "float32"
+    assert [d["name"] for d in listed["datasets"]] == ["/grp/x"]
+
+
 def test_json_errors_are_json(files, tmp_path):
     out = h5tile("info", "h.h5:/nope", "--json", cwd=tmp_path)
     assert out.returncode == 1
