@@ -387,27 +387,28 @@ def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Option
     return _h5tile.describe(_args.path("path", path), _args.dataset_name(dataset_name), _probe(probe))
 
 
-def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
+def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str, name: str = "chunk_size") -> list:
     if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
-        raise ArgumentTypeError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+        raise ArgumentTypeError(f"{name} must be a sequence of {ndim} positive integers, not {chunk_size!r}")
     chunk = list(chunk_size)
     if len(chunk) != ndim:
-        raise InvalidArgumentError(f"chunk_size {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
+        raise InvalidArgumentError(f"{name} {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
     for i, c in enumerate(chunk):
         if not _args.is_integer(c):
-            raise ArgumentTypeError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
+            raise ArgumentTypeError(f"{name} {tuple(chunk)}: element {i} is {c!r}, not an integer")
         if c <= 0 or c > _args.UINT64_MAX:
-            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive "
+            raise InvalidArgumentError(f"{name} {tuple(chunk)}: element {i} is {c}; every element must be positive "
                                        "(and below 2**64)")
     return [int(c) for c in chunk]
 
 
-def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_size: Sequence[int], *,
+def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunks: Optional[Sequence[int]] = None, *,
                       device: Optional[int] = None, threads: int = 0,
                       progress: Optional[Callable[[int, int], Optional[bool]]] = None,
                       probe: Optional[bool] = None, allow_external_sources: bool = False,
-                      verify_checksums: bool = False) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
-    """Iterate over a dataset in blocks of at most ``chunk_size``: yields ``(block, offsets)``,
+                      verify_checksums: bool = False,
+                      chunk_size: Optional[Sequence[int]] = None) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
+    """Iterate over a dataset in blocks of at most ``chunks``: yields ``(block, offsets)``,
     low to high in row-major order, boundary blocks clipped (a length-5 axis with chunk 2 gives
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
     a few blocks whatever the file's size. The iterator may be consumed from another thread.
@@ -425,10 +426,19 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     KeyboardInterrupt once the read's tasks under way have ended (``settings.task_size`` bytes
     each: a moment on local disks; the iteration is then over).
 
-    Raises InvalidArgumentError (ValueError) at once for a ``chunk_size`` of the wrong length or
+    ``chunks`` is the block shape, one length per axis, under the name :func:`to_file`, Dask and
+    the command (``--chunks``) give a shape of blocks; ``chunk_size``, legate.io.hdf5's name for
+    it (which :func:`h5tile.legate.from_file_batched` keeps), is accepted instead.
+
+    Raises InvalidArgumentError (ValueError) at once for ``chunks`` of the wrong length or
     with an element <= 0. ``probe``, ``allow_external_sources`` and ``verify_checksums`` as in
     :func:`from_file`.
     """
+    if chunks is not None and chunk_size is not None:
+        raise InvalidArgumentError("from_file_batched takes chunks or chunk_size (its other name), not both")
+    if chunks is None and chunk_size is None:
+        raise ArgumentTypeError("from_file_batched needs chunks: the block shape, one length per axis")
+    given, given_name = (chunks, "chunks") if chunks is not None else (chunk_size, "chunk_size")
     path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     probe = _probe(probe)
     device, threads = _device_of(device), _whole("threads", threads)
@@ -436,7 +446,8 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
     verify_checksums = _args.flag("verify_checksums", verify_checksums)
     info = describe(path, dataset_name, probe=probe)
-    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{_args.redacted(path)}'")
+    chunk = _check_chunk_size(given, len(info["shape"]), f"dataset '{dataset_name}' in '{_args.redacted(path)}'",
+                              given_name)
     batched = _h5tile._Batched(path, dataset_name, chunk, device, threads, probe, allow_external_sources,
                                verify_checksums)
     if progress is None:

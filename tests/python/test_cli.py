@@ -13,6 +13,9 @@ import pytest
 
 from conftest import BUILD, random_array, same_bytes
 
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile as h5tile_py  # noqa: E402  (h5tile() below runs the command)
+
 H5TILE = BUILD / "cli" / "h5tile"
 
 
@@ -177,7 +180,7 @@ def test_consolidate_and_split_compress(files, tmp_path):
                  cwd=tmp_path)
     assert bad.returncode == 1 and "gzip level must be 0 to 9" in bad.stderr, bad.stderr
     bad = h5tile("split", "c.h5:/data", "t.h5", "--chunk", "5,5", cwd=tmp_path)
-    assert bad.returncode == 2 and "--chunk applies only with --compression" in bad.stderr, bad.stderr
+    assert bad.returncode == 2 and "--chunks applies only with --compression" in bad.stderr, bad.stderr
     assert not (tmp_path / "d.h5").exists() and not (tmp_path / "t.h5").exists()
 
 
@@ -418,6 +421,23 @@ def test_info_takes_names_without_a_leading_slash_and_lists_groups(files, tmp_pa
     assert out.returncode == 0 and json.loads(out.stdout)["file"] == "odd:plain"
 
 
+def test_the_chunk_shape_is_named_chunks_everywhere(tmp_path):
+    """One name for the chunk shape (issue 30, item 10): to_file's chunks=, from_file_batched's
+    chunks= and the command's --chunks (--chunk and chunk_size stay accepted)."""
+    a = np.arange(60 * 7, dtype=np.int32).reshape(60, 7)
+    h5tile_py.to_file(a, tmp_path / "in.h5", "/d", chunks=(10, 7)).wait()
+    for option in ("--chunks", "--chunk"):
+        out = h5tile("consolidate", "in.h5:/d", f"c{option}.h5", "--layout", "chunked", option, "20,7", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        with h5py.File(tmp_path / f"c{option}.h5", "r") as f:
+            assert f["/d"].chunks == (20, 7)
+    by_chunks = [(o, b.shape) for b, o in h5tile_py.from_file_batched(tmp_path / "in.h5", "/d", chunks=(25, 7))]
+    by_size = [(o, b.shape) for b, o in h5tile_py.from_file_batched(tmp_path / "in.h5", "/d", chunk_size=(25, 7))]
+    assert by_chunks == by_size == [((0, 0), (25, 7)), ((25, 0), (25, 7)), ((50, 0), (10, 7))]
+    with pytest.raises(h5tile_py.InvalidArgumentError, match="not both"):
+        h5tile_py.from_file_batched(tmp_path / "in.h5", "/d", chunks=(5, 7), chunk_size=(5, 7))
+
+
 def test_info_of_a_group_shows_its_attributes_as_h5py_reads_them(tmp_path):
     """`info f.h5:/grp` lists the group's attributes (issue 30, item 11), text and --json."""
     with h5py.File(tmp_path / "a.h5", "w") as f:
@@ -478,7 +498,7 @@ def test_a_mistyped_subcommand_is_named_with_a_suggestion(tmp_path):
 
 
 @pytest.mark.parametrize("options, named", [(["--level", "5"], "--level"), (["--shuffle"], "--shuffle"),
-                                            (["--chunk", "10"], "--chunk"),
+                                            (["--chunk", "10"], "--chunks"), (["--chunks", "10"], "--chunks"),
                                             (["--level", "3", "--shuffle"], "--level, --shuffle")])
 def test_split_options_that_need_a_compressor_say_so(files, tmp_path, options, named):
     out = h5tile("split", "h.h5:/plain", "s.h5", *options, cwd=tmp_path)
