@@ -77,7 +77,7 @@ int run_consolidate() {
     chunk = even_chunk(info.shape, info.dtype.size(), std::uint64_t{4} << 20);
   }
   if (consolidate_options.layout == "contiguous" && !chunk.empty()) {
-    throw CLI::ValidationError("--chunk", "a chunk shape needs --layout chunked");
+    throw CLI::ValidationError("--chunks", "a chunk shape needs --layout chunked");
   }
   const Mode mode = consolidate_options.append  ? Mode::Append
                     : consolidate_options.force ? Mode::Overwrite
@@ -110,7 +110,7 @@ int run_split() {
   if (in.dataset.empty()) {
     throw CLI::ValidationError("IN", "give the dataset to split as IN:/DATASET");
   }
-  check_compression_options(*split_command, split_options.compression, {"--chunk"});
+  check_compression_options(*split_command, split_options.compression, {"--chunks"});
   Array data = [&] {
     ProgressBar bar("read");
     return from_file(in.file, in.dataset, {.progress = bar.callback()});
@@ -148,7 +148,7 @@ void add_consolidate(CLI::App& app) {
   cmd->add_option("--layout", consolidate_options.layout, "layout written")
       ->check(CLI::IsMember({"contiguous", "chunked"}))
       ->capture_default_str();
-  cmd->add_option("--chunk", consolidate_options.chunk,
+  cmd->add_option("--chunks,--chunk", consolidate_options.chunk,
                   "chunk shape for --layout chunked (default: chunks of up to 4 MiB that divide the data evenly)")
       ->delimiter(',');
   auto* force = cmd->add_flag("--force", consolidate_options.force, "replace OUT if it exists");
@@ -180,7 +180,7 @@ void add_consolidate(CLI::App& app) {
   split->add_option("OUT", split_options.output, "file to write; tiles go to OUT.tiles/")->required();
   split->add_option("--tiles", split_options.tiles, "number of tiles along the first axis (0: one per core)");
   split
-      ->add_option("--chunk", split_options.chunk,
+      ->add_option("--chunks,--chunk", split_options.chunk,
                    "with --compression: the chunk shape of the tile files (default: up to 1 MiB)")
       ->delimiter(',');
   add_compression_options(*split, split_options.compression);

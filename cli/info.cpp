@@ -10,6 +10,7 @@
 
 #include <h5tile/h5tile.hpp>
 
+#include "attribute_text.hpp"
 #include "common.hpp"
 
 namespace h5tile::cli {
@@ -126,6 +127,17 @@ int run_info() {
   nlohmann::json out{{"file", redacted_path(target.file)}, {"datasets", nlohmann::json::array()}};
   if (!root.empty()) out["group"] = root;
   if (!info_options.json) print_line(stdout, "{}{}", redacted_path(target.file), root.empty() ? "" : ":" + root);
+  if (!root.empty()) {  // a group: its attributes, then its datasets
+    const auto attributes = read_attributes(target.file, root);
+    if (info_options.json) out["attributes"] = nlohmann::json::array();
+    for (const auto& a : attributes) {
+      if (info_options.json) {
+        out["attributes"].push_back(attribute_json(a));
+      } else {
+        print_line(stdout, "  {}", attribute_line(a));
+      }
+    }
+  }
   std::set<std::string> groups_shown;
   std::size_t errors = 0;
   for (const auto& name : names) {
@@ -194,6 +206,7 @@ void add_info(CLI::App& app) {
   cmd->footer(
       "Examples:\n"
       "  h5tile info out.h5                 every dataset in the file\n"
+      "  h5tile info out.h5:/fields         a group: its attributes (@name = value), then its datasets\n"
       "  h5tile info out.h5:/fields/u       one dataset: chunk shape and filters (and who decodes them:\n"
       "                                     h5tile in parallel, or HDF5 and why), or its virtual sources,\n"
       "                                     one line each: REGION <- FILE:DATASET [SOURCE REGION] (missing)\n"

@@ -3,6 +3,7 @@
 /// Reading and writing tiled arrays: the whole-array API (one process, worker threads as
 /// ranks) and the per-rank (SPMD) API over a Communicator.
 
+#include <chrono>
 #include <filesystem>
 #include <future>
 #include <iterator>
@@ -32,6 +33,9 @@ class [[nodiscard]] WriteHandle {
   void wait() const;
   /// True when the write has finished (successfully or not); never blocks.
   [[nodiscard]] bool done() const;
+  /// Blocks until the write has finished or `timeout` has passed; true when it has finished.
+  /// Never throws the write's error (wait() does). For waits that must stay interruptible.
+  [[nodiscard]] bool wait_for(std::chrono::nanoseconds timeout) const;
 
  private:
   std::shared_future<void> future_;
@@ -243,7 +247,9 @@ class BatchedReader {
   BatchedReader& operator=(BatchedReader&&) noexcept;
   ~BatchedReader();
 
-  /// The next block, or nullopt after the last one. Rethrows read errors.
+  /// The next block, or nullopt after the last one. Rethrows read errors. `options.progress`
+  /// counts the bytes of the blocks as they are read (ahead of the caller, with the dataset's
+  /// bytes as the total); a false answer cancels the block being read: next() throws Cancelled.
   [[nodiscard]] std::optional<Block> next();
   /// Number of blocks in total.
   [[nodiscard]] std::uint64_t block_count() const noexcept;

@@ -9,7 +9,25 @@ Write any NumPy, CuPy or DLPack array; read back into host (NumPy) or device (Cu
     for block, offset in h5tile.from_file_batched("out/result.h5", "/u", (100, 1000)):
         ...                                               # blocks of at most 100 x 1000
 
-The files are ordinary HDF5: h5py reads them. Errors derive from :class:`h5tile.Error` and from
+The files are ordinary HDF5: h5py reads them.
+
+Functions:
+    to_file, from_file, from_file_batched, read_box    write and read arrays, tiles in parallel
+    describe                                         a dataset's dtype, shape, layout and filters
+    fence                                            wait for every write to_file started
+    consolidate, split                               one self-contained dataset <-> tiles
+    write_tile, read_tile                            per-rank (MPI) writes and reads
+    compressors, cuda_device_count                   what this build and machine offer
+    last_device_io, last_remote_io                   what the last GPU or URL read cost
+    last_read_pattern                                how the last large local read was shaped (cold or warm)
+    settings                                         the settings module (threads, probe, ...)
+
+Classes: File, Group, Dataset, AttributeManager (h5py's object model, reads in parallel),
+WriteHandle (a write in progress: wait(), result(), done(), a ``with`` block); h5tile.dask
+and h5tile.legate for those frameworks. Ctrl-C stops a wait, a read or an iteration within a
+moment, cancelling the work (a cancelled write leaves the previous file as it was).
+
+Errors derive from :class:`h5tile.Error` and from
 the built-in exception Python users expect: :class:`NoSuchFileError` is a ``FileNotFoundError``,
 :class:`FileAlreadyExistsError` a ``FileExistsError``, :class:`OperationError` (and its subclasses)
 a ``RuntimeError``, :class:`InvalidArgumentError` a ``ValueError``, :class:`UnsupportedTypeError` a
@@ -37,10 +55,10 @@ from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, E
                       last_remote_io)
 
 __all__ = [
-    "File", "Group", "Dataset", "AttributeManager", "Empty",
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
-    "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io", "last_read_pattern",
-    "last_remote_io",
+    "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io",
+    "last_read_pattern", "last_remote_io",
+    "File", "Group", "Dataset", "AttributeManager", "Empty",
     "CancelledError",
     "Error", "InvalidArgumentError", "ArgumentTypeError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",
@@ -151,9 +169,10 @@ _whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.ch
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, layout: str = "auto",
             mode: str = "w", ranks: int = 0, sync: bool = True, keep_previous: bool = True,
-            chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
-            shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
-            progress: Optional[Callable[[int, int], Optional[bool]]] = None) -> WriteHandle:
+            chunks: "Optional[Sequence[int] | bool]" = None, compression: Optional[str] = None,
+            level: Optional[int] = None, shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
+            progress: Optional[Callable[[int, int], Optional[bool]]] = None,
+            compression_opts: Optional[int] = None) -> WriteHandle:
     """Write ``array`` to ``dataset_name`` in ``path``: a new file (mode "w", the default, replaces
     the file and every dataset in it; ``mode="a"`` adds the dataset to the file), tiles in parallel.
 
@@ -174,7 +193,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             the ``.tiles/`` folder must travel with the file (h5py reads the fill value, zeros,
             where a tile is missing; ``h5tile verify`` says so).
         chunks: layout "chunked": the chunk shape; None: one chunk per tile (tiles are then
-            aligned to chunks), at most 1 GiB each (1 MiB when compressed). Layout "virtual" with
+            aligned to chunks), at most 1 GiB each (1 MiB when compressed). True (h5py's
+            automatic chunking): that chunk shape, and layout "chunked" where it is "auto". Layout "virtual" with
             compression: the chunk shape of the tile files (each clipped to its tile).
         compression: "gzip" (HDF5's deflate filter, as h5py's), "zstd", "lz4" or "blosc"
             (hdf5plugin's filters 32015, 32004 and 32001, with the client data hdf5plugin stores:
@@ -184,6 +204,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             whole; with ``comm``, every chunk must lie in one rank's tile. h5py reads the files.
         level: the compressor's level (gzip and blosc 0 to 9, zstd -131072 to 22; lz4 has none);
             None: its default (gzip 4, as h5py; zstd 3 and blosc 5, as hdf5plugin).
+            ``compression_opts``, h5py's name for it, is accepted too.
         shuffle: HDF5's shuffle filter before the compressor (often smaller files for numbers);
             with blosc, Blosc's own byte shuffle instead.
         fletcher32: HDF5's Fletcher-32 checksum of every chunk, checked by every reader.
@@ -211,8 +232,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
     """
     path = _args.path("path", path)
     dataset_name = _args.dataset_name(dataset_name)
+    level = _args.level_or_opts(level, compression_opts)
     filters = _compression(compression, level, shuffle, fletcher32)
     layout, mode = _args.text("layout", layout, _LAYOUTS), _args.text("mode", mode, _MODES)
+    chunks, layout = _args.automatic_chunks(chunks, layout)
     sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
     progress = _args.progress(progress)
     if (_is_legate(array) and comm is None and layout in ("auto", "virtual") and mode == "w" and chunks is None
@@ -251,7 +274,7 @@ _device_of, _probe = _args.device, _args.probe
 def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Optional[int] = None,
               threads: int = 0, progress: Optional[Callable[[int, int], Optional[bool]]] = None,
               allow_external_sources: bool = False, verify_checksums: bool = False, out: Any = None,
-              probe: Optional[bool] = None):
+              probe: Optional[bool] = None) -> Any:
     """Read a whole dataset, tiles in parallel (the tiling follows the on-disk layout).
 
     String datasets read as h5py's ``ds[...]`` reads them: fixed-length strings as NumPy ``S<n>``
@@ -265,6 +288,9 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         out: an existing C-contiguous, writable array of the dataset's dtype and shape (NumPy,
             CuPy, or anything with DLPack) to read into instead of a new one; it is returned.
             A buffer reused across reads costs no page faults (``device`` is then not used).
+            A NumPy ``out`` of another dtype is filled as h5py's ``read_direct`` converts, where
+            no value can change (int16 into int32, float32 into float64: read, then copied);
+            any other raises InvalidArgumentError saying which dtype to pass.
         threads: worker threads; 0 for the default.
         progress: ``progress(bytes_done, bytes_total)``, as for :func:`to_file`.
         allow_external_sources: read virtual-dataset sources outside the file's folder (absolute
@@ -279,7 +305,8 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
 
     Raises:
         NoSuchFileError (FileNotFoundError), NotHdf5FileError (ProbeFailedError), DatasetNotFoundError /
-        NotADatasetError (ValueError), UnsupportedTypeError (TypeError), VirtualSourceError.
+        NotADatasetError (ValueError), UnsupportedTypeError (TypeError), VirtualSourceError;
+        KeyboardInterrupt on Ctrl-C, within a moment: the read is cancelled first.
     """
     path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     threads = _whole("threads", threads)
@@ -300,9 +327,31 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
     if isinstance(out, np.ndarray) and not out.flags.writeable:
         raise InvalidArgumentError("out is read-only")
     core, sized = _prepare(out, "out")  # the core checks out's dtype and shape against the dataset
-    _h5tile.read_into(core, path, dataset_name, sized, [], threads, progress,
-                      allow_external_sources, verify_checksums, probe)
+    try:
+        _h5tile.read_into(core, path, dataset_name, sized, [], threads, progress,
+                          allow_external_sources, verify_checksums, probe)
+    except InvalidArgumentError:
+        info = describe(path, dataset_name, probe=probe)
+        stored = np.dtype(info["dtype"])
+        if np.dtype(out.dtype) == stored or tuple(out.shape) != tuple(info["shape"]):
+            raise
+        _read_converted(out, stored, lambda: from_file(path, dataset_name, threads=threads, progress=progress,
+                                                       allow_external_sources=allow_external_sources,
+                                                       verify_checksums=verify_checksums, probe=probe))
     return out
+
+
+def _read_converted(out: Any, stored: np.dtype, read: Callable[[], np.ndarray]) -> None:
+    """Reads (``read()``) into ``out`` of a dtype other than the dataset's ``stored`` one, as h5py
+    converts, where no value can change (NumPy's "safe" casting: int16 into int32 or float64,
+    float32 into float64); else raises saying what to pass."""
+    wanted = np.dtype(out.dtype)
+    if not isinstance(out, np.ndarray) or not np.can_cast(stored, wanted, casting="safe"):
+        where = "" if isinstance(out, np.ndarray) else " (and only into NumPy arrays)"
+        raise InvalidArgumentError(f"out has dtype {wanted} but the dataset holds {stored}: h5tile converts only where "
+                                   f"no value can change{where}; pass out of dtype {stored}, or convert the result "
+                                   f"(from_file(...).astype({str(wanted)!r}))")
+    np.copyto(out, read(), casting="safe")
 
 
 def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]):
@@ -322,7 +371,7 @@ def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
-             verify_checksums: bool = False, probe: Optional[bool] = None):
+             verify_checksums: bool = False, probe: Optional[bool] = None) -> Any:
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
     return _h5tile.read_box(_args.path("path", path), _args.dataset_name(dataset_name), _wholes("offset", offset),
                             _wholes("shape", shape), _device_of(device), _whole("threads", threads),
@@ -341,27 +390,28 @@ def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Option
     return _h5tile.describe(_args.path("path", path), _args.dataset_name(dataset_name), _probe(probe))
 
 
-def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str) -> list:
+def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str, name: str = "chunk_size") -> list:
     if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
-        raise ArgumentTypeError(f"chunk_size must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+        raise ArgumentTypeError(f"{name} must be a sequence of {ndim} positive integers, not {chunk_size!r}")
     chunk = list(chunk_size)
     if len(chunk) != ndim:
-        raise InvalidArgumentError(f"chunk_size {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
+        raise InvalidArgumentError(f"{name} {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
     for i, c in enumerate(chunk):
         if not _args.is_integer(c):
-            raise ArgumentTypeError(f"chunk_size {tuple(chunk)}: element {i} is {c!r}, not an integer")
+            raise ArgumentTypeError(f"{name} {tuple(chunk)}: element {i} is {c!r}, not an integer")
         if c <= 0 or c > _args.UINT64_MAX:
-            raise InvalidArgumentError(f"chunk_size {tuple(chunk)}: element {i} is {c}; every element must be positive "
+            raise InvalidArgumentError(f"{name} {tuple(chunk)}: element {i} is {c}; every element must be positive "
                                        "(and below 2**64)")
     return [int(c) for c in chunk]
 
 
-def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_size: Sequence[int], *,
+def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunks: Optional[Sequence[int]] = None, *,
                       device: Optional[int] = None, threads: int = 0,
                       progress: Optional[Callable[[int, int], Optional[bool]]] = None,
                       probe: Optional[bool] = None, allow_external_sources: bool = False,
-                      verify_checksums: bool = False) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
-    """Iterate over a dataset in blocks of at most ``chunk_size``: yields ``(block, offsets)``,
+                      verify_checksums: bool = False,
+                      chunk_size: Optional[Sequence[int]] = None) -> Iterator[Tuple[Any, Tuple[int, ...]]]:
+    """Iterate over a dataset in blocks of at most ``chunks``: yields ``(block, offsets)``,
     low to high in row-major order, boundary blocks clipped (a length-5 axis with chunk 2 gives
     2, 2, 1). The next block is read while the caller works on the current one; memory stays at
     a few blocks whatever the file's size. The iterator may be consumed from another thread.
@@ -375,12 +425,23 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
 
     ``progress``: called as ``progress(bytes_done, bytes_total)`` after each block is read, before
     it is yielded (``bytes_done`` counts that block); return False to stop: the iterator then
-    raises :class:`CancelledError`.
+    raises :class:`CancelledError`. Ctrl-C cancels the block being read and raises
+    KeyboardInterrupt once the read's tasks under way have ended (``settings.task_size`` bytes
+    each: a moment on local disks; the iteration is then over).
 
-    Raises InvalidArgumentError (ValueError) at once for a ``chunk_size`` of the wrong length or
+    ``chunks`` is the block shape, one length per axis, under the name :func:`to_file`, Dask and
+    the command (``--chunks``) give a shape of blocks; ``chunk_size``, legate.io.hdf5's name for
+    it (which :func:`h5tile.legate.from_file_batched` keeps), is accepted instead.
+
+    Raises InvalidArgumentError (ValueError) at once for ``chunks`` of the wrong length or
     with an element <= 0. ``probe``, ``allow_external_sources`` and ``verify_checksums`` as in
     :func:`from_file`.
     """
+    if chunks is not None and chunk_size is not None:
+        raise InvalidArgumentError("from_file_batched takes chunks or chunk_size (its other name), not both")
+    if chunks is None and chunk_size is None:
+        raise ArgumentTypeError("from_file_batched needs chunks: the block shape, one length per axis")
+    given, given_name = (chunks, "chunks") if chunks is not None else (chunk_size, "chunk_size")
     path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     probe = _probe(probe)
     device, threads = _device_of(device), _whole("threads", threads)
@@ -388,7 +449,8 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunk_s
     allow_external_sources = _args.flag("allow_external_sources", allow_external_sources)
     verify_checksums = _args.flag("verify_checksums", verify_checksums)
     info = describe(path, dataset_name, probe=probe)
-    chunk = _check_chunk_size(chunk_size, len(info["shape"]), f"dataset '{dataset_name}' in '{_args.redacted(path)}'")
+    chunk = _check_chunk_size(given, len(info["shape"]), f"dataset '{dataset_name}' in '{_args.redacted(path)}'",
+                              given_name)
     batched = _h5tile._Batched(path, dataset_name, chunk, device, threads, probe, allow_external_sources,
                                verify_checksums)
     if progress is None:
@@ -485,7 +547,7 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
 
 
 def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, device: Optional[int] = None,
-              threads: int = 0, probe: Optional[bool] = None):
+              threads: int = 0, probe: Optional[bool] = None) -> Tuple[Any, Tuple[int, ...]]:
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
     probes, for every rank, before any rank opens the file)."""

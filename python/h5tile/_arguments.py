@@ -152,6 +152,34 @@ def compression(compression: Optional[str], level: Optional[int], shuffle: Any, 
             flag("shuffle", shuffle), flag("fletcher32", fletcher32))
 
 
+def level_or_opts(level: Optional[int], compression_opts: Optional[int]) -> Optional[int]:
+    """The compressor's level, given as ``level`` or under h5py's name ``compression_opts`` (one of
+    them, or both equal)."""
+    if compression_opts is None:
+        return level
+    if not is_integer(compression_opts):
+        raise ArgumentTypeError(f"compression_opts (h5py's name for level) must be a whole number or None, not "
+                                f"{_shown(compression_opts)}")
+    if not -2**31 < compression_opts < 2**31:
+        raise InvalidArgumentError(f"compression_opts (h5py's name for level) must be a whole number from -2**31 + 1 "
+                                   f"to 2**31 - 1 or None, not {compression_opts!r}")
+    if level is not None and level != compression_opts:
+        raise InvalidArgumentError(f"level={level!r} and compression_opts={compression_opts!r} disagree: "
+                                   "compression_opts is h5py's name for the level; pass one of them")
+    return compression_opts
+
+
+def automatic_chunks(chunks: Any, layout: str) -> tuple:
+    """(chunks, layout) with h5py's ``chunks=True`` (a chunk shape chosen for you) as h5tile says
+    it: no chunk shape, layout "chunked" (where the layout is "auto")."""
+    if chunks is not True:
+        return chunks, layout
+    if layout == "contiguous":
+        raise InvalidArgumentError("chunks=True asks for a chunked dataset, which layout='contiguous' is not: "
+                                   "pass layout='chunked' (or 'auto')")
+    return None, "chunked" if layout == "auto" else layout
+
+
 def array_like(name: str, value: Any) -> Any:
     """An array to read into: anything with DLPack or an array interface."""
     if not any(hasattr(value, a) for a in ("__dlpack__", "__array_interface__", "__cuda_array_interface__")):

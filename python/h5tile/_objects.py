@@ -109,7 +109,7 @@ class Group(_Object, Mapping):
         prefix = self._name.rstrip("/") + "/"
         return [n[len(prefix):] for n in kinds if n.startswith(prefix) and "/" not in n[len(prefix):]]
 
-    def __getitem__(self, name: str):
+    def __getitem__(self, name: str) -> "Union[Group, Dataset]":
         """The member ``name``: a path relative to this group ("temp", "sub/temp") or absolute
         ("/grp/temp"). Raises :class:`DatasetNotFoundError` (a ``KeyError``) where there is none."""
         full = self._path(name)
@@ -167,8 +167,9 @@ class Group(_Object, Mapping):
                        shuffle: bool = False, fletcher32: bool = False) -> Dataset:
         """Writes a new dataset ``name`` (mode "a" or "r+") from ``data`` (or zeros of ``shape``
         and ``dtype``), in parallel, as :func:`h5tile.to_file` with ``mode="a"``: one
-        self-contained dataset, contiguous, or chunked where ``chunks`` or ``compression`` is
-        given. Raises FileExistsError where the name exists (as h5py)."""
+        self-contained dataset, contiguous, or chunked where ``chunks`` (True: a chunk shape
+        chosen for you, as h5py's) or ``compression`` is given. Raises FileExistsError where the
+        name exists (as h5py)."""
         self._file._check_writable(f"create dataset '{name}'")
         full = self._path(name)
         if full in self._file._kinds():
@@ -181,7 +182,7 @@ class Group(_Object, Mapping):
             data = np.asarray(data, dtype=dtype)
             if shape is not None and tuple(shape) != data.shape:
                 data = data.reshape(shape)
-        self._file._write(data, full, chunks=None if chunks is True else chunks, compression=compression,
+        self._file._write(data, full, chunks=chunks, compression=compression,
                           level=compression_opts, shuffle=shuffle, fletcher32=fletcher32)
         return Dataset(self._file, full)
 
@@ -434,7 +435,7 @@ class Dataset(_Object):
             raise TypeError("len() of a scalar dataset")
         return shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for i in range(len(self)):
             yield self[i]
 
@@ -469,7 +470,7 @@ class Dataset(_Object):
                               o["allow_external_sources"], o["verify_checksums"], o["probe"])
         return out
 
-    def __getitem__(self, key: Any):
+    def __getitem__(self, key: Any) -> Any:
         """The selection ``key`` (NumPy basic indexing) as a NumPy array (a NumPy scalar where
         every axis is indexed by an integer, and for ``ds[()]`` of a scalar dataset)."""
         self._file._check_open()

@@ -60,7 +60,9 @@ class WriteHandle:
         self._write = _Write(handle, array, path, dataset)
 
     def wait(self) -> None:
-        """Block until the write is complete; raise its error (the previous file is then intact)."""
+        """Block until the write is complete; raise its error (the previous file is then intact).
+        Ctrl-C (KeyboardInterrupt) cancels the write within a moment and raises: the previous
+        file, if any, is left as it was."""
         try:
             self._write.handle.wait()
         finally:
@@ -157,10 +159,12 @@ class CompletedWrite:
 
 def fence() -> None:
     """Wait for every write started by :func:`to_file`; raise the first error among them (the
-    errors of every pending write count as seen: none of them warns or is reported at exit)."""
+    errors of every pending write count as seen: none of them warns or is reported at exit).
+    Ctrl-C (KeyboardInterrupt) cancels the pending writes, as ``WriteHandle.wait()`` does."""
     with _pending_lock:
         pending = list(_pending)
     try:
+        _h5tile.wait_all([w.handle for w in pending if isinstance(w.handle, _h5tile._WriteHandle)])
         _h5tile.fence()
     finally:
         for write in pending:

@@ -98,7 +98,7 @@ def _virtual_tile_chunks(path: str, dataset_name: str, shape: Tuple[int, ...]):
 
 def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
               chunks: Union[str, int, Sequence[Any]] = "auto", device: Optional[int] = None, *, threads: int = 1,
-              name: Optional[str] = None):
+              name: Optional[str] = None) -> "dask.array.Array":
     """A dataset as a lazy ``dask.array.Array``, each block read by :func:`h5tile.read_box`.
 
     Args:
@@ -388,7 +388,7 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layout: str = "virtual",
             compute: bool = True, *, mode: str = "w", sync: bool = True, keep_previous: bool = True,
             chunks: Optional[Sequence[int]] = None, compression: Optional[str] = None, level: Optional[int] = None,
-            shuffle: bool = False, fletcher32: bool = False):
+            shuffle: bool = False, fletcher32: bool = False) -> "Optional[dask.delayed.Delayed]":
     """Write a Dask array to ``dataset_name`` in ``path``: every block written as its own tile
     by the task (the worker) that computes it, nothing gathered on the client, and the virtual
     dataset committed once by the client when every tile is on disk (h5tile's virtual layout:

@@ -15,6 +15,7 @@
 #include <h5tile/h5tile.hpp>
 
 #include "arrays.hpp"
+#include "interrupt.hpp"
 #include "settings.hpp"
 
 namespace nb = nanobind;
@@ -23,8 +24,13 @@ using namespace nb::literals;
 namespace {
 
 using h5tile::python::AnyArray;
+using h5tile::python::CancelFlag;
+using h5tile::python::cancellable;
+using h5tile::python::make_cancel_flag;
+using h5tile::python::run_interruptibly;
 using h5tile::python::to_python;
 using h5tile::python::view_of;
+using h5tile::python::wait_interruptibly;
 
 nb::dict read_pattern_dict(const h5tile::ReadPatternReport& r) {
   nb::dict d;
@@ -75,15 +81,16 @@ PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list
 
 // from_file and read_box of a dataset of variable-length strings, which the core's reads of fixed-
 // size elements refuse with UnsupportedType: as h5py's ds[...] gives them, a NumPy object array
-// of bytes, read with read_strings. Rethrows the core's error for any other dataset.
+// of bytes, read with read_strings. Rethrows the core's error for any other dataset. Interruptible
+// (Ctrl-C cancels through `options.progress`, which must answer `cancel`).
 template <class Read>
 nb::object read_or_strings(const std::filesystem::path& path, const std::string& dataset,
-                           const std::optional<h5tile::Box>& box, const h5tile::ReadOptions& options, Read&& read) {
+                           const std::optional<h5tile::Box>& box, const h5tile::ReadOptions& options,
+                           const CancelFlag& cancel, Read&& read) {
   std::optional<h5tile::Array> array;
   std::vector<std::string> strings;
   h5tile::Shape shape;
-  {
-    nb::gil_scoped_release release;
+  run_interruptibly(cancel, [&] {
     try {
       array.emplace(read());
     } catch (const h5tile::UnsupportedType&) {
@@ -92,7 +99,7 @@ nb::object read_or_strings(const std::filesystem::path& path, const std::string&
       strings = h5tile::read_strings(path, dataset, box, options);
       shape = box ? box->extent : info.shape;
     }
-  }
+  });
   if (array) return to_python(std::move(*array));
   const nb::module_ numpy = nb::module_::import_("numpy");
   nb::list items;
@@ -235,10 +242,18 @@ auto raising_callback_errors(const std::shared_ptr<CallbackError>& error, Call&&
   }
 }
 
-// A write in progress, with the exception its progress callable may raise.
+// A write in progress, with the exception its progress callable may raise and the flag that
+// cancels it (Ctrl-C during wait()).
 struct PyWriteHandle {
   h5tile::WriteHandle handle;
   std::shared_ptr<CallbackError> error;
+  CancelFlag cancel;
+
+  // Waits until the write has ended; Ctrl-C cancels it (and waits for it to stop) and raises.
+  void wait_interruptibly() const {
+    ::h5tile::python::wait_interruptibly([&](auto slice) { return handle.wait_for(slice); },
+                                         [&] { cancel->store(true); });
+  }
 };
 
 h5tile::Layout layout_of(const std::string& s) { return h5tile::layout_from_name(s); }
@@ -296,15 +311,14 @@ class PyBatched {
       : reader_(path, dataset, std::move(chunk),
                 {.threads = threads,
                  .device = device,
+                 .progress = cancellable(cancel_, {}),
                  .allow_external_sources = allow_external_sources,
                  .verify_checksums = verify_checksums,
                  .probe = probe}) {}
+  // The next block; Ctrl-C cancels the block being read (the iteration then ends) and raises.
   nb::object next() {
     std::optional<h5tile::Block> block;
-    {
-      nb::gil_scoped_release release;
-      block = reader_.next();
-    }
+    run_interruptibly(cancel_, [&] { block = reader_.next(); });
     if (!block) throw nb::stop_iteration();
     nb::tuple offset = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(block->offset.size())));
     for (std::size_t i = 0; i < block->offset.size(); ++i) {
@@ -315,6 +329,7 @@ class PyBatched {
   [[nodiscard]] std::uint64_t count() const { return reader_.block_count(); }
 
  private:
+  CancelFlag cancel_ = make_cancel_flag();  // before reader_, whose progress callback holds it
   h5tile::BatchedReader reader_;
 };
 
@@ -373,17 +388,19 @@ NB_MODULE(_h5tile, m) {
         auto callback = progress_of(std::move(progress));
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
         const auto write_mode = mode_of(mode);
+        const auto cancel = make_cancel_flag();
         raising_callback_errors(callback.error, [&] {
-          nb::gil_scoped_release release;
-          h5tile::consolidate(in, dataset, out,
-                              {.mode = write_mode,
-                               .threads = threads,
-                               .sync = sync,
-                               .keep_previous = keep_previous,
-                               .progress = std::move(callback.callback),
-                               .chunk = chunk,
-                               .compression = filters,
-                               .probe = probe});
+          run_interruptibly(cancel, [&] {
+            h5tile::consolidate(in, dataset, out,
+                                {.mode = write_mode,
+                                 .threads = threads,
+                                 .sync = sync,
+                                 .keep_previous = keep_previous,
+                                 .progress = cancellable(cancel, std::move(callback.callback)),
+                                 .chunk = chunk,
+                                 .compression = filters,
+                                 .probe = probe});
+          });
         });
       },
       "path_in"_a, "dataset"_a, "path_out"_a, "threads"_a, "sync"_a, "keep_previous"_a, "chunk"_a, "compression"_a,
@@ -393,12 +410,31 @@ NB_MODULE(_h5tile, m) {
   nb::class_<PyWriteHandle>(m, "_WriteHandle")
       .def("wait",
            [](const PyWriteHandle& h) {
+             h.wait_interruptibly();
              raising_callback_errors(h.error, [&] {
                nb::gil_scoped_release release;
                h.handle.wait();
              });
            })
       .def("done", [](const PyWriteHandle& h) { return h.handle.done(); });
+
+  // Waits until every write of `handles` has ended, without raising their errors; Ctrl-C cancels
+  // them all (and waits for them to stop) and raises.
+  m.def(
+      "wait_all",
+      [](const std::vector<const PyWriteHandle*>& handles) {
+        wait_interruptibly(
+            [&](auto slice) {
+              for (const auto* h : handles) {
+                if (!h->handle.wait_for(slice)) return false;
+              }
+              return true;
+            },
+            [&] {
+              for (const auto* h : handles) h->cancel->store(true);
+            });
+      },
+      "handles"_a);
 
   m.def(
       "to_file",
@@ -410,6 +446,7 @@ NB_MODULE(_h5tile, m) {
         const auto filters = compression_of(compression, level, shuffle, fletcher32);
         auto callback = progress_of(std::move(progress));
         auto error = callback.error;
+        auto cancel = make_cancel_flag();
         nb::gil_scoped_release release;
         return PyWriteHandle{h5tile::to_file(v, path, dataset,
                                              {.layout = layout_of(layout),
@@ -419,8 +456,8 @@ NB_MODULE(_h5tile, m) {
                                               .keep_previous = keep_previous,
                                               .chunk = chunk,
                                               .compression = filters,
-                                              .progress = std::move(callback.callback)}),
-                             std::move(error)};
+                                              .progress = cancellable(cancel, std::move(callback.callback))}),
+                             std::move(error), cancel};
       },
       "array"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "layout"_a, "mode"_a, "ranks"_a, "sync"_a, "keep_previous"_a,
       "chunk"_a, "compression"_a, "level"_a, "shuffle"_a, "fletcher32"_a, "progress"_a = nb::none());
@@ -478,14 +515,15 @@ NB_MODULE(_h5tile, m) {
          nb::object progress, bool allow_external, bool verify_checksums, std::optional<bool> probe) {
         auto callback = progress_of(std::move(progress));
         nb::object result;
+        const auto cancel = make_cancel_flag();
         raising_callback_errors(callback.error, [&] {
           const h5tile::ReadOptions options{.threads = threads,
                                             .device = device,
-                                            .progress = std::move(callback.callback),
+                                            .progress = cancellable(cancel, std::move(callback.callback)),
                                             .allow_external_sources = allow_external,
                                             .verify_checksums = verify_checksums,
                                             .probe = probe};
-          result = read_or_strings(path, dataset, std::nullopt, options,
+          result = read_or_strings(path, dataset, std::nullopt, options, cancel,
                                    [&] { return h5tile::from_file(path, dataset, options); });
         });
         return result;
@@ -500,14 +538,16 @@ NB_MODULE(_h5tile, m) {
          std::optional<bool> probe) {
         const auto v = view_of(out, sized);
         auto callback = progress_of(std::move(progress));
+        const auto cancel = make_cancel_flag();
         raising_callback_errors(callback.error, [&] {
-          nb::gil_scoped_release release;
-          h5tile::read_into(path, dataset, v, offset,
-                            {.threads = threads,
-                             .progress = std::move(callback.callback),
-                             .allow_external_sources = allow_external,
-                             .verify_checksums = verify_checksums,
-                             .probe = probe});
+          run_interruptibly(cancel, [&] {
+            h5tile::read_into(path, dataset, v, offset,
+                              {.threads = threads,
+                               .progress = cancellable(cancel, std::move(callback.callback)),
+                               .allow_external_sources = allow_external,
+                               .verify_checksums = verify_checksums,
+                               .probe = probe});
+          });
         });
       },
       "out"_a, "path"_a, "dataset"_a, "sized_dtype"_a, "offset"_a, "threads"_a, "progress"_a = nb::none(),
@@ -518,13 +558,15 @@ NB_MODULE(_h5tile, m) {
       [](const std::filesystem::path& path, const std::string& dataset, const h5tile::Shape& offset,
          const h5tile::Shape& extent, int device, unsigned threads, bool allow_external, bool verify_checksums,
          std::optional<bool> probe) {
+        const auto cancel = make_cancel_flag();
         const h5tile::ReadOptions options{.threads = threads,
                                           .device = device,
+                                          .progress = cancellable(cancel, {}),
                                           .allow_external_sources = allow_external,
                                           .verify_checksums = verify_checksums,
                                           .probe = probe};
         const h5tile::Box box{offset, extent};
-        return read_or_strings(path, dataset, box, options,
+        return read_or_strings(path, dataset, box, options, cancel,
                                [&] { return h5tile::read_box(path, dataset, box, options); });
       },
       "path"_a, "dataset"_a, "offset"_a, "extent"_a, "device"_a, "threads"_a, "allow_external_sources"_a = false,

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
+#include "engine/progress.hpp"
 #include "engine/task.hpp"
 #include "hdf5/file.hpp"
 #include "io/http/url.hpp"
@@ -56,6 +58,8 @@ struct BatchedReader::State {
   std::string dataset;
   OpenOptions opening;
   int device = -1;
+  ProgressCallback callback;         // ReadOptions::progress
+  std::optional<Progress> progress;  // counts the blocks read, where `callback` is given
   // Blocks are read from `early` (a virtual dataset known from its tile index, owned by the
   // protocol while it runs and then by `early_kept`) while its tiles are the files the index
   // names, else from `opened` (the dataset as HDF5 opens it). The task alone touches them once
@@ -108,6 +112,14 @@ struct BatchedReader::State {
       throw InvalidArgument(fmt::format("chunk_size {} splits {} of shape {} into 2^64 blocks or more",
                                         to_string(chunk), name, to_string(info.shape)));
     }
+    if (callback) {
+      std::uint64_t total = std::numeric_limits<std::uint64_t>::max();
+      try {
+        total = byte_count(info.shape, info.dtype.size());
+      } catch (const InvalidArgument&) {  // 2^64 bytes or more: reported as the most there is
+      }
+      progress.emplace(callback, total);
+    }
   }
 
   void start() {
@@ -147,7 +159,9 @@ struct BatchedReader::State {
   // the file again would read the new version after blocks of the old one.
   [[nodiscard]] Array read(const Box& box) {
     try {
-      return opened ? opened->read(box, opening.threads, device) : early->read(box, opening.threads, device);
+      Progress* counted = progress ? &*progress : nullptr;
+      return opened ? opened->read(box, opening.threads, device, counted)
+                    : early->read(box, opening.threads, device, counted);
     } catch (const IndexMismatch& e) {
       throw replaced(e.what());
     } catch (const TileChanged& e) {
@@ -201,6 +215,7 @@ BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, S
   s.opening.hold_tiles = tiles_to_hold();
   probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, s.opening); });
   s.device = options.device;
+  s.callback = options.progress;
   // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the
   // dataset here, and the blocks after them too where the mapping agrees with the index.
   auto readable = open_for_read(path, dataset, s.opening, [&](const OpenDataset& early) {

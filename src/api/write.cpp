@@ -299,6 +299,10 @@ void WriteHandle::wait() const {
   future_.get();
 }
 
+bool WriteHandle::wait_for(std::chrono::nanoseconds timeout) const {
+  return future_.valid() && future_.wait_for(timeout) == std::future_status::ready;
+}
+
 bool WriteHandle::done() const {
   return future_.valid() && future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }

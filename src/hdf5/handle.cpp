@@ -149,8 +149,17 @@ void throw_if_classified(std::string_view what, const Hdf5Failure& failure) {
                   failure.error_number);
   }
   if (failure.version) {
-    throw NotHdf5File(fmt::format("{}: written in a format that needs a newer HDF5 than this h5tile's {} ({})", what,
-                                  hdf5_version(), failure.reason));
+#if H5_VERS_MAJOR < 2
+    // What users meet most: h5py's wheels carry HDF5 2.0, whose libver "latest" ("v200") writes
+    // chunked datasets with a layout message that 1.x cannot read.
+    constexpr const char* kWhich =
+        "; HDF5 2.0 writes such files (h5py's wheels with libver='latest' or 'v200'): build h5tile against HDF5 2.0 "
+        "(-DHDF5_ROOT=<its prefix>; README, 'HDF5 versions'), or write with libver up to 'v114'";
+#else
+    constexpr const char* kWhich = "";
+#endif
+    throw NotHdf5File(fmt::format("{}: written in a format that needs a newer HDF5 than this h5tile's {} ({}){}", what,
+                                  hdf5_version(), failure.reason, kWhich));
   }
 }
 

@@ -1,4 +1,5 @@
 // Whole-array round trips: every dtype, layout and rank count; strided input; async order.
+#include <chrono>
 #include <complex>
 #include <fstream>
 #include <set>
@@ -279,6 +280,22 @@ TEST_F(Async, FenceWaitsForEveryWriteAndReportsFailures) {
   EXPECT_THROW(fence(), Error);
   EXPECT_THROW(h.wait(), Error);
   EXPECT_FALSE(std::filesystem::exists(path("bad.h5")));
+}
+
+TEST_F(Async, WaitForReturnsWhenTheWriteEndsAndNeverThrows) {
+  std::vector<std::int32_t> a(1000, 3);
+  const auto h = to_file(view(a.data(), {a.size()}), path("w.h5"), "/d");
+  while (!h.wait_for(std::chrono::milliseconds(10))) {
+  }
+  EXPECT_TRUE(h.done());
+  h.wait();
+  std::ofstream(path("bad.h5.tiles")) << "in the way";
+  const auto failed = to_file(view(a.data(), {a.size()}), path("bad.h5"), "/d", {.layout = Layout::Virtual});
+  bool ended = false;
+  EXPECT_NO_THROW(ended = failed.wait_for(std::chrono::seconds(60)));  // the error is wait()'s to throw
+  EXPECT_TRUE(ended);
+  EXPECT_THROW(failed.wait(), Error);
+  EXPECT_FALSE(WriteHandle().wait_for(std::chrono::milliseconds(1)));  // no write: never "ended"
 }
 
 TEST_F(Async, AFailedWriteLeavesThePreviousFileIntact) {

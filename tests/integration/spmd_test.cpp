@@ -1,4 +1,5 @@
 // Per-rank API over the thread communicator, and reading what it wrote tile by tile.
+#include <atomic>
 #include <mutex>
 #include <numeric>
 
@@ -116,6 +117,30 @@ TEST_F(Batched, BlocksComeInRowMajorOrderClippedAtTheEdges) {
   EXPECT_EQ(offsets, (std::vector<Shape>{{0, 0}, {0, 2}, {0, 4}, {3, 0}, {3, 2}, {3, 4}, {6, 0}, {6, 2}, {6, 4}}));
   EXPECT_EQ(shapes[2], (Shape{3, 1}));
   EXPECT_EQ(shapes[8], (Shape{1, 1}));
+}
+
+TEST_F(Batched, ProgressCountsTheBlocksReadAndCancelsTheBlockBeingRead) {
+  std::vector<std::int64_t> a(1000);
+  std::iota(a.begin(), a.end(), 0);
+  to_file(view(a.data(), {1000}), path("b.h5"), "/a").wait();
+  std::atomic<std::uint64_t> last{0};
+  std::atomic<std::uint64_t> total{0};
+  {
+    auto reader = from_file_batched(path("b.h5"), "/a", {300}, {.progress = [&](std::uint64_t d, std::uint64_t t) {
+                                      last = d;
+                                      total = t;
+                                      return true;
+                                    }});
+    std::uint64_t blocks = 0;
+    for (Block& b : reader) blocks += b.data.size() > 0 ? 1 : 0;
+    EXPECT_EQ(blocks, 4U);
+  }
+  EXPECT_EQ(total.load(), 8000U);
+  EXPECT_EQ(last.load(), 8000U);
+  // A false answer: the block being read throws Cancelled from next().
+  auto reader =
+      from_file_batched(path("b.h5"), "/a", {300}, {.progress = [](std::uint64_t, std::uint64_t) { return false; }});
+  EXPECT_THROW((void)reader.next(), Cancelled);
 }
 
 TEST_F(Batched, StoppingEarlyAndBadChunkSizes) {

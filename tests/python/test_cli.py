@@ -13,6 +13,9 @@ import pytest
 
 from conftest import BUILD, random_array, same_bytes
 
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile as h5tile_py  # noqa: E402  (h5tile() below runs the command)
+
 H5TILE = BUILD / "cli" / "h5tile"
 
 
@@ -177,7 +180,7 @@ def test_consolidate_and_split_compress(files, tmp_path):
                  cwd=tmp_path)
     assert bad.returncode == 1 and "gzip level must be 0 to 9" in bad.stderr, bad.stderr
     bad = h5tile("split", "c.h5:/data", "t.h5", "--chunk", "5,5", cwd=tmp_path)
-    assert bad.returncode == 2 and "--chunk applies only with --compression" in bad.stderr, bad.stderr
+    assert bad.returncode == 2 and "--chunks applies only with --compression" in bad.stderr, bad.stderr
     assert not (tmp_path / "d.h5").exists() and not (tmp_path / "t.h5").exists()
 
 
@@ -418,6 +421,61 @@ def test_info_takes_names_without_a_leading_slash_and_lists_groups(files, tmp_pa
     assert out.returncode == 0 and json.loads(out.stdout)["file"] == "odd:plain"
 
 
+def test_the_chunk_shape_is_named_chunks_everywhere(tmp_path):
+    """One name for the chunk shape (issue 30, item 10): to_file's chunks=, from_file_batched's
+    chunks= and the command's --chunks (--chunk and chunk_size stay accepted)."""
+    a = np.arange(60 * 7, dtype=np.int32).reshape(60, 7)
+    h5tile_py.to_file(a, tmp_path / "in.h5", "/d", chunks=(10, 7)).wait()
+    for option in ("--chunks", "--chunk"):
+        out = h5tile("consolidate", "in.h5:/d", f"c{option}.h5", "--layout", "chunked", option, "20,7", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        with h5py.File(tmp_path / f"c{option}.h5", "r") as f:
+            assert f["/d"].chunks == (20, 7)
+    by_chunks = [(o, b.shape) for b, o in h5tile_py.from_file_batched(tmp_path / "in.h5", "/d", chunks=(25, 7))]
+    by_size = [(o, b.shape) for b, o in h5tile_py.from_file_batched(tmp_path / "in.h5", "/d", chunk_size=(25, 7))]
+    assert by_chunks == by_size == [((0, 0), (25, 7)), ((25, 0), (25, 7)), ((50, 0), (10, 7))]
+    with pytest.raises(h5tile_py.InvalidArgumentError, match="not both"):
+        h5tile_py.from_file_batched(tmp_path / "in.h5", "/d", chunks=(5, 7), chunk_size=(5, 7))
+
+
+def test_info_of_a_group_shows_its_attributes_as_h5py_reads_them(tmp_path):
+    """`info f.h5:/grp` lists the group's attributes (issue 30, item 11), text and --json."""
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        g = f.create_group("grp")
+        g["x"] = np.arange(3)
+        g.attrs["units"] = "m/s"
+        g.attrs["scale"] = 2.5
+        g.attrs["count"] = np.int32(7)
+        g.attrs["flags"] = np.array([True, False])
+        g.attrs["weights"] = np.arange(20, dtype=np.int16).reshape(4, 5)
+        g.attrs["label"] = np.bytes_(b"abc")
+        g.attrs["none"] = h5py.Empty("f4")
+        g.attrs["z"] = np.complex64(1 - 2j)
+        expected = {k: g.attrs[k] for k in g.attrs}
+    text = h5tile("info", "a.h5:grp", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0] == "a.h5:/grp"
+    shown = [line.strip() for line in lines[1:] if line.strip().startswith("@")]
+    assert shown == ["@count = 7", "@flags = [True, False] (shape [2])", '@label = "abc"', "@none = (empty, float32)",
+                     "@scale = 2.5", '@units = "m/s"', "@weights = [0, 1, 2, 3, 4, 5, 6, 7, ...] (shape [4, 5])",
+                     "@z = (1-2j)"]
+    assert any(line.split()[0] == "x" for line in lines[1:])  # the datasets still follow
+    listed = json.loads(h5tile("info", "a.h5:/grp", "--json", cwd=tmp_path).stdout)
+    attributes = {a["name"]: a for a in listed["attributes"]}
+    assert sorted(attributes) == sorted(expected)
+    for name in ("count", "scale", "flags", "weights", "z"):
+        value = np.asarray(attributes[name]["value"])
+        if name == "z":
+            value = value[0] + 1j * value[1]
+        reference = np.asarray(expected[name])
+        assert attributes[name]["dtype"] == str(reference.dtype) and attributes[name]["shape"] == list(reference.shape)
+        np.testing.assert_array_equal(value.reshape(reference.shape), reference)
+    assert attributes["units"]["value"] == expected["units"] and attributes["label"]["value"] == "abc"
+    assert attributes["none"]["empty"] == "float32"
+    assert [d["name"] for d in listed["datasets"]] == ["/grp/x"]
+
+
 def test_json_errors_are_json(files, tmp_path):
     out = h5tile("info", "h.h5:/nope", "--json", cwd=tmp_path)
     assert out.returncode == 1
@@ -440,7 +498,7 @@ def test_a_mistyped_subcommand_is_named_with_a_suggestion(tmp_path):
 
 
 @pytest.mark.parametrize("options, named", [(["--level", "5"], "--level"), (["--shuffle"], "--shuffle"),
-                                            (["--chunk", "10"], "--chunk"),
+                                            (["--chunk", "10"], "--chunks"), (["--chunks", "10"], "--chunks"),
                                             (["--level", "3", "--shuffle"], "--level, --shuffle")])
 def test_split_options_that_need_a_compressor_say_so(files, tmp_path, options, named):
     out = h5tile("split", "h.h5:/plain", "s.h5", *options, cwd=tmp_path)

@@ -46,6 +46,8 @@ def make_files(folder):
     h5tile.to_file(a, folder / "run.h5", "/data", ranks=4, layout="virtual").wait()
     with h5py.File(folder / "other.h5", "w") as f:
         f.create_dataset("fields/u", data=np.zeros((1000, 250)), chunks=(100, 250), compression="gzip")
+        f["fields"].attrs["units"] = "m/s"
+        f["fields"].attrs["step"] = 40
         ragged = f.create_dataset("ragged", (3,), dtype=h5py.vlen_dtype(np.int32))
         ragged[0] = [1, 2]
     with h5py.File(folder / "sparse.h5", "w") as f:
