@@ -11,6 +11,7 @@ import errno
 import os
 import posixpath
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
@@ -202,9 +203,13 @@ class File(Group):
         threads: worker threads of each read (0: the ``threads`` setting).
         probe, allow_external_sources, verify_checksums: as in :func:`h5tile.from_file`.
 
-    Nothing is held open between calls: each read opens the file by path, so a File costs no
-    descriptor, is picklable (it reopens where it is unpickled), and sees the file as it is at
-    each call. What it lists and describes is cached until it writes.
+    Like h5py's, an open File keeps the datasets it has read from open (at most 32, the least
+    recently read let go first) until :meth:`close`, so that small reads do not open the file
+    again each time; with HDF5's file locking, HDF5 programs cannot open it for writing meanwhile,
+    as with h5py. Unlike h5py's, every read first checks (stat) that the file is still the one
+    opened, and opens it again where it was replaced or rewritten: a File sees the file as it is
+    at each call. It is picklable (it reopens where it is unpickled). What it lists and describes
+    is cached until it writes.
 
     Raises:
         NoSuchFileError (FileNotFoundError), IsADirectoryPathError (IsADirectoryError),
@@ -232,6 +237,8 @@ class File(Group):
                              allow_external_sources=_args.flag("allow_external_sources", allow_external_sources),
                              verify_checksums=_args.flag("verify_checksums", verify_checksums))
         self._catalog = _Catalog()
+        self._readers: "OrderedDict[str, Any]" = OrderedDict()  # name -> _h5tile._Reader, most recent last
+        self._readers_lock = threading.Lock()
         self._open = True
         super().__init__(self, "/")
         if mode != "r" and self._is_url():
@@ -250,8 +257,13 @@ class File(Group):
         return "r" if self._mode == "r" else "r+"
 
     def close(self) -> None:
-        """Closes the file: nothing is held open, so this only marks the objects closed."""
+        """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
+        marks the objects closed."""
         self._open = False
+        with self._readers_lock:
+            readers, self._readers = list(self._readers.values()), OrderedDict()
+        for reader in readers:
+            reader.close()
 
     def flush(self) -> None:
         """Nothing to do: every write is complete on disk when it returns."""
@@ -276,6 +288,23 @@ class File(Group):
 
     def _root(self) -> File:
         return self
+
+    def _reader(self, name: str):
+        """The reader of dataset `name`, which keeps it open between reads (h5tile.DatasetReader):
+        at most _KEPT_DATASETS per File, the least recently read closed first."""
+        with self._readers_lock:
+            reader = self._readers.get(name)
+            if reader is not None:
+                self._readers.move_to_end(name)
+                return reader
+            o = self._options
+            reader = _h5tile._Reader(self._path_text, name, -1, o["threads"], o["allow_external_sources"],
+                                     o["verify_checksums"], o["probe"])
+            self._readers[name] = reader
+            oldest = self._readers.popitem(last=False)[1] if len(self._readers) > _KEPT_DATASETS else None
+        if oldest is not None:
+            oldest.close()  # waits for its reads in progress
+        return reader
 
     def _check_open(self) -> None:
         if not self._open:
@@ -317,6 +346,7 @@ def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f = File.__new__(File)
     f._path_text, f._mode, f._options = path, mode, dict(options)
     f._catalog, f._open = _Catalog(), is_open
+    f._readers, f._readers_lock = OrderedDict(), threading.Lock()
     _Object.__init__(f, f, "/")
     return f
 
@@ -326,6 +356,9 @@ def _dataset_from_state(file: File, name: str, info: Optional[dict]) -> Dataset:
         file._catalog.described[name] = info
     return Dataset(file, name)
 
+
+# Datasets a File keeps open at most (File._reader).
+_KEPT_DATASETS = 32
 
 # A selection whose covering box is larger than this and than 4 times the selection is read in
 # slabs (Dataset._read_by_slabs) instead of as one box.
@@ -445,22 +478,15 @@ class Dataset(_Object):
     def _read_box(self, offset: Tuple[int, ...], extent: Tuple[int, ...], out: Optional[np.ndarray] = None):
         """The box read in parallel: into ``out`` (C-contiguous, of the box's shape and the dtype)
         where given, else into a new array."""
-        o = self._file._options
         dtype = self.dtype
         if out is None:
             if 0 in extent:
                 return np.empty(extent, dtype)
-            if tuple(extent) == self.shape:
-                return _h5tile.from_file(self._file.filename, self._name, -1, o["threads"], None,
-                                         o["allow_external_sources"], o["verify_checksums"], o["probe"])
-            return _h5tile.read_box(self._file.filename, self._name, list(offset), list(extent), -1, o["threads"],
-                                    o["allow_external_sources"], o["verify_checksums"], o["probe"])
+            return self._file._reader(self._name).read_box(list(offset), list(extent))
         if 0 not in extent:
             from . import _prepare
             core, opaque = _prepare(out, "out")
-            _h5tile.read_into(core, self._file.filename, self._name, opaque,
-                              [] if tuple(extent) == self.shape else list(offset), o["threads"], None,
-                              o["allow_external_sources"], o["verify_checksums"], o["probe"])
+            self._file._reader(self._name).read_into(core, opaque, list(offset))
         return out
 
     def __getitem__(self, key: Any):
