@@ -7,7 +7,11 @@ dataset open between reads only once its file has not changed for 2 s (README, "
 objects"), as a user's files have not. Prints the median time per read and the ratio to h5py
 (lower is better; 1.0 is h5py's speed).
 
-    python3 bench/small_reads.py [--rows 4096] [--cols 256] [--reads 2000] [--rounds 3] [--dir DIR]
+Then a sum over small Dask blocks (--dask-rows rows each) through h5tile.dask and through
+dask.array.from_array over h5py, where Dask is installed.
+
+    python3 bench/small_reads.py [--rows 4096] [--cols 256] [--reads 2000] [--rounds 3] [--dask-rows 16]
+                                 [--dir DIR]
 """
 import argparse
 import os
@@ -58,6 +62,7 @@ def main():
     p.add_argument("--cols", type=int, default=256)
     p.add_argument("--reads", type=int, default=2000, help="reads per round")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--dask-rows", type=int, default=16, help="rows per Dask block (0: no Dask part)")
     p.add_argument("--dir", default=None, help="where the files go (default: a temporary folder, removed)")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(dir=a.dir) as tmp:
@@ -79,6 +84,41 @@ def main():
             t_box = per_read(box, a.rows, a.reads, a.rounds)
             print(f"{kind:<11} {t_h5py * 1e3:8.4f} {t_file * 1e3:8.4f} {t_file / t_h5py:6.1f} "
                   f"{t_box * 1e3:12.4f} {t_box / t_h5py:6.1f}")
+        if a.dask_rows:
+            dask_blocks(files, data, a)
+
+
+def dask_blocks(files, data, a):
+    """A sum over small Dask blocks (threaded scheduler): h5tile.dask against
+    dask.array.from_array over h5py's dataset (h5py's own lock, as Dask's default)."""
+    try:
+        import dask.array as da
+        import h5tile.dask as hd
+    except ImportError:
+        print("Dask: not installed, skipped")
+        return
+    blocks = a.rows // a.dask_rows
+    print(f"\nDask: sum over {blocks} blocks of {a.dask_rows} rows, threaded scheduler, best of {a.rounds}")
+    print(f"{'dataset':<11} {'h5py s':>8} {'h5tile s':>9} {'ratio':>6}")
+    for kind, (path, name) in files.items():
+        chunks = (a.dask_rows, a.cols)
+        with h5py.File(path, "r") as f:
+            ref = da.from_array(f[name], chunks=chunks)
+            t_h5py = best(lambda: ref.sum().compute(scheduler="threads"), a.rounds)
+        ours = hd.from_file(path, name, chunks=chunks)
+        assert np.isclose(ours.sum().compute(scheduler="threads"), data.sum(dtype=np.float64), rtol=1e-4)
+        t_ours = best(lambda: ours.sum().compute(scheduler="threads"), a.rounds)
+        print(f"{kind:<11} {t_h5py:8.4f} {t_ours:9.4f} {t_ours / t_h5py:6.2f}")
+
+
+def best(fn, rounds: int) -> float:
+    fn()  # warm-up
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 if __name__ == "__main__":
