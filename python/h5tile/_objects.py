@@ -8,6 +8,7 @@ described; objects pickle as (path, name) and reopen where they are unpickled (a
 from __future__ import annotations
 
 import errno
+import math
 import os
 import posixpath
 import threading
@@ -406,7 +407,7 @@ class Dataset(_Object):
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(np.prod(self.shape, dtype=object))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -498,8 +499,8 @@ class Dataset(_Object):
         if not shape and sel.scalar_request:
             return self._read_box((), ())[()]
         itemsize = self.dtype.itemsize
-        box_bytes = int(np.prod(sel.extent, dtype=object)) * itemsize
-        wanted_bytes = int(np.prod(sel.result_shape, dtype=object)) * itemsize
+        box_bytes = math.prod(sel.extent) * itemsize
+        wanted_bytes = math.prod(sel.result_shape) * itemsize
         if box_bytes <= max(4 * wanted_bytes, _COVERING_BOX_BYTES):
             return sel.finish(self._read_box(sel.offset, sel.extent))
         return self._read_by_slabs(sel)
@@ -518,7 +519,7 @@ class Dataset(_Object):
         inner = [slice(None) if not isinstance(p, slice) else p for p in sel.post]
         # Bytes of the box per index along `axis`: a run grows while it stays in one chunk, or
         # while its box stays within _COVERING_BOX_BYTES (then it ends at a chunk's edge).
-        per_index = int(np.prod(sel.extent, dtype=object)) // max(sel.extent[axis], 1) * self.dtype.itemsize
+        per_index = math.prod(sel.extent) // max(sel.extent[axis], 1) * self.dtype.itemsize
         j = 0
         while j < len(picks):
             run = j + 1
