@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -56,6 +57,20 @@ std::optional<FileStamp> stamp_of(const fs::path& file) {
 // modification time, cannot be set back (utime sets it to now).
 constexpr std::int64_t kQuietNs = 2'000'000'000;
 
+// A virtual dataset whose sources HDF5 opens is kept only up to this many files: each is a
+// descriptor held while kept (a File keeps up to 32 datasets) and a stat before every read.
+constexpr std::size_t kMostKeptFiles = 64;
+
+// The stat of each file once per call that checks many readers (most keep the same files).
+using StampMemo = std::map<fs::path, std::optional<FileStamp>>;
+
+std::optional<FileStamp> stamp_of(const fs::path& file, StampMemo* memo) {
+  if (memo == nullptr) return stamp_of(file);
+  auto [it, added] = memo->try_emplace(file);
+  if (added) it->second = stamp_of(file);
+  return it->second;
+}
+
 bool quiet(const FileStamp& stamp) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
@@ -77,9 +92,10 @@ struct DatasetReader::State {
   pid_t pid = 0;                                       // the process that opened it
 
   // Whether `kept` can be read: opened by this process, each of its files as it was then.
-  [[nodiscard]] bool usable() const {
+  [[nodiscard]] bool usable(StampMemo* memo = nullptr) const {
     if (!kept || pid != ::getpid()) return false;
-    return std::all_of(stamps.begin(), stamps.end(), [](const auto& s) { return stamp_of(s.first) == s.second; });
+    return std::all_of(stamps.begin(), stamps.end(),
+                       [&](const auto& s) { return stamp_of(s.first, memo) == s.second; });
   }
 
   // Under `use` held exclusively: `kept` let go, and opened again where it can be kept.
@@ -94,7 +110,7 @@ struct DatasetReader::State {
     probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
     auto opened = std::make_unique<const OpenDataset>(path, dataset, opening);
     const auto files = opened->kept_files();
-    if (!files || stamp_of(path) != before) return;
+    if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return;
     std::vector<std::pair<fs::path, FileStamp>> taken{{path, *before}};
     for (const auto& file : *files) {
       if (file == path) continue;
@@ -187,10 +203,15 @@ void release_kept(const fs::path& path) {
 }
 
 void release_changed_kept() {
-  // Each state checked under its own lock, one at a time.
+  // Each state checked under its own lock, one at a time; each file stat'ed once.
+  StampMemo memo;
   for (const auto& state : kept_states([](const auto&) { return true; })) {
+    {
+      const std::shared_lock lock(state->use);  // beside its reads: most states are unchanged
+      if (!state->kept || state->usable(&memo)) continue;
+    }
     const std::unique_lock lock(state->use);
-    if (state->kept && !state->usable()) let_go(*state);
+    if (state->kept && !state->usable(&memo)) let_go(*state);
   }
 }
 

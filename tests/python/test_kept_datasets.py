@@ -56,8 +56,24 @@ def quiet_files(tmp_path_factory):
         tiled = random_array("int32", SHAPE, 100 + seed)
         h5tile.to_file(tiled, folder / f"{name}-tiled.h5", "/x", layout="virtual", ranks=3).wait()
         files[name] = (plain, data, folder / f"{name}-tiled.h5", tiled)
+    files["h5py_vds"] = write_h5py_vds(folder / "vds", 3)
+    files["h5py_vds_many"] = write_h5py_vds(folder / "vds-many", 70)
     time.sleep(QUIET_S)
     return files
+
+
+def write_h5py_vds(folder, sources):
+    """A virtual dataset h5py writes: `sources` files of 4 rows each, mapped one after another."""
+    folder.mkdir()
+    parts = [random_array("int16", (4, 6), 300 + i) for i in range(sources)]
+    layout = h5py.VirtualLayout(shape=(4 * sources, 6), dtype="int16")
+    for i, part in enumerate(parts):
+        with h5py.File(folder / f"s{i}.h5", "w") as f:
+            f.create_dataset("d", data=part)
+        layout[4 * i:4 * i + 4] = h5py.VirtualSource(f"s{i}.h5", "d", shape=(4, 6))
+    with h5py.File(folder / "v.h5", "w") as f:
+        f.create_virtual_dataset("v", layout)
+    return folder / "v.h5", np.concatenate(parts)
 
 
 def open_fds():
@@ -155,6 +171,23 @@ def test_a_file_rewritten_in_place_and_left_alone_is_kept_anew(quiet_files):
         for name in reversed(list(LAYOUTS)):  # gzip first
             np.testing.assert_array_equal(f[name][:], new[name])
             assert f._readers["/" + name].is_open
+
+
+def test_a_source_of_a_virtual_dataset_renamed_over_gives_the_new_data(quiet_files):
+    path, data = quiet_files["h5py_vds"]
+    with h5tile.File(path) as f:
+        np.testing.assert_array_equal(f["v"][5], data[5])
+        assert f._readers["/v"].is_open, "its sources are stat'ed before each read"
+        new = random_array("int16", (4, 6), 999)
+        with h5py.File(path.with_name("s1-new.h5"), "w") as o:
+            o.create_dataset("d", data=new)
+        os.replace(path.with_name("s1-new.h5"), path.with_name("s1.h5"))
+        np.testing.assert_array_equal(f["v"][5], new[1])
+        np.testing.assert_array_equal(f["v"][:4], data[:4])
+    many, many_data = quiet_files["h5py_vds_many"]
+    with h5tile.File(many) as f:
+        np.testing.assert_array_equal(f["v"][100:180], many_data[100:180])
+        assert not f._readers["/v"].is_open, "70 source files are more than a dataset is kept with"
 
 
 def test_many_threads_reading_boxes_equal_numpy(quiet_files):
