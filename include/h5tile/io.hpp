@@ -212,7 +212,8 @@ void read_into(const std::filesystem::path& path, const std::string& dataset, co
 /// through what was learnt of the old one. Nothing is kept where that check could miss a change:
 /// a file changed less than two seconds before (file times have a coarse granularity), a URL, a
 /// dataset reached through an external link, in external storage, or a virtual dataset whose
-/// sources HDF5 finds itself; such reads open the dataset each time, as read_box does.
+/// sources HDF5 finds itself or that has more than 64 source files; such reads open the dataset
+/// each time, as read_box does.
 /// While kept, the file is open in HDF5 (and, with HDF5's file locking, locked against HDF5
 /// writers, as a file h5py holds open is); h5tile's own writes of the path let it go first.
 ///
