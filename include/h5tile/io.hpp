@@ -212,6 +212,49 @@ struct VerifyReport {
 void read_into(const std::filesystem::path& path, const std::string& dataset, const ArrayView& out,
                const Shape& offset = {}, const ReadOptions& options = {});
 
+/// A dataset kept open for many small reads, as h5py's Dataset keeps its file: the file, the
+/// dataset and where its bytes lie (chunk addresses, a virtual dataset's mapping) are opened at
+/// the first read and kept until close() or destruction, instead of being found again by every
+/// read_box (h5tile.File's datasets and h5tile.dask's blocks read through one).
+///
+/// Every read first checks, with stat(2), that the file (and each source file a virtual dataset
+/// reads through HDF5) is still the one opened: device, inode, size, modification and change
+/// times. A file replaced (renamed over) or rewritten since is opened again; nothing is read
+/// through what was learnt of the old one. Nothing is kept where that check could miss a change:
+/// a file changed less than two seconds before (file times have a coarse granularity), a URL, a
+/// dataset reached through an external link, in external storage, or a virtual dataset whose
+/// sources HDF5 finds itself or that has more than 64 source files; such reads open the dataset
+/// each time, as read_box does.
+/// While kept, the file is open in HDF5 (and, with HDF5's file locking, locked against HDF5
+/// writers, as a file h5py holds open is); h5tile's own writes of the path let it go first.
+///
+/// Thread-safe: reads from many threads run at once. A child of fork() opens the file anew.
+class DatasetReader {
+ public:
+  /// Opens nothing yet. `options` as for read_box (`progress` is called by every read).
+  DatasetReader(std::filesystem::path path, std::string dataset, ReadOptions options = {});
+  DatasetReader(DatasetReader&&) noexcept;
+  DatasetReader& operator=(DatasetReader&&) noexcept;
+  DatasetReader(const DatasetReader&) = delete;
+  DatasetReader& operator=(const DatasetReader&) = delete;
+  ~DatasetReader();
+
+  /// As read_box(path, dataset, box, options).
+  [[nodiscard]] Array read_box(const Box& box) const;
+  /// As read_into(path, dataset, out, offset, options).
+  void read_into(const ArrayView& out, const Shape& offset = {}) const;
+  /// Lets the open file go (it is opened again by the next read). Waits for reads in progress.
+  void close();
+  /// Whether the dataset is kept open now (false before the first read, after close(), and where
+  /// it is not kept at all).
+  [[nodiscard]] bool is_open() const;
+
+  struct State;  ///< private
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
 /// A tile read by one rank: where it lies in the dataset, and its data.
 struct ReadTile {
   Box box;

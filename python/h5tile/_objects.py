@@ -8,9 +8,11 @@ described; objects pickle as (path, name) and reopen where they are unpickled (a
 from __future__ import annotations
 
 import errno
+import math
 import os
 import posixpath
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, Callable, Iterator, Optional, Tuple, Union
 
@@ -203,9 +205,13 @@ class File(Group):
         threads: worker threads of each read (0: the ``threads`` setting).
         probe, allow_external_sources, verify_checksums: as in :func:`h5tile.from_file`.
 
-    Nothing is held open between calls: each read opens the file by path, so a File costs no
-    descriptor, is picklable (it reopens where it is unpickled), and sees the file as it is at
-    each call. What it lists and describes is cached until it writes.
+    Like h5py's, an open File keeps the datasets it has read from open (at most 32, the least
+    recently read let go first) until :meth:`close`, so that small reads do not open the file
+    again each time; with HDF5's file locking, HDF5 programs cannot open it for writing meanwhile,
+    as with h5py. Unlike h5py's, every read first checks (stat) that the file is still the one
+    opened, and opens it again where it was replaced or rewritten: a File sees the file as it is
+    at each call. It is picklable (it reopens where it is unpickled). What it lists and describes
+    is cached until it writes.
 
     Raises:
         NoSuchFileError (FileNotFoundError), IsADirectoryPathError (IsADirectoryError),
@@ -233,6 +239,8 @@ class File(Group):
                              allow_external_sources=_args.flag("allow_external_sources", allow_external_sources),
                              verify_checksums=_args.flag("verify_checksums", verify_checksums))
         self._catalog = _Catalog()
+        self._readers: "OrderedDict[str, Any]" = OrderedDict()  # name -> _h5tile._Reader, most recent last
+        self._readers_lock = threading.Lock()
         self._open = True
         super().__init__(self, "/")
         if mode != "r" and self._is_url():
@@ -251,8 +259,13 @@ class File(Group):
         return "r" if self._mode == "r" else "r+"
 
     def close(self) -> None:
-        """Closes the file: nothing is held open, so this only marks the objects closed."""
+        """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
+        marks the objects closed."""
         self._open = False
+        with self._readers_lock:
+            readers, self._readers = list(self._readers.values()), OrderedDict()
+        for reader in readers:
+            reader.close()
 
     def flush(self) -> None:
         """Nothing to do: every write is complete on disk when it returns."""
@@ -277,6 +290,23 @@ class File(Group):
 
     def _root(self) -> File:
         return self
+
+    def _reader(self, name: str):
+        """The reader of dataset `name`, which keeps it open between reads (h5tile.DatasetReader):
+        at most _KEPT_DATASETS per File, the least recently read closed first."""
+        with self._readers_lock:
+            reader = self._readers.get(name)
+            if reader is not None:
+                self._readers.move_to_end(name)
+                return reader
+            o = self._options
+            reader = _h5tile._Reader(self._path_text, name, -1, o["threads"], o["allow_external_sources"],
+                                     o["verify_checksums"], o["probe"])
+            self._readers[name] = reader
+            oldest = self._readers.popitem(last=False)[1] if len(self._readers) > _KEPT_DATASETS else None
+        if oldest is not None:
+            oldest.close()  # waits for its reads in progress
+        return reader
 
     def _check_open(self) -> None:
         if not self._open:
@@ -318,6 +348,7 @@ def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f = File.__new__(File)
     f._path_text, f._mode, f._options = path, mode, dict(options)
     f._catalog, f._open = _Catalog(), is_open
+    f._readers, f._readers_lock = OrderedDict(), threading.Lock()
     _Object.__init__(f, f, "/")
     return f
 
@@ -327,6 +358,9 @@ def _dataset_from_state(file: File, name: str, info: Optional[dict]) -> Dataset:
         file._catalog.described[name] = info
     return Dataset(file, name)
 
+
+# Datasets a File keeps open at most (File._reader).
+_KEPT_DATASETS = 32
 
 # A selection whose covering box is larger than this and than 4 times the selection is read in
 # slabs (Dataset._read_by_slabs) instead of as one box.
@@ -380,7 +414,7 @@ class Dataset(_Object):
     @property
     def size(self) -> int:
         """The number of elements."""
-        return int(np.prod(self.shape, dtype=object))
+        return math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
@@ -452,22 +486,15 @@ class Dataset(_Object):
     def _read_box(self, offset: Tuple[int, ...], extent: Tuple[int, ...], out: Optional[np.ndarray] = None):
         """The box read in parallel: into ``out`` (C-contiguous, of the box's shape and the dtype)
         where given, else into a new array."""
-        o = self._file._options
         dtype = self.dtype
         if out is None:
             if 0 in extent:
                 return np.empty(extent, dtype)
-            if tuple(extent) == self.shape:
-                return _h5tile.from_file(self._file.filename, self._name, -1, o["threads"], None,
-                                         o["allow_external_sources"], o["verify_checksums"], o["probe"])
-            return _h5tile.read_box(self._file.filename, self._name, list(offset), list(extent), -1, o["threads"],
-                                    o["allow_external_sources"], o["verify_checksums"], o["probe"])
+            return self._file._reader(self._name).read_box(list(offset), list(extent))
         if 0 not in extent:
             from . import _prepare
             core, opaque = _prepare(out, "out")
-            _h5tile.read_into(core, self._file.filename, self._name, opaque,
-                              [] if tuple(extent) == self.shape else list(offset), o["threads"], None,
-                              o["allow_external_sources"], o["verify_checksums"], o["probe"])
+            self._file._reader(self._name).read_into(core, opaque, list(offset))
         return out
 
     def __getitem__(self, key: Any) -> Any:
@@ -479,8 +506,8 @@ class Dataset(_Object):
         if not shape and sel.scalar_request:
             return self._read_box((), ())[()]
         itemsize = self.dtype.itemsize
-        box_bytes = int(np.prod(sel.extent, dtype=object)) * itemsize
-        wanted_bytes = int(np.prod(sel.result_shape, dtype=object)) * itemsize
+        box_bytes = math.prod(sel.extent) * itemsize
+        wanted_bytes = math.prod(sel.result_shape) * itemsize
         if box_bytes <= max(4 * wanted_bytes, _COVERING_BOX_BYTES):
             return sel.finish(self._read_box(sel.offset, sel.extent))
         return self._read_by_slabs(sel)
@@ -499,7 +526,7 @@ class Dataset(_Object):
         inner = [slice(None) if not isinstance(p, slice) else p for p in sel.post]
         # Bytes of the box per index along `axis`: a run grows while it stays in one chunk, or
         # while its box stays within _COVERING_BOX_BYTES (then it ends at a chunk's edge).
-        per_index = int(np.prod(sel.extent, dtype=object)) // max(sel.extent[axis], 1) * self.dtype.itemsize
+        per_index = math.prod(sel.extent) // max(sel.extent[axis], 1) * self.dtype.itemsize
         j = 0
         while j < len(picks):
             run = j + 1

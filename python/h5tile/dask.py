@@ -50,14 +50,30 @@ __all__ = ["from_file", "to_file"]
 
 
 class _Source:
-    """What a read task needs: the file, the dataset and how to read it (no open handle). Dask's
-    ``from_array`` slices it with one box per block; each slice is one :func:`h5tile.read_box`."""
+    """What a read task needs: the file, the dataset and how to read it. Dask's ``from_array``
+    slices it with one box per block; each slice is one read of an ``h5tile._Reader``, which keeps
+    the dataset open between blocks in each process (checked before every read: a file replaced
+    or rewritten since is opened again) for as long as this source lives, as a Dask array over an
+    h5py dataset keeps its file open. The reader is not pickled: each worker opens its own."""
 
     def __init__(self, path: str, dataset_name: str, shape: Tuple[int, ...], dtype: np.dtype, device: Optional[int],
                  threads: int):
         self.path, self.dataset_name, self.shape, self.dtype = path, dataset_name, shape, dtype
         self.device, self.threads = device, threads
         self.ndim = len(shape)
+        self._kept = None  # (pid, _h5tile._Reader), made by the first read in a process
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_kept"] = None
+        return state
+
+    def _reader(self):
+        kept = self._kept
+        if kept is None or kept[0] != os.getpid():  # a child of fork() opens its own
+            kept = (os.getpid(), _h5tile._Reader(self.path, self.dataset_name, _args.device(self.device), self.threads))
+            self._kept = kept  # two threads racing here each read through their own: both correct
+        return kept[1]
 
     def __getitem__(self, index):
         index = index if isinstance(index, tuple) else (index,)
@@ -68,7 +84,7 @@ class _Source:
                 raise IndexError("h5tile.dask reads boxes (steps of 1)")
             offset.append(start)
             extent.append(max(0, stop - start))
-        block = h5tile.read_box(self.path, self.dataset_name, offset, extent, device=self.device, threads=self.threads)
+        block = self._reader().read_box(offset, extent)
         if self.device is not None:
             import cupy
             block = cupy.asarray(block)

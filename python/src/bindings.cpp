@@ -304,6 +304,26 @@ class PyCommunicator final : public h5tile::Communicator {
   int size_ = 1;
 };
 
+// h5tile.File's datasets and h5tile.dask's blocks: a DatasetReader (the dataset kept open between
+// reads, checked before each) and what read_or_strings needs for a dataset of strings.
+struct PyReader {
+  std::filesystem::path path;
+  std::string dataset;
+  h5tile::ReadOptions options;
+  h5tile::DatasetReader reader;
+
+  PyReader(const std::filesystem::path& p, const std::string& d, int device, unsigned threads, bool allow_external,
+           bool verify_checksums, std::optional<bool> probe)
+      : path(p),
+        dataset(d),
+        options{.threads = threads,
+                .device = device,
+                .allow_external_sources = allow_external,
+                .verify_checksums = verify_checksums,
+                .probe = probe},
+        reader(p, d, options) {}
+};
+
 class PyBatched {
  public:
   PyBatched(const std::filesystem::path& path, const std::string& dataset, h5tile::Shape chunk, int device,
@@ -609,6 +629,34 @@ NB_MODULE(_h5tile, m) {
       .def("__iter__", [](nb::handle self) { return self; })
       .def("__next__", &PyBatched::next)
       .def("__len__", &PyBatched::count);
+
+  nb::class_<PyReader>(m, "_Reader")
+      .def(nb::init<const std::filesystem::path&, const std::string&, int, unsigned, bool, bool, std::optional<bool>>(),
+           "path"_a, "dataset"_a, "device"_a, "threads"_a, "allow_external_sources"_a = false,
+           "verify_checksums"_a = false, "probe"_a = nb::none())
+      .def(
+          "read_box",
+          [](const PyReader& r, const h5tile::Shape& offset, const h5tile::Shape& extent) {
+            const h5tile::Box box{offset, extent};
+            return read_or_strings(r.path, r.dataset, box, r.options, [&] { return r.reader.read_box(box); });
+          },
+          "offset"_a, "extent"_a)
+      .def(
+          "read_into",
+          [](const PyReader& r, nb::ndarray<> out, const std::string& sized, const h5tile::Shape& offset) {
+            const auto v = view_of(out, sized);
+            nb::gil_scoped_release release;
+            r.reader.read_into(v, offset);
+          },
+          "out"_a, "sized_dtype"_a, "offset"_a)
+      .def(
+          "close",
+          [](PyReader& r) {
+            nb::gil_scoped_release release;
+            r.reader.close();
+          },
+          "Lets the open file go (the next read opens it again).")
+      .def_prop_ro("is_open", [](const PyReader& r) { return r.reader.is_open(); });
 
   m.attr("__version__") = H5TILE_VERSION_STRING;
   m.def(

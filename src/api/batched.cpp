@@ -19,6 +19,7 @@
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
 
+#include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
@@ -205,7 +206,7 @@ struct BatchedReader::State {
 
 BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, Shape chunk_size,
                              const ReadOptions& options) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   state_ = std::make_unique<State>();
   auto& s = *state_;
   s.path = path;

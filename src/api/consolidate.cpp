@@ -12,6 +12,7 @@
 #include <h5tile/io.hpp>
 #include <h5tile/settings.hpp>
 
+#include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
@@ -85,7 +86,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
   const auto name = checked_dataset_name(dataset, out);  // a URL first: check_not_remote
-  pending_writes().wait_for(in);
+  settle_before_open(in);
   pending_writes().wait_for(out);
   std::error_code ec;
   if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
@@ -177,6 +178,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       });
     }
     commit.publish();
+    release_kept(out);  // the replaced file, held open by readers, is let go now
   } catch (...) {
     commit.abandon();
     throw;

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 
+#include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
@@ -39,7 +40,7 @@ namespace fs = std::filesystem;
 using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
 
 std::vector<std::string> list_datasets(const fs::path& path) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", display_name(path.native())),
                   [&] { (void)dataset_paths(open_file(path, false, remote_options()).get()); });
   const auto file = open_file(path, false, remote_options());
@@ -49,7 +50,7 @@ std::vector<std::string> list_datasets(const fs::path& path) {
 }
 
 std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std::string& dataset) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   const auto name = normalize_dataset_name(dataset);
   probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
   const auto file = open_file(path, false, remote_options());
@@ -467,7 +468,7 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
 
 VerifyReport verify_report(const fs::path& path, const std::string& dataset, bool read_all,
                            const ProgressCallback& progress) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   const auto name = normalize_dataset_name(dataset);
   auto opening = open_options(ReadOptions{});
   fit_to_path(opening, path, 0);

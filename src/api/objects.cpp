@@ -4,6 +4,7 @@
 #include <h5tile/error.hpp>
 #include <h5tile/objects.hpp>
 
+#include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
@@ -32,7 +33,8 @@ void change_attributes(const fs::path& path, const std::string& object, const st
                     object, path.string()));
   }
   const auto normalized = object_name(object);
-  pending_writes().wait_for(path);
+  settle_before_open(path);
+  release_kept(path);
   const auto file = open_file(path, true);
   {
     const auto handle = open_object(file.get(), normalized, path);
@@ -44,7 +46,7 @@ void change_attributes(const fs::path& path, const std::string& object, const st
 }  // namespace
 
 std::vector<ObjectEntry> list_objects(const fs::path& path) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
                   [&] { (void)object_paths(open_file(path, false, remote_options()).get()); });
   const auto file = open_file(path, false, remote_options());
@@ -53,7 +55,7 @@ std::vector<ObjectEntry> list_objects(const fs::path& path) {
 
 std::vector<Attribute> read_attributes(const fs::path& path, const std::string& object) {
   const auto name = object_name(object);
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}' in '{}'", name, path.string()), [&] {
     const auto file = open_file(path, false, remote_options());
     (void)attribute_names(open_object(file.get(), name, path).get());

@@ -8,8 +8,10 @@
 #include <h5tile/io.hpp>
 #include <h5tile/settings.hpp>
 
+#include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
+#include "api/read_target.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "comm/collective.hpp"
@@ -27,13 +29,6 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 
 namespace {
 
-// Where a read goes: `region` of the dataset into `out` (host memory, or device `device`).
-struct ReadTarget {
-  Box region;
-  std::byte* out = nullptr;
-  int device = -1;
-  std::uint64_t bytes = 0;  // for progress
-};
 // Chooses (and checks, throwing InvalidArgument) the target once the dataset is known.
 using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
 
@@ -42,7 +37,7 @@ using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
 // mapping and the index disagree (layout/virtual/early_open.hpp).
 void open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
                    const TargetFor& target_for) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   auto opening = open_options(options);
   fit_to_path(opening, path, options.threads);
   probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
@@ -71,8 +66,9 @@ void open_and_read(const fs::path& path, const std::string& dataset, const ReadO
   readable.opened->read_into(target.region, target.out, target.device, threads, &again);
 }
 
-// The whole of `box` as a new array in `out` (kept across a second try with another shape).
-ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int device, std::optional<Array>& out) {
+}  // namespace
+
+ReadTarget detail::new_array_target(const OpenDataset& opened, const Box& box, int device, std::optional<Array>& out) {
   opened.require_fixed_size();
   const auto& info = opened.info();
   if (!box.fits(info.shape)) {
@@ -85,10 +81,35 @@ ReadTarget new_array_target(const OpenDataset& opened, const Box& box, int devic
   return {box, out->data(), device, out->nbytes()};
 }
 
-}  // namespace
+ReadTarget detail::caller_memory_target(const OpenDataset& opened, const ArrayView& out, const Shape& offset) {
+  opened.require_fixed_size();
+  const auto& info = opened.info();
+  const auto at = where(opened.path(), opened.name());
+  if (out.dtype != info.dtype) {
+    throw InvalidArgument(
+        fmt::format("read_into: the output has dtype {} but {} holds {}", out.dtype.name(), at, info.dtype.name()));
+  }
+  if (!out.is_contiguous()) {
+    throw InvalidArgument(fmt::format("read_into: the output for {} must be C-contiguous (row-major, packed)", at));
+  }
+  if (out.data == nullptr && element_count(out.shape) > 0) {
+    throw InvalidArgument(fmt::format("read_into: the output for {} has no memory", at));
+  }
+  if (offset.empty() && out.shape != info.shape) {
+    throw InvalidArgument(fmt::format("read_into: out has shape {} but {} has shape {}", to_string(out.shape), at,
+                                      to_string(info.shape)));
+  }
+  const Box box{offset.empty() ? Shape(out.shape.size(), 0) : offset, out.shape};
+  if (!box.fits(info.shape)) {
+    throw InvalidArgument(
+        fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box), at, to_string(info.shape)));
+  }
+  return ReadTarget{box, static_cast<std::byte*>(const_cast<void*>(out.data)), gpu::device_of(out),
+                    byte_count(box.extent, info.dtype.size())};
+}
 
 DatasetInfo describe(const fs::path& path, const std::string& dataset, std::optional<bool> probe) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   auto options = describe_options();
   fit_to_path(options, path, 0);
   // Metadata only: a virtual dataset's sources are not opened, so a damaged one is described.
@@ -113,7 +134,7 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
 
 std::vector<std::string> read_strings(const fs::path& path, const std::string& dataset, const std::optional<Box>& box,
                                       const ReadOptions& options) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   auto opening = open_options(options);
   fit_to_path(opening, path, options.threads);
   probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
@@ -129,37 +150,12 @@ std::vector<std::string> read_strings(const fs::path& path, const std::string& d
 
 void read_into(const fs::path& path, const std::string& dataset, const ArrayView& out, const Shape& offset,
                const ReadOptions& options) {
-  const int device = gpu::device_of(out);
-  open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
-    opened.require_fixed_size();
-    const auto& info = opened.info();
-    const auto at = where(path, opened.name());
-    if (out.dtype != info.dtype) {
-      throw InvalidArgument(
-          fmt::format("read_into: the output has dtype {} but {} holds {}", out.dtype.name(), at, info.dtype.name()));
-    }
-    if (!out.is_contiguous()) {
-      throw InvalidArgument(fmt::format("read_into: the output for {} must be C-contiguous (row-major, packed)", at));
-    }
-    if (out.data == nullptr && element_count(out.shape) > 0) {
-      throw InvalidArgument(fmt::format("read_into: the output for {} has no memory", at));
-    }
-    if (offset.empty() && out.shape != info.shape) {
-      throw InvalidArgument(fmt::format("read_into: out has shape {} but {} has shape {}", to_string(out.shape), at,
-                                        to_string(info.shape)));
-    }
-    const Box box{offset.empty() ? Shape(out.shape.size(), 0) : offset, out.shape};
-    if (!box.fits(info.shape)) {
-      throw InvalidArgument(
-          fmt::format("read_into: region {} does not fit {} of shape {}", to_string(box), at, to_string(info.shape)));
-    }
-    return ReadTarget{box, static_cast<std::byte*>(const_cast<void*>(out.data)), device,
-                      byte_count(box.extent, info.dtype.size())};
-  });
+  open_and_read(path, dataset, options,
+                [&](const OpenDataset& opened) { return caller_memory_target(opened, out, offset); });
 }
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
-  pending_writes().wait_for(path);
+  settle_before_open(path);
   std::optional<OpenDataset> opened;
   auto opening = open_options(options);
   fit_to_path(opening, path, options.threads);

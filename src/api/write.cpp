@@ -10,6 +10,7 @@
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
 
+#include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
@@ -227,6 +228,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     (void)on_root(comm, 0, [&] {
       writer->finish(*commit, written);
       commit->publish();
+      release_kept(path);  // the replaced file, held open by readers, is let go now
       return std::string();
     });
   } catch (...) {

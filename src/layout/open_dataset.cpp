@@ -161,7 +161,9 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.filter_values = described.filter_values;
   memory_type_ = std::move(described.memory_type);
   const auto dcpl = creation_plist(dataset_.get());
+  if (!options_.metadata_only) note_kept_file(path_, dataset_.get(), dcpl.get());
   if (is_url(path_.native())) {
+    files_known_ = false;
     // HDF5 reads a remote file from its own object only: its driver refuses any other file
     // (hdf5/remote_driver.hpp). h5tile opens a virtual dataset's sources beside it itself.
     if (const auto names = external_storage_names(dcpl.get()); !names.empty()) {
@@ -218,6 +220,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   const auto resolved = resolve_sources(path_, names, options_.threads, options_.vds_prefix);
   info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
+    files_known_ = false;  // HDF5 opens the sources by name as it reads
     // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
     // since HDF5 silently returns fill values for missing ones ("%b" names expand per block).
     std::vector<bool> expands;
@@ -427,11 +430,26 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->shape = described.shape;
   source->chunk = described.chunk;
   source->elem_size = info_.dtype.size();
-  check_data_files(path_, file, dataset, hdf5.dataset.get(), creation_plist(hdf5.dataset.get()).get(),
-                   options_.extfile_prefix, options_.allow_external);
+  const auto source_dcpl = creation_plist(hdf5.dataset.get());
+  check_data_files(path_, file, dataset, hdf5.dataset.get(), source_dcpl.get(), options_.extfile_prefix,
+                   options_.allow_external);
+  note_kept_file(file, hdf5.dataset.get(), source_dcpl.get());
   source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads, file, dataset);
   sources_.push_back(std::move(source));
   return sources_.size() - 1;
+}
+
+void OpenDataset::note_kept_file(const fs::path& file, hid_t dataset, hid_t dcpl) {
+  if (is_url(file.native()) || file_name_of(dataset) != file.native() || !external_storage_names(dcpl).empty()) {
+    files_known_ = false;  // another file, or raw data files beside it, that a stat of `file` does not cover
+    return;
+  }
+  kept_files_.push_back(file);
+}
+
+std::optional<std::vector<fs::path>> OpenDataset::kept_files() const {
+  if (!files_known_ || options_.metadata_only || options_.hold_tiles > 0) return std::nullopt;
+  return kept_files_;
 }
 
 std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_bytes, bool bounded) const {

@@ -153,6 +153,12 @@ class OpenDataset {
   [[nodiscard]] bool hdf5_decodes() const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
   [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
+  // The local files that this dataset keeps open and reads through (the file itself, and the
+  // sources of a virtual dataset opened with HDF5; not the tiles read by their tile table, which
+  // each read checks), so that a holder can tell by their stat whether any has changed; nullopt
+  // where a file it reads is not known here (a URL, a dataset reached through an external link
+  // or kept in external storage, a virtual dataset whose sources HDF5 finds as it reads).
+  [[nodiscard]] std::optional<std::vector<std::filesystem::path>> kept_files() const;
 
  private:
   OpenDataset() = default;  // for from_tile_index
@@ -218,6 +224,12 @@ class OpenDataset {
   bool overlapping_ = false;
   // For each mapping, the later mappings that share elements with it, in order.
   std::vector<std::vector<std::size_t>> later_overlaps_;
+  // For kept_files: the files held open, and whether they are all the files read.
+  std::vector<std::filesystem::path> kept_files_;
+  bool files_known_ = true;
+  // Notes in kept_files_ the file holding `dataset` (open in HDF5 from `file`), which must be
+  // `file` itself and keep its data there.
+  void note_kept_file(const std::filesystem::path& file, hid_t dataset, hid_t dcpl);
 };
 
 // The overlap of two boxes of the same rank, or nullopt.

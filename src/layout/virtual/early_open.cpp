@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
                                                         const OpenOptions& options, FileHandle file) {
   OpenDataset early;
+  early.files_known_ = false;  // read from the index alone: not for keeping
   std::optional<TileIndex> index;
   try {
     early.name_ = normalize_dataset_name(dataset);

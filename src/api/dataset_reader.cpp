@@ -1,0 +1,271 @@
+// DatasetReader: a dataset kept open between reads, checked by stat(2) before each read, and
+// the registry through which h5tile's own writes let such datasets go first.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <utility>
+#include <vector>
+
+#include <h5tile/io.hpp>
+
+#include "api/dataset_reader.hpp"
+#include "api/pending_writes.hpp"
+#include "api/probe.hpp"
+#include "api/read_target.hpp"
+#include "api/resolve.hpp"
+#include "engine/progress.hpp"
+#include "hdf5/file.hpp"
+#include "io/http/url.hpp"
+#include "layout/open_dataset.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
+
+namespace {
+
+// What stat(2) says of a file that a change to it changes: another file at the name (device,
+// inode), other contents (size; modification and change times, to the nanosecond).
+struct FileStamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  std::int64_t modified_ns = 0;
+  std::int64_t changed_ns = 0;
+  bool operator==(const FileStamp&) const = default;
+};
+
+std::int64_t nanoseconds(const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
+
+std::optional<FileStamp> stamp_of(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return FileStamp{st.st_dev, st.st_ino, st.st_size, nanoseconds(st.st_mtim), nanoseconds(st.st_ctim)};
+}
+
+// A file whose change time is this far in the past has times that a later change must alter:
+// the kernel stamps a change with its coarse clock (one tick late), and file systems keep times
+// to 1 ns (ext4, XFS, tmpfs, Btrfs) or as coarsely as 1 s (ext3, ext4's small inodes, HFS+) or
+// 2 s (FAT). A change in the same tick as the last one would leave the times as they were (git's
+// "racy clean" files), so a file changed more recently is not kept. The change time, unlike the
+// modification time, cannot be set back (utime sets it to now).
+constexpr std::int64_t kQuietNs = 2'000'000'000;
+
+// A virtual dataset whose sources HDF5 opens is kept only up to this many files: each is a
+// descriptor held while kept (a File keeps up to 32 datasets) and a stat before every read.
+constexpr std::size_t kMostKeptFiles = 64;
+
+// The stat of each file once per call that checks many readers (most keep the same files).
+using StampMemo = std::map<fs::path, std::optional<FileStamp>>;
+
+std::optional<FileStamp> stamp_of(const fs::path& file, StampMemo* memo) {
+  if (memo == nullptr) return stamp_of(file);
+  auto [it, added] = memo->try_emplace(file);
+  if (added) it->second = stamp_of(file);
+  return it->second;
+}
+
+bool quiet(const FileStamp& stamp) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return stamp.changed_ns + kQuietNs < nanoseconds(now);
+}
+
+}  // namespace
+
+struct DatasetReader::State {
+  fs::path path;
+  std::string dataset;
+  ReadOptions options;
+  // Shared by the reads of `kept`; exclusive to replace it (which waits for those reads, so that
+  // HDF5 never opens the file anew while an old handle of the same inode is open: HDF5 would
+  // share the old one's metadata).
+  mutable std::shared_mutex use;
+  std::unique_ptr<const OpenDataset> kept;
+  std::vector<std::pair<fs::path, FileStamp>> stamps;  // of kept's files, when it was opened
+  pid_t pid = 0;                                       // the process that opened it
+
+  // Whether `kept` can be read: opened by this process, each of its files as it was then.
+  [[nodiscard]] bool usable(StampMemo* memo = nullptr) const {
+    if (!kept || pid != ::getpid()) return false;
+    return std::all_of(stamps.begin(), stamps.end(),
+                       [&](const auto& s) { return stamp_of(s.first, memo) == s.second; });
+  }
+
+  // Under `use` held exclusively: `kept` let go, and opened again where it can be kept.
+  void reopen() {
+    kept.reset();
+    stamps.clear();
+    if (is_url(path.native())) return;  // its object's ETag is checked by every request instead
+    const auto before = stamp_of(path);
+    if (!before || !quiet(*before)) return;
+    auto opening = open_options(options);
+    fit_to_path(opening, path, options.threads);
+    probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
+    auto opened = std::make_unique<const OpenDataset>(path, dataset, opening);
+    const auto files = opened->kept_files();
+    if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return;
+    std::vector<std::pair<fs::path, FileStamp>> taken{{path, *before}};
+    for (const auto& file : *files) {
+      if (file == path) continue;
+      // Taken after the open: a source replaced in between has a recent change time (a rename
+      // sets it), so it is not kept.
+      const auto stamp = stamp_of(file);
+      if (!stamp || !quiet(*stamp)) return;
+      taken.emplace_back(file, *stamp);
+    }
+    kept = std::move(opened);
+    stamps = std::move(taken);
+    pid = ::getpid();
+  }
+};
+
+namespace {
+
+// Every DatasetReader's state, for release_kept.
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::weak_ptr<DatasetReader::State>> states;
+};
+
+Registry& registry() {
+  static auto* r = new Registry();  // never destroyed: readers may outlive static destruction
+  return *r;
+}
+
+// Reads through the kept dataset where it is still the file's, else opens it again (kept where
+// it can be); `read_each_time` where it cannot be kept.
+template <class ReadKept, class ReadEachTime>
+void read_with(DatasetReader::State& state, const ReadKept& read_kept, const ReadEachTime& read_each_time) {
+  pending_writes().wait_for(state.path);
+  {
+    const std::shared_lock lock(state.use);
+    if (state.usable()) {
+      read_kept(*state.kept);
+      return;
+    }
+  }
+  // Every kept open of a changed file goes first (this one's too): HDF5 must not meet an old open
+  // of the inode it opens.
+  release_changed_kept();
+  std::unique_lock lock(state.use);
+  if (!state.usable()) state.reopen();
+  if (!state.kept) {
+    lock.unlock();
+    read_each_time();
+    return;
+  }
+  read_kept(*state.kept);  // still exclusive: one read, then others share it
+}
+
+void read_target(const OpenDataset& opened, const ReadOptions& options, const ReadTarget& target) {
+  Progress progress(options.progress, target.bytes);
+  opened.read_into(target.region, target.out, target.device, threads_or_setting(options.threads), &progress);
+}
+
+}  // namespace
+
+namespace detail {
+
+namespace {
+
+// Every reader's state that keeps a dataset open and `wanted` picks; the registry's lock is not
+// held once this returns, so that each state can be locked alone (never two at once).
+template <class Wanted>
+std::vector<std::shared_ptr<DatasetReader::State>> kept_states(const Wanted& wanted) {
+  std::vector<std::shared_ptr<DatasetReader::State>> states;
+  const std::lock_guard lock(registry().mutex);
+  for (const auto& weak : registry().states) {
+    if (auto state = weak.lock(); state && wanted(*state)) states.push_back(std::move(state));
+  }
+  return states;
+}
+
+void let_go(DatasetReader::State& state) {
+  state.kept.reset();
+  state.stamps.clear();
+}
+
+}  // namespace
+
+void release_kept(const fs::path& path) {
+  const auto key = write_key(path);
+  for (const auto& state : kept_states([&](const auto& s) { return write_key(s.path) == key; })) {
+    const std::unique_lock lock(state->use);
+    let_go(*state);
+  }
+}
+
+void release_changed_kept() {
+  // Each state checked under its own lock, one at a time; each file stat'ed once.
+  StampMemo memo;
+  for (const auto& state : kept_states([](const auto&) { return true; })) {
+    {
+      const std::shared_lock lock(state->use);  // beside its reads: most states are unchanged
+      if (!state->kept || state->usable(&memo)) continue;
+    }
+    const std::unique_lock lock(state->use);
+    if (state->kept && !state->usable(&memo)) let_go(*state);
+  }
+}
+
+void settle_before_open(const fs::path& path) {
+  pending_writes().wait_for(path);
+  release_changed_kept();
+}
+
+}  // namespace detail
+
+DatasetReader::DatasetReader(fs::path path, std::string dataset, ReadOptions options)
+    : state_(std::make_shared<State>()) {
+  state_->path = std::move(path);
+  state_->dataset = std::move(dataset);
+  state_->options = std::move(options);
+  const std::lock_guard lock(registry().mutex);
+  auto& states = registry().states;
+  std::erase_if(states, [](const auto& weak) { return weak.expired(); });
+  states.push_back(state_);
+}
+
+DatasetReader::DatasetReader(DatasetReader&&) noexcept = default;
+DatasetReader& DatasetReader::operator=(DatasetReader&&) noexcept = default;
+DatasetReader::~DatasetReader() = default;
+
+Array DatasetReader::read_box(const Box& box) const {
+  auto& s = *state_;
+  std::optional<Array> out;
+  read_with(
+      s,
+      [&](const OpenDataset& opened) {
+        read_target(opened, s.options, new_array_target(opened, box, s.options.device, out));
+      },
+      [&] { out.emplace(h5tile::read_box(s.path, s.dataset, box, s.options)); });
+  return std::move(*out);
+}
+
+void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
+  auto& s = *state_;
+  read_with(
+      s, [&](const OpenDataset& opened) { read_target(opened, s.options, caller_memory_target(opened, out, offset)); },
+      [&] { h5tile::read_into(s.path, s.dataset, out, offset, s.options); });
+}
+
+void DatasetReader::close() {
+  if (!state_) return;
+  const std::unique_lock lock(state_->use);
+  let_go(*state_);
+}
+
+bool DatasetReader::is_open() const {
+  if (!state_) return false;
+  const std::shared_lock lock(state_->use);
+  return state_->kept != nullptr && state_->pid == ::getpid();
+}
+
+}  // namespace h5tile

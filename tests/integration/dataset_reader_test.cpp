@@ -1,0 +1,101 @@
+// DatasetReader: a dataset kept open between reads, opened again where its file was replaced.
+#include <chrono>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "temp_dir.hpp"
+
+namespace h5tile {
+namespace {
+
+using testing_support::equal_bytes;
+using testing_support::random_bytes;
+
+class DatasetReaderTest : public testing_support::TempDirTest {
+ protected:
+  std::vector<std::byte> write(const std::string& name, unsigned seed, Layout layout) {
+    auto bytes = random_bytes(DType::from_name("int32"), element_count(shape_), seed);
+    to_file(ArrayView{bytes.data(), DType::from_name("int32"), shape_, {}}, path(name), "/x", {.layout = layout})
+        .wait();
+    return bytes;
+  }
+  // Left alone for longer than a file must be unchanged to be kept (2 s).
+  static void wait_until_quiet() { std::this_thread::sleep_for(std::chrono::milliseconds(2100)); }
+  std::vector<std::byte> write_quiet(const std::string& name, unsigned seed, Layout layout) {
+    auto bytes = write(name, seed, layout);
+    wait_until_quiet();
+    return bytes;
+  }
+  const Shape shape_{40, 10};
+};
+
+std::vector<std::byte> rows(const std::vector<std::byte>& all, std::size_t first, std::size_t count) {
+  const std::size_t row = 10 * 4;
+  return {all.begin() + static_cast<std::ptrdiff_t>(first * row),
+          all.begin() + static_cast<std::ptrdiff_t>((first + count) * row)};
+}
+
+TEST_F(DatasetReaderTest, KeepsTheDatasetOpenAndReadsAsReadBox) {
+  const std::vector<Layout> layouts{Layout::Contiguous, Layout::Chunked, Layout::Virtual};
+  std::vector<std::vector<std::byte>> written;
+  for (const auto layout : layouts) written.push_back(write(std::string(layout_name(layout)) + ".h5", 3, layout));
+  wait_until_quiet();
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    const auto name = std::string(layout_name(layouts[i])) + ".h5";
+    const auto& bytes = written[i];
+    DatasetReader reader(path(name), "/x");
+    EXPECT_FALSE(reader.is_open());
+    const Box box{{7, 0}, {3, 10}};
+    const auto part = reader.read_box(box);
+    EXPECT_TRUE(reader.is_open()) << name;
+    const auto expected = rows(bytes, 7, 3);
+    EXPECT_TRUE(equal_bytes(part, expected.data(), expected.size())) << name;
+    EXPECT_TRUE(equal_bytes(read_box(path(name), "/x", box), expected.data(), expected.size()));
+    std::vector<std::byte> out(expected.size());
+    reader.read_into(ArrayView{out.data(), DType::from_name("int32"), {3, 10}, {}}, {7, 0});
+    EXPECT_EQ(out, expected);
+    EXPECT_THROW((void)reader.read_box(Box{{39, 0}, {2, 10}}), InvalidArgument);
+    reader.close();
+    EXPECT_FALSE(reader.is_open());
+    EXPECT_EQ(open_hdf5_objects(), 0);
+  }
+}
+
+TEST_F(DatasetReaderTest, AFileRenamedOverIsOpenedAgain) {
+  const auto bytes = write_quiet("a.h5", 5, Layout::Chunked);
+  DatasetReader reader(path("a.h5"), "/x");
+  const auto first = reader.read_box(Box{{0, 0}, {40, 10}});
+  EXPECT_TRUE(equal_bytes(first, bytes.data(), bytes.size()));
+  EXPECT_TRUE(reader.is_open());
+  const auto newer = random_bytes(DType::from_name("int32"), element_count(shape_), 6);
+  to_file(ArrayView{newer.data(), DType::from_name("int32"), shape_, {}}, path("b.h5"), "/x",
+          {.layout = Layout::Chunked})
+      .wait();
+  std::filesystem::rename(path("b.h5"), path("a.h5"));
+  const auto second = reader.read_box(Box{{0, 0}, {40, 10}});
+  EXPECT_TRUE(equal_bytes(second, newer.data(), newer.size()));
+  EXPECT_FALSE(reader.is_open()) << "a file changed less than 2 s ago is not kept";
+}
+
+TEST_F(DatasetReaderTest, ReadsFromManyThreadsAtOnce) {
+  const auto bytes = write_quiet("t.h5", 7, Layout::Virtual);
+  const DatasetReader reader(path("t.h5"), "/x");
+  std::vector<std::thread> threads;
+  std::vector<int> good(8, 0);
+  for (unsigned t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < 50; ++i) {
+        const std::size_t row = (t * 50 + i) % 38;
+        const auto expected = rows(bytes, row, 2);
+        good[t] += equal_bytes(reader.read_box(Box{{row, 0}, {2, 10}}), expected.data(), expected.size()) ? 1 : 0;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(good, std::vector<int>(8, 50));
+  EXPECT_TRUE(reader.is_open());
+}
+
+}  // namespace
+}  // namespace h5tile
