@@ -93,6 +93,13 @@ std::string attribute_line(const Attribute& a) {
     case AttributeKind::Empty:
       return fmt::format("@{} = (empty, {})", a.name, a.numbers ? a.numbers->dtype().name() : "?");
     case AttributeKind::Unsupported: return fmt::format("@{} = (not read: {})", a.name, a.reason);
+    case AttributeKind::References:
+      count = a.references.size();
+      for (std::size_t i = 0; i < a.references.size() && i < kShownValues; ++i) {
+        values.push_back(a.references[i].size() == 1 ? quoted(a.references[i].front())
+                                                     : fmt::format("[{}]", fmt::join(a.references[i], ", ")));
+      }
+      break;
     case AttributeKind::FixedStrings:
     case AttributeKind::VariableStrings:
       count = a.strings.size();
@@ -118,6 +125,15 @@ nlohmann::json attribute_json(const Attribute& a) {
   switch (a.kind) {
     case AttributeKind::Empty: j["empty"] = a.numbers ? a.numbers->dtype().name() : "?"; return j;
     case AttributeKind::Unsupported: j["unsupported"] = a.reason; return j;
+    case AttributeKind::References: {
+      j["dtype"] = "reference";
+      j["shape"] = a.shape;
+      nlohmann::json values = nlohmann::json::array();
+      for (const auto& paths : a.references)
+        values.push_back(paths.size() == 1 ? nlohmann::json(paths.front()) : nlohmann::json(paths));
+      j["value"] = a.shape.empty() && values.size() == 1 ? values[0] : values;
+      return j;
+    }
     case AttributeKind::FixedStrings:
     case AttributeKind::VariableStrings: {
       j["dtype"] = a.kind == AttributeKind::FixedStrings ? fmt::format("S{}", a.string_width) : "str";

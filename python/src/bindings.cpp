@@ -83,6 +83,12 @@ PyObject* make_exception(nb::module_& m, const char* name, std::initializer_list
 // size elements refuse with UnsupportedType: as h5py's ds[...] gives them, a NumPy object array
 // of bytes, read with read_strings. Rethrows the core's error for any other dataset. Interruptible
 // (Ctrl-C cancels through `options.progress`, which must answer `cancel`).
+// A box of at most kInlineReadElements elements of a local file is read on the calling thread
+// (with the GIL released): it ends well within the second a user waits after Ctrl-C, and a thread
+// started per read would cost a small read (h5tile.File's rows) a large part of its time. A URL's
+// reads may wait on a slow link: those stay interruptible whatever their size.
+inline constexpr std::uint64_t kInlineReadElements = std::uint64_t{1} << 18;
+
 template <class Read>
 nb::object read_or_strings(const std::filesystem::path& path, const std::string& dataset,
                            const std::optional<h5tile::Box>& box, const h5tile::ReadOptions& options,
@@ -90,7 +96,8 @@ nb::object read_or_strings(const std::filesystem::path& path, const std::string&
   std::optional<h5tile::Array> array;
   std::vector<std::string> strings;
   h5tile::Shape shape;
-  run_interruptibly(cancel, [&] {
+  const bool small = box && box->count() <= kInlineReadElements && path.native().find("://") == std::string::npos;
+  run_interruptibly(cancel, small, [&] {
     try {
       array.emplace(read());
     } catch (const h5tile::UnsupportedType&) {
@@ -306,9 +313,11 @@ class PyCommunicator final : public h5tile::Communicator {
 
 // h5tile.File's datasets and h5tile.dask's blocks: a DatasetReader (the dataset kept open between
 // reads, checked before each) and what read_or_strings needs for a dataset of strings.
+// Ctrl-C cancels its reads in progress (through `cancel`, cleared when a read starts).
 struct PyReader {
   std::filesystem::path path;
   std::string dataset;
+  CancelFlag cancel = make_cancel_flag();
   h5tile::ReadOptions options;
   h5tile::DatasetReader reader;
 
@@ -318,6 +327,7 @@ struct PyReader {
         dataset(d),
         options{.threads = threads,
                 .device = device,
+                .progress = cancellable(cancel, {}),
                 .allow_external_sources = allow_external,
                 .verify_checksums = verify_checksums,
                 .probe = probe},
@@ -638,7 +648,8 @@ NB_MODULE(_h5tile, m) {
           "read_box",
           [](const PyReader& r, const h5tile::Shape& offset, const h5tile::Shape& extent) {
             const h5tile::Box box{offset, extent};
-            return read_or_strings(r.path, r.dataset, box, r.options, [&] { return r.reader.read_box(box); });
+            r.cancel->store(false);
+            return read_or_strings(r.path, r.dataset, box, r.options, r.cancel, [&] { return r.reader.read_box(box); });
           },
           "offset"_a, "extent"_a)
       .def(

@@ -66,6 +66,18 @@ void wait_interruptibly(Finished&& finished, Cancel&& cancel) {
 // wait_interruptibly does: Ctrl-C sets `flag`, which the call's progress callback must answer
 // (made by cancellable()).
 template <class Call>
+auto run_interruptibly(const CancelFlag& flag, Call&& call) -> decltype(call());
+
+// The same, but where `small` (a call that ends within a moment): on the calling thread, with the
+// GIL released, not interruptible, and without the cost of a thread.
+template <class Call>
+auto run_interruptibly(const CancelFlag& flag, bool small, Call&& call) -> decltype(call()) {
+  if (!small) return run_interruptibly(flag, std::forward<Call>(call));
+  nb::gil_scoped_release release;
+  return call();
+}
+
+template <class Call>
 auto run_interruptibly(const CancelFlag& flag, Call&& call) -> decltype(call()) {
   std::packaged_task<decltype(call())()> task(std::forward<Call>(call));
   auto result = task.get_future();

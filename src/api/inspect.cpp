@@ -80,8 +80,8 @@ std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std:
     std::vector<Url> to_open;
     const auto count = entries ? entries->size() : files.size();
     for (std::size_t i = 0; i < count; ++i) {
-      const auto& file = entries ? (*entries)[i].file : files[i];
-      urls.push_back(file == "." || !entries ? std::nullopt : resolve_inside(*base, file));
+      const auto& source_name = entries ? (*entries)[i].file : files[i];
+      urls.push_back(source_name == "." || !entries ? std::nullopt : resolve_inside(*base, source_name));
       if (urls.back()) to_open.push_back(*urls.back());
     }
     const auto opened = open_remote_objects(to_open, source_object_options(remote_options()));

@@ -476,6 +476,25 @@ def test_info_of_a_group_shows_its_attributes_as_h5py_reads_them(tmp_path):
     assert [d["name"] for d in listed["datasets"]] == ["/grp/x"]
 
 
+def test_info_of_a_group_shows_reference_attributes_as_the_paths_h5py_resolves(tmp_path):
+    """An object-reference attribute (netCDF-4's DIMENSION_LIST is a list of them) shows the paths
+    of the objects it refers to, as h5py's `f[ref].name` gives them."""
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        g = f.create_group("grp")
+        g["x"] = np.arange(3)
+        g.attrs["target"] = f["grp/x"].ref
+        g.attrs["targets"] = np.array([f["grp"].ref, f["grp/x"].ref], dtype=h5py.ref_dtype)
+        expected = {"target": f[g.attrs["target"]].name, "targets": [f[r].name for r in g.attrs["targets"]]}
+    text = h5tile("info", "r.h5:/grp", cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    shown = [line.strip() for line in text.stdout.splitlines() if line.strip().startswith("@")]
+    assert shown == [f'@target = "{expected["target"]}"',
+                     f'@targets = ["{expected["targets"][0]}", "{expected["targets"][1]}"] (shape [2])'], shown
+    listed = {a["name"]: a for a in json.loads(h5tile("info", "r.h5:/grp", "--json", cwd=tmp_path).stdout)["attributes"]}
+    assert listed["target"]["dtype"] == "reference" and listed["target"]["value"] == expected["target"]
+    assert listed["targets"]["value"] == expected["targets"] and listed["targets"]["shape"] == [2]
+
+
 def test_json_errors_are_json(files, tmp_path):
     out = h5tile("info", "h.h5:/nope", "--json", cwd=tmp_path)
     assert out.returncode == 1

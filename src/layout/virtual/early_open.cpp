@@ -65,14 +65,14 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
     FolderCheck folder_check(path);
     for (std::size_t i = begin; i < end && usable; ++i) {
       const auto& tile = tiles[i];
-      auto file = first_candidate(folder, tile.file);
+      auto tile_path = first_candidate(folder, tile.file);
       if (tile.file == "." || tile.dst.rank() != index->shape.size() || !tile.dst.fits(index->shape) ||
-          tile.dst.count() == 0 || (!options.allow_external && !folder_check.inside(file, false))) {
+          tile.dst.count() == 0 || (!options.allow_external && !folder_check.inside(tile_path, false))) {
         usable = false;
         return;
       }
       auto source = std::make_unique<Source>();
-      source->file = std::move(file);
+      source->file = std::move(tile_path);
       source->dataset = kTileDataset;
       source->shape = tile.dst.extent;
       source->elem_size = es;
