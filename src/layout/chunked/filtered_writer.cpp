@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 
@@ -31,6 +32,8 @@ namespace {
 // Raw bytes of the chunks one rank compresses in one round, in task sizes (256 MiB for the
 // default 8 MiB): their compressed copies stay in memory until they are written.
 constexpr std::uint64_t kRoundTasks = 32;
+// A rank that writes alone starts the writeback of its chunks every this many task sizes of them.
+constexpr std::uint64_t kWritebackTasks = 4;
 
 // A chunk that a rank writes: the tile it lies in (its index among the rank's tiles) and its box
 // (the whole chunk, which reaches past the dataset's edge there).
@@ -197,13 +200,27 @@ class FilteredChunkedWriter final : public LayoutWriter {
     {
       const auto dataset = open_dataset_at(file.get(), plan_.dataset);
       ChunkQueue queue(2 * std::max(1U, config_.threads));
+      // With `sync`, the writeback of what HDF5 wrote (at the end of the file) is started every
+      // few task sizes, so that the disk works while the rest is compressed and the commit's
+      // fdatasync has little left.
+      std::optional<PosixFile> flusher;
+      if (config_.sync) flusher.emplace(commit.temp(), O_WRONLY);
       auto writer = start_task([&] {
         try {
+          std::uint64_t unflushed = 0;
+          std::uint64_t flushed_to = 0;
           for (const auto& chunk : chunks) {
             const auto* bytes = queue.front();
             if (bytes == nullptr) return;  // the encoding failed: its error is thrown
             write_chunk(dataset.get(), chunk.box.offset, bytes->data(), bytes->size());
+            unflushed += bytes->size();
             queue.pop();
+            if (flusher && unflushed >= kWritebackTasks * config_.task_size) {
+              const auto end = static_cast<std::uint64_t>(std::filesystem::file_size(commit.temp()));
+              flusher->start_writeback(flushed_to, end - std::min(end, flushed_to));
+              flushed_to = end;
+              unflushed = 0;
+            }
             progress.add(intersect(tiles[chunk.tile].box, chunk.box)->count() * es);
           }
         } catch (...) {
