@@ -60,8 +60,9 @@ class ChunkQueue {
  public:
   explicit ChunkQueue(std::size_t window) : slots_(window), ready_(window, 0) {}
 
-  // A worker: hands chunk `i` over, swapping `bytes` with an emptied buffer (to reuse). Returns
-  // false, handing nothing over, once the write has failed.
+  // A worker: hands chunk `i` over, swapping `bytes` with the buffer of a chunk already written
+  // (its memory reused for the worker's next chunk). Returns false, handing nothing over, once
+  // the write has failed.
   bool put(std::size_t i, ByteBuffer& bytes) {
     std::unique_lock lock(mutex_);
     space_.wait(lock, [&] { return failed_ || i < next_ + slots_.size(); });
