@@ -92,7 +92,8 @@ using ProgressCallback = std::function<bool(std::uint64_t bytes_done, std::uint6
 struct WriteOptions {
   Layout layout = Layout::Auto;
   Mode mode = Mode::Overwrite;
-  /// Worker ranks of the whole-array API (threads); 0: the `threads` setting.
+  /// Worker ranks of the whole-array API (threads); 0: the `threads` setting. A compressed
+  /// chunked write is one rank with this many workers compressing its chunks.
   unsigned ranks = 0;
   /// Flush data to stable storage (fdatasync) before the new file replaces the old one.
   bool sync = true;

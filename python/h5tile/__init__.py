@@ -210,7 +210,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         fletcher32: HDF5's Fletcher-32 checksum of every chunk, checked by every reader.
         mode: "w" overwrite (default), "a" add or replace the dataset in an existing file, "x" fail
             if the file exists.
-        ranks: tiles (worker threads); 0 for the number of cores.
+        ranks: tiles (worker threads); 0 for the number of cores. Compressed "chunked" (or "auto"):
+            the workers that compress the chunks of the one file.
         sync: flush to stable storage before the new file replaces the old one.
         keep_previous: keep the tile folder this write replaces until the next write of the
             file, so that programs which opened the old file before (h5py too) still read it

@@ -176,8 +176,10 @@ WritePlan agree_on_plan(const std::vector<std::string>& all) {
 
 namespace {
 
+// `threads`: the workers of each rank (0: the `threads` setting).
 void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
-                      const std::string& dataset, const WriteOptions& options, Progress& progress) {
+                      const std::string& dataset, const WriteOptions& options, Progress& progress,
+                      unsigned threads = 0) {
   // 1. Every rank describes its tiles; all ranks check all descriptions the same way (the name
   // first: a name that fails the check is described as given, and every rank throws its error).
   std::string name = dataset;
@@ -186,7 +188,8 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   } catch (const InvalidArgument&) {
   }
   const auto plan = agree_on_plan(comm.all_gather(describe_rank(global_shape, tiles, path, name, options)));
-  const auto config = write_config(options);
+  auto config = write_config(options);
+  if (threads != 0) config.threads = threads;
   const auto writer = make_layout_writer(plan, config);
   const bool with_tiles = writes_tile_files(plan, options.layout);
 
@@ -264,13 +267,22 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
   check_target(path, options.mode, name);
   const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
+  unsigned threads = 0;  // each rank's workers: the `threads` setting
   if (effective.layout == Layout::Chunked && !array.shape.empty()) {
     // Tiles of whole chunks along the first axis, so that no two ranks share a chunk; the
     // chunk chosen here is the one written (the plan would otherwise derive it again from the
     // aligned tiles, and could pick another).
     effective.chunk = chunk_for(options.chunk, array.shape, boxes.front().extent, array.dtype.size(), path, name,
                                 options.compression.any() ? kDefaultCompressedChunkBytes : kDefaultChunkBytes);
-    boxes = split_for_ranks(array.shape, requested, effective.chunk[0]);
+    if (options.compression.any()) {
+      // Compressed chunks get their place in the file only as HDF5 writes them: one rank, whose
+      // `requested` workers compress while one thread writes (filtered_writer.hpp), rather than
+      // ranks that take turns at the file.
+      boxes = {Box::whole(array.shape)};
+      threads = requested;
+    } else {
+      boxes = split_for_ranks(array.shape, requested, effective.chunk[0]);
+    }
   }
   const auto target = fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
@@ -287,7 +299,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
       ArrayView part = sub_view(array, Box::whole(array.shape), box);
       part.memory = device >= 0 ? MemoryKind::Device : MemoryKind::Host;
       const Tile tile{box, part};
-      write_tiles_impl(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, effective, *progress);
+      write_tiles_impl(comm, array.shape, std::span<const Tile>(&tile, 1), target, name, effective, *progress, threads);
     });
   });
 }

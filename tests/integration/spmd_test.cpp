@@ -10,6 +10,7 @@ namespace {
 
 class Spmd : public testing_support::TempDirTest, public ::testing::WithParamInterface<unsigned> {};
 using CompressedSpmdErrors = testing_support::TempDirTest;
+using CompressedRounds = testing_support::TempDirTest;
 
 // Rank `rank`'s two tiles of a 20x9 int64 array `global` split among `ranks` ranks: rows in
 // `ranks` bands, columns in two halves [0:4] and [4:9].
@@ -84,6 +85,40 @@ TEST_P(CompressedSpmd, TilesOfAGridWriteTheirOwnChunks) {
 
 // Rows split at 20 * r / ranks: multiples of 5 for these counts.
 INSTANTIATE_TEST_SUITE_P(Ranks, CompressedSpmd, ::testing::Values(1U, 2U, 4U));
+
+// Ranks of 68, 68 and 67 one-row chunks, at most 32 a round with a task size of 4 KiB: rank 0
+// has HDF5 allocate every rank's chunks in 3 rounds, the last one short on rank 2.
+TEST_F(CompressedRounds, ManyRoundsOfChunksOnRanksWithDifferentCounts) {
+  constexpr std::uint64_t kRows = 203;
+  constexpr std::uint64_t kCols = 1024;
+  std::vector<std::int32_t> global(kRows * kCols);
+  for (std::size_t i = 0; i < global.size(); ++i) global[i] = static_cast<std::int32_t>((i * 7) % 1000);
+  const auto task_size = settings::task_size();
+  settings::set_task_size(4096);
+  try {
+    run_thread_ranks(3, [&](Communicator& comm) {
+      const auto r = static_cast<std::uint64_t>(comm.rank());
+      const std::uint64_t lo = r == 0 ? 0 : (r == 1 ? 68 : 136);
+      const std::uint64_t hi = r == 0 ? 68 : (r == 1 ? 136 : kRows);
+      const ArrayView part{global.data() + lo * kCols, DType(DTypeKind::Int32), {hi - lo, kCols}, {4 * kCols, 4}};
+      const std::vector<Tile> tiles{{Box{{lo, 0}, {hi - lo, kCols}}, part}};
+      write_tiles(comm, {kRows, kCols}, tiles, path("rounds.h5"), "/r",
+                  {.layout = Layout::Chunked,
+                   .chunk = {1, kCols},
+                   .compression = {.compressor = Compressor::Gzip, .shuffle = true}});
+    });
+  } catch (...) {
+    settings::set_task_size(task_size);
+    throw;
+  }
+  settings::set_task_size(task_size);
+  const auto whole = from_file(path("rounds.h5"), "/r");
+  EXPECT_TRUE(testing_support::equal_bytes(whole, global.data(), global.size() * 4));
+  const auto info = describe(path("rounds.h5"), "/r");
+  EXPECT_EQ(info.chunk, (Shape{1, kCols}));
+  EXPECT_EQ(info.filters, (std::vector<std::string>{"shuffle", "deflate"}));
+  EXPECT_LT(info.stored_bytes, global.size() * 4 / 2);  // compressed, not zeros or raw bytes
+}
 
 TEST_F(CompressedSpmdErrors, CompressedChunksAcrossTilesAreRefusedOnEveryRank) {
   std::vector<std::int64_t> global(180, 7);

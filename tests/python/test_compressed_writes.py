@@ -1,5 +1,6 @@
 """Compressed writes: to_file with compression (layouts chunked and virtual), write_tile's options,
-consolidate into compressed chunks. Each rank compresses its own chunks on its workers; h5py and
+consolidate into compressed chunks. Each rank compresses its own chunks on its workers (to_file: one
+rank, whose workers compress while one thread writes, in chunk order); h5py and
 h5dump (independent readers) must read back every byte, h5tile too, with partial edge chunks,
 every dtype and 1 to 3 axes. Bad combinations are errors that name what is wrong."""
 import subprocess
@@ -13,7 +14,6 @@ from conftest import BUILD, DTYPES, compressible, same_bytes
 
 sys.path.insert(0, str(BUILD / "python"))
 import h5tile  # noqa: E402
-from h5tile import settings  # noqa: E402
 
 
 def h5py_read(path):
@@ -96,22 +96,44 @@ def test_shuffle_or_fletcher32_alone(tmp_path):
         assert same_bytes(h5py_read(path), a)
 
 
-def test_many_rounds_of_chunks(tmp_path):
-    """A rank compresses at most 32 task sizes of chunks before rank 0 allocates them: with a
-    small task size, many rounds, and ranks with different numbers of chunks."""
-    before = settings.task_size()
-    settings.set_task_size(4096)
-    try:
-        # Chunks of one 8 KiB row: 16 per round; ranks of 68, 68 and 67 rows take 5 rounds.
-        a = compressible("float32", (203, 2048), seed=5)
-        path = tmp_path / "c.h5"
-        h5tile.to_file(a, path, "/x", layout="chunked", ranks=3, chunks=(1, 2048), compression="gzip",
-                       shuffle=True).wait()
-    finally:
-        settings.set_task_size(before)
-    assert same_bytes(h5py_read(path), a)
+def chunk_places(path):
+    """(offset in the dataset, byte offset in the file, stored size) of every chunk of /x."""
     with h5py.File(path, "r") as f:
-        assert f["x"].id.get_num_chunks() == 203
+        d = f["x"].id
+        return [(i.chunk_offset, i.byte_offset, i.size) for i in map(d.get_chunk_info, range(d.get_num_chunks()))]
+
+
+def test_one_file_of_many_chunks_is_written_in_chunk_order(tmp_path):
+    """to_file compresses on `ranks` workers while one thread writes the chunks through HDF5 in
+    chunk order, a few ahead at most (a window of twice the workers): each chunk lies after the
+    one before it in the file, and the file's chunks lie where they lie with one worker."""
+    a = compressible("float32", (203, 2048), seed=5)  # 203 chunks of one 8 KiB row
+    places = {}
+    for ranks in (1, 3):
+        path = tmp_path / f"c{ranks}.h5"
+        h5tile.to_file(a, path, "/x", layout="chunked", ranks=ranks, chunks=(1, 2048), compression="gzip",
+                       shuffle=True).wait()
+        assert same_bytes(h5py_read(path), a)
+        places[ranks] = chunk_places(path)
+        assert [p[0] for p in places[ranks]] == [(i, 0) for i in range(203)]
+        offsets = [p[1] for p in places[ranks]]
+        assert offsets == sorted(offsets) and all(p[2] < 8192 for p in places[ranks])
+    assert places[1] == places[3]
+
+
+def test_a_cancelled_compressed_write_keeps_the_previous_file(tmp_path):
+    """Progress is counted as each chunk is written: a callback that says stop after the first
+    chunks cancels the write (the workers stop compressing) and the old file stays."""
+    a = compressible("float32", (400, 2048), seed=7)
+    path = tmp_path / "c.h5"
+    h5tile.to_file(a, path, "/x", layout="chunked", chunks=(4, 2048), compression="gzip").wait()
+    seen = []
+    with pytest.raises(h5tile.CancelledError):
+        h5tile.to_file(a + 1, path, "/x", layout="chunked", ranks=2, chunks=(4, 2048), compression="gzip",
+                       progress=lambda done, total: seen.append(done) or len(seen) < 5).wait()
+    assert len(seen) == 5 and seen == sorted(seen) and seen[-1] == 5 * 4 * 2048 * 4  # chunk by chunk
+    assert same_bytes(h5py_read(path), a)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.h5"]
 
 
 def test_default_chunks_when_compressed(tmp_path):

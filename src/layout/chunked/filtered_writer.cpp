@@ -3,7 +3,10 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
@@ -11,6 +14,7 @@
 #include <h5tile/error.hpp>
 
 #include "comm/collective.hpp"
+#include "engine/task.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "hdf5/chunk_directory.hpp"
@@ -28,6 +32,8 @@ namespace {
 // Raw bytes of the chunks one rank compresses in one round, in task sizes (256 MiB for the
 // default 8 MiB): their compressed copies stay in memory until they are written.
 constexpr std::uint64_t kRoundTasks = 32;
+// A rank that writes alone starts the writeback of its chunks every this many task sizes of them.
+constexpr std::uint64_t kWritebackTasks = 4;
 
 // A chunk that a rank writes: the tile it lies in (its index among the rank's tiles) and its box
 // (the whole chunk, which reaches past the dataset's edge there).
@@ -47,6 +53,66 @@ std::vector<OwnedChunk> chunks_of(const std::vector<Box>& boxes, std::size_t beg
   return out;
 }
 
+// Compressed chunks on their way from the workers that encode them to the one thread that writes
+// them, in chunk order; a worker whose chunk is `window` or more ahead of the next one to write
+// waits, so that at most `window` encoded chunks wait in memory.
+class ChunkQueue {
+ public:
+  explicit ChunkQueue(std::size_t window) : slots_(window), ready_(window, 0) {}
+
+  // A worker: hands chunk `i` over, swapping `bytes` with the buffer of a chunk already written
+  // (its memory reused for the worker's next chunk). Returns false, handing nothing over, once
+  // the write has failed.
+  bool put(std::size_t i, ByteBuffer& bytes) {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return failed_ || i < next_ + slots_.size(); });
+    if (failed_) return false;
+    slots_[i % slots_.size()].swap(bytes);
+    ready_[i % slots_.size()] = 1;
+    lock.unlock();
+    filled_.notify_one();
+    return true;
+  }
+  // The writer: waits for the next chunk and returns its bytes, which stay the writer's until
+  // pop(); nullptr once the write has failed.
+  const ByteBuffer* front() {
+    std::unique_lock lock(mutex_);
+    filled_.wait(lock, [&] { return failed_ || ready_[next_ % slots_.size()] != 0; });
+    return failed_ ? nullptr : &slots_[next_ % slots_.size()];
+  }
+  // The writer: the chunk front() returned is written.
+  void pop() {
+    {
+      const std::lock_guard lock(mutex_);
+      ready_[next_ % slots_.size()] = 0;
+      ++next_;
+    }
+    space_.notify_all();
+  }
+  // Either side: the write has failed; the other side stops waiting.
+  void fail() {
+    {
+      const std::lock_guard lock(mutex_);
+      failed_ = true;
+    }
+    space_.notify_all();
+    filled_.notify_all();
+  }
+  [[nodiscard]] bool failed() {
+    const std::lock_guard lock(mutex_);
+    return failed_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable space_;   // a slot freed
+  std::condition_variable filled_;  // a chunk handed over
+  std::vector<ByteBuffer> slots_;   // chunk i in slot i % window
+  std::vector<char> ready_;
+  std::size_t next_ = 0;  // the next chunk to write
+  bool failed_ = false;
+};
+
 class FilteredChunkedWriter final : public LayoutWriter {
  public:
   FilteredChunkedWriter(const WritePlan& plan, const WriteConfig& config)
@@ -64,6 +130,10 @@ class FilteredChunkedWriter final : public LayoutWriter {
                                  std::span<const Tile> tiles, std::size_t /*first*/, Progress& progress) override {
     const auto ranks = static_cast<std::size_t>(comm.size());
     const auto rank = static_cast<std::size_t>(comm.rank());
+    if (ranks == 1) {
+      write_alone(commit, tiles, progress);
+      return std::vector<WrittenTile>(tiles.size());
+    }
     // Every rank's chunks, from the plan (so the same on every rank), and the rounds they take.
     std::vector<std::vector<OwnedChunk>> all(ranks);
     for (std::size_t r = 0; r < ranks; ++r) {
@@ -121,15 +191,76 @@ class FilteredChunkedWriter final : public LayoutWriter {
   void finish(const WriteCommit& /*commit*/, const std::vector<WrittenTile>& /*written*/) override {}
 
  private:
-  // Compresses chunks [lo, lo + encoded.size()) of `mine` (this rank's) on the rank's workers.
-  void encode(std::span<const Tile> tiles, const std::vector<OwnedChunk>& mine, std::size_t lo,
-              std::vector<ByteBuffer>& encoded, Progress& progress) const {
+  // The one rank of the write: its workers compress the chunks while one thread writes them, in
+  // order, through HDF5 into the main file, which it keeps open; the commit flushes it.
+  void write_alone(const WriteCommit& commit, std::span<const Tile> tiles, Progress& progress) const {
+    check_host(tiles);
+    const auto chunks = chunks_of(plan_.boxes, 0, plan_.boxes.size(), plan_.chunk);
+    const auto es = plan_.dtype.size();
+    auto file = reopen_file(commit.temp(), config_.alignment);
+    {
+      const auto dataset = open_dataset_at(file.get(), plan_.dataset);
+      ChunkQueue queue(2 * std::max(1U, config_.threads));
+      // With `sync`, the writeback of what HDF5 wrote (at the end of the file) is started every
+      // few task sizes, so that the disk works while the rest is compressed and the commit's
+      // fdatasync has little left.
+      std::optional<PosixFile> flusher;
+      if (config_.sync) flusher.emplace(commit.temp(), O_WRONLY);
+      auto writer = start_task([&] {
+        try {
+          std::uint64_t unflushed = 0;
+          std::uint64_t flushed_to = 0;
+          for (const auto& chunk : chunks) {
+            const auto* bytes = queue.front();
+            if (bytes == nullptr) return;  // the encoding failed: its error is thrown
+            write_chunk(dataset.get(), chunk.box.offset, bytes->data(), bytes->size());
+            unflushed += bytes->size();
+            queue.pop();
+            if (flusher && unflushed >= kWritebackTasks * config_.task_size) {
+              const auto end = static_cast<std::uint64_t>(std::filesystem::file_size(commit.temp()));
+              flusher->start_writeback(flushed_to, end - std::min(end, flushed_to));
+              flushed_to = end;
+              unflushed = 0;
+            }
+            progress.add(intersect(tiles[chunk.tile].box, chunk.box)->count() * es);
+          }
+        } catch (...) {
+          queue.fail();
+          throw;
+        }
+      });
+      try {
+        parallel_for(chunks.size(), config_.threads, [&](std::size_t i) {
+          if (queue.failed()) return;  // the writer failed: its error is thrown
+          const auto& tile = tiles[chunks[i].tile];
+          thread_local ByteBuffer encoded;
+          thread_local ByteBuffer scratch;
+          encode_chunk(pipeline_, memory_of(tile.data), tile.box, chunks[i].box, es, encoded, scratch);
+          (void)queue.put(i, encoded);
+        });
+      } catch (...) {
+        queue.fail();
+        writer.wait();
+        throw;
+      }
+      writer.get();
+    }
+    file.close();
+  }
+
+  void check_host(std::span<const Tile> tiles) const {
     for (const auto& tile : tiles) {
       if (gpu::device_of(tile.data) >= 0) {
         throw InvalidArgument(fmt::format("{}: compressed writes take arrays in host memory, not device memory",
                                           where(plan_.target, plan_.dataset)));
       }
     }
+  }
+
+  // Compresses chunks [lo, lo + encoded.size()) of `mine` (this rank's) on the rank's workers.
+  void encode(std::span<const Tile> tiles, const std::vector<OwnedChunk>& mine, std::size_t lo,
+              std::vector<ByteBuffer>& encoded, Progress& progress) const {
+    check_host(tiles);
     const auto es = plan_.dtype.size();
     parallel_for(encoded.size(), config_.threads, [&](std::size_t j) {
       const auto& chunk = mine[lo + j];

@@ -1,8 +1,11 @@
 #pragma once
 // Layout Chunked with filters (compression), written: one self-contained file with one filtered
 // chunked dataset. Every chunk lies in one tile, so each rank compresses its own chunks, on its
-// worker threads. HDF5 must allocate a filtered chunk (it knows its size only once compressed),
-// so the ranks go in rounds of a bounded number of chunks each:
+// worker threads. HDF5 must allocate a filtered chunk (it knows its size only once compressed).
+// A write of one rank (to_file's) keeps the file open with HDF5: its workers compress the chunks
+// while a task writes them (H5Dwrite_chunk) in chunk order, at most twice the workers' count of
+// chunks behind, so the file does not depend on which worker finished first. Ranks of a write of
+// several go in rounds of a bounded number of chunks each:
 //   1. every rank compresses its next chunks and all ranks exchange their sizes;
 //   2. rank 0 opens the file with HDF5, writes its own chunks and, for every other rank's, as
 //      many zero bytes as that chunk has (H5Dwrite_chunk: HDF5 allocates it and indexes it), reads
