@@ -21,9 +21,13 @@ import itertools
 import os
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cold_patterns import evict  # noqa: E402  (the benchmark's eviction, the same in both)
 
 MiB = 1 << 20
 
@@ -38,19 +42,6 @@ def write_file(path: Path, size: int) -> None:
             left -= n
         f.flush()
         os.fsync(f.fileno())
-
-
-def evict(path: Path, drop_caches: bool) -> None:
-    if drop_caches:
-        subprocess.run(["sync"], check=True)
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def cached_fraction(path: Path) -> float:
