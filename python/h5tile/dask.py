@@ -27,6 +27,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import struct
+import time
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -336,6 +337,28 @@ def _write_block_caught(*args):
         return False, e
 
 
+def _settle(client: Any, futures: list, timeout: float = 60.0) -> None:
+    """After a failed write on a distributed cluster: cancels its tasks and waits (at most
+    `timeout` seconds) until none of them still runs on a worker, so that no tile is written after
+    the write's files are removed. A write task whose result died with its worker is run again by
+    the scheduler (its tile then exists, or, after the clean-up, would be written anew); one that
+    was running when the error came runs to its end."""
+    keys = {f.key for f in futures}
+    try:
+        client.cancel(futures)
+    except Exception:  # pragma: no cover - a client already closing: nothing more to wait for
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            busy = client.processing()
+        except Exception:  # pragma: no cover
+            return
+        if not any(key in keys for running in busy.values() for key in running):
+            return
+        time.sleep(0.05)
+
+
 def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_previous: bool, chunk, filters,
            client: Any = None) -> None:
     """Writes the Dask array ``array`` (every block a tile, the client rank 0) and commits."""
@@ -379,6 +402,9 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
             try:
                 distributed.wait(futures)
                 return client.gather(futures)
+            except BaseException:
+                _settle(client, futures)
+                raise
             finally:
                 for f in futures:
                     f.release()
