@@ -1,0 +1,117 @@
+// h5py's object model underneath h5tile.File, h5tile.Group and h5tile.Dataset's attrs: the
+// listing of a file's objects and the reads and writes of attributes (include/h5tile/objects.hpp).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <h5tile/h5tile.hpp>
+
+#include "arrays.hpp"
+#include "objects.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace h5tile::python {
+
+void bind_objects(nb::module_& m) {
+  m.def(
+      "list_objects",
+      [](const std::filesystem::path& path) {
+        std::vector<h5tile::ObjectEntry> entries;
+        {
+          nb::gil_scoped_release release;
+          entries = h5tile::list_objects(path);
+        }
+        nb::list out;
+        for (const auto& e : entries) {
+          const char* kind = e.kind == h5tile::ObjectKind::Group     ? "group"
+                             : e.kind == h5tile::ObjectKind::Dataset ? "dataset"
+                                                                     : "datatype";
+          out.append(nb::make_tuple(e.name, kind));
+        }
+        return out;
+      },
+      "path"_a, "[(name, kind)] of every group, dataset and named datatype below the root, depth first.");
+  m.def(
+      "read_attributes",
+      [](const std::filesystem::path& path, const std::string& object) {
+        std::vector<h5tile::Attribute> attributes;
+        {
+          nb::gil_scoped_release release;
+          attributes = h5tile::read_attributes(path, object);
+        }
+        nb::list out;
+        for (auto& a : attributes) {
+          nb::object value = nb::none();
+          const char* kind = "unsupported";
+          switch (a.kind) {
+            case h5tile::AttributeKind::Numbers: kind = "numbers"; break;
+            case h5tile::AttributeKind::FixedStrings: kind = "fixed_strings"; break;
+            case h5tile::AttributeKind::VariableStrings: kind = "variable_strings"; break;
+            case h5tile::AttributeKind::Empty: kind = "empty"; break;
+            case h5tile::AttributeKind::References: kind = "references"; break;
+            case h5tile::AttributeKind::Unsupported: value = nb::str(a.reason.c_str()); break;
+          }
+          if (a.numbers) {
+            value = to_python(std::move(*a.numbers));
+          } else if (!a.strings.empty()) {
+            nb::list strings;
+            for (const auto& s : a.strings) strings.append(nb::bytes(s.data(), s.size()));
+            value = strings;
+          } else if (a.kind == h5tile::AttributeKind::References) {
+            nb::list lists;
+            for (const auto& paths : a.references) lists.append(nb::tuple(nb::cast(paths)));
+            value = lists;
+          }
+          out.append(nb::make_tuple(a.name, kind, nb::tuple(nb::cast(a.shape)), value, a.string_width));
+        }
+        return out;
+      },
+      "path"_a, "object"_a, "[(name, kind, shape, value, string width)] of the object's attributes, in name order.");
+  m.def(
+      "write_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name, AnyArray value,
+         const std::string& sized) {
+        const auto v = view_of(value, sized);
+        nb::gil_scoped_release release;
+        h5tile::write_attribute(path, object, name, v);
+      },
+      "path"_a, "object"_a, "name"_a, "value"_a, "sized"_a);
+  m.def(
+      "write_string_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name,
+         const std::vector<nb::bytes>& strings, const h5tile::Shape& shape, std::size_t fixed_width) {
+        std::vector<std::string> values;
+        values.reserve(strings.size());
+        for (const auto& s : strings) values.emplace_back(s.c_str(), s.size());
+        nb::gil_scoped_release release;
+        h5tile::write_attribute(path, object, name, values, shape, fixed_width);
+      },
+      "path"_a, "object"_a, "name"_a, "strings"_a, "shape"_a, "fixed_width"_a);
+  m.def(
+      "write_empty_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name,
+         const std::string& dtype) {
+        const auto type = h5tile::DType::from_name(dtype);
+        nb::gil_scoped_release release;
+        h5tile::write_empty_attribute(path, object, name, type);
+      },
+      "path"_a, "object"_a, "name"_a, "dtype"_a);
+  m.def(
+      "delete_attribute",
+      [](const std::filesystem::path& path, const std::string& object, const std::string& name) {
+        nb::gil_scoped_release release;
+        h5tile::delete_attribute(path, object, name);
+      },
+      "path"_a, "object"_a, "name"_a);
+}
+
+}  // namespace h5tile::python
