@@ -336,22 +336,24 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         stored = np.dtype(info["dtype"])
         if np.dtype(out.dtype) == stored or tuple(out.shape) != tuple(info["shape"]):
             raise
-        _read_converted(out, stored, lambda: from_file(path, dataset_name, threads=threads, progress=progress,
-                                                       allow_external_sources=allow_external_sources,
-                                                       verify_checksums=verify_checksums, probe=probe))
+        _read_converted(out, stored, f"dataset '{dataset_name}' in '{_args.redacted(path)}'",
+                        lambda: from_file(path, dataset_name, threads=threads, progress=progress,
+                                          allow_external_sources=allow_external_sources,
+                                          verify_checksums=verify_checksums, probe=probe))
     return out
 
 
-def _read_converted(out: Any, stored: np.dtype, read: Callable[[], np.ndarray]) -> None:
+def _read_converted(out: Any, stored: np.dtype, what: str, read: Callable[[], np.ndarray]) -> None:
     """Reads (``read()``) into ``out`` of a dtype other than the dataset's ``stored`` one, as h5py
     converts, where no value can change (NumPy's "safe" casting: int16 into int32 or float64,
-    float32 into float64); else raises saying what to pass."""
+    float32 into float64); else raises saying what to pass, naming ``what`` (the dataset and its
+    file, the URL redacted)."""
     wanted = np.dtype(out.dtype)
     if not isinstance(out, np.ndarray) or not np.can_cast(stored, wanted, casting="safe"):
         where = "" if isinstance(out, np.ndarray) else " (and only into NumPy arrays)"
-        raise InvalidArgumentError(f"out has dtype {wanted} but the dataset holds {stored}: h5tile converts only where "
-                                   f"no value can change{where}; pass out of dtype {stored}, or convert the result "
-                                   f"(from_file(...).astype({str(wanted)!r}))")
+        raise InvalidArgumentError(f"{what}: out has dtype {wanted} but the dataset holds {stored}: h5tile converts "
+                                   f"only where no value can change{where}; pass out of dtype {stored}, or convert "
+                                   f"the result (from_file(...).astype({str(wanted)!r}))")
     np.copyto(out, read(), casting="safe")
 
 

@@ -31,6 +31,7 @@ from collections import Counter
 from typing import Any, Iterable, Optional
 
 import numpy as np
+import xarray
 from xarray.backends.common import AbstractDataStore, BackendArray, BackendEntrypoint, _normalize_path
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
@@ -401,7 +402,7 @@ class H5tileBackendEntrypoint(BackendEntrypoint):
                      concat_characters: bool = True, decode_coords: bool = True,
                      drop_variables: Optional[Iterable[str]] = None, use_cftime: Any = None,
                      decode_timedelta: Any = None, group: Optional[str] = None, phony_dims: Optional[str] = None,
-                     threads: int = 0):
+                     threads: int = 0) -> "xarray.Dataset":
         path = _path_of(filename_or_obj)
         if path is None:
             raise TypeError(f"engine='h5tile' opens a path or URL, not {type(filename_or_obj).__name__}")

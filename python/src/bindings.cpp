@@ -3,6 +3,7 @@
 // arrays returned own their memory through a capsule; I/O releases the GIL.
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -11,6 +12,8 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
+
+#include <hdf5.h>
 
 #include <h5tile/h5tile.hpp>
 
@@ -368,6 +371,14 @@ class PyBatched {
 
 NB_MODULE(_h5tile, m) {
   m.doc() = "h5tile's C++ core (use the h5tile package, not this module)";
+  if (std::string_view(H5TILE_PYTHON_HDF5_LINKAGE) == "static") {
+    // The HDF5 inside this module loads no filter plugins: a plugin (from HDF5_PLUGIN_PATH, which
+    // netCDF4-python and others set on import) is built against another HDF5, whose functions
+    // its callbacks would call with this HDF5's identifiers (every write of a filter it names
+    // then failed "error during user callback"). h5tile encodes and decodes its filters itself
+    // and names the ones it cannot read.
+    (void)H5PLset_loading_state(0);
+  }
   nb::module_ builtins = nb::module_::import_("builtins");
   auto base = [&](const char* n) { return builtins.attr(n).ptr(); };
   exceptions.error = make_exception(m, "Error", {base("Exception")}, "Base class of every h5tile error.");

@@ -205,3 +205,34 @@ def test_consolidate_and_the_cli_write_them(tmp_path, compression):
     assert out.returncode == 0, out.stderr
     with h5py.File(tmp_path / "s.h5", "r") as f:
         assert same_bytes(f["x"][...], a)
+
+
+@pytest.mark.parametrize("codec", ["blosc", "zstd", "lz4"])
+def test_a_plugin_path_of_another_hdf5_does_not_break_writes(tmp_path, codec):
+    """netCDF4-python sets HDF5_PLUGIN_PATH to its own filter plugins (built against its own HDF5)
+    when imported. The HDF5 inside h5tile's module must not load them: their callbacks failed every
+    write naming such a filter ("error during user callback"). In a fresh process, the variable
+    set before h5tile's HDF5 starts; the file then read by h5py + hdf5plugin."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    try:
+        import netCDF4
+        found = os.path.join(os.path.dirname(netCDF4.__file__), "plugins")
+        if os.path.isdir(found):
+            plugins = found
+    except ImportError:
+        pass
+    if not any(n.endswith(".so") for n in os.listdir(plugins)):
+        pytest.skip("netCDF4-python with its filter plugins is not installed")
+    if h5tile._h5tile.hdf5_linkage() != "static":
+        pytest.skip("this build links HDF5's shared library, which may load plugins of its own version")
+    a = compressible("float32", (64, 40), seed=3)
+    np.save(tmp_path / "a.npy", a)
+    code = (f"import sys; sys.path.insert(0, {str(BUILD / 'python')!r}); import numpy as np, h5tile; "
+            f"a = np.load({str(tmp_path / 'a.npy')!r}); "
+            f"h5tile.to_file(a, {str(tmp_path / 'c.h5')!r}, '/x', chunks=(16, 8), compression={codec!r}).wait()")
+    env = dict(os.environ, HDF5_PLUGIN_PATH=str(plugins))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert same_bytes(f["x"][...], a)
