@@ -176,6 +176,14 @@ struct VerifyReport {
 /// running services); with the Python module's private HDF5 it counts that HDF5's objects only.
 [[nodiscard]] std::int64_t open_hdf5_objects();
 
+/// Stops the HDF5 library that h5tile uses from loading filter plugins (HDF5_PLUGIN_PATH and
+/// HDF5's default plugin folder), for the rest of the process. For a program or module whose HDF5
+/// is a copy of its own (the Python module's): a plugin built against another HDF5 calls that
+/// other library from its callbacks, and every write naming its filter fails. h5tile encodes and
+/// decodes its filters itself, so only filters h5tile does not know become unreadable (the error
+/// names them). With a shared HDF5, this also applies to the program's own HDF5 calls.
+void disable_hdf5_plugins();
+
 /// Describes `dataset` in `path` without reading its data. `probe`: open its metadata in a
 /// child process first (see settings::probe); nullopt: the `probe` setting.
 /// Throws FileNotFound, NotHdf5File (ProbeFailed), DatasetNotFound, NotADataset, UnsupportedType.

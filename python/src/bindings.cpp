@@ -13,8 +13,6 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <hdf5.h>
-
 #include <h5tile/h5tile.hpp>
 
 #include "arrays.hpp"
@@ -377,7 +375,7 @@ NB_MODULE(_h5tile, m) {
     // its callbacks would call with this HDF5's identifiers (every write of a filter it names
     // then failed "error during user callback"). h5tile encodes and decodes its filters itself
     // and names the ones it cannot read.
-    (void)H5PLset_loading_state(0);
+    h5tile::disable_hdf5_plugins();
   }
   nb::module_ builtins = nb::module_::import_("builtins");
   auto base = [&](const char* n) { return builtins.attr(n).ptr(); };

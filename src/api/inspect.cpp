@@ -503,6 +503,8 @@ VerifyReport verify_report(const fs::path& path, const std::string& dataset, boo
 
 std::int64_t open_hdf5_objects() { return detail::open_object_count(); }
 
+void disable_hdf5_plugins() { detail::disable_plugin_loading(); }
+
 std::vector<std::string> verify(const fs::path& path, const std::string& dataset, bool read_all,
                                 const ProgressCallback& progress) {
   return verify_report(path, dataset, read_all, progress).problems;

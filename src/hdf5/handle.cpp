@@ -168,6 +168,11 @@ std::int64_t open_object_count() {
   return static_cast<std::int64_t>(H5Fget_obj_count(static_cast<hid_t>(H5F_OBJ_ALL), H5F_OBJ_ALL));
 }
 
+void disable_plugin_loading() {
+  const Hdf5Lock lock;
+  check(H5PLset_loading_state(0), "cannot stop HDF5 from loading filter plugins");
+}
+
 hid_t check(hid_t status, std::string_view what) {
   if (status < 0) {
     throw_hdf5_failure<Hdf5Error>(what);

@@ -109,6 +109,9 @@ template <class Fallback>
 // HDF5 (the one h5tile links): 0 between h5tile's calls.
 [[nodiscard]] std::int64_t open_object_count();
 
+// H5PLset_loading_state(0), under the HDF5 lock (h5tile::disable_hdf5_plugins).
+void disable_plugin_loading();
+
 // Throws as throw_hdf5_failure<Hdf5Error>(what) when `status` is negative; returns it otherwise.
 hid_t check(hid_t status, std::string_view what);
 inline herr_t check(herr_t status, std::string_view what) {
