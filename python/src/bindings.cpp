@@ -3,7 +3,6 @@
 // arrays returned own their memory through a capsule; I/O releases the GIL.
 #include <memory>
 #include <mutex>
-#include <string_view>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -369,14 +368,14 @@ class PyBatched {
 
 NB_MODULE(_h5tile, m) {
   m.doc() = "h5tile's C++ core (use the h5tile package, not this module)";
-  if (std::string_view(H5TILE_PYTHON_HDF5_LINKAGE) == "static") {
-    // The HDF5 inside this module loads no filter plugins: a plugin (from HDF5_PLUGIN_PATH, which
-    // netCDF4-python and others set on import) is built against another HDF5, whose functions
-    // its callbacks would call with this HDF5's identifiers (every write of a filter it names
-    // then failed "error during user callback"). h5tile encodes and decodes its filters itself
-    // and names the ones it cannot read.
-    h5tile::disable_hdf5_plugins();
-  }
+  // The HDF5 this module calls loads no filter plugins: a plugin (from HDF5_PLUGIN_PATH, which
+  // netCDF4-python and others set on import) is built against another HDF5 (the copy in its
+  // wheel), whose functions its callbacks call with this HDF5's identifiers: every write of a
+  // filter it names then failed "error during user callback". h5tile encodes and decodes its
+  // filters itself and names the ones it cannot read. Where the module links HDF5's shared
+  // library, that library serves h5tile alone in a Python process (h5py and netCDF4 bring their
+  // own copies).
+  h5tile::disable_hdf5_plugins();
   nb::module_ builtins = nb::module_::import_("builtins");
   auto base = [&](const char* n) { return builtins.attr(n).ptr(); };
   exceptions.error = make_exception(m, "Error", {base("Exception")}, "Base class of every h5tile error.");
