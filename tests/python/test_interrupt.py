@@ -72,11 +72,14 @@ def previous_file(tmp_path):
     return target, target.read_bytes()
 
 
-# A write that takes seconds: 48 MiB of random float32 deflated at level 9 (incompressible data,
-# the slowest case of the compressor), on two worker threads.
+# A write that takes seconds whatever the machine's speed: a progress callback that sleeps 0.25 s
+# on every call (16 or more calls for these 32 MiB) holds it for 4 s or more (two workers may sleep
+# side by side), so it cannot end before the SIGINT sent 0.5 s after "started", however fast the
+# compressor runs (CI failed once when a write that was long only by its CPU cost ended first).
 LONG_WRITE = """
-a = np.random.default_rng(0).random(12 << 20, dtype=np.float32)
-handle = h5tile.to_file(a, "data.h5", "/a", compression="gzip", level=9, ranks=2)
+a = np.random.default_rng(0).random(8 << 20, dtype=np.float32)
+handle = h5tile.to_file(a, "data.h5", "/a", compression="gzip", level=1, ranks=2,
+                        progress=lambda done, total: time.sleep(0.25))
 print("started", flush=True)
 started = time.monotonic()
 """
