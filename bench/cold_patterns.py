@@ -16,7 +16,7 @@ pattern that ran and what its page-cache sample found (last_read_pattern()). Pri
 this run; its host default against dd iflag=direct).
 
     python3 bench/cold_patterns.py [--gib 4] [--rounds 3] [--host-only | --device-only]
-        [--default-only] [--no-legate] [--legate-config '--gpus 1 --cpus 1 ...']
+        [--default-only] [--no-legate] [--legate-config '--gpus 1 --cpus 1 ...'] [--budget SECONDS]
         [--extra 'label:H5TILE_COLD_READERS=1,H5TILE_COLD_REQUEST=32M;...']
 
 Where the machine has no CUDA driver, the Legate processes get the build's no-GPU driver stand-in
@@ -262,11 +262,14 @@ def main():
                    "--cpus 1 --sysmem 16000 --fbmem 60000 --zcmem 12288 for device reads; --gpus 0 --cpus 1 and "
                    "a --sysmem the file fits in for host reads)")
     p.add_argument("--timeout", type=float, default=300, help="seconds one engine's process may take")
+    p.add_argument("--budget", type=float, default=0, help="seconds this run may take: no round starts that the "
+                   "slowest round so far says would end past them (0: no limit)")
     p.add_argument("--extra", default="", help="more h5tile variants: 'label:VAR=value,VAR=value;label2:...'")
     p.add_argument("--json", default="", help="write every run here too")
     p.add_argument("--warm", action="store_true", help="then warm reads (median of 5 after one) by the default "
                    "and the parallel pattern, each in its own process")
     a = p.parse_args()
+    started = time.monotonic()
     build = Path(a.build).resolve()
     python = str(build / "python")
     sys.path.insert(0, python)
@@ -339,7 +342,12 @@ def main():
     times = {name: [] for name, _, _ in engines}
     notes = {}
     bad = set()
+    slowest, rounds = 0.0, 0
     for r in range(a.rounds):
+        if a.budget and r and time.monotonic() - started + slowest > a.budget:
+            print(f"    stopped after {r} round(s): another would end past --budget {a.budget:.0f} s", flush=True)
+            break
+        round_start, rounds = time.monotonic(), r + 1
         k = r % len(engines)
         for name, code, env in engines[k:] + engines[:k]:
             evict(path, a.drop_caches)
@@ -360,7 +368,9 @@ def main():
                   + ("" if res["ok"] else " WRONG DATA"), flush=True)
             if "pattern" in res:
                 pat = res["pattern"]
-                notes[name] = f"{pat['pattern']} {pat['readers']} x {pat['request_bytes'] >> 20} MiB; {pat['detection']}"
+                notes[name] = (f"{pat['pattern']} {pat['readers']} x {pat['request_bytes'] >> 20} MiB; "
+                               f"{pat['detection']}")
+        slowest = max(slowest, time.monotonic() - round_start)
     for name in bad:
         notes[name] = notes.get(name, "") + "; WRONG DATA"
     warm = []
@@ -373,7 +383,7 @@ def main():
                              res["pattern"]["detection"]))
     path.unlink()
     small.unlink()
-    print(f"cold reads of {gb:.2f} GB float32 ({a.rounds} rounds, engines rotated, "
+    print(f"cold reads of {gb:.2f} GB float32 ({rounds} rounds, engines rotated, "
           f"{'drop_caches' if a.drop_caches else 'fadvise DONTNEED'}), {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     ref = times.get(DD_DIRECT) or [float("nan")]
@@ -387,7 +397,7 @@ def main():
               f"{', '.join(f'{gb / t:.2f}' for t in ts)}  {notes.get(name, '')}")
     for name, rate, detection in warm:
         print(f"  {name:44s} {rate:5.2f} GB/s (median of 5 after one)  {detection}")
-    print("\n".join(targets(gb, times, bad, a.rounds)))
+    print("\n".join(targets(gb, times, bad, rounds)))
     if a.json:
         Path(a.json).write_text(json.dumps({"gb": gb, "times": times, "notes": notes,
                                             "wrong_data": sorted(bad)}, indent=1))

@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -21,6 +21,10 @@
 #   default --zcmem; cold-phases: the phases of a cold device read (bench/cold_device_phases.py);
 #   gpu-check: the GPU tests alone, one rank's writes, h5tile.legate's writes from the framebuffer;
 #   legate-cold: cold reads into one GPU, h5tile.legate against legate.io.hdf5, h5tile, h5py and dd;
+#   cold-peers: issue 28's cold target in one run (bench/cold_patterns.py --gib 4 --rounds 3
+#   --drop-caches): h5tile's default into device memory against h5py, KvikIO and legate.io.hdf5
+#   (and h5tile.legate), into host memory against dd iflag=direct, each read in its own process;
+#   carry .deps/include, .deps/googletest, .deps/wheels and .deps/legate-site.tar.xz;
 #   nvcomp: build, then GPU decoding (issue 19) with nvCOMP from .deps-nvcomp/libnvcomp.so.6.xz
 #   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
 #   every GPU test (CTest label gpu), the CuPy tests, and bench/compressed_read.py --device at
@@ -242,6 +246,32 @@ if [ "$mode" = "legate-cold" ]; then
   } > "$out/legate_cold.log" 2>&1
   rm -rf /tmp/h5tile-legate-bench
   echo "== machine"; cat "$out/machine.txt"; echo "== cold reads into one GPU"; cat "$out/legate_cold.log"
+  exit 0
+fi
+if [ "$mode" = "cold-peers" ]; then
+  # Issue 28's cold target in one run: a cold file of 4 GiB (H5TILE_COLD_GIB) into device memory
+  # by h5tile's default against h5py -> CuPy, KvikIO's CuFile.pread (from .deps/wheels,
+  # KVIKIO_NTHREADS threads, 16 unless set) and legate.io.hdf5 (Legate from
+  # .deps/legate-site.tar.xz; h5tile.legate beside it), into host memory against dd iflag=direct:
+  # bench/cold_patterns.py, each read in its own process after the page cache is dropped, 3
+  # rounds, engines rotated. Carry .deps/include,
+  # .deps/googletest, .deps/wheels and .deps/legate-site.tar.xz. The rounds stop where the next
+  # would end past 7.5 minutes from the start of this script (build included).
+  rm -rf /tmp/kvikio-site &&
+    pip install -q --no-deps --target /tmp/kvikio-site .deps/wheels/*.whl >> "$out/build.log" 2>&1 ||
+    echo "cold-peers: KvikIO's carried wheels did not install (.deps/wheels)" >> "$out/machine.txt"
+  legate_setup
+  export PYTHONPATH="/tmp/kvikio-site:$PYTHONPATH" KVIKIO_NTHREADS="${KVIKIO_NTHREADS:-16}"
+  python3 -c "import kvikio; d = kvikio.defaults
+print('kvikio', kvikio.__version__, 'threads', d.get('num_threads'), 'compat_mode', d.get('compat_mode'))" \
+    >> "$out/machine.txt" 2>&1
+  budget=$((450 - SECONDS)); [ "$budget" -ge 1 ] || budget=1
+  python3 bench/cold_patterns.py --gib "${H5TILE_COLD_GIB:-4}" --rounds 3 --drop-caches --default-only \
+    --build build-gpu --dir /tmp/h5tile-cold-peers --budget "$budget" \
+    --legate-config "--gpus 1 --cpus 1 --sysmem 16000 --fbmem 60000 --zcmem 12288" --json "$out/cold_peers.json" \
+    > "$out/cold_peers.log" 2>&1
+  rm -rf /tmp/h5tile-cold-peers
+  echo "== machine"; cat "$out/machine.txt"; echo "== cold reads, issue 28's peers"; cat "$out/cold_peers.log"
   exit 0
 fi
 if [ "$mode" = "engine-bench" ]; then
