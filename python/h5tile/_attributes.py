@@ -12,7 +12,7 @@ from . import _h5tile
 from ._h5tile import DatasetNotFoundError, InvalidArgumentError, UnsupportedTypeError
 
 if TYPE_CHECKING:
-    from ._objects import _Object
+    from ._base import _Object
 
 
 class Empty:

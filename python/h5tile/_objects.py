@@ -1,5 +1,6 @@
 """h5py-style objects over h5tile's parallel engine: :class:`File`, :class:`Group`,
-:class:`Dataset` and :class:`AttributeManager`.
+:class:`Dataset` (_dataset.py) and :class:`AttributeManager` (_attributes.py), all importable from
+here.
 
 They hold no HDF5 handle between calls: every read opens the file by path (or URL), as the
 module-level functions do, and reads in parallel. A :class:`File` caches what it has listed and
@@ -8,21 +9,22 @@ described; objects pickle as (path, name) and reopen where they are unpickled (a
 from __future__ import annotations
 
 import errno
-import math
 import os
 import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any, Callable, Iterator, Optional, Tuple, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
 from ._attributes import AttributeManager, Empty  # noqa: F401 (Empty: re-exported)
+from ._base import _Object
+# _dataset_from_state: re-exported, as Datasets pickled before the split name it here.
+from ._dataset import Dataset, _dataset_from_state  # noqa: F401
 from ._h5tile import InvalidArgumentError, IoError, NotADatasetError, UnsupportedTypeError
-from ._selection import _Selection
 
 __all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty"]
 
@@ -47,43 +49,6 @@ class _Catalog:
     def reset(self) -> None:
         with self.lock:
             self.kinds, self.described = None, {}
-
-
-class _Object:
-    """What groups and datasets share: a name in a file, attributes, a parent."""
-
-    def __init__(self, file: File, name: str):
-        self._file = file
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        """The full path of the object in its file ("/", "/grp/temp")."""
-        return self._name
-
-    @property
-    def file(self) -> File:
-        """The :class:`File` this object belongs to."""
-        return self._file
-
-    @property
-    def parent(self) -> Group:
-        """The group holding this object (the root group's parent is the root group)."""
-        return self._file[posixpath.dirname(self._name) or "/"]
-
-    @property
-    def attrs(self) -> AttributeManager:
-        """The object's attributes, as a mapping (read; write in mode "a" or "r+")."""
-        return AttributeManager(self)
-
-    def __eq__(self, other: Any) -> bool:
-        return type(other) is type(self) and (self._file.filename, self._name) == (other._file.filename, other._name)
-
-    def __hash__(self) -> int:
-        return hash((type(self).__name__, self._file.filename, self._name))
-
-    def __bool__(self) -> bool:
-        return self._file._open
 
 
 class Group(_Object, Mapping):
@@ -353,294 +318,5 @@ def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     return f
 
 
-def _dataset_from_state(file: File, name: str, info: Optional[dict]) -> Dataset:
-    if info is not None:
-        file._catalog.described[name] = info
-    return Dataset(file, name)
-
-
 # Datasets a File keeps open at most (File._reader).
 _KEPT_DATASETS = 32
-
-# A selection whose covering box is larger than this and than 4 times the selection is read in
-# slabs (Dataset._read_by_slabs) instead of as one box.
-_COVERING_BOX_BYTES = 64 << 20
-
-_COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
-
-
-class Dataset(_Object):
-    """A dataset of an HDF5 file, as h5py's ``Dataset``: its properties come from its description
-    (read once per File), its data from parallel reads of the smallest box that covers the
-    selection.
-
-    Selections are NumPy's basic indexing: integers (negative from the end), slices with any
-    step (negative too), ``...`` and ``()``::
-
-        ds[10:20, ::2]      # rows 10..19, every other column
-        ds[-1]              # the last row
-        ds[()]              # everything (a NumPy scalar for a scalar dataset)
-        np.asarray(ds)      # everything, as an array
-
-    Lists and boolean masks (h5py's fancy selections) are not supported: read a box and index
-    the array. Writes (mode "a"/"r+") replace the whole dataset: ``ds[...] = array``.
-    """
-
-    # -- description
-    @property
-    def _info(self) -> dict:
-        return self._file._describe(self._name)
-
-    @property
-    def shape(self) -> Tuple[int, ...]:
-        """The dataset's shape (``()`` for a scalar dataset)."""
-        return tuple(int(n) for n in self._info["shape"])
-
-    @property
-    def maxshape(self) -> Tuple[Optional[int], ...]:
-        """The largest shape the dataset may be extended to, None on an unlimited axis (h5py's
-        ``maxshape``; netCDF-4's unlimited dimensions)."""
-        return tuple(None if n is None else int(n) for n in self._info.get("max_shape", self._info["shape"]))
-
-    @property
-    def dtype(self) -> np.dtype:
-        """The NumPy dtype the data reads as."""
-        return np.dtype(self._info["dtype"])
-
-    @property
-    def ndim(self) -> int:
-        return len(self._info["shape"])
-
-    @property
-    def size(self) -> int:
-        """The number of elements."""
-        return math.prod(self.shape)
-
-    @property
-    def nbytes(self) -> int:
-        """The size of the data in memory, in bytes."""
-        return self.size * self.dtype.itemsize
-
-    @property
-    def chunks(self) -> Optional[Tuple[int, ...]]:
-        """The chunk shape, or None where the dataset is not chunked."""
-        chunk = self._info["chunk"]
-        return None if chunk is None else tuple(int(n) for n in chunk)
-
-    @property
-    def compression(self) -> Optional[str]:
-        """"gzip", "lzf" or "szip" as h5py names them, else None (other filters: see ``filters``)."""
-        for f in self._info["filters"] or ():
-            if f in _COMPRESSION_NAMES:
-                return _COMPRESSION_NAMES[f]
-        return None
-
-    @property
-    def compression_opts(self) -> Optional[int]:
-        """The gzip level (as h5py reports it), else None."""
-        for f, values in zip(self._info["filters"] or (), self._info.get("filter_values") or ()):
-            if f == "deflate" and values:
-                return int(values[0])
-        return None
-
-    @property
-    def shuffle(self) -> bool:
-        """Whether HDF5's shuffle filter is in the pipeline."""
-        return "shuffle" in (self._info["filters"] or ())
-
-    @property
-    def fletcher32(self) -> bool:
-        """Whether the chunks carry Fletcher-32 checksums."""
-        return "fletcher32" in (self._info["filters"] or ())
-
-    @property
-    def filters(self) -> Tuple[str, ...]:
-        """The filter pipeline, by name (h5tile's own view; empty for an unfiltered dataset)."""
-        return tuple(self._info["filters"] or ())
-
-    @property
-    def layout(self) -> str:
-        """"contiguous", "chunked", "compact" or "virtual"."""
-        return self._info["layout"]
-
-    def __len__(self) -> int:
-        shape = self.shape
-        if not shape:
-            raise TypeError("len() of a scalar dataset")
-        return shape[0]
-
-    def __iter__(self) -> Iterator[Any]:
-        for i in range(len(self)):
-            yield self[i]
-
-    def __repr__(self) -> str:
-        if not self._file._open:
-            return "<Closed h5tile Dataset>"
-        return f'<h5tile Dataset "{self._name}": shape {self.shape}, type "{self.dtype.str}">'
-
-    def __reduce__(self):
-        info = self._file._catalog.described.get(self._name)
-        return (_dataset_from_state, (self._file, self._name, info))
-
-    # -- reads
-    def _read_box(self, offset: Tuple[int, ...], extent: Tuple[int, ...], out: Optional[np.ndarray] = None):
-        """The box read in parallel: into ``out`` (C-contiguous, of the box's shape and the dtype)
-        where given, else into a new array."""
-        dtype = self.dtype
-        if out is None:
-            if 0 in extent:
-                return np.empty(extent, dtype)
-            return self._file._reader(self._name).read_box(list(offset), list(extent))
-        if 0 not in extent:
-            from . import _prepare
-            core, opaque = _prepare(out, "out")
-            self._file._reader(self._name).read_into(core, opaque, list(offset))
-        return out
-
-    def __getitem__(self, key: Any) -> Any:
-        """The selection ``key`` (NumPy basic indexing) as a NumPy array (a NumPy scalar where
-        every axis is indexed by an integer, and for ``ds[()]`` of a scalar dataset)."""
-        self._file._check_open()
-        shape = self.shape
-        sel = _Selection(key, shape)
-        if not shape and sel.scalar_request:
-            return self._read_box((), ())[()]
-        itemsize = self.dtype.itemsize
-        box_bytes = math.prod(sel.extent) * itemsize
-        wanted_bytes = math.prod(sel.result_shape) * itemsize
-        if box_bytes <= max(4 * wanted_bytes, _COVERING_BOX_BYTES):
-            return sel.finish(self._read_box(sel.offset, sel.extent))
-        return self._read_by_slabs(sel)
-
-    def _read_by_slabs(self, sel: "_Selection"):
-        """A sparse selection (steps that leave most of the covering box unread), read in slabs
-        along the outermost stepped axis: one box per run of picked indices, each run of at most
-        _COVERING_BOX_BYTES or within one chunk there, ending at a chunk's edge (so that no chunk
-        is decoded twice). Memory stays at the result and one slab, not the whole covering box."""
-        axis = next(i for i, p in enumerate(sel.post) if isinstance(p, slice) and p.step not in (None, 1))
-        step = sel.post[axis].step
-        picks = list(range(sel.offset[axis], sel.offset[axis] + sel.extent[axis])[::step])
-        chunk = self.chunks[axis] if self.chunks else 1
-        full = [len(range(n)[p]) if isinstance(p, slice) else 1 for n, p in zip(sel.extent, sel.post)]
-        out = np.empty(full, self.dtype)
-        inner = [slice(None) if not isinstance(p, slice) else p for p in sel.post]
-        # Bytes of the box per index along `axis`: a run grows while it stays in one chunk, or
-        # while its box stays within _COVERING_BOX_BYTES (then it ends at a chunk's edge).
-        per_index = math.prod(sel.extent) // max(sel.extent[axis], 1) * self.dtype.itemsize
-        j = 0
-        while j < len(picks):
-            run = j + 1
-            while run < len(picks) and (picks[run] // chunk == picks[run - 1] // chunk
-                                        or (abs(picks[run] - picks[j]) + 1) * per_index <= _COVERING_BOX_BYTES):
-                run += 1
-            lo, hi = min(picks[j], picks[run - 1]), max(picks[j], picks[run - 1]) + 1
-            offset, extent = list(sel.offset), list(sel.extent)
-            offset[axis], extent[axis] = lo, hi - lo
-            inner[axis] = slice(None, None, step)  # from the box's first (or, stepping back, last) index
-            place = tuple(slice(j, run) if i == axis else slice(None) for i in range(len(full)))
-            block = self._read_box(offset, extent)
-            out[place] = block[tuple(inner)]
-            j = run
-        return out[tuple(0 if not isinstance(p, slice) else slice(None) for p in sel.post)]
-
-    def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
-        """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's ``read_direct``). Where the
-        source is a box (no steps) and the destination is all of a C-contiguous ``dest`` of the
-        dataset's dtype, the engine reads straight into ``dest``, without a copy."""
-        self._file._check_open()
-        if not isinstance(dest, np.ndarray):
-            raise TypeError(f"dest must be a numpy.ndarray, not {type(dest).__name__}")
-        sel = _Selection(() if source_sel is None else source_sel, self.shape)
-        target = dest if dest_sel is None else dest[dest_sel]
-        direct = (dest_sel is None and sel.is_box and dest.dtype == self.dtype and dest.flags.c_contiguous
-                  and dest.flags.writeable and dest.shape == tuple(sel.extent))
-        if direct:
-            self._read_box(sel.offset, sel.extent, out=dest)
-            return
-        target[...] = self[() if source_sel is None else source_sel]
-        if dest_sel is not None and not np.shares_memory(target, dest):
-            dest[dest_sel] = target
-
-    def read(self, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The whole dataset: into ``out`` where given (converted where its dtype differs, read in
-        place where it is C-contiguous and of the dataset's dtype), else a new array."""
-        if out is None:
-            return self[...]
-        self.read_direct(out)
-        return out
-
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        if copy is False:
-            raise ValueError("reading a dataset always makes a new array: copy=False is impossible")
-        data = self[...]
-        return data if dtype is None else data.astype(dtype, copy=False)
-
-    def astype(self, dtype: Any) -> _AsType:
-        """A view that reads the dataset converted to ``dtype``: ``ds.astype("f8")[0:10]``."""
-        return _AsType(self, np.dtype(dtype))
-
-    # -- writes
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """Writes the whole dataset (mode "a"/"r+"): ``ds[...] = array`` (or ``ds[()]``, or a
-        selection of every element), converted to the dataset's dtype and broadcast to its
-        shape, in parallel, keeping its layout, chunks, filters and attributes. The write
-        replaces the dataset: h5tile has no writes of a part of an existing dataset; for those,
-        read it (``a = ds[...]``), change ``a`` and write it back (``ds[...] = a``)."""
-        self._file._check_writable(f"write dataset '{self._name}'")
-        shape = self.shape
-        sel = _Selection(key, shape)
-        if not (sel.is_box and tuple(sel.offset) == (0,) * len(shape) and tuple(sel.extent) == shape
-                and sel.result_shape == shape):
-            raise InvalidArgumentError(
-                f"h5tile writes whole datasets: {_Selection.text(key)} selects part of '{self._name}' of shape {shape} "
-                f"in '{self._file.filename}'; read it (a = ds[...]), change a[...] and write it back (ds[...] = a)")
-        data = np.array(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape), order="C")
-        info = self._info
-        filters = list(info["filters"] or ())
-        options: dict = {"layout": "contiguous"}
-        if info["layout"] == "virtual":
-            options["layout"] = "virtual"
-        elif info["layout"] == "chunked":
-            options.update(layout="chunked", chunks=self.chunks, shuffle="shuffle" in filters,
-                           fletcher32="fletcher32" in filters)
-            others = [f for f in filters if f not in ("shuffle", "fletcher32")]
-            if others:
-                codec = {"deflate": "gzip", "zstd": "zstd", "lz4": "lz4", "blosc": "blosc"}.get(others[0])
-                if codec is None or len(others) > 1:
-                    raise InvalidArgumentError(f"cannot rewrite '{self._name}' in '{self._file.filename}' with its "
-                                               f"filters {filters}: h5tile writes gzip, zstd, lz4 and blosc")
-                options.update(compression=codec, level=self.compression_opts)
-        # h5tile's own attributes (h5tile_*) are made anew by the write; the others come back after it.
-        kept = {name: raw for name, raw in self.attrs._raw().items() if not name.startswith("h5tile_")}
-        lost = sorted(name for name, raw in kept.items()
-                      if raw[0] not in _RESTORABLE or (raw[0] == "empty" and raw[2] is None))
-        if lost:
-            raise InvalidArgumentError(f"cannot rewrite '{self._name}' in '{self._file.filename}': h5tile could not "
-                                       f"write back its attributes {lost} (of a type h5tile does not read)")
-        from . import to_file
-        to_file(data, self._file.filename, self._name, mode="a", **options).wait()
-        self._file._catalog.reset()
-        # The write replaced the dataset: its attributes come back (those the write made are kept).
-        now = set(self.attrs.keys())
-        for name, raw in kept.items():
-            if name not in now:
-                self.attrs._write_raw(name, raw)
-
-
-_RESTORABLE = ("numbers", "fixed_strings", "variable_strings", "empty")
-
-
-class _AsType:
-    """A dataset read as another dtype (``Dataset.astype``)."""
-
-    def __init__(self, dataset: Dataset, dtype: np.dtype):
-        self._dataset, self._dtype = dataset, dtype
-
-    def __getitem__(self, key: Any) -> np.ndarray:
-        return np.asarray(self._dataset[key]).astype(self._dtype)
-
-    def __len__(self) -> int:
-        return len(self._dataset)
-
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        return np.asarray(self[()], dtype=dtype)

@@ -28,6 +28,7 @@
 #include "hdf5/virtual.hpp"
 #include "io/http/url.hpp"
 #include "io/posix/posix_file.hpp"
+#include "layout/boxes.hpp"
 #include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"

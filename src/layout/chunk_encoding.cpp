@@ -6,7 +6,7 @@
 
 #include <h5tile/error.hpp>
 
-#include "layout/open_dataset.hpp"
+#include "layout/boxes.hpp"
 
 namespace h5tile::detail {
 

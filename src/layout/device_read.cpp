@@ -19,6 +19,7 @@
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "layout/boxes.hpp"
 #include "layout/open_dataset.hpp"
 
 namespace h5tile::detail {

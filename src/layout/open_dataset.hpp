@@ -232,17 +232,4 @@ class OpenDataset {
   void note_kept_file(const std::filesystem::path& file, hid_t dataset, hid_t dcpl);
 };
 
-// The overlap of two boxes of the same rank, or nullopt.
-[[nodiscard]] std::optional<Box> intersect(const Box& a, const Box& b);
-
-// What of `a` lies outside `b` (boxes of the same rank), as at most two boxes per axis.
-[[nodiscard]] std::vector<Box> subtract(const Box& a, const Box& b);
-
-// For each of `boxes`, the later boxes (higher indices, in order) that share an element with it.
-[[nodiscard]] std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& boxes);
-
-// The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates, in row-major
-// order (a chunk at the dataset's edge reaches past it); none for an empty box.
-[[nodiscard]] std::vector<Box> chunks_touching(const Box& box, const Shape& chunk);
-
 }  // namespace h5tile::detail

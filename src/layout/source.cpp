@@ -12,7 +12,7 @@
 #include "hdf5/file.hpp"
 #include "hdf5/remote_driver.hpp"
 #include "hdf5/types.hpp"
-#include "layout/open_dataset.hpp"
+#include "layout/boxes.hpp"
 #include "layout/virtual/early_open.hpp"
 
 namespace h5tile::detail {

@@ -365,12 +365,12 @@ def test_url_opens_read_only(nginx_server, sample):
 def test_sparse_selections_read_in_slabs_as_numpy(sample, monkeypatch, key):
     """Where steps leave most of the covering box unread, one box per picked index is read (the
     memory stays at the result): the same values as one covering box gives."""
-    from h5tile import _objects
+    from h5tile import _dataset
     reads = []
-    original = _objects.Dataset._read_box
-    monkeypatch.setattr(_objects.Dataset, "_read_box", lambda self, o, e, out=None: reads.append(tuple(e)) or
+    original = _dataset.Dataset._read_box
+    monkeypatch.setattr(_dataset.Dataset, "_read_box", lambda self, o, e, out=None: reads.append(tuple(e)) or
                         original(self, o, e, out))
-    monkeypatch.setattr(_objects, "_COVERING_BOX_BYTES", 0)
+    monkeypatch.setattr(_dataset, "_COVERING_BOX_BYTES", 0)
     with h5tile.File(sample) as f:
         for name in ("i4_chunked", "u2_gzip"):
             whole = f[name][()]

@@ -11,7 +11,7 @@
 #include <h5tile/error.hpp>
 
 #include "api/write_checks.hpp"
-#include "layout/open_dataset.hpp"
+#include "layout/boxes.hpp"
 
 namespace h5tile::detail {
 namespace {

@@ -5,8 +5,8 @@
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 #include "io/posix/posix_file.hpp"
+#include "layout/boxes.hpp"
 #include "layout/file_writer.hpp"
-#include "layout/open_dataset.hpp"
 #include "layout/tile_bytes.hpp"
 
 namespace h5tile::detail {

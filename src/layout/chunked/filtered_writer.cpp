@@ -21,9 +21,9 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "io/posix/posix_file.hpp"
+#include "layout/boxes.hpp"
 #include "layout/chunk_encoding.hpp"
 #include "layout/file_writer.hpp"
-#include "layout/open_dataset.hpp"
 #include "layout/tile_bytes.hpp"
 
 namespace h5tile::detail {
