@@ -67,6 +67,7 @@ def main():
     reason = skip_reason(args.device)
     if reason is not None:
         print(f"bench/xarray_gpu.py: skipped: {reason}")
+        print(f"== summary\nGPU mean: skipped: {reason}")
         return
     import cupy
     import dask
@@ -82,7 +83,9 @@ def main():
     meta = cupy.empty((0, 0), np.float32)
 
     def xarray_cupy(path, engine):
-        chosen = H5tileBackendEntrypoint if engine == "h5tile" and "h5tile" not in xr.backends.list_engines() else engine
+        chosen = engine
+        if engine == "h5tile" and "h5tile" not in xr.backends.list_engines():
+            chosen = H5tileBackendEntrypoint  # from a build tree: the class itself
         with xr.open_dataset(path, engine=chosen, chunks={}) as ds:
             blocks = ds["x"].data.map_blocks(cupy.asarray, dtype=np.float32, meta=meta)
             return float(blocks.mean(dtype=np.float64).compute(scheduler="threads"))
