@@ -185,7 +185,7 @@ def main():
                     ratio = median[f"xarray {peer} {scheduler}"] / ours
                     line = f"{case} {scheduler}: engine=h5tile {ratio:5.2f}x engine={peer}"
                     if peer == "h5netcdf":
-                        target = TARGETS[case] if cores >= 16 else TARGET_2_CORES.get(case)
+                        target = TARGETS[case] if cores >= 16 else TARGET_2_CORES.get(case) if cores <= 2 else None
                         if target is not None:
                             line += f" (target >= {target}x on {16 if cores >= 16 else 2} cores: " \
                                     f"{'met' if ratio >= target else 'NOT met'})"
