@@ -5,22 +5,24 @@ of h5tile's virtual layout, written by the task that holds it, one commit) again
 same run, Dask's threaded scheduler (one thread per core).
 
 The data: float32 rows of 4096 (bench/netcdf_file.py's field, made in memory on every core
-before the timings), a ``dask.array`` over that NumPy array in blocks of ``--block-mib`` MiB (64:
-32 blocks a 2 GiB array, two per core on 16), so that the writes, not the making of the data,
-are timed. Cases: uncompressed (``--gib``, default 2) and gzip 4 + shuffle in chunks of 1 MiB
-(``--gzip-gib``, default 0.25: h5netcdf writes gzip at about 40 MB/s, one chunk at a time);
-the peers get the same chunks and filters as encoding (``chunksizes``, ``zlib``, ``complevel``,
-``shuffle``), h5tile writes its tiles with them (uncompressed tiles: contiguous).
+before the timings), a ``dask.array`` over that NumPy array, so that the writes, not the making
+of the data, are timed; blocks of ``--block-mib`` MiB, by default 64 MiB or less where that
+would give fewer than two blocks per core (2 GiB: 32 blocks; 256 MiB on 16 cores: 32 blocks of
+8 MiB), whole numbers of 1 MiB chunks. Cases: uncompressed (``--gib``, default 2) and gzip 4 +
+shuffle in chunks of 1 MiB (``--gzip-gib``, default 0.25: h5netcdf writes gzip at about 40 MB/s,
+one chunk at a time); the peers get the same chunks and filters as encoding (``chunksizes``,
+``zlib``, ``complevel``, ``shuffle``), h5tile writes its tiles with them (uncompressed tiles:
+contiguous).
 
 Durable, the same for all (default): h5tile's ``sync=True`` (its tiles and the file fsynced
 before and at the commit), and each peer's file fsynced after ``to_netcdf`` returns, inside the
 timing; ``--no-sync``: h5tile ``sync=False`` and no fsync (page cache only). After one small
 untimed write by each writer, a round writes with every writer once, in an order rotated each
 round; medians. After every write h5py reads the whole dataset back (slab by slab, outside the
-timing) and it must equal the array, bit for bit; the output is then removed. Target (issue 29): h5tile >= 3x ``to_netcdf(engine="h5netcdf")`` on
-16 cores.
+timing) and it must equal the array, bit for bit; the output is then removed. Target (issue
+29): h5tile >= 3x ``to_netcdf(engine="h5netcdf")`` on 16 cores.
 
-    python3 bench/dask_write.py [--gib 2] [--gzip-gib 0.25] [--rounds 3] [--block-mib 64]
+    python3 bench/dask_write.py [--gib 2] [--gzip-gib 0.25] [--rounds 3] [--block-mib MIB]
         [--cases uncompressed,gzip] [--no-sync] [--time-limit SECONDS] [--dir FOLDER]
 """
 import argparse
@@ -106,7 +108,8 @@ def main():
     parser.add_argument("--gib", type=float, default=2.0, help="size of the uncompressed case in GiB (default 2)")
     parser.add_argument("--gzip-gib", type=float, default=0.25, help="size of the gzip case in GiB (default 0.25)")
     parser.add_argument("--rounds", type=int, default=3, help="writes by each writer (default 3)")
-    parser.add_argument("--block-mib", type=int, default=64, help="Dask blocks of the array in MiB (default 64)")
+    parser.add_argument("--block-mib", type=int, default=None,
+                        help="Dask blocks of the array in MiB (default: 64, or less to make two blocks per core)")
     parser.add_argument("--cases", default="uncompressed,gzip", help="uncompressed, gzip or both (default both)")
     parser.add_argument("--no-sync", action="store_true", help="no fsync: h5tile sync=False, the peers not fsynced")
     parser.add_argument("--time-limit", type=float, default=None,
@@ -117,7 +120,7 @@ def main():
     sync = not args.no_sync
     folder = tempfile.mkdtemp(prefix="h5tile-dask-write-", dir=args.dir)
     cores = os.cpu_count()
-    print(f"float32, rows of {COLS}, Dask blocks of {args.block_mib} MiB, threaded scheduler, {cores} cores, "
+    print(f"float32, rows of {COLS}, threaded scheduler, {cores} cores, "
           f"{'fsync (durable)' if sync else 'no fsync'}, xarray {xr.__version__}, dask {dask.__version__}, "
           f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     summary = []
@@ -133,10 +136,15 @@ def main():
             gzip = {"uncompressed": False, "gzip": True}[case]
             t0 = time.perf_counter()
             array = field(args.gzip_gib if gzip else args.gib)
-            block_rows = max(CHUNK[0], args.block_mib * (1 << 20) // (4 * COLS) // CHUNK[0] * CHUNK[0])
+            if args.block_mib is not None:
+                block_rows = args.block_mib * (1 << 20) // (4 * COLS)
+            else:  # 64 MiB, or less where that gives fewer than two blocks per core (the gzip case)
+                block_rows = min(64 * (1 << 20) // (4 * COLS), array.shape[0] // (2 * cores))
+            block_rows = max(CHUNK[0], block_rows // CHUNK[0] * CHUNK[0])
             x = da.from_array(array, chunks=(block_rows, COLS), name=f"bench-source-{case}")
             gib = array.nbytes / (1 << 30)
-            print(f"-- {case}: {gib:.2f} GiB in {x.npartitions} blocks, made in {time.perf_counter() - t0:.1f} s")
+            print(f"-- {case}: {gib:.2f} GiB in {x.npartitions} blocks of {block_rows * 4 * COLS / (1 << 20):g} MiB, "
+                  f"made in {time.perf_counter() - t0:.1f} s")
             times = {w: [] for w in WRITERS}
             started = time.perf_counter()
             with dask.config.set(scheduler="threads"):
