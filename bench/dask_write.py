@@ -166,7 +166,8 @@ def main():
                       f"({', '.join(f'{v:.3f}' for v in times[w])}), read back equal by h5py")
             for peer in ("h5netcdf", "netcdf4"):
                 ratio = median[peer] / median["h5tile"]
-                line = f"{case} writes{'' if sync else ' (no fsync)'}: h5tile.dask.to_file {ratio:5.2f}x to_netcdf(engine={peer!r})"
+                line = (f"{case} writes{'' if sync else ' (no fsync)'}: h5tile.dask.to_file {ratio:5.2f}x "
+                        f"to_netcdf(engine={peer!r})")
                 if peer == "h5netcdf" and cores >= 16:
                     line += f" (target >= {TARGET}x on 16 cores: {'met' if ratio >= TARGET else 'NOT met'})"
                 summary.append(line)
