@@ -113,7 +113,8 @@ def main():
     parser.add_argument("--cases", default="uncompressed,gzip", help="uncompressed, gzip or both (default both)")
     parser.add_argument("--no-sync", action="store_true", help="no fsync: h5tile sync=False, the peers not fsynced")
     parser.add_argument("--time-limit", type=float, default=None,
-                        help="start no round after this many seconds of a case (one round at least)")
+                        help="start no round that would end after this many seconds of a case, judged by the rounds "
+                        "before (one round at least)")
     parser.add_argument("--dir", default=None, help="where the files are written (removed at the end)")
     args = parser.parse_args()
     warnings.simplefilter("ignore", UserWarning)
@@ -149,7 +150,7 @@ def main():
             started = time.perf_counter()
             with dask.config.set(scheduler="threads"):
                 for round_ in range(args.rounds):
-                    if round_ and args.time_limit is not None and time.perf_counter() - started > args.time_limit:
+                    if netcdf_file.out_of_time(started, round_, args.time_limit):
                         print(f"   time limit: {round_} round(s)")
                         break
                     shift = round_ % len(WRITERS)

@@ -16,6 +16,7 @@ with the chunk made again: the file is a netCDF-4 file both libraries read.
 """
 import concurrent.futures
 import os
+import time
 import zlib
 
 import h5py
@@ -89,3 +90,12 @@ def describe(path):
         size = d.size * 4
         return (f"{size / (1 << 30):.2f} GiB in {d.id.get_num_chunks()} chunks of {CHUNK}, "
                 f"{os.path.getsize(path) / (1 << 30):.2f} GiB on disk")
+
+
+def out_of_time(started, rounds_done, limit):
+    """Whether another round, as long as the average of the `rounds_done` rounds since `started`
+    (time.perf_counter()), would end past `limit` seconds (None: no limit; the first round always runs)."""
+    if limit is None or rounds_done == 0:
+        return False
+    elapsed = time.perf_counter() - started
+    return elapsed * (rounds_done + 1) / rounds_done > limit

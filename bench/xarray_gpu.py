@@ -61,7 +61,8 @@ def main():
     parser.add_argument("--device", type=int, default=0, help="CUDA device ordinal (default 0)")
     parser.add_argument("--cases", default="uncompressed", help="uncompressed, gzip or both (default uncompressed)")
     parser.add_argument("--time-limit", type=float, default=None,
-                        help="start no round after this many seconds of a case (one round at least)")
+                        help="start no round that would end after this many seconds of a case, judged by the rounds "
+                        "before (one round at least)")
     parser.add_argument("--dir", default=None, help="where the files are written (removed at the end)")
     args = parser.parse_args()
     reason = skip_reason(args.device)
@@ -120,7 +121,7 @@ def main():
             means = {}
             started = time.perf_counter()
             for round_ in range(args.rounds):
-                if round_ and args.time_limit is not None and time.perf_counter() - started > args.time_limit:
+                if netcdf_file.out_of_time(started, round_, args.time_limit):
                     print(f"   time limit: {round_} round(s)")
                     break
                 shift = round_ % len(labels)

@@ -38,8 +38,8 @@
 #   bench/dask_write.py at H5TILE_BENCH_GIB (default here 2; gzip writes at an eighth; fsync, then
 #   the uncompressed case again without), then
 #   bench/xarray_gpu.py at H5TILE_GPU_GIB (default 8). Carry .deps/include, .deps/googletest and
-#   .deps-bench/py312-dask. About 5-6 minutes after the build; each benchmark stops starting
-#   rounds when its share of H5TILE_XARRAY_BUDGET (default 450 s from the start) is spent.
+#   .deps-bench/py312-dask. About 6 minutes after the build: each benchmark starts no round that
+#   would end past its share of H5TILE_XARRAY_BUDGET (default 450 s from the start).
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
@@ -178,19 +178,20 @@ if [ "$mode" = "xarray" ]; then
     xarray.__version__, 'h5netcdf', h5netcdf.__version__, 'netCDF4', netCDF4.__version__)" >> "$out/machine.txt" 2>&1
   cpu_gib="${H5TILE_BENCH_GIB:-2}"
   gpu_gib="${H5TILE_GPU_GIB:-8}"
-  # Rounds stop where the budget's share is spent (each script runs one round at least): of the
-  # time left after the build, 44% to the reads (two cases), 20% to the durable writes (two
-  # cases, fsync), 8% to the uncompressed writes without fsync, 20% to the GPU.
-  left=$(( ${H5TILE_XARRAY_BUDGET:-450} - SECONDS ))
-  limit() { local t=$(( left * $1 / 100 - $2 )); [ "$t" -gt 1 ] && echo "$t" || echo 1; }
+  # Each script starts no round that would end past its share of the time left after the build
+  # (less 60 s for making the files and starting the cluster; one round at least): 22% to each
+  # case of the reads, 10% to each of the durable writes (fsync), 8% to the uncompressed writes
+  # without fsync, 20% to the GPU.
+  left=$(( ${H5TILE_XARRAY_BUDGET:-450} - SECONDS - 60 ))
+  limit() { local t=$(( left * $1 / 100 )); [ "$t" -gt 1 ] && echo "$t" || echo 1; }
   bench_dir=/tmp/h5tile-xarray-bench && rm -rf "$bench_dir" && mkdir -p "$bench_dir"
-  (cd bench && python3 xarray_read.py --gib "$cpu_gib" --rounds 3 --peer-rounds 2 --time-limit "$(limit 22 35)" \
+  (cd bench && python3 xarray_read.py --gib "$cpu_gib" --rounds 3 --peer-rounds 2 --time-limit "$(limit 22)" \
     --dir "$bench_dir") > "$out/xarray_read.log" 2>&1
   (cd bench && python3 dask_write.py --gib "$cpu_gib" --gzip-gib "$(python3 -c "print($cpu_gib / 8)")" --rounds 3 \
-    --time-limit "$(limit 10 15)" --dir "$bench_dir") > "$out/dask_write.log" 2>&1
+    --time-limit "$(limit 10)" --dir "$bench_dir") > "$out/dask_write.log" 2>&1
   (cd bench && python3 dask_write.py --gib "$cpu_gib" --cases uncompressed --no-sync --rounds 3 \
-    --time-limit "$(limit 8 10)" --dir "$bench_dir") > "$out/dask_write_nosync.log" 2>&1
-  (cd bench && python3 xarray_gpu.py --gib "$gpu_gib" --rounds 3 --time-limit "$(limit 20 25)" --dir "$bench_dir") \
+    --time-limit "$(limit 8)" --dir "$bench_dir") > "$out/dask_write_nosync.log" 2>&1
+  (cd bench && python3 xarray_gpu.py --gib "$gpu_gib" --rounds 3 --time-limit "$(limit 20)" --dir "$bench_dir") \
     > "$out/xarray_gpu.log" 2>&1
   rm -rf "$bench_dir" /tmp/h5tile-xarray-site
   echo "== machine"; cat "$out/machine.txt"
