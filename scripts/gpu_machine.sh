@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [xarray|dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -36,6 +36,14 @@
 #   and .deps/googletest, not the rest of .deps)
 #   dask: build, then h5tile.dask's tests (and the xarray backend's, where present) there, CuPy
 #   blocks included (carry .deps/include, .deps/googletest and .deps-bench/py312-dask)
+#   xarray: build, then issue 29's benchmarks with the wheels of .deps-bench/py312-dask (as dask;
+#   netCDF4 among them): bench/xarray_read.py (engine="h5tile" against h5netcdf and netcdf4,
+#   threaded and on a LocalCluster; da.from_array(h5py) against h5tile.dask) and
+#   bench/dask_write.py at H5TILE_BENCH_GIB (default here 2; gzip writes at an eighth; fsync, then
+#   the uncompressed case again without), then
+#   bench/xarray_gpu.py at H5TILE_GPU_GIB (default 8). Carry .deps/include, .deps/googletest and
+#   .deps-bench/py312-dask. About 6 minutes after the build: each benchmark starts no round that
+#   would end past its share of H5TILE_XARRAY_BUDGET (default 450 s from the start).
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
@@ -161,6 +169,43 @@ if [ "$mode" = "dask" ]; then
   echo "== machine"; cat "$out/machine.txt"
   echo "== h5tile.dask (and xarray) tests on the GPU machine"; grep -E "passed|failed|SKIP|Error" "$out/dask_tests.log" | tail -15
   rm -rf /tmp/h5tile-dask-site
+  exit 0
+fi
+if [ "$mode" = "xarray" ]; then
+  # Issue 29's benchmarks: the CPU ones at H5TILE_BENCH_GIB (2 unless set), the GPU one at
+  # H5TILE_GPU_GIB (8), all from the wheels of .deps-bench/py312-dask installed as the dask mode does.
+  rm -rf /tmp/h5tile-xarray-site && mkdir -p /tmp/h5tile-xarray-site &&
+    pip install -q --no-deps --target /tmp/h5tile-xarray-site .deps-bench/py312-dask/*.whl >> "$out/build.log" 2>&1 ||
+    { echo "xarray: the carried wheels did not install"; tail -5 "$out/build.log"; }
+  export PYTHONPATH="/tmp/h5tile-xarray-site${PYTHONPATH:+:$PYTHONPATH}" H5TILE_BUILD_DIR=build-gpu
+  python3 -c "import dask, distributed, xarray, h5netcdf, netCDF4; print('dask', dask.__version__, 'xarray',
+    xarray.__version__, 'h5netcdf', h5netcdf.__version__, 'netCDF4', netCDF4.__version__)" >> "$out/machine.txt" 2>&1
+  cpu_gib="${H5TILE_BENCH_GIB:-2}"
+  gpu_gib="${H5TILE_GPU_GIB:-8}"
+  # Each script starts no round that would end past its share of the time left after the build
+  # (less 60 s for making the files and starting the cluster; one round at least): 22% to each
+  # case of the reads, 10% to each of the durable writes (fsync), 8% to the uncompressed writes
+  # without fsync, 20% to the GPU.
+  left=$(( ${H5TILE_XARRAY_BUDGET:-450} - SECONDS - 60 ))
+  limit() { local t=$(( left * $1 / 100 )); [ "$t" -gt 1 ] && echo "$t" || echo 1; }
+  bench_dir=/tmp/h5tile-xarray-bench && rm -rf "$bench_dir" && mkdir -p "$bench_dir"
+  (cd bench && python3 xarray_read.py --gib "$cpu_gib" --rounds 3 --peer-rounds 2 --time-limit "$(limit 22)" \
+    --dir "$bench_dir") > "$out/xarray_read.log" 2>&1
+  (cd bench && python3 dask_write.py --gib "$cpu_gib" --gzip-gib "$(python3 -c "print($cpu_gib / 8)")" --rounds 3 \
+    --time-limit "$(limit 10)" --dir "$bench_dir") > "$out/dask_write.log" 2>&1
+  (cd bench && python3 dask_write.py --gib "$cpu_gib" --cases uncompressed --no-sync --rounds 3 \
+    --time-limit "$(limit 8)" --dir "$bench_dir") > "$out/dask_write_nosync.log" 2>&1
+  (cd bench && python3 xarray_gpu.py --gib "$gpu_gib" --rounds 3 --time-limit "$(limit 20)" --dir "$bench_dir") \
+    > "$out/xarray_gpu.log" 2>&1
+  rm -rf "$bench_dir" /tmp/h5tile-xarray-site
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== xarray and Dask reads (bench/xarray_read.py --gib $cpu_gib)"; grep -vE "^\s+at |Traceback" "$out/xarray_read.log" | tail -40
+  echo "== Dask writes (bench/dask_write.py --gib $cpu_gib)"; tail -16 "$out/dask_write.log"
+  echo "== Dask writes without fsync"; tail -9 "$out/dask_write_nosync.log"
+  echo "== GPU mean (bench/xarray_gpu.py --gib $gpu_gib)"; tail -8 "$out/xarray_gpu.log"
+  echo "== summary ($SECONDS s in all)"
+  grep -h -A12 "^== summary" "$out/xarray_read.log" "$out/dask_write.log" "$out/dask_write_nosync.log" \
+    "$out/xarray_gpu.log" | grep -vE "^(== summary|load average|--)"
   exit 0
 fi
 if [ "$mode" = "remote" ]; then

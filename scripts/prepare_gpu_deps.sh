@@ -15,8 +15,9 @@
 #   binary (.deps-bench/nginx/nginx; the machine has the libraries it links) and fsspec with
 #   aiohttp and requests for Python 3.12 (.deps-bench/py312/, about 7 MB); KvikIO's wheels come
 #   from .deps/wheels (the default run of this script). Also Dask (with distributed), xarray,
-#   h5netcdf and pandas wheels without NumPy or h5py (the machine's own) into .deps-bench/py312-dask/
-#   (about 19 MB), for `scripts/gpu_machine.sh dask`.
+#   h5netcdf, pandas and netCDF4 (with cftime and certifi; its wheel brings its own netCDF-C and
+#   HDF5) wheels without NumPy or h5py (the machine's own) into .deps-bench/py312-dask/ (about
+#   30 MB), for `scripts/gpu_machine.sh dask` and `scripts/gpu_machine.sh xarray`.
 #   --cupynumeric: instead, cuPyNumeric for the machine's Python 3.12 (issue 15): its wheel without
 #   C++ headers, the cuTENSOR library it links, opt_einsum and cffi, the copies of one library made
 #   symbolic links, xz-packed (about 260 MB) and split into parts of 60 MiB under .deps-cn/
@@ -67,7 +68,8 @@ if [ "${1:-}" = "--remote" ]; then
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .deps-bench/py312-dask \
     "dask[array]" distributed
   python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
-    --platform manylinux_2_28_x86_64 --no-deps -d .deps-bench/py312-dask xarray h5netcdf pandas python-dateutil six tzdata
+    --platform manylinux_2_28_x86_64 --no-deps -d .deps-bench/py312-dask xarray h5netcdf pandas python-dateutil six tzdata \
+    netCDF4 cftime certifi
   rm -f .deps-bench/py312-dask/numpy-* .deps-bench/py312-dask/h5py-*
   du -sh .deps-bench/nginx .deps-bench/py312 .deps-bench/py312-dask
   exit 0
