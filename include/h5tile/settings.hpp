@@ -25,6 +25,7 @@
 /// | remote_block_size  | H5TILE_REMOTE_BLOCK_SIZE  | 4 MiB (4 KiB to 1 GiB) |
 /// | remote_timeout     | H5TILE_REMOTE_TIMEOUT     | 30 seconds       |
 /// | remote_retries     | H5TILE_REMOTE_RETRIES     | 5 (0 to 100)     |
+/// | lz4_block_size     | H5TILE_LZ4_BLOCK_SIZE     | 64 KiB (4 KiB to 1 GiB; 0: one block per chunk) |
 
 #include <cstddef>
 #include <cstdint>
@@ -165,6 +166,13 @@ void set_remote_timeout(double seconds);
 /// a timeout, a short body), with exponential backoff and jitter (0 to 100).
 [[nodiscard]] unsigned remote_retries();
 void set_remote_retries(unsigned n);
+
+/// The blocks into which h5tile's writer cuts each lz4 chunk (the LZ4 filter's format, as
+/// hdf5plugin reads and writes it, holds the block size in every chunk, so any block size reads
+/// back anywhere). Blocks of 64 KiB let nvCOMP decode one chunk on many parts of the GPU at once;
+/// 0 writes one block per chunk (hdf5plugin's LZ4() default); else 4 KiB to 1 GiB.
+[[nodiscard]] std::uint64_t lz4_block_size();
+void set_lz4_block_size(std::uint64_t bytes);
 
 /// GPUDirect Storage (cuFile): Auto uses it where it works and falls back to staging;
 /// On fails where it cannot be used; Off never tries.

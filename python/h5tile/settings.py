@@ -20,6 +20,7 @@ remote_connections ``H5TILE_REMOTE_CONNECTIONS`` 16 (connections to a server, sh
 remote_block_size  ``H5TILE_REMOTE_BLOCK_SIZE``  4 MiB (first request of a URL; HDF5's metadata blocks)
 remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a response may stall)
 remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
+lz4_block_size     ``H5TILE_LZ4_BLOCK_SIZE``     64 KiB (blocks of the lz4 chunks h5tile writes; 0: one per chunk)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 cold_reads     ``H5TILE_COLD_READS``    "auto" ("parallel", "stream": how data outside the page cache is read)
 cold_readers   ``H5TILE_COLD_READERS``  1 (readers of a streamed cold read)
@@ -60,7 +61,7 @@ __all__ = [
     "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
     "remote_connections", "set_remote_connections", "remote_block_size", "set_remote_block_size", "remote_timeout",
-    "set_remote_timeout", "remote_retries", "set_remote_retries",
+    "set_remote_timeout", "remote_retries", "set_remote_retries", "lz4_block_size", "set_lz4_block_size",
     "direct_io", "set_direct_io", "cold_reads", "set_cold_reads", "cold_readers", "set_cold_readers",
     "cold_request_size", "set_cold_request_size", "gds", "set_gds", "gpu_decode", "set_gpu_decode", "nvcomp_library",
     "set_nvcomp_library",
@@ -189,6 +190,20 @@ def set_host_pool_bytes(size: Size) -> None:
     value frees kept memory down to it at once)."""
     none = isinstance(size, str) and size in ("0", "off") or _args.is_integer(size) and size == 0
     _h5tile.set_host_pool_bytes(0 if none else _bytes(size, "host_pool_bytes"))
+
+
+def lz4_block_size() -> int:
+    """Bytes of each block of the lz4 chunks h5tile writes (0: one block per chunk, hdf5plugin's
+    ``LZ4()`` default). Every LZ4 filter reads any block size: the size is in each chunk. Blocks of
+    64 KiB let nvCOMP decode a chunk on many parts of the GPU at once."""
+    return _h5tile.lz4_block_size()
+
+
+def set_lz4_block_size(size: Size) -> None:
+    """Set the lz4 block size: bytes or a size string ("64K"), 4 KiB to 1 GiB, or 0 for one block
+    per chunk."""
+    one = isinstance(size, str) and size == "0" or _args.is_integer(size) and size == 0
+    _h5tile.set_lz4_block_size(0 if one else _bytes(size, "lz4_block_size"))
 
 
 def host_pool_held_bytes() -> int:

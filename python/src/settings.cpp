@@ -61,6 +61,8 @@ void bind_settings(nb::module_& m) {
   m.def("set_remote_block_size", &s::set_remote_block_size, "size"_a);
   m.def("remote_timeout", &s::remote_timeout);
   m.def("set_remote_timeout", &s::set_remote_timeout, "seconds"_a);
+  m.def("lz4_block_size", &s::lz4_block_size);
+  m.def("set_lz4_block_size", &s::set_lz4_block_size, "size"_a);
   m.def("remote_retries", &s::remote_retries);
   m.def("set_remote_retries", &s::set_remote_retries, "n"_a);
   m.def("probe_timeout", &s::probe_timeout);

@@ -270,6 +270,23 @@ std::atomic<unsigned>& remote_retries_value() {
   return value;
 }
 
+// H5TILE_LZ4_BLOCK_SIZE: a size from 4 KiB to 1 GiB, or 0 (one block per chunk).
+constexpr std::uint64_t kLz4Block = std::uint64_t{64} << 10;
+std::atomic<std::uint64_t>& lz4_block_value() {
+  static std::atomic<std::uint64_t> value = [] {
+    const char* text = std::getenv("H5TILE_LZ4_BLOCK_SIZE");
+    const std::string_view v = text != nullptr ? text : "";
+    if (v == "0") return std::uint64_t{0};
+    const std::uint64_t bytes = from_env("H5TILE_LZ4_BLOCK_SIZE", kLz4Block);
+    if (bytes < kMinBlock || bytes > kMaxBlock) {
+      throw InvalidArgument(fmt::format(
+          "environment variable H5TILE_LZ4_BLOCK_SIZE={} must be from 4 KiB to 1 GiB, or 0 (one block per chunk)", v));
+    }
+    return bytes;
+  }();
+  return value;
+}
+
 }  // namespace
 
 void check_environment() {
@@ -293,6 +310,7 @@ void check_environment() {
   (void)remote_block_size();
   (void)remote_timeout();
   (void)remote_retries();
+  (void)lz4_block_size();
 }
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }
@@ -337,6 +355,16 @@ void set_remote_timeout(double seconds) {
                     kMaxProbeTimeout, seconds));
   }
   remote_timeout_value().store(seconds);
+}
+
+std::uint64_t lz4_block_size() { return lz4_block_value().load(); }
+void set_lz4_block_size(std::uint64_t bytes) {
+  if (bytes != 0 && (bytes < kMinBlock || bytes > kMaxBlock)) {
+    throw InvalidArgument(fmt::format(
+        "settings::set_lz4_block_size: the block size must be from 4 KiB to 1 GiB, or 0 (one block per chunk), got {}",
+        bytes));
+  }
+  lz4_block_value().store(bytes);
 }
 
 unsigned remote_retries() { return remote_retries_value().load(); }

@@ -77,6 +77,15 @@ DecoderChoice DecoderCache::decide(DecodeMode mode, int device, GpuCodec codec, 
   return choice;
 }
 
+std::optional<DecoderChoice> DecoderCache::cached(int device, GpuCodec codec) {
+  const std::lock_guard lock(mutex_);
+  const auto it = choices_.find(std::pair{device, codec});
+  if (it == choices_.end()) return std::nullopt;
+  auto choice = it->second;
+  choice.how = "cached";
+  return choice;
+}
+
 void DecoderCache::clear() {
   const std::lock_guard lock(mutex_);
   choices_.clear();

@@ -80,6 +80,8 @@ class DecoderCache {
   // waits for the first one's measurement.
   DecoderChoice decide(DecodeMode mode, int device, GpuCodec codec, std::uint64_t read_bytes,
                        const std::function<DecoderRates()>& measure);
+  // The choice kept for `codec` on `device` ("cached"), if one was measured.
+  [[nodiscard]] std::optional<DecoderChoice> cached(int device, GpuCodec codec);
   void clear();
 
  private:

@@ -161,7 +161,7 @@ DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice&
 }  // namespace
 
 std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const std::vector<std::size_t>& maps,
-                                                            const Box& region, std::string& why_not) const {
+                                                            const Box& region, int device, std::string& why_not) const {
   const auto& source = *sources_[s];
   why_not.clear();
   if (maps.empty() || region.rank() == 0) return std::nullopt;
@@ -185,6 +185,15 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
   const auto& filters = std::get<gpu::GpuFilters>(plan);
   why_not = gpu::decode_obstacle(filters, options_.nvcomp_library);
   if (!why_not.empty()) return std::nullopt;
+  // Under auto, once the CPU has won for this codec, the GPU's list of chunks is not built.
+  if (options_.gpu_decode == gpu::DecodeMode::Auto) {
+    if (const auto known = gpu::decoder_cache().cached(device, filters.codec);
+        known && known->decoder == gpu::Decoder::Cpu) {
+      gpu::note_decoder_choice(choice_report(filters.codec, *known));
+      why_not = known->reason;
+      return std::nullopt;
+    }
+  }
   gpu::DecodeRequest request{filtered->file.get(), filters, source.chunk,
                              source.elem_size,     {},      where(source.file, source.dataset),
                              filtered->pipeline};
@@ -276,7 +285,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
       // The GPU would decode every chunk a mapping touches, also where a later mapping stands.
       if (!filter_names(*sources_[s]).empty()) why = "mappings that overlap are read on the CPU";
     } else {
-      on_gpu[s] = gpu_decoding(s, maps[s], region, why);
+      on_gpu[s] = gpu_decoding(s, maps[s], region, device, why);
       if (on_gpu[s] && on_gpu[s]->cpu != nullptr) {
         const auto& request = *on_gpu[s];
         std::uint64_t read_bytes = request.elem_size;

@@ -201,9 +201,11 @@ class OpenDataset {
   [[nodiscard]] std::string sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const;
   // For read_to_device: the chunks of `region` that source `s` supplies through `maps` (the
   // indices of its mappings that the region touches), to decode on the GPU, or why the GPU does
-  // not decode them ("" and nullopt: the source is not compressed).
+  // not decode them ("" and nullopt: the source is not compressed). Under auto, where `device`
+  // has chosen the CPU for the codec already, the chunks are not listed.
   [[nodiscard]] std::optional<gpu::DecodeRequest> gpu_decoding(std::size_t s, const std::vector<std::size_t>& maps,
-                                                               const Box& region, std::string& why_not) const;
+                                                               const Box& region, int device,
+                                                               std::string& why_not) const;
 
   // `link`: whether lstat(2) found `source` to be a symbolic link.
   void check_inside(const std::filesystem::path& source, const std::string& stored_name, bool link);

@@ -129,7 +129,7 @@ def test_chunks_of_whole_rows_read_and_write_in_place(tmp_path, name, dtype, shu
     ("zstd", None, False, hdf5plugin.Zstd()),
     ("zstd", -7, False, hdf5plugin.Zstd(clevel=-7)),
     ("zstd", 19, True, hdf5plugin.Zstd(clevel=19)),
-    ("lz4", None, False, hdf5plugin.LZ4()),
+    ("lz4", None, False, hdf5plugin.LZ4(nbytes=64 << 10)),  # h5tile's lz4_block_size()
     ("blosc", None, True, hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)),
     ("blosc", 2, False, hdf5plugin.Blosc(cname="lz4", clevel=2, shuffle=hdf5plugin.Blosc.NOSHUFFLE)),
 ], ids=["zstd", "zstd-negative", "zstd-shuffle", "lz4", "blosc", "blosc-noshuffle"])
@@ -143,6 +143,40 @@ def test_client_data_are_what_hdf5plugin_stores(tmp_path, compression, level, sh
     with h5py.File(tmp_path / "h5py.h5", "w") as f:
         f.create_dataset("x", data=a, chunks=(10, 30), shuffle=hdf5_shuffle, **plugin)
     assert plugin_filter(tmp_path / "h5tile.h5") == plugin_filter(tmp_path / "h5py.h5")
+
+
+@pytest.mark.parametrize("block,blocks_per_chunk", [(64 << 10, 4), (4 << 10, 64), (0, 1)])
+def test_lz4_chunks_are_cut_into_blocks_of_the_setting(tmp_path, block, blocks_per_chunk):
+    """Each lz4 chunk h5tile writes holds blocks of lz4_block_size() (the size the LZ4 filter's
+    header states, 0: one block per chunk as hdf5plugin's LZ4() writes), the filter's client data
+    say so as hdf5plugin's LZ4(nbytes=) does, and h5py + hdf5plugin read the chunks back."""
+    a = compressible("float32", (256, 1024), seed=5)  # 4 chunks of 128 x 512 float32: 256 KiB
+    previous = h5tile.settings.lz4_block_size()
+    h5tile.settings.set_lz4_block_size(block)
+    try:
+        h5tile.to_file(a, tmp_path / "b.h5", "/x", layout="chunked", chunks=(128, 512), compression="lz4",
+                       shuffle=True).wait()
+    finally:
+        h5tile.settings.set_lz4_block_size(previous)
+    with h5py.File(tmp_path / "h5py.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=(128, 512), shuffle=True, **hdf5plugin.LZ4(nbytes=block))
+    assert plugin_filter(tmp_path / "b.h5") == plugin_filter(tmp_path / "h5py.h5")
+    with h5py.File(tmp_path / "b.h5", "r") as f:
+        assert same_bytes(f["x"][...], a)
+        ds = f["x"].id
+        assert ds.get_num_chunks() == 4
+        for i in range(ds.get_num_chunks()):
+            _, stored = ds.read_direct_chunk(ds.get_chunk_info(i).chunk_offset)
+            size, stated = int.from_bytes(stored[:8], "big"), int.from_bytes(stored[8:12], "big")
+            assert size == 128 * 512 * 4
+            assert -(-size // stated) == blocks_per_chunk, (stated, blocks_per_chunk)
+    assert same_bytes(h5tile.from_file(tmp_path / "b.h5", "/x"), a)
+
+
+@pytest.mark.parametrize("bad", [100, (1 << 30) + 1, -1, "2K"])
+def test_lz4_block_size_is_checked(bad):
+    with pytest.raises(h5tile.InvalidArgumentError, match="lz4_block_size"):
+        h5tile.settings.set_lz4_block_size(bad)
 
 
 @pytest.mark.parametrize("compression", ["zstd", "lz4", "blosc"])

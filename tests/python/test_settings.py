@@ -207,6 +207,8 @@ BAD_ENVIRONMENT = [
     ("H5TILE_REMOTE_TIMEOUT", "soon", "seconds"),
     ("H5TILE_REMOTE_RETRIES", "-1", "no size suffix"),
     ("H5TILE_REMOTE_RETRIES", "101", "100"),
+    ("H5TILE_LZ4_BLOCK_SIZE", "100", "4 KiB to 1 GiB, or 0"),
+    ("H5TILE_LZ4_BLOCK_SIZE", "big", "is not a size"),
 ]
 
 
@@ -220,7 +222,8 @@ GETTERS = {"H5TILE_THREADS": ("threads", "7", 7), "H5TILE_TASK_SIZE": ("task_siz
            "H5TILE_COLD_REQUEST": ("cold_request_size", "32M", 32 << 20), "H5TILE_GPU_DECODE": ("gpu_decode", "on", "on"),
            "H5TILE_REMOTE_CONNECTIONS": ("remote_connections", "8", 8),
            "H5TILE_REMOTE_BLOCK_SIZE": ("remote_block_size", "64K", 65536),
-           "H5TILE_REMOTE_TIMEOUT": ("remote_timeout", "2.5", 2.5), "H5TILE_REMOTE_RETRIES": ("remote_retries", "0", 0)}
+           "H5TILE_REMOTE_TIMEOUT": ("remote_timeout", "2.5", 2.5), "H5TILE_REMOTE_RETRIES": ("remote_retries", "0", 0),
+           "H5TILE_LZ4_BLOCK_SIZE": ("lz4_block_size", "0", 0)}
 
 
 @pytest.mark.parametrize("variable", sorted(GETTERS))

@@ -114,6 +114,22 @@ TEST(DecoderCache, MeasuresOncePerDeviceAndCodecThenReusesTheChoice) {
   EXPECT_EQ(calls, 4);
 }
 
+TEST(DecoderCache, CachedAnswersOnlyWhatWasMeasured) {
+  DecoderCache cache;
+  EXPECT_FALSE(cache.cached(0, GpuCodec::Lz4).has_value());
+  // A small read is not measured: nothing is kept.
+  (void)cache.decide(DecodeMode::Auto, 0, GpuCodec::Lz4, kMinSampleBytes - 1, [] { return rates(1e9, 2e9); });
+  EXPECT_FALSE(cache.cached(0, GpuCodec::Lz4).has_value());
+  (void)cache.decide(DecodeMode::Auto, 0, GpuCodec::Lz4, kBig, [] { return rates(24.9e9, 27.2e9); });
+  const auto kept = cache.cached(0, GpuCodec::Lz4);
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_EQ(kept->decoder, Decoder::Cpu);
+  EXPECT_EQ(kept->how, "cached");
+  EXPECT_FALSE(kept->reason.empty());
+  EXPECT_FALSE(cache.cached(1, GpuCodec::Lz4).has_value());
+  EXPECT_FALSE(cache.cached(0, GpuCodec::Zstd).has_value());
+}
+
 TEST(DecoderCache, ASmallReadIsNotMeasuredItTakesTheCachedChoiceElseTheCpu) {
   DecoderCache cache;
   int calls = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
+#include <h5tile/settings.hpp>
 
 #include "core/filter_ids.hpp"
 #include "engine/codecs/pipeline.hpp"
@@ -79,7 +80,10 @@ std::vector<FilterSpec> write_filters(const Compression& compression, std::size_
       filters.push_back(
           {kFilterZstd, {static_cast<unsigned>(compression.level == -1 ? kZstdDefault : compression.level)}, true});
       break;
-    case Compressor::Lz4: filters.push_back({kFilterLz4, {0}, true}); break;  // hdf5plugin's LZ4(): 1 GiB blocks
+    case Compressor::Lz4:
+      // The block size is stored in each chunk too: hdf5plugin reads any (bench/probes/lz4_blocks.py).
+      filters.push_back({kFilterLz4, {static_cast<unsigned>(settings::lz4_block_size())}, true});
+      break;
     case Compressor::Blosc: {
       // What hdf5plugin's Blosc(cname="lz4", clevel, shuffle) stores once the filter's set_local
       // has filled the first four: filter and format versions 2, element size (1 above 255,
