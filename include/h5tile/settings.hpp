@@ -137,12 +137,13 @@ void set_cold_readers(unsigned n);
 [[nodiscard]] std::uint64_t cold_request_size();
 void set_cold_request_size(std::uint64_t bytes);
 
-/// Host memory kept for reuse by the arrays that reads return: a large result (32 MiB or more)
+/// Host memory kept for reuse by the arrays that reads return: a result of 128 KiB or more
 /// freed by the program is kept, and the next read of the same size reuses it without the
 /// page faults and zero-fill of new memory (a loop of from_file calls then runs as fast as
 /// reads into one reused buffer). At most this many bytes are kept (the oldest go first);
-/// kept memory is marked MADV_FREE, so the kernel takes its pages back when memory is needed
-/// elsewhere. 0 keeps nothing. Setting a lower value frees kept memory down to it at once.
+/// kept buffers of 32 MiB or more are marked MADV_FREE, so the kernel takes their pages back
+/// when memory is needed elsewhere (smaller ones, at most 256 MiB of them, are kept as they
+/// are). 0 keeps nothing. Setting a lower value frees kept memory down to it at once.
 [[nodiscard]] std::uint64_t host_pool_bytes();
 void set_host_pool_bytes(std::uint64_t bytes);
 /// Host memory kept for reuse now (at most host_pool_bytes()).

@@ -178,10 +178,11 @@ def set_staging_bytes(size: Size) -> None:
 
 
 def host_pool_bytes() -> int:
-    """Most host memory kept for reuse by the arrays reads return: a large result (32 MiB or more)
+    """Most host memory kept for reuse by the arrays reads return: a result of 128 KiB or more
     that the program frees is kept, and the next read of the same size reuses it without the
-    page faults of new memory. Kept memory is marked MADV_FREE: the kernel takes it back when
-    memory is needed elsewhere."""
+    page faults of new memory. Kept results of 32 MiB or more are marked MADV_FREE: the kernel
+    takes them back when memory is needed elsewhere; smaller ones are kept as they are, at most
+    256 MiB of them."""
     return _h5tile.host_pool_bytes()
 
 

@@ -3,10 +3,13 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <deque>
 #include <iterator>
 #include <list>
+#include <map>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 
 #include <h5tile/settings.hpp>
 
@@ -23,8 +26,19 @@ struct Pool {
   std::mutex mutex;
   std::unordered_map<std::byte*, Kept> lent;  // handed out and not yet released
   std::list<Kept> kept;                       // oldest first
+  // The kept buffers of each (bytes, align), oldest first: a reuse takes the newest (its pages
+  // the likeliest still in the cache), making room frees the oldest of all (`kept`'s front,
+  // also the front of its size's queue).
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::deque<std::list<Kept>::iterator>> by_size;
   std::uint64_t held = 0;
+  std::uint64_t held_small = 0;  // of which in buffers under kLazyFree
 };
+
+void count(Pool& p, const Kept& buffer, bool in) noexcept {
+  const auto bytes = buffer.bytes;
+  p.held = in ? p.held + bytes : p.held - bytes;
+  if (bytes < kLazyFree) p.held_small = in ? p.held_small + bytes : p.held_small - bytes;
+}
 
 Pool& pool() {
   static auto* p = new Pool;  // never destroyed: arrays may be freed during exit
@@ -34,9 +48,13 @@ Pool& pool() {
 // Frees the oldest kept buffers until at most `limit` bytes are held. Caller holds the lock.
 void free_down_to(Pool& p, std::uint64_t limit) noexcept {
   while (p.held > limit && !p.kept.empty()) {
-    std::free(p.kept.front().memory);
-    p.held -= p.kept.front().bytes;
+    const Kept oldest = p.kept.front();
+    const auto queue = p.by_size.find({oldest.bytes, oldest.align});
+    queue->second.pop_front();  // the same buffer: both are in the order of release
+    if (queue->second.empty()) p.by_size.erase(queue);
     p.kept.pop_front();
+    std::free(oldest.memory);
+    count(p, oldest, false);
   }
 }
 
@@ -46,14 +64,15 @@ std::byte* allocate(std::uint64_t bytes, std::uint64_t align) {
   auto& p = pool();
   if (bytes >= kSmallest) {
     std::lock_guard lock(p.mutex);
-    for (auto it = p.kept.begin(); it != p.kept.end(); ++it) {
-      if (it->bytes == bytes && it->align == align) {
-        const Kept reused = *it;
-        p.kept.erase(it);
-        p.held -= reused.bytes;
-        p.lent.emplace(reused.memory, reused);
-        return reused.memory;
-      }
+    if (const auto queue = p.by_size.find({bytes, align}); queue != p.by_size.end()) {
+      const auto newest = queue->second.back();
+      const Kept reused = *newest;
+      queue->second.pop_back();
+      if (queue->second.empty()) p.by_size.erase(queue);
+      p.kept.erase(newest);
+      count(p, reused, false);
+      p.lent.emplace(reused.memory, reused);
+      return reused.memory;
     }
   }
   auto* memory = static_cast<std::byte*>(std::aligned_alloc(align, bytes));
@@ -79,16 +98,23 @@ void release(std::byte* memory) noexcept {
   const Kept buffer = it->second;
   p.lent.erase(it);
   const std::uint64_t limit = settings::host_pool_bytes();
-  if (buffer.bytes > limit) {
+  const bool small = buffer.bytes < kLazyFree;
+  if (buffer.bytes > limit || (small && p.held_small + buffer.bytes > kSmallHeld)) {
     lock.unlock();
     std::free(memory);
     return;
   }
+  if (!small) {
+    // Advice only: without MADV_FREE (kernels before 4.5) the pages simply stay. Outside the
+    // lock (other threads' reads keep allocating); the buffer is in no list meanwhile.
+    lock.unlock();
+    (void)::madvise(memory, buffer.bytes, MADV_FREE);
+    lock.lock();
+  }
   free_down_to(p, limit - buffer.bytes);
-  // Advice only: without MADV_FREE (kernels before 4.5) the pages simply stay.
-  (void)::madvise(memory, buffer.bytes, MADV_FREE);
   p.kept.push_back(buffer);
-  p.held += buffer.bytes;
+  p.by_size[{buffer.bytes, buffer.align}].push_back(std::prev(p.kept.end()));
+  count(p, buffer, true);
 }
 
 void trim_to(std::uint64_t limit) noexcept {

@@ -1,5 +1,6 @@
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -11,7 +12,7 @@ namespace h5tile::detail {
 namespace {
 
 constexpr std::uint64_t kAlign = 2 << 20;
-constexpr std::uint64_t kBig = host_pool::kSmallest;
+constexpr std::uint64_t kBig = host_pool::kLazyFree;  // the large buffers, marked MADV_FREE when kept
 
 // Restores the setting (and so empties the pool) when a test ends.
 class HostPool : public ::testing::Test {
@@ -70,10 +71,51 @@ TEST_F(HostPool, NothingIsKeptWhenOffOrTooLargeOrSmall) {
   auto* larger = host_pool::allocate(2 * kBig, kAlign);
   host_pool::release(larger);  // larger than the limit
   EXPECT_EQ(host_pool::held_bytes(), 0U);
-  auto* small = host_pool::allocate(1 << 20, 4096);
+  auto* small = host_pool::allocate(host_pool::kSmallest / 2, 4096);
   ASSERT_NE(small, nullptr);
   host_pool::release(small);  // below kSmallest: freed
   EXPECT_EQ(host_pool::held_bytes(), 0U);
+}
+
+TEST_F(HostPool, SmallBuffersAreKeptByTheirSizeUpToTheirOwnLimit) {
+  // Buffers of 1 MiB (a Dask task's chunk) are kept and reused by size, each size the newest first.
+  settings::set_host_pool_bytes(4 * kBig);
+  constexpr std::uint64_t kMiB = 1 << 20;
+  auto* a = host_pool::allocate(kMiB, 4096);
+  auto* b = host_pool::allocate(2 * kMiB, 4096);
+  auto* c = host_pool::allocate(kMiB, 4096);
+  std::memset(a, 1, kMiB);
+  host_pool::release(a);
+  host_pool::release(b);
+  host_pool::release(c);
+  EXPECT_EQ(host_pool::held_bytes(), 4 * kMiB);
+  EXPECT_EQ(host_pool::allocate(kMiB, 4096), c);
+  EXPECT_EQ(host_pool::allocate(kMiB, 4096), a);
+  EXPECT_EQ(static_cast<int>(a[kMiB - 1]), 1);  // the same memory, as it was left
+  EXPECT_EQ(host_pool::allocate(2 * kMiB, 4096), b);
+  EXPECT_EQ(host_pool::held_bytes(), 0U);
+  host_pool::release(a);
+  host_pool::release(b);
+  host_pool::release(c);
+  // The oldest of all sizes goes first: a lower limit frees a, then b.
+  settings::set_host_pool_bytes(kMiB);
+  EXPECT_EQ(host_pool::held_bytes(), kMiB);
+  EXPECT_EQ(host_pool::allocate(kMiB, 4096), c);
+  EXPECT_NE(host_pool::allocate(2 * kMiB, 4096), nullptr);  // new memory: b was freed
+  EXPECT_EQ(host_pool::held_bytes(), 0U);
+}
+
+TEST_F(HostPool, SmallBuffersHoldAtMostTheirShare) {
+  settings::set_host_pool_bytes(4 * host_pool::kSmallHeld);
+  constexpr std::uint64_t kEach = 8 << 20;
+  constexpr std::uint64_t kMore = host_pool::kSmallHeld / kEach + 4;
+  std::vector<std::byte*> buffers;
+  for (std::uint64_t i = 0; i < kMore; ++i) buffers.push_back(host_pool::allocate(kEach, 4096));
+  for (auto* b : buffers) host_pool::release(b);  // the last 4 are freed: no room among the small
+  EXPECT_EQ(host_pool::held_bytes(), host_pool::kSmallHeld);
+  auto* big = host_pool::allocate(kBig, kAlign);
+  host_pool::release(big);  // the large ones are counted apart
+  EXPECT_EQ(host_pool::held_bytes(), host_pool::kSmallHeld + kBig);
 }
 
 TEST_F(HostPool, ArraysOfTheSameShapeReuseTheMemoryOfFreedOnes) {
