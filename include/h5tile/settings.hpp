@@ -25,7 +25,7 @@
 /// | remote_block_size  | H5TILE_REMOTE_BLOCK_SIZE  | 4 MiB (4 KiB to 1 GiB) |
 /// | remote_timeout     | H5TILE_REMOTE_TIMEOUT     | 30 seconds       |
 /// | remote_retries     | H5TILE_REMOTE_RETRIES     | 5 (0 to 100)     |
-/// | lz4_block_size     | H5TILE_LZ4_BLOCK_SIZE     | 64 KiB (4 KiB to 1 GiB; 0: one block per chunk) |
+/// | lz4_block_size     | H5TILE_LZ4_BLOCK_SIZE     | 0: one block per chunk (else 4 KiB to 1 GiB) |
 
 #include <cstddef>
 #include <cstdint>
@@ -169,9 +169,11 @@ void set_remote_timeout(double seconds);
 void set_remote_retries(unsigned n);
 
 /// The blocks into which h5tile's writer cuts each lz4 chunk (the LZ4 filter's format, as
-/// hdf5plugin reads and writes it, holds the block size in every chunk, so any block size reads
-/// back anywhere). Blocks of 64 KiB let nvCOMP decode one chunk on many parts of the GPU at once;
-/// 0 writes one block per chunk (hdf5plugin's LZ4() default); else 4 KiB to 1 GiB.
+/// hdf5plugin reads and writes it, states the block size in every chunk, so any block size reads
+/// back anywhere). 0, the default, writes one block per chunk (hdf5plugin's LZ4() default); else
+/// 4 KiB to 1 GiB. Smaller blocks let nvCOMP decode one chunk on many parts of the GPU at once,
+/// but cost the CPU codec time (64 KiB: about 10% on writes and 10-25% on reads, BENCHMARKS.md);
+/// the default stays until a GPU measurement shows a size that wins (bench/probes/lz4_blocks.py).
 [[nodiscard]] std::uint64_t lz4_block_size();
 void set_lz4_block_size(std::uint64_t bytes);
 

@@ -20,7 +20,7 @@ remote_connections ``H5TILE_REMOTE_CONNECTIONS`` 16 (connections to a server, sh
 remote_block_size  ``H5TILE_REMOTE_BLOCK_SIZE``  4 MiB (first request of a URL; HDF5's metadata blocks)
 remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a response may stall)
 remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
-lz4_block_size     ``H5TILE_LZ4_BLOCK_SIZE``     64 KiB (blocks of the lz4 chunks h5tile writes; 0: one per chunk)
+lz4_block_size     ``H5TILE_LZ4_BLOCK_SIZE``     0 (one block per lz4 chunk h5tile writes; else the block size)
 direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
 cold_reads     ``H5TILE_COLD_READS``    "auto" ("parallel", "stream": how data outside the page cache is read)
 cold_readers   ``H5TILE_COLD_READERS``  1 (readers of a streamed cold read)
@@ -195,8 +195,9 @@ def set_host_pool_bytes(size: Size) -> None:
 
 def lz4_block_size() -> int:
     """Bytes of each block of the lz4 chunks h5tile writes (0: one block per chunk, hdf5plugin's
-    ``LZ4()`` default). Every LZ4 filter reads any block size: the size is in each chunk. Blocks of
-    64 KiB let nvCOMP decode a chunk on many parts of the GPU at once."""
+    ``LZ4()`` default, and h5tile's). Every LZ4 filter reads any block size: the size is in each
+    chunk. Smaller blocks let nvCOMP decode a chunk on many parts of the GPU at once and cost the
+    CPU codec some speed."""
     return _h5tile.lz4_block_size()
 
 

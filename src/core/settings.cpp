@@ -271,14 +271,14 @@ std::atomic<unsigned>& remote_retries_value() {
 }
 
 // H5TILE_LZ4_BLOCK_SIZE: a size from 4 KiB to 1 GiB, or 0 (one block per chunk).
-constexpr std::uint64_t kLz4Block = std::uint64_t{64} << 10;
+constexpr std::uint64_t kLz4Block = 0;  // until the GPU machine measures a block size that wins (issue 28)
 std::atomic<std::uint64_t>& lz4_block_value() {
   static std::atomic<std::uint64_t> value = [] {
     const char* text = std::getenv("H5TILE_LZ4_BLOCK_SIZE");
     const std::string_view v = text != nullptr ? text : "";
     if (v == "0") return std::uint64_t{0};
     const std::uint64_t bytes = from_env("H5TILE_LZ4_BLOCK_SIZE", kLz4Block);
-    if (bytes < kMinBlock || bytes > kMaxBlock) {
+    if (bytes != 0 && (bytes < kMinBlock || bytes > kMaxBlock)) {
       throw InvalidArgument(fmt::format(
           "environment variable H5TILE_LZ4_BLOCK_SIZE={} must be from 4 KiB to 1 GiB, or 0 (one block per chunk)", v));
     }

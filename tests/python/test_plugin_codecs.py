@@ -129,7 +129,7 @@ def test_chunks_of_whole_rows_read_and_write_in_place(tmp_path, name, dtype, shu
     ("zstd", None, False, hdf5plugin.Zstd()),
     ("zstd", -7, False, hdf5plugin.Zstd(clevel=-7)),
     ("zstd", 19, True, hdf5plugin.Zstd(clevel=19)),
-    ("lz4", None, False, hdf5plugin.LZ4(nbytes=64 << 10)),  # h5tile's lz4_block_size()
+    ("lz4", None, False, hdf5plugin.LZ4()),
     ("blosc", None, True, hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)),
     ("blosc", 2, False, hdf5plugin.Blosc(cname="lz4", clevel=2, shuffle=hdf5plugin.Blosc.NOSHUFFLE)),
 ], ids=["zstd", "zstd-negative", "zstd-shuffle", "lz4", "blosc", "blosc-noshuffle"])
