@@ -28,7 +28,8 @@
 #   nvcomp: build, then GPU decoding (issue 19) with nvCOMP from .deps-nvcomp/libnvcomp.so.6.xz
 #   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
 #   every GPU test (CTest label gpu), the CuPy tests, and bench/compressed_read.py --device at
-#   H5TILE_BENCH_GIB (cold and warm; GPU decode on and off; the uncompressed file)
+#   H5TILE_BENCH_GIB (cold and warm; GPU decode on and off; the uncompressed file), and
+#   bench/probes/lz4_blocks.py at the same size (the lz4 block size by GPU and CPU decoding)
 #   compressed: build, then the CPU side of issue 19 on the machine's cores: bench/compressed_read.py
 #   (H5TILE_BENCH_GIB, default here 2; cold and warm, against h5py + hdf5plugin and TensorStore),
 #   bench/compressed_write.py (half that size) and bench/many_chunks.py, with the peers from
@@ -145,11 +146,14 @@ if [ "$mode" = "nvcomp" ]; then
     > "$out/python_tests.log" 2>&1
   (cd bench && H5TILE_BUILD_DIR=build-gpu python3 compressed_read.py --device $((gib * 1024)) --rounds 2) \
     > "$out/nvcomp_bench.log" 2>&1
+  # The lz4 block size h5tile writes (settings::lz4_block_size): GPU and CPU decoding by block size.
+  H5TILE_BUILD_DIR=build-gpu python3 bench/probes/lz4_blocks.py --mib $((gib * 1024)) > "$out/lz4_blocks.log" 2>&1
   echo "== machine"; cat "$out/machine.txt"
   echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tail -20
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
+  echo "== lz4 block sizes"; cat "$out/lz4_blocks.log"
   exit 0
 fi
 if [ "$mode" = "dask" ]; then
