@@ -45,16 +45,26 @@ Pool& pool() {
   return *p;
 }
 
+// Frees kept buffer `it`, the oldest of its size, and returns the next. Caller holds the lock.
+std::list<Kept>::iterator drop(Pool& p, std::list<Kept>::iterator it) noexcept {
+  const auto queue = p.by_size.find({it->bytes, it->align});
+  queue->second.pop_front();  // `it`: a size's queue is in the order of release, as `kept` is
+  if (queue->second.empty()) p.by_size.erase(queue);
+  std::free(it->memory);
+  count(p, *it, false);
+  return p.kept.erase(it);
+}
+
 // Frees the oldest kept buffers until at most `limit` bytes are held. Caller holds the lock.
 void free_down_to(Pool& p, std::uint64_t limit) noexcept {
-  while (p.held > limit && !p.kept.empty()) {
-    const Kept oldest = p.kept.front();
-    const auto queue = p.by_size.find({oldest.bytes, oldest.align});
-    queue->second.pop_front();  // the same buffer: both are in the order of release
-    if (queue->second.empty()) p.by_size.erase(queue);
-    p.kept.pop_front();
-    std::free(oldest.memory);
-    count(p, oldest, false);
+  while (p.held > limit && !p.kept.empty()) drop(p, p.kept.begin());
+}
+
+// Frees the oldest small kept buffers until at most `limit` bytes of them are held, so that a
+// program that moves on to another size of small reads has its new size kept. Caller holds the lock.
+void free_small_down_to(Pool& p, std::uint64_t limit) noexcept {
+  for (auto it = p.kept.begin(); p.held_small > limit && it != p.kept.end();) {
+    it = it->bytes < kLazyFree ? drop(p, it) : std::next(it);
   }
 }
 
@@ -67,18 +77,23 @@ std::byte* allocate(std::uint64_t bytes, std::uint64_t align) {
     if (const auto queue = p.by_size.find({bytes, align}); queue != p.by_size.end()) {
       const auto newest = queue->second.back();
       const Kept reused = *newest;
+      p.lent.emplace(reused.memory, reused);  // first: where it throws, the buffer stays kept
       queue->second.pop_back();
       if (queue->second.empty()) p.by_size.erase(queue);
       p.kept.erase(newest);
       count(p, reused, false);
-      p.lent.emplace(reused.memory, reused);
       return reused.memory;
     }
   }
   auto* memory = static_cast<std::byte*>(std::aligned_alloc(align, bytes));
   if (memory != nullptr && bytes >= kSmallest) {
-    std::lock_guard lock(p.mutex);
-    p.lent.emplace(memory, Kept{memory, bytes, align});
+    try {
+      std::lock_guard lock(p.mutex);
+      p.lent.emplace(memory, Kept{memory, bytes, align});
+    } catch (...) {
+      std::free(memory);  // no memory for the pool's books either
+      return nullptr;
+    }
   }
   return memory;
 }
@@ -97,23 +112,43 @@ void release(std::byte* memory) noexcept {
   }
   const Kept buffer = it->second;
   p.lent.erase(it);
-  const std::uint64_t limit = settings::host_pool_bytes();
-  const bool small = buffer.bytes < kLazyFree;
-  if (buffer.bytes > limit || (small && p.held_small + buffer.bytes > kSmallHeld)) {
+  const auto freed = [&] {
     lock.unlock();
     std::free(memory);
-    return;
-  }
+  };
+  if (buffer.bytes > settings::host_pool_bytes()) return freed();
+  const bool small = buffer.bytes < kLazyFree;
   if (!small) {
     // Advice only: without MADV_FREE (kernels before 4.5) the pages simply stay. Outside the
-    // lock (other threads' reads keep allocating); the buffer is in no list meanwhile.
+    // lock (other threads' reads keep allocating); the buffer is in no list meanwhile, and the
+    // limit is read again after (set_host_pool_bytes may have lowered it).
     lock.unlock();
     (void)::madvise(memory, buffer.bytes, MADV_FREE);
     lock.lock();
   }
+  const std::uint64_t limit = settings::host_pool_bytes();
+  if (buffer.bytes > limit) return freed();
+  if (small) free_small_down_to(p, kSmallHeld - buffer.bytes);
   free_down_to(p, limit - buffer.bytes);
-  p.kept.push_back(buffer);
-  p.by_size[{buffer.bytes, buffer.align}].push_back(std::prev(p.kept.end()));
+  // Where there is no memory for the pool's books, the buffer is freed, not kept.
+  try {
+    p.kept.push_back(buffer);
+  } catch (...) {
+    return freed();
+  }
+  const std::pair key{buffer.bytes, buffer.align};
+  try {
+    auto& queue = p.by_size[key];
+    try {
+      queue.push_back(std::prev(p.kept.end()));
+    } catch (...) {
+      if (queue.empty()) p.by_size.erase(key);
+      throw;
+    }
+  } catch (...) {
+    p.kept.pop_back();
+    return freed();
+  }
   count(p, buffer, true);
 }
 

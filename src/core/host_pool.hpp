@@ -10,7 +10,7 @@
 // Kept buffers of kLazyFree bytes and more are marked MADV_FREE: the kernel takes their pages
 // back when memory is needed elsewhere (a reuse then faults again, as new memory would), and
 // reuses them without a fault otherwise. Smaller ones are kept as they are (marking 1 MiB costs
-// about what its faults would), at most kSmallHeld bytes of them.
+// about what its faults would), at most kSmallHeld bytes of them (the oldest go first).
 
 #include <cstddef>
 #include <cstdint>

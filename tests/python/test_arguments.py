@@ -117,6 +117,7 @@ SETTERS = {
     "remote_block_size": [object(), 1.5, None, True, 2**64, 100],
     "remote_timeout": ["1", None, True, object(), 10**400],
     "remote_retries": [object(), "3", 3.0, None, False, 101],
+    "lz4_block_size": [object(), 1.5, None, True, 2**64, 100, -1, (1 << 30) + 1],
 }
 
 

@@ -223,7 +223,7 @@ GETTERS = {"H5TILE_THREADS": ("threads", "7", 7), "H5TILE_TASK_SIZE": ("task_siz
            "H5TILE_REMOTE_CONNECTIONS": ("remote_connections", "8", 8),
            "H5TILE_REMOTE_BLOCK_SIZE": ("remote_block_size", "64K", 65536),
            "H5TILE_REMOTE_TIMEOUT": ("remote_timeout", "2.5", 2.5), "H5TILE_REMOTE_RETRIES": ("remote_retries", "0", 0),
-           "H5TILE_LZ4_BLOCK_SIZE": ("lz4_block_size", "0", 0)}
+           "H5TILE_LZ4_BLOCK_SIZE": ("lz4_block_size", "64K", 65536)}
 
 
 @pytest.mark.parametrize("variable", sorted(GETTERS))

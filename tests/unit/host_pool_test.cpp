@@ -101,21 +101,35 @@ TEST_F(HostPool, SmallBuffersAreKeptByTheirSizeUpToTheirOwnLimit) {
   settings::set_host_pool_bytes(kMiB);
   EXPECT_EQ(host_pool::held_bytes(), kMiB);
   EXPECT_EQ(host_pool::allocate(kMiB, 4096), c);
-  EXPECT_NE(host_pool::allocate(2 * kMiB, 4096), nullptr);  // new memory: b was freed
+  auto* d = host_pool::allocate(2 * kMiB, 4096);  // new memory: b was freed
+  ASSERT_NE(d, nullptr);
   EXPECT_EQ(host_pool::held_bytes(), 0U);
+  host_pool::release(c);
+  host_pool::release(d);  // above the limit: freed
 }
 
-TEST_F(HostPool, SmallBuffersHoldAtMostTheirShare) {
+TEST_F(HostPool, SmallBuffersHoldAtMostTheirShareTheOldestGoingFirst) {
   settings::set_host_pool_bytes(4 * host_pool::kSmallHeld);
   constexpr std::uint64_t kEach = 8 << 20;
-  constexpr std::uint64_t kMore = host_pool::kSmallHeld / kEach + 4;
+  constexpr std::uint64_t kFit = host_pool::kSmallHeld / kEach;
   std::vector<std::byte*> buffers;
-  for (std::uint64_t i = 0; i < kMore; ++i) buffers.push_back(host_pool::allocate(kEach, 4096));
-  for (auto* b : buffers) host_pool::release(b);  // the last 4 are freed: no room among the small
-  EXPECT_EQ(host_pool::held_bytes(), host_pool::kSmallHeld);
+  for (std::uint64_t i = 0; i < kFit; ++i) buffers.push_back(host_pool::allocate(kEach, 4096));
   auto* big = host_pool::allocate(kBig, kAlign);
-  host_pool::release(big);  // the large ones are counted apart
+  host_pool::release(big);  // the large ones are counted apart, and are not made room for
+  for (auto* b : buffers) host_pool::release(b);
   EXPECT_EQ(host_pool::held_bytes(), host_pool::kSmallHeld + kBig);
+  // The program moves on to another size: its buffers are kept, the oldest small ones make room.
+  auto* other = host_pool::allocate(2 * kEach, 4096);
+  host_pool::release(other);
+  EXPECT_EQ(host_pool::held_bytes(), host_pool::kSmallHeld + kBig);
+  EXPECT_EQ(host_pool::allocate(2 * kEach, 4096), other);
+  EXPECT_EQ(host_pool::allocate(kBig, kAlign), big);
+  EXPECT_EQ(host_pool::allocate(kEach, 4096), buffers.back());  // the newest of the size
+  // buffers[0] and [1], the oldest, were freed for `other`.
+  EXPECT_EQ(host_pool::held_bytes(), (kFit - 3) * kEach);
+  host_pool::release(other);
+  host_pool::release(big);
+  host_pool::release(buffers.back());
 }
 
 TEST_F(HostPool, ArraysOfTheSameShapeReuseTheMemoryOfFreedOnes) {
