@@ -147,20 +147,14 @@ def main():
             print(f"-- {case}: {gib:.2f} GiB in {x.npartitions} blocks of {block_rows * 4 * COLS / (1 << 20):g} MiB, "
                   f"made in {time.perf_counter() - t0:.1f} s")
             times = {w: [] for w in WRITERS}
-            started = time.perf_counter()
             with dask.config.set(scheduler="threads"):
-                for round_ in range(args.rounds):
-                    if netcdf_file.out_of_time(started, round_, args.time_limit):
-                        print(f"   time limit: {round_} round(s)")
-                        break
-                    shift = round_ % len(WRITERS)
-                    for writer in WRITERS[shift:] + WRITERS[:shift]:
-                        path = os.path.join(folder, f"{writer}.{'h5' if writer == 'h5tile' else 'nc'}")
-                        t0 = time.perf_counter()
-                        write(writer, x, path, gzip, sync)
-                        times[writer].append(time.perf_counter() - t0)
-                        verify(path, array, gzip)
-                        remove(path)
+                for _, writer in netcdf_file.rotated_rounds(WRITERS, args.rounds, args.time_limit):
+                    path = os.path.join(folder, f"{writer}.{'h5' if writer == 'h5tile' else 'nc'}")
+                    t0 = time.perf_counter()
+                    write(writer, x, path, gzip, sync)
+                    times[writer].append(time.perf_counter() - t0)
+                    verify(path, array, gzip)
+                    remove(path)
             median = {w: statistics.median(t) for w, t in times.items()}
             for w in WRITERS:
                 print(f"   {w:9s} {median[w]:7.3f} s {gib / median[w]:6.2f} GiB/s  "

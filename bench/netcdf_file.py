@@ -92,6 +92,21 @@ def describe(path):
                 f"{os.path.getsize(path) / (1 << 30):.2f} GiB on disk")
 
 
+def rotated_rounds(labels, rounds, limit):
+    """(round, label) for `rounds` rounds of every label, the order rotated by one each round; a
+    round that would end past `limit` seconds from the first (out_of_time) is not started, and the
+    rounds run are printed when the limit stops them."""
+    labels = list(labels)
+    started = time.perf_counter()
+    for round_ in range(rounds):
+        if out_of_time(started, round_, limit):
+            print(f"   time limit: {round_} round(s)")
+            return
+        shift = round_ % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            yield round_, label
+
+
 def out_of_time(started, rounds_done, limit):
     """Whether another round, as long as the average of the `rounds_done` rounds since `started`
     (time.perf_counter()), would end past `limit` seconds (None: no limit; the first round always runs)."""

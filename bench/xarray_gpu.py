@@ -119,17 +119,11 @@ def main():
             labels = list(runs)
             times = {label: [] for label in labels}
             means = {}
-            started = time.perf_counter()
-            for round_ in range(args.rounds):
-                if netcdf_file.out_of_time(started, round_, args.time_limit):
-                    print(f"   time limit: {round_} round(s)")
-                    break
-                shift = round_ % len(labels)
-                for label in labels[shift:] + labels[:shift]:
-                    t0 = time.perf_counter()
-                    means[label] = runs[label]()
-                    times[label].append(time.perf_counter() - t0)
-                    cupy.get_default_memory_pool().free_all_blocks()
+            for _, label in netcdf_file.rotated_rounds(labels, args.rounds, args.time_limit):
+                t0 = time.perf_counter()
+                means[label] = runs[label]()
+                times[label].append(time.perf_counter() - t0)
+                cupy.get_default_memory_pool().free_all_blocks()
             assert all(np.allclose(m, host, rtol=1e-9, atol=1e-9) for m in means.values()), (host, means)
             median = {label: statistics.median(t) for label, t in times.items()}
             gib = rows * 4 * CHUNK[1] / (1 << 30)

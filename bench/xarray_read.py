@@ -159,19 +159,13 @@ def main():
             labels = list(runs)
             times = {label: [] for label in labels}
             means = {}
-            started = time.perf_counter()
-            for round_ in range(args.rounds):
-                if netcdf_file.out_of_time(started, round_, args.time_limit):
-                    print(f"   time limit: {round_} round(s)")
-                    break
-                shift = round_ % len(labels)
-                for label in labels[shift:] + labels[:shift]:
-                    run, slow = runs[label]
-                    if slow and round_ >= peer_rounds:
-                        continue
-                    t0 = time.perf_counter()
-                    means[label] = run()
-                    times[label].append(time.perf_counter() - t0)
+            for round_, label in netcdf_file.rotated_rounds(labels, args.rounds, args.time_limit):
+                run, slow = runs[label]
+                if slow and round_ >= peer_rounds:
+                    continue
+                t0 = time.perf_counter()
+                means[label] = run()
+                times[label].append(time.perf_counter() - t0)
             first = means[labels[0]]
             assert all(np.allclose(m, first, rtol=1e-9, atol=1e-9) for m in means.values()), means
             median = {label: statistics.median(t) for label, t in times.items() if t}
