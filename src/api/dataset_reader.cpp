@@ -14,6 +14,7 @@
 
 #include <h5tile/io.hpp>
 
+#include "api/chunk_cache.hpp"
 #include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
@@ -79,6 +80,19 @@ bool quiet(const FileStamp& stamp) {
 
 }  // namespace
 
+namespace detail {
+
+// The dataset a reader keeps open, and the chunks decoded from it: dropped together, so that no
+// chunk outlives the open (of a file as it was) that it was read through.
+struct KeptDataset {
+  KeptDataset(std::unique_ptr<const OpenDataset> opened, std::uint64_t cache_bytes)
+      : dataset(std::move(opened)), chunks(cache_bytes > 0 ? std::make_unique<ChunkCache>(cache_bytes) : nullptr) {}
+  std::unique_ptr<const OpenDataset> dataset;
+  std::unique_ptr<ChunkCache> chunks;  // null where the dataset's reads are not cached
+};
+
+}  // namespace detail
+
 struct DatasetReader::State {
   fs::path path;
   std::string dataset;
@@ -87,7 +101,7 @@ struct DatasetReader::State {
   // HDF5 never opens the file anew while an old handle of the same inode is open: HDF5 would
   // share the old one's metadata).
   mutable std::shared_mutex use;
-  std::unique_ptr<const OpenDataset> kept;
+  std::unique_ptr<const KeptDataset> kept;
   std::vector<std::pair<fs::path, FileStamp>> stamps;  // of kept's files, when it was opened
   pid_t pid = 0;                                       // the process that opened it
 
@@ -120,7 +134,9 @@ struct DatasetReader::State {
       if (!stamp || !quiet(*stamp)) return;
       taken.emplace_back(file, *stamp);
     }
-    kept = std::move(opened);
+    // verify_checksums checks the stored bytes at every read: none is served from memory.
+    const auto cache_bytes = options.verify_checksums ? 0 : chunk_cache_capacity(opened->info());
+    kept = std::make_unique<const KeptDataset>(std::move(opened), cache_bytes);
     stamps = std::move(taken);
     pid = ::getpid();
   }
@@ -164,9 +180,34 @@ void read_with(DatasetReader::State& state, const ReadKept& read_kept, const Rea
   read_kept(*state.kept);  // still exclusive: one read, then others share it
 }
 
-void read_target(const OpenDataset& opened, const ReadOptions& options, const ReadTarget& target) {
+// A read of a part of one chunk of a cached dataset into host memory is copied out of the decoded
+// chunk, which is read (clipped to the dataset) and kept where it is not cached yet; any other
+// read goes to the dataset.
+void read_target(const KeptDataset& kept, const ReadOptions& options, const ReadTarget& target) {
   Progress progress(options.progress, target.bytes);
-  opened.read_into(target.region, target.out, target.device, threads_or_setting(options.threads), &progress);
+  const auto& opened = *kept.dataset;
+  const auto& info = opened.info();
+  const auto threads = threads_or_setting(options.threads);
+  const auto chunk =
+      kept.chunks && target.device < 0 ? chunk_holding(target.region, info.chunk, info.shape) : std::nullopt;
+  if (!chunk) {
+    opened.read_into(target.region, target.out, target.device, threads, &progress);
+    return;
+  }
+  const auto element_size = info.dtype.size();
+  if (kept.chunks->copy_out(*chunk, target.region, element_size, target.out)) {
+    progress.add(target.bytes);
+    return;
+  }
+  if (*chunk == target.region) {  // the whole chunk: read where it goes, not kept
+    opened.read_into(target.region, target.out, target.device, threads, &progress);
+    return;
+  }
+  const auto size = byte_count(chunk->extent, element_size);
+  std::shared_ptr<std::byte[]> bytes = std::make_shared_for_overwrite<std::byte[]>(size);
+  opened.read_into(*chunk, bytes.get(), -1, threads, &progress);
+  copy_box(bytes.get(), *chunk, target.region, element_size, target.out);
+  kept.chunks->put(*chunk, std::move(bytes), size);
 }
 
 }  // namespace
@@ -242,8 +283,8 @@ Array DatasetReader::read_box(const Box& box) const {
   std::optional<Array> out;
   read_with(
       s,
-      [&](const OpenDataset& opened) {
-        read_target(opened, s.options, new_array_target(opened, box, s.options.device, out));
+      [&](const KeptDataset& kept) {
+        read_target(kept, s.options, new_array_target(*kept.dataset, box, s.options.device, out));
       },
       [&] { out.emplace(h5tile::read_box(s.path, s.dataset, box, s.options)); });
   return std::move(*out);
@@ -252,7 +293,8 @@ Array DatasetReader::read_box(const Box& box) const {
 void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
   auto& s = *state_;
   read_with(
-      s, [&](const OpenDataset& opened) { read_target(opened, s.options, caller_memory_target(opened, out, offset)); },
+      s,
+      [&](const KeptDataset& kept) { read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset)); },
       [&] { h5tile::read_into(s.path, s.dataset, out, offset, s.options); });
 }
 
