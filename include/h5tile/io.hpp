@@ -256,6 +256,11 @@ class DatasetReader {
   /// Whether the dataset is kept open now (false before the first read, after close(), and where
   /// it is not kept at all).
   [[nodiscard]] bool is_open() const;
+  /// How many decoded chunks the reader holds now (0 where it keeps none): a read of a part of
+  /// one chunk of a filtered chunked dataset decodes the whole chunk once and keeps it, up to
+  /// 8 MiB of chunks (or one chunk of up to 16 MiB), for the reads of that chunk that follow
+  /// while the dataset is kept open. Every change that lets the open dataset go drops them.
+  [[nodiscard]] std::size_t cached_chunks() const;
 
   struct State;  ///< private
 

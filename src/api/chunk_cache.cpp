@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace h5tile::detail {
 
@@ -67,19 +68,20 @@ void copy_box(const std::byte* bytes, const Box& from, const Box& region, std::s
 }
 
 bool ChunkCache::copy_out(const Box& chunk, const Box& region, std::size_t element_size, std::byte* out) {
-  std::shared_ptr<const std::byte[]> bytes;
+  std::shared_ptr<const Array> decoded;
   {
     const std::lock_guard lock(mutex_);
     const auto found = by_origin_.find(chunk.offset);
     if (found == by_origin_.end() || found->second->chunk != chunk) return false;
     entries_.splice(entries_.begin(), entries_, found->second);
-    bytes = found->second->bytes;
+    decoded = found->second->decoded;
   }
-  copy_box(bytes.get(), chunk, region, element_size, out);  // outside the lock: others copy too
+  copy_box(decoded->data(), chunk, region, element_size, out);  // outside the lock: others copy too
   return true;
 }
 
-void ChunkCache::put(const Box& chunk, std::shared_ptr<const std::byte[]> bytes, std::uint64_t size) {
+void ChunkCache::put(const Box& chunk, std::shared_ptr<const Array> decoded) {
+  const auto size = decoded->nbytes();
   if (size > capacity_) return;
   const std::lock_guard lock(mutex_);
   if (const auto found = by_origin_.find(chunk.offset); found != by_origin_.end()) {
@@ -87,11 +89,11 @@ void ChunkCache::put(const Box& chunk, std::shared_ptr<const std::byte[]> bytes,
     return;
   }
   while (!entries_.empty() && bytes_ + size > capacity_) {
-    bytes_ -= entries_.back().size;
+    bytes_ -= entries_.back().decoded->nbytes();
     by_origin_.erase(entries_.back().chunk.offset);
     entries_.pop_back();
   }
-  entries_.push_front(Entry{chunk, std::move(bytes), size});
+  entries_.push_front(Entry{chunk, std::move(decoded)});
   by_origin_.emplace(chunk.offset, entries_.begin());
   bytes_ += size;
 }

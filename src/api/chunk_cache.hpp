@@ -47,10 +47,10 @@ class ChunkCache {
 
   // Copies `region` (inside `chunk`) into `out` where `chunk` is cached; false otherwise.
   bool copy_out(const Box& chunk, const Box& region, std::size_t element_size, std::byte* out);
-  // Keeps `bytes` (`size` of them), the decoded elements of `chunk`, as the most recently used,
-  // dropping the least recently used beyond the capacity. A chunk larger than the capacity is
-  // not kept; one kept already stays as it is.
-  void put(const Box& chunk, std::shared_ptr<const std::byte[]> bytes, std::uint64_t size);
+  // Keeps `decoded`, the elements of `chunk` (host memory), as the most recently used, dropping
+  // the least recently used beyond the capacity. A chunk larger than the capacity is not kept;
+  // one kept already stays as it is.
+  void put(const Box& chunk, std::shared_ptr<const Array> decoded);
 
   [[nodiscard]] std::uint64_t capacity() const noexcept { return capacity_; }
   [[nodiscard]] std::uint64_t bytes() const;
@@ -59,8 +59,7 @@ class ChunkCache {
  private:
   struct Entry {
     Box chunk;
-    std::shared_ptr<const std::byte[]> bytes;
-    std::uint64_t size = 0;
+    std::shared_ptr<const Array> decoded;
   };
   mutable std::mutex mutex_;
   std::list<Entry> entries_;  // the most recently used first

@@ -203,11 +203,10 @@ void read_target(const KeptDataset& kept, const ReadOptions& options, const Read
     opened.read_into(target.region, target.out, target.device, threads, &progress);
     return;
   }
-  const auto size = byte_count(chunk->extent, element_size);
-  std::shared_ptr<std::byte[]> bytes = std::make_shared_for_overwrite<std::byte[]>(size);
-  opened.read_into(*chunk, bytes.get(), -1, threads, &progress);
-  copy_box(bytes.get(), *chunk, target.region, element_size, target.out);
-  kept.chunks->put(*chunk, std::move(bytes), size);
+  auto decoded = std::make_shared<Array>(info.dtype, chunk->extent, -1);
+  opened.read_into(*chunk, decoded->data(), -1, threads, &progress);
+  copy_box(decoded->data(), *chunk, target.region, element_size, target.out);
+  kept.chunks->put(*chunk, std::move(decoded));
 }
 
 }  // namespace
@@ -308,6 +307,13 @@ bool DatasetReader::is_open() const {
   if (!state_) return false;
   const std::shared_lock lock(state_->use);
   return state_->kept != nullptr && state_->pid == ::getpid();
+}
+
+std::size_t DatasetReader::cached_chunks() const {
+  if (!state_) return 0;
+  const std::shared_lock lock(state_->use);
+  const auto& kept = state_->kept;
+  return kept && kept->chunks && state_->pid == ::getpid() ? kept->chunks->chunks() : 0;
 }
 
 }  // namespace h5tile

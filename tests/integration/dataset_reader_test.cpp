@@ -97,5 +97,38 @@ TEST_F(DatasetReaderTest, ReadsFromManyThreadsAtOnce) {
   EXPECT_TRUE(reader.is_open());
 }
 
+TEST_F(DatasetReaderTest, RowsOfACompressedDatasetAreReadThroughDecodedChunks) {
+  const auto dtype = DType::from_name("int32");
+  const auto bytes = random_bytes(dtype, element_count(shape_), 11);
+  const WriteOptions gzip{.layout = Layout::Chunked, .chunk = {8, 10}, .compression = {Compressor::Gzip, 1, true}};
+  to_file(ArrayView{bytes.data(), dtype, shape_, {}}, path("z.h5"), "/x", gzip).wait();
+  wait_until_quiet();
+  DatasetReader reader(path("z.h5"), "/x");
+  for (std::size_t row = 0; row < 40; ++row) {
+    const auto expected = rows(bytes, row, 1);
+    EXPECT_TRUE(equal_bytes(reader.read_box(Box{{row, 0}, {1, 10}}), expected.data(), expected.size())) << row;
+  }
+  EXPECT_EQ(reader.cached_chunks(), 5U);
+  // A whole chunk is read where it goes, and across chunks as ever.
+  const auto expected = rows(bytes, 3, 30);
+  EXPECT_TRUE(equal_bytes(reader.read_box(Box{{3, 0}, {30, 10}}), expected.data(), expected.size()));
+  // h5tile's write of the path drops the chunks with the open dataset; the next row is the new one.
+  const auto newer = random_bytes(dtype, element_count(shape_), 12);
+  to_file(ArrayView{newer.data(), dtype, shape_, {}}, path("z.h5"), "/x", gzip).wait();
+  EXPECT_EQ(reader.cached_chunks(), 0U);
+  const auto new_row = rows(newer, 2, 1);
+  EXPECT_TRUE(equal_bytes(reader.read_box(Box{{2, 0}, {1, 10}}), new_row.data(), new_row.size()));
+  // Kept again once quiet: its chunks are decoded from the new file, none kept from the old one.
+  wait_until_quiet();
+  for (const std::size_t row : {3, 4}) {
+    const auto expected_row = rows(newer, row, 1);
+    EXPECT_TRUE(equal_bytes(reader.read_box(Box{{row, 0}, {1, 10}}), expected_row.data(), expected_row.size()));
+  }
+  EXPECT_TRUE(reader.is_open());
+  EXPECT_EQ(reader.cached_chunks(), 1U);
+  reader.close();
+  EXPECT_EQ(reader.cached_chunks(), 0U);
+}
+
 }  // namespace
 }  // namespace h5tile
