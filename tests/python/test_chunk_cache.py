@@ -219,3 +219,52 @@ def test_verify_checksums_reads_are_not_served_from_memory(quiet_file):
             np.testing.assert_array_equal(f["gzip"][i], data["gzip"][i])
         assert reader(f, "gzip").is_open
         assert reader(f, "gzip").cached_chunks == 0
+
+
+def test_rows_read_by_threads_while_the_path_is_written(tmp_path):
+    """Threads read rows of the kept chunks while h5tile.to_file writes the path: a read begun after
+    the write returned gives the new data, never a chunk kept from before; once the file is quiet
+    again the threads read it through new chunks."""
+    import threading
+    path = tmp_path / "data.h5"
+    options = dict(layout="chunked", chunks=(CHUNK_ROWS, COLS), compression="gzip", shuffle=True)
+
+    def version(v):
+        return np.full((ROWS, COLS), v, np.float32)
+
+    h5tile.to_file(version(1), path, "/x", **options).wait()
+    time.sleep(QUIET_S)
+    written = [1]  # the versions whose write has returned, in order
+    stop = threading.Event()
+    wrong = []
+    with h5tile.File(path) as f:
+        ds = f["x"]
+        np.testing.assert_array_equal(ds[0], version(1)[0])
+        assert reader(f, "x").cached_chunks == 1
+
+        def read_rows(seed):
+            rng = np.random.default_rng(seed)
+            while not stop.is_set():
+                at_least = written[-1]
+                row = ds[int(rng.integers(0, ROWS))]
+                if not (row == row[0]).all() or row[0] < at_least:
+                    wrong.append((at_least, row[0]))
+
+        threads = [threading.Thread(target=read_rows, args=(s,)) for s in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.3)
+            h5tile.to_file(version(2), path, "/x", **options).wait()
+            written.append(2)
+            time.sleep(QUIET_S + 0.3)  # kept again, its chunks read anew by the threads
+            assert reader(f, "x").is_open and reader(f, "x").cached_chunks > 0
+            h5tile.to_file(version(3), path, "/x", mode="a", **options).wait()
+            written.append(3)
+            time.sleep(0.3)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        assert not wrong, wrong[:5]
+        np.testing.assert_array_equal(ds[5], version(3)[5])
