@@ -157,7 +157,7 @@ def test_a_write_through_the_same_file_then_a_row_of_the_same_chunk(tmp_path):
         np.testing.assert_array_equal(f["gzip"][6], new[6])
         assert reader(f, "gzip").cached_chunks == 1
         newer = random_array("float32", (ROWS, COLS), 32)
-        f["gzip"][...] = newer  # again while its chunk is kept: written within 2 s of nothing
+        f["gzip"][...] = newer  # again, while the dataset is kept with a chunk of the last data
         np.testing.assert_array_equal(f["gzip"][7], newer[7])
     with h5py.File(path, "r") as ref:
         np.testing.assert_array_equal(ref["gzip"][()], newer)
