@@ -172,7 +172,7 @@ void set_remote_retries(unsigned n);
 /// hdf5plugin reads and writes it, states the block size in every chunk, so any block size reads
 /// back anywhere). 0, the default, writes one block per chunk (hdf5plugin's LZ4() default); else
 /// 4 KiB to 1 GiB. Smaller blocks let nvCOMP decode one chunk on many parts of the GPU at once,
-/// but cost the CPU codec time (64 KiB: about 10% on writes and 10-25% on reads, BENCHMARKS.md);
+/// but cost the CPU codec time (64 KiB on 2 cores: reads 24% and writes 26% slower, BENCHMARKS.md);
 /// the default stays until a GPU measurement shows a size that wins (bench/probes/lz4_blocks.py).
 [[nodiscard]] std::uint64_t lz4_block_size();
 void set_lz4_block_size(std::uint64_t bytes);
