@@ -41,8 +41,17 @@ class Nginx:
         return self.workdir / "access.log"
 
     def requests(self) -> list[str]:
-        """The access log's lines so far: one per request served."""
-        return self.access_log.read_text().splitlines() if self.access_log.exists() else []
+        """The access log's lines so far: one per request served. nginx writes a line after it has
+        sent the response, so read until the log has stopped growing for 0.1 s."""
+        def lines():
+            return self.access_log.read_text().splitlines() if self.access_log.exists() else []
+        seen = lines()
+        while True:
+            time.sleep(0.1)
+            again = lines()
+            if again == seen:
+                return seen
+            seen = again
 
     def _config(self) -> str:
         w = self.workdir

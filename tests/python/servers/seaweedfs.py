@@ -187,8 +187,10 @@ class SeaweedFS:
     def __exit__(self, *exc):
         self.stop()
 
-    def s3_requests(self, bucket: str | None = None) -> int:
-        """S3 requests served so far (all, or those on `bucket`), from the server's Prometheus counters."""
+    def s3_requests(self, bucket: str | None = None, kind: str | None = None) -> int:
+        """S3 requests served so far (all, or those on `bucket`, or of one `kind` such as "GET"),
+        from the server's Prometheus counters. The server counts a request after it has answered
+        it, so a count read just after a response may not include that response yet."""
         url = f"http://127.0.0.1:{self.ports['metrics']}/metrics"
         with urllib.request.urlopen(url, timeout=10) as r:
             text = r.read().decode()
@@ -196,7 +198,7 @@ class SeaweedFS:
         for line in text.splitlines():
             if line.startswith("SeaweedFS_s3_request_total{"):
                 labels, value = line[len("SeaweedFS_s3_request_total{"):].rsplit("} ", 1)
-                if bucket is None or f'bucket="{bucket}"' in labels:
+                if (bucket is None or f'bucket="{bucket}"' in labels) and (kind is None or f'type="{kind}"' in labels):
                     total += int(float(value))
         return total
 
