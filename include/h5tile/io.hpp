@@ -229,10 +229,18 @@ void read_into(const std::filesystem::path& path, const std::string& dataset, co
 /// reads through HDF5) is still the one opened: device, inode, size, modification and change
 /// times. A file replaced (renamed over) or rewritten since is opened again; nothing is read
 /// through what was learnt of the old one. Nothing is kept where that check could miss a change:
-/// a file changed less than two seconds before (file times have a coarse granularity), a URL, a
+/// a file changed less than two seconds before (file times have a coarse granularity), a
 /// dataset reached through an external link, in external storage, or a virtual dataset whose
 /// sources HDF5 finds itself or that has more than 64 source files; such reads open the dataset
 /// each time, as read_box does.
+///
+/// A URL's dataset is kept where every request names the version opened: the object (and each
+/// object a virtual dataset reads) has a strong ETag, sent as If-Match, and was last modified
+/// two seconds or more before it was opened (by the server's Last-Modified and Date). A read
+/// whose request the server refuses because the object changed opens it again and reads the
+/// new version whole; a read that asks the server nothing (the first block fetched at open, the
+/// metadata blocks, decoded chunks) reads the version opened. Elsewhere (WebHDFS, which has no
+/// ETag; an object modified a moment ago) each read opens the URL.
 /// While kept, the file is open in HDF5 (and, with HDF5's file locking, locked against HDF5
 /// writers, as a file h5py holds open is); h5tile's own writes of the path let it go first.
 ///

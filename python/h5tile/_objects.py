@@ -175,7 +175,11 @@ class File(Group):
     again each time; with HDF5's file locking, HDF5 programs cannot open it for writing meanwhile,
     as with h5py. Unlike h5py's, every read first checks (stat) that the file is still the one
     opened, and opens it again where it was replaced or rewritten: a File sees the file as it is
-    at each call. It is picklable (it reopens where it is unpickled). What it lists and describes
+    at each call. A URL's dataset is kept where the server names versions by a strong ETag (S3,
+    nginx): every request asks for the version opened, and a read of an object changed since
+    opens it again; reads answered from memory (metadata, decoded chunks) read the version
+    opened. WebHDFS URLs, and objects modified in the last 2 s, are opened by each read. It is
+    picklable (it reopens where it is unpickled). What it lists and describes
     is cached until it writes.
 
     Raises:

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <map>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
 
 #include "api/chunk_cache.hpp"
@@ -104,35 +106,50 @@ struct DatasetReader::State {
   std::unique_ptr<const KeptDataset> kept;
   std::vector<std::pair<fs::path, FileStamp>> stamps;  // of kept's files, when it was opened
   pid_t pid = 0;                                       // the process that opened it
+  bool once = false;  // `kept` is for the read that opened it only (a URL without ETags)
 
   // Whether `kept` can be read: opened by this process, each of its files as it was then.
   [[nodiscard]] bool usable(StampMemo* memo = nullptr) const {
-    if (!kept || pid != ::getpid()) return false;
+    if (!kept || once || pid != ::getpid()) return false;
     return std::all_of(stamps.begin(), stamps.end(),
                        [&](const auto& s) { return stamp_of(s.first, memo) == s.second; });
   }
 
   // Under `use` held exclusively: `kept` let go, and opened again where it can be kept.
+  //
+  // A local file is kept once it has been quiet a while, and each read compares its stat with
+  // the one taken here. A URL's dataset is kept where every request it makes names the versions
+  // it opened (a strong ETag, as If-Match): a read of an object changed since fails with ESTALE,
+  // and read_with opens it anew. A read that asks the server nothing (answered by the decoded
+  // chunks or the metadata blocks) reads it as it was when opened. Without ETags (WebHDFS, some
+  // servers), it serves the read that opened it only: each read opens it again and so sees it
+  // as it is.
   void reopen() {
     kept.reset();
     stamps.clear();
-    if (is_url(path.native())) return;  // its object's ETag is checked by every request instead
-    const auto before = stamp_of(path);
-    if (!before || !quiet(*before)) return;
+    once = false;
+    const bool remote = is_url(path.native());
+    const auto before = remote ? std::nullopt : stamp_of(path);
+    if (!remote && (!before || !quiet(*before))) return;
     auto opening = open_options(options);
     fit_to_path(opening, path, options.threads);
     probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
     auto opened = std::make_unique<const OpenDataset>(path, dataset, opening);
-    const auto files = opened->kept_files();
-    if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return;
-    std::vector<std::pair<fs::path, FileStamp>> taken{{path, *before}};
-    for (const auto& file : *files) {
-      if (file == path) continue;
-      // Taken after the open: a source replaced in between has a recent change time (a rename
-      // sets it), so it is not kept.
-      const auto stamp = stamp_of(file);
-      if (!stamp || !quiet(*stamp)) return;
-      taken.emplace_back(file, *stamp);
+    std::vector<std::pair<fs::path, FileStamp>> taken;
+    if (remote) {
+      once = !opened->pinned_remote();
+    } else {
+      const auto files = opened->kept_files();
+      if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return;
+      taken.emplace_back(path, *before);
+      for (const auto& file : *files) {
+        if (file == path) continue;
+        // Taken after the open: a source replaced in between has a recent change time (a rename
+        // sets it), so it is not kept.
+        const auto stamp = stamp_of(file);
+        if (!stamp || !quiet(*stamp)) return;
+        taken.emplace_back(file, *stamp);
+      }
     }
     // verify_checksums checks the stored bytes at every read: none is served from memory.
     const auto cache_bytes = options.verify_checksums ? 0 : chunk_cache_capacity(opened->info());
@@ -160,21 +177,35 @@ Registry& registry() {
 template <class ReadKept, class ReadEachTime>
 void read_with(DatasetReader::State& state, const ReadKept& read_kept, const ReadEachTime& read_each_time) {
   pending_writes().wait_for(state.path);
+  const KeptDataset* changed = nullptr;  // a kept remote object found changed by this read
   {
     const std::shared_lock lock(state.use);
     if (state.usable()) {
-      read_kept(*state.kept);
-      return;
+      try {
+        read_kept(*state.kept);
+        return;
+      } catch (const IoError& e) {
+        if (e.error_number() != ESTALE || !is_url(state.path.native())) throw;
+        changed = state.kept.get();  // read again from the object as it is now
+      }
     }
   }
   // Every kept open of a changed file goes first (this one's too): HDF5 must not meet an old open
   // of the inode it opens.
   release_changed_kept();
   std::unique_lock lock(state.use);
+  if (changed != nullptr && state.kept.get() == changed) state.kept.reset();
   if (!state.usable()) state.reopen();
   if (!state.kept) {
     lock.unlock();
     read_each_time();
+    return;
+  }
+  if (state.once) {  // opened for this read alone (a URL without ETags)
+    const std::unique_ptr<const KeptDataset> opened = std::move(state.kept);
+    state.once = false;
+    lock.unlock();
+    read_kept(*opened);
     return;
   }
   read_kept(*state.kept);  // still exclusive: one read, then others share it

@@ -41,6 +41,12 @@ class ByteSource {
   virtual void read_ranges(std::span<const ByteRange> ranges) const;
   // Whether each request costs a round trip (a remote object), so that callers batch reads.
   [[nodiscard]] virtual bool remote() const noexcept { return false; }
+  // Whether every request names the version opened, so that a read of a changed object fails
+  // (IoError, ESTALE) rather than returning its new bytes: a remote object with a strong ETag,
+  // sent as If-Match, last modified 2 s or more before it was opened (an ETag made from the
+  // modification time in seconds tells later versions apart). A local file is not pinned
+  // (readers compare its stat instead).
+  [[nodiscard]] virtual bool pinned() const noexcept { return false; }
   // The local file behind it, for the paths that need a descriptor (writes, O_DIRECT, cuFile,
   // a tile's identity), or nullptr.
   [[nodiscard]] virtual const PosixFile* posix_file() const noexcept { return nullptr; }

@@ -270,6 +270,15 @@ std::shared_ptr<const ByteSource> remote_object_of(const Source& source) {
 
 }  // namespace
 
+bool OpenDataset::pinned_remote() const {
+  if (!is_url(path_.native()) || sources_.empty()) return false;
+  const auto file = remote_source_holding(dataset_.get());
+  return file && file->pinned() && std::all_of(sources_.begin(), sources_.end(), [](const auto& source) {
+           const auto object = source ? remote_object_of(*source) : nullptr;
+           return object && object->pinned();
+         });
+}
+
 void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   std::vector<const Mapping*> touched;
   for (const auto& m : mappings_) {

@@ -159,6 +159,10 @@ class OpenDataset {
   // where a file it reads is not known here (a URL, a dataset reached through an external link
   // or kept in external storage, a virtual dataset whose sources HDF5 finds as it reads).
   [[nodiscard]] std::optional<std::vector<std::filesystem::path>> kept_files() const;
+  // Whether this is a URL's dataset every remote object of which (the file, and the sources of
+  // a virtual dataset) is pinned to the version it opened (ByteSource::pinned): a read of it
+  // then comes wholly from those versions, or fails with IoError ESTALE.
+  [[nodiscard]] bool pinned_remote() const;
 
  private:
   OpenDataset() = default;  // for from_tile_index

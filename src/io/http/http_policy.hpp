@@ -23,6 +23,7 @@ struct ResponseHead {
   std::optional<std::string> content_range{};
   std::string etag{};           // "" where none
   std::string last_modified{};  // "" where none
+  std::string date{};           // "" where none: when the server answered
   std::optional<std::uint64_t> content_length{};
 };
 

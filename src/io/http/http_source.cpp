@@ -179,6 +179,19 @@ struct Attempt {
   std::optional<std::uint64_t> total{};  // at open
 };
 
+// Whether the object was last modified at least 2 s before the server answered (by the
+// server's clock: its Last-Modified and Date). Then any later version has another modification
+// time in whole seconds, and so another ETag where the server makes one from that time and the
+// size, as nginx does: a strong ETag alone would not tell two versions of one size written
+// within a second apart.
+bool settled(const ResponseHead& head) {
+  constexpr time_t kSettledSeconds = 2;
+  if (head.last_modified.empty() || head.date.empty()) return false;
+  const time_t modified = curl_getdate(head.last_modified.c_str(), nullptr);
+  const time_t answered = curl_getdate(head.date.c_str(), nullptr);
+  return modified >= 0 && answered >= 0 && answered - modified >= kSettledSeconds;
+}
+
 std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
   auto& a = *static_cast<Attempt*>(user);
   const std::string_view line(data, size * count);
@@ -192,6 +205,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
     a.head.etag = header_value(line, 5);
   } else if (starts_with_nocase(line, "last-modified:")) {
     a.head.last_modified = header_value(line, 14);
+  } else if (starts_with_nocase(line, "date:")) {
+    a.head.date = header_value(line, 5);
   } else if (starts_with_nocase(line, "content-length:")) {
     a.head.content_length = parse_length(header_value(line, 15));
   }
@@ -258,6 +273,9 @@ class HttpSource final : public ByteSource {
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] std::uint64_t size() const override { return version_->size; }
   [[nodiscard]] bool remote() const noexcept override { return true; }
+  [[nodiscard]] bool pinned() const noexcept override {
+    return settled_ && version_ && !if_match_header(&*version_).empty();
+  }
 
   // The first request: the object's size and version, and its first block.
   void open() {
@@ -281,6 +299,7 @@ class HttpSource final : public ByteSource {
     Attempt a{.offset = 0, .size = block, .learning = true};
     fetch(a);
     version_ = ObjectVersion{*a.total, a.head.etag, a.head.last_modified};
+    settled_ = settled(a.head);
     first_.resize(a.received);
   }
 
@@ -502,6 +521,7 @@ class HttpSource final : public ByteSource {
   RemoteOptions options_;
   RetryPolicy policy_;
   std::optional<ObjectVersion> version_;
+  bool settled_ = false;                  // modified long enough before it was opened (settled())
   mutable std::vector<std::byte> first_;  // the first block, fetched at open (set once, in open())
   mutable std::mutex mutex_;
   mutable std::condition_variable free_;

@@ -1,0 +1,157 @@
+"""A URL's dataset kept open between reads (h5tile.File's datasets, h5tile.dask's blocks), as a
+local file's is: kept where every request names the version opened (a strong ETag sent as
+If-Match, the object modified 2 s or more before it was opened), so that later reads fetch their
+data and nothing else; opened anew when the object has changed since (the server refuses the
+If-Match), so that a read gives the new version whole; opened by every read where it cannot be
+pinned (WebHDFS has no ETag; an object written a moment ago). Every read compared with h5py
+reading the same bytes locally."""
+import os
+import sys
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, changed_settings, random_array, same_bytes
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+ROWS, COLS = 256, 4096  # float32: rows of 16 KiB, 4 MiB in all
+ROW_BYTES = COLS * 4
+
+
+@pytest.fixture(autouse=True)
+def remote_settings():
+    """Blocks of 64 KiB: the data lies past the first block, so reading it takes requests."""
+    with changed_settings(h5tile.settings, remote_block_size=64 << 10, remote_timeout=5, remote_retries=2):
+        yield
+
+
+def write(path, seed, age_s=100.0):
+    """A contiguous and a gzip dataset of the same values, written by h5py; the file's
+    modification time set `age_s` seconds back (a served object last changed that long ago)."""
+    a = random_array("float32", (ROWS, COLS), seed)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("raw", data=a)
+        f.create_dataset("gzip", data=a, chunks=(16, COLS), compression="gzip", shuffle=True)
+    stamp = time.time() - age_s
+    os.utime(path, (stamp, stamp))
+    return a
+
+
+def reader(f, name):
+    return f._readers["/" + name]
+
+
+def served_since(server, before):
+    """The requests nginx logged after the first `before`, and the bytes it sent for them."""
+    lines = server.requests()[before:]
+    return len(lines), sum(int(line.split('"')[2].split()[1]) for line in lines)
+
+
+def test_rows_of_a_kept_url_cost_one_request_each(nginx_server):
+    a = write(nginx_server.root / "f.h5", seed=1)
+    with h5tile.File(f"{nginx_server.url}/f.h5") as f:
+        ds = f["raw"]
+        assert same_bytes(ds[0], a[0])
+        assert reader(f, "raw").is_open, "an object with a strong ETag, quiet for 100 s, is kept"
+        before = len(nginx_server.requests())
+        for i in range(100, 110):
+            assert same_bytes(ds[i], a[i])
+        # Each row is one ranged GET of its own bytes: no open, no metadata again.
+        assert served_since(nginx_server, before) == (10, 10 * ROW_BYTES)
+
+
+def test_dask_over_a_url_fetches_each_byte_about_once(nginx_server):
+    import dask
+    import h5tile.dask as h5d
+    path = nginx_server.root / "f.h5"
+    a = write(path, seed=2)
+    for name in ("raw", "gzip"):
+        before = len(nginx_server.requests())
+        x = h5d.from_file(f"{nginx_server.url}/f.h5", "/" + name, chunks=(16, COLS))
+        with dask.config.set(scheduler="threads"):
+            got = x.compute()
+        assert same_bytes(got, a)
+        requests, sent = served_since(nginx_server, before)
+        # 16 blocks: each fetched once, and one open (its first block, metadata). Opened by every
+        # block, it was 16 opens of the first 64 KiB and the metadata besides.
+        with h5py.File(path, "r") as f:
+            stored = f[name].id.get_storage_size()
+        assert requests <= 16 + 4, (name, requests)
+        assert sent <= stored + 4 * (64 << 10), (name, sent, stored)
+
+
+def test_an_object_replaced_since_it_was_opened_is_read_anew(nginx_server):
+    path = nginx_server.root / "f.h5"
+    first = write(path, seed=3, age_s=200)
+    with h5tile.File(f"{nginx_server.url}/f.h5") as f:
+        raw, gz = f["raw"], f["gzip"]
+        assert same_bytes(raw[0], first[0]) and same_bytes(gz[0], first[0])
+        assert reader(f, "raw").is_open and reader(f, "gzip").cached_chunks == 1
+        # Replaced by another file of the same size, modified at another time: nginx's ETag
+        # (modification time and size) changes, and the kept opens' If-Match fails.
+        second = write(path.with_name("new.h5"), seed=4, age_s=100)
+        assert path.with_name("new.h5").stat().st_size == path.stat().st_size
+        os.replace(path.with_name("new.h5"), path)
+        assert same_bytes(raw[200], second[200])
+        assert same_bytes(gz[200], second[200])  # a chunk not kept: a request, refused, reopened
+        # Opened anew, the decoded chunks of the first version are gone with their open.
+        assert same_bytes(gz[0], second[0]) and same_bytes(raw[0], second[0])
+        assert reader(f, "raw").is_open and reader(f, "gzip").is_open
+
+
+def test_an_object_written_a_moment_ago_is_opened_by_every_read(nginx_server):
+    path = nginx_server.root / "f.h5"
+    first = write(path, seed=5, age_s=0)
+    with h5tile.File(f"{nginx_server.url}/f.h5") as f:
+        ds = f["gzip"]
+        assert same_bytes(ds[0], first[0])
+        # Its ETag (nginx: modification time in seconds and size) could be the next version's too.
+        assert not reader(f, "gzip").is_open and reader(f, "gzip").cached_chunks == 0
+        second = write(path.with_name("new.h5"), seed=6, age_s=0)
+        os.replace(path.with_name("new.h5"), path)
+        assert same_bytes(ds[0], second[0])  # same size, maybe the same second: read anew all the same
+
+
+def test_webhdfs_has_no_etag_and_is_opened_by_every_read(webhdfs_server, tmp_path):
+    path = tmp_path / "f.h5"
+    first = write(path, seed=7)
+    webhdfs_server.put("/d/f.h5", path.read_bytes())
+    with h5tile.File(webhdfs_server.webhdfs_url("/d/f.h5")) as f:
+        ds = f["raw"]
+        assert same_bytes(ds[3], first[3])
+        assert not reader(f, "raw").is_open
+        second = write(path, seed=8)
+        webhdfs_server.put("/d/f.h5", path.read_bytes())
+        assert same_bytes(ds[3], second[3])
+
+
+def test_an_s3_object_is_kept_once_settled_and_read_anew_when_replaced(seaweedfs_server, monkeypatch, tmp_path):
+    for name in ("AWS_SESSION_TOKEN", "AWS_NO_SIGN_REQUEST", "AWS_ENDPOINT_URL_S3", "AWS_CA_BUNDLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in seaweedfs_server.aws_env().items():
+        monkeypatch.setenv(name, value)
+    seaweedfs_server.create_bucket("kept")
+    path = tmp_path / "f.h5"
+    first = write(path, seed=9)
+    seaweedfs_server.put_bytes("kept", "f.h5", path.read_bytes())
+    url = seaweedfs_server.s3_url("kept", "f.h5")
+    with h5tile.File(url) as f:
+        assert same_bytes(f["raw"][1], first[1])
+        assert not reader(f, "raw").is_open, "uploaded a moment ago (its Last-Modified)"
+    time.sleep(2.1)
+    with h5tile.File(url) as f:
+        assert same_bytes(f["raw"][1], first[1])
+        assert reader(f, "raw").is_open
+        second = write(path, seed=10)
+        seaweedfs_server.put_bytes("kept", "f.h5", path.read_bytes())  # S3's ETag: the content's MD5
+        # Row 2 lies in the first block, fetched at open: a read that asks the server nothing
+        # reads the object as it was opened, whole.
+        assert same_bytes(f["raw"][2], first[2])
+        # Row 200 is a request, refused (If-Match): opened anew, and from then on the new version.
+        assert same_bytes(f["raw"][200], second[200])
+        assert same_bytes(f["raw"][2], second[2])
+        assert same_bytes(f["gzip"][3], second[3])
