@@ -1,5 +1,7 @@
 // DatasetReader: a dataset kept open between reads, opened again where its file was replaced.
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
@@ -128,6 +130,101 @@ TEST_F(DatasetReaderTest, RowsOfACompressedDatasetAreReadThroughDecodedChunks) {
   EXPECT_EQ(reader.cached_chunks(), 1U);
   reader.close();
   EXPECT_EQ(reader.cached_chunks(), 0U);
+}
+
+TEST_F(DatasetReaderTest, ProgressOfRowsReadThroughDecodedChunksCountsEachRowOnce) {
+  // Each row's read reports its own bytes as the total, never more done than that, and ends at
+  // it: the row whose read decodes the chunk (counting the chunk's bytes) and the rows copied
+  // from it alike. A callback that says stop cancels a read of either kind, and keeps nothing.
+  const auto dtype = DType::from_name("int32");
+  const auto bytes = random_bytes(dtype, element_count(shape_), 13);
+  const WriteOptions gzip{.layout = Layout::Chunked, .chunk = {8, 10}, .compression = {Compressor::Gzip, 1, true}};
+  to_file(ArrayView{bytes.data(), dtype, shape_, {}}, path("p.h5"), "/x", gzip).wait();
+  wait_until_quiet();
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> calls;
+  bool cancel = false;
+  DatasetReader reader(path("p.h5"), "/x", {.progress = [&](std::uint64_t done, std::uint64_t total) {
+                         calls.emplace_back(done, total);
+                         return !cancel;
+                       }});
+  for (const std::size_t row : {9, 10, 11}) {  // the first decodes chunk 1, the others copy from it
+    calls.clear();
+    const auto expected = rows(bytes, row, 1);
+    EXPECT_TRUE(equal_bytes(reader.read_box(Box{{row, 0}, {1, 10}}), expected.data(), expected.size())) << row;
+    ASSERT_FALSE(calls.empty()) << row;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].second, 40U) << row;
+      EXPECT_LE(calls[i].first, 40U) << row;
+      if (i > 0) EXPECT_GE(calls[i].first, calls[i - 1].first) << row;
+    }
+    EXPECT_EQ(calls.back().first, 40U) << row;
+  }
+  EXPECT_EQ(reader.cached_chunks(), 1U);
+  cancel = true;
+  EXPECT_THROW((void)reader.read_box(Box{{12, 0}, {1, 10}}), Cancelled) << "from the kept chunk";
+  EXPECT_THROW((void)reader.read_box(Box{{20, 0}, {1, 10}}), Cancelled) << "decoding chunk 2";
+  EXPECT_EQ(reader.cached_chunks(), 1U) << "a cancelled read keeps no chunk";
+  cancel = false;
+  const auto expected = rows(bytes, 21, 1);
+  EXPECT_TRUE(equal_bytes(reader.read_box(Box{{21, 0}, {1, 10}}), expected.data(), expected.size()));
+  EXPECT_EQ(reader.cached_chunks(), 2U);
+  // Boxes of no elements, inside a kept chunk and not: empty, nothing decoded or kept.
+  EXPECT_EQ(reader.read_box(Box{{22, 3}, {0, 4}}).nbytes(), 0U);
+  EXPECT_EQ(reader.read_box(Box{{30, 0}, {3, 0}}).nbytes(), 0U);
+  reader.read_into(ArrayView{nullptr, dtype, {0, 10}, {}}, {35, 0});
+  EXPECT_EQ(reader.cached_chunks(), 2U);
+}
+
+TEST_F(DatasetReaderTest, RowsReadFromDecodedChunksWhileThePathIsWrittenAndClosedAreNeverOlder) {
+  // Four threads read rows of a kept gzip dataset (through its decoded chunks) while this thread
+  // writes the path anew, closes the reader and writes again: every row is one version's, and a
+  // read begun after a write returned gives that version or a later one.
+  const auto dtype = DType::from_name("int32");
+  const WriteOptions gzip{.layout = Layout::Chunked, .chunk = {8, 10}, .compression = {Compressor::Gzip, 1, true}};
+  const auto write_version = [&](std::int32_t v, Mode mode) {
+    const std::vector<std::int32_t> all(element_count(shape_), v);
+    auto options = gzip;
+    options.mode = mode;
+    to_file(ArrayView{all.data(), dtype, shape_, {}}, path("v.h5"), "/x", options).wait();
+  };
+  write_version(1, Mode::Overwrite);
+  wait_until_quiet();
+  DatasetReader reader(path("v.h5"), "/x");
+  (void)reader.read_box(Box{{0, 0}, {1, 10}});
+  ASSERT_EQ(reader.cached_chunks(), 1U);
+  std::atomic<std::int32_t> written{1};
+  std::atomic<bool> stop{false};
+  std::atomic<int> wrong{0};
+  std::atomic<int> reads{0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (std::size_t n = 0; !stop; ++n) {
+        const auto at_least = written.load();
+        const auto row = reader.read_box(Box{{(n * 7 + t) % 40, 0}, {1, 10}});
+        std::vector<std::int32_t> values(10);
+        std::memcpy(values.data(), row.data(), 40);
+        for (const auto v : values) {
+          if (v != values[0] || v < at_least) ++wrong;
+        }
+        ++reads;
+      }
+    });
+  }
+  const auto pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(200)); };
+  pause();
+  write_version(2, Mode::Overwrite);
+  written = 2;
+  wait_until_quiet();  // kept again: the threads fill chunks of the new file
+  reader.close();      // as a File's close: reads in progress finish first
+  pause();
+  write_version(3, Mode::Append);  // mode a: the file's copy with the dataset replaced
+  written = 3;
+  pause();
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(reads.load(), 40);
 }
 
 }  // namespace

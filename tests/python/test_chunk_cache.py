@@ -1,9 +1,12 @@
 """The decoded chunks a kept dataset holds (h5tile.DatasetReader: h5tile.File's datasets): reads of
 a part of one chunk of a compressed dataset, row by row as h5py users read, equal h5py's (edge
-chunks, 1-D, 3-D, from many threads at once); the chunks are held while the dataset is kept
-open and dropped with it, so that a file rewritten in place by h5py (same size), a write
-through the same File in mode "a", or h5tile.to_file over the path between two reads of one chunk
-gives the new data."""
+chunks, 1-D to 4-D, elements of 1 to 16 bytes and fixed-length strings, chunks never written read
+as the fill value, from many threads at once); the chunks are held while the dataset is kept
+open and dropped with it, so that a file rewritten in place by h5py (same size), a dataset
+deleted and made again in place by h5py, a write through the same File in mode "a", or
+h5tile.to_file over the path between two reads of one chunk gives the new data."""
+import itertools
+import math
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -106,6 +109,95 @@ def test_small_boxes_equal_h5py(quiet_file):
         assert r.cached_chunks == 1
         r.close()
         assert r.cached_chunks == 0
+
+
+@pytest.fixture(scope="module")
+def partly_written_file(tmp_path_factory):
+    """Datasets of elements of 1 to 16 bytes and fixed-length strings, in 1 to 4 dimensions, with
+    edge chunks and a fill value, only part of each written by h5py: the chunks never written
+    read as the fill value."""
+    path = tmp_path_factory.mktemp("fill") / "data.h5"
+    rng = np.random.default_rng(60)
+    kinds = [("i1", (101,), (16,), 5), ("u2", (37, 11), (8, 4), 9), ("f8", (9, 7, 5), (4, 3, 2), -1.5),
+             ("c16", (23, 17), (5, 6), 1 + 2j), ("S5", (30, 4), (7, 3), b"fill"),
+             ("?", (6, 5, 4, 3), (4, 2, 3, 2), True)]
+    with h5py.File(path, "w") as f:
+        for dtype, shape, chunks, fill in kinds:
+            ds = f.create_dataset(dtype.replace("?", "bool"), shape=shape, dtype=dtype, chunks=chunks,
+                                  compression="gzip", shuffle=True, fillvalue=fill)
+            part = tuple(slice(n // 3, n // 3 + max(n // 3, 1)) for n in shape)  # leaves chunks unwritten
+            extent = tuple(len(range(n)[p]) for n, p in zip(shape, part))
+            if dtype == "S5":
+                values = np.array([b"v%d" % i for i in range(math.prod(extent))], "S5").reshape(extent)
+            elif dtype == "?":
+                values = rng.integers(0, 2, extent).astype(bool)
+            elif dtype == "c16":
+                values = rng.standard_normal(extent) + 1j * rng.standard_normal(extent)
+            else:
+                values = (rng.standard_normal(extent) * 40).astype(dtype)
+            ds[part] = values
+        strings = np.array([[f"r{i}c{j}" for j in range(6)] for i in range(50)], dtype=object)
+        f.create_dataset("vlen", data=strings, dtype=h5py.string_dtype(), chunks=(8, 6), compression="gzip")
+    time.sleep(QUIET_S)
+    return path
+
+
+def test_boxes_of_every_element_size_and_of_unwritten_chunks_equal_h5py(partly_written_file):
+    """In each chunk (the edge chunks clipped to the dataset), boxes and elements read twice (the
+    second time from the kept chunk) equal h5py's, the fill value where no chunk was written."""
+    path = partly_written_file
+    rng = np.random.default_rng(61)
+    with h5tile.File(path) as f, h5py.File(path, "r") as ref:
+        for name in (n for n in ref if n != "vlen"):
+            expected, chunks = ref[name][()], ref[name].chunks
+            assert (expected.flat[0] == ref[name].fillvalue), (name, "the first chunk is never written")
+            origins = itertools.product(*(range(0, n, c) for n, c in zip(expected.shape, chunks)))
+            selections = []
+            for origin in origins:
+                ends = [min(o + c, n) for o, c, n in zip(origin, chunks, expected.shape)]
+                starts = [int(rng.integers(o, e)) for o, e in zip(origin, ends)]
+                selections.append(tuple(slice(a, int(rng.integers(a, e)) + 1) for a, e in zip(starts, ends)))
+                selections.append(tuple(e - 1 for e in ends))  # the chunk's last element
+            for sel in selections * 2:
+                got, want = np.asarray(f[name][sel]), np.asarray(expected[sel])
+                assert (got.dtype, got.shape) == (want.dtype, want.shape), (name, sel)
+                assert got.tobytes() == want.tobytes(), (name, sel)
+            assert reader(f, name).cached_chunks > 0, name
+
+
+def test_variable_length_strings_are_read_as_ever_and_never_kept(partly_written_file):
+    """Rows of a compressed dataset of variable-length strings (read through HDF5 each time, not
+    through decoded chunks) equal h5py's."""
+    path = partly_written_file
+    with h5tile.File(path) as f, h5py.File(path, "r") as ref:
+        for i in range(ref["vlen"].shape[0]):
+            assert f["vlen"][i].tolist() == ref["vlen"][i].tolist(), i
+        assert reader(f, "vlen").cached_chunks == 0
+
+
+def test_a_dataset_deleted_and_recreated_by_h5py_in_place(tmp_path):
+    """h5py deletes the dataset and makes it again under the same name with other values, in the
+    file as it is (its free space reused: same inode, same size): the next row of a kept chunk is
+    the new dataset's."""
+    path = tmp_path / "data.h5"
+    rng = np.random.default_rng(70)
+    old = rng.integers(0, 2**32, (ROWS, COLS), dtype=np.uint32)
+    options = dict(chunks=(CHUNK_ROWS, COLS), compression="gzip", shuffle=True)
+    with h5py.File(path, "w", fs_strategy="fsm", fs_persist=True) as w:
+        w.create_dataset("x", data=old, **options)
+    time.sleep(QUIET_S)
+    with h5tile.File(path) as f:
+        np.testing.assert_array_equal(f["x"][1], old[1])
+        assert reader(f, "x").cached_chunks == 1
+        before = path.stat()
+        new = rng.integers(0, 2**32, (ROWS, COLS), dtype=np.uint32)
+        with h5py.File(path, "r+", locking=False) as w:
+            del w["x"]
+            w.create_dataset("x", data=new, **options)
+        after = path.stat()
+        assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size), "made again in place, same size"
+        for i in (2, 3, 64):
+            np.testing.assert_array_equal(f["x"][i], new[i])
 
 
 def test_a_file_rewritten_in_place_by_h5py_between_reads_of_one_chunk(tmp_path):

@@ -1,8 +1,10 @@
 // The decoded-chunk cache of kept datasets (api/chunk_cache): the chunk that holds a box, boxes
 // copied out of a chunk as an element-by-element copy would, and the least recently used chunks
 // dropped first within the capacity.
+#include <atomic>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -68,6 +70,67 @@ TEST(ChunkCache, BoxesCopiedOutEqualAnElementByElementCopy) {
     copy_box(bytes->data(), chunk, region, 4, reinterpret_cast<std::byte*>(out.data()));
     EXPECT_EQ(out, by_element(chunk, region)) << to_string(chunk) << " " << to_string(region);
   }
+}
+
+TEST(ChunkCache, BoxesOfElementsOfEverySizeAreCopiedWhole) {
+  // Elements of 1, 2, 8 and 16 bytes (int8 to complex128): each byte of the copy is the byte of
+  // the element copied, at its place in the element.
+  const Box chunk{{96, 30, 4}, {5, 7, 3}};  // an edge chunk
+  const Box region{{97, 31, 5}, {3, 5, 2}};
+  const auto indices = by_element(chunk, region);
+  for (const std::size_t size : {1, 2, 8, 16}) {
+    std::vector<std::byte> bytes(chunk.count() * size);
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + i / size);
+    std::vector<std::byte> out(region.count() * size, std::byte{0xee});
+    copy_box(bytes.data(), chunk, region, size, out.data());
+    for (std::size_t n = 0; n < indices.size(); ++n) {
+      ASSERT_EQ(std::memcmp(out.data() + n * size, bytes.data() + indices[n] * size, size), 0)
+          << "element " << n << " of " << size << " bytes";
+    }
+  }
+}
+
+TEST(ChunkCache, ThreadsCopyingAndKeepingChunksAtOnceGetTheirOwnChunksBytes) {
+  // Eight threads read boxes of twelve chunks through a cache of three: each copy is of the chunk
+  // asked for, and the bytes kept never exceed the capacity.
+  ChunkCache cache(3 * 400);
+  const auto chunk = [](std::uint64_t k) { return Box{{k * 10, 0}, {10, 10}}; };
+  // Chunk k's element i holds k * 1000 + i.
+  const auto decoded = [&](std::uint64_t k) {
+    auto array = std::make_shared<Array>(DType::from_name("uint32"), chunk(k).extent);
+    for (std::uint32_t i = 0; i < 100; ++i) {
+      const auto v = static_cast<std::uint32_t>(k * 1000 + i);
+      std::memcpy(array->data() + i * 4, &v, 4);
+    }
+    return array;
+  };
+  std::atomic<int> wrong{0};
+  std::atomic<bool> over{false};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<std::uint32_t> out(10);
+      for (std::uint64_t n = 0; n < 2000; ++n) {
+        const auto k = (n * (t + 1) + t) % 12;
+        const auto row = (n + t) % 10;
+        const Box region{{k * 10 + row, 0}, {1, 10}};
+        if (!cache.copy_out(chunk(k), region, 4, reinterpret_cast<std::byte*>(out.data()))) {
+          const auto array = decoded(k);
+          copy_box(array->data(), chunk(k), region, 4, reinterpret_cast<std::byte*>(out.data()));
+          cache.put(chunk(k), array);
+        }
+        for (std::uint32_t i = 0; i < 10; ++i) {
+          if (out[i] != k * 1000 + row * 10 + i) ++wrong;
+        }
+        if (cache.bytes() > cache.capacity()) over = true;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_FALSE(over.load());
+  EXPECT_EQ(cache.chunks(), 3U);
+  EXPECT_EQ(cache.bytes(), 1200U);
 }
 
 TEST(ChunkCache, KeepsTheMostRecentlyUsedWithinItsCapacity) {
