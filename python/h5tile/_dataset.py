@@ -30,6 +30,26 @@ _COVERING_BOX_BYTES = 64 << 20
 _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
 
 
+def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
+    """`data` converted to `dtype` as HDF5 converts numbers when h5py reads into another dtype
+    (``read_direct``, ``astype``, ``np.asarray(ds, dtype)``): a value outside an integer type's
+    range becomes its nearest limit (300.7 -> 127 in int8, -1 -> 0 in uint16), where NumPy's
+    ``astype`` wraps it (44, 65535); anything else as ``astype``, which converts as C does, as
+    HDF5 does (NaN to an integer included), without NumPy's overflow warnings (h5py gives none)."""
+    dtype = np.dtype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if dtype.kind not in "iu" or data.dtype.kind not in "iuf" or np.can_cast(data.dtype, dtype, "safe"):
+            return data.astype(dtype, copy=False)
+        limits = np.iinfo(dtype)
+        if data.dtype.kind == "f":
+            out = data.astype(dtype)
+            out[data > limits.max] = limits.max  # compared in the float type, as HDF5 compares
+            out[data < limits.min] = limits.min
+            return out
+        source = np.iinfo(data.dtype)
+        return np.clip(data, max(limits.min, source.min), min(limits.max, source.max)).astype(dtype)
+
+
 class Dataset(_Object):
     """A dataset of an HDF5 file, as h5py's ``Dataset``: its properties come from its description
     (read once per File), its data from parallel reads of the smallest box that covers the
@@ -207,7 +227,9 @@ class Dataset(_Object):
     def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
         """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's ``read_direct``). Where the
         source is a box (no steps) and the destination is all of a C-contiguous ``dest`` of the
-        dataset's dtype, the engine reads straight into ``dest``, without a copy."""
+        dataset's dtype, the engine reads straight into ``dest``, without a copy. Numbers are
+        converted to ``dest``'s dtype as HDF5 (and so h5py) converts them: out-of-range values
+        become the integer type's limits rather than wrap."""
         self._file._check_open()
         if not isinstance(dest, np.ndarray):
             raise TypeError(f"dest must be a numpy.ndarray, not {type(dest).__name__}")
@@ -218,13 +240,15 @@ class Dataset(_Object):
         if direct:
             self._read_box(sel.offset, sel.extent, out=dest)
             return
-        target[...] = self[() if source_sel is None else source_sel]
+        data = self[() if source_sel is None else source_sel]
+        target[...] = _as_hdf5_converts(data, target.dtype) if isinstance(data, np.ndarray) else data
         if dest_sel is not None and not np.shares_memory(target, dest):
             dest[dest_sel] = target
 
     def read(self, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The whole dataset: into ``out`` where given (converted where its dtype differs, read in
-        place where it is C-contiguous and of the dataset's dtype), else a new array."""
+        """The whole dataset: into ``out`` where given (converted where its dtype differs, as HDF5
+        converts; read in place where it is C-contiguous and of the dataset's dtype), else a new
+        array."""
         if out is None:
             return self[...]
         self.read_direct(out)
@@ -234,10 +258,11 @@ class Dataset(_Object):
         if copy is False:
             raise ValueError("reading a dataset always makes a new array: copy=False is impossible")
         data = self[...]
-        return data if dtype is None else data.astype(dtype, copy=False)
+        return data if dtype is None else _as_hdf5_converts(data, dtype)
 
     def astype(self, dtype: Any) -> _AsType:
-        """A view that reads the dataset converted to ``dtype``: ``ds.astype("f8")[0:10]``."""
+        """A view that reads the dataset converted to ``dtype``: ``ds.astype("f8")[0:10]``, as
+        HDF5 converts (out-of-range values become an integer type's limits, as with h5py)."""
         return _AsType(self, np.dtype(dtype))
 
     # -- writes
@@ -298,7 +323,7 @@ class _AsType:
         self._dataset, self._dtype = dataset, dtype
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        return np.asarray(self._dataset[key]).astype(self._dtype)
+        return _as_hdf5_converts(np.asarray(self._dataset[key]), self._dtype)
 
     def __len__(self) -> int:
         return len(self._dataset)
