@@ -115,6 +115,10 @@ def test_a_run_leaves_nothing_in_the_temporary_folder(tmp_path):
     assert list(outer.iterdir()) == []
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_run_stopped_by_a_signal_stops_the_fuzzer_and_removes_its_temporary_files(tmp_path, sig):
     record = tmp_path / "record"
@@ -130,8 +134,10 @@ esac
     outer.mkdir()
     env = dict(os.environ, TMPDIR=str(outer), H5TILE_FUZZER=str(fuzzer),
                H5TILE_FUZZ_BUILD_DIR=str(tmp_path / "build-fuzz"))
+    # The script gets SIGINT's default disposition, as from a terminal: a shell started with SIGINT
+    # ignored (the tests run by `cmd &` from a script, or nohup) can neither trap nor reset it.
     script = subprocess.Popen([str(SCRIPT), "fuzz", "100"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              cwd=ROOT, env=env)
+                              cwd=ROOT, env=env, preexec_fn=_default_sigint)
     try:
         deadline = time.monotonic() + 60
         while not (record.exists() and record.read_text().endswith("\n")) and time.monotonic() < deadline:

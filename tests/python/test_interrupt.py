@@ -23,8 +23,12 @@ import h5tile  # noqa: E402
 # for a loaded CI machine (printed with pytest -s: 0.10-0.25 s on a 2-core machine under load).
 LIMIT_S = 1.5
 
+# The child takes SIGINT as a Python started at a terminal does (KeyboardInterrupt), also where
+# the tests were started with SIGINT ignored (by `cmd &` from a script, or nohup): a Python that
+# starts with SIGINT ignored keeps ignoring it.
 PRELUDE = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import numpy as np
 import h5tile
 def interrupted(started):
