@@ -138,6 +138,8 @@ struct DatasetReader::State {
     std::vector<std::pair<fs::path, FileStamp>> taken;
     if (remote) {
       once = !opened->pinned_remote();
+      // Kept, its metadata blocks would stay (MiB each, up to 16); its reads need little of them.
+      if (!once) opened->drop_remote_blocks();
     } else {
       const auto files = opened->kept_files();
       if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return;

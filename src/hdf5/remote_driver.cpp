@@ -160,7 +160,7 @@ haddr_t get_eof(const H5FD_t* file, H5FD_mem_t /*type*/) {
 }
 
 herr_t get_handle(H5FD_t* file, hid_t /*fapl*/, void** handle) {
-  *handle = &reinterpret_cast<RemoteFile*>(file)->source;
+  *handle = reinterpret_cast<RemoteFile*>(file);
   return 0;
 }
 
@@ -255,11 +255,14 @@ FileHandle open_remote_file(std::shared_ptr<const ByteSource> source, std::uint6
   return FileHandle(id);
 }
 
-std::shared_ptr<const ByteSource> remote_source_holding(hid_t object) {
+namespace {
+
+// The driver's state of `object`'s file, or nullptr where the driver does not read it; with the
+// HDF5 lock held.
+RemoteFile* remote_file_of(hid_t object) {
   if (!registered) {
     return nullptr;
   }
-  const Hdf5Lock lock;
   const FileHandle file(check(H5Iget_file_id(object), "H5Iget_file_id"));
   const PlistHandle fapl(check(H5Fget_access_plist(file.get()), "H5Fget_access_plist"));
   if (H5Pget_driver(fapl.get()) != driver_id()) {
@@ -267,7 +270,23 @@ std::shared_ptr<const ByteSource> remote_source_holding(hid_t object) {
   }
   void* handle = nullptr;
   check(H5Fget_vfd_handle(file.get(), fapl.get(), &handle), "H5Fget_vfd_handle");
-  return *static_cast<const std::shared_ptr<const ByteSource>*>(handle);
+  return static_cast<RemoteFile*>(handle);
+}
+
+}  // namespace
+
+std::shared_ptr<const ByteSource> remote_source_holding(hid_t object) {
+  const Hdf5Lock lock;
+  const auto* file = remote_file_of(object);
+  return file != nullptr ? file->source : nullptr;
+}
+
+void drop_cached_blocks(hid_t object) {
+  const Hdf5Lock lock;
+  auto* file = remote_file_of(object);
+  if (file == nullptr) return;
+  if (file->cache) file->cache->clear();
+  file->read_ahead.clear();  // its nodes are gone with the blocks: read ahead again where HDF5 needs them
 }
 
 std::exception_ptr take_driver_failure() noexcept { return std::exchange(driver_failure, nullptr); }

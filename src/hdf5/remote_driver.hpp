@@ -27,6 +27,11 @@ namespace h5tile::detail {
 // not read by the driver.
 [[nodiscard]] std::shared_ptr<const ByteSource> remote_source_holding(hid_t object);
 
+// Lets go of the blocks the driver keeps of `object`'s file (its metadata, read while opening):
+// for a remote file kept open long after, whose later reads need little or none of it (a read
+// fetches again what it needs). Nothing for a file the driver does not read.
+void drop_cached_blocks(hid_t object);
+
 // The exception that the driver's last failed read on this thread raised (and forgets it), or
 // nullptr: what an HDF5 call that failed on it throws, rather than HDF5's own account.
 [[nodiscard]] std::exception_ptr take_driver_failure() noexcept;

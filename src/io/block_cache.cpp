@@ -35,7 +35,8 @@ void BlockCache::read(void* out, std::size_t size, std::uint64_t offset) {
       }
     }
   }
-  if (size >= 2 * block_size_ || offset + size > source_->size()) {  // large, or an error the source reports
+  if (size >= 2 * block_size_ || offset + size > source_->size() ||  // large, or an error the source reports,
+      offset + size <= source_->resident_bytes()) {                  // or held by the source already
     source_->read_at(out, size, offset);
     return;
   }
@@ -92,6 +93,15 @@ void BlockCache::fetch(std::uint64_t first, std::uint64_t last) {
   }
 }
 
+void BlockCache::clear() {
+  const std::lock_guard lock(mutex_);
+  blocks_.clear();
+  recent_.clear();
+  extents_.clear();
+  extents_order_.clear();
+  extent_bytes_ = 0;
+}
+
 bool BlockCache::copy_from_blocks(Block& out, std::uint64_t offset, std::uint64_t size) const {
   const auto first = offset / block_size_;
   const auto last = (offset + size - 1) / block_size_;
@@ -121,6 +131,9 @@ std::vector<std::vector<std::byte>> BlockCache::prefetch(std::span<const Extent>
       if (e.size == 0 || e.offset > source_->size() || e.size > source_->size() - e.offset) continue;
       if (const auto it = extents_.find(e.offset); it != extents_.end() && it->second.size() >= e.size) {
         got[i].assign(it->second.begin(), it->second.begin() + static_cast<std::ptrdiff_t>(e.size));
+      } else if (e.offset + e.size <= source_->resident_bytes()) {
+        got[i].resize(e.size);
+        source_->read_at(got[i].data(), e.size, e.offset);  // a copy from memory, not a request
       } else if (!copy_from_blocks(got[i], e.offset, e.size)) {
         got[i].clear();
         missing.push_back(i);

@@ -42,6 +42,8 @@ class BlockCache {
   // called with `run` empty.
   [[nodiscard]] std::vector<std::vector<std::byte>> prefetch(std::span<const Extent> extents, const RunParallel& run);
   [[nodiscard]] const std::shared_ptr<const ByteSource>& source() const noexcept { return source_; }
+  // Lets go of every block and extent kept (later reads fetch them again). Thread-safe.
+  void clear();
 
  private:
   using Block = std::vector<std::byte>;

@@ -47,6 +47,9 @@ class ByteSource {
   // modification time in seconds tells later versions apart). A local file is not pinned
   // (readers compare its stat instead).
   [[nodiscard]] virtual bool pinned() const noexcept { return false; }
+  // How many leading bytes the source holds in memory (a remote object's first block, fetched
+  // at open): reads inside them cost no request, and a cache in front need not copy them.
+  [[nodiscard]] virtual std::uint64_t resident_bytes() const noexcept { return 0; }
   // The local file behind it, for the paths that need a descriptor (writes, O_DIRECT, cuFile,
   // a tile's identity), or nullptr.
   [[nodiscard]] virtual const PosixFile* posix_file() const noexcept { return nullptr; }

@@ -279,6 +279,17 @@ bool OpenDataset::pinned_remote() const {
          });
 }
 
+void OpenDataset::drop_remote_blocks() const {
+  drop_cached_blocks(dataset_.get());
+  for (const auto& source : sources_) {
+    if (!source) continue;
+    const ThroughHdf5* hdf5 = std::get_if<ThroughHdf5>(&source->access);
+    if (const auto* chunks = std::get_if<RawChunks>(&source->access)) hdf5 = &chunks->hdf5;
+    if (const auto* filtered = std::get_if<FilteredChunks>(&source->access)) hdf5 = &filtered->hdf5;
+    if (hdf5 != nullptr && hdf5->dataset) drop_cached_blocks(hdf5->dataset.get());
+  }
+}
+
 void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
   std::vector<const Mapping*> touched;
   for (const auto& m : mappings_) {

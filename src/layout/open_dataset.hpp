@@ -163,6 +163,9 @@ class OpenDataset {
   // a virtual dataset) is pinned to the version it opened (ByteSource::pinned): a read of it
   // then comes wholly from those versions, or fails with IoError ESTALE.
   [[nodiscard]] bool pinned_remote() const;
+  // Lets go of the metadata blocks that opening a remote file kept (drop_cached_blocks), the
+  // file's and each virtual source's: for a dataset kept open, whose reads need little of them.
+  void drop_remote_blocks() const;
 
  private:
   OpenDataset() = default;  // for from_tile_index

@@ -222,9 +222,10 @@ TEST(OpenRemote, S3WithoutCredentialsIsAClearErrorWithoutTheQueryString) {
 // A byte source of `size` bytes (byte i is i % 251) that counts its reads.
 class CountingSource final : public ByteSource {
  public:
-  explicit CountingSource(std::uint64_t size) : size_(size) {}
+  explicit CountingSource(std::uint64_t size, std::uint64_t resident = 0) : size_(size), resident_(resident) {}
   [[nodiscard]] std::string name() const override { return "counting"; }
   [[nodiscard]] std::uint64_t size() const override { return size_; }
+  [[nodiscard]] std::uint64_t resident_bytes() const noexcept override { return resident_; }
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override {
     if (offset + size > size_) throw IoError("past the end", EIO);
     ++reads;
@@ -235,6 +236,7 @@ class CountingSource final : public ByteSource {
 
  private:
   std::uint64_t size_;
+  std::uint64_t resident_;
 };
 
 void expect_bytes(const std::vector<unsigned char>& got, std::uint64_t offset) {
@@ -289,6 +291,46 @@ struct SerialRun {
     };
   }
 };
+
+TEST(BlockCache, TheSourcesResidentBytesAreReadFromItAndTakeNoBlock) {
+  auto source = std::make_shared<CountingSource>(100000, 8192);  // its first 8 KiB held in memory
+  BlockCache cache(source, 4096, 2 * 4096);
+  std::vector<unsigned char> out(100);
+  for (const std::uint64_t at : {9000U, 13000U}) cache.read(out.data(), out.size(), at);  // blocks 2 and 3
+  EXPECT_EQ(source->reads.load(), 2);
+  for (const std::uint64_t at : {0U, 5000U, 8092U}) {
+    cache.read(out.data(), out.size(), at);
+    expect_bytes(out, at);
+  }
+  EXPECT_EQ(source->reads.load(), 5);  // each from the source (its memory), none kept as a block
+  for (const std::uint64_t at : {9000U, 13000U}) cache.read(out.data(), out.size(), at);
+  EXPECT_EQ(source->reads.load(), 5);  // blocks 2 and 3 still kept: the resident reads evicted neither
+  SerialRun serial;
+  const std::vector<BlockCache::Extent> inside = {{100, 50}};
+  const auto got = cache.prefetch(inside, serial.run());
+  ASSERT_EQ(got[0].size(), 50U);
+  for (std::size_t i = 0; i < got[0].size(); ++i) EXPECT_EQ(static_cast<unsigned>(got[0][i]), (100 + i) % 251);
+  EXPECT_EQ(source->reads.load(), 6);
+}
+
+TEST(BlockCache, ClearLetsGoOfBlocksAndExtentsAndLaterReadsFetchThemAgain) {
+  auto source = std::make_shared<CountingSource>(100000);
+  BlockCache cache(source, 4096, 1 << 20);
+  SerialRun serial;
+  std::vector<unsigned char> out(100);
+  cache.read(out.data(), out.size(), 5000);
+  const std::vector<BlockCache::Extent> far = {{60000, 100}};
+  (void)cache.prefetch(far, serial.run());
+  EXPECT_EQ(source->reads.load(), 2);
+  cache.read(out.data(), out.size(), 60000);  // from the extent
+  EXPECT_EQ(source->reads.load(), 2);
+  cache.clear();
+  cache.read(out.data(), out.size(), 5000);
+  expect_bytes(out, 5000);
+  cache.read(out.data(), out.size(), 60000);
+  expect_bytes(out, 60000);
+  EXPECT_EQ(source->reads.load(), 4);
+}
 
 TEST(BlockCache, PrefetchedExtentsServeLaterReadsWithoutRequests) {
   auto source = std::make_shared<CountingSource>(100000);

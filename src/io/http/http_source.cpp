@@ -273,6 +273,7 @@ class HttpSource final : public ByteSource {
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] std::uint64_t size() const override { return version_->size; }
   [[nodiscard]] bool remote() const noexcept override { return true; }
+  [[nodiscard]] std::uint64_t resident_bytes() const noexcept override { return first_.size(); }
   [[nodiscard]] bool pinned() const noexcept override {
     return settled_ && version_ && !if_match_header(&*version_).empty();
   }
