@@ -190,6 +190,13 @@ void disable_hdf5_plugins();
 [[nodiscard]] DatasetInfo describe(const std::filesystem::path& path, const std::string& dataset,
                                    std::optional<bool> probe = std::nullopt);
 
+/// Describes each of `datasets`, in order, as describe() does, with the file opened once for all
+/// (for a URL: its first block and metadata fetched once, not once a dataset). Throws as
+/// describe() for the first dataset that fails.
+[[nodiscard]] std::vector<DatasetInfo> describe_each(const std::filesystem::path& path,
+                                                     const std::vector<std::string>& datasets,
+                                                     std::optional<bool> probe = std::nullopt);
+
 /// Reads the whole dataset into host memory, tiles in parallel, the tiling following the
 /// on-disk layout. Throws as describe(), and VirtualSourceError for a virtual dataset whose
 /// source is missing or unreadable.

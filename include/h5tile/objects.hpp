@@ -63,6 +63,12 @@ struct Attribute {
 /// still read. Throws FileNotFound, NotHdf5File, DatasetNotFound (no such object).
 [[nodiscard]] std::vector<Attribute> read_attributes(const std::filesystem::path& path, const std::string& object);
 
+/// The attributes of each of `objects`, in order, as read_attributes reads them, with the file
+/// opened once for all (for a URL: its first block and metadata fetched once, not once an object).
+/// Throws as read_attributes for the first object that fails.
+[[nodiscard]] std::vector<std::vector<Attribute>> read_attributes_of_each(const std::filesystem::path& path,
+                                                                          const std::vector<std::string>& objects);
+
 /// Creates attribute `name` of `object` in the existing local file `path`, replacing one of
 /// that name: numbers of `value`'s dtype and shape (host memory; an empty shape for a scalar),
 /// stored as h5py stores that dtype. Changes the file in place (as h5py does), after the

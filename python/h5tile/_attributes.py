@@ -54,6 +54,10 @@ class AttributeManager(MutableMapping):
     def _raw(self) -> dict:
         f = self._obj._file
         f._check_open()
+        with f._catalog.lock:
+            preloaded = f._catalog.attributes.get(self._obj._name)
+        if preloaded is not None:
+            return dict(preloaded)
         return {name: (kind, shape, value, width)
                 for name, kind, shape, value, width in _h5tile.read_attributes(f.filename, self._obj._name)}
 

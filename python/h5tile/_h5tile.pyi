@@ -48,6 +48,9 @@ def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], exten
 
 def describe(path: str | os.PathLike, dataset: str, probe: bool | None = None) -> dict: ...
 
+def describe_each(path: str | os.PathLike, datasets: Sequence[str], probe: bool | None = None) -> list:
+    """describe() of each dataset, in order, from one open of the file."""
+
 def list_objects(path: str | os.PathLike) -> list:
     """
     [(name, kind)] of every group, dataset and named datatype below the root, depth first.
@@ -57,6 +60,9 @@ def read_attributes(path: str | os.PathLike, object: str) -> list:
     """
     [(name, kind, shape, value, string width)] of the object's attributes, in name order.
     """
+
+def read_attributes_of_each(path: str | os.PathLike, objects: Sequence[str]) -> list:
+    """read_attributes() of each object, in order, from one open of the file."""
 
 def write_attribute(path: str | os.PathLike, object: str, name: str, value: Annotated[NDArray, dict(writable=False)], sized: str) -> None: ...
 

@@ -45,10 +45,13 @@ class _Catalog:
         self.lock = threading.Lock()
         self.kinds: Optional[dict] = None  # full name -> "group" | "dataset" | "datatype"
         self.described: dict = {}
+        # Full name -> {attribute name: (kind, shape, value, width)}, where File._preload read
+        # them all (a File in mode "r"); otherwise every access reads the attributes anew.
+        self.attributes: dict = {}
 
     def reset(self) -> None:
         with self.lock:
-            self.kinds, self.described = None, {}
+            self.kinds, self.described, self.attributes = None, {}, {}
 
 
 class Group(_Object, Mapping):
@@ -304,6 +307,32 @@ class File(Group):
             with catalog.lock:
                 catalog.described[name] = info
         return info
+
+    def _preload(self) -> None:
+        """Describes every dataset and reads every group's and dataset's attributes, with one
+        open of the file for each (the xarray backend reads them all; an open for each object
+        would fetch a URL's first block and metadata again for each). Where either fails as a
+        whole (one object h5tile cannot describe), each object is left to be read on its own."""
+        kinds = self._kinds()
+        catalog = self._catalog
+        with catalog.lock:
+            datasets = [n for n, k in kinds.items() if k == "dataset" and n not in catalog.described]
+        try:
+            infos = _h5tile.describe_each(self._path_text, datasets, self._options["probe"]) if datasets else []
+            with catalog.lock:
+                catalog.described.update(zip(datasets, infos))
+        except Exception:  # noqa: BLE001 - described one at a time, each error where it belongs
+            pass
+        if self._mode != "r":
+            return  # attributes this File may write are read anew each time
+        objects = ["/"] + [n for n, k in kinds.items() if k in ("group", "dataset")]
+        try:
+            each = _h5tile.read_attributes_of_each(self._path_text, objects)
+        except Exception:  # noqa: BLE001 - as above
+            return
+        with catalog.lock:
+            for name, attributes in zip(objects, each):
+                catalog.attributes[name] = {a: (kind, shape, value, width) for a, kind, shape, value, width in attributes}
 
     def _write(self, data: np.ndarray, name: str, **options: Any) -> None:
         from . import to_file  # the package's own checks and conversions

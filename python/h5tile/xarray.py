@@ -306,6 +306,7 @@ class H5tileStore(AbstractDataStore):
                              "or 'access' (h5netcdf's default)")
         self.file = file
         group = "/" + (group or "").strip("/")
+        file._preload()  # every dataset and attribute read below, from two opens of the file in all
         kind = file._kinds().get(group, "group" if group == "/" else None)
         if kind != "group":
             raise OSError(f"group '{group}' not found in '{file.filename}'"

@@ -20,6 +20,39 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace h5tile::python {
+namespace {
+
+// read_attributes()'s answer as the Python package reads it: [(name, kind, shape, value, width)].
+nb::list attribute_list(std::vector<h5tile::Attribute>& attributes) {
+  nb::list out;
+  for (auto& a : attributes) {
+    nb::object value = nb::none();
+    const char* kind = "unsupported";
+    switch (a.kind) {
+      case h5tile::AttributeKind::Numbers: kind = "numbers"; break;
+      case h5tile::AttributeKind::FixedStrings: kind = "fixed_strings"; break;
+      case h5tile::AttributeKind::VariableStrings: kind = "variable_strings"; break;
+      case h5tile::AttributeKind::Empty: kind = "empty"; break;
+      case h5tile::AttributeKind::References: kind = "references"; break;
+      case h5tile::AttributeKind::Unsupported: value = nb::str(a.reason.c_str()); break;
+    }
+    if (a.numbers) {
+      value = to_python(std::move(*a.numbers));
+    } else if (!a.strings.empty()) {
+      nb::list strings;
+      for (const auto& s : a.strings) strings.append(nb::bytes(s.data(), s.size()));
+      value = strings;
+    } else if (a.kind == h5tile::AttributeKind::References) {
+      nb::list lists;
+      for (const auto& paths : a.references) lists.append(nb::tuple(nb::cast(paths)));
+      value = lists;
+    }
+    out.append(nb::make_tuple(a.name, kind, nb::tuple(nb::cast(a.shape)), value, a.string_width));
+  }
+  return out;
+}
+
+}  // namespace
 
 void bind_objects(nb::module_& m) {
   m.def(
@@ -48,34 +81,22 @@ void bind_objects(nb::module_& m) {
           nb::gil_scoped_release release;
           attributes = h5tile::read_attributes(path, object);
         }
-        nb::list out;
-        for (auto& a : attributes) {
-          nb::object value = nb::none();
-          const char* kind = "unsupported";
-          switch (a.kind) {
-            case h5tile::AttributeKind::Numbers: kind = "numbers"; break;
-            case h5tile::AttributeKind::FixedStrings: kind = "fixed_strings"; break;
-            case h5tile::AttributeKind::VariableStrings: kind = "variable_strings"; break;
-            case h5tile::AttributeKind::Empty: kind = "empty"; break;
-            case h5tile::AttributeKind::References: kind = "references"; break;
-            case h5tile::AttributeKind::Unsupported: value = nb::str(a.reason.c_str()); break;
-          }
-          if (a.numbers) {
-            value = to_python(std::move(*a.numbers));
-          } else if (!a.strings.empty()) {
-            nb::list strings;
-            for (const auto& s : a.strings) strings.append(nb::bytes(s.data(), s.size()));
-            value = strings;
-          } else if (a.kind == h5tile::AttributeKind::References) {
-            nb::list lists;
-            for (const auto& paths : a.references) lists.append(nb::tuple(nb::cast(paths)));
-            value = lists;
-          }
-          out.append(nb::make_tuple(a.name, kind, nb::tuple(nb::cast(a.shape)), value, a.string_width));
-        }
-        return out;
+        return attribute_list(attributes);
       },
       "path"_a, "object"_a, "[(name, kind, shape, value, string width)] of the object's attributes, in name order.");
+  m.def(
+      "read_attributes_of_each",
+      [](const std::filesystem::path& path, const std::vector<std::string>& objects) {
+        std::vector<std::vector<h5tile::Attribute>> each;
+        {
+          nb::gil_scoped_release release;
+          each = h5tile::read_attributes_of_each(path, objects);
+        }
+        nb::list out;
+        for (auto& attributes : each) out.append(attribute_list(attributes));
+        return out;
+      },
+      "path"_a, "objects"_a, "read_attributes() of each object, in order, from one open of the file.");
   m.def(
       "write_attribute",
       [](const std::filesystem::path& path, const std::string& object, const std::string& name, AnyArray value,

@@ -119,6 +119,27 @@ class PyBatched {
   h5tile::BatchedReader reader_;
 };
 
+// describe()'s answer as the Python package reads it.
+nb::dict info_dict(const h5tile::DatasetInfo& info) {
+  nb::dict d;
+  d["dtype"] = info.dtype.name();
+  d["shape"] = nb::tuple(nb::cast(info.shape));
+  nb::list max_shape;  // None on an unlimited axis, as h5py's maxshape
+  for (const auto n : info.max_shape) {
+    max_shape.append(n == h5tile::kUnlimitedExtent ? nb::none() : nb::object(nb::int_(n)));
+  }
+  d["max_shape"] = nb::tuple(max_shape);
+  d["layout"] = info.layout;
+  d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
+  d["filters"] = info.filters;
+  d["charset"] = info.charset.empty() ? nb::none() : nb::object(nb::str(info.charset.c_str()));
+  d["filter_values"] = info.filter_values;
+  d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
+  d["decoder_reason"] = info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));
+  d["virtual_sources"] = info.virtual_sources;
+  return d;
+}
+
 }  // namespace
 
 void bind_reads(nb::module_& m) {
@@ -193,26 +214,23 @@ void bind_reads(nb::module_& m) {
           nb::gil_scoped_release release;
           info = h5tile::describe(path, dataset, probe);
         }
-        nb::dict d;
-        d["dtype"] = info.dtype.name();
-        d["shape"] = nb::tuple(nb::cast(info.shape));
-        nb::list max_shape;  // None on an unlimited axis, as h5py's maxshape
-        for (const auto n : info.max_shape) {
-          max_shape.append(n == h5tile::kUnlimitedExtent ? nb::none() : nb::object(nb::int_(n)));
-        }
-        d["max_shape"] = nb::tuple(max_shape);
-        d["layout"] = info.layout;
-        d["chunk"] = info.chunk.empty() ? nb::none() : nb::object(nb::tuple(nb::cast(info.chunk)));
-        d["filters"] = info.filters;
-        d["charset"] = info.charset.empty() ? nb::none() : nb::object(nb::str(info.charset.c_str()));
-        d["filter_values"] = info.filter_values;
-        d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
-        d["decoder_reason"] =
-            info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));
-        d["virtual_sources"] = info.virtual_sources;
-        return d;
+        return info_dict(info);
       },
       "path"_a, "dataset"_a, "probe"_a = nb::none());
+  m.def(
+      "describe_each",
+      [](const std::filesystem::path& path, const std::vector<std::string>& datasets, std::optional<bool> probe) {
+        std::vector<h5tile::DatasetInfo> infos;
+        {
+          nb::gil_scoped_release release;
+          infos = h5tile::describe_each(path, datasets, probe);
+        }
+        nb::list out;
+        for (const auto& info : infos) out.append(info_dict(info));
+        return out;
+      },
+      "path"_a, "datasets"_a, "probe"_a = nb::none(),
+      "describe() of each dataset, in order, from one open of the file.");
 
   nb::class_<PyBatched>(m, "_Batched")
       .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned, std::optional<bool>,

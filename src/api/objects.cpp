@@ -54,20 +54,33 @@ std::vector<ObjectEntry> list_objects(const fs::path& path) {
 }
 
 std::vector<Attribute> read_attributes(const fs::path& path, const std::string& object) {
-  const auto name = object_name(object);
+  return std::move(read_attributes_of_each(path, {object}).front());
+}
+
+std::vector<std::vector<Attribute>> read_attributes_of_each(const fs::path& path,
+                                                            const std::vector<std::string>& objects) {
+  std::vector<std::string> names;
+  names.reserve(objects.size());
+  for (const auto& object : objects) names.push_back(object_name(object));
+  const auto what = names.size() == 1 ? fmt::format("'{}' in '{}'", names.front(), path.string())
+                                      : fmt::format("'{}'", path.string());
   settle_before_open(path);
-  probe_if_wanted(std::nullopt, fmt::format("'{}' in '{}'", name, path.string()), [&] {
+  probe_if_wanted(std::nullopt, what, [&] {
     const auto file = open_file(path, false, remote_options());
-    (void)attribute_names(open_object(file.get(), name, path).get());
+    for (const auto& name : names) (void)attribute_names(open_object(file.get(), name, path).get());
   });
   const auto file = open_file(path, false, remote_options());
-  const auto handle = open_object(file.get(), name, path);
-  const auto where = fmt::format("'{}' in '{}'", name, path.string());
-  std::vector<Attribute> attributes;
-  for (const auto& attribute : attribute_names(handle.get())) {
-    attributes.push_back(read_attribute(handle.get(), attribute, where));
+  std::vector<std::vector<Attribute>> out;
+  out.reserve(names.size());
+  for (const auto& name : names) {
+    const auto handle = open_object(file.get(), name, path);
+    const auto where = fmt::format("'{}' in '{}'", name, path.string());
+    auto& attributes = out.emplace_back();
+    for (const auto& attribute : attribute_names(handle.get())) {
+      attributes.push_back(read_attribute(handle.get(), attribute, where));
+    }
   }
-  return attributes;
+  return out;
 }
 
 void write_attribute(const fs::path& path, const std::string& object, const std::string& name, const ArrayView& value) {

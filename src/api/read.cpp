@@ -117,6 +117,32 @@ DatasetInfo describe(const fs::path& path, const std::string& dataset, std::opti
   return OpenDataset(path, dataset, options).info();
 }
 
+std::vector<DatasetInfo> describe_each(const fs::path& path, const std::vector<std::string>& datasets,
+                                       std::optional<bool> probe) {
+  if (datasets.size() == 1) return {describe(path, datasets.front(), probe)};
+  settle_before_open(path);
+  auto options = describe_options();
+  fit_to_path(options, path, 0);
+  // One open of the file, each dataset described through a handle of its own to it (H5Freopen
+  // shares the open: a URL's blocks are fetched once).
+  const auto describe_all = [&] {
+    const auto file = open_file(path, false, options.remote);
+    std::vector<DatasetInfo> infos;
+    infos.reserve(datasets.size());
+    for (const auto& dataset : datasets) {
+      FileHandle shared;
+      {
+        const Hdf5Lock lock;
+        shared = FileHandle(check(H5Freopen(file.get()), "H5Freopen"));
+      }
+      infos.push_back(OpenDataset(path, dataset, options, std::move(shared)).info());
+    }
+    return infos;
+  };
+  probe_if_wanted(probe, fmt::format("'{}'", display_name(path.native())), [&] { (void)describe_all(); });
+  return describe_all();
+}
+
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   std::optional<Array> out;
   open_and_read(path, dataset, options, [&](const OpenDataset& opened) {

@@ -352,3 +352,54 @@ def test_h5tile_attrs_read_dimension_lists_as_paths(netcdf4_file):
         assert f["forecast/step"].attrs["CLASS"] == b"DIMENSION_SCALE"
     with h5py.File(netcdf4_file) as f:
         assert [f[r[0]].name for r in f["temp"].attrs["DIMENSION_LIST"]] == ["/time", "/lat", "/lon"]
+
+
+def test_opening_a_url_opens_it_a_few_times_not_once_an_object(nginx_server, netcdf4_file):
+    """open_dataset describes every variable and reads every attribute: from a handful of opens
+    of the file (each a request for a URL's first block and metadata), not one open each."""
+    (nginx_server.root / "f.nc").write_bytes(netcdf4_file.read_bytes())
+    url = f"{nginx_server.url}/f.nc"
+    with h5py.File(netcdf4_file, "r") as f:
+        objects = []
+        f.visit(objects.append)
+    assert len(objects) > 10
+    with xr.open_dataset(netcdf4_file, engine="h5netcdf") as whole:
+        # What xarray reads as it opens (coordinates, strings) is left out: no data is read.
+        eager = [name for name, v in whole.variables.items() if name in whole.coords or v.dtype.kind in "OUS"]
+    assert eager
+    with xr.open_dataset(url, engine=ENGINE, drop_variables=eager) as got, \
+            xr.open_dataset(netcdf4_file, engine="h5netcdf", drop_variables=eager) as expected:
+        # The file is smaller than a block: one request an open. Four for the catalog (its check,
+        # the listing, the descriptions, the attributes); one open an object would be over 20.
+        opens = len(nginx_server.requests())
+        xr.testing.assert_identical(got.load(), expected)
+    assert opens <= 4, f"{opens} opens of the URL for {len(objects)} objects"
+
+
+def test_describe_and_attributes_of_each_equal_one_at_a_time(netcdf4_file, h5py_file):
+    from h5tile import _h5tile
+    for path in (netcdf4_file, h5py_file):
+        kinds = dict(_h5tile.list_objects(path))
+        datasets = [n for n, k in kinds.items() if k == "dataset"]
+        objects = ["/"] + [n for n, k in kinds.items() if k in ("group", "dataset")]
+        described = []
+        for name in datasets:
+            try:
+                described.append(_h5tile.describe(path, name))
+            except h5tile.UnsupportedTypeError:
+                described = None  # one not described: describe_each fails as describe does
+                with pytest.raises(h5tile.UnsupportedTypeError):
+                    _h5tile.describe_each(path, datasets)
+                break
+        if described is not None:
+            assert _h5tile.describe_each(path, datasets) == described
+        each = _h5tile.read_attributes_of_each(path, objects)
+        for name, attributes in zip(objects, each):
+            one = _h5tile.read_attributes(path, name)
+            assert [a[:3] + (a[4],) for a in attributes] == [a[:3] + (a[4],) for a in one], name
+            for a, b in zip(attributes, one):
+                assert type(a[3]) is type(b[3]) and repr(a[3]) == repr(b[3]), (name, a[0])
+        with pytest.raises(h5tile.DatasetNotFoundError, match="nothing"):
+            _h5tile.describe_each(path, datasets[:1] + ["/nothing"])
+        with pytest.raises(h5tile.DatasetNotFoundError, match="nothing"):
+            _h5tile.read_attributes_of_each(path, ["/", "/nothing"])
