@@ -57,7 +57,9 @@ class AttributeManager(MutableMapping):
         with f._catalog.lock:
             preloaded = f._catalog.attributes.get(self._obj._name)
         if preloaded is not None:
-            return dict(preloaded)
+            # Copies: the arrays returned are the caller's to change, as when read anew.
+            return {name: (kind, shape, value.copy() if isinstance(value, np.ndarray) else value, width)
+                    for name, (kind, shape, value, width) in preloaded.items()}
         return {name: (kind, shape, value, width)
                 for name, kind, shape, value, width in _h5tile.read_attributes(f.filename, self._obj._name)}
 

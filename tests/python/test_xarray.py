@@ -403,3 +403,26 @@ def test_describe_and_attributes_of_each_equal_one_at_a_time(netcdf4_file, h5py_
             _h5tile.describe_each(path, datasets[:1] + ["/nothing"])
         with pytest.raises(h5tile.DatasetNotFoundError, match="nothing"):
             _h5tile.read_attributes_of_each(path, ["/", "/nothing"])
+
+
+def test_preloaded_attributes_are_read_afresh_by_each_access(tmp_path):
+    """The attributes a store preloads (File._preload, mode r) are the file's at every access:
+    an array changed in place by its reader (a user, xarray's decoding) is not what the next
+    access gets, as with h5py, where each access reads the attribute anew."""
+    from h5tile.xarray import H5tileStore
+    path = tmp_path / "attrs.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["levels"] = np.array([1, 2, 3], dtype="i4")
+        f.create_dataset("x", data=np.arange(4.0)).attrs["valid_range"] = np.array([0.0, 10.0])
+    store = H5tileStore(h5tile.File(path))
+    try:
+        got = store.get_attrs()["levels"]
+        got += 5
+        store.file["x"].attrs["valid_range"][0] = 99.0
+        with h5py.File(path, "r") as f:
+            assert np.array_equal(store.get_attrs()["levels"], f.attrs["levels"])
+            assert np.array_equal(store.file.attrs["levels"], f.attrs["levels"])
+            assert np.array_equal(store.file["x"].attrs["valid_range"], f["x"].attrs["valid_range"])
+            assert np.array_equal(dict(store.file["x"].attrs)["valid_range"], f["x"].attrs["valid_range"])
+    finally:
+        store.file.close()
