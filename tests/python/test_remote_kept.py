@@ -5,6 +5,7 @@ data and nothing else; opened anew when the object has changed since (the server
 If-Match), so that a read gives the new version whole; opened by every read where it cannot be
 pinned (WebHDFS has no ETag; an object written a moment ago). Every read compared with h5py
 reading the same bytes locally."""
+import errno
 import os
 import sys
 import time
@@ -155,3 +156,57 @@ def test_an_s3_object_is_kept_once_settled_and_read_anew_when_replaced(seaweedfs
         assert same_bytes(f["raw"][200], second[200])
         assert same_bytes(f["raw"][2], second[2])
         assert same_bytes(f["gzip"][3], second[3])
+
+
+def test_reads_from_many_threads_while_the_object_is_replaced_each_give_one_version(nginx_server):
+    """Threads read boxes of a kept URL (the first block, data past it, decoded chunks) while
+    the object is replaced, over and over, by versions of other values: every read is one
+    version's values whole, never rows of two (a refused request reopens; a read whose reopened
+    object is replaced again before its request may fail as changed, never return both)."""
+    import concurrent.futures
+    import threading
+    path = nginx_server.root / "f.h5"
+    rows = np.arange(ROWS, dtype="float32")[:, None] * np.ones(COLS, dtype="float32")
+
+    def version(k):
+        tmp = path.with_name(f"v{k}.h5")
+        with h5py.File(tmp, "w") as f:
+            f.create_dataset("raw", data=rows + 1000 * k)
+            f.create_dataset("gzip", data=rows + 1000 * k, chunks=(16, COLS), compression="gzip")
+        stamp = time.time() - 1000 + 10 * k  # settled, each version another second (another ETag)
+        os.utime(tmp, (stamp, stamp))
+        os.replace(tmp, path)
+
+    version(0)
+    stop = threading.Event()
+    seen = set()
+
+    def reads(seed):
+        rng = np.random.default_rng(seed)
+        count = 0
+        with h5tile.File(f"{nginx_server.url}/f.h5") as f:
+            while not stop.is_set() or count < 5:
+                name = ("raw", "gzip")[count % 2]
+                start = int(rng.integers(0, ROWS - 8))
+                stop_row = start + int(rng.integers(1, 8))
+                try:
+                    got = f[name][start:stop_row, ::512]
+                except h5tile.IoError as e:  # replaced again between its reopen and its request
+                    assert e.errno == errno.ESTALE, e
+                    continue
+                k = (got[0, 0] - start) / 1000
+                assert k == int(k), (name, start, got[:, 0])
+                assert same_bytes(got, rows[start:stop_row, ::512] + 1000 * k), (name, start, stop_row, k)
+                seen.add(int(k))
+                count += 1
+        return count
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        futures = [pool.submit(reads, s) for s in range(6)]
+        for k in range(1, 12):
+            time.sleep(0.15)
+            version(k)
+        stop.set()
+        counts = [fut.result() for fut in futures]
+    assert sum(counts) > 30
+    assert len(seen) > 1, "the reads saw more than the first version"
