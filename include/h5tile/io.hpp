@@ -276,6 +276,12 @@ class DatasetReader {
   /// 8 MiB of chunks (or one chunk of up to 16 MiB), for the reads of that chunk that follow
   /// while the dataset is kept open. Every change that lets the open dataset go drops them.
   [[nodiscard]] std::size_t cached_chunks() const;
+  /// How many times the reader has opened the dataset to keep it. A result put together from
+  /// several reads (a stepped selection read box by box) is one version of the file where this
+  /// is the same after its first read and after its last: a kept open answers some reads from
+  /// memory (a URL's first block, decoded chunks), as the file was when opened, while a read
+  /// that finds the file changed opens it again.
+  [[nodiscard]] std::uint64_t opens() const;
 
   struct State;  ///< private
 

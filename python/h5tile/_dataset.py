@@ -3,13 +3,14 @@
 where that box would be mostly unread) and written whole."""
 from __future__ import annotations
 
+import errno
 import math
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 
 import numpy as np
 
 from ._base import _Object
-from ._h5tile import InvalidArgumentError
+from ._h5tile import InvalidArgumentError, IoError
 from ._selection import _Selection
 
 if TYPE_CHECKING:
@@ -26,6 +27,8 @@ def _dataset_from_state(file: File, name: str, info: Optional[dict]) -> Dataset:
 # A selection whose covering box is larger than this and than 4 times the selection is read in
 # slabs (Dataset._read_by_slabs) instead of as one box.
 _COVERING_BOX_BYTES = 64 << 20
+# How many times a selection read in slabs is read again where the file changed meanwhile.
+_SLAB_ATTEMPTS = 3
 
 _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
 
@@ -164,14 +167,15 @@ class Dataset(_Object):
         return (_dataset_from_state, (self._file, self._name, info))
 
     # -- reads
-    def _read_box(self, offset: Tuple[int, ...], extent: Tuple[int, ...], out: Optional[np.ndarray] = None):
+    def _read_box(self, offset: Tuple[int, ...], extent: Tuple[int, ...], out: Optional[np.ndarray] = None,
+                  reader: Any = None):
         """The box read in parallel: into ``out`` (C-contiguous, of the box's shape and the dtype)
-        where given, else into a new array."""
+        where given, else into a new array; through `reader` where given."""
         dtype = self.dtype
         if out is None:
             if 0 in extent:
                 return np.empty(extent, dtype)
-            return self._file._reader(self._name).read_box(list(offset), list(extent))
+            return (reader or self._file._reader(self._name)).read_box(list(offset), list(extent))
         if 0 not in extent:
             from . import _prepare
             core, opaque = _prepare(out, "out")
@@ -197,7 +201,21 @@ class Dataset(_Object):
         """A sparse selection (steps that leave most of the covering box unread), read in slabs
         along the outermost stepped axis: one box per run of picked indices, each run of at most
         _COVERING_BOX_BYTES or within one chunk there, ending at a chunk's edge (so that no chunk
-        is decoded twice). Memory stays at the result and one slab, not the whole covering box."""
+        is decoded twice). Memory stays at the result and one slab, not the whole covering box.
+
+        The slabs are one version of the file: where the reader opened the file again between
+        the first slab and the last (it was replaced; a kept URL answers some reads from memory,
+        as it was when opened), they are read again."""
+        reader = self._file._reader(self._name)
+        for _ in range(_SLAB_ATTEMPTS):
+            out, opens = self._read_slabs_once(sel, reader)
+            if reader.opens == opens:
+                return out
+        raise IoError(errno.ESTALE, f"cannot read '{self._name}' of '{self._file.filename}': it changed while "
+                                    f"being read, {_SLAB_ATTEMPTS} times")
+
+    def _read_slabs_once(self, sel: "_Selection", reader: Any):
+        """The slabs of _read_by_slabs, and the reader's opens after the first."""
         axis = next(i for i, p in enumerate(sel.post) if isinstance(p, slice) and p.step not in (None, 1))
         step = sel.post[axis].step
         picks = list(range(sel.offset[axis], sel.offset[axis] + sel.extent[axis])[::step])
@@ -208,7 +226,7 @@ class Dataset(_Object):
         # Bytes of the box per index along `axis`: a run grows while it stays in one chunk, or
         # while its box stays within _COVERING_BOX_BYTES (then it ends at a chunk's edge).
         per_index = math.prod(sel.extent) // max(sel.extent[axis], 1) * self.dtype.itemsize
-        j = 0
+        j, opens = 0, None
         while j < len(picks):
             run = j + 1
             while run < len(picks) and (picks[run] // chunk == picks[run - 1] // chunk
@@ -219,10 +237,13 @@ class Dataset(_Object):
             offset[axis], extent[axis] = lo, hi - lo
             inner[axis] = slice(None, None, step)  # from the box's first (or, stepping back, last) index
             place = tuple(slice(j, run) if i == axis else slice(None) for i in range(len(full)))
-            block = self._read_box(offset, extent)
+            block = self._read_box(offset, extent, reader=reader)
+            if opens is None:
+                opens = reader.opens
             out[place] = block[tuple(inner)]
             j = run
-        return out[tuple(0 if not isinstance(p, slice) else slice(None) for p in sel.post)]
+        return (out[tuple(0 if not isinstance(p, slice) else slice(None) for p in sel.post)],
+                reader.opens if opens is None else opens)
 
     def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
         """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's ``read_direct``). Where the

@@ -269,7 +269,8 @@ void bind_reads(nb::module_& m) {
           },
           "Lets the open file go (the next read opens it again).")
       .def_prop_ro("is_open", [](const PyReader& r) { return r.reader.is_open(); })
-      .def_prop_ro("cached_chunks", [](const PyReader& r) { return r.reader.cached_chunks(); });
+      .def_prop_ro("cached_chunks", [](const PyReader& r) { return r.reader.cached_chunks(); })
+      .def_prop_ro("opens", [](const PyReader& r) { return r.reader.opens(); });
 }
 
 }  // namespace h5tile::python

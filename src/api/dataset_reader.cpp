@@ -106,7 +106,8 @@ struct DatasetReader::State {
   std::unique_ptr<const KeptDataset> kept;
   std::vector<std::pair<fs::path, FileStamp>> stamps;  // of kept's files, when it was opened
   pid_t pid = 0;                                       // the process that opened it
-  bool once = false;  // `kept` is for the read that opened it only (a URL without ETags)
+  bool once = false;        // `kept` is for the read that opened it only (a URL without ETags)
+  std::uint64_t opens = 0;  // how many times a `kept` to keep was opened (DatasetReader::opens)
 
   // Whether `kept` can be read: opened by this process, each of its files as it was then.
   [[nodiscard]] bool usable(StampMemo* memo = nullptr) const {
@@ -158,6 +159,7 @@ struct DatasetReader::State {
     kept = std::make_unique<const KeptDataset>(std::move(opened), cache_bytes);
     stamps = std::move(taken);
     pid = ::getpid();
+    if (!once) ++opens;
   }
 };
 
@@ -347,6 +349,12 @@ std::size_t DatasetReader::cached_chunks() const {
   const std::shared_lock lock(state_->use);
   const auto& kept = state_->kept;
   return kept && kept->chunks && state_->pid == ::getpid() ? kept->chunks->chunks() : 0;
+}
+
+std::uint64_t DatasetReader::opens() const {
+  if (!state_) return 0;
+  const std::shared_lock lock(state_->use);
+  return state_->opens;
 }
 
 }  // namespace h5tile

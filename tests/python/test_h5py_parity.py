@@ -368,8 +368,8 @@ def test_sparse_selections_read_in_slabs_as_numpy(sample, monkeypatch, key):
     from h5tile import _dataset
     reads = []
     original = _dataset.Dataset._read_box
-    monkeypatch.setattr(_dataset.Dataset, "_read_box", lambda self, o, e, out=None: reads.append(tuple(e)) or
-                        original(self, o, e, out))
+    monkeypatch.setattr(_dataset.Dataset, "_read_box", lambda self, o, e, out=None, reader=None:
+                        reads.append(tuple(e)) or original(self, o, e, out, reader))
     monkeypatch.setattr(_dataset, "_COVERING_BOX_BYTES", 0)
     with h5tile.File(sample) as f:
         for name in ("i4_chunked", "u2_gzip"):

@@ -210,3 +210,21 @@ def test_reads_from_many_threads_while_the_object_is_replaced_each_give_one_vers
         counts = [fut.result() for fut in futures]
     assert sum(counts) > 30
     assert len(seen) > 1, "the reads saw more than the first version"
+
+
+def test_a_selection_read_in_slabs_is_one_version_whole(nginx_server, monkeypatch):
+    """A stepped selection read as several boxes (Dataset._read_by_slabs) is one version of a
+    kept URL whole: where the object was replaced since the open, a first slab answered without
+    a request (in the first block, fetched at open) must not be the old version while a later
+    slab, refused and reopened, is the new one."""
+    import h5tile._dataset as dataset_module
+    monkeypatch.setattr(dataset_module, "_COVERING_BOX_BYTES", ROW_BYTES)  # each row a slab of its own
+    path = nginx_server.root / "f.h5"
+    first = write(path, seed=11, age_s=200)
+    with h5tile.File(f"{nginx_server.url}/f.h5") as f:
+        raw = f["raw"]
+        assert same_bytes(raw[0], first[0]) and reader(f, "raw").is_open
+        second = write(path.with_name("new.h5"), seed=12, age_s=100)
+        os.replace(path.with_name("new.h5"), path)
+        got = raw[::100]  # rows 0 (in the first block), 100 and 200 (requests)
+        assert same_bytes(got, second[::100]), "rows of two versions in one result"
