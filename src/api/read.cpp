@@ -123,19 +123,14 @@ std::vector<DatasetInfo> describe_each(const fs::path& path, const std::vector<s
   settle_before_open(path);
   auto options = describe_options();
   fit_to_path(options, path, 0);
-  // One open of the file, each dataset described through a handle of its own to it (H5Freopen
+  // One open of the file, each dataset described through a handle of its own to it (reopen_file
   // shares the open: a URL's blocks are fetched once).
   const auto describe_all = [&] {
     const auto file = open_file(path, false, options.remote);
     std::vector<DatasetInfo> infos;
     infos.reserve(datasets.size());
     for (const auto& dataset : datasets) {
-      FileHandle shared;
-      {
-        const Hdf5Lock lock;
-        shared = FileHandle(check(H5Freopen(file.get()), "H5Freopen"));
-      }
-      infos.push_back(OpenDataset(path, dataset, options, std::move(shared)).info());
+      infos.push_back(OpenDataset(path, dataset, options, reopen_file(file.get())).info());
     }
     return infos;
   };
