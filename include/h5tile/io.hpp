@@ -243,11 +243,12 @@ void read_into(const std::filesystem::path& path, const std::string& dataset, co
 ///
 /// A URL's dataset is kept where every request names the version opened: the object (and each
 /// object a virtual dataset reads) has a strong ETag, sent as If-Match, and was last modified
-/// two seconds or more before it was opened (by the server's Last-Modified and Date). A read
-/// whose request the server refuses because the object changed opens it again and reads the
-/// new version whole; a read that asks the server nothing (the first block fetched at open, the
-/// metadata blocks, decoded chunks) reads the version opened. Elsewhere (WebHDFS, which has no
-/// ETag; an object modified a moment ago) each read opens the URL.
+/// two seconds or more before it was opened (by the server's Last-Modified and Date). Each read
+/// first asks the server, with one request of one byte, whether the object is still that
+/// version (what it reads from memory, the first block fetched at open, the metadata blocks and
+/// decoded chunks, is then of the object as it is); a read whose request is refused because the
+/// object changed opens it again and reads the new version whole. Elsewhere (WebHDFS, which has
+/// no ETag; an object modified a moment ago) each read opens the URL.
 /// While kept, the file is open in HDF5 (and, with HDF5's file locking, locked against HDF5
 /// writers, as a file h5py holds open is); h5tile's own writes of the path let it go first.
 ///

@@ -179,9 +179,9 @@ class File(Group):
     as with h5py. Unlike h5py's, every read first checks (stat) that the file is still the one
     opened, and opens it again where it was replaced or rewritten: a File sees the file as it is
     at each call. A URL's dataset is kept where the server names versions by a strong ETag (S3,
-    nginx): every request asks for the version opened, and a read of an object changed since
-    opens it again; reads answered from memory (metadata, decoded chunks) read the version
-    opened. WebHDFS URLs, and objects modified in the last 2 s, are opened by each read. It is
+    nginx): every request asks for the version opened, each read first checks with a one-byte
+    request that the object is still that version, and a read of an object changed since opens
+    it again. WebHDFS URLs, and objects modified in the last 2 s, are opened by each read. It is
     picklable (it reopens where it is unpickled). What it lists and describes
     is cached until it writes.
 

@@ -121,10 +121,10 @@ struct DatasetReader::State {
   // A local file is kept once it has been quiet a while, and each read compares its stat with
   // the one taken here. A URL's dataset is kept where every request it makes names the versions
   // it opened (a strong ETag, as If-Match): a read of an object changed since fails with ESTALE,
-  // and read_with opens it anew. A read that asks the server nothing (answered by the decoded
-  // chunks or the metadata blocks) reads it as it was when opened. Without ETags (WebHDFS, some
-  // servers), it serves the read that opened it only: each read opens it again and so sees it
-  // as it is.
+  // and read_with opens it anew. Each read first asks the server whether the object is still
+  // that version (read_with), so a read answered from memory (decoded chunks, metadata blocks)
+  // is of the object as it is too. Without ETags (WebHDFS, some servers), it serves the read
+  // that opened it only: each read opens it again and so sees it as it is.
   void reopen() {
     kept.reset();
     stamps.clear();
@@ -186,6 +186,11 @@ void read_with(DatasetReader::State& state, const ReadKept& read_kept, const Rea
     const std::shared_lock lock(state.use);
     if (state.usable()) {
       try {
+        // A URL kept open is asked first whether it is still the version opened (one byte): parts
+        // of a read may come from memory (its first block, decoded chunks) and ask the server
+        // nothing, and then every read after a change would still give the old version, beside
+        // reads that asked and gave the new one (the blocks of one Dask compute).
+        if (is_url(state.path.native())) state.kept->dataset->validate_remote();
         read_kept(*state.kept);
         return;
       } catch (const IoError& e) {

@@ -50,6 +50,9 @@ class ByteSource {
   // How many leading bytes the source holds in memory (a remote object's first block, fetched
   // at open): reads inside them cost no request, and a cache in front need not copy them.
   [[nodiscard]] virtual std::uint64_t resident_bytes() const noexcept { return 0; }
+  // Asks the server whether the object is still the version opened (one request of one byte,
+  // whatever is held in memory): IoError (ESTALE) where it changed. Nothing for a local file.
+  virtual void validate() const {}
   // The local file behind it, for the paths that need a descriptor (writes, O_DIRECT, cuFile,
   // a tile's identity), or nullptr.
   [[nodiscard]] virtual const PosixFile* posix_file() const noexcept { return nullptr; }

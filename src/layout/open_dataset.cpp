@@ -279,6 +279,10 @@ bool OpenDataset::pinned_remote() const {
          });
 }
 
+void OpenDataset::validate_remote() const {
+  if (const auto file = remote_source_holding(dataset_.get())) file->validate();
+}
+
 void OpenDataset::drop_remote_blocks() const {
   drop_cached_blocks(dataset_.get());
   for (const auto& source : sources_) {

@@ -166,6 +166,9 @@ class OpenDataset {
   // Lets go of the metadata blocks that opening a remote file kept (drop_cached_blocks), the
   // file's and each virtual source's: for a dataset kept open, whose reads need little of them.
   void drop_remote_blocks() const;
+  // Asks the server whether the remote file is still the version opened (ByteSource::validate):
+  // IoError (ESTALE) where it changed. Nothing for a local file.
+  void validate_remote() const;
 
  private:
   OpenDataset() = default;  // for from_tile_index

@@ -326,6 +326,13 @@ class HttpSource final : public ByteSource {
     fetch(a);
   }
 
+  void validate() const override {
+    if (version_->size == 0) return;
+    std::byte first{};
+    Attempt a{.offset = 0, .size = 1, .out = &first};  // past first_: the server answers
+    fetch(a);
+  }
+
   void read_ranges(std::span<const ByteRange> ranges) const override {
     std::vector<std::byte> joined_bytes;
     for (const auto& joined : join_ranges(ranges, kJoinGap, kMaxJoined)) {
