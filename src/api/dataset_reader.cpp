@@ -85,12 +85,16 @@ bool quiet(const FileStamp& stamp) {
 namespace detail {
 
 // The dataset a reader keeps open, and the chunks decoded from it: dropped together, so that no
-// chunk outlives the open (of a file as it was) that it was read through.
+// chunk outlives the open (of a file as it was) that it was read through. For a URL, the remote
+// file's source too, found once here rather than through HDF5 at every read.
 struct KeptDataset {
   KeptDataset(std::unique_ptr<const OpenDataset> opened, std::uint64_t cache_bytes)
-      : dataset(std::move(opened)), chunks(cache_bytes > 0 ? std::make_unique<ChunkCache>(cache_bytes) : nullptr) {}
+      : dataset(std::move(opened)),
+        chunks(cache_bytes > 0 ? std::make_unique<ChunkCache>(cache_bytes) : nullptr),
+        remote_file(dataset->remote_file()) {}
   std::unique_ptr<const OpenDataset> dataset;
-  std::unique_ptr<ChunkCache> chunks;  // null where the dataset's reads are not cached
+  std::unique_ptr<ChunkCache> chunks;             // null where the dataset's reads are not cached
+  std::shared_ptr<const ByteSource> remote_file;  // null for a local file
 };
 
 }  // namespace detail
@@ -190,11 +194,11 @@ void read_with(DatasetReader::State& state, const ReadKept& read_kept, const Rea
         // of a read may come from memory (its first block, decoded chunks) and ask the server
         // nothing, and then every read after a change would still give the old version, beside
         // reads that asked and gave the new one (the blocks of one Dask compute).
-        if (is_url(state.path.native())) state.kept->dataset->validate_remote();
+        if (state.kept->remote_file) state.kept->remote_file->validate();
         read_kept(*state.kept);
         return;
       } catch (const IoError& e) {
-        if (e.error_number() != ESTALE || !is_url(state.path.native())) throw;
+        if (e.error_number() != ESTALE || !state.kept->remote_file) throw;
         changed = state.kept.get();  // read again from the object as it is now
       }
     }

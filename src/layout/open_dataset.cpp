@@ -272,16 +272,14 @@ std::shared_ptr<const ByteSource> remote_object_of(const Source& source) {
 
 bool OpenDataset::pinned_remote() const {
   if (!is_url(path_.native()) || sources_.empty()) return false;
-  const auto file = remote_source_holding(dataset_.get());
+  const auto file = remote_file();
   return file && file->pinned() && std::all_of(sources_.begin(), sources_.end(), [](const auto& source) {
            const auto object = source ? remote_object_of(*source) : nullptr;
            return object && object->pinned();
          });
 }
 
-void OpenDataset::validate_remote() const {
-  if (const auto file = remote_source_holding(dataset_.get())) file->validate();
-}
+std::shared_ptr<const ByteSource> OpenDataset::remote_file() const { return remote_source_holding(dataset_.get()); }
 
 void OpenDataset::drop_remote_blocks() const {
   drop_cached_blocks(dataset_.get());

@@ -166,9 +166,9 @@ class OpenDataset {
   // Lets go of the metadata blocks that opening a remote file kept (drop_cached_blocks), the
   // file's and each virtual source's: for a dataset kept open, whose reads need little of them.
   void drop_remote_blocks() const;
-  // Asks the server whether the remote file is still the version opened (ByteSource::validate):
-  // IoError (ESTALE) where it changed. Nothing for a local file.
-  void validate_remote() const;
+  // The byte source of the remote file itself (through h5tile's HDF5 driver), or nullptr for a
+  // local file.
+  [[nodiscard]] std::shared_ptr<const ByteSource> remote_file() const;
 
  private:
   OpenDataset() = default;  // for from_tile_index
