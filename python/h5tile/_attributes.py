@@ -34,6 +34,12 @@ class Empty:
 
 
 
+def _by_name(attributes: list) -> dict:
+    """_h5tile.read_attributes's [(name, kind, shape, value, width)] as {name: (kind, shape,
+    value, width)}."""
+    return {name: (kind, shape, value, width) for name, kind, shape, value, width in attributes}
+
+
 class AttributeManager(MutableMapping):
     """The attributes of a group or dataset (``obj.attrs``), as h5py's: a mapping from names to
     values. Numbers read as NumPy scalars or arrays, fixed-length strings as ``bytes``
@@ -60,8 +66,7 @@ class AttributeManager(MutableMapping):
             # Copies: the arrays returned are the caller's to change, as when read anew.
             return {name: (kind, shape, value.copy() if isinstance(value, np.ndarray) else value, width)
                     for name, (kind, shape, value, width) in preloaded.items()}
-        return {name: (kind, shape, value, width)
-                for name, kind, shape, value, width in _h5tile.read_attributes(f.filename, self._obj._name)}
+        return _by_name(_h5tile.read_attributes(f.filename, self._obj._name))
 
     def __getitem__(self, name: str) -> Any:
         raw = self._raw()

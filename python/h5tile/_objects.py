@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
-from ._attributes import AttributeManager, Empty  # noqa: F401 (Empty: re-exported)
+from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
 # _dataset_from_state: re-exported, as Datasets pickled before the split name it here.
 from ._dataset import Dataset, _dataset_from_state  # noqa: F401
@@ -332,7 +332,7 @@ class File(Group):
             return
         with catalog.lock:
             for name, attributes in zip(objects, each):
-                catalog.attributes[name] = {a: (kind, shape, value, width) for a, kind, shape, value, width in attributes}
+                catalog.attributes[name] = _by_name(attributes)
 
     def _write(self, data: np.ndarray, name: str, **options: Any) -> None:
         from . import to_file  # the package's own checks and conversions
