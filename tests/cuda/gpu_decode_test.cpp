@@ -1,10 +1,12 @@
 // Compressed chunks read into device memory and decoded on the GPU with nvCOMP (issue 19):
 // gzip, zstd and lz4, with and without shuffle, 2- and 3-D with edge chunks, sub-regions, many
-// batches, virtual datasets of compressed tiles: byte for byte what the CPU decoder gives; the
-// fallbacks (H5TILE_GPU_DECODE=off, small reads under auto, fletcher32, no nvCOMP) with their
-// reasons, and the errors of H5TILE_GPU_DECODE=on; damaged deflate chunks that nvCOMP inflates
-// without complaint fail the read on their Adler-32, as on the CPU. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or
-// dlopen's search); without a device, or without nvCOMP, the device tests are skipped and say why.
+// batches, virtual datasets of compressed tiles, fletcher32 after each codec (checked on the GPU):
+// byte for byte what the CPU decoder gives; the fallbacks (H5TILE_GPU_DECODE=off, small reads under
+// auto, fletcher32 with no compressor, no nvCOMP) with their reasons, and the errors of
+// H5TILE_GPU_DECODE=on; damaged deflate chunks that nvCOMP inflates without complaint fail the read
+// on their Adler-32, and damaged fletcher32 chunks on their Fletcher-32, as on the CPU. nvCOMP comes from
+// H5TILE_NVCOMP_LIBRARY (or dlopen's search); without a device, or without nvCOMP, the device tests are skipped and say
+// why.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -284,6 +286,92 @@ TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
   }
 }
 
+// fletcher32 after each codec, with and without shuffle, as h5tile writes it (h5py's files:
+// tests/python/test_gpu_decode.py): the stored chunks' checksums are checked on the GPU, which
+// decodes them, byte for byte as the CPU does.
+TEST_F(GpuDecode, Fletcher32AfterEachCodecIsCheckedAndDecodedOnTheGpu) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{1001, 333};
+  const auto bytes = smooth(dtype, element_count(shape), 5);
+  for (const auto compressor : {Compressor::Gzip, Compressor::Zstd, Compressor::Lz4}) {
+    if (!built(compressor)) continue;
+    for (const bool shuffle : {false, true}) {
+      SCOPED_TRACE(std::string(compressor_name(compressor)) + (shuffle ? " + shuffle" : ""));
+      const auto path = dir_ / "f.h5";
+      to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
+              {.layout = Layout::Chunked, .chunk = {64, 100}, .compression = {compressor, -1, shuffle, true}})
+          .wait();
+      settings::set_gpu_decode(settings::GpuDecode::On);
+      const auto host = from_file(path, "/x");
+      ASSERT_EQ(std::memcmp(host.data(), bytes.data(), bytes.size()), 0);
+      const auto dev = from_file(path, "/x", {.device = 0});
+      skip_without_nvcomp();
+      EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+      EXPECT_GT(last_device_io().decode_phases.chunks, 0U);
+      EXPECT_TRUE(same(dev, host));
+      const Box box{{17, 250}, {900, 83}};
+      EXPECT_TRUE(same(read_box(path, "/x", box, {.device = 0}), read_box(path, "/x", box)));
+      EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+    }
+  }
+}
+
+// A changed byte of a gzip chunk stored as it is (level 0) with fletcher32 after it: the GPU's
+// Fletcher-32 disagrees and the read fails with the CPU path's error, word for word, under on and
+// auto (and off, the CPU's own); the chunks around it still read on the GPU.
+TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{16384};
+  std::mt19937_64 rng(13);
+  std::vector<std::byte> bytes(element_count(shape) * dtype.size());
+  for (auto& b : bytes) b = static_cast<std::byte>(rng());  // random: each chunk's bytes lie once in the file
+  const auto good = dir_ / "good.h5";
+  to_file(ArrayView{bytes.data(), dtype, shape, {}}, good, "/x",
+          {.layout = Layout::Chunked, .chunk = {4096}, .compression = {Compressor::Gzip, 0, false, true}})
+      .wait();
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  EXPECT_TRUE(same(from_file(good, "/x", {.device = 0}), from_file(good, "/x")));
+  skip_without_nvcomp();
+  ASSERT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+
+  const std::size_t chunk_bytes = 4096 * dtype.size();
+  const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + chunk_bytes;  // chunk [4096:8192]
+  const auto file = file_bytes(good);
+  const auto head = std::search(file.begin(), file.end(), chunk, chunk + 1024);
+  ASSERT_NE(head, file.end()) << "chunk [4096:8192] is not stored as it is: not a stored block?";
+  auto damaged = file;
+  const auto flipped = static_cast<std::size_t>(head - file.begin()) + 1000;
+  damaged[flipped] = static_cast<char>(static_cast<unsigned char>(damaged[flipped]) ^ 0x01U);
+  const auto bad = dir_ / "bad.h5";
+  write_bytes(bad, damaged);
+  std::string cpu_error;
+  try {
+    (void)from_file(bad, "/x");
+    ADD_FAILURE() << "the CPU read a damaged chunk without an error";
+  } catch (const RuntimeError& e) {
+    cpu_error = e.what();
+  }
+  EXPECT_NE(cpu_error.find("chunk [4096:8192] of dataset '/x'"), std::string::npos) << cpu_error;
+  EXPECT_NE(cpu_error.find("cannot be decoded: fletcher32: Fletcher-32 checksum mismatch (stored 0x"),
+            std::string::npos)
+      << cpu_error;
+  EXPECT_NE(cpu_error.find(bad.string()), std::string::npos) << cpu_error;
+  for (const auto mode : {settings::GpuDecode::On, settings::GpuDecode::Auto, settings::GpuDecode::Off}) {
+    settings::set_gpu_decode(mode);
+    try {
+      (void)from_file(bad, "/x", {.device = 0});
+      ADD_FAILURE() << "a damaged chunk was read without an error (gpu_decode " << static_cast<int>(mode) << ")";
+    } catch (const RuntimeError& e) {
+      EXPECT_EQ(std::string(e.what()), cpu_error) << "gpu_decode " << static_cast<int>(mode);
+      if (mode == settings::GpuDecode::On) EXPECT_EQ(last_device_io().decoder, "nvcomp");
+    }
+  }
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  const Box other{{8192}, {8192}};
+  EXPECT_TRUE(same(read_box(bad, "/x", other, {.device = 0}), read_box(good, "/x", other)));
+  EXPECT_EQ(last_device_io().decoder, "nvcomp");
+}
+
 // A build without the kernels (H5TILE_WITH_CUDA_KERNELS=OFF) cannot check deflate's Adler-32 on
 // the GPU: deflate is decoded on the CPU, and the report says why (an error under on).
 TEST_F(GpuDecode, WithoutTheKernelsDeflateIsDecodedOnTheCpuAndSaysWhy) {
@@ -315,17 +403,20 @@ TEST_F(GpuDecode, FallsBackWithAReasonOrFailsWhenRequired) {
       .wait();
   to_file(view, dir_ / "u.h5", "/x", {.layout = Layout::Chunked, .chunk = {64, 64}}).wait();
   const auto host = from_file(dir_ / "f.h5", "/x");
-  // fletcher32: decoded on the CPU, and said so.
+  // fletcher32 with no compressor: decoded on the CPU, and said so.
+  to_file(view, dir_ / "n.h5", "/x",
+          {.layout = Layout::Chunked, .chunk = {64, 64}, .compression = {Compressor::None, -1, true, true}})
+      .wait();
   settings::set_gpu_decode(settings::GpuDecode::Auto);
-  EXPECT_TRUE(same(from_file(dir_ / "f.h5", "/x", {.device = 0}), host));
+  EXPECT_TRUE(same(from_file(dir_ / "n.h5", "/x", {.device = 0}), host));
   EXPECT_EQ(last_device_io().decoder, "cpu");
-  EXPECT_EQ(last_device_io().decoder_reason, "fletcher32 is not checked on the GPU");
+  EXPECT_EQ(last_device_io().decoder_reason, "fletcher32 with no compression filter is checked on the CPU");
   // Nothing to decode: no decoder, and On does not mind.
   settings::set_gpu_decode(settings::GpuDecode::On);
   EXPECT_TRUE(same(from_file(dir_ / "u.h5", "/x", {.device = 0}), host));
   EXPECT_EQ(last_device_io().decoder, "");
   try {
-    (void)from_file(dir_ / "f.h5", "/x", {.device = 0});
+    (void)from_file(dir_ / "n.h5", "/x", {.device = 0});
     ADD_FAILURE() << "H5TILE_GPU_DECODE=on decoded fletcher32 on the CPU";
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("H5TILE_GPU_DECODE=on but the GPU cannot decode dataset '/x'"),
