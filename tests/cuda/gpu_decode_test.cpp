@@ -363,7 +363,9 @@ TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
       ADD_FAILURE() << "a damaged chunk was read without an error (gpu_decode " << static_cast<int>(mode) << ")";
     } catch (const RuntimeError& e) {
       EXPECT_EQ(std::string(e.what()), cpu_error) << "gpu_decode " << static_cast<int>(mode);
-      if (mode == settings::GpuDecode::On) EXPECT_EQ(last_device_io().decoder, "nvcomp");
+      if (mode == settings::GpuDecode::On) {
+        EXPECT_EQ(last_device_io().decoder, "nvcomp");
+      }
     }
   }
   settings::set_gpu_decode(settings::GpuDecode::On);
