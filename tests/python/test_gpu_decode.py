@@ -282,8 +282,10 @@ def test_h5py_fletcher32_after_the_compressor_is_checked_and_decoded_on_the_gpu(
 
 @pytest.mark.parametrize("codec", ["gzip", "zstd", "lz4"])
 def test_a_damaged_fletcher32_chunk_fails_on_the_gpu_with_the_cpu_paths_error(tmp_path, codec):
-    # One byte flipped in the middle of chunk [4096:8192]'s stored bytes (found with h5py's
-    # get_chunk_info): h5py refuses it, and every h5tile read says what the CPU path says of it.
+    # One byte flipped in chunk [4096:8192]'s stored bytes (found with h5py's get_chunk_info), in
+    # the middle or the first (gzip's zlib header, lz4's size: the GPU path cannot split the chunk
+    # for nvCOMP, and still reports the checksum first, as the CPU path does): h5py refuses it, and
+    # every h5tile read says what the CPU path says of it.
     kwargs = h5py_compression(codec)
     a = compressible("float32", (16384,), seed=6)
     good = tmp_path / "good.h5"
@@ -295,30 +297,31 @@ def test_a_damaged_fletcher32_chunk_fails_on_the_gpu_with_the_cpu_paths_error(tm
     with h5py.File(good, "r") as f:
         info = f["x"].id.get_chunk_info_by_coord((4096,))
     assert info.filter_mask == 0 and info.size > 16, info
-    raw = bytearray(good.read_bytes())
-    raw[info.byte_offset + info.size // 2] ^= 0x10
     bad = tmp_path / "bad.h5"
-    bad.write_bytes(raw)
-    with h5py.File(bad, "r") as f, pytest.raises(OSError):
-        f["x"][...]
-    with pytest.raises(h5tile.Error) as host:
-        h5tile.from_file(bad, "/x")
-    cpu_error = str(host.value)
-    assert re.search(rf"chunk \[4096:8192\] of dataset '/x' in '.*bad\.h5' \(at byte {info.byte_offset} of "
-                     r"'.*bad\.h5'\) cannot be decoded: fletcher32: Fletcher-32 checksum mismatch \(stored 0x",
-                     cpu_error), cpu_error
-    for mode in ("on", "auto", "off"):
-        settings.set_gpu_decode(mode)
-        with pytest.raises(h5tile.Error) as device:
-            h5tile.from_file(bad, "/x", device=0)
-        assert str(device.value) == cpu_error, mode
-        if mode == "on":  # the GPU's check failed the read, not a silent fall back to the CPU
-            report = h5tile.last_device_io()
-            assert report["decoder"] == "nvcomp", report
-    # The other chunks of the damaged file still read on the GPU.
-    settings.set_gpu_decode("on")
-    assert same_bytes(cp.asnumpy(h5tile.read_box(bad, "/x", (8192,), (8192,), device=0)), a[8192:])
-    decoded_on_gpu()
+    for flipped in (info.byte_offset + info.size // 2, info.byte_offset):
+        raw = bytearray(good.read_bytes())
+        raw[flipped] ^= 0x10
+        bad.write_bytes(raw)
+        with h5py.File(bad, "r") as f, pytest.raises(OSError):
+            f["x"][...]
+        with pytest.raises(h5tile.Error) as host:
+            h5tile.from_file(bad, "/x")
+        cpu_error = str(host.value)
+        assert re.search(rf"chunk \[4096:8192\] of dataset '/x' in '.*bad\.h5' \(at byte {info.byte_offset} of "
+                         r"'.*bad\.h5'\) cannot be decoded: fletcher32: Fletcher-32 checksum mismatch \(stored 0x",
+                         cpu_error), cpu_error
+        for mode in ("on", "auto", "off"):
+            settings.set_gpu_decode(mode)
+            with pytest.raises(h5tile.Error) as device:
+                h5tile.from_file(bad, "/x", device=0)
+            assert str(device.value) == cpu_error, (mode, flipped - info.byte_offset)
+            if mode == "on":  # the GPU's check failed the read, not a silent fall back to the CPU
+                report = h5tile.last_device_io()
+                assert report["decoder"] == "nvcomp", report
+        # The other chunks of the damaged file still read on the GPU.
+        settings.set_gpu_decode("on")
+        assert same_bytes(cp.asnumpy(h5tile.read_box(bad, "/x", (8192,), (8192,), device=0)), a[8192:])
+        decoded_on_gpu()
 
 
 @pytest.mark.parametrize("shuffle", [True, False])
