@@ -16,6 +16,8 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <tuple>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -318,7 +320,11 @@ TEST_F(GpuDecode, Fletcher32AfterEachCodecIsCheckedAndDecodedOnTheGpu) {
 
 // A changed byte of a gzip chunk stored as it is (level 0) with fletcher32 after it: the GPU's
 // Fletcher-32 disagrees and the read fails with the CPU path's error, word for word, under on and
-// auto (and off, the CPU's own); the chunks around it still read on the GPU.
+// auto (and off, the CPU's own); the chunks around it still read on the GPU. A changed byte of the
+// stored Fletcher-32 itself leaves a zlib stream that nvCOMP inflates and whose Adler-32 agrees:
+// only the GPU's Fletcher-32 check can fail that read (a changed payload byte also fails the
+// Adler-32, and the CPU's decoder, which the GPU path then asks, names the Fletcher-32 first). The
+// checksum with the bytes of each 16-bit half swapped (HDF5 before 1.6.3) is accepted.
 TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
   const DType dtype(DTypeKind::Float32);
   const Shape shape{16384};
@@ -330,47 +336,80 @@ TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
           {.layout = Layout::Chunked, .chunk = {4096}, .compression = {Compressor::Gzip, 0, false, true}})
       .wait();
   settings::set_gpu_decode(settings::GpuDecode::On);
-  EXPECT_TRUE(same(from_file(good, "/x", {.device = 0}), from_file(good, "/x")));
+  const auto expected = from_file(good, "/x");
+  EXPECT_TRUE(same(from_file(good, "/x", {.device = 0}), expected));
   skip_without_nvcomp();
   ASSERT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
 
+  // Chunk [4096:8192]: its first and last KiB in the file (one stored block, or a few whose
+  // headers lie between), its Adler-32 (big-endian) just after the last, then its Fletcher-32.
   const std::size_t chunk_bytes = 4096 * dtype.size();
-  const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + chunk_bytes;  // chunk [4096:8192]
+  const std::size_t kib = 1024;
+  const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + chunk_bytes;
   const auto file = file_bytes(good);
-  const auto head = std::search(file.begin(), file.end(), chunk, chunk + 1024);
+  const auto head = std::search(file.begin(), file.end(), chunk, chunk + kib);
   ASSERT_NE(head, file.end()) << "chunk [4096:8192] is not stored as it is: not a stored block?";
-  auto damaged = file;
-  const auto flipped = static_cast<std::size_t>(head - file.begin()) + 1000;
-  damaged[flipped] = static_cast<char>(static_cast<unsigned char>(damaged[flipped]) ^ 0x01U);
+  const auto tail = std::search(head, file.end(), chunk + chunk_bytes - kib, chunk + chunk_bytes);
+  ASSERT_NE(tail, file.end());
+  const auto adler = detail::gpu::reference_adler32(bytes.data() + chunk_bytes, chunk_bytes);
+  const std::array<char, 4> adler_bytes{static_cast<char>(adler >> 24), static_cast<char>(adler >> 16),
+                                        static_cast<char>(adler >> 8), static_cast<char>(adler)};
+  const auto after = tail + static_cast<std::ptrdiff_t>(kib);
+  const auto limit = file.end() - after < 16 ? file.end() : after + 16;
+  const auto adler_at = std::search(after, limit, adler_bytes.begin(), adler_bytes.end());
+  ASSERT_NE(adler_at, limit) << "no Adler-32 after the chunk's bytes";
+  const auto fletcher = static_cast<std::size_t>(adler_at - file.begin()) + 4;
+  ASSERT_LE(fletcher + 4, file.size());
+  const auto payload = static_cast<std::size_t>(head - file.begin());
+
   const auto bad = dir_ / "bad.h5";
-  write_bytes(bad, damaged);
-  std::string cpu_error;
-  try {
-    (void)from_file(bad, "/x");
-    ADD_FAILURE() << "the CPU read a damaged chunk without an error";
-  } catch (const RuntimeError& e) {
-    cpu_error = e.what();
-  }
-  EXPECT_NE(cpu_error.find("chunk [4096:8192] of dataset '/x'"), std::string::npos) << cpu_error;
-  EXPECT_NE(cpu_error.find("cannot be decoded: fletcher32: Fletcher-32 checksum mismatch (stored 0x"),
-            std::string::npos)
-      << cpu_error;
-  EXPECT_NE(cpu_error.find(bad.string()), std::string::npos) << cpu_error;
-  for (const auto mode : {settings::GpuDecode::On, settings::GpuDecode::Auto, settings::GpuDecode::Off}) {
-    settings::set_gpu_decode(mode);
+  for (const auto& [what, offset, mask] : {std::tuple{"a payload byte changed", payload + 1000, 0x01U},
+                                           std::tuple{"a byte of the stored Fletcher-32 changed", fletcher + 1, 0x01U},
+                                           std::tuple{"the stored Fletcher-32's last byte changed", fletcher + 3, 0x80U}}) {
+    SCOPED_TRACE(what);
+    auto damaged = file;
+    damaged[offset] = static_cast<char>(static_cast<unsigned char>(damaged[offset]) ^ mask);
+    write_bytes(bad, damaged);
+    std::string cpu_error;
     try {
-      (void)from_file(bad, "/x", {.device = 0});
-      ADD_FAILURE() << "a damaged chunk was read without an error (gpu_decode " << static_cast<int>(mode) << ")";
+      (void)from_file(bad, "/x");
+      ADD_FAILURE() << "the CPU read a damaged chunk without an error";
     } catch (const RuntimeError& e) {
-      EXPECT_EQ(std::string(e.what()), cpu_error) << "gpu_decode " << static_cast<int>(mode);
-      if (mode == settings::GpuDecode::On) {
-        EXPECT_EQ(last_device_io().decoder, "nvcomp");
+      cpu_error = e.what();
+    }
+    EXPECT_NE(cpu_error.find("chunk [4096:8192] of dataset '/x'"), std::string::npos) << cpu_error;
+    EXPECT_NE(cpu_error.find("cannot be decoded: fletcher32: Fletcher-32 checksum mismatch (stored 0x"),
+              std::string::npos)
+        << cpu_error;
+    EXPECT_NE(cpu_error.find(bad.string()), std::string::npos) << cpu_error;
+    for (const auto mode : {settings::GpuDecode::On, settings::GpuDecode::Auto, settings::GpuDecode::Off}) {
+      settings::set_gpu_decode(mode);
+      try {
+        (void)from_file(bad, "/x", {.device = 0});
+        ADD_FAILURE() << "a damaged chunk was read without an error (gpu_decode " << static_cast<int>(mode) << ")";
+      } catch (const RuntimeError& e) {
+        EXPECT_EQ(std::string(e.what()), cpu_error) << "gpu_decode " << static_cast<int>(mode);
+        if (mode == settings::GpuDecode::On) {
+          EXPECT_EQ(last_device_io().decoder, "nvcomp");
+        }
       }
     }
+    settings::set_gpu_decode(settings::GpuDecode::On);
+    const Box other{{8192}, {8192}};
+    EXPECT_TRUE(same(read_box(bad, "/x", other, {.device = 0}), read_box(good, "/x", other)));
+    EXPECT_EQ(last_device_io().decoder, "nvcomp");
   }
+
+  // HDF5 before 1.6.3 stored the bytes of each 16-bit half of the checksum swapped; both decoders
+  // accept that form, as HDF5 does.
+  auto swapped = file;
+  std::swap(swapped[fletcher], swapped[fletcher + 1]);
+  std::swap(swapped[fletcher + 2], swapped[fletcher + 3]);
+  const auto old = dir_ / "old.h5";
+  write_bytes(old, swapped);
+  EXPECT_EQ(std::memcmp(from_file(old, "/x").data(), expected.data(), expected.nbytes()), 0);
   settings::set_gpu_decode(settings::GpuDecode::On);
-  const Box other{{8192}, {8192}};
-  EXPECT_TRUE(same(read_box(bad, "/x", other, {.device = 0}), read_box(good, "/x", other)));
+  EXPECT_TRUE(same(from_file(old, "/x", {.device = 0}), expected));
   EXPECT_EQ(last_device_io().decoder, "nvcomp");
 }
 

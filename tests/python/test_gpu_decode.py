@@ -283,9 +283,11 @@ def test_h5py_fletcher32_after_the_compressor_is_checked_and_decoded_on_the_gpu(
 @pytest.mark.parametrize("codec", ["gzip", "zstd", "lz4"])
 def test_a_damaged_fletcher32_chunk_fails_on_the_gpu_with_the_cpu_paths_error(tmp_path, codec):
     # One byte flipped in chunk [4096:8192]'s stored bytes (found with h5py's get_chunk_info), in
-    # the middle or the first (gzip's zlib header, lz4's size: the GPU path cannot split the chunk
-    # for nvCOMP, and still reports the checksum first, as the CPU path does): h5py refuses it, and
-    # every h5tile read says what the CPU path says of it.
+    # the middle, the first (gzip's zlib header, lz4's size: the GPU path cannot split the chunk
+    # for nvCOMP, and still reports the checksum first, as the CPU path does) or in the stored
+    # Fletcher-32 itself (the compressed stream is whole: nvCOMP decodes it and deflate's Adler-32
+    # agrees, so only the GPU's Fletcher-32 check can fail the read): h5py refuses it, and every
+    # h5tile read says what the CPU path says of it.
     kwargs = h5py_compression(codec)
     a = compressible("float32", (16384,), seed=6)
     good = tmp_path / "good.h5"
@@ -298,7 +300,7 @@ def test_a_damaged_fletcher32_chunk_fails_on_the_gpu_with_the_cpu_paths_error(tm
         info = f["x"].id.get_chunk_info_by_coord((4096,))
     assert info.filter_mask == 0 and info.size > 16, info
     bad = tmp_path / "bad.h5"
-    for flipped in (info.byte_offset + info.size // 2, info.byte_offset):
+    for flipped in (info.byte_offset + info.size // 2, info.byte_offset, info.byte_offset + info.size - 3):
         raw = bytearray(good.read_bytes())
         raw[flipped] ^= 0x10
         bad.write_bytes(raw)
