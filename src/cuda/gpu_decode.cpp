@@ -6,9 +6,11 @@
 // copy is done. When a batch's bytes have arrived, its stream (waiting for that copy, not the host)
 // copies its table of pieces in, decodes it with one batched nvCOMP call, sums deflate's Adler-32s
 // (one launch: nvCOMP does not check the zlib trailer), unshuffles, copies clipped chunks into
-// place and copies its statuses back; where fletcher32 was applied last, the same launch of its
-// own sums every stored chunk of the batch (g.in) first. A chunk that is whole in the destination and one run there is
-// decoded (no shuffle) or unshuffled straight into its place. The host waits for a batch only
+// place and copies its statuses back; where fletcher32 was applied last, one more launch sums the
+// Fletcher-32 of every stored chunk of the batch (g.in, which nothing on the device writes) after
+// the decoding, and the host checks those checksums before anything else of the batch. A chunk
+// that is whole in the destination and one run there is decoded (no shuffle) or unshuffled
+// straight into its place. The host waits for a batch only
 // before its device buffers are used again (a read larger than the window) and at the end, and then
 // checks its statuses, Fletcher-32s and Adler-32s. Buffers are kept per device for the next read.
 #include <algorithm>
@@ -501,8 +503,9 @@ class Run {
                                            : fmt::format("decodes to {} bytes, not {}", sizes[i], g.checks[i].decoded));
       } else if (checks_adler32()) {
         // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
-        if (const auto mismatch = adler32_mismatch(g.checks[i].trailer, adler32s[i], r_.chunks[chunk].stored_bytes);
-            !mismatch.empty()) {
+        // The deflate stream: the stored bytes but fletcher32's checksum (read_batch checked there are 4).
+        const auto stream_bytes = codec_bytes(r_.filters, r_.chunks[chunk].stored_bytes);
+        if (const auto mismatch = adler32_mismatch(g.checks[i].trailer, adler32s[i], stream_bytes); !mismatch.empty()) {
           why = fmt::format("cannot be decoded: {}: {}", codec_name(r_.filters.codec), mismatch);
         }
       }
