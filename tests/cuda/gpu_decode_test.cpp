@@ -318,6 +318,81 @@ TEST_F(GpuDecode, Fletcher32AfterEachCodecIsCheckedAndDecodedOnTheGpu) {
   }
 }
 
+// fletcher32 through many batches on both streams (each region's buffers used again): random
+// bytes, so that lz4 stores every block as it is (no piece for nvCOMP: the Fletcher-32s are the
+// only results) and gzip at level 0 stores the chunks as they are; a changed byte of the stored
+// Fletcher-32 of a chunk in a late batch fails the read with the CPU path's error.
+TEST_F(GpuDecode, Fletcher32ThroughManyBatches) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{4099, 1024};  // 16 MiB in chunks of 64 KiB, through 1 MiB of staging
+  std::mt19937_64 rng(17);
+  std::vector<std::byte> bytes(element_count(shape) * dtype.size());
+  for (auto& b : bytes) b = static_cast<std::byte>(rng());
+  settings::set_staging_bytes(1 << 20);
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  for (const auto compressor : {Compressor::Gzip, Compressor::Zstd, Compressor::Lz4}) {
+    if (!built(compressor)) continue;
+    SCOPED_TRACE(std::string(compressor_name(compressor)));
+    const auto path = dir_ / "m.h5";
+    const int level = compressor == Compressor::Gzip ? 0 : -1;
+    to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
+            {.layout = Layout::Chunked, .chunk = {16, 1024}, .compression = {compressor, level, false, true}})
+        .wait();
+    const auto host = from_file(path, "/x");
+    ASSERT_EQ(std::memcmp(host.data(), bytes.data(), bytes.size()), 0);
+    const auto dev = from_file(path, "/x", {.device = 0});
+    skip_without_nvcomp();
+    EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+    EXPECT_TRUE(same(dev, host));
+    EXPECT_GE(last_device_io().decode_phases.batches, 3U);
+    EXPECT_EQ(last_device_io().decode_phases.chunks, 257U);
+    if (compressor != Compressor::Gzip) continue;
+
+    // Chunk [3200:3216, 0:1024]: its first KiB in the file, then (65536 bytes are two stored
+    // blocks, of 65535 and 1, the second's 5-byte header between them) its Adler-32 (big-endian)
+    // a few bytes past its bytes, then its Fletcher-32.
+    const std::size_t chunk_bytes = 16 * 1024 * dtype.size();
+    const std::size_t kib = 1024;
+    const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + 200 * chunk_bytes;
+    const auto file = file_bytes(path);
+    const auto head = std::search(file.begin(), file.end(), chunk, chunk + kib);
+    ASSERT_NE(head, file.end()) << "chunk 200 is not stored as it is: not stored blocks?";
+    ASSERT_GE(file.end() - head, static_cast<std::ptrdiff_t>(chunk_bytes));
+    const auto adler = detail::gpu::reference_adler32(bytes.data() + 200 * chunk_bytes, chunk_bytes);
+    const std::array<char, 4> adler_bytes{static_cast<char>(adler >> 24), static_cast<char>(adler >> 16),
+                                          static_cast<char>(adler >> 8), static_cast<char>(adler)};
+    const auto after = head + static_cast<std::ptrdiff_t>(chunk_bytes);
+    const auto limit = file.end() - after < 64 ? file.end() : after + 64;
+    const auto adler_at = std::search(after, limit, adler_bytes.begin(), adler_bytes.end());
+    ASSERT_NE(adler_at, limit) << "no Adler-32 after the chunk's bytes";
+    const auto fletcher = static_cast<std::size_t>(adler_at - file.begin()) + 4;
+    auto damaged = file;
+    damaged[fletcher + 2] = static_cast<char>(static_cast<unsigned char>(damaged[fletcher + 2]) ^ 0x04U);
+    const auto bad = dir_ / "bad.h5";
+    write_bytes(bad, damaged);
+    std::string cpu_error;
+    try {
+      (void)from_file(bad, "/x");
+      ADD_FAILURE() << "the CPU read a damaged chunk without an error";
+    } catch (const RuntimeError& e) {
+      cpu_error = e.what();
+    }
+    EXPECT_NE(cpu_error.find("chunk [3200:3216, 0:1024] of dataset '/x'"), std::string::npos) << cpu_error;
+    EXPECT_NE(cpu_error.find("cannot be decoded: fletcher32: Fletcher-32 checksum mismatch (stored 0x"),
+              std::string::npos)
+        << cpu_error;
+    try {
+      (void)from_file(bad, "/x", {.device = 0});
+      ADD_FAILURE() << "a damaged chunk was read on the GPU without an error";
+    } catch (const RuntimeError& e) {
+      EXPECT_EQ(std::string(e.what()), cpu_error);
+      EXPECT_EQ(last_device_io().decoder, "nvcomp");
+    }
+    // After the failed read, the decoder's buffers serve the next one.
+    EXPECT_TRUE(same(from_file(path, "/x", {.device = 0}), host));
+  }
+}
+
 // A changed byte of a gzip chunk stored as it is (level 0) with fletcher32 after it: the GPU's
 // Fletcher-32 disagrees and the read fails with the CPU path's error, word for word, under on and
 // auto (and off, the CPU's own); the chunks around it still read on the GPU. A changed byte of the
