@@ -438,9 +438,10 @@ TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
   const auto payload = static_cast<std::size_t>(head - file.begin());
 
   const auto bad = dir_ / "bad.h5";
-  for (const auto& [what, offset, mask] : {std::tuple{"a payload byte changed", payload + 1000, 0x01U},
-                                           std::tuple{"a byte of the stored Fletcher-32 changed", fletcher + 1, 0x01U},
-                                           std::tuple{"the stored Fletcher-32's last byte changed", fletcher + 3, 0x80U}}) {
+  for (const auto& [what, offset, mask] :
+       {std::tuple{"a payload byte changed", payload + 1000, 0x01U},
+        std::tuple{"a byte of the stored Fletcher-32 changed", fletcher + 1, 0x01U},
+        std::tuple{"the stored Fletcher-32's last byte changed", fletcher + 3, 0x80U}}) {
     SCOPED_TRACE(what);
     auto damaged = file;
     damaged[offset] = static_cast<char>(static_cast<unsigned char>(damaged[offset]) ^ mask);
