@@ -62,7 +62,7 @@ struct DeviceIoReport {
   /// dataset whose sources went each way), or "" (nothing to decode).
   std::string decoder;
   /// Where `decoder` has "cpu": why the GPU did not decode, e.g. "H5TILE_GPU_DECODE=off",
-  /// "nvCOMP is not available: ...", "fletcher32 is not checked on the GPU", "H5TILE_GPU_DECODE=auto
+  /// "nvCOMP is not available: ...", "blosc is not decoded on the GPU", "H5TILE_GPU_DECODE=auto
   /// measured zstd on 128 chunks: CPU ... GB/s, GPU ... GB/s (...)".
   std::string decoder_reason;
   std::uint64_t staging_pinned_bytes = 0;  ///< pinned host memory held for staging, all devices

@@ -6,10 +6,13 @@
 // copy is done. When a batch's bytes have arrived, its stream (waiting for that copy, not the host)
 // copies its table of pieces in, decodes it with one batched nvCOMP call, sums deflate's Adler-32s
 // (one launch: nvCOMP does not check the zlib trailer), unshuffles, copies clipped chunks into
-// place and copies its statuses back. A chunk that is whole in the destination and one run there is
-// decoded (no shuffle) or unshuffled straight into its place. The host waits for a batch only
+// place and copies its statuses back; where fletcher32 was applied last, one more launch sums the
+// Fletcher-32 of every stored chunk of the batch (g.in, which nothing on the device writes) after
+// the decoding, and the host checks those checksums before anything else of the batch. A chunk
+// that is whole in the destination and one run there is decoded (no shuffle) or unshuffled
+// straight into its place. The host waits for a batch only
 // before its device buffers are used again (a read larger than the window) and at the end, and then
-// checks its statuses and Adler-32s. Buffers are kept per device for the next read.
+// checks its statuses, Fletcher-32s and Adler-32s. Buffers are kept per device for the next read.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -26,6 +29,7 @@
 #include "cuda/decode_buffers.hpp"
 #include "cuda/kernels.hpp"
 #include "cuda/nvcomp.hpp"
+#include "engine/codecs/codec.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/decode.hpp"
 
@@ -79,13 +83,16 @@ struct Region {
   Event arrived{false};  // on the copy stream: the batch's bytes are in
   Event marks[5] = {Event{true}, Event{true}, Event{true}, Event{true}, Event{true}};  // NOLINT(*-avoid-c-arrays)
   Event done{true};  // the batch is decoded, in place, and its results copied back
-  Pinned table;      // per piece: input pointer, input bytes, output capacity, output pointer; per chunk: 2 pointers
-  Pinned results;    // per piece: decoded bytes (8), status (4); per chunk: Adler-32 (4)
-  DeviceBuffer in, table_d, results_d, decoded, unshuffled, temp, adler32_scratch;
+  // per piece: input pointer, input bytes, output capacity, output pointer; per chunk: 2 pointers,
+  // and with fletcher32 its stored bytes' pointer and size (without the checksum)
+  Pinned table;
+  Pinned results;  // per piece: decoded bytes (8), status (4); per chunk: Adler-32 (4), Fletcher-32 (4)
+  DeviceBuffer in, table_d, results_d, decoded, unshuffled, temp, adler32_scratch, fletcher32_scratch;
   bool pending = false;
   std::size_t first = 0;  // the request's index of the batch's first chunk
   std::size_t count = 0;
   std::vector<PieceCheck> checks;
+  std::vector<std::uint32_t> fletcher32_stored;  // per chunk: the checksum its stored bytes end with
 };
 
 // The GPU decoder of one device: one read at a time (its mutex), its streams, its buffers. Made
@@ -184,6 +191,7 @@ class Run {
       }
       most_in = std::max(most_in, used);
     }
+    largest_stored_ = largest;
     pinned_bytes_ = std::max<std::size_t>(staging.bytes / kPinned, largest + kAlign);
     for (auto& p : d_.pinned) {
       if (p.data.size() < pinned_bytes_ || p.data.size() > 2 * pinned_bytes_) p.data.resize(pinned_bytes_);
@@ -197,6 +205,8 @@ class Run {
       if (shuffled_ && scattered) g.unshuffled.reserve(scratch, g.stream.get());
       if (checks_adler32())
         g.adler32_scratch.reserve(adler32_scratch_bytes(chunk_bytes_, batch_chunks_), g.stream.get());
+      if (checks_fletcher32())
+        g.fletcher32_scratch.reserve(fletcher32_scratch_bytes(largest_stored_, batch_chunks_), g.stream.get());
       temp(g, batch_chunks_, chunk_bytes_, batch_chunks_ * chunk_bytes_);
     }
   }
@@ -236,6 +246,24 @@ class Run {
   // chunk, so piece i of a batch is chunk i.
   [[nodiscard]] bool checks_adler32() const noexcept { return r_.filters.codec == GpuCodec::Deflate; }
 
+  // Fletcher-32, applied last, covers a stored chunk's bytes before its 4-byte checksum.
+  [[nodiscard]] bool checks_fletcher32() const noexcept { return r_.filters.fletcher32; }
+
+  // Chunk i cannot be decoded, for `reason`: worded as the CPU path words it (layout/source.cpp).
+  [[nodiscard]] RuntimeError chunk_error(std::size_t i, const std::string& reason) const {
+    const auto& c = r_.chunks[i];
+    return RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') {}", to_string(Box{c.origin, r_.chunk}),
+                                    r_.where, c.file_offset, r_.file->name(), reason));
+  }
+
+  // Where a chunk's stored bytes (`size` at `data`) could not be split for its codec: the
+  // Fletcher-32 mismatch that the CPU path, which checks it first, would report instead, if any.
+  [[nodiscard]] std::string fletcher32_error(const std::byte* data, std::size_t size) const {
+    if (!checks_fletcher32() || size < 4) return "";
+    const auto mismatch = fletcher32_mismatch(fletcher32_trailer(data, size), fletcher32(data, size - 4));
+    return mismatch.empty() ? "" : "cannot be decoded: fletcher32: " + mismatch;
+  }
+
   // nvCOMP's scratch memory for `pieces` pieces of at most `most` bytes, `total` in all.
   std::pair<std::byte*, std::size_t> temp(Region& g, std::size_t pieces, std::uint64_t most, std::uint64_t total) {
     std::size_t bytes = 0;
@@ -260,7 +288,8 @@ class Run {
   }
 
   // Reads chunks [first, end) into the pinned ring and copies them into `g.in`, splitting each into
-  // its pieces (`pieces[i - first]`) and noting deflate's trailers (`trailers`).
+  // its pieces (`pieces[i - first]`) and noting deflate's trailers (`trailers`) and fletcher32's
+  // checksums (g.fletcher32_stored).
   void read_batch(Region& g, std::size_t first, std::size_t end, std::vector<std::vector<StoredPiece>>& pieces,
                   std::vector<std::uint32_t>& trailers) {
     for (std::size_t begin = first; begin < end;) {
@@ -274,14 +303,20 @@ class Run {
         const auto& c = r_.chunks[i];
         std::byte* at = p.data.data() + (place_[i] - place_[begin]);
         r_.file->read_at(at, c.stored_bytes, c.file_offset);
+        std::size_t size = 0;  // the bytes the codec decodes
         try {
-          split_stored_chunk(r_.filters.codec, at, c.stored_bytes, chunk_bytes_, pieces[i - first]);
+          size = codec_bytes(r_.filters, c.stored_bytes);
         } catch (const RuntimeError& e) {
-          throw RuntimeError(fmt::format("chunk {} of {} (at byte {} of '{}') cannot be decoded: {}: {}",
-                                         to_string(Box{c.origin, r_.chunk}), r_.where, c.file_offset, r_.file->name(),
-                                         codec_name(r_.filters.codec), e.what()));
+          throw chunk_error(i, fmt::format("cannot be decoded: {}", e.what()));
         }
-        if (checks_adler32()) trailers[i - first] = zlib_trailer(at, c.stored_bytes);
+        try {
+          split_stored_chunk(r_.filters.codec, at, size, chunk_bytes_, pieces[i - first]);
+        } catch (const RuntimeError& e) {
+          if (auto mismatch = fletcher32_error(at, c.stored_bytes); !mismatch.empty()) throw chunk_error(i, mismatch);
+          throw chunk_error(i, fmt::format("cannot be decoded: {}: {}", codec_name(r_.filters.codec), e.what()));
+        }
+        if (checks_adler32()) trailers[i - first] = zlib_trailer(at, size);
+        if (checks_fletcher32()) g.fletcher32_stored[i - first] = fletcher32_trailer(at, c.stored_bytes);
       });
       phases_.read += seconds_since(read_start);
       const std::size_t bytes = place_[stop - 1] + r_.chunks[stop - 1].stored_bytes - place_[begin];
@@ -302,6 +337,7 @@ class Run {
     const auto count = end - first;
     std::vector<std::vector<StoredPiece>> pieces(count);
     std::vector<std::uint32_t> trailers(count);
+    g.fletcher32_stored.assign(checks_fletcher32() ? count : 0, 0);
     read_batch(g, first, end, pieces, trailers);
     ++phases_.batches;
     phases_.chunks += count;
@@ -320,13 +356,17 @@ class Run {
     if (checks_adler32() && n != count) {
       throw RuntimeError(fmt::format("GPU decoding of {}: {} deflate pieces for {} chunks", r_.where, n, count));
     }
-    // The table: nvCOMP's four arrays, then per chunk where it is decoded and where it is unshuffled.
-    const std::size_t table_bytes = 32 * n + 16 * count;
+    // The table: nvCOMP's four arrays, then per chunk where it is decoded and where it is
+    // unshuffled, and with fletcher32 where its stored bytes are and how many the checksum covers.
+    const std::size_t table_bytes = 32 * n + (checks_fletcher32() ? 32 : 16) * count;
+    // The results: per piece its size and status, then per chunk its Adler-32 and its Fletcher-32.
+    const std::size_t results_bytes = 12 * n + 8 * count;
+    const std::size_t results_back = checks_fletcher32() ? results_bytes : 12 * n + (checks_adler32() ? 4 * count : 0);
     g.table.reserve(table_bytes);
-    g.results.reserve(12 * n + 4 * count);
+    g.results.reserve(results_bytes);
     const auto stream = g.stream.get();
     std::byte* table = g.table_d.reserve(std::max<std::size_t>(table_bytes, 1), stream);
-    std::byte* results = g.results_d.reserve(std::max<std::size_t>(12 * n + 4 * count, 1), stream);
+    std::byte* results = g.results_d.reserve(std::max<std::size_t>(results_bytes, 1), stream);
     const auto [temp_ptr, temp_bytes] = temp(g, n, most, total);
     auto* in_ptrs = reinterpret_cast<const void**>(g.table.data());
     auto* in_bytes = reinterpret_cast<std::size_t*>(g.table.data() + 8 * n);
@@ -334,6 +374,8 @@ class Run {
     auto* out_ptrs = reinterpret_cast<void**>(g.table.data() + 24 * n);
     auto* decoded_at = reinterpret_cast<std::byte**>(g.table.data() + 32 * n);
     auto* unshuffled_at = reinterpret_cast<std::byte**>(g.table.data() + 32 * n + 8 * count);
+    auto* stored_at = reinterpret_cast<const std::byte**>(g.table.data() + 32 * n + 16 * count);
+    auto* summed_bytes = reinterpret_cast<std::uint64_t*>(g.table.data() + 32 * n + 24 * count);
     struct RawCopy {
       std::byte* dst;
       const std::byte* src;
@@ -348,6 +390,10 @@ class Run {
       std::byte* decoded = direct_[i] && !shuffled_ ? place_of(i) : g.decoded.data() + k * stride_;
       decoded_at[k] = decoded;
       unshuffled_at[k] = direct_[i] ? place_of(i) : g.unshuffled.data() + k * stride_;
+      if (checks_fletcher32()) {
+        stored_at[k] = g.in.data() + place_[i];
+        summed_bytes[k] = r_.chunks[i].stored_bytes - 4;  // read_batch has checked there are 4
+      }
       for (const auto& p : pieces[k]) {
         const std::byte* src = g.in.data() + place_[i] + p.offset;
         if (p.raw) {
@@ -365,8 +411,9 @@ class Run {
     g.first = first;
     g.count = count;
 
-    // In order on the batch's stream, once its bytes are in: the table, the decoding, the Adler-32s,
-    // the unshuffling, the copies into place, the results back.
+    // In order on the batch's stream, once its bytes are in: the table, the decoding, the checksums
+    // (the Adler-32s of the decoded chunks, the Fletcher-32s of the stored ones), the unshuffling,
+    // the copies into place, the results back.
     cuda_check(cudaStreamWaitEvent(stream, g.arrived.get(), 0), "cudaStreamWaitEvent");
     g.marks[0].record(stream);
     cuda_check(cudaMemcpyAsync(table, g.table.data(), table_bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync");
@@ -390,6 +437,12 @@ class Run {
       adler32_listed(decoded_list, chunk_bytes_, count, reinterpret_cast<std::uint32_t*>(results + 12 * n),
                      g.adler32_scratch.data(), stream);
     }
+    if (checks_fletcher32()) {
+      fletcher32_listed(reinterpret_cast<const std::byte* const*>(table + 32 * n + 16 * count),
+                        reinterpret_cast<const std::uint64_t*>(table + 32 * n + 24 * count), largest_stored_, count,
+                        reinterpret_cast<std::uint32_t*>(results + 12 * n + 4 * count), g.fletcher32_scratch.data(),
+                        stream);
+    }
     g.marks[2].record(stream);
     if (shuffled_) {
       unshuffle_listed(decoded_list, reinterpret_cast<std::byte* const*>(table + 32 * n + 8 * count), chunk_bytes_,
@@ -408,9 +461,8 @@ class Run {
       placed += c.part.count() * es_;
     }
     g.marks[4].record(stream);
-    if (n > 0 || checks_adler32()) {
-      cuda_check(cudaMemcpyAsync(g.results.data(), results, 12 * n + (checks_adler32() ? 4 * count : 0),
-                                 cudaMemcpyDeviceToHost, stream),
+    if (results_back > 0) {
+      cuda_check(cudaMemcpyAsync(g.results.data(), results, results_back, cudaMemcpyDeviceToHost, stream),
                  "cudaMemcpyAsync");
     }
     g.done.record(stream);
@@ -418,8 +470,9 @@ class Run {
     if (progress_ != nullptr) progress_->add(placed);
   }
 
-  // Waits for the batch last submitted on `g`, then checks nvCOMP's statuses and sizes, and
-  // deflate's Adler-32s.
+  // Waits for the batch last submitted on `g`, then checks fletcher32's checksums (first, as the CPU
+  // path checks them: a chunk whose stored bytes are damaged fails the read with fletcher32's
+  // reason), nvCOMP's statuses and sizes, and deflate's Adler-32s.
   void finish(Region& g) {
     if (!g.pending) return;
     const auto waited = std::chrono::steady_clock::now();
@@ -434,6 +487,12 @@ class Run {
     const auto* sizes = reinterpret_cast<const std::size_t*>(g.results.data());
     const auto* statuses = reinterpret_cast<const nvcomp_abi::Status*>(g.results.data() + 8 * n);
     const auto* adler32s = reinterpret_cast<const std::uint32_t*>(g.results.data() + 12 * n);
+    const auto* fletcher32s = reinterpret_cast<const std::uint32_t*>(g.results.data() + 12 * n + 4 * g.count);
+    for (std::size_t k = 0; k < g.fletcher32_stored.size(); ++k) {
+      if (const auto mismatch = fletcher32_mismatch(g.fletcher32_stored[k], fletcher32s[k]); !mismatch.empty()) {
+        throw chunk_error(g.first + k, "cannot be decoded: fletcher32: " + mismatch);
+      }
+    }
     std::size_t last_redone = r_.chunks.size();  // a chunk of several pieces is decoded again once
     for (std::size_t i = 0; i < n; ++i) {
       const auto chunk = g.checks[i].chunk;
@@ -444,8 +503,9 @@ class Run {
                                            : fmt::format("decodes to {} bytes, not {}", sizes[i], g.checks[i].decoded));
       } else if (checks_adler32()) {
         // As the CPU path words a damaged chunk (layout/source.cpp, with the filter's name).
-        if (const auto mismatch = adler32_mismatch(g.checks[i].trailer, adler32s[i], r_.chunks[chunk].stored_bytes);
-            !mismatch.empty()) {
+        // The deflate stream: the stored bytes but fletcher32's checksum (read_batch checked there are 4).
+        const auto stream_bytes = codec_bytes(r_.filters, r_.chunks[chunk].stored_bytes);
+        if (const auto mismatch = adler32_mismatch(g.checks[i].trailer, adler32s[i], stream_bytes); !mismatch.empty()) {
           why = fmt::format("cannot be decoded: {}: {}", codec_name(r_.filters.codec), mismatch);
         }
       }
@@ -462,11 +522,7 @@ class Run {
   // the GPU put in place. A chunk the CPU cannot decode either fails the read with the CPU's reason.
   void decode_again_on_cpu(Region& g, std::size_t chunk, const std::string& why) {
     const auto& c = r_.chunks[chunk];
-    const auto named = [&](const std::string& reason) {
-      return fmt::format("chunk {} of {} (at byte {} of '{}') {}", to_string(Box{c.origin, r_.chunk}), r_.where,
-                         c.file_offset, r_.file->name(), reason);
-    };
-    if (!r_.cpu) throw RuntimeError(named(why));
+    if (!r_.cpu) throw chunk_error(chunk, why);
     const auto stream = g.stream.get();
     ByteBuffer data;
     ByteBuffer scratch;
@@ -478,7 +534,7 @@ class Run {
     try {
       r_.cpu->decode(data, scratch, 0, chunk_bytes_);  // the GPU decodes chunks with no filter skipped only
     } catch (const RuntimeError& e) {
-      throw RuntimeError(named(fmt::format("cannot be decoded: {}", e.what())));
+      throw chunk_error(chunk, fmt::format("cannot be decoded: {}", e.what()));
     }
     std::byte* redone = d_.redone.reserve(chunk_bytes_, stream);
     // On the stream, before the copy into place: a cudaMemcpy from pageable memory may return
@@ -502,6 +558,7 @@ class Run {
   std::size_t stride_ = 0;
   bool shuffled_ = false;
   std::size_t batch_chunks_ = 0;
+  std::size_t largest_stored_ = 0;  // the most bytes a chunk of the read has stored
   std::size_t pinned_bytes_ = 0;
   std::size_t slot_ = 0;            // the pinned buffer the next piece goes through (mod kPinned)
   std::vector<bool> direct_;        // per chunk: decoded or unshuffled straight into place

@@ -1,5 +1,5 @@
 #pragma once
-// The CUDA layer's kernels (src/cuda/unshuffle.cu, src/cuda/adler32.cu), compiled by nvcc where
+// The CUDA layer's kernels (src/cuda/unshuffle.cu, src/cuda/adler32.cu, src/cuda/fletcher32.cu), compiled by nvcc where
 // CMake enables CUDA as a language (H5TILE_WITH_CUDA_KERNELS); cuda/kernels_absent.cpp stands in
 // for them otherwise.
 
@@ -52,5 +52,25 @@ void adler32_chunks(const std::byte* data, std::size_t chunk_bytes, std::size_t 
 // each a multiple of 16.
 void adler32_listed(const std::byte* const* chunks, std::size_t chunk_bytes, std::size_t count, std::uint32_t* out,
                     std::byte* scratch, cudaStream_t stream);
+
+// The blocks that fletcher32_listed gives each chunk when the largest is `most_bytes`: one per
+// 64 KiB, at least one, at most 1024 (the chunk's last block to finish adds up their sums).
+[[nodiscard]] constexpr std::size_t fletcher32_blocks(std::size_t most_bytes) noexcept {
+  return adler32_blocks(most_bytes);
+}
+
+// The device scratch memory that fletcher32_listed needs for `count` chunks of at most `most_bytes`.
+[[nodiscard]] constexpr std::size_t fletcher32_scratch_bytes(std::size_t most_bytes, std::size_t count) noexcept {
+  return count * (fletcher32_blocks(most_bytes) * 16 + 4);  // per block its sums; per chunk a counter
+}
+
+// Writes to out[c] HDF5's Fletcher-32 (H5_checksum_fletcher32, as the fletcher32 filter appends
+// it) of each of `count` chunks: chunk c is sizes[c] bytes at chunks[c] (device memory: `count`
+// pointers, any alignment, and `count` sizes, each at most `most_bytes`), in one launch, each chunk
+// summed by fletcher32_blocks(most_bytes) blocks (core/fletcher32_sums.hpp). `out` (device memory,
+// `count` values) and `scratch` (device memory of fletcher32_scratch_bytes(most_bytes, count),
+// 8-byte aligned) are written. Asynchronous on `stream`.
+void fletcher32_listed(const std::byte* const* chunks, const std::uint64_t* sizes, std::size_t most_bytes,
+                       std::size_t count, std::uint32_t* out, std::byte* scratch, cudaStream_t stream);
 
 }  // namespace h5tile::detail::gpu

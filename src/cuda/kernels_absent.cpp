@@ -1,6 +1,6 @@
 // A CUDA build without nvcc's kernels (H5TILE_WITH_CUDA_KERNELS off): the GPU decoder then leaves
-// shuffled datasets and deflate (whose Adler-32 only the kernel checks) to the CPU (gpu_filters
-// says why), so the kernels are never launched.
+// shuffled datasets, deflate (whose Adler-32 only the kernel checks) and fletcher32 to the CPU
+// (gpu_filters says why), so the kernels are never launched.
 #include <h5tile/error.hpp>
 
 #include "cuda/kernels.hpp"
@@ -34,6 +34,11 @@ void unshuffle_listed(const std::byte* const* /*in*/, std::byte* const* /*out*/,
 
 void adler32_listed(const std::byte* const* /*chunks*/, std::size_t /*chunk_bytes*/, std::size_t /*count*/,
                     std::uint32_t* /*out*/, std::byte* /*scratch*/, cudaStream_t /*stream*/) {
+  absent();
+}
+
+void fletcher32_listed(const std::byte* const* /*chunks*/, const std::uint64_t* /*sizes*/, std::size_t /*most_bytes*/,
+                       std::size_t /*count*/, std::uint32_t* /*out*/, std::byte* /*scratch*/, cudaStream_t /*stream*/) {
   absent();
 }
 

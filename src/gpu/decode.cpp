@@ -84,6 +84,7 @@ std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>&
   bool shuffled = false;
   for (const auto& f : filters) {
     const auto name = filter_name(f.id);
+    if (plan.fletcher32) return fmt::format("{} after fletcher32 is not decoded on the GPU", name);
     switch (f.id) {
       case kFilterShuffle: {
         if (codec || shuffled) return fmt::format("{} after another filter is not undone on the GPU", name);
@@ -111,7 +112,22 @@ std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>&
         codec = true;
         break;
       }
-      case kFilterFletcher32: return "fletcher32 is not checked on the GPU";
+      case kFilterFletcher32: {
+        // Last, after the compressor (as h5py and h5tile write it): the checksum of the stored bytes.
+        if (!codec) {
+          const bool compressed_after = std::any_of(filters.begin(), filters.end(), [](const FilterSpec& g) {
+            return g.id != kFilterShuffle && g.id != kFilterFletcher32;
+          });
+          return compressed_after ? "fletcher32 before a compression filter is checked on the CPU"
+                                  : "fletcher32 with no compression filter is checked on the CPU";
+        }
+        if (!f.params.empty()) {
+          return fmt::format("fletcher32 with client data of {} values is not checked on the GPU", f.params.size());
+        }
+        if (!kernels) return "fletcher32 (h5tile was built without its GPU kernels, which check it)";
+        plan.fletcher32 = true;
+        break;
+      }
       default: return fmt::format("{} is not decoded on the GPU", name);
     }
   }
@@ -127,6 +143,22 @@ std::variant<GpuFilters, std::string> gpu_filters(const std::vector<FilterSpec>&
 
 std::uint32_t zlib_trailer(const std::byte* data, std::size_t size) noexcept {
   return static_cast<std::uint32_t>(read_be(data + size - 4, 4));
+}
+
+std::uint32_t fletcher32_trailer(const std::byte* data, std::size_t size) noexcept {
+  const auto* p = data + size - 4;
+  return static_cast<std::uint32_t>(std::to_integer<std::uint32_t>(p[0]) | std::to_integer<std::uint32_t>(p[1]) << 8 |
+                                    std::to_integer<std::uint32_t>(p[2]) << 16 |
+                                    std::to_integer<std::uint32_t>(p[3]) << 24);
+}
+
+std::size_t codec_bytes(const GpuFilters& filters, std::uint64_t stored_bytes) {
+  if (!filters.fletcher32) return stored_bytes;
+  if (stored_bytes < 4) {
+    // As the fletcher32 codec says it, after the filter's name (engine/codecs/pipeline.cpp).
+    throw RuntimeError(fmt::format("fletcher32: {} bytes are too few to hold a Fletcher-32 checksum", stored_bytes));
+  }
+  return stored_bytes - 4;
 }
 
 std::string adler32_mismatch(std::uint32_t trailer, std::uint32_t decoded, std::uint64_t stored_bytes) {

@@ -1,10 +1,12 @@
 // Compressed chunks read into device memory and decoded on the GPU with nvCOMP (issue 19):
 // gzip, zstd and lz4, with and without shuffle, 2- and 3-D with edge chunks, sub-regions, many
-// batches, virtual datasets of compressed tiles: byte for byte what the CPU decoder gives; the
-// fallbacks (H5TILE_GPU_DECODE=off, small reads under auto, fletcher32, no nvCOMP) with their
-// reasons, and the errors of H5TILE_GPU_DECODE=on; damaged deflate chunks that nvCOMP inflates
-// without complaint fail the read on their Adler-32, as on the CPU. nvCOMP comes from H5TILE_NVCOMP_LIBRARY (or
-// dlopen's search); without a device, or without nvCOMP, the device tests are skipped and say why.
+// batches, virtual datasets of compressed tiles, fletcher32 after each codec (checked on the GPU):
+// byte for byte what the CPU decoder gives; the fallbacks (H5TILE_GPU_DECODE=off, small reads under
+// auto, fletcher32 with no compressor, no nvCOMP) with their reasons, and the errors of
+// H5TILE_GPU_DECODE=on; damaged deflate chunks that nvCOMP inflates without complaint fail the read
+// on their Adler-32, and damaged fletcher32 chunks on their Fletcher-32, as on the CPU. nvCOMP comes from
+// H5TILE_NVCOMP_LIBRARY (or dlopen's search); without a device, or without nvCOMP, the device tests are skipped and say
+// why.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -14,6 +16,8 @@
 #include <fstream>
 #include <iterator>
 #include <random>
+#include <tuple>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -284,6 +288,207 @@ TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
   }
 }
 
+// fletcher32 after each codec, with and without shuffle, as h5tile writes it (h5py's files:
+// tests/python/test_gpu_decode.py): the stored chunks' checksums are checked on the GPU, which
+// decodes them, byte for byte as the CPU does.
+TEST_F(GpuDecode, Fletcher32AfterEachCodecIsCheckedAndDecodedOnTheGpu) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{1001, 333};
+  const auto bytes = smooth(dtype, element_count(shape), 5);
+  for (const auto compressor : {Compressor::Gzip, Compressor::Zstd, Compressor::Lz4}) {
+    if (!built(compressor)) continue;
+    for (const bool shuffle : {false, true}) {
+      SCOPED_TRACE(std::string(compressor_name(compressor)) + (shuffle ? " + shuffle" : ""));
+      const auto path = dir_ / "f.h5";
+      to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
+              {.layout = Layout::Chunked, .chunk = {64, 100}, .compression = {compressor, -1, shuffle, true}})
+          .wait();
+      settings::set_gpu_decode(settings::GpuDecode::On);
+      const auto host = from_file(path, "/x");
+      ASSERT_EQ(std::memcmp(host.data(), bytes.data(), bytes.size()), 0);
+      const auto dev = from_file(path, "/x", {.device = 0});
+      skip_without_nvcomp();
+      EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+      EXPECT_GT(last_device_io().decode_phases.chunks, 0U);
+      EXPECT_TRUE(same(dev, host));
+      const Box box{{17, 250}, {900, 83}};
+      EXPECT_TRUE(same(read_box(path, "/x", box, {.device = 0}), read_box(path, "/x", box)));
+      EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+    }
+  }
+}
+
+// fletcher32 through many batches on both streams (each region's buffers used again): random
+// bytes, so that lz4 stores every block as it is (no piece for nvCOMP: the Fletcher-32s are the
+// only results) and gzip at level 0 stores the chunks as they are; a changed byte of the stored
+// Fletcher-32 of a chunk in a late batch fails the read with the CPU path's error.
+TEST_F(GpuDecode, Fletcher32ThroughManyBatches) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{4099, 1024};  // 16 MiB in chunks of 64 KiB, through 1 MiB of staging
+  std::mt19937_64 rng(17);
+  std::vector<std::byte> bytes(element_count(shape) * dtype.size());
+  for (auto& b : bytes) b = static_cast<std::byte>(rng());
+  settings::set_staging_bytes(1 << 20);
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  for (const auto compressor : {Compressor::Gzip, Compressor::Zstd, Compressor::Lz4}) {
+    if (!built(compressor)) continue;
+    SCOPED_TRACE(std::string(compressor_name(compressor)));
+    const auto path = dir_ / "m.h5";
+    const int level = compressor == Compressor::Gzip ? 0 : -1;
+    to_file(ArrayView{bytes.data(), dtype, shape, {}}, path, "/x",
+            {.layout = Layout::Chunked, .chunk = {16, 1024}, .compression = {compressor, level, false, true}})
+        .wait();
+    const auto host = from_file(path, "/x");
+    ASSERT_EQ(std::memcmp(host.data(), bytes.data(), bytes.size()), 0);
+    const auto dev = from_file(path, "/x", {.device = 0});
+    skip_without_nvcomp();
+    EXPECT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+    EXPECT_TRUE(same(dev, host));
+    EXPECT_GE(last_device_io().decode_phases.batches, 3U);
+    EXPECT_EQ(last_device_io().decode_phases.chunks, 257U);
+    if (compressor != Compressor::Gzip) continue;
+
+    // Chunk [3200:3216, 0:1024]: its first KiB in the file, then (65536 bytes are two stored
+    // blocks, of 65535 and 1, the second's 5-byte header between them) its Adler-32 (big-endian)
+    // a few bytes past its bytes, then its Fletcher-32.
+    const std::size_t chunk_bytes = 16 * 1024 * dtype.size();
+    const std::size_t kib = 1024;
+    const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + 200 * chunk_bytes;
+    const auto file = file_bytes(path);
+    const auto head = std::search(file.begin(), file.end(), chunk, chunk + kib);
+    ASSERT_NE(head, file.end()) << "chunk 200 is not stored as it is: not stored blocks?";
+    ASSERT_GE(file.end() - head, static_cast<std::ptrdiff_t>(chunk_bytes));
+    const auto adler = detail::gpu::reference_adler32(bytes.data() + 200 * chunk_bytes, chunk_bytes);
+    const std::array<char, 4> adler_bytes{static_cast<char>(adler >> 24), static_cast<char>(adler >> 16),
+                                          static_cast<char>(adler >> 8), static_cast<char>(adler)};
+    const auto after = head + static_cast<std::ptrdiff_t>(chunk_bytes);
+    const auto limit = file.end() - after < 64 ? file.end() : after + 64;
+    const auto adler_at = std::search(after, limit, adler_bytes.begin(), adler_bytes.end());
+    ASSERT_NE(adler_at, limit) << "no Adler-32 after the chunk's bytes";
+    const auto fletcher = static_cast<std::size_t>(adler_at - file.begin()) + 4;
+    auto damaged = file;
+    damaged[fletcher + 2] = static_cast<char>(static_cast<unsigned char>(damaged[fletcher + 2]) ^ 0x04U);
+    const auto bad = dir_ / "bad.h5";
+    write_bytes(bad, damaged);
+    std::string cpu_error;
+    try {
+      (void)from_file(bad, "/x");
+      ADD_FAILURE() << "the CPU read a damaged chunk without an error";
+    } catch (const RuntimeError& e) {
+      cpu_error = e.what();
+    }
+    EXPECT_NE(cpu_error.find("chunk [3200:3216, 0:1024] of dataset '/x'"), std::string::npos) << cpu_error;
+    EXPECT_NE(cpu_error.find("cannot be decoded: fletcher32: Fletcher-32 checksum mismatch (stored 0x"),
+              std::string::npos)
+        << cpu_error;
+    try {
+      (void)from_file(bad, "/x", {.device = 0});
+      ADD_FAILURE() << "a damaged chunk was read on the GPU without an error";
+    } catch (const RuntimeError& e) {
+      EXPECT_EQ(std::string(e.what()), cpu_error);
+      EXPECT_EQ(last_device_io().decoder, "nvcomp");
+    }
+    // After the failed read, the decoder's buffers serve the next one.
+    EXPECT_TRUE(same(from_file(path, "/x", {.device = 0}), host));
+  }
+}
+
+// A changed byte of a gzip chunk stored as it is (level 0) with fletcher32 after it: the GPU's
+// Fletcher-32 disagrees and the read fails with the CPU path's error, word for word, under on and
+// auto (and off, the CPU's own); the chunks around it still read on the GPU. A changed byte of the
+// stored Fletcher-32 itself leaves a zlib stream that nvCOMP inflates and whose Adler-32 agrees:
+// only the GPU's Fletcher-32 check can fail that read (a changed payload byte also fails the
+// Adler-32, and the CPU's decoder, which the GPU path then asks, names the Fletcher-32 first). The
+// checksum with the bytes of each 16-bit half swapped (HDF5 before 1.6.3) is accepted.
+TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
+  const DType dtype(DTypeKind::Float32);
+  const Shape shape{16384};
+  std::mt19937_64 rng(13);
+  std::vector<std::byte> bytes(element_count(shape) * dtype.size());
+  for (auto& b : bytes) b = static_cast<std::byte>(rng());  // random: each chunk's bytes lie once in the file
+  const auto good = dir_ / "good.h5";
+  to_file(ArrayView{bytes.data(), dtype, shape, {}}, good, "/x",
+          {.layout = Layout::Chunked, .chunk = {4096}, .compression = {Compressor::Gzip, 0, false, true}})
+      .wait();
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  const auto expected = from_file(good, "/x");
+  EXPECT_TRUE(same(from_file(good, "/x", {.device = 0}), expected));
+  skip_without_nvcomp();
+  ASSERT_EQ(last_device_io().decoder, "nvcomp") << last_device_io().decoder_reason;
+
+  // Chunk [4096:8192]: its first and last KiB in the file (one stored block, or a few whose
+  // headers lie between), its Adler-32 (big-endian) just after the last, then its Fletcher-32.
+  const std::size_t chunk_bytes = 4096 * dtype.size();
+  const std::size_t kib = 1024;
+  const auto* chunk = reinterpret_cast<const char*>(bytes.data()) + chunk_bytes;
+  const auto file = file_bytes(good);
+  const auto head = std::search(file.begin(), file.end(), chunk, chunk + kib);
+  ASSERT_NE(head, file.end()) << "chunk [4096:8192] is not stored as it is: not a stored block?";
+  const auto tail = std::search(head, file.end(), chunk + chunk_bytes - kib, chunk + chunk_bytes);
+  ASSERT_NE(tail, file.end());
+  const auto adler = detail::gpu::reference_adler32(bytes.data() + chunk_bytes, chunk_bytes);
+  const std::array<char, 4> adler_bytes{static_cast<char>(adler >> 24), static_cast<char>(adler >> 16),
+                                        static_cast<char>(adler >> 8), static_cast<char>(adler)};
+  const auto after = tail + static_cast<std::ptrdiff_t>(kib);
+  const auto limit = file.end() - after < 16 ? file.end() : after + 16;
+  const auto adler_at = std::search(after, limit, adler_bytes.begin(), adler_bytes.end());
+  ASSERT_NE(adler_at, limit) << "no Adler-32 after the chunk's bytes";
+  const auto fletcher = static_cast<std::size_t>(adler_at - file.begin()) + 4;
+  ASSERT_LE(fletcher + 4, file.size());
+  const auto payload = static_cast<std::size_t>(head - file.begin());
+
+  const auto bad = dir_ / "bad.h5";
+  for (const auto& [what, offset, mask] :
+       {std::tuple{"a payload byte changed", payload + 1000, 0x01U},
+        std::tuple{"a byte of the stored Fletcher-32 changed", fletcher + 1, 0x01U},
+        std::tuple{"the stored Fletcher-32's last byte changed", fletcher + 3, 0x80U}}) {
+    SCOPED_TRACE(what);
+    auto damaged = file;
+    damaged[offset] = static_cast<char>(static_cast<unsigned char>(damaged[offset]) ^ mask);
+    write_bytes(bad, damaged);
+    std::string cpu_error;
+    try {
+      (void)from_file(bad, "/x");
+      ADD_FAILURE() << "the CPU read a damaged chunk without an error";
+    } catch (const RuntimeError& e) {
+      cpu_error = e.what();
+    }
+    EXPECT_NE(cpu_error.find("chunk [4096:8192] of dataset '/x'"), std::string::npos) << cpu_error;
+    EXPECT_NE(cpu_error.find("cannot be decoded: fletcher32: Fletcher-32 checksum mismatch (stored 0x"),
+              std::string::npos)
+        << cpu_error;
+    EXPECT_NE(cpu_error.find(bad.string()), std::string::npos) << cpu_error;
+    for (const auto mode : {settings::GpuDecode::On, settings::GpuDecode::Auto, settings::GpuDecode::Off}) {
+      settings::set_gpu_decode(mode);
+      try {
+        (void)from_file(bad, "/x", {.device = 0});
+        ADD_FAILURE() << "a damaged chunk was read without an error (gpu_decode " << static_cast<int>(mode) << ")";
+      } catch (const RuntimeError& e) {
+        EXPECT_EQ(std::string(e.what()), cpu_error) << "gpu_decode " << static_cast<int>(mode);
+        if (mode == settings::GpuDecode::On) {
+          EXPECT_EQ(last_device_io().decoder, "nvcomp");
+        }
+      }
+    }
+    settings::set_gpu_decode(settings::GpuDecode::On);
+    const Box other{{8192}, {8192}};
+    EXPECT_TRUE(same(read_box(bad, "/x", other, {.device = 0}), read_box(good, "/x", other)));
+    EXPECT_EQ(last_device_io().decoder, "nvcomp");
+  }
+
+  // HDF5 before 1.6.3 stored the bytes of each 16-bit half of the checksum swapped; both decoders
+  // accept that form, as HDF5 does.
+  auto swapped = file;
+  std::swap(swapped[fletcher], swapped[fletcher + 1]);
+  std::swap(swapped[fletcher + 2], swapped[fletcher + 3]);
+  const auto old = dir_ / "old.h5";
+  write_bytes(old, swapped);
+  EXPECT_EQ(std::memcmp(from_file(old, "/x").data(), expected.data(), expected.nbytes()), 0);
+  settings::set_gpu_decode(settings::GpuDecode::On);
+  EXPECT_TRUE(same(from_file(old, "/x", {.device = 0}), expected));
+  EXPECT_EQ(last_device_io().decoder, "nvcomp");
+}
+
 // A build without the kernels (H5TILE_WITH_CUDA_KERNELS=OFF) cannot check deflate's Adler-32 on
 // the GPU: deflate is decoded on the CPU, and the report says why (an error under on).
 TEST_F(GpuDecode, WithoutTheKernelsDeflateIsDecodedOnTheCpuAndSaysWhy) {
@@ -315,17 +520,20 @@ TEST_F(GpuDecode, FallsBackWithAReasonOrFailsWhenRequired) {
       .wait();
   to_file(view, dir_ / "u.h5", "/x", {.layout = Layout::Chunked, .chunk = {64, 64}}).wait();
   const auto host = from_file(dir_ / "f.h5", "/x");
-  // fletcher32: decoded on the CPU, and said so.
+  // fletcher32 with no compressor: decoded on the CPU, and said so.
+  to_file(view, dir_ / "n.h5", "/x",
+          {.layout = Layout::Chunked, .chunk = {64, 64}, .compression = {Compressor::None, -1, true, true}})
+      .wait();
   settings::set_gpu_decode(settings::GpuDecode::Auto);
-  EXPECT_TRUE(same(from_file(dir_ / "f.h5", "/x", {.device = 0}), host));
+  EXPECT_TRUE(same(from_file(dir_ / "n.h5", "/x", {.device = 0}), host));
   EXPECT_EQ(last_device_io().decoder, "cpu");
-  EXPECT_EQ(last_device_io().decoder_reason, "fletcher32 is not checked on the GPU");
+  EXPECT_EQ(last_device_io().decoder_reason, "fletcher32 with no compression filter is checked on the CPU");
   // Nothing to decode: no decoder, and On does not mind.
   settings::set_gpu_decode(settings::GpuDecode::On);
   EXPECT_TRUE(same(from_file(dir_ / "u.h5", "/x", {.device = 0}), host));
   EXPECT_EQ(last_device_io().decoder, "");
   try {
-    (void)from_file(dir_ / "f.h5", "/x", {.device = 0});
+    (void)from_file(dir_ / "n.h5", "/x", {.device = 0});
     ADD_FAILURE() << "H5TILE_GPU_DECODE=on decoded fletcher32 on the CPU";
   } catch (const RuntimeError& e) {
     EXPECT_NE(std::string(e.what()).find("H5TILE_GPU_DECODE=on but the GPU cannot decode dataset '/x'"),

@@ -3,11 +3,15 @@ zstd and lz4 with and without shuffle, edge chunks and sub-regions, equal byte f
 (gzip) and to h5tile's CPU decode (all); H5TILE_GPU_DECODE=auto (the default) times both decoders
 on the first large read of a codec and keeps the faster (a GPU slowed or failing by
 H5TILE_GPU_DECODE_SLOWDOWN loses), "on" decodes all three on the GPU, "off" none; chunks never written and
-a missing nvCOMP fall back with a reason, or fail under "on". Runs
+a missing nvCOMP fall back with a reason, or fail under "on". Files h5py writes with fletcher32
+after gzip (hdf5plugin's zstd and lz4 where it is installed), with and without shuffle, have their
+checksums checked and are decoded on the GPU; a damaged chunk fails the read with the CPU path's
+error; fletcher32 alone is read on the CPU and says why. Runs
 on the GPU machine (nvCOMP from H5TILE_NVCOMP_LIBRARY or the nvidia-libnvcomp-cu13 wheel); skipped
 where CuPy, a device or nvCOMP is missing."""
 import json
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -233,3 +237,108 @@ def test_auto_times_both_decoders_keeps_the_faster_and_reuses_the_choice(tmp_pat
             assert first["decoder"] == "cpu" and first["decoder_reason"].startswith("H5TILE_GPU_DECODE=auto"), first
         if gpu_wins:
             assert first["decode_phases"]["chunks"] == 40 and first["decoder_reason"] == "", first
+
+
+def h5py_compression(codec):
+    """create_dataset's keyword arguments for `codec` as h5py writes it (zstd and lz4 through
+    hdf5plugin, skipped where it is not installed)."""
+    if codec == "gzip":
+        return {"compression": "gzip", "compression_opts": 4}
+    if codec not in h5tile.compressors():
+        pytest.skip(f"h5tile was built without {codec}")
+    hdf5plugin = pytest.importorskip("hdf5plugin", reason=f"hdf5plugin (h5py's {codec}) is not installed")
+    return dict(hdf5plugin.Zstd() if codec == "zstd" else hdf5plugin.LZ4())
+
+
+FLETCHER32 = [(c, s) for c in ("gzip", "zstd", "lz4") for s in (True, False)]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint8"])
+@pytest.mark.parametrize("codec,shuffle", FLETCHER32, ids=[f"{c}-{'shuffle' if s else 'plain'}" for c, s in FLETCHER32])
+def test_h5py_fletcher32_after_the_compressor_is_checked_and_decoded_on_the_gpu(tmp_path, codec, shuffle, dtype):
+    # h5py applies shuffle, the compressor, then fletcher32: its checksum covers the stored bytes.
+    kwargs = h5py_compression(codec)
+    for shape, chunks, (offset, extent) in SHAPES:
+        a = compressible(dtype, shape, seed=4)
+        path = tmp_path / "f.h5"
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=a, chunks=chunks, shuffle=shuffle, fletcher32=True, **kwargs)
+        with h5py.File(path, "r") as f:
+            expected = f["x"][...]
+            assert f["x"].fletcher32 and list(f["x"]._filters)[-1] == "fletcher32", f["x"]._filters
+        assert same_bytes(expected, a)
+        settings.set_gpu_decode("on")
+        d = h5tile.from_file(path, "/x", device=0)
+        decoded_on_gpu()
+        assert isinstance(d, cp.ndarray) and same_bytes(cp.asnumpy(d), expected)
+        box = h5tile.read_box(path, "/x", offset, extent, device=0)
+        decoded_on_gpu()
+        region = tuple(slice(o, o + e) for o, e in zip(offset, extent))
+        assert same_bytes(cp.asnumpy(box), expected[region])
+        settings.set_gpu_decode("off")
+        assert same_bytes(cp.asnumpy(h5tile.from_file(path, "/x", device=0)), expected)
+        assert h5tile.last_device_io()["decoder"] == "cpu"
+
+
+@pytest.mark.parametrize("codec", ["gzip", "zstd", "lz4"])
+def test_a_damaged_fletcher32_chunk_fails_on_the_gpu_with_the_cpu_paths_error(tmp_path, codec):
+    # One byte flipped in chunk [4096:8192]'s stored bytes (found with h5py's get_chunk_info), in
+    # the middle, the first (gzip's zlib header, lz4's size: the GPU path cannot split the chunk
+    # for nvCOMP, and still reports the checksum first, as the CPU path does) or in the stored
+    # Fletcher-32 itself (the compressed stream is whole: nvCOMP decodes it and deflate's Adler-32
+    # agrees, so only the GPU's Fletcher-32 check can fail the read): h5py refuses it, and every
+    # h5tile read says what the CPU path says of it.
+    kwargs = h5py_compression(codec)
+    a = compressible("float32", (16384,), seed=6)
+    good = tmp_path / "good.h5"
+    with h5py.File(good, "w") as f:
+        f.create_dataset("x", data=a, chunks=(4096,), shuffle=True, fletcher32=True, **kwargs)
+    settings.set_gpu_decode("on")
+    assert same_bytes(cp.asnumpy(h5tile.from_file(good, "/x", device=0)), a)
+    decoded_on_gpu()
+    with h5py.File(good, "r") as f:
+        info = f["x"].id.get_chunk_info_by_coord((4096,))
+    assert info.filter_mask == 0 and info.size > 16, info
+    bad = tmp_path / "bad.h5"
+    for flipped in (info.byte_offset + info.size // 2, info.byte_offset, info.byte_offset + info.size - 3):
+        raw = bytearray(good.read_bytes())
+        raw[flipped] ^= 0x10
+        bad.write_bytes(raw)
+        with h5py.File(bad, "r") as f, pytest.raises(OSError):
+            f["x"][...]
+        with pytest.raises(h5tile.Error) as host:
+            h5tile.from_file(bad, "/x")
+        cpu_error = str(host.value)
+        assert re.search(rf"chunk \[4096:8192\] of dataset '/x' in '.*bad\.h5' \(at byte {info.byte_offset} of "
+                         r"'.*bad\.h5'\) cannot be decoded: fletcher32: Fletcher-32 checksum mismatch \(stored 0x",
+                         cpu_error), cpu_error
+        for mode in ("on", "auto", "off"):
+            settings.set_gpu_decode(mode)
+            with pytest.raises(h5tile.Error) as device:
+                h5tile.from_file(bad, "/x", device=0)
+            assert str(device.value) == cpu_error, (mode, flipped - info.byte_offset)
+            if mode == "on":  # the GPU's check failed the read, not a silent fall back to the CPU
+                report = h5tile.last_device_io()
+                assert report["decoder"] == "nvcomp", report
+        # The other chunks of the damaged file still read on the GPU.
+        settings.set_gpu_decode("on")
+        assert same_bytes(cp.asnumpy(h5tile.read_box(bad, "/x", (8192,), (8192,), device=0)), a[8192:])
+        decoded_on_gpu()
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_h5py_fletcher32_with_no_compressor_is_read_on_the_cpu_and_says_why(tmp_path, shuffle):
+    a = compressible("float32", (500, 200), seed=8)
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=(64, 64), shuffle=shuffle, fletcher32=True)
+    for mode in ("auto", "off"):
+        settings.set_gpu_decode(mode)
+        assert same_bytes(cp.asnumpy(h5tile.from_file(path, "/x", device=0)), a)
+        report = h5tile.last_device_io()
+        reason = ("H5TILE_GPU_DECODE=off" if mode == "off"
+                  else "fletcher32 with no compression filter is checked on the CPU")
+        assert report["decoder"] == "cpu" and report["decoder_reason"] == reason, report
+    settings.set_gpu_decode("on")
+    with pytest.raises(h5tile.Error, match="H5TILE_GPU_DECODE=on but the GPU cannot decode dataset '/x'.*fletcher32"):
+        h5tile.from_file(path, "/x", device=0)

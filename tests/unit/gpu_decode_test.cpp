@@ -1,6 +1,6 @@
 // The GPU decoder's plan, without a GPU: which filter pipelines it takes under auto and on (and
 // why not the others), how a stored chunk splits into the pieces nvCOMP decodes, and the Adler-32
-// that a zlib stream ends with (gpu/decode.hpp).
+// that a zlib stream ends with and the Fletcher-32 a stored chunk ends with (gpu/decode.hpp).
 #include <array>
 #include <cstring>
 #include <numeric>
@@ -11,6 +11,7 @@
 #include <h5tile/error.hpp>
 
 #include "core/filter_ids.hpp"
+#include "engine/codecs/codec.hpp"
 #include "engine/codecs/pipeline.hpp"
 #include "engine/codecs/zlib_stream.hpp"
 #include "gpu/decode.hpp"
@@ -41,9 +42,19 @@ TEST(GpuFilters, TakesEachCodecWithOrWithoutShuffleBeforeIt) {
 }
 
 TEST(GpuFilters, SaysWhyItLeavesAPipelineToTheCpu) {
-  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterDeflate, {6}}, {kFilterFletcher32, {}}}, 4, true,
-                            DecodeMode::On)),
-            "fletcher32 is not checked on the GPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterFletcher32, {}}, {kFilterDeflate, {6}}}, 4, true, DecodeMode::On)),
+            "fletcher32 before a compression filter is checked on the CPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterFletcher32, {}}}, 4, true, DecodeMode::On)),
+            "fletcher32 with no compression filter is checked on the CPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterFletcher32, {}}}, 4, true, DecodeMode::On)),
+            "fletcher32 with no compression filter is checked on the CPU");
+  EXPECT_EQ(
+      why(gpu_filters({{kFilterZstd, {}}, {kFilterFletcher32, {}}, {kFilterShuffle, {4}}}, 4, true, DecodeMode::On)),
+      "shuffle after fletcher32 is not decoded on the GPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterZstd, {}}, {kFilterFletcher32, {1}}}, 4, true, DecodeMode::On)),
+            "fletcher32 with client data of 1 values is not checked on the GPU");
+  EXPECT_EQ(why(gpu_filters({{kFilterZstd, {}}, {kFilterFletcher32, {}}}, 4, false, DecodeMode::On)),
+            "fletcher32 (h5tile was built without its GPU kernels, which check it)");
   EXPECT_EQ(why(gpu_filters({{kFilterBlosc, {2, 2, 4, 0, 5, 1, 1}}}, 4, true, DecodeMode::On)),
             "blosc is not decoded on the GPU");
   EXPECT_EQ(why(gpu_filters({{kFilterSzip, {}}}, 4, true, DecodeMode::On)), "szip is not decoded on the GPU");
@@ -57,6 +68,22 @@ TEST(GpuFilters, SaysWhyItLeavesAPipelineToTheCpu) {
   EXPECT_EQ(why(gpu_filters({{kFilterShuffle, {4}}, {kFilterZstd, {}}}, 4, false, DecodeMode::On)),
             "shuffle (h5tile was built without its GPU kernels)");
   EXPECT_NE(why(gpu_filters({{kFilterDeflate, {6, 1}}}, 4, true, DecodeMode::On)), "");
+}
+
+TEST(GpuFilters, TakesFletcher32AfterEachCodecAsH5pyAndH5tileWriteIt) {
+  for (const auto codec : {kFilterDeflate, kFilterZstd, kFilterLz4}) {
+    const std::vector<unsigned> params = codec == kFilterDeflate ? std::vector<unsigned>{4} : std::vector<unsigned>{};
+    const GpuCodec expected = codec == kFilterDeflate ? GpuCodec::Deflate
+                              : codec == kFilterZstd  ? GpuCodec::Zstd
+                                                      : GpuCodec::Lz4;
+    for (const auto mode : {DecodeMode::Auto, DecodeMode::On}) {
+      EXPECT_EQ(std::get<GpuFilters>(gpu_filters({{codec, params}, {kFilterFletcher32, {}}}, 4, true, mode)),
+                (GpuFilters{expected, 0, true}));
+      EXPECT_EQ(std::get<GpuFilters>(
+                    gpu_filters({{kFilterShuffle, {4}}, {codec, params}, {kFilterFletcher32, {}}}, 4, true, mode)),
+                (GpuFilters{expected, 4, true}));
+    }
+  }
 }
 
 TEST(GpuFilters, AutoAndOnTakeEveryCodecAutoThenMeasures) {
@@ -219,6 +246,22 @@ TEST(SplitStoredChunk, ZstdIsTheWholeFrame) {
   split_stored_chunk(GpuCodec::Zstd, frame.data(), frame.size(), 4096, pieces);
   ASSERT_EQ(pieces.size(), 1U);
   EXPECT_EQ(pieces[0], (StoredPiece{0, 100, 0, 4096, false}));
+}
+
+TEST(Fletcher32Trailer, IsTheLittleEndianChecksumAfterTheStoredBytes) {
+  const auto data = pattern(1001, 3);
+  const std::uint32_t sum = fletcher32(data.data(), data.size());
+  std::vector<std::byte> stored(data);
+  for (std::size_t i = 0; i < 4; ++i) stored.push_back(static_cast<std::byte>(sum >> (8 * i)));
+  EXPECT_EQ(fletcher32_trailer(stored.data(), stored.size()), sum);
+  EXPECT_EQ(codec_bytes(GpuFilters{GpuCodec::Zstd, 0, true}, stored.size()), data.size());
+  EXPECT_EQ(codec_bytes(GpuFilters{GpuCodec::Zstd, 0, false}, stored.size()), stored.size());
+  try {
+    (void)codec_bytes(GpuFilters{GpuCodec::Zstd, 0, true}, 3);
+    ADD_FAILURE() << "3 bytes held a Fletcher-32 checksum";
+  } catch (const RuntimeError& e) {
+    EXPECT_STREQ(e.what(), "fletcher32: 3 bytes are too few to hold a Fletcher-32 checksum");
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace h5tile::detail {
@@ -81,5 +82,10 @@ void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_
 // HDF5's Fletcher-32 (H5_checksum_fletcher32): 16-bit big-endian words, an odd last byte as
 // the high byte of a word.
 [[nodiscard]] std::uint32_t fletcher32(const std::byte* data, std::size_t size);
+
+// Why a chunk whose stored Fletcher-32 is `stored` but whose bytes have `computed` is refused, as
+// the fletcher32 codec says it (and the GPU's check of stored chunks), or "" where they agree
+// (HDF5's byte-swapped form of before 1.6.3 included).
+[[nodiscard]] std::string fletcher32_mismatch(std::uint32_t stored, std::uint32_t computed);
 
 }  // namespace h5tile::detail

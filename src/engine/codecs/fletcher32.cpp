@@ -1,10 +1,13 @@
 // HDF5's Fletcher-32 filter (H5Z_FILTER_FLETCHER32, ID 3): a 4-byte checksum appended to the
 // chunk, little-endian. No client data.
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
+#include "core/fletcher32_sums.hpp"
 #include "engine/codecs/codec.hpp"
 
 namespace h5tile::detail {
@@ -20,12 +23,8 @@ class Fletcher32 final : public Codec {
     const auto* tail = reinterpret_cast<const unsigned char*>(data.data() + n);
     const std::uint32_t stored = std::uint32_t{tail[0]} | std::uint32_t{tail[1]} << 8 | std::uint32_t{tail[2]} << 16 |
                                  std::uint32_t{tail[3]} << 24;
-    const std::uint32_t sum = fletcher32(data.data(), n);
-    // HDF5 before 1.6.3 stored the bytes of each 16-bit half swapped; HDF5 accepts both.
-    const std::uint32_t swapped = ((sum & 0x00ff00ffU) << 8) | ((sum >> 8) & 0x00ff00ffU);
-    if (stored != sum && stored != swapped) {
-      throw RuntimeError(
-          fmt::format("Fletcher-32 checksum mismatch (stored {:#010x}, computed {:#010x})", stored, sum));
+    if (auto mismatch = fletcher32_mismatch(stored, fletcher32(data.data(), n)); !mismatch.empty()) {
+      throw RuntimeError(std::move(mismatch));
     }
     data.resize(n);
   }
@@ -66,6 +65,11 @@ std::uint32_t fletcher32(const std::byte* data, std::size_t size) {
   sum1 = (sum1 & 0xffffU) + (sum1 >> 16);
   sum2 = (sum2 & 0xffffU) + (sum2 >> 16);
   return (sum2 << 16) | sum1;
+}
+
+std::string fletcher32_mismatch(std::uint32_t stored, std::uint32_t computed) {
+  if (fletcher32_matches(stored, computed)) return "";
+  return fmt::format("Fletcher-32 checksum mismatch (stored {:#010x}, computed {:#010x})", stored, computed);
 }
 
 std::unique_ptr<Codec> make_fletcher32(const FilterSpec& spec, std::size_t /*elem_size*/) {
