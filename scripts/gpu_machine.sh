@@ -28,8 +28,7 @@
 #   nvcomp: build, then GPU decoding (issue 19) with nvCOMP from .deps-nvcomp/libnvcomp.so.6.xz
 #   (scripts/prepare_gpu_deps.sh --nvcomp; carry .deps-nvcomp, with .deps or in a run of its own):
 #   every GPU test (CTest label gpu), the CuPy tests, and bench/compressed_read.py --device at
-#   H5TILE_BENCH_GIB (cold and warm; GPU decode on and off; the uncompressed file), and
-#   bench/probes/lz4_blocks.py at the same size (the lz4 block size by GPU and CPU decoding)
+#   H5TILE_BENCH_GIB (cold and warm; GPU decode on, off and auto; the uncompressed file)
 #   compressed: build, then the CPU side of issue 19 on the machine's cores: bench/compressed_read.py
 #   (H5TILE_BENCH_GIB, default here 2; cold and warm, against h5py + hdf5plugin and TensorStore),
 #   bench/compressed_write.py (half that size) and bench/many_chunks.py, with the peers from
@@ -146,14 +145,11 @@ if [ "$mode" = "nvcomp" ]; then
     > "$out/python_tests.log" 2>&1
   (cd bench && H5TILE_BUILD_DIR=build-gpu python3 compressed_read.py --device $((gib * 1024)) --rounds 2) \
     > "$out/nvcomp_bench.log" 2>&1
-  # The lz4 block size h5tile writes (settings::lz4_block_size): GPU and CPU decoding by block size.
-  H5TILE_BUILD_DIR=build-gpu python3 bench/probes/lz4_blocks.py --mib $((gib * 1024)) > "$out/lz4_blocks.log" 2>&1
   echo "== machine"; cat "$out/machine.txt"
   echo "== GPU tests"; grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/gpu_tests.log" | tail -20
   echo "== GPU decoding (gtest)"; grep -E "INFO|FAILED|SKIPPED" "$out/nvcomp_gtest.log" | tail -20
   echo "== Python (CuPy)"; grep -E "passed|failed|SKIPPED|Error" "$out/python_tests.log" | tail -10
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
-  echo "== lz4 block sizes"; cat "$out/lz4_blocks.log"
   exit 0
 fi
 if [ "$mode" = "dask" ]; then
@@ -311,7 +307,7 @@ if [ "$mode" = "cold-peers" ]; then
     echo "cold-peers: KvikIO's carried wheels did not install (.deps/wheels)" >> "$out/machine.txt"
   legate_setup
   export PYTHONPATH="/tmp/kvikio-site:$PYTHONPATH" KVIKIO_NTHREADS="${KVIKIO_NTHREADS:-16}"
-  python3 -c "import kvikio; d = kvikio.defaults
+  python3 -c "import kvikio, kvikio.defaults; d = kvikio.defaults
 print('kvikio', kvikio.__version__, 'threads', d.get('num_threads'), 'compat_mode', d.get('compat_mode'))" \
     >> "$out/machine.txt" 2>&1
   budget=$((450 - SECONDS)); [ "$budget" -ge 1 ] || budget=1

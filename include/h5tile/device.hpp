@@ -36,17 +36,18 @@ struct DecodePhases {
 
 /// How H5TILE_GPU_DECODE chose the decoder of the last device read's compressed chunks. Under
 /// auto, the first compressed device read of 32 MiB or more of a codec on a device decodes its
-/// first chunks with both decoders (the GPU up to 1 GiB, the CPU up to 128 MiB), keeps the faster
-/// (the GPU only when more than 5% faster) and reuses that choice for the rest of the process.
+/// first chunks on the GPU (up to 1 GiB) and its last pieces as the CPU decoder's read stages them
+/// (up to 256 MiB), keeps the faster (the GPU only when more than 5% faster) and reuses that choice
+/// for the rest of the process.
 struct DecoderChoiceReport {
-  std::string how;                  ///< "measured" (this read), "cached" (an earlier read's), "on", "off", "" (none)
-  std::string codec;                ///< "deflate", "zstd", "lz4"
-  double gpu_rate = 0;              ///< decoded bytes per second on the GPU in the sample (0: it did not decode it)
-  double cpu_rate = 0;              ///< the same on the CPU workers (the read's thread count)
-  std::uint64_t sample_chunks = 0;  ///< the GPU's sample: the read's first chunks, up to 1 GiB decoded
-  std::uint64_t sample_bytes = 0;   ///< decoded bytes of the GPU's sample
-  std::uint64_t cpu_sample_chunks = 0;  ///< the CPU's sample: the first of those, up to 128 MiB
-  std::string gpu_failure;              ///< why the GPU did not decode the sample ("" where it did)
+  std::string how;                     ///< "measured" (this read), "cached" (an earlier read's), "on", "off", "" (none)
+  std::string codec;                   ///< "deflate", "zstd", "lz4"
+  double gpu_rate = 0;                 ///< decoded bytes per second on the GPU in the sample (0: it did not decode it)
+  double cpu_rate = 0;                 ///< the same on the CPU workers (the read's thread count)
+  std::uint64_t sample_chunks = 0;     ///< the GPU's sample: the read's first chunks, up to 1 GiB decoded
+  std::uint64_t sample_bytes = 0;      ///< decoded bytes of the GPU's sample
+  std::uint64_t cpu_sample_bytes = 0;  ///< decoded bytes of the CPU's timed sample: the read's last pieces
+  std::string gpu_failure;             ///< why the GPU did not decode the sample ("" where it did)
 };
 
 /// How the last device read or write of this process moved its bytes.

@@ -427,7 +427,7 @@ NB_MODULE(_h5tile, m) {
     choice["cpu_rate"] = c.cpu_rate;
     choice["sample_chunks"] = c.sample_chunks;
     choice["sample_bytes"] = c.sample_bytes;
-    choice["cpu_sample_chunks"] = c.cpu_sample_chunks;
+    choice["cpu_sample_bytes"] = c.cpu_sample_bytes;
     choice["gpu_failure"] = c.gpu_failure;
     d["decoder_choice"] = choice;
     d["read_pattern"] = read_pattern_dict(r.read_pattern);

@@ -34,9 +34,9 @@ struct DecoderRates {
   std::optional<double> gpu;
   double cpu = 0;
   std::string gpu_failure;
-  std::uint64_t sample_chunks = 0;      // the GPU's sample (the first chunks of the read)
-  std::uint64_t sample_bytes = 0;       // decoded bytes of the GPU's sample
-  std::uint64_t cpu_sample_chunks = 0;  // the CPU's sample (the first of those)
+  std::uint64_t sample_chunks = 0;     // the GPU's sample (the first chunks of the read)
+  std::uint64_t sample_bytes = 0;      // decoded bytes of the GPU's sample
+  std::uint64_t cpu_sample_bytes = 0;  // decoded bytes of the CPU's sample (the read's last pieces)
 };
 
 // The decision and what it came from, as last_device_io() reports it.

@@ -63,24 +63,24 @@ std::string decoder_name(bool gpu, bool cpu) {
   return cpu ? "cpu" : "";
 }
 
-// The samples that H5TILE_GPU_DECODE=auto times the decoders on: the first chunks of the read, up
-// to these many decoded bytes (at least one chunk). nvCOMP's rate grows with the chunks of one
-// batch (a few hundred chunks leave most of the GPU idle: on an H200, 128 chunks of 1 MiB measured
-// 3-6x below a whole 1 GiB read), so the GPU's sample is large and is the read's own decode; the
-// CPU's rate is flat once every worker has a few chunks.
+// The samples that H5TILE_GPU_DECODE=auto times the decoders on, each the way the read would run
+// with that decoder, writing its part of the destination. The GPU's: the read's first chunks, up
+// to kGpuSampleBytes decoded. nvCOMP's rate grows with the chunks of one batch (a few hundred
+// chunks leave most of the GPU idle: on an H200, 128 chunks of 1 MiB measured 3-6x below a whole
+// 1 GiB read), so that sample is large and is the read's own decode. The CPU's: the read's last
+// pieces, up to kCpuSampleBytes, staged as the CPU decoder's read stages them (its workers, its
+// pinned buffers, the copies to the device). A first timing of the CPU's workers alone on host
+// buffers measured zstd at 3.95 GB/s where the staged read ran at 10.75 (H200 machine, 16 cores,
+// 2026-12-02), and sent lz4 to the slower decoder. Each decoder first runs untimed on a few of its
+// chunks or pieces (nvCOMP's set-up, the pinned buffers, the workers), as the read's own warm-up.
 constexpr std::uint64_t kGpuSampleBytes = std::uint64_t{1} << 30;
-constexpr std::uint64_t kCpuSampleBytes = std::uint64_t{128} << 20;
-constexpr std::size_t kGpuWarmChunks = 16;
+constexpr std::uint64_t kCpuSampleBytes = std::uint64_t{256} << 20;
+constexpr std::size_t kWarmUnits = 16;
 
 double seconds(const std::function<void()>& run) {
   const auto start = std::chrono::steady_clock::now();
   run();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The first chunks of `request`, up to `bytes` decoded (at least one).
-std::size_t leading_chunks(const gpu::DecodeRequest& request, std::uint64_t chunk_bytes, std::uint64_t bytes) {
-  return std::max<std::size_t>(1, std::min<std::size_t>(request.chunks.size(), bytes / chunk_bytes));
 }
 
 gpu::DecodeRequest first_chunks(const gpu::DecodeRequest& request, std::size_t n) {
@@ -93,26 +93,33 @@ gpu::DecodeRequest first_chunks(const gpu::DecodeRequest& request, std::size_t n
           request.cpu};
 }
 
-// Times the GPU and the CPU decoding the first chunks of `request` (gpu/decoder_choice.hpp). The
-// GPU's run is decode_to_device itself (it returns once the device has finished: synchronised) on
-// the first kGpuSampleBytes, after an untimed run on a few chunks that sets up nvCOMP and the
-// buffers, writing the chunks where they belong in `out`; `gpu_did_all` says whether that was the
-// whole read. The CPU's run is the read's `threads` workers reading and decoding the first
-// kCpuSampleBytes into host buffers, the faster of two runs (their copy to the device overlaps the
-// decoding in the staging pipeline).
+// The CPU's sample of a read (see kCpuSampleBytes): staging `warm` (untimed), then `timed`, whose
+// pieces hold `timed_bytes` of the destination.
+struct CpuSample {
+  std::function<void(const std::vector<std::size_t>&)> stage;
+  std::vector<std::size_t> warm;
+  std::vector<std::size_t> timed;
+  std::uint64_t timed_bytes = 0;
+};
+
+// Times the GPU and the CPU decoding parts of the read (gpu/decoder_choice.hpp), each writing its
+// part of `out`. The GPU's run is decode_to_device itself (it returns once the device has finished:
+// synchronised) on the first chunks of `request`, after an untimed run on a few of them;
+// `gpu_did_all` says whether that was the whole read. The CPU's run is `cpu.stage` on its pieces.
 gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request, std::byte* out,
                                    const Shape& out_shape, const std::string& library, unsigned threads,
-                                   const gpu::Staging& staging, bool& gpu_did_all) {
+                                   const gpu::Staging& staging, const CpuSample& cpu, bool& gpu_did_all) {
   std::uint64_t chunk_bytes = request.elem_size;
   for (const auto c : request.chunk) chunk_bytes *= c;
   const auto slowdown = gpu::parse_gpu_slowdown(std::getenv(gpu::kGpuSlowdownVariable));
   gpu::DecoderRates rates;
-  const auto n_gpu = leading_chunks(request, chunk_bytes, kGpuSampleBytes);
+  const auto n_gpu = std::max<std::size_t>(
+      1, std::min<std::size_t>(request.chunks.size(), kGpuSampleBytes / std::max<std::uint64_t>(chunk_bytes, 1)));
   rates.sample_chunks = n_gpu;
   rates.sample_bytes = n_gpu * chunk_bytes;
   gpu_did_all = false;
   try {
-    const auto warm = first_chunks(request, std::min(n_gpu, kGpuWarmChunks));
+    const auto warm = first_chunks(request, std::min(n_gpu, kWarmUnits));
     gpu::decode_to_device(device, warm, out, out_shape, library, threads, staging, nullptr);
     const auto sample = first_chunks(request, n_gpu);
     const double s =
@@ -122,29 +129,32 @@ gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request
   } catch (const std::exception& e) {
     rates.gpu_failure = e.what();
   }
-  const auto n = leading_chunks(request, chunk_bytes, kCpuSampleBytes);
-  rates.cpu_sample_chunks = n;
-  const unsigned workers = std::max(1U, std::min<unsigned>(threads, static_cast<unsigned>(n)));
-  struct Buffers {
-    ByteBuffer data, scratch;
-    std::vector<std::byte> decoded;
-  };
-  std::vector<Buffers> buffers(workers);
-  const auto cpu_run = [&] {
-    parallel_for(workers, workers, [&](std::size_t w) {
-      auto& b = buffers[w];
-      b.decoded.resize(chunk_bytes);
-      for (std::size_t i = w; i < n; i += workers) {
-        const auto& c = request.chunks[i];
-        b.data.resize(c.stored_bytes);
-        request.file->read_at(b.data.data(), c.stored_bytes, c.file_offset);
-        request.cpu->decode_into(b.data, b.scratch, 0, chunk_bytes, b.decoded.data());
-      }
-    });
-  };
-  const double s = std::min(seconds(cpu_run), seconds(cpu_run));
-  rates.cpu = static_cast<double>(n * chunk_bytes) / std::max(s, 1e-9);
+  if (!cpu.warm.empty()) cpu.stage(cpu.warm);
+  const double s = seconds([&] { cpu.stage(cpu.timed); });
+  rates.cpu = static_cast<double>(cpu.timed_bytes) / std::max(s, 1e-9);
+  rates.cpu_sample_bytes = cpu.timed_bytes;
   return gpu::slowed(std::move(rates), slowdown);
+}
+
+// The CPU's sample of the read of source `s` (kCpuSampleBytes): its last pieces among `tasks`,
+// the first few of them (the last in the read) staged untimed.
+CpuSample cpu_sample(const std::vector<ReadTask>& tasks, std::size_t s, std::size_t elem_size,
+                     std::function<void(const std::vector<std::size_t>&)> stage) {
+  std::vector<std::size_t> pieces;
+  std::uint64_t bytes = 0;
+  for (std::size_t i = tasks.size(); i-- > 0;) {
+    if (tasks[i].source != s) continue;
+    const auto b = tasks[i].dst.count() * elem_size;
+    if (!pieces.empty() && bytes + b > kCpuSampleBytes) break;
+    pieces.push_back(i);
+    bytes += b;
+  }
+  CpuSample sample{std::move(stage), {}, {}, 0};
+  const auto n_warm = pieces.size() > 1 ? std::min(kWarmUnits, pieces.size() / 8) : 0;
+  sample.warm.assign(pieces.begin(), pieces.begin() + static_cast<std::ptrdiff_t>(n_warm));
+  sample.timed.assign(pieces.begin() + static_cast<std::ptrdiff_t>(n_warm), pieces.end());
+  for (const auto i : sample.timed) sample.timed_bytes += tasks[i].dst.count() * elem_size;
+  return sample;
 }
 
 DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice& choice) {
@@ -154,7 +164,7 @@ DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice&
           choice.rates.cpu,
           choice.rates.sample_chunks,
           choice.rates.sample_bytes,
-          choice.rates.cpu_sample_chunks,
+          choice.rates.cpu_sample_bytes,
           choice.rates.gpu_failure};
 }
 
@@ -269,6 +279,23 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
     if (region.rank() > 0 && intersect(mappings_[i].dst, region)) maps[mappings_[i].source].push_back(i);
   }
+  // The CPU decoder's read of tasks `which`: each piece read and decoded by the workers into pinned
+  // buffers, then copied into place (and auto's timing of it, measure_decoders).
+  const auto strides = rowmajor_strides(region.extent, es);
+  const auto stage = [&](const std::vector<std::size_t>& which, Progress* counted) {
+    gpu::stage_to_device(
+        device, which.size(), es,
+        [&](std::size_t k) {
+          const auto& t = tasks[which[k]];
+          return gpu::DeviceRegion{out + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
+        },
+        [&](std::size_t k, std::byte* host) {
+          const auto& t = tasks[which[k]];
+          sources_[t.source]->read(t.src, host, t.dst.extent, Box::whole(t.dst.extent));
+          if (counted != nullptr) counted->add(t.dst.count() * es);
+        },
+        threads, pinned);
+  };
   std::vector<std::optional<gpu::DecodeRequest>> on_gpu(sources_.size());
   std::vector<bool> decoded(sources_.size());  // decoded on the GPU while auto timed it
   std::string why_cpu;
@@ -294,8 +321,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         bool gpu_did_all = false;
         const auto choice =
             gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, read_bytes, [&] {
+              const auto cpu = cpu_sample(tasks, s, es, [&](const auto& which) { stage(which, nullptr); });
               return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
-                                      options_.staging, gpu_did_all);
+                                      options_.staging, cpu, gpu_did_all);
             });
         gpu::note_decoder_choice(choice_report(request.filters.codec, choice));
         if (choice.decoder == gpu::Decoder::Cpu) {
@@ -326,7 +354,6 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     // Regions no source maps hold the fill value: assemble on the host, then copy.
     const Array host = read(region, threads, -1);
     const auto pieces = split_rowmajor(Box::whole(region.extent), es, options_.staging.piece_bytes);
-    const auto strides = rowmajor_strides(region.extent, es);
     gpu::stage_to_device(
         device, pieces.size(), es,
         [&](std::size_t i) {
@@ -369,7 +396,6 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     const bool runs = contiguous_in(t.src, sources_[t.source]->shape) && contiguous_in(t.dst, region.extent);
     (gds[t.source] && runs && t.src.rank() > 0 ? direct : staged).push_back(i);
   }
-  const auto strides = rowmajor_strides(region.extent, es);
   parallel_for(direct.size(), threads, [&](std::size_t k) {
     const auto& t = tasks[direct[k]];
     const auto& source = *sources_[t.source];
@@ -377,20 +403,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
                         *source.raw_offset() + linear_offset(t.src.offset, source.shape) * es);
     if (progress != nullptr) progress->add(t.dst.count() * es);
   });
-  if (!staged.empty() || (direct.empty() && !gpu_decodes)) {
-    gpu::stage_to_device(
-        device, staged.size(), es,
-        [&](std::size_t k) {
-          const auto& t = tasks[staged[k]];
-          return gpu::DeviceRegion{out + linear_offset(t.dst.offset, region.extent) * es, strides, t.dst.extent};
-        },
-        [&](std::size_t k, std::byte* host) {
-          const auto& t = tasks[staged[k]];
-          sources_[t.source]->read(t.src, host, t.dst.extent, Box::whole(t.dst.extent));
-          if (progress != nullptr) progress->add(t.dst.count() * es);
-        },
-        threads, pinned);
-  }
+  if (!staged.empty() || (direct.empty() && !gpu_decodes)) stage(staged, progress);
   for (std::size_t s = 0; s < sources_.size(); ++s) {
     const auto& request = on_gpu[s];
     if (request && !decoded[s]) {

@@ -228,7 +228,8 @@ def test_auto_times_both_decoders_keeps_the_faster_and_reuses_the_choice(tmp_pat
         c1, c2 = first["decoder_choice"], second["decoder_choice"]
         assert c1["how"] == "measured" and c2["how"] == "cached", (codec, c1, c2)
         assert c1["codec"] == {"gzip": "deflate"}.get(codec, codec) and c1["cpu_rate"] > 0, c1
-        assert c1["sample_chunks"] == c1["cpu_sample_chunks"] == 40 and c1["sample_bytes"] == 40 * 2**20, c1
+        assert c1["sample_chunks"] == 40 and c1["sample_bytes"] == 40 * 2**20, c1
+        assert 0 < c1["cpu_sample_bytes"] <= 40 * 2**20, c1  # the last pieces, after a few untimed
         gpu_wins = c1["gpu_rate"] > 1.05 * c1["cpu_rate"]
         assert first["decoder"] == second["decoder"] == ("nvcomp" if gpu_wins else "cpu"), (codec, first)
         if slowdown == "fail":
