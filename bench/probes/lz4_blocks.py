@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Decides h5tile's lz4 block size (settings::lz4_block_size, default 0: one block per chunk). CPU machine, 2 cores, 2026-12-02: 64 KiB blocks read 24% and write 26% slower on the CPU (2.26 against 2.97 GB/s, 0.70 against 0.95); not yet run on the GPU machine, so the default stays 0 (issue 28).
+# Decides h5tile's lz4 block size (settings::lz4_block_size): the default stays 0 (one block per chunk, as hdf5plugin writes). H200 machine, 16 cores, 1 GiB, 2026-12-02: 64 KiB blocks take GPU decoding from 18.8 to 27.4 GB/s but host reads from 20.3 to 17.5 (2 cores: 2.97 to 2.26), so they stay a setting for files read on GPUs (BENCHMARKS.md, session 15).
 """The lz4 block size h5tile writes, by what it costs and gives: for each block size, one file of
 float32 (the compressed benchmarks' field, lz4 + shuffle, chunks of 1 MiB) written by h5tile with
 H5TILE_LZ4_BLOCK_SIZE set, then in a process of its own: warm reads into host memory (the CPU
