@@ -36,8 +36,8 @@ struct DecodePhases {
 
 /// How H5TILE_GPU_DECODE chose the decoder of the last device read's compressed chunks. Under
 /// auto, the first compressed device read of 32 MiB or more of a codec on a device decodes its
-/// first chunks on the GPU (up to 1 GiB) and its last pieces as the CPU decoder's read stages them
-/// (up to 256 MiB), keeps the faster (the GPU only when more than 5% faster) and reuses that choice
+/// first chunks on the GPU (up to 1 GiB) and as many bytes of its last pieces as the CPU decoder's
+/// read stages them, keeps the faster (the GPU only when more than 5% faster) and reuses that choice
 /// for the rest of the process.
 struct DecoderChoiceReport {
   std::string how;                     ///< "measured" (this read), "cached" (an earlier read's), "on", "off", "" (none)

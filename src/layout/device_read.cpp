@@ -67,15 +67,23 @@ std::string decoder_name(bool gpu, bool cpu) {
 // with that decoder, writing its part of the destination. The GPU's: the read's first chunks, up
 // to kGpuSampleBytes decoded. nvCOMP's rate grows with the chunks of one batch (a few hundred
 // chunks leave most of the GPU idle: on an H200, 128 chunks of 1 MiB measured 3-6x below a whole
-// 1 GiB read), so that sample is large and is the read's own decode. The CPU's: the read's last
-// pieces, up to kCpuSampleBytes, staged as the CPU decoder's read stages them (its workers, its
-// pinned buffers, the copies to the device). A first timing of the CPU's workers alone on host
-// buffers measured zstd at 3.95 GB/s where the staged read ran at 10.75 (H200 machine, 16 cores,
-// 2026-12-02), and sent lz4 to the slower decoder. Each decoder first runs untimed on a few of its
-// chunks or pieces (nvCOMP's set-up, the pinned buffers, the workers), as the read's own warm-up.
+// 1 GiB read), so that sample is large and is the read's own decode. The CPU's: as many bytes, the
+// read's last pieces, staged as the CPU decoder's read stages them (its workers, its pinned
+// buffers, the copies to the device). Both as large, because a pipeline's start and end weigh
+// more in a small sample: on one H200 machine (16 cores, 1 GiB of lz4, 2026-12-02) the staged
+// read timed on 256 MiB gave 18.5 GB/s where the whole read ran at 25.5, and auto took the GPU
+// (24.6). Before that, the CPU's workers alone on host buffers had measured zstd at 3.95 GB/s
+// where the staged read ran at 10.75. The cost: a read of 1 GiB or less is decoded twice, once by
+// each decoder, the first time a codec is read on a device in a process. Each decoder first runs
+// untimed on a few of its chunks or pieces (nvCOMP's set-up, the pinned buffers, the workers).
 constexpr std::uint64_t kGpuSampleBytes = std::uint64_t{1} << 30;
-constexpr std::uint64_t kCpuSampleBytes = std::uint64_t{256} << 20;
 constexpr std::size_t kWarmUnits = 16;
+
+// The GPU's sample of `request`: its first chunks, up to kGpuSampleBytes decoded (at least one).
+std::size_t gpu_sample_chunks(const gpu::DecodeRequest& request, std::uint64_t chunk_bytes) {
+  return std::max<std::size_t>(
+      1, std::min<std::size_t>(request.chunks.size(), kGpuSampleBytes / std::max<std::uint64_t>(chunk_bytes, 1)));
+}
 
 double seconds(const std::function<void()>& run) {
   const auto start = std::chrono::steady_clock::now();
@@ -93,7 +101,7 @@ gpu::DecodeRequest first_chunks(const gpu::DecodeRequest& request, std::size_t n
           request.cpu};
 }
 
-// The CPU's sample of a read (see kCpuSampleBytes): staging `warm` (untimed), then `timed`, whose
+// The CPU's sample of a read (see kGpuSampleBytes): staging `warm` (untimed), then `timed`, whose
 // pieces hold `timed_bytes` of the destination.
 struct CpuSample {
   std::function<void(const std::vector<std::size_t>&)> stage;
@@ -113,8 +121,7 @@ gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request
   for (const auto c : request.chunk) chunk_bytes *= c;
   const auto slowdown = gpu::parse_gpu_slowdown(std::getenv(gpu::kGpuSlowdownVariable));
   gpu::DecoderRates rates;
-  const auto n_gpu = std::max<std::size_t>(
-      1, std::min<std::size_t>(request.chunks.size(), kGpuSampleBytes / std::max<std::uint64_t>(chunk_bytes, 1)));
+  const auto n_gpu = gpu_sample_chunks(request, chunk_bytes);
   rates.sample_chunks = n_gpu;
   rates.sample_bytes = n_gpu * chunk_bytes;
   gpu_did_all = false;
@@ -136,16 +143,17 @@ gpu::DecoderRates measure_decoders(int device, const gpu::DecodeRequest& request
   return gpu::slowed(std::move(rates), slowdown);
 }
 
-// The CPU's sample of the read of source `s` (kCpuSampleBytes): its last pieces among `tasks`,
-// the first few of them (the last in the read) staged untimed.
+// The CPU's sample of the read of source `s`, as large as the GPU's (kGpuSampleBytes): its last
+// pieces among `tasks` up to `sample_bytes` of the destination, the first few of them (the last in
+// the read) staged untimed.
 CpuSample cpu_sample(const std::vector<ReadTask>& tasks, std::size_t s, std::size_t elem_size,
-                     std::function<void(const std::vector<std::size_t>&)> stage) {
+                     std::uint64_t sample_bytes, std::function<void(const std::vector<std::size_t>&)> stage) {
   std::vector<std::size_t> pieces;
   std::uint64_t bytes = 0;
   for (std::size_t i = tasks.size(); i-- > 0;) {
     if (tasks[i].source != s) continue;
     const auto b = tasks[i].dst.count() * elem_size;
-    if (!pieces.empty() && bytes + b > kCpuSampleBytes) break;
+    if (!pieces.empty() && bytes + b > sample_bytes) break;
     pieces.push_back(i);
     bytes += b;
   }
@@ -315,13 +323,14 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
       on_gpu[s] = gpu_decoding(s, maps[s], region, device, why);
       if (on_gpu[s] && on_gpu[s]->cpu != nullptr) {
         const auto& request = *on_gpu[s];
-        std::uint64_t read_bytes = request.elem_size;
-        for (const auto c : request.chunk) read_bytes *= c;
-        read_bytes *= request.chunks.size();
+        std::uint64_t chunk_bytes = request.elem_size;
+        for (const auto c : request.chunk) chunk_bytes *= c;
+        const auto read_bytes = chunk_bytes * request.chunks.size();
         bool gpu_did_all = false;
         const auto choice =
             gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, read_bytes, [&] {
-              const auto cpu = cpu_sample(tasks, s, es, [&](const auto& which) { stage(which, nullptr); });
+              const auto cpu = cpu_sample(tasks, s, es, gpu_sample_chunks(request, chunk_bytes) * chunk_bytes,
+                                          [&](const auto& which) { stage(which, nullptr); });
               return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
                                       options_.staging, cpu, gpu_did_all);
             });
