@@ -114,9 +114,10 @@ struct DatasetReader::State {
   pid_t pid = 0;                                       // the process that opened it
   bool once = false;                                   // `kept` is for the read that opened it only (see reopen)
   std::uint64_t opens = 0;  // how many times a `kept` to keep was opened (DatasetReader::opens)
-  // The shape and type of the dataset as the reader first opened it: every later open must find
-  // the same (reopen), or its reads fail.
+  // The shape and type of the dataset as the reader first opened it (or as expect() said): every
+  // later open must find the same (reopen), or its reads fail.
   std::optional<std::pair<Shape, DType>> described;
+  bool expected = false;  // `described` came from expect()
 
   // Throws where `info` is not the shape and type first opened (recording them at the first).
   void check_described(const DatasetInfo& info) {
@@ -126,10 +127,10 @@ struct DatasetReader::State {
     }
     if (described->first == info.shape && described->second == info.dtype) return;
     throw RuntimeError(fmt::format(
-        "{} changed since this reader first opened it: it was {} {}, it is now {} {} (the file was replaced or "
-        "rewritten); open it again to read it as it is",
-        where(path, dataset), to_string(described->first), described->second.name(), to_string(info.shape),
-        info.dtype.name()));
+        "{} changed since it was {}: it was {} {}, it is now {} {} (the file was replaced or rewritten); open it "
+        "again to read it as it is",
+        where(path, dataset), expected ? "described" : "first opened by this reader", to_string(described->first),
+        described->second.name(), to_string(info.shape), info.dtype.name()));
   }
 
   // Whether `kept` can be read: opened by this process, each of its files as it was then.
@@ -357,6 +358,15 @@ void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
   read_with(s, [&](const KeptDataset& kept) {
     read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset));
   });
+}
+
+void DatasetReader::expect(const Shape& shape, const DType& dtype) {
+  auto& s = *state_;
+  const std::unique_lock lock(s.use);
+  s.described.emplace(shape, dtype);
+  s.expected = true;
+  // An open kept already is checked at the next read, as a new one.
+  if (s.kept && !(s.kept->dataset->info().shape == shape && s.kept->dataset->info().dtype == dtype)) let_go(s);
 }
 
 void DatasetReader::close() {
