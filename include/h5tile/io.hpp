@@ -252,6 +252,11 @@ void read_into(const std::filesystem::path& path, const std::string& dataset, co
 /// While kept, the file is open in HDF5 (and, with HDF5's file locking, locked against HDF5
 /// writers, as a file h5py holds open is); h5tile's own writes of the path let it go first.
 ///
+/// A reader stands for the dataset as its first read found it (or as expect() said it is): where a later open finds
+/// another shape or type (the file replaced by one with another dataset of that name), every read throws RuntimeError
+/// naming both ("... changed since it was first opened by this reader: it was [40, 10] int32, it is now [80, 10] int32
+/// ..."); a new reader reads it as it is.
+///
 /// Thread-safe: reads from many threads run at once. A child of fork() opens the file anew.
 class DatasetReader {
  public:
@@ -267,6 +272,10 @@ class DatasetReader {
   [[nodiscard]] Array read_box(const Box& box) const;
   /// As read_into(path, dataset, out, offset, options).
   void read_into(const ArrayView& out, const Shape& offset = {}) const;
+  /// The shape and type the caller planned its reads by (describe()'s, taken before the reader's
+  /// first read): from now on every open must find them, the first one too, or the reads throw
+  /// as where the dataset changed since the first open.
+  void expect(const Shape& shape, const DType& dtype);
   /// Lets the open file go (it is opened again by the next read). Waits for reads in progress.
   void close();
   /// Whether the dataset is kept open now (false before the first read, after close(), and where

@@ -274,6 +274,10 @@ class File(Group):
             o = self._options
             reader = _h5tile._Reader(self._path_text, name, -1, o["threads"], o["allow_external_sources"],
                                      o["verify_checksums"], o["probe"])
+            with self._catalog.lock:
+                info = self._catalog.described.get(name)
+            if info is not None:  # what the File's Dataset says: a file replaced since fails the reads
+                reader.expect(info["shape"], info["dtype"])
             self._readers[name] = reader
             oldest = self._readers.popitem(last=False)[1] if len(self._readers) > _KEPT_DATASETS else None
         if oldest is not None:
@@ -340,6 +344,10 @@ class File(Group):
         to_file(data, self._path_text, name, mode="a", layout="chunked" if chunked else "contiguous",
                 **{k: v for k, v in options.items() if v is not None or k in ("chunks", "compression")}).wait()
         self._catalog.reset()
+        with self._readers_lock:  # described anew by its next read
+            reader = self._readers.pop(name, None)
+        if reader is not None:
+            reader.close()
 
 
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:

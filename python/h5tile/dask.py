@@ -58,8 +58,9 @@ class _Source:
     h5py dataset keeps its file open. The reader is not pickled: each worker opens its own."""
 
     def __init__(self, path: str, dataset_name: str, shape: Tuple[int, ...], dtype: np.dtype, device: Optional[int],
-                 threads: int):
+                 threads: int, described_dtype: str):
         self.path, self.dataset_name, self.shape, self.dtype = path, dataset_name, shape, dtype
+        self.described_dtype = described_dtype  # describe()'s name of it, which every open must find
         self.device, self.threads = device, threads
         self.ndim = len(shape)
         self._kept = None  # (pid, _h5tile._Reader), made by the first read in a process
@@ -72,7 +73,10 @@ class _Source:
     def _reader(self):
         kept = self._kept
         if kept is None or kept[0] != os.getpid():  # a child of fork() opens its own
-            kept = (os.getpid(), _h5tile._Reader(self.path, self.dataset_name, _args.device(self.device), self.threads))
+            reader = _h5tile._Reader(self.path, self.dataset_name, _args.device(self.device), self.threads)
+            # The graph's blocks were cut by this shape: a file replaced since fails the reads.
+            reader.expect(list(self.shape), self.described_dtype)
+            kept = (os.getpid(), reader)
             self._kept = kept  # two threads racing here each read through their own: both correct
         return kept[1]
 
@@ -172,7 +176,7 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
             st = os.stat(path)
             stamp = f"{st.st_size}-{st.st_mtime_ns}"
         name = "h5tile-" + dask.base.tokenize(path, dataset_name, chunks, device, stamp)
-    source = _Source(path, dataset_name, shape, dtype, device, threads)
+    source = _Source(path, dataset_name, shape, dtype, device, threads, info["dtype"])
     return da.from_array(source, chunks=chunks, name=name, lock=False, asarray=False, fancy=False, meta=meta)
 
 

@@ -262,6 +262,14 @@ void bind_reads(nb::module_& m) {
           },
           "out"_a, "sized_dtype"_a, "offset"_a)
       .def(
+          "expect",
+          [](PyReader& r, const h5tile::Shape& shape, const std::string& dtype) {
+            nb::gil_scoped_release release;
+            r.reader.expect(shape, dtype == "object" ? h5tile::DType(h5tile::DTypeKind::VarString)
+                                                     : h5tile::DType::from_name(dtype));
+          },
+          "shape"_a, "dtype"_a, "The shape and dtype name (describe()'s) that every open must find, the first one too.")
+      .def(
           "close",
           [](PyReader& r) {
             nb::gil_scoped_release release;

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <h5tile/error.hpp>
 #include <h5tile/io.hpp>
 
@@ -110,8 +112,26 @@ struct DatasetReader::State {
   std::unique_ptr<const KeptDataset> kept;
   std::vector<std::pair<fs::path, FileStamp>> stamps;  // of kept's files, when it was opened
   pid_t pid = 0;                                       // the process that opened it
-  bool once = false;        // `kept` is for the read that opened it only (a URL without ETags)
+  bool once = false;                                   // `kept` is for the read that opened it only (see reopen)
   std::uint64_t opens = 0;  // how many times a `kept` to keep was opened (DatasetReader::opens)
+  // The shape and type of the dataset as the reader first opened it (or as expect() said): every
+  // later open must find the same (reopen), or its reads fail.
+  std::optional<std::pair<Shape, DType>> described;
+  bool expected = false;  // `described` came from expect()
+
+  // Throws where `info` is not the shape and type first opened (recording them at the first).
+  void check_described(const DatasetInfo& info) {
+    if (!described) {
+      described.emplace(info.shape, info.dtype);
+      return;
+    }
+    if (described->first == info.shape && described->second == info.dtype) return;
+    throw RuntimeError(fmt::format(
+        "{} changed since it was {}: it was {} {}, it is now {} {} (the file was replaced or rewritten); open it "
+        "again to read it as it is",
+        where(path, dataset), expected ? "described" : "first opened by this reader", to_string(described->first),
+        described->second.name(), to_string(info.shape), info.dtype.name()));
+  }
 
   // Whether `kept` can be read: opened by this process, each of its files as it was then.
   [[nodiscard]] bool usable(StampMemo* memo = nullptr) const {
@@ -128,38 +148,46 @@ struct DatasetReader::State {
   // and read_with opens it anew. Each read first asks the server whether the object is still
   // that version (read_with), so a read answered from memory (decoded chunks, metadata blocks)
   // is of the object as it is too. Without ETags (WebHDFS, some servers), it serves the read
-  // that opened it only: each read opens it again and so sees it as it is.
+  // that opened it only (`once`): each read opens it again and so sees it as it is. So does a
+  // local file that cannot be kept (changed a moment ago, reached through external links, more
+  // than kMostKeptFiles files). Every open checks the dataset's shape and type (check_described).
   void reopen() {
     kept.reset();
     stamps.clear();
     once = false;
     const bool remote = is_url(path.native());
     const auto before = remote ? std::nullopt : stamp_of(path);
-    if (!remote && (!before || !quiet(*before))) return;
     auto opening = open_options(options);
     fit_to_path(opening, path, options.threads);
     probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
     auto opened = std::make_unique<const OpenDataset>(path, dataset, opening);
+    check_described(opened->info());
+    const auto for_this_read = [&] {
+      once = true;
+      kept = std::make_unique<const KeptDataset>(std::move(opened), 0);
+    };
     std::vector<std::pair<fs::path, FileStamp>> taken;
     if (remote) {
       once = !opened->pinned_remote();
       // Kept, its metadata blocks would stay (MiB each, up to 16); its reads need little of them.
       if (!once) opened->drop_remote_blocks();
     } else {
+      if (!before || !quiet(*before)) return for_this_read();
       const auto files = opened->kept_files();
-      if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return;
+      if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return for_this_read();
       taken.emplace_back(path, *before);
       for (const auto& file : *files) {
         if (file == path) continue;
         // Taken after the open: a source replaced in between has a recent change time (a rename
         // sets it), so it is not kept.
         const auto stamp = stamp_of(file);
-        if (!stamp || !quiet(*stamp)) return;
+        if (!stamp || !quiet(*stamp)) return for_this_read();
         taken.emplace_back(file, *stamp);
       }
     }
-    // verify_checksums checks the stored bytes at every read: none is served from memory.
-    const auto cache_bytes = options.verify_checksums ? 0 : chunk_cache_capacity(opened->info());
+    // verify_checksums checks the stored bytes at every read: none is served from memory; nor is
+    // anything of an open for one read.
+    const auto cache_bytes = options.verify_checksums || once ? 0 : chunk_cache_capacity(opened->info());
     kept = std::make_unique<const KeptDataset>(std::move(opened), cache_bytes);
     stamps = std::move(taken);
     pid = ::getpid();
@@ -181,9 +209,9 @@ Registry& registry() {
 }
 
 // Reads through the kept dataset where it is still the file's, else opens it again (kept where
-// it can be); `read_each_time` where it cannot be kept.
-template <class ReadKept, class ReadEachTime>
-void read_with(DatasetReader::State& state, const ReadKept& read_kept, const ReadEachTime& read_each_time) {
+// it can be, else for this read only).
+template <class ReadKept>
+void read_with(DatasetReader::State& state, const ReadKept& read_kept) {
   pending_writes().wait_for(state.path);
   const KeptDataset* changed = nullptr;  // a kept remote object found changed by this read
   {
@@ -209,12 +237,7 @@ void read_with(DatasetReader::State& state, const ReadKept& read_kept, const Rea
   std::unique_lock lock(state.use);
   if (changed != nullptr && state.kept.get() == changed) state.kept.reset();
   if (!state.usable()) state.reopen();
-  if (!state.kept) {
-    lock.unlock();
-    read_each_time();
-    return;
-  }
-  if (state.once) {  // opened for this read alone (a URL without ETags)
+  if (state.once) {  // opened for this read alone
     const std::unique_ptr<const KeptDataset> opened = std::move(state.kept);
     state.once = false;
     lock.unlock();
@@ -324,21 +347,26 @@ DatasetReader::~DatasetReader() = default;
 Array DatasetReader::read_box(const Box& box) const {
   auto& s = *state_;
   std::optional<Array> out;
-  read_with(
-      s,
-      [&](const KeptDataset& kept) {
-        read_target(kept, s.options, new_array_target(*kept.dataset, box, s.options.device, out));
-      },
-      [&] { out.emplace(h5tile::read_box(s.path, s.dataset, box, s.options)); });
+  read_with(s, [&](const KeptDataset& kept) {
+    read_target(kept, s.options, new_array_target(*kept.dataset, box, s.options.device, out));
+  });
   return std::move(*out);
 }
 
 void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
   auto& s = *state_;
-  read_with(
-      s,
-      [&](const KeptDataset& kept) { read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset)); },
-      [&] { h5tile::read_into(s.path, s.dataset, out, offset, s.options); });
+  read_with(s, [&](const KeptDataset& kept) {
+    read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset));
+  });
+}
+
+void DatasetReader::expect(const Shape& shape, const DType& dtype) {
+  auto& s = *state_;
+  const std::unique_lock lock(s.use);
+  s.described.emplace(shape, dtype);
+  s.expected = true;
+  // An open kept already is checked at the next read, as a new one.
+  if (s.kept && !(s.kept->dataset->info().shape == shape && s.kept->dataset->info().dtype == dtype)) let_go(s);
 }
 
 void DatasetReader::close() {

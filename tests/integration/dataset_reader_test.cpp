@@ -80,6 +80,52 @@ TEST_F(DatasetReaderTest, AFileRenamedOverIsOpenedAgain) {
   EXPECT_FALSE(reader.is_open()) << "a file changed less than 2 s ago is not kept";
 }
 
+// A reader stands for the dataset it first opened (its shape and type are what callers planned
+// their boxes and buffers by): a file renamed over with one of another shape or type fails every
+// read, naming both, whether the reader kept the file open or opened it for each read.
+TEST_F(DatasetReaderTest, ADatasetOfAnotherShapeOrTypeAfterARenameFailsItsReads) {
+  for (const bool kept : {true, false}) {
+    const auto bytes = kept ? write_quiet("s.h5", 8, Layout::Chunked) : write("s.h5", 8, Layout::Chunked);
+    DatasetReader reader(path("s.h5"), "/x");
+    const Box box{{0, 0}, {4, 10}};
+    EXPECT_TRUE(equal_bytes(reader.read_box(box), bytes.data(), 4 * 10 * 4));
+    EXPECT_EQ(reader.is_open(), kept);
+    DatasetReader described(path("s.h5"), "/x");  // told the shape and type, not read before the rename
+    described.expect(shape_, DType::from_name("int32"));
+    const Shape longer{80, 10};
+    const auto other = random_bytes(DType::from_name("int32"), element_count(longer), 9);
+    to_file(ArrayView{other.data(), DType::from_name("int32"), longer, {}}, path("o.h5"), "/x",
+            {.layout = Layout::Chunked})
+        .wait();
+    std::filesystem::rename(path("o.h5"), path("s.h5"));
+    std::vector<std::byte> out(4 * 10 * 4);
+    for (int i = 0; i < 2; ++i) {  // and again: the change is not forgotten
+      try {
+        (void)reader.read_box(box);
+        ADD_FAILURE() << "read_box read a dataset of another shape";
+      } catch (const RuntimeError& e) {
+        EXPECT_NE(
+            std::string(e.what()).find("changed since it was first opened by this reader: it was [40, 10] int32, it "
+                                       "is now [80, 10] int32"),
+            std::string::npos)
+            << e.what();
+      }
+      EXPECT_THROW(reader.read_into(ArrayView{out.data(), DType::from_name("int32"), {4, 10}, {}}, {0, 0}),
+                   RuntimeError);
+      try {
+        (void)described.read_box(box);
+        ADD_FAILURE() << "the first read of a reader told the old shape read the new one";
+      } catch (const RuntimeError& e) {
+        EXPECT_NE(std::string(e.what()).find("changed since it was described: it was [40, 10] int32"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+    const auto same = DatasetReader(path("s.h5"), "/x").read_box(box);  // a new reader: as it is now
+    EXPECT_TRUE(equal_bytes(same, other.data(), 4 * 10 * 4));
+  }
+}
+
 TEST_F(DatasetReaderTest, ReadsFromManyThreadsAtOnce) {
   const auto bytes = write_quiet("t.h5", 7, Layout::Virtual);
   const DatasetReader reader(path("t.h5"), "/x");

@@ -4,6 +4,7 @@ reads gives the new data; reads from many threads at once equal numpy; closing l
 descriptor and HDF5 object go; a child of fork() reads through its own open."""
 import gc
 import os
+import re
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +24,9 @@ QUIET_S = 2.1
 SHAPE = (64, 48)
 LAYOUTS = {"contiguous": {}, "chunked": {"chunks": (8, 16)},
            "gzip": {"chunks": (8, 16), "compression": "gzip", "shuffle": True}}
-TESTS = ["parity", "replaced", "rewritten", "rewritten_quiet", "threads", "descriptors", "own_writes", "fork", "dask"]
+CHANGED = {"longer": ((SHAPE[0] * 2, SHAPE[1]), "float32"), "other-type": (SHAPE, "float64"),
+           "transposed": ((SHAPE[1], SHAPE[0]), "int16")}
+TESTS = ["parity", "replaced", *(f"reshaped-{c}" for c in CHANGED), "rewritten", "rewritten_quiet", "threads", "descriptors", "own_writes", "fork", "dask"]
 
 
 def write_plain(path, seed):
@@ -122,6 +125,49 @@ def test_a_file_renamed_over_between_reads_gives_the_new_data(quiet_files):
             np.testing.assert_array_equal(f[name][7], new_data[name][7])
             np.testing.assert_array_equal(f[name][:], new_data[name])
         np.testing.assert_array_equal(g["x"][7], newer_tiled[7])
+
+
+@pytest.mark.parametrize("change", sorted(CHANGED))
+def test_a_dataset_of_another_shape_or_type_after_a_replace_fails_its_reads(tmp_path, quiet_files, change):
+    # A File's Dataset and a Dask array were described (shape, dtype) when made; reading the new
+    # file's dataset through them would fit the old shape and give a part of it, or values of
+    # another type under the old dtype. Every read fails instead, naming both: through the kept
+    # open (a quiet file) or an open for one read (a file just written), read before the replace
+    # or only after it (the reader's first open finds the change too).
+    dask = pytest.importorskip("dask", reason="h5tile.dask needs dask")
+    import h5tile.dask as hd
+    shape, dtype = CHANGED[change]
+    plain, data, _, _ = quiet_files[f"reshaped-{change}"]
+    fresh = tmp_path / "fresh.h5"
+    write_plain(fresh, 3)
+    for path, kept in ((plain, True), (fresh, False)):
+        with h5tile.File(path) as f, h5tile.File(path) as g, dask.config.set(scheduler="sync"):
+            with h5py.File(path, "r") as h:
+                expected = h["chunked"][:]
+            np.testing.assert_array_equal(f["chunked"][7], expected[7])
+            np.testing.assert_array_equal(f["chunked"][:], expected)
+            assert f._readers["/chunked"].is_open == kept, path
+            x = hd.from_file(str(path), "/chunked", chunks=(8, 48))
+            np.testing.assert_array_equal(x[:8].compute(), expected[:8])
+            unread, y = g["chunked"], hd.from_file(str(path), "/chunked", chunks=(8, 48))  # described, not read
+            assert unread.shape == SHAPE and unread.dtype == np.float32
+            other = tmp_path / "other.h5"
+            with h5py.File(other, "w") as o:
+                o.create_dataset("chunked", data=np.ones(shape, dtype), chunks=(8, 16))
+            os.replace(other, path)
+            was = f"[{SHAPE[0]}, {SHAPE[1]}] float32"
+            now = f"[{shape[0]}, {shape[1]}] {np.dtype(dtype).name}"
+            reads = (lambda: f["chunked"][7], lambda: f["chunked"][:], lambda: x[:8].compute(),
+                     lambda: unread[7], lambda: y[8:16].compute(), lambda: f["chunked"][7])
+            for read in reads:
+                with pytest.raises(h5tile.Error, match=rf"'/chunked' in '.*{path.name}' changed since it was described: "
+                                                       rf"it was {re.escape(was)}, it is now {re.escape(now)}"):
+                    read()
+        with h5tile.File(path) as f:  # opened again: as it is now
+            assert f["chunked"].shape == shape and f["chunked"].dtype == dtype
+            np.testing.assert_array_equal(f["chunked"][:], np.ones(shape, dtype))
+            np.testing.assert_array_equal(hd.from_file(str(path), "/chunked").compute(scheduler="sync"),
+                                          np.ones(shape, dtype))
 
 
 def test_a_file_rewritten_in_place_between_reads_gives_the_new_data(quiet_files):
