@@ -252,10 +252,12 @@ void read_into(const std::filesystem::path& path, const std::string& dataset, co
 /// While kept, the file is open in HDF5 (and, with HDF5's file locking, locked against HDF5
 /// writers, as a file h5py holds open is); h5tile's own writes of the path let it go first.
 ///
-/// A reader stands for the dataset as its first read found it (or as expect() said it is): where a later open finds
-/// another shape or type (the file replaced by one with another dataset of that name), every read throws RuntimeError
-/// naming both ("... changed since it was first opened by this reader: it was [40, 10] int32, it is now [80, 10] int32
-/// ..."); a new reader reads it as it is.
+/// A reader stands for the dataset as its first read found it (or as expect() said it is): where a
+/// later open finds another shape or type (the file replaced by one with another dataset of that
+/// name), every read throws RuntimeError naming both ("... changed since it was first opened by
+/// this reader: it was [40, 10] int32, it is now [80, 10] int32 ..."; not an IoError: reading
+/// again cannot help); a new reader reads it as it is. A dataset grown along its unlimited axes
+/// (netCDF's record dimension) still holds every box of the old shape, and is read.
 ///
 /// Thread-safe: reads from many threads run at once. A child of fork() opens the file anew.
 class DatasetReader {

@@ -326,7 +326,7 @@ class Dataset(_Object):
                                        f"write back its attributes {lost} (of a type h5tile does not read)")
         from . import to_file
         to_file(data, self._file.filename, self._name, mode="a", **options).wait()
-        self._file._catalog.reset()
+        self._file._written()
         # The write replaced the dataset: its attributes come back (those the write made are kept).
         now = set(self.attrs.keys())
         for name, raw in kept.items():

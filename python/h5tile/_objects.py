@@ -178,7 +178,9 @@ class File(Group):
     again each time; with HDF5's file locking, HDF5 programs cannot open it for writing meanwhile,
     as with h5py. Unlike h5py's, every read first checks (stat) that the file is still the one
     opened, and opens it again where it was replaced or rewritten: a File sees the file as it is
-    at each call. A URL's dataset is kept where the server names versions by a strong ETag (S3,
+    at each call, as long as its datasets keep the shape and dtype they were described with (a
+    dataset of another shape or dtype, other than grown along an unlimited axis, fails its reads
+    naming both: open the File again). A URL's dataset is kept where the server names versions by a strong ETag (S3,
     nginx): every request asks for the version opened, each read first checks with a one-byte
     request that the object is still that version, and a read of an object changed since opens
     it again. WebHDFS URLs, and objects modified in the last 2 s, are opened by each read. It is
@@ -343,11 +345,18 @@ class File(Group):
         chunked = options.get("chunks") is not None or options.get("compression") is not None
         to_file(data, self._path_text, name, mode="a", layout="chunked" if chunked else "contiguous",
                 **{k: v for k, v in options.items() if v is not None or k in ("chunks", "compression")}).wait()
+        self._written()
+
+    def _written(self) -> None:
+        """After a write through this File: every description read again, and every dataset's
+        reader made anew from it (a reader fails the reads of a dataset that no longer has the
+        description it was made with)."""
         self._catalog.reset()
-        with self._readers_lock:  # described anew by its next read
-            reader = self._readers.pop(name, None)
-        if reader is not None:
-            reader.close()
+        with self._readers_lock:
+            readers = list(self._readers.values())
+            self._readers.clear()
+        for reader in readers:
+            reader.close()  # waits for its reads in progress
 
 
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:

@@ -75,7 +75,9 @@ class _Source:
         if kept is None or kept[0] != os.getpid():  # a child of fork() opens its own
             reader = _h5tile._Reader(self.path, self.dataset_name, _args.device(self.device), self.threads)
             # The graph's blocks were cut by this shape: a file replaced since fails the reads.
-            reader.expect(list(self.shape), self.described_dtype)
+            described = getattr(self, "described_dtype", None)  # absent from older pickles
+            if described is not None:
+                reader.expect(list(self.shape), described)
             kept = (os.getpid(), reader)
             self._kept = kept  # two threads racing here each read through their own: both correct
         return kept[1]
@@ -139,7 +141,9 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
 
     Raises at the call what :func:`h5tile.describe` raises (no such file, dataset, a group...);
     blocks raise h5tile's errors where they are computed. The file is opened at each block read:
-    a file replaced between blocks gives blocks of both versions (as for h5py).
+    a file replaced between blocks by one of the same shape and dtype gives blocks of both
+    versions (as for h5py); one whose dataset has another shape or dtype (other than grown along
+    an unlimited axis) fails the blocks read after it, naming both.
     """
     path = _args.absolute(_args.path("path_or_url", path_or_url))
     dataset_name = _args.dataset_name(dataset_name)

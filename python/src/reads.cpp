@@ -265,8 +265,7 @@ void bind_reads(nb::module_& m) {
           "expect",
           [](PyReader& r, const h5tile::Shape& shape, const std::string& dtype) {
             nb::gil_scoped_release release;
-            r.reader.expect(shape, dtype == "object" ? h5tile::DType(h5tile::DTypeKind::VarString)
-                                                     : h5tile::DType::from_name(dtype));
+            r.reader.expect(shape, h5tile::DType::from_name(dtype));
           },
           "shape"_a, "dtype"_a, "The shape and dtype name (describe()'s) that every open must find, the first one too.")
       .def(

@@ -82,6 +82,17 @@ bool quiet(const FileStamp& stamp) {
   return stamp.changed_ns + kQuietNs < nanoseconds(now);
 }
 
+// Whether `info`'s dataset is one of `shape` or one grown from it along unlimited axes only.
+bool fits_grown(const Shape& shape, const DatasetInfo& info) {
+  if (shape.size() != info.shape.size()) return false;
+  for (std::size_t a = 0; a < shape.size(); ++a) {
+    if (info.shape[a] == shape[a]) continue;
+    const bool unlimited = a < info.max_shape.size() && info.max_shape[a] == kUnlimitedExtent;
+    if (!unlimited || info.shape[a] < shape[a]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 namespace detail {
@@ -115,17 +126,21 @@ struct DatasetReader::State {
   bool once = false;                                   // `kept` is for the read that opened it only (see reopen)
   std::uint64_t opens = 0;  // how many times a `kept` to keep was opened (DatasetReader::opens)
   // The shape and type of the dataset as the reader first opened it (or as expect() said): every
-  // later open must find the same (reopen), or its reads fail.
+  // later open must find the same (a dataset grown along its unlimited axes still holds every box
+  // of the old shape, as it was), or its reads fail. Under its own lock: checked by the reads that
+  // open the file each time without `use`.
+  std::mutex described_mutex;
   std::optional<std::pair<Shape, DType>> described;
   bool expected = false;  // `described` came from expect()
 
   // Throws where `info` is not the shape and type first opened (recording them at the first).
   void check_described(const DatasetInfo& info) {
+    const std::lock_guard lock(described_mutex);
     if (!described) {
       described.emplace(info.shape, info.dtype);
       return;
     }
-    if (described->first == info.shape && described->second == info.dtype) return;
+    if (described->second == info.dtype && fits_grown(described->first, info)) return;
     throw RuntimeError(fmt::format(
         "{} changed since it was {}: it was {} {}, it is now {} {} (the file was replaced or rewritten); open it "
         "again to read it as it is",
@@ -149,14 +164,17 @@ struct DatasetReader::State {
   // that version (read_with), so a read answered from memory (decoded chunks, metadata blocks)
   // is of the object as it is too. Without ETags (WebHDFS, some servers), it serves the read
   // that opened it only (`once`): each read opens it again and so sees it as it is. So does a
-  // local file that cannot be kept (changed a moment ago, reached through external links, more
-  // than kMostKeptFiles files). Every open checks the dataset's shape and type (check_described).
+  // local file that cannot be kept once opened (reached through external links, more than
+  // kMostKeptFiles files); one changed a moment ago is not opened here: its reads open it each
+  // (read_with's `read_each_time`, outside the lock). Every open checks the dataset's shape and
+  // type (check_described).
   void reopen() {
     kept.reset();
     stamps.clear();
     once = false;
     const bool remote = is_url(path.native());
     const auto before = remote ? std::nullopt : stamp_of(path);
+    if (!remote && (!before || !quiet(*before))) return;
     auto opening = open_options(options);
     fit_to_path(opening, path, options.threads);
     probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
@@ -172,7 +190,6 @@ struct DatasetReader::State {
       // Kept, its metadata blocks would stay (MiB each, up to 16); its reads need little of them.
       if (!once) opened->drop_remote_blocks();
     } else {
-      if (!before || !quiet(*before)) return for_this_read();
       const auto files = opened->kept_files();
       if (!files || files->size() > kMostKeptFiles || stamp_of(path) != before) return for_this_read();
       taken.emplace_back(path, *before);
@@ -209,9 +226,9 @@ Registry& registry() {
 }
 
 // Reads through the kept dataset where it is still the file's, else opens it again (kept where
-// it can be, else for this read only).
-template <class ReadKept>
-void read_with(DatasetReader::State& state, const ReadKept& read_kept) {
+// it can be, else for this read only); `read_each_time` where it is not opened to be kept.
+template <class ReadKept, class ReadEachTime>
+void read_with(DatasetReader::State& state, const ReadKept& read_kept, const ReadEachTime& read_each_time) {
   pending_writes().wait_for(state.path);
   const KeptDataset* changed = nullptr;  // a kept remote object found changed by this read
   {
@@ -237,6 +254,11 @@ void read_with(DatasetReader::State& state, const ReadKept& read_kept) {
   std::unique_lock lock(state.use);
   if (changed != nullptr && state.kept.get() == changed) state.kept.reset();
   if (!state.usable()) state.reopen();
+  if (!state.kept) {  // not opened (changed a moment ago): read as read_box does, checked
+    lock.unlock();
+    read_each_time();
+    return;
+  }
   if (state.once) {  // opened for this read alone
     const std::unique_ptr<const KeptDataset> opened = std::move(state.kept);
     state.once = false;
@@ -347,17 +369,31 @@ DatasetReader::~DatasetReader() = default;
 Array DatasetReader::read_box(const Box& box) const {
   auto& s = *state_;
   std::optional<Array> out;
-  read_with(s, [&](const KeptDataset& kept) {
-    read_target(kept, s.options, new_array_target(*kept.dataset, box, s.options.device, out));
-  });
+  read_with(
+      s,
+      [&](const KeptDataset& kept) {
+        read_target(kept, s.options, new_array_target(*kept.dataset, box, s.options.device, out));
+      },
+      [&] {
+        open_and_read(s.path, s.dataset, s.options, [&](const OpenDataset& opened) {
+          s.check_described(opened.info());
+          return new_array_target(opened, box, s.options.device, out);
+        });
+      });
   return std::move(*out);
 }
 
 void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
   auto& s = *state_;
-  read_with(s, [&](const KeptDataset& kept) {
-    read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset));
-  });
+  read_with(
+      s,
+      [&](const KeptDataset& kept) { read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset)); },
+      [&] {
+        open_and_read(s.path, s.dataset, s.options, [&](const OpenDataset& opened) {
+          s.check_described(opened.info());
+          return caller_memory_target(opened, out, offset);
+        });
+      });
 }
 
 void DatasetReader::expect(const Shape& shape, const DType& dtype) {

@@ -27,16 +27,8 @@ namespace h5tile {
 namespace fs = std::filesystem;
 using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
 
-namespace {
-
-// Chooses (and checks, throwing InvalidArgument) the target once the dataset is known.
-using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
-
-// Opens `dataset` and reads it into the target that `target_for` chooses: a virtual dataset
-// with a tile index from the index while HDF5 opens it, and again in the few cases where the
-// mapping and the index disagree (layout/virtual/early_open.hpp).
-void open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
-                   const TargetFor& target_for) {
+void detail::open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
+                           const TargetFor& target_for) {
   settle_before_open(path);
   auto opening = open_options(options);
   fit_to_path(opening, path, options.threads);
@@ -65,8 +57,6 @@ void open_and_read(const fs::path& path, const std::string& dataset, const ReadO
   Progress again(options.progress, target.bytes);  // counts from zero
   readable.opened->read_into(target.region, target.out, target.device, threads, &again);
 }
-
-}  // namespace
 
 ReadTarget detail::new_array_target(const OpenDataset& opened, const Box& box, int device, std::optional<Array>& out) {
   opened.require_fixed_size();

@@ -4,7 +4,10 @@
 // it open (dataset_reader.cpp).
 
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <optional>
+#include <string>
 
 #include <h5tile/array.hpp>
 
@@ -27,5 +30,14 @@ struct ReadTarget {
 // The caller's memory `out` at `offset` (empty: the whole dataset), as read_into takes it.
 // Throws InvalidArgument naming what does not match.
 [[nodiscard]] ReadTarget caller_memory_target(const OpenDataset& opened, const ArrayView& out, const Shape& offset);
+
+// Chooses (and checks, throwing) the target once the dataset is known.
+using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
+
+// Opens `dataset` and reads it into the target that `target_for` chooses: a virtual dataset
+// with a tile index from the index while HDF5 opens it, and again in the few cases where the
+// mapping and the index disagree (layout/virtual/early_open.hpp); `target_for` sees each open.
+void open_and_read(const std::filesystem::path& path, const std::string& dataset, const ReadOptions& options,
+                   const TargetFor& target_for);
 
 }  // namespace h5tile::detail

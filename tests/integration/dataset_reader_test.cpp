@@ -126,6 +126,31 @@ TEST_F(DatasetReaderTest, ADatasetOfAnotherShapeOrTypeAfterARenameFailsItsReads)
   }
 }
 
+TEST_F(DatasetReaderTest, ADatasetOfAnotherTypeFailsAndAMatchingExpectationKeepsReading) {
+  const auto bytes = write_quiet("t.h5", 10, Layout::Contiguous);
+  DatasetReader reader(path("t.h5"), "/x");
+  reader.expect(shape_, DType::from_name("int32"));
+  const Box box{{2, 0}, {3, 10}};
+  const auto expected = rows(bytes, 2, 3);
+  EXPECT_TRUE(equal_bytes(reader.read_box(box), expected.data(), expected.size()));
+  EXPECT_TRUE(reader.is_open()) << "an expectation that holds keeps the file open as before";
+  const auto floats = random_bytes(DType::from_name("float32"), element_count(shape_), 11);
+  to_file(ArrayView{floats.data(), DType::from_name("float32"), shape_, {}}, path("u.h5"), "/x").wait();
+  std::filesystem::rename(path("u.h5"), path("t.h5"));
+  std::vector<std::byte> out(expected.size());
+  try {
+    reader.read_into(ArrayView{out.data(), DType::from_name("int32"), {3, 10}, {}}, {2, 0});
+    ADD_FAILURE() << "read_into read float32 elements as a dataset of int32";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("changed since it was described: it was [40, 10] int32, it is now [40, 10] "
+                                         "float32"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(reader.is_open());
+  EXPECT_EQ(reader.opens(), 1U);
+}
+
 TEST_F(DatasetReaderTest, ReadsFromManyThreadsAtOnce) {
   const auto bytes = write_quiet("t.h5", 7, Layout::Virtual);
   const DatasetReader reader(path("t.h5"), "/x");

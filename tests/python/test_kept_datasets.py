@@ -139,8 +139,9 @@ def test_a_dataset_of_another_shape_or_type_after_a_replace_fails_its_reads(tmp_
     shape, dtype = CHANGED[change]
     plain, data, _, _ = quiet_files[f"reshaped-{change}"]
     fresh = tmp_path / "fresh.h5"
-    write_plain(fresh, 3)
     for path, kept in ((plain, True), (fresh, False)):
+        if not kept:
+            write_plain(fresh, 3)  # just written: not kept for 2 s, each read opens it
         with h5tile.File(path) as f, h5tile.File(path) as g, dask.config.set(scheduler="sync"):
             with h5py.File(path, "r") as h:
                 expected = h["chunked"][:]
@@ -168,6 +169,37 @@ def test_a_dataset_of_another_shape_or_type_after_a_replace_fails_its_reads(tmp_
             np.testing.assert_array_equal(f["chunked"][:], np.ones(shape, dtype))
             np.testing.assert_array_equal(hd.from_file(str(path), "/chunked").compute(scheduler="sync"),
                                           np.ones(shape, dtype))
+
+
+def test_a_dataset_grown_along_its_unlimited_axis_is_still_read(tmp_path):
+    # netCDF's record dimension: rows appended in place (h5py resize). Every box of the shape the
+    # File and the Dask array were made with still holds the same elements: they read on, and a
+    # File opened again sees the new rows. Growth along a fixed axis is refused (test above).
+    dask = pytest.importorskip("dask", reason="h5tile.dask needs dask")
+    import h5tile.dask as hd
+    path = tmp_path / "records.h5"
+    first = random_array("float32", SHAPE, 31)
+    with h5py.File(path, "w") as h:
+        h.create_dataset("t", data=first, maxshape=(None, SHAPE[1]), chunks=(8, 16))
+    time.sleep(QUIET_S)
+    with h5tile.File(path) as f, dask.config.set(scheduler="sync"):
+        x = hd.from_file(str(path), "/t", chunks=(8, 48))
+        np.testing.assert_array_equal(f["t"][:], first)
+        assert f._readers["/t"].is_open  # kept
+        f._readers["/t"].close()  # else HDF5's file lock keeps h5py from appending
+        more = random_array("float32", (24, SHAPE[1]), 32)
+        with h5py.File(path, "a") as h:
+            h["t"].resize(SHAPE[0] + 24, axis=0)
+            h["t"][SHAPE[0]:] = more
+        for wait in (0, QUIET_S):  # opened by each read (just changed), then kept anew
+            time.sleep(wait)
+            np.testing.assert_array_equal(f["t"][:], first)
+            np.testing.assert_array_equal(f["t"][5], first[5])
+            np.testing.assert_array_equal(x.compute(), first)
+            assert f._readers["/t"].is_open == bool(wait)
+    with h5tile.File(path) as f:
+        assert f["t"].shape == (SHAPE[0] + 24, SHAPE[1])
+        np.testing.assert_array_equal(f["t"][SHAPE[0]:], more)
 
 
 def test_a_file_rewritten_in_place_between_reads_gives_the_new_data(quiet_files):
