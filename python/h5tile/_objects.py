@@ -180,10 +180,10 @@ class File(Group):
     opened, and opens it again where it was replaced or rewritten: a File sees the file as it is
     at each call, as long as its datasets keep the shape and dtype they were described with (a
     dataset of another shape or dtype, other than grown along an unlimited axis, fails its reads
-    naming both: open the File again). A URL's dataset is kept where the server names versions by a strong ETag (S3,
-    nginx): every request asks for the version opened, each read first checks with a one-byte
-    request that the object is still that version, and a read of an object changed since opens
-    it again. WebHDFS URLs, and objects modified in the last 2 s, are opened by each read. It is
+    naming both: open the File again). A URL's dataset is kept where the server names versions by
+    a strong ETag (S3, nginx): every request asks for the version opened, each read first checks
+    with a one-byte request that the object is still that version, and a read of an object changed
+    since opens it again. WebHDFS URLs, and objects modified in the last 2 s, are opened by each read. It is
     picklable (it reopens where it is unpickled). What it lists and describes
     is cached until it writes.
 

@@ -399,10 +399,12 @@ void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
 void DatasetReader::expect(const Shape& shape, const DType& dtype) {
   auto& s = *state_;
   const std::unique_lock lock(s.use);
-  s.described.emplace(shape, dtype);
-  s.expected = true;
-  // An open kept already is checked at the next read, as a new one.
-  if (s.kept && !(s.kept->dataset->info().shape == shape && s.kept->dataset->info().dtype == dtype)) let_go(s);
+  {
+    const std::lock_guard described(s.described_mutex);  // read_each_time checks outside `use`
+    s.described.emplace(shape, dtype);
+    s.expected = true;
+  }
+  let_go(s);  // an open kept already is opened again by the next read, and checked there
 }
 
 void DatasetReader::close() {
