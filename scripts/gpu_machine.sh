@@ -44,6 +44,8 @@
 #   bench/xarray_gpu.py at H5TILE_GPU_GIB (default 8). Carry .deps/include, .deps/googletest and
 #   .deps-bench/py312-dask. About 6 minutes after the build: each benchmark starts no round that
 #   would end past its share of H5TILE_XARRAY_BUDGET (default 450 s from the start).
+#   probe: build, then each argument as one probe and its arguments ("bench/probes/x.py --gib 2"),
+#   with nvCOMP and the Dask wheels where carried (.deps-nvcomp, .deps-bench/py312-dask)
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
@@ -152,17 +154,44 @@ if [ "$mode" = "nvcomp" ]; then
   echo "== compressed reads into device memory"; cat "$out/nvcomp_bench.log"
   exit 0
 fi
+# Dask, distributed, xarray, h5netcdf and pandas from the carried .deps-bench/py312-dask, on
+# PYTHONPATH (removed again by the mode that installed them).
+dask_site() {
+  [ -d .deps-bench/py312-dask ] || return 0
+  rm -rf /tmp/h5tile-dask-site && mkdir -p /tmp/h5tile-dask-site &&
+    pip install -q --no-deps --target /tmp/h5tile-dask-site .deps-bench/py312-dask/*.whl >> "$out/build.log" 2>&1 ||
+    { echo "dask: the carried wheels did not install"; tail -5 "$out/build.log"; }
+  export PYTHONPATH="/tmp/h5tile-dask-site${PYTHONPATH:+:$PYTHONPATH}"
+}
+# nvCOMP from the carried .deps-nvcomp, where it came.
+nvcomp_library() {
+  [ -f .deps-nvcomp/libnvcomp.so.6.xz ] || return 0
+  mkdir -p /tmp/h5tile-nvcomp && xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 &&
+    export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
+}
+if [ "$mode" = "probe" ]; then
+  # One or more probes (bench/probes/), after the build, with nvCOMP and the Dask wheels where
+  # carried: scripts/gpu_machine.sh probe "bench/probes/a.py --x 1" "bench/probes/b.py" (each
+  # argument one probe and its arguments; output in $OUT/probe-N.log and printed).
+  dask_site
+  nvcomp_library
+  shift
+  n=0
+  for probe in "$@"; do
+    n=$((n + 1))
+    echo "== $probe"
+    # shellcheck disable=SC2086  # the probe's own arguments split as on a command line
+    H5TILE_BUILD_DIR=build-gpu timeout 900 python3 $probe 2>&1 | tee "$out/probe-$n.log" | tail -60
+  done
+  rm -rf /tmp/h5tile-dask-site
+  exit 0
+fi
 if [ "$mode" = "dask" ]; then
   # h5tile.dask and the xarray backend with device blocks (issue 29): Dask, distributed, xarray,
   # h5netcdf and pandas from .deps-bench/py312-dask (scripts/prepare_gpu_deps.sh --remote). Carry
   # .deps/include, .deps/googletest and .deps-bench/py312-dask (and .deps-nvcomp for gzip on the GPU).
-  rm -rf /tmp/h5tile-dask-site && mkdir -p /tmp/h5tile-dask-site &&
-    pip install -q --no-deps --target /tmp/h5tile-dask-site .deps-bench/py312-dask/*.whl >> "$out/build.log" 2>&1 ||
-    { echo "dask: the carried wheels did not install"; tail -5 "$out/build.log"; }
-  [ -f .deps-nvcomp/libnvcomp.so.6.xz ] && mkdir -p /tmp/h5tile-nvcomp &&
-    xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 &&
-    export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
-  export PYTHONPATH="/tmp/h5tile-dask-site${PYTHONPATH:+:$PYTHONPATH}"
+  dask_site
+  nvcomp_library
   tests=(tests/python/test_dask.py)
   [ -f tests/python/test_xarray.py ] && tests+=(tests/python/test_xarray.py)
   H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:cacheprovider "${tests[@]}" > "$out/dask_tests.log" 2>&1
