@@ -8,7 +8,9 @@ For each file (lz4, zstd + shuffle, uncompressed; bench/compressible.py's field,
 decoder (H5TILE_GPU_DECODE=on / off, each in a process of its own), the best of 5 of:
 from_file(device=0) as users call it; the same into a buffer allocated once (out=); a kept reader
 (_Reader.read_into, no open per read); describe() alone (what from_file adds to find the shape);
-and the decoder's own wall (last_device_io()["decode_phases"]["wall"]). Every result is compared
+and the decoder's own wall (last_device_io()["decode_phases"]["wall"]); of the kept reader's last
+read, the core's whole read, its planning and the decoder's setup (last_device_io()'s "seconds",
+"plan_seconds", decode_phases "setup"). Every result is compared
 with the host read.
 """
 import argparse
@@ -49,7 +51,11 @@ buf = cupy.empty(host.shape, host.dtype)
 out["out="] = best(lambda: h5tile.from_file(path, "/x", device=0, out=buf))
 reader = _h5tile._Reader(path, "/x", 0, 0)
 out["kept reader"] = best(lambda: reader.read_into(buf, "", [0, 0]))
-out["wall_kept"] = h5tile.last_device_io()["decode_phases"]["wall"]
+r = h5tile.last_device_io()
+out["wall_kept"] = r["decode_phases"]["wall"]
+out["setup"] = r["decode_phases"].get("setup", 0.0)
+out["core"] = r.get("seconds", 0.0)
+out["plan"] = r.get("plan_seconds", 0.0)
 assert bool((cupy.asnumpy(buf) == host).all()), "kept reader differs"
 out["describe"] = best(lambda: h5tile.describe(path, "/x"))
 out["cupy.empty"] = best(lambda: cupy.empty(host.shape, host.dtype))
@@ -69,7 +75,7 @@ def main():
              "uncompressed (chunked)": {}}
     print(f"{a.nbytes / 2**30:.2f} GiB float32 {a.shape}, chunks (64, 4096), best of 5, ms")
     print(f"{'file':24}{'decode':8}{'from_file':>10}{'out=':>8}{'kept':>8}{'describe':>9}{'empty':>7}"
-          f"{'wall(ff)':>9}{'wall(kept)':>11}  decoder")
+          f"{'wall(ff)':>9}{'wall(kept)':>11}{'core':>7}{'plan':>7}{'setup':>7}  decoder")
     with tempfile.TemporaryDirectory(prefix="h5tile-overhead-", dir=args.dir) as folder:
         path = os.path.join(folder, "x.h5")
         for label, opts in files.items():
@@ -86,6 +92,7 @@ def main():
                 ms = {k: v * 1e3 for k, v in r.items() if isinstance(v, float)}
                 print(f"{label:24}{mode:8}{ms['from_file']:10.1f}{ms['out=']:8.1f}{ms['kept reader']:8.1f}"
                       f"{ms['describe']:9.2f}{ms['cupy.empty']:7.2f}{ms['wall_from_file']:9.1f}{ms['wall_kept']:11.1f}"
+                      f"{ms['core']:7.1f}{ms['plan']:7.1f}{ms['setup']:7.2f}"
                       f"  {r['decoder'] or '-'}", flush=True)
 
 

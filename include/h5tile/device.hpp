@@ -29,6 +29,7 @@ struct DecodePhases {
   double scatter = 0;    ///< the decoded chunks copied into place (clipped)
   double wait = 0;       ///< the host waiting for the GPU to finish a batch
   double wall = 0;       ///< the whole decode, first read to last check
+  double setup = 0;      ///< before `wall`: sizing the batches and their buffers, nvCOMP's scratch size
   std::uint64_t batches = 0;
   std::uint64_t chunks = 0;
   std::uint64_t stored_bytes = 0;
@@ -72,6 +73,12 @@ struct DeviceIoReport {
   /// How the file was read (last_read_pattern() at the time of the report; "" where the last
   /// device read read no local file).
   ReadPatternReport read_pattern;
+  /// Wall seconds of the last device read in h5tile's core, from its plan to the last byte in
+  /// place (the file's open before it not included), and of its planning alone: the pieces, the
+  /// chunks the GPU decodes, the decoder's choice (auto's timed samples included, where it ran
+  /// them), GPUDirect Storage's open. 0 before any device read.
+  double seconds = 0;
+  double plan_seconds = 0;
 };
 [[nodiscard]] DeviceIoReport last_device_io();
 

@@ -91,10 +91,16 @@ class _Source:
                 raise IndexError("h5tile.dask reads boxes (steps of 1)")
             offset.append(start)
             extent.append(max(0, stop - start))
-        block = self._reader().read_box(offset, extent)
-        if self.device is not None:
-            import cupy
-            block = cupy.asarray(block)
+        if self.device is None:
+            return self._reader().read_box(offset, extent)
+        # Device blocks come from CuPy's memory pool, which the next block reuses, not from memory
+        # of the core's own (a cudaMalloc per block, and a cudaFree, which waits for the whole
+        # device, when the block dies).
+        import cupy
+        with cupy.cuda.Device(self.device):
+            block = cupy.empty(tuple(extent), self.dtype)
+        if block.size:
+            self._reader().read_into(block, "", offset)
         return block
 
     def __repr__(self) -> str:

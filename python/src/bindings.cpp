@@ -415,6 +415,7 @@ NB_MODULE(_h5tile, m) {
     phases["scatter"] = ph.scatter;
     phases["wait"] = ph.wait;
     phases["wall"] = ph.wall;
+    phases["setup"] = ph.setup;
     phases["batches"] = ph.batches;
     phases["chunks"] = ph.chunks;
     phases["stored_bytes"] = ph.stored_bytes;
@@ -431,6 +432,8 @@ NB_MODULE(_h5tile, m) {
     choice["gpu_failure"] = c.gpu_failure;
     d["decoder_choice"] = choice;
     d["read_pattern"] = read_pattern_dict(r.read_pattern);
+    d["seconds"] = r.seconds;
+    d["plan_seconds"] = r.plan_seconds;
     return d;
   });
 }

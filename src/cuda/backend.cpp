@@ -107,6 +107,8 @@ void begin_device_io() {
   last_report.decoder_reason.clear();
   last_report.decode_phases = {};
   last_report.decoder_choice = {};
+  last_report.seconds = 0;
+  last_report.plan_seconds = 0;
 }
 
 void note_decoder(const std::string& decoder, const std::string& reason) {
@@ -118,6 +120,12 @@ void note_decoder(const std::string& decoder, const std::string& reason) {
 void note_decode_phases(const DecodePhases& phases) {
   const std::lock_guard lock(report_mutex);
   last_report.decode_phases = phases;
+}
+
+void note_device_io_seconds(double plan, double total) {
+  const std::lock_guard lock(report_mutex);
+  last_report.plan_seconds = plan;
+  last_report.seconds = total;
 }
 
 void note_decoder_choice(const DecoderChoiceReport& choice) {

@@ -148,6 +148,7 @@ class Run {
         out_shape_(out_shape),
         threads_(threads),
         progress_(progress) {
+    const auto start = std::chrono::steady_clock::now();
     es_ = r.elem_size;
     chunk_bytes_ = element_count(r.chunk) * es_;
     stride_ = align_up(chunk_bytes_, kChunkAlign);
@@ -209,6 +210,7 @@ class Run {
         g.fletcher32_scratch.reserve(fletcher32_scratch_bytes(largest_stored_, batch_chunks_), g.stream.get());
       temp(g, batch_chunks_, chunk_bytes_, batch_chunks_ * chunk_bytes_);
     }
+    phases_.setup = seconds_since(start);
   }
 
   void run() {

@@ -103,6 +103,8 @@ void begin_device_io();
 void note_gds_reason(const std::string& reason);
 // Records where the GPU decoder's time went in the current call.
 void note_decode_phases(const DecodePhases& phases);
+// The last device read's wall seconds: its planning, and the whole (DeviceIoReport::seconds).
+void note_device_io_seconds(double plan, double total);
 // Records how the current device read chose its decoder (the first call of a read wins).
 void note_decoder_choice(const DecoderChoiceReport& choice);
 [[nodiscard]] DeviceIoReport report();

@@ -43,6 +43,7 @@ void note_path(const char* /*path*/) {}
 void begin_device_io() {}
 void note_gds_reason(const std::string& /*reason*/) {}
 void note_decode_phases(const DecodePhases& /*phases*/) {}
+void note_device_io_seconds(double /*plan*/, double /*total*/) {}
 void note_decoder_choice(const DecoderChoiceReport& /*choice*/) {}
 void note_decoder(const std::string& /*decoder*/, const std::string& /*reason*/) {}
 bool kernels_built() noexcept { return false; }

@@ -267,6 +267,8 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
 void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, unsigned threads,
                                  Progress* progress) const {
   gpu::begin_device_io();
+  const auto started = std::chrono::steady_clock::now();
+  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
   const auto es = info_.dtype.size();
   // Data outside the page cache may be read as one stream of few readers with large requests
   // (H5TILE_COLD_READS), staged through pinned buffers of its own (a second pool of the device,
@@ -361,6 +363,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   if (!gpu_decodes) gpu::note_decode_phases({});  // the phases of a sample that auto timed
   if (covered < region.count()) {
     // Regions no source maps hold the fill value: assemble on the host, then copy.
+    const auto planned = since_start();
     const Array host = read(region, threads, -1);
     const auto pieces = split_rowmajor(Box::whole(region.extent), es, options_.staging.piece_bytes);
     gpu::stage_to_device(
@@ -374,6 +377,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
                       pieces[i].count() * es);
         },
         threads, options_.staging);
+    gpu::note_device_io_seconds(planned, since_start());
     return;
   }
   // GPUDirect Storage where it opens: a task that is one run in the file and one run in the
@@ -397,6 +401,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
           "filtered or converted data go through staging)");
     }
   }
+  const auto planned = since_start();
   std::vector<std::size_t> staged;
   std::vector<std::size_t> direct;
   for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -425,6 +430,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   if (gpu_decodes) path += path.empty() ? "nvcomp" : "+nvcomp";
   if (!staged.empty() || path.empty()) path += path.empty() ? "staging" : "+staging";
   gpu::note_path(path.c_str());
+  gpu::note_device_io_seconds(planned, since_start());
 }
 
 }  // namespace h5tile::detail
