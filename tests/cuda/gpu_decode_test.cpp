@@ -197,6 +197,12 @@ TEST_F(GpuDecode, ManyBatchesThroughASmallStagingAndVirtualTiles) {
       EXPECT_EQ(phases.chunks, 257U);
     }
     EXPECT_GT(phases.wall, 0.0);
+    EXPECT_GT(phases.setup, 0.0);
+    // The core's wall time holds its planning (where auto's timed sample, if it ran, decoded) and
+    // the decoder's setup and decode.
+    const auto r = last_device_io();
+    EXPECT_GT(r.plan_seconds, 0.0);
+    EXPECT_GE(r.seconds, std::max(r.plan_seconds, phases.setup + phases.wall));
     std::printf("[ INFO     ] %s: pinned memory %llu bytes, %llu batches\n", std::string(layout_name(layout)).c_str(),
                 static_cast<unsigned long long>(last_device_io().staging_pinned_bytes),
                 static_cast<unsigned long long>(phases.batches));

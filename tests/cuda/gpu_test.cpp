@@ -81,6 +81,8 @@ TEST_P(GpuDTypes, DeviceRoundTripEqualsTheCpuPathByteForByte) {
   EXPECT_EQ(dev.shape(), shape);
   EXPECT_TRUE(to_host(dev) == bytes);
   EXPECT_NE(last_device_io().path, "");
+  EXPECT_GT(last_device_io().seconds, 0.0);
+  EXPECT_LE(last_device_io().plan_seconds, last_device_io().seconds);
   // Into a device buffer the caller owns.
   const ArrayView into{device_copy(std::vector<std::byte>(bytes.size())), dtype, shape, {}};
   read_into(dir_ / "d.h5", "/x", into);

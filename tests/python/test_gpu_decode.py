@@ -49,6 +49,9 @@ def decoded_on_gpu():
     assert report["decoder"] == "nvcomp" and report["path"] == "nvcomp", report
     phases = report["decode_phases"]
     assert phases["chunks"] > 0 and phases["batches"] > 0 and phases["wall"] > 0, phases
+    # The core's whole read holds its planning (where auto's timed sample, if it ran, decoded) and
+    # the decoder's setup and decode.
+    assert report["seconds"] >= max(report["plan_seconds"], phases["setup"] + phases["wall"]) > 0, report
     return report
 
 
