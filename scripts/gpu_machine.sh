@@ -70,6 +70,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 gib="${H5TILE_BENCH_GIB:-8}"
 {
   nvidia-smi -L; nproc; free -g | head -2; df -h /tmp | tail -1
+  echo "memory limit (cgroup): $(cat /sys/fs/cgroup/memory.max 2>/dev/null || echo unknown)"
   python3 -c "import h5py, cupy; print('h5py', h5py.__version__, 'cupy', cupy.__version__)"
 } > "$out/machine.txt" 2>&1
 
