@@ -290,12 +290,16 @@ std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
 
 namespace {
 
-// Before 1.14, chunks are looked up one by one (a walk of the index each, about 10 ns per chunk
-// of the index) while that costs little in all (up to 1024 chunks: about a million steps, a few
-// milliseconds), or a small part of moving the chunks: at most one chunk in the index per 256
-// bytes of a chunk, against 4 GB/s for a serial read.
-constexpr std::uint64_t kBytesPerIndexedChunk = 256;
-constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
+// Before 1.14, chunks are looked up one by one (a walk of the index each: all of N chunks in time
+// N^2, BENCHMARKS.md "Finding the chunks") while that costs little in all (up to 1024 chunks: 8 ms
+// on the CPU machine), or less than HDF5's serial read of them: at most one chunk in the index per
+// 64 bytes of a chunk, and at most 16384 chunks (1.7 s for all of them there, where reading 16 GiB
+// of 1 MiB chunks through HDF5 takes about 4 s; 65536 took 251 s). Beyond, HDF5 reads the chunks,
+// one at a time: 8 GiB of 1 MiB chunks went to device memory at 3.6 GiB/s that way on one H200
+// machine, while h5tile's own parallel reads need the chunks' places.
+constexpr std::uint64_t kBytesPerIndexedChunk = 64;
+constexpr std::uint64_t kAlwaysOneByOne = 1024;   // chunks
+constexpr std::uint64_t kMostOneByOne = 16384;    // chunks
 
 }  // namespace
 
@@ -386,7 +390,7 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   }
   listing->chunks.clear();
   const auto count = count_chunks(dataset_);  // one walk of the index
-  if (count <= kAlwaysOneByOne || count * kBytesPerIndexedChunk <= chunk_bytes_) {
+  if (count <= kAlwaysOneByOne || (count <= kMostOneByOne && count * kBytesPerIndexedChunk <= chunk_bytes_)) {
     listing->mode = Mode::OneByOne;
     return listing;
   }

@@ -97,14 +97,15 @@ class ChunkDirectoryTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove(path_); }
 
-  // Writes `layout`, opens it, and returns its directory (chunk bytes as HDF5 stores them unfiltered).
-  ChunkDirectory open(const Layout& layout) {
+  // Writes `layout`, opens it, and returns its directory (chunk bytes as HDF5 stores them
+  // unfiltered, or `chunk_bytes`: what the directory weighs its lookups against).
+  ChunkDirectory open(const Layout& layout, std::uint64_t chunk_bytes = 0) {
     write(path_, layout);
     const Hdf5Lock lock;
     file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
     dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
     return ChunkDirectory(dataset_.get(), -1, {layout.chunk_rows, layout.chunk_cols},
-                          layout.chunk_rows * layout.chunk_cols * sizeof(std::int32_t));
+                          chunk_bytes != 0 ? chunk_bytes : layout.chunk_rows * layout.chunk_cols * sizeof(std::int32_t));
   }
 
   // Every chunk of the grid as the directory finds it, checked against asked_alone; false where
@@ -150,6 +151,28 @@ TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedFrom114AndLeftToHdf5Before) {
   EXPECT_EQ(found, kListsInOnePass);
   if (!found) {
     EXPECT_NE(directory.why_through_hdf5().find("4000 chunks"), std::string::npos) << directory.why_through_hdf5();
+  }
+}
+
+TEST_F(ChunkDirectoryTest, Before114LargeChunksAreLookedUpWhileThatCostsLessThanReadingThem) {
+  // 1100 chunks: looked up one by one before 1.14 where a chunk holds at least 64 bytes per chunk
+  // of the index (the bytes given here stand for chunks that large), else left to HDF5.
+  const Layout layout{4400, 4, 4, 4, 4400, 4400, false};
+  const auto large = open(layout, 64 * 1100);
+  EXPECT_TRUE(agrees_with_hdf5(large, layout));
+  EXPECT_EQ(large.why_through_hdf5(), "");
+  const ChunkDirectory smaller(dataset_.get(), -1, {4, 4}, 64 * 1100 - 1);
+  EXPECT_EQ(agrees_with_hdf5(smaller, layout), kListsInOnePass);
+}
+
+TEST_F(ChunkDirectoryTest, Before114MoreThan16384ChunksAreLeftToHdf5HoweverLarge) {
+  // Looking up all of N chunks one by one takes time in N^2 (65536 took minutes).
+  const Layout layout{65540, 4, 4, 4, 65540, 65540, false};  // 16385 chunks
+  const auto directory = open(layout, std::uint64_t{1} << 40);
+  const bool found = agrees_with_hdf5(directory, layout);
+  EXPECT_EQ(found, kListsInOnePass);
+  if (!found) {
+    EXPECT_NE(directory.why_through_hdf5().find("16385 chunks"), std::string::npos) << directory.why_through_hdf5();
   }
 }
 
