@@ -55,17 +55,17 @@ std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, 
 }
 
 // Calls `each` with the first element and the storage of every allocated chunk of `dataset`, in
-// one pass over its index (under the caller's lock); false where this HDF5 cannot (before 1.14,
+// one pass over its index (under the caller's lock); false where this HDF5 cannot (no H5Dchunk_iter,
 // or H5Dchunk_iter failed: nothing more is reported then).
 using EachChunk = std::function<void(const hsize_t* offset, const StoredChunk& chunk)>;
 bool walk_index([[maybe_unused]] hid_t dataset, [[maybe_unused]] const EachChunk& each) {
-#if H5_VERSION_GE(1, 14, 0)
+#if H5TILE_HDF5_CHUNK_ITER
   struct Walk {
     const EachChunk* each;
     std::uint64_t base;
     std::exception_ptr error;  // from `each`: carried across HDF5's C frames, thrown after the walk
   } walk{&each, chunk_address_base(dataset), nullptr};
-  // Offsets in elements since 1.14.0 (HDFGroup/hdf5#1969).
+  // Offsets in elements (HDFGroup/hdf5#1969, in each release that H5TILE_HDF5_CHUNK_ITER admits).
   const auto on_chunk = [](const hsize_t* offset, unsigned filter_mask, haddr_t address, hsize_t size, void* data) {
     auto& w = *static_cast<Walk*>(data);
     try {
@@ -290,16 +290,15 @@ std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
 
 namespace {
 
-// Before 1.14, chunks are looked up one by one (a walk of the index each: all of N chunks in time
-// N^2, BENCHMARKS.md "Finding the chunks") while that costs little in all (up to 1024 chunks: 8 ms
-// on the CPU machine), or less than HDF5's serial read of them: at most one chunk in the index per
-// 64 bytes of a chunk, and at most 16384 chunks (1.7 s for all of them there, where reading 16 GiB
-// of 1 MiB chunks through HDF5 takes about 4 s; 65536 took 251 s). Beyond, HDF5 reads the chunks,
-// one at a time: 8 GiB of 1 MiB chunks went to device memory at 3.6 GiB/s that way on one H200
-// machine, while h5tile's own parallel reads need the chunks' places.
+// Without H5Dchunk_iter (before 1.10.10), chunks are looked up one by one (a walk of the index each: all of N chunks in
+// time N^2, BENCHMARKS.md "Finding the chunks") while that costs little in all (up to 1024 chunks: 8 ms on the CPU
+// machine), or less than HDF5's serial read of them: at most one chunk in the index per 64 bytes of a chunk, and at
+// most 16384 chunks (1.7 s for all of them there, where reading 16 GiB of 1 MiB chunks through HDF5 takes about 4 s;
+// 65536 took 251 s). Beyond, HDF5 reads the chunks, one at a time: 8 GiB of 1 MiB chunks went to device memory at 3.6
+// GiB/s that way on one H200 machine, while h5tile's own parallel reads need the chunks' places.
 constexpr std::uint64_t kBytesPerIndexedChunk = 64;
-constexpr std::uint64_t kAlwaysOneByOne = 1024;   // chunks
-constexpr std::uint64_t kMostOneByOne = 16384;    // chunks
+constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
+constexpr std::uint64_t kMostOneByOne = 16384;   // chunks
 
 }  // namespace
 
@@ -395,14 +394,15 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
     return listing;
   }
   listing->mode = Mode::ThroughHdf5;
-#if H5_VERSION_GE(1, 14, 0)
+#if H5TILE_HDF5_CHUNK_ITER
   listing->why = fmt::format(
       "HDF5 {}.{}.{} could not list its {} chunks in one pass (H5Dchunk_iter failed), and finding each with a walk "
       "of the whole chunk index costs more than reading it, so HDF5 reads them",
       H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, count);
 #else
   listing->why = fmt::format(
-      "HDF5 {}.{}.{} finds each of its {} chunks with a walk of the whole chunk index (1.14 lists them in one), so "
+      "HDF5 {}.{}.{} finds each of its {} chunks with a walk of the whole chunk index (1.10.10, 1.12.3 and 1.14 list "
+      "them in one), so "
       "HDF5 reads them",
       H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, count);
 #endif

@@ -1,9 +1,9 @@
 #pragma once
 // Where the chunks of a chunked dataset lie in its file, for all the tasks of a read.
 //
-// HDF5 1.14 lists every chunk in one pass over the dataset's chunk index (H5Dchunk_iter, about
-// 20 ns a chunk): the directory makes that pass once, at the first lookup, and answers every
-// task from it. Before 1.14 HDF5 tells where a chunk is only through
+// HDF5 1.14 (and 1.12.3, 1.10.10) lists every chunk in one pass over the dataset's chunk index
+// (H5Dchunk_iter, about 20 ns a chunk): the directory makes that pass once, at the first lookup,
+// and answers every task from it. Before, HDF5 tells where a chunk is only through
 // H5Dget_chunk_info_by_coord, which walks the whole index on every call, so finding all N
 // chunks takes time in N^2 (bench/chunk_lookup.cpp): there the directory looks chunks up one by
 // one only where the dataset has few chunks for their size, and otherwise says that the chunks
@@ -21,6 +21,12 @@
 #include <h5tile/array.hpp>
 
 #include "hdf5/handle.hpp"
+
+// Whether this HDF5 has H5Dchunk_iter with offsets in elements: 1.14.0 on (HDFGroup/hdf5#1969), and
+// its backports to 1.12.3 and 1.10.10 (#1970, #1968; Ubuntu 24.04's HDF5 is 1.10.10).
+#define H5TILE_HDF5_CHUNK_ITER                                                                       \
+  (H5_VERSION_GE(1, 14, 0) || (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 12 && H5_VERS_RELEASE >= 3) || \
+   (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 10))
 
 namespace h5tile::detail {
 
@@ -76,7 +82,7 @@ class ChunkDirectory {
   // The chunks that start at the elements `origins`, in their order: where each is stored, or
   // nullopt for a chunk not allocated (HDF5 supplies the fill value) or outside the dataset's
   // current extent. nullopt as a whole where this HDF5 cannot find the dataset's chunks cheaply
-  // (before 1.14, many small chunks): read them through HDF5 instead. Safe to call from several
+  // (without H5Dchunk_iter, many small chunks): read them through HDF5 instead. Safe to call from several
   // threads. Throws RuntimeError, before anything is read or allocated for it, for a chunk whose
   // record is damaged: stored past the end of the file (its descriptor's size), or, unfiltered,
   // of another size than a chunk's (HDF5 reads a record of size 0 as uninitialised memory).
@@ -94,7 +100,8 @@ class ChunkDirectory {
 
  private:
   // Implicit: chunk i at first + i * chunk_bytes (the implicit index of HDF5 1.10's formats, with
-  // any HDF5); Listed: one H5Dchunk_iter pass (1.14); OneByOne and ThroughHdf5: before 1.14.
+  // any HDF5); Listed: one H5Dchunk_iter pass (H5TILE_HDF5_CHUNK_ITER); OneByOne and ThroughHdf5:
+  // without it.
   enum class Mode { Implicit, Listed, OneByOne, ThroughHdf5 };
   // What a listing was made from: the dataset's extent, and its file's size and times.
   struct Signature {

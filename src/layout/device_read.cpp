@@ -268,7 +268,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
                                  Progress* progress) const {
   gpu::begin_device_io();
   const auto started = std::chrono::steady_clock::now();
-  const auto since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  const auto since_start = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
   const auto es = info_.dtype.size();
   // Data outside the page cache may be read as one stream of few readers with large requests
   // (H5TILE_COLD_READS), staged through pinned buffers of its own (a second pool of the device,

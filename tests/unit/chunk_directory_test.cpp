@@ -104,8 +104,9 @@ class ChunkDirectoryTest : public ::testing::Test {
     const Hdf5Lock lock;
     file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
     dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
-    return ChunkDirectory(dataset_.get(), -1, {layout.chunk_rows, layout.chunk_cols},
-                          chunk_bytes != 0 ? chunk_bytes : layout.chunk_rows * layout.chunk_cols * sizeof(std::int32_t));
+    return ChunkDirectory(
+        dataset_.get(), -1, {layout.chunk_rows, layout.chunk_cols},
+        chunk_bytes != 0 ? chunk_bytes : layout.chunk_rows * layout.chunk_cols * sizeof(std::int32_t));
   }
 
   // Every chunk of the grid as the directory finds it, checked against asked_alone; false where
@@ -132,7 +133,7 @@ class ChunkDirectoryTest : public ::testing::Test {
   DatasetHandle dataset_;
 };
 
-constexpr bool kListsInOnePass = H5_VERSION_GE(1, 14, 0);
+constexpr bool kListsInOnePass = H5TILE_HDF5_CHUNK_ITER;
 
 TEST_F(ChunkDirectoryTest, FewLargeChunksAreFoundWithAnyHdf5) {
   // 6 x 2 chunks, rows 0-39 written: rows 40-47 of chunks are unallocated.
@@ -142,7 +143,7 @@ TEST_F(ChunkDirectoryTest, FewLargeChunksAreFoundWithAnyHdf5) {
   EXPECT_EQ(directory.why_through_hdf5(), "");
 }
 
-TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedFrom114AndLeftToHdf5Before) {
+TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedWithChunkIterAndLeftToHdf5Without) {
   // 1100 x 4 = 4400 chunks of 64 bytes, 4000 written: finding them one by one would cost more
   // than reading them.
   const Layout layout{4400, 16, 4, 4, 4000, 4400, false};
@@ -154,7 +155,7 @@ TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedFrom114AndLeftToHdf5Before) {
   }
 }
 
-TEST_F(ChunkDirectoryTest, Before114LargeChunksAreLookedUpWhileThatCostsLessThanReadingThem) {
+TEST_F(ChunkDirectoryTest, WithoutChunkIterLargeChunksAreLookedUpWhileThatCostsLessThanReadingThem) {
   // 1100 chunks: looked up one by one before 1.14 where a chunk holds at least 64 bytes per chunk
   // of the index (the bytes given here stand for chunks that large), else left to HDF5.
   const Layout layout{4400, 4, 4, 4, 4400, 4400, false};
@@ -165,7 +166,7 @@ TEST_F(ChunkDirectoryTest, Before114LargeChunksAreLookedUpWhileThatCostsLessThan
   EXPECT_EQ(agrees_with_hdf5(smaller, layout), kListsInOnePass);
 }
 
-TEST_F(ChunkDirectoryTest, Before114MoreThan16384ChunksAreLeftToHdf5HoweverLarge) {
+TEST_F(ChunkDirectoryTest, WithoutChunkIterMoreThan16384ChunksAreLeftToHdf5HoweverLarge) {
   // Looking up all of N chunks one by one takes time in N^2 (65536 took minutes).
   const Layout layout{65540, 4, 4, 4, 65540, 65540, false};  // 16385 chunks
   const auto directory = open(layout, std::uint64_t{1} << 40);
