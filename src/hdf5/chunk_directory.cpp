@@ -391,6 +391,7 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   const auto count = count_chunks(dataset_);  // one walk of the index
   if (count <= kAlwaysOneByOne || (count <= kMostOneByOne && count * kBytesPerIndexedChunk <= chunk_bytes_)) {
     listing->mode = Mode::OneByOne;
+    listing->remembers = true;
     return listing;
   }
   listing->mode = Mode::ThroughHdf5;
@@ -423,7 +424,8 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   switch (listing->mode) {
     case Mode::ThroughHdf5: return std::nullopt;
     case Mode::OneByOne: {
-      auto found = stored_chunks(dataset_, origins);
+      auto found = listing->remembers ? remembered(*listing, origins) : stored_chunks(dataset_, origins);
+      if (!listing->remembers) asked_ += origins.size();
       check_records(origins, found, listing->signature.file_size);
       return found;
     }
@@ -448,6 +450,38 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
     }
   }
   check_records(origins, found, listing->signature.file_size);
+  return found;
+}
+
+std::vector<std::optional<StoredChunk>> ChunkDirectory::remembered(const Listing& listing,
+                                                                   const std::vector<Shape>& origins) const {
+  std::vector<std::optional<StoredChunk>> found(origins.size());
+  std::vector<std::optional<std::uint64_t>> numbers(origins.size());
+  std::vector<Shape> asked;
+  std::vector<std::size_t> at;  // where each asked chunk goes in `found`
+  {
+    const std::lock_guard lock(listing.looked_up_mutex);
+    for (std::size_t i = 0; i < origins.size(); ++i) {
+      if (origins[i].size() == listing.grid.size()) {
+        numbers[i] = chunk_number(origins[i], chunk_, listing.grid, listing.down);
+      }
+      const auto known = numbers[i] ? listing.looked_up.find(*numbers[i]) : listing.looked_up.end();
+      if (known != listing.looked_up.end()) {
+        found[i] = known->second;
+      } else {
+        asked.push_back(origins[i]);
+        at.push_back(i);
+      }
+    }
+  }
+  if (asked.empty()) return found;
+  const auto answers = stored_chunks(dataset_, asked);  // under HDF5's lock, not the memory's
+  asked_ += asked.size();
+  const std::lock_guard lock(listing.looked_up_mutex);
+  for (std::size_t k = 0; k < asked.size(); ++k) {
+    found[at[k]] = answers[k];
+    if (numbers[at[k]]) listing.looked_up.emplace(*numbers[at[k]], answers[k]);
+  }
   return found;
 }
 

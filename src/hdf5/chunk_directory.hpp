@@ -9,12 +9,14 @@
 // one only where the dataset has few chunks for their size, and otherwise says that the chunks
 // are to be read through HDF5 (H5Dread, H5Dread_chunk), whose own lookups search the index.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -98,6 +100,10 @@ class ChunkDirectory {
   // it did not, or before the first find()).
   [[nodiscard]] std::string why_through_hdf5() const;
 
+  // How many chunks this directory has asked HDF5 for one at a time (H5Dget_chunk_info_by_coord,
+  // without H5Dchunk_iter): each at most once while the dataset and its file stay unchanged.
+  [[nodiscard]] std::uint64_t chunks_asked() const noexcept { return asked_.load(); }
+
  private:
   // Implicit: chunk i at first + i * chunk_bytes (the implicit index of HDF5 1.10's formats, with
   // any HDF5); Listed: one H5Dchunk_iter pass (H5TILE_HDF5_CHUNK_ITER); OneByOne and ThroughHdf5:
@@ -122,10 +128,18 @@ class ChunkDirectory {
     std::uint64_t first = 0;                                    // chunk 0's offset (Implicit)
     std::uint64_t chunk_bytes = 0;                              // (Implicit)
     std::string why;                                            // (ThroughHdf5)
+    // OneByOne over a grid numbered in 64 bits: the chunks looked up so far, by number (nullopt:
+    // none stored there), so that each is asked of HDF5 once per listing.
+    bool remembers = false;
+    mutable std::mutex looked_up_mutex;
+    mutable std::unordered_map<std::uint64_t, std::optional<StoredChunk>> looked_up;
   };
   [[nodiscard]] Signature signature() const;
   [[nodiscard]] std::shared_ptr<const Listing> build(Signature signature) const;
   [[nodiscard]] std::shared_ptr<const Listing> current() const;
+  // The chunks at `origins` from `listing`'s memory, HDF5 asked for the others (OneByOne).
+  [[nodiscard]] std::vector<std::optional<StoredChunk>> remembered(const Listing& listing,
+                                                                   const std::vector<Shape>& origins) const;
 
   hid_t dataset_;
   int fd_;
@@ -140,6 +154,7 @@ class ChunkDirectory {
   std::string where_;
   mutable std::mutex mutex_;
   mutable std::shared_ptr<const Listing> listing_;
+  mutable std::atomic<std::uint64_t> asked_{0};
 };
 
 }  // namespace h5tile::detail

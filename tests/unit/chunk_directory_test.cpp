@@ -155,6 +155,29 @@ TEST_F(ChunkDirectoryTest, ManySmallChunksAreListedWithChunkIterAndLeftToHdf5Wit
   }
 }
 
+TEST_F(ChunkDirectoryTest, WithoutChunkIterEachChunkIsAskedOfHdf5OnceWhileNothingChanges) {
+  // 6 x 2 chunks, rows 40-47 unallocated: found twice, the same, HDF5 asked for each chunk once
+  // (none, where one pass lists them); asked again once the dataset has changed.
+  const Layout layout{48, 64, 8, 32, 40, 48, true};
+  write(path_, layout);
+  const Hdf5Lock lock;  // held while this test calls HDF5 itself (it is recursive)
+  const FileHandle writer(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+  const DatasetHandle written(H5Dopen2(writer.get(), "x", H5P_DEFAULT));
+  file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));  // shares the writer's file
+  dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+  ASSERT_GE(dataset_.get(), 0);
+  const ChunkDirectory directory(dataset_.get(), -1, {8, 32}, 8 * 32 * sizeof(std::int32_t));
+  const auto chunks = grid(layout).size();
+  ASSERT_TRUE(agrees_with_hdf5(directory, layout));
+  ASSERT_TRUE(agrees_with_hdf5(directory, layout));
+  EXPECT_EQ(directory.chunks_asked(), kListsInOnePass ? 0U : chunks);
+  const hsize_t shrunk_dims[2] = {40, 64};
+  ASSERT_GE(H5Dset_extent(written.get(), shrunk_dims), 0);
+  const Layout shrunk{48, 64, 8, 32, 40, 40, true};
+  ASSERT_TRUE(agrees_with_hdf5(directory, shrunk));
+  EXPECT_EQ(directory.chunks_asked(), kListsInOnePass ? 0U : chunks + grid(shrunk).size());
+}
+
 TEST_F(ChunkDirectoryTest, WithoutChunkIterLargeChunksAreLookedUpWhileThatCostsLessThanReadingThem) {
   // 1100 chunks: looked up one by one before 1.14 where a chunk holds at least 64 bytes per chunk
   // of the index (the bytes given here stand for chunks that large), else left to HDF5.
