@@ -76,7 +76,8 @@ struct DeviceIoReport {
   /// Wall seconds of the last device read in h5tile's core, from its plan to the last byte in
   /// place (the file's open before it not included), and of its planning alone: the pieces, the
   /// chunks the GPU decodes, the decoder's choice (auto's timed samples included, where it ran
-  /// them), GPUDirect Storage's open. 0 before any device read.
+  /// them), GPUDirect Storage's open. 0 before any device read, after a device write (which
+  /// starts a report of its own) and after a device read that failed.
   double seconds = 0;
   double plan_seconds = 0;
 };

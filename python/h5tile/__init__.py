@@ -369,7 +369,11 @@ def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]
     if info["dtype"].startswith(("V", "S")) or info["dtype"] == "object":
         return None
     with cupy.cuda.Device(_device_of(device)):
-        return cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
+        out = cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
+        # The pool hands back memory that work queued on this stream may still read: done first,
+        # as h5tile writes it on streams of its own.
+        cupy.cuda.get_current_stream().synchronize()
+        return out
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,

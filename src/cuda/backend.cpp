@@ -99,6 +99,11 @@ void note_path(const char* path) {
   last_report.path = path;
 }
 
+void wait_for_default_stream(int device) {
+  const DeviceScope scope(device);
+  cuda_check(cudaStreamSynchronize(cudaStreamLegacy), "cudaStreamSynchronize of the default stream");
+}
+
 void begin_device_io() {
   const std::lock_guard lock(report_mutex);
   last_report.path.clear();

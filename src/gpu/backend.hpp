@@ -99,6 +99,10 @@ void note_path(const char* path);
 // Starts the report of a new device read or write: no path, no reason yet (last_device_io
 // describes the last call, not an earlier one).
 void begin_device_io();
+// Work queued on `device`'s legacy default stream (where CuPy, and kernels launched without a
+// stream, run) finishes before h5tile touches caller memory there: h5tile's own streams are
+// non-blocking, so nothing else orders its copies after a kernel that writes or reads that memory.
+void wait_for_default_stream(int device);
 // Records why GPUDirect Storage was not used for the current call ("" when it was).
 void note_gds_reason(const std::string& reason);
 // Records where the GPU decoder's time went in the current call.

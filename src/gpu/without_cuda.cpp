@@ -41,6 +41,7 @@ void stage_from_device(int, std::size_t, std::size_t, const std::function<Device
 std::unique_ptr<GdsFile> gds_open(const PosixFile& /*file*/, GdsMode /*mode*/) { return nullptr; }
 void note_path(const char* /*path*/) {}
 void begin_device_io() {}
+void wait_for_default_stream(int /*device*/) {}
 void note_gds_reason(const std::string& /*reason*/) {}
 void note_decode_phases(const DecodePhases& /*phases*/) {}
 void note_device_io_seconds(double /*plan*/, double /*total*/) {}

@@ -290,12 +290,12 @@ std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
 
 namespace {
 
-// Without H5Dchunk_iter (before 1.10.10), chunks are looked up one by one (a walk of the index each: all of N chunks in
-// time N^2, BENCHMARKS.md "Finding the chunks") while that costs little in all (up to 1024 chunks: 8 ms on the CPU
-// machine), or less than HDF5's serial read of them: at most one chunk in the index per 64 bytes of a chunk, and at
-// most 16384 chunks (1.7 s for all of them there, where reading 16 GiB of 1 MiB chunks through HDF5 takes about 4 s;
-// 65536 took 251 s). Beyond, HDF5 reads the chunks, one at a time: 8 GiB of 1 MiB chunks went to device memory at 3.6
-// GiB/s that way on one H200 machine, while h5tile's own parallel reads need the chunks' places.
+// Without H5Dchunk_iter (HDF5 before 1.10.10, 1.12.0 to 1.12.2), chunks are looked up one by one (a walk of the index
+// each: all of N chunks in time N^2, BENCHMARKS.md "Finding the chunks") while that costs little in all (up to 1024
+// chunks: 8 ms on the CPU machine), or less than HDF5's serial read of them: at most one chunk in the index per 64
+// bytes of a chunk, and at most 16384 chunks (1.7 s for all of them there, where reading 16 GiB of 1 MiB chunks through
+// HDF5 takes about 4 s; 65536 took 251 s). Beyond, HDF5 reads the chunks, one at a time: 8 GiB of 1 MiB chunks went to
+// device memory at 3.6 GiB/s that way on one H200 machine, while h5tile's own parallel reads need the chunks' places.
 constexpr std::uint64_t kBytesPerIndexedChunk = 64;
 constexpr std::uint64_t kAlwaysOneByOne = 1024;  // chunks
 constexpr std::uint64_t kMostOneByOne = 16384;   // chunks
@@ -465,7 +465,8 @@ std::vector<std::optional<StoredChunk>> ChunkDirectory::remembered(const Listing
       if (origins[i].size() == listing.grid.size()) {
         numbers[i] = chunk_number(origins[i], chunk_, listing.grid, listing.down);
       }
-      const auto known = numbers[i] ? listing.looked_up.find(*numbers[i]) : listing.looked_up.end();
+      if (!numbers[i]) continue;  // outside the current extent: none (as a listing answers)
+      const auto known = listing.looked_up.find(*numbers[i]);
       if (known != listing.looked_up.end()) {
         found[i] = known->second;
       } else {
@@ -480,7 +481,7 @@ std::vector<std::optional<StoredChunk>> ChunkDirectory::remembered(const Listing
   const std::lock_guard lock(listing.looked_up_mutex);
   for (std::size_t k = 0; k < asked.size(); ++k) {
     found[at[k]] = answers[k];
-    if (numbers[at[k]]) listing.looked_up.emplace(*numbers[at[k]], answers[k]);
+    listing.looked_up.emplace(*numbers[at[k]], answers[k]);
   }
   return found;
 }

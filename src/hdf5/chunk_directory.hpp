@@ -41,9 +41,9 @@ struct StoredChunk {
 };
 
 // The chunks that start at the elements `chunk_offsets`, in their order; nullopt for a chunk that
-// is not allocated (HDF5 supplies the fill value). HDF5 >= 1.14: one pass over the chunk index
-// (H5Dchunk_iter); before, one H5Dget_chunk_info_by_coord call per chunk, each of which walks the
-// index too. For the writers, which need every chunk they wrote; reads use a ChunkDirectory.
+// is not allocated (HDF5 supplies the fill value). With H5Dchunk_iter (H5TILE_HDF5_CHUNK_ITER):
+// one pass over the chunk index; without, one H5Dget_chunk_info_by_coord call per chunk, each of
+// which walks the index too. For the writers, which need every chunk they wrote; reads use a ChunkDirectory.
 [[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks(hid_t dataset,
                                                                     const std::vector<Shape>& chunk_offsets);
 
@@ -52,7 +52,7 @@ struct StoredChunk {
                                                                       const std::vector<Shape>& chunk_offsets);
 
 // Every allocated chunk of a chunked dataset: its first element and where it is stored, in the
-// order of its chunk index. HDF5 >= 1.14: one pass over the index (H5Dchunk_iter); before, one
+// order of its chunk index. With H5Dchunk_iter: one pass over the index; without, one
 // H5Dget_chunk_info call per chunk, each a walk of the index up to that chunk (time in N^2 for N
 // chunks: for the few chunks of a sparse dataset, whose grid is too large to look chunks up in).
 [[nodiscard]] std::vector<std::pair<Shape, StoredChunk>> allocated_chunks(hid_t dataset);
@@ -101,7 +101,8 @@ class ChunkDirectory {
   [[nodiscard]] std::string why_through_hdf5() const;
 
   // How many chunks this directory has asked HDF5 for one at a time (H5Dget_chunk_info_by_coord,
-  // without H5Dchunk_iter): each at most once while the dataset and its file stay unchanged.
+  // without H5Dchunk_iter): each once while the dataset and its file stay unchanged (twice where
+  // two reads ask for it at the same moment).
   [[nodiscard]] std::uint64_t chunks_asked() const noexcept { return asked_.load(); }
 
  private:

@@ -267,6 +267,7 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
 void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, unsigned threads,
                                  Progress* progress) const {
   gpu::begin_device_io();
+  gpu::wait_for_default_stream(device);  // a kernel still reading `out` there is done first
   const auto started = std::chrono::steady_clock::now();
   const auto since_start = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

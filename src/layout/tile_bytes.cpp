@@ -25,7 +25,8 @@ void write_tile_bytes(const RawDataset& file, const Box& box, const ArrayView& d
     });
     return;
   }
-  gpu::begin_device_io();  // writes go through staging (GPUDirect Storage reads only)
+  gpu::begin_device_io();                // writes go through staging (GPUDirect Storage reads only)
+  gpu::wait_for_default_stream(device);  // a kernel still writing `data` there is done first
   const auto parts = split_rowmajor(box, es, config.staging.piece_bytes);
   gpu::stage_from_device(
       device, parts.size(), es,

@@ -123,8 +123,9 @@ def test_unallocated_chunks_read_as_fill_values(tmp_path, raw_io_restored, pipel
 
 def many_small_chunks(path, filters):
     """int32 [1203, 37] in 12164 chunks of 48 bytes (3 x 4) with `filters` (h5py's keywords): too
-    many for HDF5 before 1.14 to find one by one, so h5tile lets HDF5 read them there (whole boxes,
-    or each chunk's stored bytes, decoded by h5tile); 1.14 lists them in one pass. Rows 900 on
+    many to find one by one without H5Dchunk_iter (HDF5 1.10.8), so h5tile lets HDF5 read them
+    there (whole boxes, or each chunk's stored bytes, decoded by h5tile); HDF5 with it (1.10.10,
+    1.14) lists them in one pass. Rows 900 on
     are unallocated (fill values) but for a few chunks around row 1000."""
     a = smooth("int32", (1203, 37), seed=6)
     with h5py.File(path, "w") as f:

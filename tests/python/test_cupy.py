@@ -82,3 +82,58 @@ def test_broadcast_device_arrays_are_written_as_numpy_writes_them(tmp_path, layo
     out = cp.broadcast_to(cp.zeros(5, dtype=cp.int32), (601, 5))  # refused (C++ callers: by the staging)
     with pytest.raises(h5tile.InvalidArgumentError, match="C-contiguous"):
         h5tile.from_file(tmp_path / "rows.h5", "/b", out=out)
+
+
+# A kernel that spins for `cycles` GPU clock cycles, then copies `src` into `dst`: queued on the
+# default stream and not waited for, it is still running when the next call starts.
+_LATE_COPY = r"""
+extern "C" __global__ void late_copy(const float* src, float* dst, long long n, long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+"""
+_SPIN_CYCLES = 400_000_000  # about 0.2 s at the H200's 1.98 GHz
+
+
+def _late_copy(src, dst):
+    kernel = cp.RawKernel(_LATE_COPY, "late_copy")
+    kernel((64,), (256,), (src, dst, cp.int64(src.size), cp.int64(_SPIN_CYCLES)))
+
+
+def test_a_write_waits_for_the_kernel_still_making_its_array(tmp_path):
+    """h5tile copies device memory on streams of its own: a kernel on CuPy's stream that is still
+    writing the array must finish first, or the file holds what was there before."""
+    want = cp.arange(1 << 20, dtype=cp.float32)
+    a = cp.zeros_like(want)
+    cp.cuda.get_current_stream().synchronize()
+    _late_copy(want, a)  # not waited for
+    h5tile.to_file(a, tmp_path / "w.h5", "/x", layout="contiguous").wait()
+    with h5py.File(tmp_path / "w.h5", "r") as f:
+        assert np.array_equal(f["x"][...], cp.asnumpy(want))
+
+
+@pytest.mark.parametrize("target", ["out", "dask"])
+def test_a_read_waits_for_the_kernel_still_reading_its_memory(tmp_path, target):
+    """A read into device memory that a queued kernel still reads (an `out=` array, or a Dask block
+    from CuPy's pool whose last block's reduction is queued) waits for that kernel: the kernel sees
+    the bytes from before the read."""
+    n = 1 << 20
+    before = cp.full(n, -1, dtype=cp.float32)
+    on_disk = np.arange(n, dtype=np.float32)
+    h5tile.to_file(on_disk, tmp_path / "r.h5", "/x", layout="contiguous").wait()
+    seen = cp.zeros(n, dtype=cp.float32)
+    cp.cuda.get_current_stream().synchronize()
+    if target == "out":
+        _late_copy(before, seen)  # reads `before` once it has spun
+        got = h5tile.from_file(tmp_path / "r.h5", "/x", device=0, out=before)
+    else:
+        pytest.importorskip("dask")
+        import h5tile.dask
+        _late_copy(before, seen)
+        del before  # back to CuPy's pool, still read by the queued kernel
+        got = h5tile.dask.from_file(tmp_path / "r.h5", "/x", device=0).compute(scheduler="synchronous")
+    assert np.array_equal(cp.asnumpy(got), on_disk)
+    assert bool((seen == -1).all()), "the kernel saw bytes the read wrote under it"

@@ -207,7 +207,7 @@ def test_a_chunk_record_larger_than_the_file_is_an_error_before_allocating(tmp_p
 
 
 def test_a_chunk_record_larger_than_the_file_among_many_small_chunks_is_an_error(tmp_path):
-    """Before HDF5 1.14, h5tile has HDF5 read the stored bytes of each of many small chunks
+    """Without H5Dchunk_iter (HDF5 1.10.8), h5tile has HDF5 read the stored bytes of each of many small chunks
     (H5Dread_chunk): the record's size is checked against the file there too."""
     path = tmp_path / "many.h5"
     with h5py.File(path, "w") as f:

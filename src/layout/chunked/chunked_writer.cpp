@@ -19,7 +19,7 @@ class ChunkedWriter final : public LayoutWriter {
   std::string create(const WriteCommit& commit) override {
     // In HDF5 1.10's formats an unfiltered dataset allocated when made keeps its chunks in one
     // block in row-major order (the implicit chunk index): the ranks find theirs with no lookup
-    // (chunk_addresses), where HDF5 before 1.14 walks the whole index for each chunk.
+    // (chunk_addresses), where HDF5 without H5Dchunk_iter (before 1.10.10) walks the whole index for each chunk.
     auto file = commit.start_main_file(H5F_LIBVER_V110);
     (void)create_chunked_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.chunk, true);
     file.close();
