@@ -136,10 +136,21 @@ class _Mapped:
         setattr(self, name, interface)
 
 
+def _queued_work_done(array: Any) -> None:
+    """Work queued on CuPy's current stream of ``array``'s device, which may still make or read
+    it, done: h5tile copies device memory on streams of its own, and the core waits only for the
+    device's default stream (``with cupy.cuda.Stream():`` blocks queue elsewhere)."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and isinstance(array, cupy.ndarray):
+        with array.device:
+            cupy.cuda.get_current_stream().synchronize()
+
+
 def _prepare(array: Any, name: str = "array"):
     """(array for the core, the NumPy name of a sized dtype (V<n>, S<n>) passed as uint8 bytes, or
-    ""); errors name the argument ``name``."""
+    ""); errors name the argument ``name``. A CuPy array's queued work is done first."""
     array = _as_array(array)
+    _queued_work_done(array)
     dtype = np.dtype(getattr(array, "dtype", None)) if getattr(array, "dtype", None) is not None else None
     if dtype is not None:
         if dtype.kind in ("U", "O"):
@@ -369,11 +380,9 @@ def _cupy_pool_array(path, dataset_name: str, device: int, probe: Optional[bool]
     if info["dtype"].startswith(("V", "S")) or info["dtype"] == "object":
         return None
     with cupy.cuda.Device(_device_of(device)):
-        out = cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
-        # The pool hands back memory that work queued on this stream may still read: done first,
-        # as h5tile writes it on streams of its own.
-        cupy.cuda.get_current_stream().synchronize()
-        return out
+        # (The pool may hand back memory that work queued on this stream still reads: _prepare,
+        # which every array passes before the core, waits for it.)
+        return cupy.empty(tuple(info["shape"]), np.dtype(info["dtype"]))
 
 
 def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence[int], shape: Sequence[int], *,

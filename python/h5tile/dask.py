@@ -99,9 +99,9 @@ class _Source:
         import cupy
         with cupy.cuda.Device(self.device):
             block = cupy.empty(tuple(extent), self.dtype)
-            # The pool hands back memory that work queued on this stream may still read (a
-            # block's reduction): done first, as h5tile writes it on streams of its own.
-            cupy.cuda.get_current_stream().synchronize()
+        # The pool may hand back memory that work queued on this stream still reads (the last
+        # block's reduction): done first, as h5tile writes it on streams of its own.
+        h5tile._queued_work_done(block)
         if block.size:
             self._reader().read_into(block, "", offset)
         return block

@@ -103,14 +103,17 @@ def _late_copy(src, dst):
     kernel((64,), (256,), (src, dst, cp.int64(src.size), cp.int64(_SPIN_CYCLES)))
 
 
-def test_a_write_waits_for_the_kernel_still_making_its_array(tmp_path):
-    """h5tile copies device memory on streams of its own: a kernel on CuPy's stream that is still
-    writing the array must finish first, or the file holds what was there before."""
+@pytest.mark.parametrize("stream", ["default", "own"])
+def test_a_write_waits_for_the_kernel_still_making_its_array(tmp_path, stream):
+    """h5tile copies device memory on streams of its own: a kernel on CuPy's current stream (the
+    default one, or a non-blocking stream of the caller's) that is still writing the array must
+    finish first, or the file holds what was there before."""
     want = cp.arange(1 << 20, dtype=cp.float32)
     a = cp.zeros_like(want)
-    cp.cuda.get_current_stream().synchronize()
-    _late_copy(want, a)  # not waited for
-    h5tile.to_file(a, tmp_path / "w.h5", "/x", layout="contiguous").wait()
+    cp.cuda.Device().synchronize()
+    with cp.cuda.Stream(non_blocking=True) if stream == "own" else cp.cuda.Stream.null:
+        _late_copy(want, a)  # not waited for
+        h5tile.to_file(a, tmp_path / "w.h5", "/x", layout="contiguous").wait()
     with h5py.File(tmp_path / "w.h5", "r") as f:
         assert np.array_equal(f["x"][...], cp.asnumpy(want))
 
