@@ -391,7 +391,6 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
   const auto count = count_chunks(dataset_);  // one walk of the index
   if (count <= kAlwaysOneByOne || (count <= kMostOneByOne && count * kBytesPerIndexedChunk <= chunk_bytes_)) {
     listing->mode = Mode::OneByOne;
-    listing->remembers = true;
     return listing;
   }
   listing->mode = Mode::ThroughHdf5;
@@ -403,8 +402,7 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
 #else
   listing->why = fmt::format(
       "HDF5 {}.{}.{} finds each of its {} chunks with a walk of the whole chunk index (1.10.10, 1.12.3 and 1.14 list "
-      "them in one), so "
-      "HDF5 reads them",
+      "them in one), so HDF5 reads them",
       H5_VERS_MAJOR, H5_VERS_MINOR, H5_VERS_RELEASE, count);
 #endif
   return listing;
@@ -424,8 +422,7 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   switch (listing->mode) {
     case Mode::ThroughHdf5: return std::nullopt;
     case Mode::OneByOne: {
-      auto found = listing->remembers ? remembered(*listing, origins) : stored_chunks(dataset_, origins);
-      if (!listing->remembers) asked_ += origins.size();
+      auto found = remembered(*listing, origins);
       check_records(origins, found, listing->signature.file_size);
       return found;
     }
@@ -453,8 +450,14 @@ std::optional<std::vector<std::optional<StoredChunk>>> ChunkDirectory::find(cons
   return found;
 }
 
+std::vector<std::optional<StoredChunk>> ChunkDirectory::ask(const std::vector<Shape>& origins) const {
+  asked_ += origins.size();
+  return stored_chunks(dataset_, origins);
+}
+
 std::vector<std::optional<StoredChunk>> ChunkDirectory::remembered(const Listing& listing,
                                                                    const std::vector<Shape>& origins) const {
+  if (!numberable(listing.grid)) return ask(origins);  // no numbers to remember them by
   std::vector<std::optional<StoredChunk>> found(origins.size());
   std::vector<std::optional<std::uint64_t>> numbers(origins.size());
   std::vector<Shape> asked;
@@ -476,8 +479,7 @@ std::vector<std::optional<StoredChunk>> ChunkDirectory::remembered(const Listing
     }
   }
   if (asked.empty()) return found;
-  const auto answers = stored_chunks(dataset_, asked);  // under HDF5's lock, not the memory's
-  asked_ += asked.size();
+  const auto answers = ask(asked);  // under HDF5's lock, not the memory's
   const std::lock_guard lock(listing.looked_up_mutex);
   for (std::size_t k = 0; k < asked.size(); ++k) {
     found[at[k]] = answers[k];

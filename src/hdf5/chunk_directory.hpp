@@ -131,13 +131,14 @@ class ChunkDirectory {
     std::string why;                                            // (ThroughHdf5)
     // OneByOne over a grid numbered in 64 bits: the chunks looked up so far, by number (nullopt:
     // none stored there), so that each is asked of HDF5 once per listing.
-    bool remembers = false;
     mutable std::mutex looked_up_mutex;
     mutable std::unordered_map<std::uint64_t, std::optional<StoredChunk>> looked_up;
   };
   [[nodiscard]] Signature signature() const;
   [[nodiscard]] std::shared_ptr<const Listing> build(Signature signature) const;
   [[nodiscard]] std::shared_ptr<const Listing> current() const;
+  // HDF5 asked for the chunks at `origins`, one by one (counted in chunks_asked()).
+  [[nodiscard]] std::vector<std::optional<StoredChunk>> ask(const std::vector<Shape>& origins) const;
   // The chunks at `origins` from `listing`'s memory, HDF5 asked for the others (OneByOne).
   [[nodiscard]] std::vector<std::optional<StoredChunk>> remembered(const Listing& listing,
                                                                    const std::vector<Shape>& origins) const;

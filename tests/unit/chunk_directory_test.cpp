@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -128,6 +129,19 @@ class ChunkDirectoryTest : public ::testing::Test {
     return true;
   }
 
+  // Writes `layout` and opens it twice in this process, through one HDF5 (as h5py and h5tile can
+  // be): returned for writing, and as file_ and dataset_ for reading (sharing the writer's file).
+  // The caller holds an Hdf5Lock while it calls HDF5 itself (it is recursive).
+  std::pair<FileHandle, DatasetHandle> write_and_open_twice(const Layout& layout) {
+    write(path_, layout);
+    const Hdf5Lock lock;
+    FileHandle writer(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
+    DatasetHandle written(H5Dopen2(writer.get(), "x", H5P_DEFAULT));
+    file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+    return {std::move(writer), std::move(written)};
+  }
+
   std::filesystem::path path_;
   FileHandle file_;
   DatasetHandle dataset_;
@@ -159,12 +173,8 @@ TEST_F(ChunkDirectoryTest, WithoutChunkIterEachChunkIsAskedOfHdf5OnceWhileNothin
   // 6 x 2 chunks, rows 40-47 unallocated: found twice, the same, HDF5 asked for each chunk once
   // (none, where one pass lists them); asked again once the dataset has changed.
   const Layout layout{48, 64, 8, 32, 40, 48, true};
-  write(path_, layout);
-  const Hdf5Lock lock;  // held while this test calls HDF5 itself (it is recursive)
-  const FileHandle writer(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-  const DatasetHandle written(H5Dopen2(writer.get(), "x", H5P_DEFAULT));
-  file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));  // shares the writer's file
-  dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+  const Hdf5Lock lock;
+  const auto [writer, written] = write_and_open_twice(layout);
   ASSERT_GE(dataset_.get(), 0);
   const ChunkDirectory directory(dataset_.get(), -1, {8, 32}, 8 * 32 * sizeof(std::int32_t));
   const auto chunks = grid(layout).size();
@@ -217,12 +227,8 @@ TEST_F(ChunkDirectoryTest, SeesWhatChangedSinceItsListing) {
   // be): after the listing, the writer shrinks the dataset, grows it back and writes the rows
   // again, last first, so that their chunks land at new addresses, then flushes.
   const Layout layout{64, 8, 2, 2, 64, 64, false};
-  write(path_, layout);
-  const Hdf5Lock lock;  // held while this test calls HDF5 itself (it is recursive)
-  const FileHandle writer(H5Fopen(path_.c_str(), H5F_ACC_RDWR, H5P_DEFAULT));
-  const DatasetHandle written(H5Dopen2(writer.get(), "x", H5P_DEFAULT));
-  file_ = FileHandle(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));  // shares the writer's file
-  dataset_ = DatasetHandle(H5Dopen2(file_.get(), "x", H5P_DEFAULT));
+  const Hdf5Lock lock;
+  const auto [writer, written] = write_and_open_twice(layout);
   ASSERT_GE(dataset_.get(), 0);
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);
