@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from . import _h5tile
+from ._arrays import prepare
 from ._h5tile import DatasetNotFoundError, InvalidArgumentError, UnsupportedTypeError
 
 if TYPE_CHECKING:
@@ -122,8 +123,7 @@ class AttributeManager(MutableMapping):
             return
         if array.dtype.byteorder == ">":
             array = array.astype(array.dtype.newbyteorder("="))
-        from . import _prepare
-        core, sized = _prepare(np.array(array, order="C", copy=True), f"attribute '{name}'")
+        core, sized = prepare(np.array(array, order="C", copy=True), f"attribute '{name}'")
         _h5tile.write_attribute(f.filename, self._obj._name, name, core, sized)
 
     def modify(self, name: str, value: Any) -> None:

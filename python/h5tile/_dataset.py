@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 
 import numpy as np
 
+from ._arrays import prepare
 from ._base import _Object
 from ._h5tile import InvalidArgumentError, IoError
 from ._selection import _Selection
@@ -177,8 +178,7 @@ class Dataset(_Object):
                 return np.empty(extent, dtype)
             return (reader or self._file._reader(self._name)).read_box(list(offset), list(extent))
         if 0 not in extent:
-            from . import _prepare
-            core, opaque = _prepare(out, "out")
+            core, opaque = prepare(out, "out")
             self._file._reader(self._name).read_into(core, opaque, list(offset))
         return out
 

@@ -41,6 +41,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 import h5tile
 from h5tile import _arguments as _args
+from h5tile import _arrays
 from h5tile import _h5tile
 
 __all__ = ["from_file", "to_file"]
@@ -101,7 +102,7 @@ class _Source:
             block = cupy.empty(tuple(extent), self.dtype)
         # The pool may hand back memory that work queued on this stream still reads (the last
         # block's reduction): done first, as h5tile writes it on streams of its own.
-        h5tile._queued_work_done(block)
+        _arrays.queued_work_done(block)
         if block.size:
             self._reader().read_into(block, "", offset)
         return block
@@ -299,7 +300,7 @@ def _tile(block: Any, dtype: np.dtype):
     if dtype.kind in "VS":
         block = np.ascontiguousarray(np.asarray(block))
         return block.view(np.uint8).reshape(block.shape + (dtype.itemsize,)), f"{dtype.kind}{dtype.itemsize}"
-    return h5tile._prepare(block, "block")
+    return _arrays.prepare(block, "block")
 
 
 def _placeholder(shape: Sequence[int], dtype: np.dtype):
@@ -507,7 +508,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     filters = _args.compression(compression, level, shuffle, fletcher32)
     compute = _args.flag("compute", compute)
     dtype = np.dtype(array.dtype)
-    h5tile._prepare(np.empty((0,), dtype), "array")  # the dtype check of every write, at the call
+    _arrays.prepare(np.empty((0,), dtype), "array")  # the dtype check of every write, at the call
     if array.ndim == 0 or 0 in array.shape:
         # Nothing to split: the client writes it (h5tile keeps such a dataset in the main file).
         def small(value):

@@ -95,7 +95,7 @@ TEST_P(Confinement, ConsolidateRefusesTheName) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Names, Confinement, ::testing::ValuesIn(kEscapes),
-                         [](const auto& info) { return "name" + std::to_string(info.index); });
+                         [](const auto& param) { return "name" + std::to_string(param.index); });
 
 TEST(CheckDatasetName, NormalisesOrRefuses) {
   EXPECT_EQ(check_dataset_name("a/b"), "/a/b");

@@ -226,7 +226,9 @@ TEST_F(DatasetReaderTest, ProgressOfRowsReadThroughDecodedChunksCountsEachRowOnc
     for (std::size_t i = 0; i < calls.size(); ++i) {
       EXPECT_EQ(calls[i].second, 40U) << row;
       EXPECT_LE(calls[i].first, 40U) << row;
-      if (i > 0) EXPECT_GE(calls[i].first, calls[i - 1].first) << row;
+      if (i > 0) {
+        EXPECT_GE(calls[i].first, calls[i - 1].first) << row;
+      }
     }
     EXPECT_EQ(calls.back().first, 40U) << row;
   }

@@ -136,7 +136,8 @@ TEST_P(ChecksumWhileWriting, TheRecordedChecksumIsThatOfTheFilesBytes) {
     ++written;
     const auto count = element_count(shape);
     const auto bytes = testing_support::random_bytes(DType(DTypeKind::Float32), 2 * count, 3);
-    const ArrayView packed{bytes.data(), DType(DTypeKind::Float32), shape};
+    const ArrayView packed{
+        .data = bytes.data(), .dtype = DType(DTypeKind::Float32), .shape = shape, .byte_strides = {}};
     auto strides = packed.strides();
     strides.front() *= 2;  // every other block of rows
     const ArrayView strided{bytes.data(), DType(DTypeKind::Float32), shape, strides};

@@ -134,9 +134,9 @@ def test_a_read_waits_for_the_kernel_still_reading_its_memory(tmp_path, target):
         got = h5tile.from_file(tmp_path / "r.h5", "/x", device=0, out=before)
     else:
         pytest.importorskip("dask")
-        import h5tile.dask
+        from h5tile import dask as h5tile_dask
         _late_copy(before, seen)
         del before  # back to CuPy's pool, still read by the queued kernel
-        got = h5tile.dask.from_file(tmp_path / "r.h5", "/x", device=0).compute(scheduler="synchronous")
+        got = h5tile_dask.from_file(tmp_path / "r.h5", "/x", device=0).compute(scheduler="synchronous")
     assert np.array_equal(cp.asnumpy(got), on_disk)
     assert bool((seen == -1).all()), "the kernel saw bytes the read wrote under it"

@@ -72,7 +72,7 @@ TEST(Shape, ByteCountDetectsOverflowOfTheBytesToo) {
   }
   EXPECT_EQ(byte_count({(std::uint64_t{1} << 61) - 1}, 8), std::numeric_limits<std::uint64_t>::max() - 7);
   EXPECT_THROW((void)byte_count({std::uint64_t{1} << 40, std::uint64_t{1} << 30}, 1), InvalidArgument);
-  const ArrayView view{nullptr, DType(DTypeKind::Float64), wraps};
+  const ArrayView view{.data = nullptr, .dtype = DType(DTypeKind::Float64), .shape = wraps, .byte_strides = {}};
   EXPECT_THROW((void)view.nbytes(), InvalidArgument);
 }
 

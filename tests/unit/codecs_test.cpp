@@ -372,7 +372,9 @@ TEST(Codecs, LzfRoundTripsAndRefusesDamage) {
     ByteBuffer data;
     ByteBuffer scratch;
     lzf.encode_from(chunk->data(), chunk->size(), data, scratch);
-    if (chunk == &ramp) EXPECT_LT(data.size(), chunk->size() / 4);
+    if (chunk == &ramp) {
+      EXPECT_LT(data.size(), chunk->size() / 4);
+    }
     std::vector<std::byte> out(chunk->size());
     lzf.decode_into(data, scratch, 0, out.size(), out.data());
     EXPECT_EQ(out, *chunk);
