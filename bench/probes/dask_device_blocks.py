@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# To find why h5tile.dask.from_file(device=0).mean() read 8 GiB at 0.11 GiB/s on the H200 machine (2026-12-02) where from_file(device=0) reads 42 GB/s: times one read, Dask-sized blocks alone, with threads=1 and 16, from 16 threads at once, and the Dask compute at two block sizes, with last_device_io() of a block (issue 29).
+# Decided (with bench/xarray_gpu.py's warm-up, session 17): the 0.11 GiB/s of h5tile.dask.from_file(device=0).mean() on the GPU machine (sessions 15, 16) was CuPy compiling the mean's kernels at their first use (76 s with an empty kernel cache), not h5tile's reads; the 8 GiB at 3-4 GiB/s was HDF5 1.10 lookups (fixed by H5Dchunk_iter). Times one read, Dask-sized blocks alone, with threads=1 and 16, from 16 threads at once, and the Dask compute at two block sizes (issue 29).
 """Where a Dask array of device blocks loses its time.
 
     H5TILE_BUILD_DIR=build-gpu python3 bench/probes/dask_device_blocks.py [--gib 2] [--device 0]
