@@ -2,7 +2,7 @@
 # Fails if a C++ source is not formatted as .clang-format says.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files '*.cpp' '*.hpp')
+files=$(git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh')
 bad=()
 for f in $files; do
   clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")

@@ -11,48 +11,20 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/block_sums.cuh"
 #include "cuda/check.hpp"
 #include "cuda/kernels.hpp"
 
 namespace h5tile::detail::gpu {
 namespace {
 
-constexpr unsigned kThreads = 256;
-constexpr unsigned kWarps = kThreads / 32;
+using checksum::at_most;
+using checksum::block_sum;
+using checksum::kMostGridY;
+using checksum::kThreads;
+using checksum::Sums;
+
 constexpr std::uint32_t kMod = 65521;
-constexpr unsigned kMostGridY = 65535;
-
-struct Sums {
-  std::uint64_t a;
-  std::uint64_t b;
-};
-
-// Sums `s` over the block; thread 0 gets the result (others: partial sums). Every thread calls it.
-__device__ Sums block_sum(Sums s) {
-  __shared__ std::uint64_t shared_a[kWarps];
-  __shared__ std::uint64_t shared_b[kWarps];
-  for (unsigned o = 16; o > 0; o /= 2) {
-    s.a += __shfl_down_sync(0xffffffffU, s.a, o);
-    s.b += __shfl_down_sync(0xffffffffU, s.b, o);
-  }
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
-  __syncthreads();  // the shared sums of an earlier call have been read
-  if (lane == 0) {
-    shared_a[warp] = s.a;
-    shared_b[warp] = s.b;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    s.a = lane < kWarps ? shared_a[lane] : 0;
-    s.b = lane < kWarps ? shared_b[lane] : 0;
-    for (unsigned o = 16; o > 0; o /= 2) {
-      s.a += __shfl_down_sync(0xffffffffU, s.a, o);
-      s.b += __shfl_down_sync(0xffffffffU, s.b, o);
-    }
-  }
-  return s;
-}
 
 // Byte j of a 16-byte word at distance `left` (mod 65521) from its part's end weighs left - j:
 // the word adds sum x_j to A and left * sum x_j - sum j x_j to B (sum j x_j <= 120 * 255 < kMod).
@@ -64,8 +36,6 @@ __device__ void add_word(uint4 v, std::uint32_t left, Sums& s) {
   s.a += sum;
   s.b += std::uint64_t{left} * sum + (kMod - weighted);
 }
-
-__device__ std::size_t at_most(std::size_t v, std::size_t most) { return v < most ? v : most; }
 
 // Chunk c at data + c * stride, or (data null) at pointers[c].
 __global__ void adler32_kernel(const std::uint8_t* __restrict__ data, std::size_t stride,

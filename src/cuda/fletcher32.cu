@@ -12,15 +12,18 @@
 #include <string>
 
 #include "core/fletcher32_sums.hpp"
+#include "cuda/block_sums.cuh"
 #include "cuda/check.hpp"
 #include "cuda/kernels.hpp"
 
 namespace h5tile::detail::gpu {
 namespace {
 
-constexpr unsigned kThreads = 256;
-constexpr unsigned kWarps = kThreads / 32;
-constexpr unsigned kMostGridY = 65535;
+using checksum::at_most;
+using checksum::block_sum;
+using checksum::kMostGridY;
+using checksum::kThreads;
+using checksum::Sums;
 
 // A block's sums of its part, shifted to the chunk's end (16 bytes, as fletcher32_scratch_bytes counts).
 struct Partial {
@@ -29,40 +32,6 @@ struct Partial {
   std::uint32_t nonzero;
   std::uint32_t unused;
 };
-
-struct Sums {
-  std::uint64_t a;
-  std::uint64_t b;
-};
-
-// Sums `s` over the block; thread 0 gets the result (others: partial sums). Every thread calls it.
-__device__ Sums block_sum(Sums s) {
-  __shared__ std::uint64_t shared_a[kWarps];
-  __shared__ std::uint64_t shared_b[kWarps];
-  for (unsigned o = 16; o > 0; o /= 2) {
-    s.a += __shfl_down_sync(0xffffffffU, s.a, o);
-    s.b += __shfl_down_sync(0xffffffffU, s.b, o);
-  }
-  const unsigned lane = threadIdx.x % 32;
-  const unsigned warp = threadIdx.x / 32;
-  __syncthreads();  // the shared sums of an earlier call have been read
-  if (lane == 0) {
-    shared_a[warp] = s.a;
-    shared_b[warp] = s.b;
-  }
-  __syncthreads();
-  if (warp == 0) {
-    s.a = lane < kWarps ? shared_a[lane] : 0;
-    s.b = lane < kWarps ? shared_b[lane] : 0;
-    for (unsigned o = 16; o > 0; o /= 2) {
-      s.a += __shfl_down_sync(0xffffffffU, s.a, o);
-      s.b += __shfl_down_sync(0xffffffffU, s.b, o);
-    }
-  }
-  return s;
-}
-
-__device__ std::uint64_t at_most(std::uint64_t v, std::uint64_t most) { return v < most ? v : most; }
 
 __global__ void fletcher32_kernel(const unsigned char* const* chunks, const std::uint64_t* sizes, std::size_t count,
                                   std::uint64_t part, Partial* partials, unsigned* arrivals, std::uint32_t* out) {
