@@ -27,6 +27,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import struct
+import threading
 import time
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -65,22 +66,39 @@ class _Source:
         self.device, self.threads = device, threads
         self.ndim = len(shape)
         self._kept = None  # (pid, _h5tile._Reader), made by the first read in a process
+        self._open_lock = (os.getpid(), threading.Lock())
 
     def __getstate__(self):
         state = self.__dict__.copy()
         state["_kept"] = None
+        state["_open_lock"] = None
         return state
+
+    def _lock_of_this_process(self) -> threading.Lock:
+        """The lock of the open in this process: a lock copied by fork() may be held for good (by a
+        thread the child does not have), and an unpickled source has none."""
+        owned = getattr(self, "_open_lock", None)  # absent from older pickles
+        if owned is None or owned[0] != os.getpid():
+            owned = (os.getpid(), threading.Lock())  # two threads racing here: two opens, both correct
+            self._open_lock = owned
+        return owned[1]
 
     def _reader(self):
         kept = self._kept
-        if kept is None or kept[0] != os.getpid():  # a child of fork() opens its own
-            reader = _h5tile._Reader(self.path, self.dataset_name, _args.device(self.device), self.threads)
-            # The graph's blocks were cut by this shape: a file replaced since fails the reads.
-            described = getattr(self, "described_dtype", None)  # absent from older pickles
-            if described is not None:
-                reader.expect(list(self.shape), described)
-            kept = (os.getpid(), reader)
-            self._kept = kept  # two threads racing here each read through their own: both correct
+        if kept is not None and kept[0] == os.getpid():
+            return kept[1]
+        # One open per process: the first blocks of a graph arrive on every thread at once, and
+        # each opening its own would fetch a URL's first block and metadata once per thread.
+        with self._lock_of_this_process():
+            kept = self._kept
+            if kept is None or kept[0] != os.getpid():  # a child of fork() opens its own
+                reader = _h5tile._Reader(self.path, self.dataset_name, _args.device(self.device), self.threads)
+                # The graph's blocks were cut by this shape: a file replaced since fails the reads.
+                described = getattr(self, "described_dtype", None)  # absent from older pickles
+                if described is not None:
+                    reader.expect(list(self.shape), described)
+                kept = (os.getpid(), reader)
+                self._kept = kept
         return kept[1]
 
     def __getitem__(self, index):

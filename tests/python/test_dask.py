@@ -5,6 +5,7 @@ with a worker killed in the middle of a write."""
 import os
 import pickle
 import sys
+import time
 
 import h5py
 import numpy as np
@@ -98,6 +99,28 @@ def test_graph_holds_no_open_file_and_pickles(tmp_path):
     name = x.name
     h5py_file(tmp_path / "p.h5", "int32", (50, 6), seed=1, chunks=(10, 6))
     assert h5d.from_file(tmp_path / "p.h5", "d", chunks=(20, 6)).name != name
+
+
+def test_the_first_blocks_on_every_thread_open_the_dataset_once(tmp_path, monkeypatch):
+    # A graph's first blocks start on every thread at once; each opening its own reader would fetch
+    # a URL's first block and metadata once per thread.
+    a = h5py_file(tmp_path / "o.h5", "float32", (64, 8), chunks=(4, 8))
+    opened, real = [], h5d._h5tile._Reader
+
+    def slow_open(*args):
+        opened.append(args)
+        time.sleep(0.05)  # long enough for every thread to arrive while the first opens
+        return real(*args)
+
+    monkeypatch.setattr(h5d._h5tile, "_Reader", slow_open)
+    x = h5d.from_file(tmp_path / "o.h5", "d", chunks=(4, 8))
+    with dask.config.set(scheduler="threads", num_workers=8):
+        got = x.compute()
+    assert same_bytes(got, a)
+    assert len(opened) == 1, opened
+    # A copy made by pickle (a worker's) opens its own, once.
+    again = pickle.loads(pickle.dumps(x))
+    assert same_bytes(again.compute(scheduler="threads", num_workers=8), a) and len(opened) == 2
 
 
 def test_errors_name_what_was_wrong(tmp_path):
