@@ -1,16 +1,20 @@
 #include "hdf5/chunk_directory.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <exception>
 #include <limits>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
 
+#include "hdf5/chunk_btree.hpp"
 #include "hdf5/file.hpp"
 
 namespace h5tile::detail {
@@ -290,6 +294,94 @@ std::optional<unsigned> read_stored_chunk(hid_t dataset, const Shape& origin,
 
 namespace {
 
+// Where `dataset`'s object header lies: its address (from the base).
+std::optional<std::uint64_t> object_address(hid_t dataset, hid_t file) {
+  haddr_t address = HADDR_UNDEF;
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info{};
+  if (H5Oget_info3(dataset, &info, H5O_INFO_BASIC) < 0 || H5VLnative_token_to_addr(file, info.token, &address) < 0) {
+#else
+  (void)file;
+  H5O_info_t info{};
+  const bool failed = H5Oget_info2(dataset, &info, H5O_INFO_BASIC) < 0;
+  address = info.addr;
+  if (failed) {
+#endif
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  if (address == HADDR_UNDEF) return std::nullopt;
+  return address;
+}
+
+// Reads whole, through `fd`.
+bool read_whole(int fd, std::uint64_t offset, std::span<std::byte> into) {
+  while (!into.empty()) {
+    const auto got = ::pread(fd, into.data(), into.size(), static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    into = into.subspan(static_cast<std::size_t>(got));
+    offset += static_cast<std::uint64_t>(got);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_file(hid_t dataset, int fd) {
+  const Hdf5Lock lock;
+  H5D_chunk_index_t index{};
+  if (H5Dget_chunk_index_type(dataset, &index) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  if (index != H5D_CHUNK_IDX_BTREE) return std::nullopt;
+  const FileHandle file(check(H5Iget_file_id(dataset), "H5Iget_file_id"));
+  unsigned intent = 0;
+  check(H5Fget_intent(file.get(), &intent), "H5Fget_intent");
+  if ((intent & H5F_ACC_RDWR) != 0) return std::nullopt;
+  const PlistHandle fcpl(check(H5Fget_create_plist(file.get()), "H5Fget_create_plist"));
+  ChunkBtreeFormat format;
+  hsize_t user_block = 0;
+  unsigned istore_k = 0;
+  check(H5Pget_sizes(fcpl.get(), &format.address_bytes, &format.length_bytes), "H5Pget_sizes");
+  check(H5Pget_userblock(fcpl.get(), &user_block), "H5Pget_userblock");
+  check(H5Pget_istore_k(fcpl.get(), &istore_k), "H5Pget_istore_k");
+  format.base = user_block;
+  format.max_entries = 2 * istore_k;
+  const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
+  const int rank = check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  std::vector<hsize_t> chunk(static_cast<std::size_t>(rank));
+  if (rank == 0 || H5Pget_chunk(dcpl.get(), rank, chunk.data()) != rank) return std::nullopt;
+  const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
+  format.chunk.assign(chunk.begin(), chunk.end());
+  format.chunk.push_back(static_cast<std::uint32_t>(H5Tget_size(type.get())));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  format.file_size = static_cast<std::uint64_t>(st.st_size);
+  const auto header = object_address(dataset, file.get());
+  if (!header) return std::nullopt;
+  const ReadAt read = [fd](std::uint64_t offset, std::span<std::byte> into) { return read_whole(fd, offset, into); };
+  const auto root = chunk_index_address(*header, read, format);
+  if (!root) return std::nullopt;
+  auto chunks = chunk_btree_chunks(*root, read, format);
+  if (!chunks || chunks->size() != count_chunks(dataset)) return std::nullopt;
+  const auto base = chunk_address_base(dataset);
+  constexpr std::size_t kSampled = 8;
+  for (std::size_t k = 0; k < kSampled && !chunks->empty(); ++k) {
+    const auto& [origin, listed] = (*chunks)[k * (chunks->size() - 1) / (kSampled - 1)];
+    const auto asked = chunk_info(dataset, origin, base);
+    if (!asked || asked->offset != listed.offset || asked->size != listed.size ||
+        asked->filter_mask != listed.filter_mask) {
+      return std::nullopt;
+    }
+  }
+  return chunks;
+}
+
+namespace {
+
 // Without H5Dchunk_iter (HDF5 before 1.10.10, 1.12.0 to 1.12.2), chunks are looked up one by one (a walk of the index
 // each: all of N chunks in time N^2, BENCHMARKS.md "Finding the chunks") while that costs little in all (up to 1024
 // chunks: 8 ms on the CPU machine), or less than HDF5's serial read of them: at most one chunk in the index per 64
@@ -388,6 +480,19 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
     return listing;
   }
   listing->chunks.clear();
+  if (fd_ >= 0) {
+    if (const auto chunks = chunks_from_file(dataset_, fd_)) {
+      for (const auto& [origin, chunk] : *chunks) {
+        if (const auto number = chunk_number(origin, chunk_, grid, listing->down)) {
+          listing->chunks.emplace_back(*number, chunk);
+        }
+      }
+      std::sort(listing->chunks.begin(), listing->chunks.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      listing->mode = Mode::Listed;
+      return listing;
+    }
+  }
   const auto count = count_chunks(dataset_);  // one walk of the index
   if (count <= kAlwaysOneByOne || (count <= kMostOneByOne && count * kBytesPerIndexedChunk <= chunk_bytes_)) {
     listing->mode = Mode::OneByOne;

@@ -5,9 +5,12 @@
 // (H5Dchunk_iter, about 20 ns a chunk): the directory makes that pass once, at the first lookup,
 // and answers every task from it. Before, HDF5 tells where a chunk is only through
 // H5Dget_chunk_info_by_coord, which walks the whole index on every call, so finding all N
-// chunks takes time in N^2 (bench/chunk_lookup.cpp): there the directory looks chunks up one by
-// one only where the dataset has few chunks for their size, and otherwise says that the chunks
-// are to be read through HDF5 (H5Dread, H5Dread_chunk), whose own lookups search the index.
+// chunks takes time in N^2 (bench/chunk_lookup.cpp). There the directory lists the chunks of a
+// version-1 B-tree (HDF5's default index) from the file's bytes, read through its descriptor
+// (chunk_btree.hpp), and takes that listing where HDF5 agrees with it (the count, a sample); for
+// other indexes (or no descriptor: a remote file) it looks chunks up one by one only where the
+// dataset has few chunks for their size, and otherwise says that the chunks are to be read through
+// HDF5 (H5Dread, H5Dread_chunk), whose own lookups search the index.
 
 #include <atomic>
 #include <cstdint>
@@ -56,6 +59,13 @@ struct StoredChunk {
 // H5Dget_chunk_info call per chunk, each a walk of the index up to that chunk (time in N^2 for N
 // chunks: for the few chunks of a sparse dataset, whose grid is too large to look chunks up in).
 [[nodiscard]] std::vector<std::pair<Shape, StoredChunk>> allocated_chunks(hid_t dataset);
+
+// Every allocated chunk of a chunked dataset in the order of its index, listed from its file's
+// bytes read through `fd` (chunk_btree.hpp) where its index is a version-1 B-tree and HDF5 agrees:
+// as many chunks as HDF5 counts, and the records HDF5 finds for the first, the last and six
+// between. nullopt otherwise, and where this process has the file open for writing (HDF5's caches
+// may hold index nodes that are not in the file yet). For HDF5 without H5Dchunk_iter.
+[[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_file(hid_t dataset, int fd);
 
 // The number of allocated chunks of a chunked dataset, counted by walking its whole chunk index
 // (HDF5 reads and decodes every node of it, as reads that look chunks up will).
@@ -107,8 +117,9 @@ class ChunkDirectory {
 
  private:
   // Implicit: chunk i at first + i * chunk_bytes (the implicit index of HDF5 1.10's formats, with
-  // any HDF5); Listed: one H5Dchunk_iter pass (H5TILE_HDF5_CHUNK_ITER); OneByOne and ThroughHdf5:
-  // without it.
+  // any HDF5); Listed: one H5Dchunk_iter pass (H5TILE_HDF5_CHUNK_ITER), or without it, a version-1
+  // B-tree listed from the file's bytes (chunk_btree.hpp) where HDF5 agrees; OneByOne and
+  // ThroughHdf5: otherwise.
   enum class Mode { Implicit, Listed, OneByOne, ThroughHdf5 };
   // What a listing was made from: the dataset's extent, and its file's size and times.
   struct Signature {

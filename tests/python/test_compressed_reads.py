@@ -121,24 +121,27 @@ def test_unallocated_chunks_read_as_fill_values(tmp_path, raw_io_restored, pipel
     assert (reference[0:8] == -7).all() and (reference[48:50, 24:30] == 9).all()
 
 
-def many_small_chunks(path, filters):
+def many_small_chunks(path, filters, libver=None):
     """int32 [1203, 37] in 12164 chunks of 48 bytes (3 x 4) with `filters` (h5py's keywords): too
-    many to find one by one without H5Dchunk_iter (HDF5 1.10.8), so h5tile lets HDF5 read them
-    there (whole boxes, or each chunk's stored bytes, decoded by h5tile); HDF5 with it (1.10.10,
-    1.14) lists them in one pass. Rows 900 on
-    are unallocated (fill values) but for a few chunks around row 1000."""
+    many to find one by one without H5Dchunk_iter (HDF5 1.10.8). There h5tile lists a version-1
+    B-tree (h5py's default index) from the file's bytes, and lets HDF5 read the chunks of other
+    indexes (libver "v110": a fixed array), whole boxes or each chunk's stored bytes, decoded by
+    h5tile; HDF5 with it (1.10.10, 1.14) lists them in one pass. Rows 900 on are unallocated (fill
+    values) but for a few chunks around row 1000."""
     a = smooth("int32", (1203, 37), seed=6)
-    with h5py.File(path, "w") as f:
+    with h5py.File(path, "w", libver=libver) as f:
         d = f.create_dataset("x", shape=a.shape, dtype="i4", chunks=(3, 4), fillvalue=-5, **filters)
         d[:900] = a[:900]
         d[1000:1001, 7:20] = 8
     return a
 
 
+@pytest.mark.parametrize("libver", [None, ("earliest", "v110")], ids=["btree-v1", "fixed-array"])
 @pytest.mark.parametrize("filtered", [False, True], ids=["raw-chunks", "gzip-shuffle"])
-def test_many_small_chunks_read_as_hdf5_reads_them(tmp_path, raw_io_restored, filtered):
+def test_many_small_chunks_read_as_hdf5_reads_them(tmp_path, raw_io_restored, filtered, libver):
     path = tmp_path / "many.h5"
-    a = many_small_chunks(path, {"compression": "gzip", "compression_opts": 1, "shuffle": True} if filtered else {})
+    a = many_small_chunks(path, {"compression": "gzip", "compression_opts": 1, "shuffle": True} if filtered else {},
+                          libver)
     if filtered:  # chunk (0, 0) stored with shuffle skipped: bit 0 of its filter mask
         with h5py.File(path, "a") as f:
             f["x"].id.write_direct_chunk((0, 0), zlib.compress((a[0:3, 0:4] * 3 + 1).astype("i4").tobytes(), 6),

@@ -207,8 +207,8 @@ def test_a_chunk_record_larger_than_the_file_is_an_error_before_allocating(tmp_p
 
 
 def test_a_chunk_record_larger_than_the_file_among_many_small_chunks_is_an_error(tmp_path):
-    """Without H5Dchunk_iter (HDF5 1.10.8), h5tile has HDF5 read the stored bytes of each of many small chunks
-    (H5Dread_chunk): the record's size is checked against the file there too."""
+    """Many small chunks, listed in one pass (H5Dchunk_iter, or h5tile's reading of the B-tree without it): the
+    forged record is checked against the file among them."""
     path = tmp_path / "many.h5"
     with h5py.File(path, "w") as f:
         f.create_dataset("x", data=np.arange(1203 * 37, dtype="<i4").reshape(1203, 37), chunks=(3, 4),

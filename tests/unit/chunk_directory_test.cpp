@@ -5,10 +5,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <thread>
@@ -39,10 +41,11 @@ struct Layout {
 
 std::int32_t value_at(std::size_t i) { return static_cast<std::int32_t>(i % 1000); }
 
-// Writes int32 "x" of `layout` into `path`.
-void write(const std::filesystem::path& path, const Layout& layout) {
+// Writes int32 "x" of `layout` into `path` (a file made with `fcpl` and `fapl`).
+void write(const std::filesystem::path& path, const Layout& layout, hid_t fcpl = H5P_DEFAULT,
+           hid_t fapl = H5P_DEFAULT) {
   const Hdf5Lock lock;
-  const FileHandle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+  const FileHandle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, fapl));
   ASSERT_GE(file.get(), 0);
   const hsize_t dims[2] = {layout.rows, layout.cols};
   const hsize_t max_dims[2] = {H5S_UNLIMITED, layout.cols};
@@ -324,6 +327,138 @@ TEST_F(ChunkDirectoryTest, ChunksInOneBlockOfALargerMaximumExtentAreFoundWithAny
     ASSERT_TRUE(expected && stored[i]) << "chunk " << i;
     EXPECT_EQ(stored[i]->offset, expected->offset) << "chunk " << i;
   }
+}
+
+// A file format to write the tests' files in: its name, and its creation and access properties.
+struct FileFormat {
+  std::string name;
+  PlistHandle fcpl;
+  PlistHandle fapl;
+};
+
+std::vector<FileFormat> file_formats() {
+  const Hdf5Lock lock;
+  std::vector<FileFormat> formats;
+  const auto add = [&](std::string name) -> FileFormat& {
+    formats.push_back(
+        {std::move(name), PlistHandle(H5Pcreate(H5P_FILE_CREATE)), PlistHandle(H5Pcreate(H5P_FILE_ACCESS))});
+    return formats.back();
+  };
+  add("HDF5's defaults (object headers of version 1)");
+  auto& v18 = add("libver 1.8 (object headers of version 2, layout version 3)");
+  H5Pset_libver_bounds(v18.fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18);
+  auto& user_block = add("a user block of 1024 bytes");
+  H5Pset_userblock(user_block.fcpl.get(), 1024);
+  auto& narrow = add("addresses and lengths of 4 bytes, nodes of 4 children at most (a deep tree)");
+  H5Pset_sizes(narrow.fcpl.get(), 4, 4);
+  H5Pset_istore_k(narrow.fcpl.get(), 2);
+  return formats;
+}
+
+// `chunks` by their first elements.
+std::vector<std::pair<Shape, StoredChunk>> by_origin(std::vector<std::pair<Shape, StoredChunk>> chunks) {
+  std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return chunks;
+}
+
+TEST_F(ChunkDirectoryTest, AVersion1BtreeListedFromItsFileEqualsWhatHdf5Lists) {
+  // Compared with every record HDF5 itself lists (H5Dchunk_iter, or H5Dget_chunk_info one by one).
+  const std::vector<Layout> layouts{
+      {48, 64, 8, 32, 40, 48, true},        // deflate, rows 40-47 of chunks unallocated
+      {4400, 16, 4, 4, 4000, 4400, false},  // 4000 chunks of 64 bytes
+      {16, 8, 4, 8, 16, 10, true},          // shrunk: chunks beyond the extent stay in the index
+      {16, 8, 4, 8, 0, 16, false},          // no chunk written
+  };
+  for (const auto& format : file_formats()) {
+    for (const auto& layout : layouts) {
+      SCOPED_TRACE(fmt::format("{}, {} rows written", format.name, layout.written_rows));
+      write(path_, layout, format.fcpl.get(), format.fapl.get());
+      const Hdf5Lock lock;
+      const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+      const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
+      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      ASSERT_GE(fd, 0);
+      const auto listed = chunks_from_file(dataset.get(), fd);
+      ::close(fd);
+      ASSERT_TRUE(listed.has_value());
+      const auto expected = by_origin(allocated_chunks(dataset.get()));
+      const auto got = by_origin(*listed);
+      ASSERT_EQ(got.size(), expected.size());
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].first, expected[i].first) << "chunk " << i;
+        EXPECT_EQ(got[i].second.offset, expected[i].second.offset) << "chunk " << i;
+        EXPECT_EQ(got[i].second.size, expected[i].second.size) << "chunk " << i;
+        EXPECT_EQ(got[i].second.filter_mask, expected[i].second.filter_mask) << "chunk " << i;
+      }
+    }
+  }
+}
+
+TEST_F(ChunkDirectoryTest, OtherIndexesAndFilesOpenForWritingAreNotListedFromTheirBytes) {
+  const Layout layout{48, 64, 8, 32, 40, 48, true};
+  {  // HDF5 1.10's formats: an unlimited axis gets an extensible array, not a version-1 B-tree
+    const Hdf5Lock lock;
+    const PlistHandle fapl(H5Pcreate(H5P_FILE_ACCESS));
+    H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110);
+    write(path_, layout, H5P_DEFAULT, fapl.get());
+    const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+    const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
+    EXPECT_EQ(index_of(dataset.get()), H5D_CHUNK_IDX_EARRAY);
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
+    ::close(fd);
+  }
+  // Open for writing in this process: HDF5's caches may hold nodes the file does not have yet.
+  const Hdf5Lock lock;
+  const auto [writer, written] = write_and_open_twice(layout);
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_FALSE(chunks_from_file(dataset_.get(), fd).has_value());
+  const auto from_writer = chunks_from_file(written.get(), fd);
+  EXPECT_FALSE(from_writer.has_value());
+  ::close(fd);
+}
+
+TEST_F(ChunkDirectoryTest, ADamagedNodeIsNotListedFromItsBytes) {
+  // One node's signature changed on disk: not a node, so no listing (HDF5 reads no chunk there either).
+  const Layout layout{4400, 16, 4, 4, 4000, 4400, false};
+  write(path_, layout);
+  std::string bytes;
+  {
+    std::ifstream in(path_, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto last_node = bytes.rfind("TREE");
+  ASSERT_NE(last_node, std::string::npos);
+  bytes[last_node + 3] = 'F';
+  std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
+  const Hdf5Lock lock;
+  const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
+  ::close(fd);
+}
+
+TEST_F(ChunkDirectoryTest, ManySmallChunksAreFoundWithAnyHdf5ThroughTheFilesDescriptor) {
+  // 16385 chunks of 64 bytes: left to HDF5 without H5Dchunk_iter and without a descriptor (above);
+  // with one, listed from the file's bytes, HDF5 asked for none of them one by one.
+  const Layout layout{65540, 4, 4, 4, 65540, 65540, false};
+  (void)open(layout);
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  const ChunkDirectory directory(dataset_.get(), fd, {4, 4}, 64);
+  const auto origins = grid(layout);
+  const auto found = directory.find(origins);
+  ASSERT_TRUE(found.has_value()) << directory.why_through_hdf5();
+  EXPECT_EQ(directory.chunks_asked(), 0U);
+  ASSERT_EQ(found->size(), origins.size());
+  for (std::size_t i = 0; i < origins.size(); i += 1021) {
+    const auto expected = asked_alone(dataset_.get(), origins[i]);
+    ASSERT_TRUE(expected && (*found)[i]) << "chunk " << i;
+    EXPECT_EQ((*found)[i]->offset, expected->offset) << "chunk " << i;
+    EXPECT_EQ((*found)[i]->size, expected->size) << "chunk " << i;
+  }
+  ::close(fd);
 }
 
 TEST_F(ChunkDirectoryTest, FindsTheSameFromManyThreads) {
