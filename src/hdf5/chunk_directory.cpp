@@ -58,11 +58,28 @@ std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, 
   return stored(address, size, filter_mask, base);
 }
 
+// chunks_from_file through a descriptor of the file HDF5 opened for `dataset` (sec2: h5tile's
+// local files); nullopt for another driver (a remote file).
+std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file(hid_t dataset) {
+  const auto held = file_holding(dataset);
+  if (!held) return std::nullopt;
+  std::optional<std::vector<std::pair<Shape, StoredChunk>>> listed;
+  try {
+    listed = chunks_from_file(dataset, held->fd);
+  } catch (...) {
+    ::close(held->fd);
+    throw;
+  }
+  ::close(held->fd);
+  return listed;
+}
+
 // Calls `each` with the first element and the storage of every allocated chunk of `dataset`, in
-// one pass over its index (under the caller's lock); false where this HDF5 cannot (no H5Dchunk_iter,
-// or H5Dchunk_iter failed: nothing more is reported then).
+// one pass over its index (under the caller's lock): H5Dchunk_iter, or without it a version-1
+// B-tree listed from the file (chunks_from_file). False where neither can (nothing more is
+// reported then).
 using EachChunk = std::function<void(const hsize_t* offset, const StoredChunk& chunk)>;
-bool walk_index([[maybe_unused]] hid_t dataset, [[maybe_unused]] const EachChunk& each) {
+bool walk_index(hid_t dataset, const EachChunk& each) {
 #if H5TILE_HDF5_CHUNK_ITER
   struct Walk {
     const EachChunk* each;
@@ -90,6 +107,14 @@ bool walk_index([[maybe_unused]] hid_t dataset, [[maybe_unused]] const EachChunk
   }
   H5Eclear2(H5E_DEFAULT);
 #endif
+  if (const auto listed = chunks_from_hdf5s_file(dataset)) {
+    std::vector<hsize_t> offset;
+    for (const auto& [origin, chunk] : *listed) {
+      offset.assign(origin.begin(), origin.end());
+      each(offset.data(), chunk);
+    }
+    return true;
+  }
   return false;
 }
 
@@ -480,19 +505,6 @@ std::shared_ptr<const ChunkDirectory::Listing> ChunkDirectory::build(Signature s
     return listing;
   }
   listing->chunks.clear();
-  if (fd_ >= 0) {
-    if (const auto chunks = chunks_from_file(dataset_, fd_)) {
-      for (const auto& [origin, chunk] : *chunks) {
-        if (const auto number = chunk_number(origin, chunk_, grid, listing->down)) {
-          listing->chunks.emplace_back(*number, chunk);
-        }
-      }
-      std::sort(listing->chunks.begin(), listing->chunks.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
-      listing->mode = Mode::Listed;
-      return listing;
-    }
-  }
   const auto count = count_chunks(dataset_);  // one walk of the index
   if (count <= kAlwaysOneByOne || (count <= kMostOneByOne && count * kBytesPerIndexedChunk <= chunk_bytes_)) {
     listing->mode = Mode::OneByOne;

@@ -88,11 +88,16 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
                         fmt::format("cannot create chunked dataset '{}'", name));
 }
 
-std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::string& name,
-                                           const std::vector<Shape>& origins) {
+std::vector<std::optional<StoredChunk>> stored_chunks_in(const fs::path& path, const std::string& name,
+                                                         const std::vector<Shape>& origins) {
   const auto file = open_file(path);
   const auto dataset = open_dataset(file.get(), name, path, GuardedLinks({}));  // a file just written
-  const auto found = locate_chunks(dataset.get(), origins);
+  return stored_chunks(dataset.get(), origins);
+}
+
+std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::string& name,
+                                           const std::vector<Shape>& origins) {
+  const auto found = stored_chunks_in(path, name, origins);
   std::vector<std::uint64_t> addresses;
   addresses.reserve(origins.size());
   for (std::size_t i = 0; i < origins.size(); ++i) {
@@ -100,7 +105,7 @@ std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::stri
       throw Hdf5Error(fmt::format("the chunk at {} of '{}' in '{}' has no space in the file", to_string(origins[i]),
                                   name, path.string()));
     }
-    addresses.push_back(*found[i]);
+    addresses.push_back(found[i]->offset);
   }
   return addresses;
 }

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <h5tile/array.hpp>
 
 #include "engine/codecs/codec.hpp"
+#include "hdf5/chunk_directory.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/handle.hpp"
 #include "layout/virtual/tile_index.hpp"
@@ -45,6 +47,13 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
 // then closed) again to add to it, with the access of create_file (raw data aligned to
 // `alignment`). Call close() on it.
 [[nodiscard]] WritableFile reopen_file(const std::filesystem::path& path, std::uint64_t alignment);
+
+// Where each chunk (given by its origin, in elements) of a chunked dataset is stored, or nullopt
+// for one not allocated; opens `path` read-only (a file not open for writing: without
+// H5Dchunk_iter, a version-1 B-tree is then listed in one pass, chunk_directory.hpp).
+[[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks_in(const std::filesystem::path& path,
+                                                                       const std::string& name,
+                                                                       const std::vector<Shape>& origins);
 
 // The file address of each chunk (given by its origin, in elements) of a chunked dataset whose
 // chunks are all allocated; opens `path` read-only. Throws Hdf5Error for an unallocated chunk.

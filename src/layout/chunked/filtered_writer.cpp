@@ -303,9 +303,9 @@ class FilteredChunkedWriter final : public LayoutWriter {
           sizes.push_back(size);
         }
       }
-      stored = stored_chunks(dataset.get(), origins);
     }
     file.close();
+    stored = stored_chunks_in(commit.temp(), plan_.dataset, origins);  // closed: its index is all in the file
     Packer addresses;
     for (std::size_t i = 0; i < origins.size(); ++i) {
       if (!stored[i] || stored[i]->size != sizes[i]) {
