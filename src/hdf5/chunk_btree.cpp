@@ -1,5 +1,6 @@
 #include "hdf5/chunk_btree.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <unordered_set>
@@ -77,6 +78,7 @@ std::optional<std::uint64_t> chunk_index_address(std::uint64_t header, const Rea
     if ((flags & 0x20U) != 0) at += 16;  // access, modification, change and birth times
     if ((flags & 0x10U) != 0) at += 4;   // attribute storage phase change values
     const std::size_t width = std::size_t{1} << (flags & 0x03U);
+    if (prefix->size() < at + width) return std::nullopt;
     blocks.push_back({header + at + width, little_endian(p + at, width)});
     message_head = (flags & 0x04U) != 0 ? 6 : 4;  // type (1), size (2), flags (1), creation order (2)
   } else if (p[0] == std::byte{1}) {
@@ -124,53 +126,76 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(std
   if (root == kUndefined) return chunks;         // no chunk written yet
   const std::size_t dims = format.chunk.size();  // the dataset's rank, and one for the element's bytes
   if (dims < 2 || format.max_entries == 0) return std::nullopt;
-  const std::size_t rank = dims - 1;
-  for (std::size_t d = 0; d < rank; ++d) {
-    if (format.chunk[d] == 0) return std::nullopt;
+  for (const auto d : format.chunk) {
+    if (d == 0) return std::nullopt;
   }
+  const std::size_t rank = dims - 1;
   const std::size_t a = format.address_bytes;
   const std::size_t head = 8 + 2 * a;    // "TREE", type, level, entries, left and right siblings
   const std::size_t key = 8 + 8 * dims;  // chunk size (4), filter mask (4), offsets (8 each)
   const std::size_t entry = key + a;     // a key, then its child
   const std::uint64_t most_nodes = format.file_size / (head + key) + 1;
+  // HDF5 finds a chunk by a search from the root: in each node, the child i whose keys bound it,
+  // key i <= chunk < key i + 1, comparing the keys' offsets divided by the chunk's shape
+  // (H5D__btree_cmp3, in the order of the axes: row-major, the element's axis last; its case for
+  // one axis is the same order where only the last key has a non-zero element offset). A chunk
+  // listed here must be the one that search finds, or HDF5 would read the fill value where h5tile
+  // read the chunk: every node's keys increase, and each chunk lies within the bounds that the
+  // keys of every node above it give its subtree.
   struct Pending {
     std::uint64_t address;
     int level;  // what its parent says it must be; -1 for the root
+    Shape low;  // the subtree's bounds, low <= chunk < high (empty: none)
+    Shape high;
   };
-  std::vector<Pending> pending{{root, -1}};  // depth first, children in order: the leaves' chunks in order
+  std::vector<Pending> pending{{root, -1, {}, {}}};  // depth first, children in order: the chunks in order
   std::unordered_set<std::uint64_t> seen;
-  Shape origin(rank);
-  Shape previous;
+  std::vector<Shape> keys;
   while (!pending.empty()) {
-    const auto [address, level] = pending.back();
+    const auto node = std::move(pending.back());
     pending.pop_back();
-    if (!seen.insert(address).second || seen.size() > most_nodes) return std::nullopt;
-    const auto top = read_bytes(read, format, address, head);
+    if (!seen.insert(node.address).second || seen.size() > most_nodes) return std::nullopt;
+    const auto top = read_bytes(read, format, node.address, head);
     if (!top || std::memcmp(top->data(), "TREE", 4) != 0 || (*top)[4] != std::byte{1}) return std::nullopt;
-    const auto node_level = static_cast<int>((*top)[5]);
+    const auto level = static_cast<int>((*top)[5]);
     const auto entries = static_cast<std::size_t>(little_endian(top->data() + 6, 2));
-    if ((level >= 0 && (node_level != level || entries == 0)) || entries > format.max_entries) return std::nullopt;
-    const auto body = read_bytes(read, format, address + head, entries * entry + key);
+    if ((node.level >= 0 && (level != node.level || entries == 0)) || entries > format.max_entries) {
+      return std::nullopt;
+    }
+    const auto body = read_bytes(read, format, node.address + head, entries * entry + key);
     if (!body) return std::nullopt;
+    // The keys as HDF5 compares them: each offset divided by the chunk's extent on its axis.
+    keys.assign(entries + 1, Shape(dims));
+    for (std::size_t i = 0; i <= entries; ++i) {
+      const std::byte* k = body->data() + i * entry;
+      for (std::size_t d = 0; d < dims; ++d) {
+        const auto offset = little_endian(k + 8 + 8 * d, 8);
+        // A chunk's key: on the chunk grid, the element's offset 0 (the last key, a bound only, may differ).
+        if (i < entries && (offset % format.chunk[d] != 0 || (d == rank && offset != 0))) return std::nullopt;
+        keys[i][d] = offset / format.chunk[d];
+      }
+      if (i > 0 && !(keys[i - 1] < keys[i])) return std::nullopt;
+    }
     const auto child = [&](std::size_t i) { return address_at(body->data() + i * entry + key, a); };
-    if (node_level > 0) {
-      for (std::size_t i = entries; i-- > 0;) pending.push_back({child(i), node_level - 1});
+    if (level > 0) {  // each child's bounds: its keys here, within this node's own
+      for (std::size_t i = entries; i-- > 0;) {
+        pending.push_back({child(i), level - 1, node.low.empty() ? keys[i] : std::max(node.low, keys[i]),
+                           node.high.empty() ? keys[i + 1] : std::min(node.high, keys[i + 1])});
+      }
       continue;
     }
     for (std::size_t i = 0; i < entries; ++i) {
-      const std::byte* k = body->data() + i * entry;
-      for (std::size_t d = 0; d < rank; ++d) {
-        origin[d] = little_endian(k + 8 + 8 * d, 8);
-        if (origin[d] % format.chunk[d] != 0) return std::nullopt;
+      if ((!node.low.empty() && keys[i] < node.low) || (!node.high.empty() && !(keys[i] < node.high))) {
+        return std::nullopt;  // outside what the keys above it bound: HDF5's search would not find it
       }
-      // The element's bytes start at 0; chunks in row-major order of their first elements, each once.
-      if (little_endian(k + 8 + 8 * rank, 8) != 0 || (!previous.empty() && !(previous < origin))) return std::nullopt;
+      const std::byte* k = body->data() + i * entry;
       const auto at = child(i);
       if (at == kUndefined || at > std::numeric_limits<std::uint64_t>::max() - format.base) return std::nullopt;
+      Shape origin(rank);
+      for (std::size_t d = 0; d < rank; ++d) origin[d] = keys[i][d] * format.chunk[d];
       // A record past the end of the file is kept: ChunkDirectory refuses it, naming the chunk.
-      chunks.emplace_back(
-          origin, StoredChunk{format.base + at, little_endian(k, 4), static_cast<unsigned>(little_endian(k + 4, 4))});
-      previous = origin;
+      chunks.emplace_back(std::move(origin), StoredChunk{format.base + at, little_endian(k, 4),
+                                                         static_cast<unsigned>(little_endian(k + 4, 4))});
     }
   }
   return chunks;

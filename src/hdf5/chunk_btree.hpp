@@ -6,9 +6,11 @@
 //
 // The reading follows the file format specification (object header versions 1 and 2 and their
 // continuation blocks, the data layout message, B-tree nodes of type 1) and checks what it reads:
-// signatures, node types and levels, sizes inside the file, chunk offsets on the chunk grid and in
-// increasing order. It knows nothing of HDF5's caches: chunk_directory.cpp takes a listing only
-// where HDF5 agrees with it (the number of chunks, and a sample looked up by HDF5 itself).
+// signatures, node types and levels, sizes inside the file, chunk offsets on the chunk grid, every
+// node's keys increasing, and each chunk within the bounds that the keys above it give, so that
+// HDF5's search of the index (what its reads do) finds every listed chunk where it is listed. It
+// knows nothing of HDF5's caches: chunk_directory.cpp takes a listing only where HDF5 agrees with it
+// (the number of chunks, and a sample looked up by HDF5 itself).
 
 #include <cstddef>
 #include <cstdint>
@@ -45,7 +47,8 @@ struct ChunkBtreeFormat {
 
 // Every chunk under the B-tree node at `root` (an address), in the tree's order (row-major order
 // of their first elements): the first element and where the chunk lies (file offsets, the base
-// added). nullopt where a node does not read as the format says.
+// added). nullopt where a node does not read as the format says, or where HDF5's search would not
+// find a chunk where the tree holds it.
 [[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(
     std::uint64_t root, const ReadAt& read, const ChunkBtreeFormat& format);
 

@@ -58,9 +58,15 @@ std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, 
   return stored(address, size, filter_mask, base);
 }
 
+#if !H5TILE_HDF5_CHUNK_ITER
 // chunks_from_file through a descriptor of the file HDF5 opened for `dataset` (sec2: h5tile's
 // local files); nullopt for another driver (a remote file).
 std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file(hid_t dataset) {
+  H5D_chunk_index_t index{};
+  if (H5Dget_chunk_index_type(dataset, &index) < 0 || index != H5D_CHUNK_IDX_BTREE) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;  // before the descriptor's dup: the one-by-one lookups of other indexes come here
+  }
   const auto held = file_holding(dataset);
   if (!held) return std::nullopt;
   std::optional<std::vector<std::pair<Shape, StoredChunk>>> listed;
@@ -73,11 +79,12 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file
   ::close(held->fd);
   return listed;
 }
+#endif
 
 // Calls `each` with the first element and the storage of every allocated chunk of `dataset`, in
 // one pass over its index (under the caller's lock): H5Dchunk_iter, or without it a version-1
-// B-tree listed from the file (chunks_from_file). False where neither can (nothing more is
-// reported then).
+// B-tree listed from the file (chunks_from_file). False where neither can, or H5Dchunk_iter failed
+// (nothing more is reported then).
 using EachChunk = std::function<void(const hsize_t* offset, const StoredChunk& chunk)>;
 bool walk_index(hid_t dataset, const EachChunk& each) {
 #if H5TILE_HDF5_CHUNK_ITER
@@ -106,16 +113,17 @@ bool walk_index(hid_t dataset, const EachChunk& each) {
     return true;
   }
   H5Eclear2(H5E_DEFAULT);
-#endif
-  if (const auto listed = chunks_from_hdf5s_file(dataset)) {
-    std::vector<hsize_t> offset;
-    for (const auto& [origin, chunk] : *listed) {
-      offset.assign(origin.begin(), origin.end());
-      each(offset.data(), chunk);
-    }
-    return true;
+  return false;  // `each` may have had some of the chunks: no second listing after them
+#else
+  const auto listed = chunks_from_hdf5s_file(dataset);
+  if (!listed) return false;
+  std::vector<hsize_t> offset;
+  for (const auto& [origin, chunk] : *listed) {
+    offset.assign(origin.begin(), origin.end());
+    each(offset.data(), chunk);
   }
-  return false;
+  return true;
+#endif
 }
 
 // The number of the chunk that starts at the elements `origin` (indexable, of the rank of
@@ -364,7 +372,8 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_file(hid_t
   const FileHandle file(check(H5Iget_file_id(dataset), "H5Iget_file_id"));
   unsigned intent = 0;
   check(H5Fget_intent(file.get(), &intent), "H5Fget_intent");
-  if ((intent & H5F_ACC_RDWR) != 0) return std::nullopt;
+  // Open for writing here, or read as SWMR: HDF5's view of the index may be nodes not in the file.
+  if ((intent & (H5F_ACC_RDWR | H5F_ACC_SWMR_READ)) != 0) return std::nullopt;
   const PlistHandle fcpl(check(H5Fget_create_plist(file.get()), "H5Fget_create_plist"));
   ChunkBtreeFormat format;
   hsize_t user_block = 0;

@@ -63,8 +63,10 @@ struct StoredChunk {
 // Every allocated chunk of a chunked dataset in the order of its index, listed from its file's
 // bytes read through `fd` (chunk_btree.hpp) where its index is a version-1 B-tree and HDF5 agrees:
 // as many chunks as HDF5 counts, and the records HDF5 finds for the first, the last and six
-// between. nullopt otherwise, and where this process has the file open for writing (HDF5's caches
-// may hold index nodes that are not in the file yet). For HDF5 without H5Dchunk_iter.
+// between, and HDF5's search of the index (a read's) would find each listed chunk where it is
+// listed (the keys of every node bound the chunks below it). nullopt otherwise, and where this
+// process has the file open for writing or reads it as SWMR (HDF5's caches may hold index nodes that
+// are not in the file). For HDF5 without H5Dchunk_iter.
 [[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_file(hid_t dataset, int fd);
 
 // The number of allocated chunks of a chunked dataset, counted by walking its whole chunk index

@@ -383,6 +383,23 @@ std::vector<std::pair<Shape, StoredChunk>> listed_by_hdf5(hid_t dataset, hsize_t
   return chunks;
 }
 
+// Whether HDF5's reads find each of `chunks` with the size listed (H5Dget_chunk_storage_size:
+// the search of the index that a read makes, not a walk of all of it).
+bool found_by_hdf5s_reads(hid_t dataset, const std::vector<std::pair<Shape, StoredChunk>>& chunks) {
+  const Hdf5Lock lock;
+  for (const auto& [origin, chunk] : chunks) {
+    const std::vector<hsize_t> offset(origin.begin(), origin.end());
+    hsize_t size = 0;
+    if (H5Dget_chunk_storage_size(dataset, offset.data(), &size) < 0 || size != chunk.size) {
+      H5Eclear2(H5E_DEFAULT);
+      ADD_FAILURE() << "HDF5's reads do not find the chunk at " << to_string(origin) << " with " << chunk.size
+                    << " bytes";
+      return false;
+    }
+  }
+  return true;
+}
+
 // `chunks` by their first elements.
 std::vector<std::pair<Shape, StoredChunk>> by_origin(std::vector<std::pair<Shape, StoredChunk>> chunks) {
   std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -413,6 +430,7 @@ TEST_F(ChunkDirectoryTest, AVersion1BtreeListedFromItsFileEqualsWhatHdf5Lists) {
       H5Pget_userblock(format.fcpl.get(), &user_block);
       const auto expected = by_origin(listed_by_hdf5(dataset.get(), user_block));
       ASSERT_EQ(by_origin(allocated_chunks(dataset.get())).size(), expected.size());  // h5tile's use of it
+      EXPECT_TRUE(found_by_hdf5s_reads(dataset.get(), *listed));
       const auto got = by_origin(*listed);
       ASSERT_EQ(got.size(), expected.size());
       for (std::size_t i = 0; i < got.size(); ++i) {
@@ -468,6 +486,72 @@ TEST_F(ChunkDirectoryTest, ADamagedNodeIsNotListedFromItsBytes) {
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
   EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
   ::close(fd);
+}
+
+TEST_F(ChunkDirectoryTest, AKeyAboveTheLeavesThatHdf5sSearchWouldMissDropsTheListing) {
+  // Key 3 of a node above the leaves moved one chunk row up, still below key 4: the chunks of child
+  // 2 at or past it stay in the tree, but HDF5's search for them goes to child 3 and finds nothing
+  // (a read gives the fill value). A listing with them would read what HDF5 does not.
+  const Layout layout{4400, 16, 4, 4, 4400, 4400, false};
+  write(path_, layout);
+  std::string bytes;
+  {
+    std::ifstream in(path_, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto u64 = [&](std::size_t at) {
+    std::uint64_t v = 0;
+    std::memcpy(&v, bytes.data() + at, 8);
+    return v;
+  };
+  constexpr std::size_t kHead = 24, kEntry = 40;  // 8-byte addresses; keys of 8 + 8 * 3 bytes
+  std::size_t node = bytes.find("TREE");
+  while (node != std::string::npos && !(bytes[node + 4] == 1 && bytes[node + 5] == 1 && bytes[node + 6] >= 5)) {
+    node = bytes.find("TREE", node + 1);
+  }
+  ASSERT_NE(node, std::string::npos) << "no node above the leaves with 5 children";
+  const auto key3 = node + kHead + 3 * kEntry + 8;  // its first offset: the row
+  const auto moved = u64(key3) + 4;
+  ASSERT_LT(moved, u64(node + kHead + 4 * kEntry + 8));
+  std::memcpy(bytes.data() + key3, &moved, 8);
+  std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
+  const Hdf5Lock lock;
+  const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
+  ::close(fd);
+}
+
+TEST_F(ChunkDirectoryTest, AOneAxisVersion1BtreeIsListedAsHdf5sReadsFindIt) {
+  // One axis: HDF5 compares its keys with a case of its own (H5D__btree_cmp3).
+  const hsize_t length = 40000, chunk = 8, written = 36000;
+  {
+    const Hdf5Lock lock;
+    const FileHandle file(H5Fcreate(path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT));
+    const hsize_t max = H5S_UNLIMITED;
+    const SpaceHandle space(H5Screate_simple(1, &length, &max));
+    const PlistHandle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+    H5Pset_chunk(dcpl.get(), 1, &chunk);
+    H5Pset_deflate(dcpl.get(), 1);
+    const DatasetHandle dataset(
+        H5Dcreate2(file.get(), "x", H5T_NATIVE_INT32, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT));
+    std::vector<std::int32_t> values(written);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_at(i);
+    const hsize_t start = 0;
+    H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &start, nullptr, &written, nullptr);
+    const SpaceHandle memory(H5Screate_simple(1, &written, nullptr));
+    ASSERT_GE(H5Dwrite(dataset.get(), H5T_NATIVE_INT32, memory.get(), space.get(), H5P_DEFAULT, values.data()), 0);
+  }
+  const Hdf5Lock lock;
+  const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  const auto listed = chunks_from_file(dataset.get(), fd);
+  ::close(fd);
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(listed->size(), written / chunk);
+  EXPECT_TRUE(found_by_hdf5s_reads(dataset.get(), *listed));
 }
 
 TEST_F(ChunkDirectoryTest, ManySmallChunksOfAVersion1BtreeAreFoundWithAnyHdf5) {
