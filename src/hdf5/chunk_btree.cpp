@@ -121,7 +121,8 @@ std::optional<std::uint64_t> chunk_index_address(std::uint64_t header, const Rea
 }
 
 std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(std::uint64_t root, const ReadAt& read,
-                                                                             const ChunkBtreeFormat& format) {
+                                                                             const ChunkBtreeFormat& format,
+                                                                             const ReadAhead& ahead) {
   std::vector<std::pair<Shape, StoredChunk>> chunks;
   if (root == kUndefined) return chunks;         // no chunk written yet
   const std::size_t dims = format.chunk.size();  // the dataset's rank, and one for the element's bytes
@@ -148,22 +149,20 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(std
     Shape low;  // the subtree's bounds, low <= chunk < high (empty: none)
     Shape high;
   };
-  std::vector<Pending> pending{{root, -1, {}, {}}};  // depth first, children in order: the chunks in order
   std::unordered_set<std::uint64_t> seen;
   std::vector<Shape> keys;
-  while (!pending.empty()) {
-    const auto node = std::move(pending.back());
-    pending.pop_back();
-    if (!seen.insert(node.address).second || seen.size() > most_nodes) return std::nullopt;
+  std::vector<Pending> below;
+  // Reads `node`: its children into `below` (in order), or its chunks into `chunks`; false where it
+  // does not read as the format says.
+  const auto visit = [&](const Pending& node) {
+    if (!seen.insert(node.address).second || seen.size() > most_nodes) return false;
     const auto top = read_bytes(read, format, node.address, head);
-    if (!top || std::memcmp(top->data(), "TREE", 4) != 0 || (*top)[4] != std::byte{1}) return std::nullopt;
+    if (!top || std::memcmp(top->data(), "TREE", 4) != 0 || (*top)[4] != std::byte{1}) return false;
     const auto level = static_cast<int>((*top)[5]);
     const auto entries = static_cast<std::size_t>(little_endian(top->data() + 6, 2));
-    if ((node.level >= 0 && (level != node.level || entries == 0)) || entries > format.max_entries) {
-      return std::nullopt;
-    }
+    if ((node.level >= 0 && (level != node.level || entries == 0)) || entries > format.max_entries) return false;
     const auto body = read_bytes(read, format, node.address + head, entries * entry + key);
-    if (!body) return std::nullopt;
+    if (!body) return false;
     // The keys as HDF5 compares them: each offset divided by the chunk's extent on its axis.
     keys.assign(entries + 1, Shape(dims));
     for (std::size_t i = 0; i <= entries; ++i) {
@@ -171,32 +170,53 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(std
       for (std::size_t d = 0; d < dims; ++d) {
         const auto offset = little_endian(k + 8 + 8 * d, 8);
         // A chunk's key: on the chunk grid, the element's offset 0 (the last key, a bound only, may differ).
-        if (i < entries && (offset % format.chunk[d] != 0 || (d == rank && offset != 0))) return std::nullopt;
+        if (i < entries && (offset % format.chunk[d] != 0 || (d == rank && offset != 0))) return false;
         keys[i][d] = offset / format.chunk[d];
       }
-      if (i > 0 && !(keys[i - 1] < keys[i])) return std::nullopt;
+      if (i > 0 && !(keys[i - 1] < keys[i])) return false;
     }
     const auto child = [&](std::size_t i) { return address_at(body->data() + i * entry + key, a); };
     if (level > 0) {  // each child's bounds: its keys here, within this node's own
-      for (std::size_t i = entries; i-- > 0;) {
-        pending.push_back({child(i), level - 1, node.low.empty() ? keys[i] : std::max(node.low, keys[i]),
-                           node.high.empty() ? keys[i + 1] : std::min(node.high, keys[i + 1])});
+      for (std::size_t i = 0; i < entries; ++i) {
+        below.push_back({child(i), level - 1, node.low.empty() ? keys[i] : std::max(node.low, keys[i]),
+                         node.high.empty() ? keys[i + 1] : std::min(node.high, keys[i + 1])});
       }
-      continue;
+      return true;
     }
     for (std::size_t i = 0; i < entries; ++i) {
       if ((!node.low.empty() && keys[i] < node.low) || (!node.high.empty() && !(keys[i] < node.high))) {
-        return std::nullopt;  // outside what the keys above it bound: HDF5's search would not find it
+        return false;  // outside what the keys above it bound: HDF5's search would not find it
       }
       const std::byte* k = body->data() + i * entry;
       const auto at = child(i);
-      if (at == kUndefined || at > std::numeric_limits<std::uint64_t>::max() - format.base) return std::nullopt;
+      if (at == kUndefined || at > std::numeric_limits<std::uint64_t>::max() - format.base) return false;
       Shape origin(rank);
       for (std::size_t d = 0; d < rank; ++d) origin[d] = keys[i][d] * format.chunk[d];
       // A record past the end of the file is kept: ChunkDirectory refuses it, naming the chunk.
       chunks.emplace_back(std::move(origin), StoredChunk{format.base + at, little_endian(k, 4),
                                                          static_cast<unsigned>(little_endian(k + 4, 4))});
     }
+    return true;
+  };
+  // A level at a time, each level's nodes in order, so that the leaves' chunks come in order. Every
+  // node of a tree is as large as 2K children make it: a level can be read ahead whole.
+  const std::uint64_t node_bytes = head + std::uint64_t{format.max_entries} * entry + key;
+  std::vector<Pending> level_nodes{{root, -1, {}, {}}};
+  while (!level_nodes.empty()) {
+    if (ahead && level_nodes.size() > 1) {
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
+      extents.reserve(level_nodes.size());
+      for (const auto& n : level_nodes) {
+        const auto room = format.file_size - format.base;  // format.base <= file_size: the root was read
+        if (n.address < room) extents.emplace_back(format.base + n.address, std::min(node_bytes, room - n.address));
+      }
+      ahead(extents);
+    }
+    below.clear();
+    for (const auto& node : level_nodes) {
+      if (!visit(node)) return std::nullopt;
+    }
+    level_nodes.swap(below);
   }
   return chunks;
 }

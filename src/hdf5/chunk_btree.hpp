@@ -28,6 +28,11 @@ namespace h5tile::detail {
 // whole; false where it cannot (past the end of the file, a failed read).
 using ReadAt = std::function<bool(std::uint64_t offset, std::span<std::byte> into)>;
 
+// Reads the extents (file offsets, sizes) ahead of the ReadAt calls that will need them, side by
+// side: the nodes of one level of a tree, for a file read through requests (a remote object).
+// Reads ahead may fail or be dropped: the ReadAt calls read what they need whatever happened.
+using ReadAhead = std::function<void(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents)>;
+
 // What the file's superblock and the dataset fix, which the bytes do not say again.
 struct ChunkBtreeFormat {
   std::size_t address_bytes = 8;  // H5Pget_sizes
@@ -49,7 +54,13 @@ struct ChunkBtreeFormat {
 // of their first elements): the first element and where the chunk lies (file offsets, the base
 // added). nullopt where a node does not read as the format says, or where HDF5's search would not
 // find a chunk where the tree holds it.
+// The tree is read a level at a time; `ahead` (where given) is asked for each level's nodes first.
 [[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(
-    std::uint64_t root, const ReadAt& read, const ChunkBtreeFormat& format);
+    std::uint64_t root, const ReadAt& read, const ChunkBtreeFormat& format, const ReadAhead& ahead = {});
+
+// chunks_from_file (chunk_directory.hpp) for a file read through `read`, of `file_size` bytes, each
+// level of the tree read ahead through `ahead` where given (a remote object's requests side by side).
+[[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_read_through(
+    hid_t dataset, const ReadAt& read, std::uint64_t file_size, const ReadAhead& ahead = {});
 
 }  // namespace h5tile::detail

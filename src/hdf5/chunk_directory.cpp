@@ -16,6 +16,7 @@
 
 #include "hdf5/chunk_btree.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/remote_driver.hpp"
 
 namespace h5tile::detail {
 
@@ -60,7 +61,7 @@ std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, 
 
 #if !H5TILE_HDF5_CHUNK_ITER
 // chunks_from_file through a descriptor of the file HDF5 opened for `dataset` (sec2: h5tile's
-// local files); nullopt for another driver (a remote file).
+// local files), or through h5tile's remote driver (a URL); nullopt for another driver.
 std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file(hid_t dataset) {
   H5D_chunk_index_t index{};
   if (H5Dget_chunk_index_type(dataset, &index) < 0 || index != H5D_CHUNK_IDX_BTREE) {
@@ -68,7 +69,12 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file
     return std::nullopt;  // before the descriptor's dup: the one-by-one lookups of other indexes come here
   }
   const auto held = file_holding(dataset);
-  if (!held) return std::nullopt;
+  if (!held) {
+    // A remote object: through the driver's block cache, a level of the tree side by side.
+    const auto remote = cached_reads_of(dataset);
+    if (!remote) return std::nullopt;
+    return chunks_read_through(dataset, remote->read, remote->size, remote->ahead);
+  }
   std::optional<std::vector<std::pair<Shape, StoredChunk>>> listed;
   try {
     listed = chunks_from_file(dataset, held->fd);
@@ -362,6 +368,16 @@ bool read_whole(int fd, std::uint64_t offset, std::span<std::byte> into) {
 }  // namespace
 
 std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_file(hid_t dataset, int fd) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return std::nullopt;
+  return chunks_read_through(
+      dataset, [fd](std::uint64_t offset, std::span<std::byte> into) { return read_whole(fd, offset, into); },
+      static_cast<std::uint64_t>(st.st_size));
+}
+
+std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_read_through(hid_t dataset, const ReadAt& read,
+                                                                              std::uint64_t file_size,
+                                                                              const ReadAhead& ahead) {
   const Hdf5Lock lock;
   H5D_chunk_index_t index{};
   if (H5Dget_chunk_index_type(dataset, &index) < 0) {
@@ -391,15 +407,12 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_file(hid_t
   const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
   format.chunk.assign(chunk.begin(), chunk.end());
   format.chunk.push_back(static_cast<std::uint32_t>(H5Tget_size(type.get())));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::nullopt;
-  format.file_size = static_cast<std::uint64_t>(st.st_size);
+  format.file_size = file_size;
   const auto header = object_address(dataset, file.get());
   if (!header) return std::nullopt;
-  const ReadAt read = [fd](std::uint64_t offset, std::span<std::byte> into) { return read_whole(fd, offset, into); };
   const auto root = chunk_index_address(*header, read, format);
   if (!root) return std::nullopt;
-  auto chunks = chunk_btree_chunks(*root, read, format);
+  auto chunks = chunk_btree_chunks(*root, read, format, ahead);
   if (!chunks || chunks->size() != count_chunks(dataset)) return std::nullopt;
   const auto base = chunk_address_base(dataset);
   constexpr std::size_t kSampled = 8;

@@ -281,6 +281,37 @@ std::shared_ptr<const ByteSource> remote_source_holding(hid_t object) {
   return file != nullptr ? file->source : nullptr;
 }
 
+std::optional<CachedReads> cached_reads_of(hid_t object) {
+  const Hdf5Lock lock;
+  auto* file = remote_file_of(object);
+  if (file == nullptr || !file->cache) return std::nullopt;
+  BlockCache* cache = file->cache.get();
+  const auto size = file->source->size();
+  CachedReads reads;
+  reads.size = size;
+  reads.read = [cache, size](std::uint64_t offset, std::span<std::byte> into) {
+    if (offset > size || into.size() > size - offset) return false;
+    try {
+      cache->read(into.data(), into.size(), offset);
+      return true;
+    } catch (const std::exception&) {  // the read that needs the bytes reports the failure
+      return false;
+    }
+  };
+  if (file->config.run) {
+    reads.ahead = [cache, run = file->config.run](const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents) {
+      std::vector<BlockCache::Extent> wanted;
+      wanted.reserve(extents.size());
+      for (const auto& [offset, bytes] : extents) wanted.push_back({offset, bytes});
+      try {
+        (void)cache->prefetch(wanted, run);
+      } catch (...) {  // ahead of need: the reads fetch what they need
+      }
+    };
+  }
+  return reads;
+}
+
 void drop_cached_blocks(hid_t object) {
   const Hdf5Lock lock;
   auto* file = remote_file_of(object);

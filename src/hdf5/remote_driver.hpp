@@ -6,7 +6,12 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "hdf5/handle.hpp"
 #include "io/byte_source.hpp"
@@ -26,6 +31,17 @@ namespace h5tile::detail {
 // The byte source that the driver reads `object`'s file through, or nullptr where that file is
 // not read by the driver.
 [[nodiscard]] std::shared_ptr<const ByteSource> remote_source_holding(hid_t object);
+
+// Reads of `object`'s file through the driver's block cache, where the driver reads that file,
+// valid while the file stays open: `read` exactly the bytes asked (false where that failed), `ahead`
+// the extents (offsets, sizes) side by side into the cache (nothing where the driver was given no way
+// to run reads side by side), and the object's size.
+struct CachedReads {
+  std::function<bool(std::uint64_t offset, std::span<std::byte> into)> read;
+  std::function<void(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents)> ahead;
+  std::uint64_t size = 0;
+};
+[[nodiscard]] std::optional<CachedReads> cached_reads_of(hid_t object);
 
 // Lets go of the blocks the driver keeps of `object`'s file (its metadata, read while opening):
 // for a remote file kept open long after, whose later reads need little or none of it (a read

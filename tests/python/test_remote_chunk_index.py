@@ -131,3 +131,27 @@ def test_a_three_level_index_is_fetched_a_level_at_a_time(nginx_server):
     # The open, the level-1 nodes side by side, the leaves side by side (neighbours joined), the box's
     # chunks: 4 (12 when HDF5's walk fetched a block at a time, one after another).
     assert serial <= 6, serial
+
+
+def test_more_chunks_than_hdf5_finds_one_by_one_are_read_side_by_side(nginx_server):
+    """20,000 chunks of a gzip dataset: more than HDF5 1.10.8 can find one by one (each lookup a walk of
+    the whole index), so h5tile had HDF5 read them, one block of the object after another. Listed from
+    the tree (read through the driver's cache, a level side by side), or by H5Dchunk_iter, they are
+    read as any URL's chunks are: side by side."""
+    h5tile.settings.set_remote_block_size("64K")
+    a = random_array("int16", (1000, 1280), seed=9)
+    path = nginx_server.root / "many.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("data", data=a, chunks=(8, 8), compression="gzip")
+        assert f["data"].id.get_num_chunks() == 20000
+        local = f["data"][()]
+    assert path.stat().st_size > 40 * (64 << 10)  # the chunks fill more than 40 of the driver's blocks
+    with LatencyProxy("127.0.0.1", nginx_server.port, delay=0.050) as proxy:
+        got = h5tile.from_file(f"http://127.0.0.1:{proxy.port}/many.h5", "/data")
+        assert same_bytes(got, local)
+        serial = proxy.serial_requests
+        print(f"20,000 chunks: {proxy.requests} requests, {serial} one after another; h5tile's count:",
+              h5tile.last_remote_io())
+    # 67 one after another when HDF5 read the chunks (1.10.8); 11 listed (the open, the tree's levels, the
+    # chunks side by side).
+    assert serial <= 20, serial
