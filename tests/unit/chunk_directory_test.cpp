@@ -153,6 +153,26 @@ class ChunkDirectoryTest : public ::testing::Test {
     return {std::move(writer), std::move(written)};
   }
 
+  // The file's bytes, and the file made of `bytes` (a damaged copy).
+  [[nodiscard]] std::string file_bytes() const {
+    std::ifstream in(path_, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  void rewrite(const std::string& bytes) const { std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes; }
+
+  // chunks_from_file of "x" in the file, opened read-only (`dataset`: where given, the dataset to
+  // list instead).
+  [[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> listed(hid_t dataset = -1) const {
+    const Hdf5Lock lock;
+    const FileHandle file(dataset < 0 ? H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID);
+    const DatasetHandle opened(dataset < 0 ? H5Dopen2(file.get(), "x", H5P_DEFAULT) : H5I_INVALID_HID);
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    auto chunks = chunks_from_file(dataset < 0 ? opened.get() : dataset, fd);
+    ::close(fd);
+    return chunks;
+  }
+
   std::filesystem::path path_;
   FileHandle file_;
   DatasetHandle dataset_;
@@ -421,17 +441,14 @@ TEST_F(ChunkDirectoryTest, AVersion1BtreeListedFromItsFileEqualsWhatHdf5Lists) {
       const Hdf5Lock lock;
       const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
       const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
-      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-      ASSERT_GE(fd, 0);
-      const auto listed = chunks_from_file(dataset.get(), fd);
-      ::close(fd);
-      ASSERT_TRUE(listed.has_value());
+      const auto chunks = listed(dataset.get());
+      ASSERT_TRUE(chunks.has_value());
       hsize_t user_block = 0;
       H5Pget_userblock(format.fcpl.get(), &user_block);
       const auto expected = by_origin(listed_by_hdf5(dataset.get(), user_block));
       ASSERT_EQ(by_origin(allocated_chunks(dataset.get())).size(), expected.size());  // h5tile's use of it
-      EXPECT_TRUE(found_by_hdf5s_reads(dataset.get(), *listed));
-      const auto got = by_origin(*listed);
+      EXPECT_TRUE(found_by_hdf5s_reads(dataset.get(), *chunks));
+      const auto got = by_origin(*chunks);
       ASSERT_EQ(got.size(), expected.size());
       for (std::size_t i = 0; i < got.size(); ++i) {
         EXPECT_EQ(got[i].first, expected[i].first) << "chunk " << i;
@@ -453,39 +470,25 @@ TEST_F(ChunkDirectoryTest, OtherIndexesAndFilesOpenForWritingAreNotListedFromThe
     const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
     const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
     EXPECT_EQ(index_of(dataset.get()), H5D_CHUNK_IDX_EARRAY);
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
-    ::close(fd);
+    EXPECT_FALSE(listed(dataset.get()).has_value());
   }
   // Open for writing in this process: HDF5's caches may hold nodes the file does not have yet.
   const Hdf5Lock lock;
   const auto [writer, written] = write_and_open_twice(layout);
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  EXPECT_FALSE(chunks_from_file(dataset_.get(), fd).has_value());
-  const auto from_writer = chunks_from_file(written.get(), fd);
-  EXPECT_FALSE(from_writer.has_value());
-  ::close(fd);
+  EXPECT_FALSE(listed(dataset_.get()).has_value());
+  EXPECT_FALSE(listed(written.get()).has_value());
 }
 
 TEST_F(ChunkDirectoryTest, ADamagedNodeIsNotListedFromItsBytes) {
   // One node's signature changed on disk: not a node, so no listing (HDF5 reads no chunk there either).
   const Layout layout{4400, 16, 4, 4, 4000, 4400, false};
   write(path_, layout);
-  std::string bytes;
-  {
-    std::ifstream in(path_, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  auto bytes = file_bytes();
   const auto last_node = bytes.rfind("TREE");
   ASSERT_NE(last_node, std::string::npos);
   bytes[last_node + 3] = 'F';
-  std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
-  const Hdf5Lock lock;
-  const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
-  ::close(fd);
+  rewrite(bytes);
+  EXPECT_FALSE(listed().has_value());
 }
 
 TEST_F(ChunkDirectoryTest, AKeyAboveTheLeavesThatHdf5sSearchWouldMissDropsTheListing) {
@@ -494,11 +497,7 @@ TEST_F(ChunkDirectoryTest, AKeyAboveTheLeavesThatHdf5sSearchWouldMissDropsTheLis
   // (a read gives the fill value). A listing with them would read what HDF5 does not.
   const Layout layout{4400, 16, 4, 4, 4400, 4400, false};
   write(path_, layout);
-  std::string bytes;
-  {
-    std::ifstream in(path_, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  auto bytes = file_bytes();
   const auto u64 = [&](std::size_t at) {
     std::uint64_t v = 0;
     std::memcpy(&v, bytes.data() + at, 8);
@@ -514,13 +513,8 @@ TEST_F(ChunkDirectoryTest, AKeyAboveTheLeavesThatHdf5sSearchWouldMissDropsTheLis
   const auto moved = u64(key3) + 4;
   ASSERT_LT(moved, u64(node + kHead + 4 * kEntry + 8));
   std::memcpy(bytes.data() + key3, &moved, 8);
-  std::ofstream(path_, std::ios::binary | std::ios::trunc) << bytes;
-  const Hdf5Lock lock;
-  const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
-  const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  EXPECT_FALSE(chunks_from_file(dataset.get(), fd).has_value());
-  ::close(fd);
+  rewrite(bytes);
+  EXPECT_FALSE(listed().has_value());
 }
 
 TEST_F(ChunkDirectoryTest, AOneAxisVersion1BtreeIsListedAsHdf5sReadsFindIt) {
@@ -546,12 +540,10 @@ TEST_F(ChunkDirectoryTest, AOneAxisVersion1BtreeIsListedAsHdf5sReadsFindIt) {
   const Hdf5Lock lock;
   const FileHandle file(H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   const DatasetHandle dataset(H5Dopen2(file.get(), "x", H5P_DEFAULT));
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  const auto listed = chunks_from_file(dataset.get(), fd);
-  ::close(fd);
-  ASSERT_TRUE(listed.has_value());
-  EXPECT_EQ(listed->size(), written / chunk);
-  EXPECT_TRUE(found_by_hdf5s_reads(dataset.get(), *listed));
+  const auto chunks = listed(dataset.get());
+  ASSERT_TRUE(chunks.has_value());
+  EXPECT_EQ(chunks->size(), written / chunk);
+  EXPECT_TRUE(found_by_hdf5s_reads(dataset.get(), *chunks));
 }
 
 TEST_F(ChunkDirectoryTest, ManySmallChunksOfAVersion1BtreeAreFoundWithAnyHdf5) {
