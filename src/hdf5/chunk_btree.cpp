@@ -199,22 +199,31 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(std
     return true;
   };
   // A level at a time, each level's nodes in order, so that the leaves' chunks come in order. Every
-  // node of a tree is as large as 2K children make it: a level can be read ahead whole.
+  // node of a tree is as large as 2K children make it: a level can be read ahead, in windows of at
+  // most ahead.most_bytes, each just before its nodes are read (a reader that keeps fewer bytes
+  // than a level would have dropped its first nodes before they are read).
   const std::uint64_t node_bytes = head + std::uint64_t{format.max_entries} * entry + key;
+  const std::size_t window = ahead.most_bytes == 0
+                                 ? std::numeric_limits<std::size_t>::max()
+                                 : static_cast<std::size_t>(std::max<std::uint64_t>(1, ahead.most_bytes / node_bytes));
   std::vector<Pending> level_nodes{{root, -1, {}, {}}};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
   while (!level_nodes.empty()) {
-    if (ahead && level_nodes.size() > 1) {
-      std::vector<std::pair<std::uint64_t, std::uint64_t>> extents;
-      extents.reserve(level_nodes.size());
-      for (const auto& n : level_nodes) {
-        const auto room = format.file_size - format.base;  // format.base <= file_size: the root was read
-        if (n.address < room) extents.emplace_back(format.base + n.address, std::min(node_bytes, room - n.address));
-      }
-      ahead(extents);
-    }
     below.clear();
-    for (const auto& node : level_nodes) {
-      if (!visit(node)) return std::nullopt;
+    for (std::size_t first = 0; first < level_nodes.size(); first += std::min(window, level_nodes.size() - first)) {
+      const auto last = first + std::min(window, level_nodes.size() - first);
+      if (ahead.fetch && last - first > 1) {
+        extents.clear();
+        const auto room = format.file_size - format.base;  // format.base <= file_size: the root was read
+        for (auto n = first; n < last; ++n) {
+          const auto address = level_nodes[n].address;
+          if (address < room) extents.emplace_back(format.base + address, std::min(node_bytes, room - address));
+        }
+        ahead.fetch(extents);
+      }
+      for (auto n = first; n < last; ++n) {
+        if (!visit(level_nodes[n])) return std::nullopt;
+      }
     }
     level_nodes.swap(below);
   }

@@ -29,9 +29,13 @@ namespace h5tile::detail {
 using ReadAt = std::function<bool(std::uint64_t offset, std::span<std::byte> into)>;
 
 // Reads the extents (file offsets, sizes) ahead of the ReadAt calls that will need them, side by
-// side: the nodes of one level of a tree, for a file read through requests (a remote object).
+// side: nodes of one level of a tree, for a file read through requests (a remote object), at most
+// `most_bytes` in one call (0: a whole level), what the reader keeps for the calls that follow.
 // Reads ahead may fail or be dropped: the ReadAt calls read what they need whatever happened.
-using ReadAhead = std::function<void(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents)>;
+struct ReadAhead {
+  std::function<void(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents)> fetch;
+  std::uint64_t most_bytes = 0;
+};
 
 // What the file's superblock and the dataset fix, which the bytes do not say again.
 struct ChunkBtreeFormat {
@@ -54,7 +58,8 @@ struct ChunkBtreeFormat {
 // of their first elements): the first element and where the chunk lies (file offsets, the base
 // added). nullopt where a node does not read as the format says, or where HDF5's search would not
 // find a chunk where the tree holds it.
-// The tree is read a level at a time; `ahead` (where given) is asked for each level's nodes first.
+// The tree is read a level at a time; `ahead` (where it has a fetch) is asked for each level's
+// nodes first, a window of them at a time.
 [[nodiscard]] std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunk_btree_chunks(
     std::uint64_t root, const ReadAt& read, const ChunkBtreeFormat& format, const ReadAhead& ahead = {});
 

@@ -73,7 +73,7 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file
     // A remote object: through the driver's block cache, a level of the tree side by side.
     const auto remote = cached_reads_of(dataset);
     if (!remote) return std::nullopt;
-    return chunks_read_through(dataset, remote->read, remote->size, remote->ahead);
+    return chunks_read_through(dataset, remote->read, remote->size, ReadAhead{remote->ahead, remote->ahead_bytes});
   }
   std::optional<std::vector<std::pair<Shape, StoredChunk>>> listed;
   try {

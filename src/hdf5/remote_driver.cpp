@@ -299,6 +299,7 @@ std::optional<CachedReads> cached_reads_of(hid_t object) {
     }
   };
   if (file->config.run) {
+    reads.ahead_bytes = std::max<std::uint64_t>(1, file->config.cache_bytes / 2);  // as read_subtree_ahead
     reads.ahead = [cache, run = file->config.run](const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents) {
       std::vector<BlockCache::Extent> wanted;
       wanted.reserve(extents.size());

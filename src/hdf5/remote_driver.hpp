@@ -39,6 +39,7 @@ namespace h5tile::detail {
 struct CachedReads {
   std::function<bool(std::uint64_t offset, std::span<std::byte> into)> read;
   std::function<void(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& extents)> ahead;
+  std::uint64_t ahead_bytes = 0;  // at most this much read ahead in one call: half what the cache keeps
   std::uint64_t size = 0;
 };
 [[nodiscard]] std::optional<CachedReads> cached_reads_of(hid_t object);
