@@ -59,15 +59,22 @@ std::optional<StoredChunk> chunk_info(hid_t dataset, const Shape& chunk_offset, 
   return stored(address, size, filter_mask, base);
 }
 
+// Whether `dataset`'s chunks are indexed by `kind` (false where HDF5 cannot say).
+bool index_is(hid_t dataset, H5D_chunk_index_t kind) {
+  H5D_chunk_index_t index{};
+  if (H5Dget_chunk_index_type(dataset, &index) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  return index == kind;
+}
+
 #if !H5TILE_HDF5_CHUNK_ITER
 // chunks_from_file through a descriptor of the file HDF5 opened for `dataset` (sec2: h5tile's
 // local files), or through h5tile's remote driver (a URL); nullopt for another driver.
 std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_from_hdf5s_file(hid_t dataset) {
-  H5D_chunk_index_t index{};
-  if (H5Dget_chunk_index_type(dataset, &index) < 0 || index != H5D_CHUNK_IDX_BTREE) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;  // before the descriptor's dup: the one-by-one lookups of other indexes come here
-  }
+  // Before the descriptor's dup: the one-by-one lookups of other indexes come here.
+  if (!index_is(dataset, H5D_CHUNK_IDX_BTREE)) return std::nullopt;
   const auto held = file_holding(dataset);
   if (!held) {
     // A remote object: through the driver's block cache, a level of the tree side by side.
@@ -187,12 +194,7 @@ struct ImplicitChunks {
 // the formula puts them (HDF5's own lookups of the two, each a pass over the computed index);
 // nullopt otherwise. Under the caller's lock.
 std::optional<ImplicitChunks> implicit_chunks(hid_t dataset) {
-  H5D_chunk_index_t index{};
-  if (H5Dget_chunk_index_type(dataset, &index) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;
-  }
-  if (index != H5D_CHUNK_IDX_NONE) return std::nullopt;
+  if (!index_is(dataset, H5D_CHUNK_IDX_NONE)) return std::nullopt;
   const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
   const int rank = check(H5Sget_simple_extent_ndims(space.get()), "H5Sget_simple_extent_ndims");
   std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
@@ -379,12 +381,7 @@ std::optional<std::vector<std::pair<Shape, StoredChunk>>> chunks_read_through(hi
                                                                               std::uint64_t file_size,
                                                                               const ReadAhead& ahead) {
   const Hdf5Lock lock;
-  H5D_chunk_index_t index{};
-  if (H5Dget_chunk_index_type(dataset, &index) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;
-  }
-  if (index != H5D_CHUNK_IDX_BTREE) return std::nullopt;
+  if (!index_is(dataset, H5D_CHUNK_IDX_BTREE)) return std::nullopt;
   const FileHandle file(check(H5Iget_file_id(dataset), "H5Iget_file_id"));
   unsigned intent = 0;
   check(H5Fget_intent(file.get(), &intent), "H5Fget_intent");
