@@ -200,7 +200,44 @@ void check_compression_options(const CLI::App& cmd, const CompressionCli& option
                   fmt::join(given, ", "), given.size() == 1 ? "ies" : "y"));
 }
 
+namespace {
+
+// Where a URL's query string or fragment starts (npos: none, or an s3:// URL, whose key may hold
+// '?' and '#'), so that the dataset is never looked for inside it: a presigned URL's query holds
+// ':' ("se=2026-01-01T00:00:00Z") and even ":/" ("next=https://x/y").
+std::size_t query_start(const std::string& text) {
+  const auto scheme = text.find("://");
+  if (scheme == std::string::npos) return std::string::npos;
+  std::string name = text.substr(0, scheme);
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (name == "s3") return std::string::npos;
+  return text.find_first_of("?#", scheme + 3);
+}
+
+// The dataset written after a URL's query ("URL?sig=S:/data"): the last ":/" of the query that is
+// not a "://", where what follows holds no '=' or '&' (a dataset, not more of the query); npos where
+// there is none.
+std::size_t dataset_after_query(const std::string& text, std::size_t query) {
+  for (auto colon = text.rfind(":/"); colon != std::string::npos && colon > query;
+       colon = text.rfind(":/", colon - 1)) {
+    if (text.compare(colon, 3, "://") == 0) continue;
+    return text.find_first_of("=&", colon) == std::string::npos ? colon : std::string::npos;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 Target parse_target(const std::string& text) {
+  // A URL with a query string, which is never split: URL?QUERY (the whole file),
+  // URL:/DATASET?QUERY, or URL?QUERY:/DATASET where the dataset holds no '=' or '&'.
+  if (const auto query = query_start(text); query != std::string::npos) {
+    if (const auto colon = dataset_after_query(text, query); colon != std::string::npos) {
+      return {text.substr(0, colon), text.substr(colon + 1)};
+    }
+    auto [file, dataset] = parse_target(text.substr(0, query));
+    return {file + text.substr(query), dataset};
+  }
   // FILE:/DATASET; the "://" after a URL's scheme is not the separator.
   auto colon = text.rfind(":/");
   while (colon != std::string::npos && text.compare(colon, 3, "://") == 0) {

@@ -7,8 +7,18 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace h5tile {
+
+/// `text` without the secrets a URL may carry: in every `scheme://` it holds, the user
+/// information (`user:password@`) is removed, and the query string and fragment (`?...`, `#...`,
+/// where presigned URLs carry their signatures) up to the next space or quote; in every scheme,
+/// `s3://` included (whose keys may hold '?' and '#': messages show such a key up to them). Every
+/// h5tile exception's message goes through it (so does every message of the Python module and the
+/// command): a message never shows a credential.
+/// Thread-safe; never throws but std::bad_alloc.
+[[nodiscard]] std::string without_secrets(std::string_view text);
 
 /// Tag base of every h5tile exception (not itself a std::exception, so that each concrete
 /// type has exactly one std::exception base).
@@ -25,7 +35,8 @@ class Error {
 /// A bad argument: wrong shape, bad chunk size, a tile that does not fit. (Python: ValueError.)
 class InvalidArgument : public std::invalid_argument, public Error {
  public:
-  using std::invalid_argument::invalid_argument;
+  explicit InvalidArgument(const std::string& message) : std::invalid_argument(without_secrets(message)) {}
+  explicit InvalidArgument(const char* message) : std::invalid_argument(without_secrets(message)) {}
   [[nodiscard]] const char* what() const noexcept override { return std::invalid_argument::what(); }
 };
 
@@ -59,7 +70,8 @@ class IsADirectory : public InvalidArgument {
 /// A failure at run time: I/O, HDF5, a missing file. (Python: h5tile.OperationError, a RuntimeError.)
 class RuntimeError : public std::runtime_error, public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit RuntimeError(const std::string& message) : std::runtime_error(without_secrets(message)) {}
+  explicit RuntimeError(const char* message) : std::runtime_error(without_secrets(message)) {}
   [[nodiscard]] const char* what() const noexcept override { return std::runtime_error::what(); }
 };
 

@@ -361,6 +361,8 @@ NB_MODULE(_h5tile, m) {
       "comm"_a, "path"_a, "dataset"_a, "device"_a, "threads"_a, "probe"_a = nb::none());
 
   m.def("check_dataset_name", &h5tile::check_dataset_name, "dataset"_a);
+  m.def(
+      "without_secrets", [](const std::string& text) { return h5tile::without_secrets(text); }, "text"_a);
 
   m.def("fence", [] {
     nb::gil_scoped_release release;

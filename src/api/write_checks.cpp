@@ -137,6 +137,11 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
 }
 
 void check_not_remote(const fs::path& path) {
+  if (const auto scheme = unsupported_scheme(path.native())) {
+    // Written as a local path, "gs://b/x.h5" would make the folders "gs:/b" here.
+    throw InvalidArgument(fmt::format("cannot write '{}': h5tile does not write '{}://' URLs; it writes local paths",
+                                      path.string(), *scheme));
+  }
   if (is_url(path.native())) {
     throw InvalidArgument(fmt::format("cannot write '{}': remote writes are not supported yet (write a local file)",
                                       redacted(path.native())));
@@ -171,6 +176,16 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
   }
   if (fs::is_directory(status)) {
     throw IsADirectory(fmt::format("cannot write '{}': it is a directory", path.string()));
+  }
+  if (path.native().back() == '/') {
+    throw IsADirectory(
+        fmt::format("cannot write '{}': a name ending in '/' names a folder; give a file name such "
+                    "as '{}data.h5'",
+                    path.string(), path.string()));
+  }
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    // A device, a FIFO or a socket: the rename at the end would replace it (as root, /dev/null).
+    check_replaceable_path(path);
   }
   if (fs::exists(status)) {
     if (mode == Mode::Exclusive) {

@@ -68,9 +68,20 @@ void free_small_down_to(Pool& p, std::uint64_t limit) noexcept {
   }
 }
 
+// The pool's limit where nothing may throw (release runs in destructors and at exit): a bad
+// H5TILE_HOST_POOL, which allocate() reports to its caller, keeps nothing here.
+std::uint64_t limit_or_none() noexcept {
+  try {
+    return settings::host_pool_bytes();
+  } catch (...) {
+    return 0;
+  }
+}
+
 }  // namespace
 
 std::byte* allocate(std::uint64_t bytes, std::uint64_t align) {
+  (void)settings::host_pool_bytes();  // a bad H5TILE_HOST_POOL fails the call that allocates, naming it
   auto& p = pool();
   if (bytes >= kSmallest) {
     std::lock_guard lock(p.mutex);
@@ -116,7 +127,7 @@ void release(std::byte* memory) noexcept {
     lock.unlock();
     std::free(memory);
   };
-  if (buffer.bytes > settings::host_pool_bytes()) return freed();
+  if (buffer.bytes > limit_or_none()) return freed();
   const bool small = buffer.bytes < kLazyFree;
   if (!small) {
     // Advice only: without MADV_FREE (kernels before 4.5) the pages simply stay. Outside the
@@ -126,7 +137,7 @@ void release(std::byte* memory) noexcept {
     (void)::madvise(memory, buffer.bytes, MADV_FREE);
     lock.lock();
   }
-  const std::uint64_t limit = settings::host_pool_bytes();
+  const std::uint64_t limit = limit_or_none();
   if (buffer.bytes > limit) return freed();
   if (small) free_small_down_to(p, kSmallHeld - buffer.bytes);
   free_down_to(p, limit - buffer.bytes);

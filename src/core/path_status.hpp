@@ -4,6 +4,7 @@
 // such a path reads as "does not exist", which it may well do.
 
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace h5tile::detail {
@@ -13,5 +14,14 @@ namespace h5tile::detail {
 // "<doing> '<path>': ..." ("cannot open", "cannot write") and, for ELOOP, that the path is a
 // symbolic-link loop.
 [[nodiscard]] std::filesystem::file_status status_of(const std::filesystem::path& path, std::string_view doing);
+
+// What a status's type is called in messages ("a regular file", "a FIFO (named pipe)", ...).
+[[nodiscard]] std::string kind_of(const std::filesystem::file_status& status);
+
+// Throws InvalidArgument (IsADirectory for a folder) where `path` exists and is anything but a
+// regular file, following symbolic links: a write replaces (renames over) only regular files,
+// never a device, a FIFO, a socket or a folder, whatever its mode or --force says. Called where a
+// write is checked and again just before its rename.
+void check_replaceable_path(const std::filesystem::path& path);
 
 }  // namespace h5tile::detail

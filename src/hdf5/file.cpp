@@ -48,18 +48,6 @@ std::string normalize_dataset_name(const std::string& name) {
   return out;
 }
 
-std::string kind_of(const fs::file_status& status) {
-  switch (status.type()) {
-    case fs::file_type::regular: return "a regular file";
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    default: return "a special file";
-  }
-}
-
 std::string where(const fs::path& path, const std::string& dataset) {
   return fmt::format("dataset '{}' in '{}'", dataset, display_name(path.native()));
 }
@@ -81,6 +69,10 @@ FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& r
   }
   const auto status = status_of(path, "cannot open");  // a link loop is an IoError (ELOOP), not "missing"
   if (!fs::exists(status)) {
+    if (const auto scheme = unsupported_scheme(path.native())) {
+      throw InvalidArgument(fmt::format("cannot open '{}': h5tile does not read '{}://' URLs; it reads {}",
+                                        path.string(), *scheme, kSupportedSchemes));
+    }
     throw FileNotFound(fmt::format("file '{}' does not exist", path.string()));
   }
   if (fs::is_directory(status)) {

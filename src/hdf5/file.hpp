@@ -47,9 +47,6 @@ class WritableFile {
   int exceptions_ = 0;  // std::uncaught_exceptions() when it was opened
 };
 
-// "a FIFO (named pipe)", "a directory", ...: what a path is, for messages.
-[[nodiscard]] std::string kind_of(const std::filesystem::file_status& status);
-
 // Opens an existing regular file read-only (or read-write): anything else (a FIFO, a device, a
 // socket) is refused before HDF5 opens it. A URL (io/http/url.hpp: is_url) is opened read-only
 // through h5tile's remote driver (hdf5/remote_driver.hpp) as `remote` says. Throws FileNotFound,

@@ -10,6 +10,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
 #include "io/http/url.hpp"
@@ -64,9 +65,9 @@ void check_data_files(const fs::path& path, const fs::path& file, const std::str
     return folder->inside(p);
   };
   // Opened by its own name (the common case, one string compare): no link was followed. HDF5
-  // names a remote file as its driver does: the URL redacted.
+  // names a remote file as its driver does (object_name: the URL redacted, an s3:// key whole).
   const fs::path opened = file_name_of(dataset);
-  const fs::path named = is_url(file.native()) ? fs::path(redacted(file.native())) : file;
+  const fs::path named = object_name(file.native());
   if (!allow_external && opened != named && !same_file(opened, file) && !inside(opened)) {
     throw VirtualSourceError(
         fmt::format("{} is reached through an external link to '{}', outside the folder of '{}'; reading it needs "

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import subprocess
+import time
 import sys
 
 import h5py
@@ -303,3 +304,93 @@ def test_remote_settings_are_validated():
                           "import h5tile; h5tile.settings.remote_connections()"], env=env, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode != 0 and "H5TILE_REMOTE_CONNECTIONS" in out.stderr
+
+
+@pytest.mark.parametrize("rate", [3, 20])
+def test_a_server_that_trickles_is_given_up_within_four_timeouts(faulty, rate):
+    # Every data request after the open answered at a few bytes a second: each attempt is given up
+    # at the minimum rate, and the range within 4 x remote_timeout, its retries included.
+    server, url, _ = faulty
+    h5tile.settings.set_remote_timeout(1)
+    h5tile.settings.set_remote_retries(100)
+    server.plan(f"trickle:{rate}", times=1000, skip=1)
+    start = time.monotonic()
+    with pytest.raises(h5tile.IoError, match="gave up after") as e:
+        h5tile.from_file(url, "/data", threads=1)
+    assert time.monotonic() - start < 4 * 1 + 2, "bounded by the range's budget"
+    assert "SECRET" not in str(e.value)
+
+
+def test_a_slow_first_byte_and_a_slow_body_are_bounded_on_the_command_too(faulty, tmp_path):
+    server, url, _ = faulty
+    server.plan("trickle:3", times=1000, skip=1)
+    start = time.monotonic()
+    out = subprocess.run([str(H5TILE), "verify", "--read", f"{url.split('?')[0]}:/data"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path, env={**os.environ, "H5TILE_REMOTE_TIMEOUT": "1"})
+    assert out.returncode != 0 and "gave up after" in out.stdout + out.stderr, out.stdout + out.stderr
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.parametrize("validators", ["none", "weak", "first_only"])
+def test_without_a_strong_validator_a_replaced_object_is_an_error_never_mixed(faulty, validators):
+    # A server that gives no strong ETag (none, a weak one that never changes, or one on the first
+    # answer only) cannot tie a later answer to the version opened: the object is replaced by one
+    # of the same size after the open, and the read must fail, never return old and new bytes.
+    server, url, a = faulty
+    server.validators = validators
+    server.plan("replace", times=1, skip=1)
+    with pytest.raises(h5tile.IoError) as e:
+        h5tile.from_file(url, "/data", threads=1)
+    assert e.value.errno == errno.ESTALE, e.value
+    assert "SECRET" not in str(e.value)
+
+
+@pytest.mark.parametrize("validators", ["none", "weak"])
+def test_without_a_strong_validator_an_object_in_one_response_reads(fault_server, tmp_path, validators):
+    a = random_array("int16", (64, 32), seed=12)
+    path = tmp_path / "small.h5"
+    with h5py.File(path, "w") as f:
+        f["data"] = a
+    fault_server.put("/small.h5", path.read_bytes())
+    fault_server.validators = validators
+    h5tile.settings.set_remote_block_size(1 << 20)  # the whole file in the first response
+    assert same_bytes(h5tile.from_file(f"{fault_server.url}/small.h5", "/data"), a)
+    assert same_bytes(h5tile.from_file(f"{fault_server.url}/small.h5", "/data"), a), "and again"
+
+
+@pytest.mark.parametrize("query", ["se=2026-01-01T00:00:00Z&sp=r&sig=S1", "next=https://x/y&sig=S2",
+                                   "sig=S3#frag"])
+@pytest.mark.parametrize("where", ["none", "before", "after"])
+def test_the_command_never_splits_a_query_string(nginx_server, tmp_path, query, where):
+    # The dataset is looked for outside the query: a presigned URL's ':' and ':/' are its own.
+    a = random_array("int32", (20, 10), seed=5)
+    with h5py.File(nginx_server.root / "q.h5", "w") as f:
+        f["g/data"] = a
+    url = f"{nginx_server.url}/q.h5"
+    fragmentless = query.split("#")[0]
+    target = {"none": f"{url}?{query}", "before": f"{url}:/g/data?{query}",
+              "after": f"{url}?{fragmentless}:/g/data"}[where]
+    if where == "after" and "&" in fragmentless:
+        target = f"{url}:/g/data?{query}"  # a dataset after a query holding '&' would be its last value
+    before = len(nginx_server.requests())
+    for args in (["info", target, "--json"], ["verify", "--read", target]):
+        out = subprocess.run([str(H5TILE), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "sig=" not in out.stdout + out.stderr
+        if where != "none" and args[0] == "info":
+            assert json.loads(out.stdout)["datasets"][0]["name"] == "/g/data", out.stdout
+    sent = nginx_server.requests()[before:]
+    assert sent and all(f"/q.h5?{fragmentless} " in line for line in sent), sent
+
+
+@pytest.mark.parametrize("url", ["gs://b/x.h5", "az://c/x.h5", "s3a://b/x.h5", "ftp://h/x.h5", "file:///x.h5",
+                                 "simplecache::s3://b/x.h5"])
+def test_schemes_h5tile_does_not_read_are_named_with_those_it_does(tmp_path, monkeypatch, url):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(h5tile.InvalidArgumentError) as e:
+        h5tile.from_file(url, "/data")
+    message = str(e.value)
+    assert f"does not read '{url.split('://')[0]}://'" in message and "s3://" in message, message
+    with pytest.raises(h5tile.InvalidArgumentError, match="does not write"):
+        h5tile.to_file(np.arange(4), url, "/data").wait()
+    assert list(tmp_path.iterdir()) == [], "no local folder made of the URL"

@@ -120,6 +120,22 @@ def test_anonymous_reads_of_a_public_bucket(seaweedfs_server, aws, bucket, tmp_p
     assert same_bytes(h5tile.from_file(f"s3://{bucket}/pub.h5", "/data"), a)
 
 
+@pytest.mark.parametrize("key,shorter", [("hash#frag.h5", "hash"), ("q?x=1.h5", "q"), ("d/a b+%41.h5", "d/a b+A.h5")])
+def test_keys_holding_hashes_question_marks_and_percents_read_that_key(seaweedfs_server, aws, bucket, tmp_path,
+                                                                       key, shorter):
+    # boto3 reads the key as written; so must h5tile, never the object a URL parser would cut it to.
+    for name, value in ((key, 1), (shorter, 2)):
+        path = tmp_path / f"{value}.h5"
+        with h5py.File(path, "w") as f:
+            f["data"] = np.full(10, value, dtype="i4")
+        seaweedfs_server.upload(path, bucket, name)
+    body = seaweedfs_server.client().get_object(Bucket=bucket, Key=key)["Body"].read()
+    (tmp_path / "boto3.h5").write_bytes(body)
+    expected = _local_read(tmp_path / "boto3.h5", "data")
+    assert (expected == 1).all()
+    assert same_bytes(h5tile.from_file(f"s3://{bucket}/{key}", "/data"), expected)
+
+
 def _assert_no_secret(message, *secrets):
     for s in (SECRET,) + secrets:
         assert s not in message, message

@@ -136,7 +136,12 @@ def hostile(root, source_name, shape=(4, 4)):
         f.create_virtual_dataset("v", layout, fillvalue=7)
 
 
-@pytest.mark.parametrize("kind", ["absolute", "dotdot", "other_host", "local_relative", "file_url", "dot_part"])
+ENCODED = {"encoded_dotdot": "%2e%2e/src.h5", "encoded_slash": "..%2fsrc.h5", "half_encoded": ".%2e/src.h5",
+           "upper_case": "%2E%2E%2Fsrc.h5", "deeper": "a/%2e%2e/%2e%2e/src.h5", "backslash": "..%5csrc.h5"}
+
+
+@pytest.mark.parametrize("kind", ["absolute", "dotdot", "other_host", "local_relative", "file_url", "dot_part",
+                                  *ENCODED])
 def test_sources_outside_the_folder_of_the_url_are_refused(nginx_server, fault_server, tmp_path, monkeypatch, kind):
     served = nginx_server.root / "inner"
     served.mkdir()
@@ -150,7 +155,9 @@ def test_sources_outside_the_folder_of_the_url_are_refused(nginx_server, fault_s
     monkeypatch.chdir(tmp_path)
     name = {"absolute": str(tmp_path / "src.h5"), "dotdot": "../src.h5",
             "other_host": f"{fault_server.url}/src.h5", "local_relative": "./src.h5",
-            "file_url": f"file://{tmp_path}/src.h5", "dot_part": "a/./src.h5"}[kind]
+            "file_url": f"file://{tmp_path}/src.h5", "dot_part": "a/./src.h5",
+            # nginx decodes a path before it resolves '..': these would reach the parent folder.
+            **{k: v.replace("%", "%%") for k, v in ENCODED.items()}}[kind]  # '%%': a '%' in HDF5's names
     hostile(served, name)
     before = len(nginx_server.requests())
     for early, allow in ((True, False), (False, False), (True, True)):  # allow_external_sources: still refused
@@ -159,6 +166,19 @@ def test_sources_outside_the_folder_of_the_url_are_refused(nginx_server, fault_s
             h5tile.from_file(f"{nginx_server.url}/inner/m.h5", "/v", allow_external_sources=allow)
     assert all("/inner/m.h5 " in line for line in nginx_server.requests()[before:]), "only the main file"
     assert fault_server.log == [], "nothing asked of the other host"
+
+
+def test_a_source_name_reaches_the_server_as_exactly_that_file(nginx_server):
+    # Names with characters a URL must encode ('%', ' ', '+') are sent encoded: nginx, decoding
+    # once, serves the file of that name, as HDF5 opens it beside a local file; "a%41" is not "aA".
+    root = nginx_server.root
+    for name, value in (("a b%41+c.h5", 1), ("a bA+c.h5", 2)):
+        with h5py.File(root / name, "w") as f:
+            f["data"] = np.full((4, 4), value, dtype="i4")
+    hostile(root, "a b%%41+c.h5")
+    expected = local_read(root / "m.h5", "v")
+    assert (expected == 1).all()
+    assert same_bytes(h5tile.from_file(f"{nginx_server.url}/m.h5", "/v"), expected)
 
 
 def test_a_local_source_is_never_opened_by_hdf5_either(nginx_server, tmp_path, monkeypatch):

@@ -276,3 +276,25 @@ def test_the_command_checks_the_environment_the_same_way_in_every_subcommand(tmp
         assert why in out.stderr, (args, out.stderr)
     assert len(results) == 1, results  # the same exit code and message from every subcommand
     assert sorted(os.listdir(tmp_path)) == before  # nothing ran
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", "0x1000", "1G ", "12 apples"])
+def test_a_bad_setting_read_late_fails_the_call_never_the_exit(tmp_path, value):
+    """H5TILE_HOST_POOL is first read when a read allocates its result, and again when the result
+    is freed (at exit, in a destructor): the read raises InvalidArgumentError naming the variable,
+    and the process ends normally, never with 'terminate called'."""
+    with h5py.File(tmp_path / "f.h5", "w") as f:
+        f["d"] = np.arange(1 << 16, dtype="f8")
+    code = f"""
+import h5tile
+try:
+    a = h5tile.from_file({str(tmp_path / 'f.h5')!r}, "/d")
+    print("read", a.sum())
+except h5tile.InvalidArgumentError as e:
+    print("refused", "H5TILE_HOST_POOL" in str(e))
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("H5TILE_")}
+    env.update(PYTHONPATH=str(BUILD / "python"), H5TILE_HOST_POOL=value)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0 and "terminate" not in out.stderr, out.stderr
+    assert out.stdout.split() == ["refused", "True"], out.stdout + out.stderr

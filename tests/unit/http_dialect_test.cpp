@@ -30,8 +30,13 @@ const ObjectVersion kStrong{.size = 1000, .etag = "\"abc\""};
 const ObjectVersion kWeak{.size = 1000, .etag = "W/\"abc\""};
 
 ResponseHead head(long status, std::optional<std::string> range = std::nullopt,
-                  std::optional<std::uint64_t> length = std::nullopt) {
-  return {.status = status, .content_range = std::move(range), .content_length = length};
+                  std::optional<std::uint64_t> length = std::nullopt, std::string etag = {},
+                  std::string last_modified = {}) {
+  return {.status = status,
+          .content_range = std::move(range),
+          .etag = std::move(etag),
+          .last_modified = std::move(last_modified),
+          .content_length = length};
 }
 
 TEST(PlainHttpDialect, RangedGetsOfTheUrlAsGivenPinnedByAStrongEtag) {
@@ -44,8 +49,26 @@ TEST(PlainHttpDialect, RangedGetsOfTheUrlAsGivenPinnedByAStrongEtag) {
   EXPECT_TRUE(first.aws_sigv4.empty() && first.userpwd.empty() && first.headers.empty());
   EXPECT_EQ(d->range_request(10, 20, &kStrong).headers, std::vector<std::string>{"If-Match: \"abc\""});
   EXPECT_TRUE(d->range_request(10, 20, &kWeak).headers.empty());  // a weak ETag never matches If-Match
-  EXPECT_EQ(d->judge_range(head(206, "bytes 10-29/1000"), 10, 20, kStrong).verdict, Verdict::Ok);
+  EXPECT_EQ(d->judge_range(head(206, "bytes 10-29/1000", {}, "\"abc\""), 10, 20, kStrong).verdict, Verdict::Ok);
   EXPECT_EQ(d->judge_range(head(200), 10, 20, kStrong).verdict, Verdict::Bad);
+}
+
+TEST(PlainHttpDialect, EveryAnswerMustCarryTheValidatorOfTheOpen) {
+  const auto d = dialect_of("http://host/f.h5");
+  // A strong ETag at open: an answer without one (a server that dropped it) could be any version.
+  const auto dropped = d->judge_range(head(206, "bytes 10-29/1000"), 10, 20, kStrong);
+  EXPECT_EQ(dropped.verdict, Verdict::Changed);
+  EXPECT_NE(dropped.reason.find("no ETag"), std::string::npos) << dropped.reason;
+  EXPECT_EQ(d->judge_range(head(206, "bytes 10-29/1000", {}, "\"new\""), 10, 20, kStrong).verdict, Verdict::Changed);
+  // A Last-Modified as the validator (no strong ETag): it must come back, and unchanged.
+  const ObjectVersion dated{.size = 1000, .last_modified = "Sat, 05 Dec 2026 07:00:00 GMT"};
+  EXPECT_EQ(
+      d->judge_range(head(206, "bytes 10-29/1000", {}, {}, "Sat, 05 Dec 2026 07:00:00 GMT"), 10, 20, dated).verdict,
+      Verdict::Ok);
+  EXPECT_EQ(d->judge_range(head(206, "bytes 10-29/1000"), 10, 20, dated).verdict, Verdict::Changed);
+  EXPECT_EQ(
+      d->judge_range(head(206, "bytes 10-29/1000", {}, {}, "Sat, 05 Dec 2026 07:00:01 GMT"), 10, 20, dated).verdict,
+      Verdict::Changed);
 }
 
 TEST(S3Dialect, SignedRequestsCarryTheSignatureOptionsAndTheSessionToken) {
@@ -78,8 +101,18 @@ TEST(S3Dialect, AnonymousRequestsAreNotSigned) {
   EXPECT_TRUE(r.headers.empty());
 }
 
-TEST(S3Dialect, AWrongRegionIsSaidAndTheQueryStringIsNotPartOfTheKey) {
-  const auto d = dialect_of("s3://my-bucket/f.h5?versionId=1", aws({{"AWS_NO_SIGN_REQUEST", "1"}}));
+TEST(S3Dialect, KeysHoldingQuestionMarksAndHashesAreEncodedNotCut) {
+  // boto3 reads the key "f.h5?versionId=1" from s3://my-bucket/f.h5?versionId=1: so does h5tile,
+  // never the object "f.h5".
+  const auto anonymous = aws({{"AWS_NO_SIGN_REQUEST", "1"}});
+  EXPECT_EQ(dialect_of("s3://my-bucket/f.h5?versionId=1", anonymous)->range_request(0, 1, nullptr).url,
+            "https://my-bucket.s3.us-east-1.amazonaws.com/f.h5%3FversionId%3D1");
+  EXPECT_EQ(dialect_of("s3://my-bucket/hash#frag.h5", anonymous)->range_request(0, 1, nullptr).url,
+            "https://my-bucket.s3.us-east-1.amazonaws.com/hash%23frag.h5");
+}
+
+TEST(S3Dialect, AWrongRegionIsSaid) {
+  const auto d = dialect_of("s3://my-bucket/f.h5", aws({{"AWS_NO_SIGN_REQUEST", "1"}}));
   EXPECT_EQ(d->range_request(0, 1, nullptr).url, "https://my-bucket.s3.us-east-1.amazonaws.com/f.h5");
   const auto j = d->judge_range(head(301), 0, 100, std::nullopt);
   EXPECT_EQ(j.verdict, Verdict::Bad);

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <h5tile/error.hpp>
@@ -171,9 +173,37 @@ TEST(Url, RelativeNamesResolveOnlyInsideTheFolder) {
   const auto tile = resolve_inside(base, "x.tiles/tile-0.h5");
   ASSERT_TRUE(tile);
   EXPECT_EQ(full_text(*tile), "http://h/data/run/x.tiles/tile-0.h5");  // the signature is the base's own
-  for (const char* outside : {"../y.h5", "/etc/passwd", "a/../../y.h5", "./y.h5", "http://evil/y.h5",
-                              "file:///etc/passwd", "a//b.h5", "dir/", "y.h5?x=1", "", "c:\\y.h5"}) {
+  for (const char* outside :
+       {"../y.h5", "/etc/passwd", "a/../../y.h5", "./y.h5", "http://evil/y.h5", "file:///etc/passwd", "a//b.h5", "dir/",
+        "y.h5?x=1", "", "c:\\y.h5", "%2e%2e/y.h5", "..%2fy.h5", ".%2e/y.h5", "%2E%2E%2Fy.h5", "a/%2e%2E/%2e%2e/y.h5",
+        "a%5c..%5cy.h5", "a\ny.h5"}) {
     EXPECT_FALSE(resolve_inside(base, outside)) << outside;
+  }
+}
+
+TEST(Url, HttpNamesAreEncodedSoThatTheServerFindsExactlyThatFile) {
+  const auto base = *parse_url("http://h/data/x.h5");
+  // '%' itself is encoded: "%41" names a file of those three characters, never "A".
+  EXPECT_EQ(full_text(*resolve_inside(base, "t dir/a%41 b+c.h5")), "http://h/data/t%20dir/a%2541%20b%2Bc.h5");
+  // S3 keys and WebHDFS paths are names: their dialects encode the whole path.
+  EXPECT_EQ(full_text(*resolve_inside(*parse_url("s3://bkt/data/x.h5"), "a b.h5")), "s3://bkt/data/a b.h5");
+  EXPECT_EQ(full_text(*resolve_inside(*parse_url("webhdfs://h:1/d/x.h5"), "a b.h5")), "webhdfs://h:1/d/a b.h5");
+}
+
+TEST(Url, SchemesH5tileDoesNotReadAreNamedNotTakenForLocalPaths) {
+  for (const auto& [text, scheme] :
+       std::vector<std::pair<std::string, std::string>>{{"gs://b/x.h5", "gs"},
+                                                        {"az://c/x.h5", "az"},
+                                                        {"s3a://b/x.h5", "s3a"},
+                                                        {"ftp://h/x.h5", "ftp"},
+                                                        {"file:///tmp/x.h5", "file"},
+                                                        {"simplecache::s3://b/x.h5", "simplecache::s3"},
+                                                        {"GS://b/x", "GS"}}) {
+    EXPECT_EQ(unsupported_scheme(text), scheme) << text;
+  }
+  for (const char* fine :
+       {"http://h/x.h5", "S3://b/k", "webhdfs://h:1/p", "data/x.h5", "/abs/x.h5", "a:b/c.h5", "./x://y", "1x://y"}) {
+    EXPECT_FALSE(unsupported_scheme(fine)) << fine;
   }
 }
 

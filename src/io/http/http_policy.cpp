@@ -87,6 +87,18 @@ Judgement judge_head(const ResponseHead& head, std::uint64_t offset, std::uint64
       return {Verdict::Changed, fmt::format("the object's size is now {} bytes, not the {} it had when opened",
                                             *range->total, version->size)};
     }
+    // The validator of the open must come back: an answer without it could be of any version.
+    const bool strong_etag = !version->etag.empty() && !version->etag.starts_with("W/");
+    if (strong_etag && head.etag.empty()) {
+      return {Verdict::Changed, fmt::format("the answer carries no ETag, where the object had ETag {} when opened, so "
+                                            "its version cannot be checked",
+                                            version->etag)};
+    }
+    if (!strong_etag && !version->last_modified.empty() && head.last_modified.empty()) {
+      return {Verdict::Changed, fmt::format("the answer carries no Last-Modified, where the object had '{}' when "
+                                            "opened, so its version cannot be checked",
+                                            version->last_modified)};
+    }
     if (!version->etag.empty() && !head.etag.empty() && head.etag != version->etag) {
       return {Verdict::Changed,
               fmt::format("its ETag is now {}, not {} as when it was opened", head.etag, version->etag)};

@@ -33,6 +33,10 @@ constexpr std::uint64_t kJoinGap = std::uint64_t{256} << 10;
 constexpr std::uint64_t kMaxJoined = std::uint64_t{16} << 20;
 // The longest answer to a status request (WebHDFS's GETFILESTATUS: a few hundred bytes of JSON).
 constexpr std::uint64_t kMaxStatus = std::uint64_t{1} << 20;
+// An attempt slower than this over a window of remote_timeout seconds is given up (and retried
+// within the range's budget): a server trickling a few bytes a second would otherwise hold a read
+// for hours. The first byte must come within the same window (the rate is 0 until then).
+constexpr long kMinBytesPerSecond = 1024;
 
 void global_init() {
   static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -257,10 +261,23 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   return n;
 }
 
+// What ties the responses of one object's reads to the version that open() saw.
+enum class Validator : unsigned char {
+  Etag,          // a strong ETag: sent as If-Match, and every answer must carry it
+  LastModified,  // no strong ETag, a settled Last-Modified: every answer must carry it
+  Status,        // the dialect's status request (WebHDFS): asked again after every range
+  None,          // nothing: only what the first response brought can be read
+};
+
+constexpr std::string_view kNoValidator =
+    "the server gives no strong validator for it (no strong ETag, and no Last-Modified at least 2 s before the "
+    "answer's Date), so bytes from two responses could come from two versions of the object; such an object is "
+    "read only where it fits in the first response (a remote_block_size of at least its size)";
+
 class HttpSource final : public ByteSource {
  public:
   HttpSource(const Url& url, const RemoteOptions& options)
-      : name_(redacted(url)),
+      : name_(object_name(url)),
         dialect_(make_dialect(url, options)),
         options_(options),
         policy_{.retries = options.retries, .budget_s = 4 * options.timeout_s} {
@@ -290,6 +307,7 @@ class HttpSource final : public ByteSource {
       const std::string_view body(reinterpret_cast<const char*>(answer.data()), answer.size());
       version_ = dialect_->parse_status(body, j);
       if (!version_) fail(j, status, 0, 0);
+      validator_ = Validator::Status;
       if (version_->size == 0) return;
       Attempt a{.offset = 0, .size = std::min(block, version_->size)};
       first_.resize(a.size);
@@ -302,6 +320,12 @@ class HttpSource final : public ByteSource {
     version_ = ObjectVersion{*a.total, a.head.etag, a.head.last_modified};
     settled_ = settled(a.head);
     first_.resize(a.received);
+    // RFC 9110 joins partial responses only under one strong validator: a strong ETag, or a
+    // Last-Modified at least 2 s before the answer's Date (any later version then has another).
+    validator_ = !if_match_header(&*version_).empty() ? Validator::Etag
+                 : settled_                           ? Validator::LastModified
+                                                      : Validator::None;
+    if (validator_ == Validator::LastModified) version_->etag.clear();  // a weak ETag: not compared
   }
 
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override {
@@ -328,6 +352,11 @@ class HttpSource final : public ByteSource {
 
   void validate() const override {
     if (version_->size == 0) return;
+    if (validator_ == Validator::None) {
+      // Nothing tells this version from another: whatever was kept is taken as changed, and the
+      // read opens the object again (one response, where it fits in the first block).
+      throw IoError(fmt::format("'{}' may have changed since it was opened: {}", name_, kNoValidator), ESTALE);
+    }
     std::byte first{};
     Attempt a{.offset = 0, .size = 1, .out = &first};  // past first_: the server answers
     fetch(a);
@@ -350,8 +379,40 @@ class HttpSource final : public ByteSource {
   }
 
  private:
-  // Gets the range of `a` (retrying what is worth it), or throws naming the object.
+  // Gets the range of `a` (retrying what is worth it), or throws naming the object. A range after
+  // the first response needs a validator that ties it to the version opened (Validator); with
+  // WebHDFS's status, the status is asked again after the range and must be unchanged.
   void fetch(Attempt& a) const {
+    const bool later = !a.learning && !a.status;
+    if (later && validator_ == Validator::None) {
+      throw IoError(
+          fmt::format("cannot read bytes {}-{} of '{}': {}", a.offset, a.offset + a.size - 1, name_, kNoValidator),
+          ESTALE);
+    }
+    fetch_once(a);
+    if (later && validator_ == Validator::Status) check_status_unchanged(a);
+  }
+
+  // The status asked again: the range just read came from the version opened only if the status
+  // (size, modification time) is still the one of the open.
+  void check_status_unchanged(const Attempt& range) const {
+    Attempt status{.size = kMaxStatus, .status = true};
+    std::vector<std::byte> answer;
+    fetch_once(status, &answer);
+    Judgement j;
+    const std::string_view body(reinterpret_cast<const char*>(answer.data()), answer.size());
+    const auto now = dialect_->parse_status(body, j);
+    if (!now) fail(j, status, 0, 0);
+    if (now->size != version_->size || now->last_modified != version_->last_modified) {
+      fail({Verdict::Changed, fmt::format("its status is now {} bytes, {}; it was {} bytes, {} when opened", now->size,
+                                          now->last_modified, version_->size, version_->last_modified)},
+           range, 0, 0);
+    }
+  }
+
+  // One range as fetch says, without the validator's checks; a status or learning answer goes to
+  // `answer` where given, else to first_.
+  void fetch_once(Attempt& a, std::vector<std::byte>* answer = nullptr) const {
     const auto start = std::chrono::steady_clock::now();
     const std::optional<ObjectVersion> none;
     for (unsigned retry = 0;; ++retry) {
@@ -360,7 +421,8 @@ class HttpSource final : public ByteSource {
       attempt.version = a.learning || a.status ? &none : &version_;
       std::vector<std::byte> grown;
       if (a.learning || a.status) attempt.grow = &grown;
-      const auto [code, error] = perform(attempt);
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const auto [code, error] = perform(attempt, policy_.budget_s - spent);
       Judgement j = attempt.judged ? attempt.judgement : Judgement{};
       if (j.verdict == Verdict::Ok && code != CURLE_OK) {
         j = {retryable(code) ? Verdict::Retry : Verdict::Bad,
@@ -377,12 +439,13 @@ class HttpSource final : public ByteSource {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (j.verdict == Verdict::Ok) {
         count_remote_request(attempt.received, retry);
-        if (a.learning || a.status) first_ = std::move(grown);
+        if (a.learning || a.status) (answer != nullptr ? *answer : first_) = std::move(grown);
         a = std::move(attempt);
         return;
       }
       if (j.verdict == Verdict::Retry && policy_.allows(retry + 1, elapsed)) {
-        std::this_thread::sleep_for(std::chrono::duration<double>(policy_.delay(retry + 1, uniform())));
+        const double pause = std::min(policy_.delay(retry + 1, uniform()), policy_.budget_s - elapsed);
+        std::this_thread::sleep_for(std::chrono::duration<double>(pause));
         continue;
       }
       count_remote_request(attempt.received, retry);
@@ -408,8 +471,10 @@ class HttpSource final : public ByteSource {
     throw IoError(fmt::format("{}: {}", what, j.reason), EPROTO);
   }
 
-  // One request; returns libcurl's code and its error text.
-  std::pair<CURLcode, std::string> perform(Attempt& a) const {
+  // One request, given up after `remaining_s` seconds (what is left of the range's budget, so
+  // that a range never takes longer than 4 x remote_timeout, its retries included); returns
+  // libcurl's code and its error text.
+  std::pair<CURLcode, std::string> perform(Attempt& a, double remaining_s) const {
     auto handle = acquire();
     CURL* h = handle.get();
     char error[CURL_ERROR_SIZE] = {};
@@ -424,6 +489,7 @@ class HttpSource final : public ByteSource {
     }
 #endif
     const auto range = fmt::format("{}-{}", a.offset, a.offset + a.size - 1);
+    check_headers(request);
     curl_slist* headers = nullptr;
     for (const auto& header : request.headers) headers = curl_slist_append(headers, header.c_str());
     const auto timeout_ms = static_cast<long>(std::ceil(options_.timeout_s * 1000));
@@ -448,8 +514,9 @@ class HttpSource final : public ByteSource {
 #endif
     curl_easy_setopt(h, CURLOPT_USERPWD, request.userpwd.empty() ? nullptr : request.userpwd.c_str());
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options_.timeout_s))));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(std::ceil(remaining_s * 1000))));
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
@@ -471,6 +538,21 @@ class HttpSource final : public ByteSource {
       handle.drop();  // its connection may be in any state
     }
     return {code, std::string(error)};
+  }
+
+  // Every header value goes out as given: a CR or LF (from a variable, an ETag) would end the
+  // header and begin another. The dialects refuse such values where they take them; this is the
+  // last check before anything is sent, whatever the header's source.
+  void check_headers(const HttpRequest& request) const {
+    for (const auto& header : request.headers) {
+      if (std::ranges::any_of(header, [](unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; })) {
+        const auto name = header.substr(0, header.find(':'));
+        throw InvalidArgument(
+            fmt::format("cannot read '{}': the value of request header '{}' holds a control "
+                        "character (a CR or LF would add a header of its own)",
+                        name_, name.size() > 40 ? name.substr(0, 40) + "..." : name));
+      }
+    }
   }
 
   // A handle from the pool (its connection kept alive between requests), returned on scope exit.
@@ -529,8 +611,9 @@ class HttpSource final : public ByteSource {
   RemoteOptions options_;
   RetryPolicy policy_;
   std::optional<ObjectVersion> version_;
-  bool settled_ = false;                  // modified long enough before it was opened (settled())
-  mutable std::vector<std::byte> first_;  // the first block, fetched at open (set once, in open())
+  Validator validator_ = Validator::None;  // what ties later responses to the version opened (open())
+  bool settled_ = false;                   // modified long enough before it was opened (settled())
+  mutable std::vector<std::byte> first_;   // the first block, fetched at open (set once, in open())
   mutable std::mutex mutex_;
   mutable std::condition_variable free_;
   mutable unsigned in_use_ = 0;  // handles of this object's requests in flight

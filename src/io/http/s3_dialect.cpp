@@ -60,6 +60,10 @@ bool no_sign_request(const s3::Environment& env, std::string_view url) {
                   get(env, "AWS_NO_SIGN_REQUEST"), url));
 }
 
+bool holds_control_character(std::string_view value) {
+  return std::ranges::any_of(value, [](unsigned char c) { return c < 0x20 || c == 0x7f; });
+}
+
 std::string trim_trailing_slashes(std::string_view s) {
   while (!s.empty() && s.back() == '/') {
     s.remove_suffix(1);
@@ -158,6 +162,16 @@ Request resolve(std::string_view url, const Environment& env) {
     throw InvalidArgument(fmt::format("{} is set but {} is not (reading '{}')",
                                       id.empty() ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID",
                                       id.empty() ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY", url));
+  }
+  // Each of these ends up in a request header (Authorization, x-amz-security-token): a CR or LF
+  // in one would end that header and start another, chosen by whoever set the variable.
+  for (const char* name : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}) {
+    if (holds_control_character(get(env, name))) {
+      throw InvalidArgument(
+          fmt::format("{} holds a control character (a CR, LF, tab or other byte below 0x20), "
+                      "which no credential does and no request header may carry (reading '{}')",
+                      name, url));
+    }
   }
   if (id.find(':') != std::string_view::npos) {
     // libcurl splits USERPWD at the first ':'; an access key ID never holds one.

@@ -33,8 +33,8 @@ std::optional<Url> remote_source_url(const Url& base, const std::string& name, c
     return url;
   }
   throw VirtualSourceError(
-      fmt::format("{}: source '{}' is outside the folder of the remote file (an absolute path, '..', another "
-                  "host or a local file): h5tile reads only objects under '{}://{}{}'",
+      fmt::format("{}: source '{}' is outside the folder of the remote file (an absolute path, '..', an encoded "
+                  "dot or slash, another host or a local file): h5tile reads only objects under '{}://{}{}'",
                   where, display_name(name), base.scheme, base.authority, folder_of(base)));
 }
 

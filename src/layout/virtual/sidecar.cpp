@@ -22,6 +22,8 @@
 
 #include <h5tile/error.hpp>
 
+#include "core/path_status.hpp"
+
 #include "io/posix/posix_file.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
@@ -242,6 +244,7 @@ void publish_file(const fs::path& temp, const fs::path& target, bool sync) {
       throw IoError(fmt::format("cannot flush '{}': {}", temp.string(), std::strerror(err)), err);
     }
   }
+  check_replaceable_path(target);  // again: a device or FIFO may have taken the name since the write began
   fs::rename(temp, target);
 }
 

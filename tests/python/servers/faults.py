@@ -14,9 +14,16 @@ call are served well, the N after them get the fault, the rest are served well a
                     that many bytes (a server that lies consistently)
   "wrong_range"     206 with a Content-Range one byte later than asked (and those bytes)
   "delay:<seconds>" wait before the first byte of the response
+  "trickle:<bytes per second>"
+                    send the headers at once, then the body at that rate (a server that never
+                    quite stops, nor ever finishes)
   "replace"         replace the object with other bytes of the same size before answering
 
 Set `honour_if_match = False` for a server that ignores If-Match (it still sends the new ETag).
+Set `validators` to say which validator answers carry: "etag" (a strong ETag on every answer, the
+default), "none" (no ETag, no Last-Modified), "weak" (the weak ETag W/"1" on every answer, whatever
+the version), "first_only" (the strong ETag on the first answer of each object, none after); a
+server with "none", "weak" or "first_only" also ignores If-Match.
 
 Every request is recorded in `log` as (method, path, Range header, If-Match header).
 
@@ -74,7 +81,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if entry is None:
             return self._send(404, b"not found\n")
         data, etag = entry
-        if if_match is not None and if_match != etag and owner.honour_if_match:
+        sent = owner.served.get(path, 0)
+        owner.served[path] = sent + 1
+        etag = {"etag": etag, "none": None, "weak": 'W/"1"', "first_only": etag if sent == 0 else None}[owner.validators]
+        if if_match is not None and if_match != etag and owner.honour_if_match and owner.validators == "etag":
             return self._send(412, b"precondition failed\n", etag=etag)
         m = re.fullmatch(r"bytes=(\d+)-(\d*)", rng or "")
         if fault == "ignore_range" or m is None:
@@ -90,6 +100,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             content_range = f"bytes {first + 1}-{first + len(body)}/{len(data)}"
         if fault == "short_length":
             body = body[:len(body) // 2]
+        if fault.startswith("trickle:"):
+            return self._trickle(body, float(fault.split(":", 1)[1]), etag, content_range)
         if fault in ("drop", "short_body"):
             self.send_response(206)
             self.send_header("Content-Range", content_range)
@@ -101,6 +113,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.close_connection = True
             return
         return self._send(206, body, etag=etag, extra={"Content-Range": content_range})
+
+    def _trickle(self, body, rate, etag, content_range):
+        self.send_response(206)
+        self.send_header("Content-Range", content_range)
+        self.send_header("Content-Length", str(len(body)))
+        if etag:
+            self.send_header("ETag", etag)
+        self.end_headers()
+        self.wfile.flush()
+        try:
+            for i in range(len(body)):
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+                time.sleep(1 / rate)
+        except OSError:
+            pass  # the client gave up
+        self.close_connection = True
 
     def _send(self, status, body, etag=None, extra=None):
         self.send_response(status)
@@ -199,6 +228,8 @@ class FaultServer:
         self.modified: dict[str, int] = {}  # milliseconds since 1970, as WebHDFS says it
         self.log: list[tuple] = []
         self.honour_if_match = True
+        self.validators = "etag"
+        self.served: dict[str, int] = {}  # answers sent for each path
         self._lock = threading.Lock()
         self._plan: tuple[str, int, int] = ("", 0, 0)
         self._server = self._Server(("127.0.0.1", 0), self._handler)
