@@ -218,3 +218,48 @@ def test_hdf5_ext_prefix_is_searched_as_hdf5_searches_it(tmp_path):
             print("raised", e)
         """)], env=dict(PYTHON_PATH, HDF5_EXT_PREFIX=f"/nonexistent:{tmp_path}"))
     assert code == 0 and "raised" in said and "outside the folder" in said, said
+
+
+@pytest.mark.parametrize("mapping", ["box", "strided"])  # read by h5tile / by HDF5 itself
+@pytest.mark.parametrize("where", ["beside", "vds_prefix"])
+@pytest.mark.parametrize("reader", ["from_file", "read_box", "batched", "File", "dask"])
+def test_a_fifo_source_of_a_virtual_dataset_made_by_h5py_ends_every_read(tmp_path, mapping, where, reader):
+    # Issue 39, item 10: a FIFO present before the read, found beside the file or through
+    # HDF5_VDS_PREFIX, in a mapping h5tile reads or one HDF5 reads: every door ends with an error.
+    folder = tmp_path / "d"
+    folder.mkdir()
+    prefix = tmp_path / "p"
+    prefix.mkdir()
+    for i in range(2):
+        with h5py.File(folder / f"s{i}.h5", "w") as f:
+            f["d"] = (np.arange(10) + i).reshape(1, 10)
+    layout = h5py.VirtualLayout(shape=(2, 10), dtype="i8")
+    for i in range(2):
+        src = h5py.VirtualSource(f"s{i}.h5", "d", shape=(1, 10))
+        if mapping == "strided":
+            layout[i:i + 1, ::2] = src[:, ::2]
+        else:
+            layout[i:i + 1] = src
+    with h5py.File(folder / "m.h5", "w", libver=("earliest", "v110")) as f:
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    (folder / "s1.h5").unlink()
+    fifo = (folder if where == "beside" else prefix) / "s1.h5"
+    os.mkfifo(fifo)
+    read = {"from_file": "h5tile.from_file(m, '/v', allow_external_sources=True)",
+            "read_box": "h5tile.read_box(m, '/v', [1, 0], [1, 4], allow_external_sources=True)",
+            "batched": "list(h5tile.from_file_batched(m, '/v', [1, 10], allow_external_sources=True))",
+            "File": "h5tile.File(m)['v'][...]",
+            "dask": "import h5tile.dask; h5tile.dask.from_file(m, '/v', allow_external_sources=True).compute()"}[reader]
+    env = dict(PYTHON_PATH, HDF5_VDS_PREFIX=str(prefix)) if where == "vds_prefix" else PYTHON_PATH
+    code, said = run([sys.executable, "-c", textwrap.dedent(f"""
+        import h5tile
+        m = {str(folder / 'm.h5')!r}
+        try:
+            {read}
+            print("read it")
+        except Exception as e:
+            print("raised", type(e).__name__, e)
+        """)], env=env)
+    assert code == 0 and "raised" in said, said
+    assert "read it" not in said
+    assert_nobody_waits_on(fifo)
