@@ -7,6 +7,7 @@
 #include <h5tile/settings.hpp>
 
 #include "engine/thread_pool.hpp"
+#include "io/http/aws_profile.hpp"
 #include "io/http/url.hpp"
 #include "io/remote_io.hpp"
 
@@ -84,6 +85,10 @@ RemoteOptions remote_options() {
   };
   for (const char* name : kAwsVariables) {
     if (auto value = environment(name); !value.empty()) options.aws.emplace(name, std::move(value));
+  }
+  for (const auto name : s3::kProfileVariables) {  // read where an s3:// URL is opened without keys
+    if (auto value = environment(std::string(name).c_str()); !value.empty())
+      options.aws.emplace(name, std::move(value));
   }
   return options;
 }

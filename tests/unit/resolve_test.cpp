@@ -196,7 +196,10 @@ TEST(ResolveRemote, AwsVariablesAreReadAtTheEdgeIntoTheRemoteOptions) {
   EXPECT_EQ(options.aws.at("AWS_REGION"), "eu-north-1");
   EXPECT_FALSE(options.aws.contains("AWS_SESSION_TOKEN"));
   EXPECT_FALSE(options.aws.contains("AWS_ENDPOINT_URL"));
-  EXPECT_FALSE(options.aws.contains("AWS_PROFILE"));
+  // The profile's name goes with them, for the S3 dialect to read the profile where the keys are
+  // not set (io/http/aws_profile.hpp); an unrelated variable does not.
+  EXPECT_EQ(options.aws.at("AWS_PROFILE"), "other");
+  EXPECT_FALSE(options.aws.contains("PATH"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "io/http/aws_profile.hpp"
 #include "io/http/s3_dialect.hpp"
 
 namespace h5tile::detail {
@@ -181,6 +182,68 @@ TEST(WebHdfs, RefusesOtherSchemesAndMissingParts) {
     const std::string msg = message_of([&] { (void)webhdfs::parse_url(bad); });
     EXPECT_NE(msg.find(without_secrets(bad)), std::string::npos) << msg;  // user information left out
   }
+}
+
+TEST(AwsProfile, TheProfilesKeysRegionAndEndpointAsTheSdksReadThem) {
+  const std::string credentials =
+      "[default]\naws_access_key_id = DEFAULTID\naws_secret_access_key = defaultsecret\n\n"
+      "# a comment\n[work]\naws_access_key_id=WORKID\naws_secret_access_key = work/secret+=\n"
+      "aws_session_token = TOKEN==\n";
+  const std::string config =
+      "[default]\nregion = eu-west-1\n[profile work]\nregion = us-west-2\nendpoint_url = http://127.0.0.1:9\n"
+      "s3 =\n  endpoint_url = http://ignored\n[profile proc]\ncredential_process = /bin/echo x\n";
+  const auto work = s3::profile_values(credentials, "creds", config, "config", "work");
+  EXPECT_EQ(work.at("AWS_ACCESS_KEY_ID"), "WORKID");
+  EXPECT_EQ(work.at("AWS_SECRET_ACCESS_KEY"), "work/secret+=");  // '=' inside a value kept
+  EXPECT_EQ(work.at("AWS_SESSION_TOKEN"), "TOKEN==");
+  EXPECT_EQ(work.at("AWS_REGION"), "us-west-2");
+  EXPECT_EQ(work.at("AWS_ENDPOINT_URL"), "http://127.0.0.1:9");  // not the indented s3 sub-setting
+  const auto fallback = s3::profile_values(credentials, "creds", config, "config", "default");
+  EXPECT_EQ(fallback.at("AWS_ACCESS_KEY_ID"), "DEFAULTID");
+  EXPECT_EQ(fallback.at("AWS_REGION"), "eu-west-1");
+  EXPECT_EQ(s3::profile_values(credentials, "creds", config, "config", "proc").at("credential_process"), "/bin/echo x");
+  EXPECT_TRUE(s3::profile_values(credentials, "creds", config, "config", "none").empty());
+  const std::string msg =
+      message_of([] { (void)s3::profile_values("[p]\nsecret-without-equals\n", "f", "", "", "p"); });
+  EXPECT_NE(msg.find("'f', line 2"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("secret-without-equals"), std::string::npos) << msg;
+}
+
+TEST(AwsProfile, ProcessAndContainerAnswersGiveKeysOrNameWhatIsWrong) {
+  const auto p = s3::process_credentials(
+      R"({"Version": 1, "AccessKeyId": "ID", "SecretAccessKey": "S", "SessionToken": "T", "Expiration": "x"})", "p");
+  EXPECT_EQ(p.at("AWS_ACCESS_KEY_ID"), "ID");
+  EXPECT_EQ(p.at("AWS_SESSION_TOKEN"), "T");
+  EXPECT_NE(message_of([] {
+              (void)s3::process_credentials(R"({"AccessKeyId": "ID", "SecretAccessKey": "S"})", "p");
+            }).find("Version"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { (void)s3::process_credentials("not json", "the process"); }).find("the process"),
+            std::string::npos);
+  const auto c = s3::container_credentials(R"({"AccessKeyId": "ID", "SecretAccessKey": "S", "Token": "T"})", "c");
+  EXPECT_EQ(c.at("AWS_SESSION_TOKEN"), "T");
+  EXPECT_NE(
+      message_of([] { (void)s3::container_credentials(R"({"AccessKeyId": "ID"})", "c"); }).find("SecretAccessKey"),
+      std::string::npos);
+}
+
+TEST(AwsProfile, ContainerEndpointsOverPlainHttpOnlyOnLoopbackOrTheEcsHosts) {
+  for (const char* ok : {"http://127.0.0.1:8080/creds", "http://localhost/x", "http://[::1]:9/x",
+                         "http://169.254.170.2/v2/credentials/id", "http://169.254.170.23/v1/credentials",
+                         "https://anywhere.example.org/creds"}) {
+    EXPECT_TRUE(s3::container_host_allowed(ok)) << ok;
+  }
+  for (const char* bad : {"http://evil.example.org/creds", "http://127.evil.example.org/x", "http://10.0.0.1/x",
+                          "ftp://127.0.0.1/x", "127.0.0.1/x"}) {
+    EXPECT_FALSE(s3::container_host_allowed(bad)) << bad;
+  }
+}
+
+TEST(AwsProfile, WithoutProfileVariablesTheEnvironmentIsAsGiven) {
+  // No HOME, no AWS_PROFILE, no container variables: nothing is read, nothing added.
+  EXPECT_EQ(s3::complete_credentials(kKeys), kKeys);
+  const s3::Environment none;
+  EXPECT_EQ(s3::complete_credentials(none), none);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "io/http/aws_profile.hpp"
 #include "io/http/s3_dialect.hpp"
 
 namespace h5tile::detail {
@@ -29,8 +30,10 @@ class PlainHttp final : public HttpDialect {
 // credentials resolved from the AWS variables, or unsigned for a public bucket.
 class S3 final : public HttpDialect {
  public:
+  // The AWS_* variables, completed from the profile's files, its credential_process or the
+  // container's endpoint where they hold no keys (io/http/aws_profile.hpp).
   S3(const Url& url, const s3::Environment& env)
-      : request_(s3::resolve(url.scheme + "://" + url.authority + url.path, env)) {}
+      : request_(s3::resolve(url.scheme + "://" + url.authority + url.path, s3::complete_credentials(env))) {}
 
   [[nodiscard]] HttpRequest range_request(std::uint64_t /*offset*/, std::uint64_t /*size*/,
                                           const ObjectVersion* version) const override {
@@ -54,8 +57,9 @@ class S3 final : public HttpDialect {
     auto j = judge_head(head, offset, size, version);
     if (j.verdict == Verdict::Forbidden) {
       j.reason += request_.anonymous ? " (sent unsigned, AWS_NO_SIGN_REQUEST: is the bucket public?)"
-                                     : " (signed with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: are they right, "
-                                       "and allowed to read it?)";
+                                     : fmt::format(" (signed with {}: are they right, {}and allowed to read it?)",
+                                                   request_.credentials,
+                                                   request_.session_token ? "is the session token still valid, " : "");
     }
     return j;
   }

@@ -183,7 +183,12 @@ Request resolve(std::string_view url, const Environment& env) {
   req.headers.push_back(fmt::format("x-amz-content-sha256: {}", kEmptyPayloadSha256));
   if (const std::string_view token = get(env, "AWS_SESSION_TOKEN"); !token.empty()) {
     req.headers.push_back(fmt::format("x-amz-security-token: {}", token));
+    req.session_token = true;
   }
+  const std::string_view from = get(env, "h5tile:credentials-from");
+  req.credentials =
+      fmt::format("AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY{}{}", req.session_token ? " and AWS_SESSION_TOKEN" : "",
+                  from.empty() ? std::string() : fmt::format(" from {}", from));
   return req;
 }
 

@@ -38,6 +38,8 @@ struct Request {
   std::string aws_sigv4;             ///< CURLOPT_AWS_SIGV4, "aws:amz:<region>:s3"; empty when anonymous
   std::string userpwd;               ///< CURLOPT_USERPWD, "<access key id>:<secret>"; empty when anonymous
   std::vector<std::string> headers;  ///< extra headers, "Name: value"
+  std::string credentials;           ///< which credentials sign, for messages (never a value)
+  bool session_token = false;        ///< whether a session token (temporary credentials) goes with them
 
   /// The request without its secrets, for messages and logs.
   [[nodiscard]] std::string describe() const;

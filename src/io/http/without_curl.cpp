@@ -3,9 +3,13 @@
 
 #include <h5tile/error.hpp>
 
+#include "io/http/aws_profile.hpp"
 #include "io/http/http_source.hpp"
 
 namespace h5tile::detail {
+
+// No S3 requests without libcurl: nothing to complete.
+s3::Environment s3::complete_credentials(const Environment& env) { return env; }
 
 std::shared_ptr<const ByteSource> open_http(const Url& url, const RemoteOptions& /*options*/) {
   throw RuntimeError(
