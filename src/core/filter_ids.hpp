@@ -17,6 +17,7 @@ inline constexpr unsigned kFilterScaleOffset = 6;
 inline constexpr unsigned kFilterLzf = 32000;  // h5py's own
 inline constexpr unsigned kFilterBlosc = 32001;
 inline constexpr unsigned kFilterLz4 = 32004;
+inline constexpr unsigned kFilterBitshuffle = 32008;
 inline constexpr unsigned kFilterZstd = 32015;
 
 // "deflate", "zstd", ...; "filter 40000 (unknown to h5tile)" for an ID h5tile does not know.
@@ -32,13 +33,13 @@ inline constexpr unsigned kFilterZstd = 32015;
     case kFilterBlosc: return "blosc";
     case kFilterLz4: return "lz4";
     case kFilterZstd: return "zstd";
+    case kFilterBitshuffle: return "bitshuffle";
     // Registered with The HDF Group, named so that a message says what a file needs; h5tile
     // leaves their decoding to HDF5 and its plugins.
     case 305: return "lzo";
     case 307: return "bzip2";
     case 32002: return "mafisc";
     case 32003: return "snappy";
-    case 32008: return "bitshuffle";
     case 32013: return "zfp";
     case 32014: return "fpzip";
     case 32017: return "sz";

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
@@ -207,8 +209,15 @@ void Source::read(const Box& src, std::byte* out, const Shape& out_shape, const 
     } catch (const Hdf5Error& e) {
       if (hdf5.undecoded_filter.empty()) throw;
       // HDF5's own words name its plugin folder, not the filter it lacks.
-      throw Hdf5Error(fmt::format("dataset '{}' in '{}': {}, and HDF5 could not decode it either: {}", dataset,
-                                  file.string(), hdf5.undecoded_filter, e.what()));
+      const bool no_plugins = std::string_view(e.what()).find("plugins disabled") != std::string_view::npos;
+      throw Hdf5Error(fmt::format(
+          "dataset '{}' in '{}': {}, and HDF5 could not decode it either: {}{}", dataset, file.string(),
+          hdf5.undecoded_filter, e.what(),
+          no_plugins ? "; this process's HDF5 loads no filter plugins (h5tile's Python module turns them off: its "
+                       "HDF5 is built in, and plugins built against another HDF5 would break it): read this dataset "
+                       "with h5py and hdf5plugin, or with the h5tile command, whose HDF5 loads the plugins of "
+                       "HDF5_PLUGIN_PATH"
+                     : ""));
     }
   }
 }

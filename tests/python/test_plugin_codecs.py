@@ -37,6 +37,10 @@ PLUGIN_FILTERS = {
     "blosc-zlib": hdf5plugin.Blosc(cname="zlib", clevel=9),
     "blosc-lz4hc": hdf5plugin.Blosc(cname="lz4hc", clevel=1),
     "blosc-level-0": hdf5plugin.Blosc(clevel=0),
+    "bitshuffle-lz4": hdf5plugin.Bitshuffle(cname="lz4"),
+    "bitshuffle-none": hdf5plugin.Bitshuffle(cname="none"),
+    "bitshuffle-zstd": hdf5plugin.Bitshuffle(cname="zstd", clevel=5),
+    "bitshuffle-blocks-of-16": hdf5plugin.Bitshuffle(nelems=16, cname="lz4"),
 }
 
 
@@ -65,6 +69,38 @@ def test_h5tile_decodes_what_hdf5plugin_wrote(tmp_path, name, dtype, shuffle, fl
     assert same_bytes(whole, reference)
     assert same_bytes(box, reference[3:43, 2:12])
     assert same_bytes(batched, reference)
+
+
+@pytest.mark.parametrize("chunks", [(3, 7), (64, 33), (1, 1)], ids=["21-elements", "2112-elements", "one"])
+@pytest.mark.parametrize("nelems", [0, 16, 256])
+@pytest.mark.parametrize("cname", ["lz4", "none", "zstd"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "int32", "float64", "complex128"])
+def test_bitshuffle_blocks_partial_blocks_and_trailing_elements(tmp_path, chunks, nelems, cname, dtype):
+    # Issue 39 item 14: what detectors write (bitshuffle + LZ4), decoded by h5tile's own workers,
+    # equal to h5py + hdf5plugin: chunks of whole blocks, a last block cut to 8 elements, and
+    # the trailing elements (21 = 16 + 5) stored as they are.
+    a = compressible(dtype, (130, 70), seed=3)
+    path = tmp_path / "b.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=chunks, **hdf5plugin.Bitshuffle(nelems=nelems, cname=cname))
+        reference = f["x"][...]
+    assert same_bytes(reference, a)
+    assert h5tile.describe(path, "/x")["decoder"] == "h5tile"
+    assert same_bytes(h5tile.from_file(path, "/x"), reference)
+    assert same_bytes(h5tile.read_box(path, "/x", (5, 3), (100, 60)), reference[5:105, 3:63])
+
+
+def test_a_damaged_bitshuffle_chunk_is_an_error_naming_the_filter(tmp_path):
+    a = compressible("uint16", (64, 64), seed=4)
+    path = tmp_path / "b.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=(32, 64), **hdf5plugin.Bitshuffle(cname="lz4"))
+        info = f["x"].id.get_chunk_info(1)
+    with open(path, "r+b") as f:
+        f.seek(info.byte_offset + 16)
+        f.write(b"\xff" * 8)
+    with pytest.raises(h5tile.Error, match="bitshuffle"):
+        h5tile.from_file(path, "/x")
 
 
 def plugin_filter(path):
@@ -269,3 +305,28 @@ def test_a_plugin_path_of_another_hdf5_does_not_break_writes(tmp_path, codec):
     assert done.returncode == 0, done.stderr
     with h5py.File(tmp_path / "c.h5", "r") as f:
         assert same_bytes(f["x"][...], a)
+
+
+def test_a_plugin_filter_from_python_says_how_to_read_it(tmp_path):
+    # Issue 39 item 14: with HDF5_PLUGIN_PATH at hdf5plugin's filters, the command reads a bzip2
+    # dataset (its HDF5 loads the plugin); the Python module, whose HDF5 loads none, says so and
+    # how to read it, rather than only HDF5's "filter plugins disabled".
+    a = np.arange(1000, dtype="f8")
+    path = tmp_path / "bz.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=a, chunks=(100,), **hdf5plugin.BZip2())
+    env = dict(os.environ, HDF5_PLUGIN_PATH=hdf5plugin.PLUGIN_PATH, PYTHONPATH=str(BUILD / "python"))
+    out = subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", "--read", f"{path}:/x"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    code = f"""
+import h5tile
+try:
+    h5tile.from_file({str(path)!r}, "/x")
+    print("read")
+except h5tile.Error as e:
+    print(type(e).__name__, e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    said = out.stdout
+    assert "bzip2" in said and "hdf5plugin" in said and "h5tile command" in said, said + out.stderr

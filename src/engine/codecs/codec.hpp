@@ -71,6 +71,8 @@ class Codec {
 [[nodiscard]] std::unique_ptr<Codec> make_zstd(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_lz4(const FilterSpec& spec, std::size_t elem_size);
 [[nodiscard]] std::unique_ptr<Codec> make_blosc(const FilterSpec& spec, std::size_t elem_size);
+// The bitshuffle filter (LZ4 inside, or Zstandard where built with it), built where liblz4 is found.
+[[nodiscard]] std::unique_ptr<Codec> make_bitshuffle(const FilterSpec& spec, std::size_t elem_size);
 // h5py's LZF filter, built where liblzf is found.
 [[nodiscard]] std::unique_ptr<Codec> make_lzf(const FilterSpec& spec, std::size_t elem_size);
 

@@ -20,12 +20,12 @@ struct KnownCodec {
   std::unique_ptr<Codec> (*make)(const FilterSpec&, std::size_t elem_size);
 };
 constexpr KnownCodec known_codecs[] = {
-    {kFilterDeflate, make_deflate}, {kFilterShuffle, make_shuffle}, {kFilterFletcher32, make_fletcher32},
+    {kFilterDeflate, make_deflate}, {kFilterShuffle, make_shuffle},       {kFilterFletcher32, make_fletcher32},
 #if H5TILE_WITH_ZSTD
     {kFilterZstd, make_zstd},
 #endif
 #if H5TILE_WITH_LZ4
-    {kFilterLz4, make_lz4},
+    {kFilterLz4, make_lz4},         {kFilterBitshuffle, make_bitshuffle},
 #endif
 #if H5TILE_WITH_BLOSC
     {kFilterBlosc, make_blosc},
@@ -48,6 +48,7 @@ std::string unsupported_name(unsigned id) {
   switch (id) {
     case kFilterZstd:
     case kFilterLz4:
+    case kFilterBitshuffle:
     case kFilterBlosc:
     case kFilterLzf: return filter_name(id) + " (h5tile was built without its library)";
     default: return filter_name(id);
