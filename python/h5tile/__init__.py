@@ -270,9 +270,10 @@ def _read_converted(out: Any, stored: np.dtype, what: str, read: Callable[[], np
     wanted = np.dtype(out.dtype)
     if not isinstance(out, np.ndarray) or not np.can_cast(stored, wanted, casting="safe"):
         where = "" if isinstance(out, np.ndarray) else " (and only into NumPy arrays)"
-        raise InvalidArgumentError(f"{what}: out has dtype {wanted} but the dataset holds {stored}: h5tile converts "
-                                   f"only where no value can change{where}; pass out of dtype {stored}, or convert "
-                                   f"the result (from_file(...).astype({str(wanted)!r}))")
+        raise InvalidArgumentError(_args.without_secrets(f"{what}: out has dtype {wanted} but the dataset holds "
+                                                         f"{stored}: h5tile converts only where no value can "
+                                                         f"change{where}; pass out of dtype {stored}, or convert "
+                                                         f"the result (from_file(...).astype({str(wanted)!r}))"))
     np.copyto(out, read(), casting="safe")
 
 
@@ -316,16 +317,19 @@ def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Option
 
 def _check_chunk_size(chunk_size: Sequence[int], ndim: int, where: str, name: str = "chunk_size") -> list:
     if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
-        raise ArgumentTypeError(f"{name} must be a sequence of {ndim} positive integers, not {chunk_size!r}")
+        raise ArgumentTypeError(_args.without_secrets(f"{name} must be a sequence of {ndim} positive integers, not "
+                                                      f"{chunk_size!r}"))
     chunk = list(chunk_size)
     if len(chunk) != ndim:
-        raise InvalidArgumentError(f"{name} {tuple(chunk)} has {len(chunk)} elements but {where} has {ndim} axes")
+        raise InvalidArgumentError(_args.without_secrets(f"{name} {tuple(chunk)} has {len(chunk)} elements but "
+                                                         f"{where} has {ndim} axes"))
     for i, c in enumerate(chunk):
         if not _args.is_integer(c):
-            raise ArgumentTypeError(f"{name} {tuple(chunk)}: element {i} is {c!r}, not an integer")
+            raise ArgumentTypeError(_args.without_secrets(f"{name} {tuple(chunk)}: element {i} is {c!r}, not an "
+                                                          "integer"))
         if c <= 0 or c > _args.UINT64_MAX:
-            raise InvalidArgumentError(f"{name} {tuple(chunk)}: element {i} is {c}; every element must be positive "
-                                       "(and below 2**64)")
+            raise InvalidArgumentError(_args.without_secrets(f"{name} {tuple(chunk)}: element {i} is {c}; every "
+                                                             "element must be positive (and below 2**64)"))
     return [int(c) for c in chunk]
 
 
@@ -508,7 +512,7 @@ def _raise_on_every_rank(comm: Any, failure: Optional[BaseException]) -> None:
         kind = globals().get(name)
         if not (isinstance(kind, type) and issubclass(kind, Error)):
             kind, message = InvalidArgumentError, f"{name}: {message}"
-        error = kind(f"rank {rank}: {message}")
+        error = kind(_args.without_secrets(f"rank {rank}: {message}"))
         if failure is not None and rank == comm.Get_rank():
             raise error from failure
         raise error

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _arguments as _args
 from ._h5tile import UnsupportedTypeError
 
 SUPPORTED_KINDS = {"b", "i", "u", "f", "c", "V", "S"}
@@ -41,10 +42,12 @@ def from_legate(obj: Any) -> Any:
     NumPy (host memory) or CuPy (GPU framebuffer memory), without a copy."""
     interface = obj.__legate_data_interface__
     if interface.get("version") != 1:
-        raise UnsupportedTypeError(f"Legate data interface version {interface.get('version')}: h5tile reads version 1")
+        raise UnsupportedTypeError(_args.without_secrets("Legate data interface version "
+                                                         f"{interface.get('version')}: h5tile reads version 1"))
     fields = list(interface["data"].values())
     if len(fields) != 1:
-        raise UnsupportedTypeError(f"a Legate array with {len(fields)} fields: h5tile writes arrays of one field")
+        raise UnsupportedTypeError(_args.without_secrets(f"a Legate array with {len(fields)} fields: h5tile writes "
+                                                         "arrays of one field"))
     array = fields[0]
     if getattr(array, "nullable", False):
         raise UnsupportedTypeError("a nullable Legate array: h5tile has no place for its null mask")
@@ -84,21 +87,27 @@ def prepare(array: Any, name: str = "array") -> "tuple[Any, str]":
     if dtype is not None:
         if dtype.kind in ("U", "O"):
             what = "read into" if name == "out" else "write"
-            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: h5tile does not {what} str or object arrays; "
-                                       "it reads and writes fixed-length byte strings (NumPy S<n>: encode str arrays "
-                                       "with np.char.encode(a, 'utf-8')) and reads variable-length strings as object "
-                                       "arrays (from_file, read_box)")
+            raise UnsupportedTypeError(_args.without_secrets(f"{name}: unsupported dtype {dtype}: h5tile does not "
+                                                             f"{what} str or object arrays; it reads and writes "
+                                                             "fixed-length byte strings (NumPy S<n>: encode str "
+                                                             "arrays with np.char.encode(a, 'utf-8')) and reads "
+                                                             "variable-length strings as object arrays "
+                                                             "(from_file, read_box)"))
         if dtype.kind not in SUPPORTED_KINDS or (dtype.kind == "V" and dtype.fields is not None):
-            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype}: expected bool, int8..int64, uint8..uint64, "
-                                       "float16, float32, float64, complex64, complex128, V<n> or S<n>")
+            raise UnsupportedTypeError(_args.without_secrets(f"{name}: unsupported dtype {dtype}: expected bool, "
+                                                             "int8..int64, uint8..uint64, float16, float32, "
+                                                             "float64, complex64, complex128, V<n> or S<n>"))
         if (dtype.kind == "f" and dtype.itemsize not in (2, 4, 8)) or (dtype.kind == "c" and dtype.itemsize not in (8, 16)):
-            raise UnsupportedTypeError(f"{name}: unsupported dtype {dtype} ({dtype.itemsize * 8}-bit): h5tile writes float16, "
-                                       "float32, float64, complex64 and complex128")
+            raise UnsupportedTypeError(_args.without_secrets(f"{name}: unsupported dtype {dtype} "
+                                                             f"({dtype.itemsize * 8}-bit): h5tile writes float16, "
+                                                             "float32, float64, complex64 and complex128"))
         if dtype.byteorder == ">":
-            raise UnsupportedTypeError(f"{name}: big-endian dtype {dtype}: convert with array.astype(array.dtype.newbyteorder('='))")
+            raise UnsupportedTypeError(_args.without_secrets(f"{name}: big-endian dtype {dtype}: convert with "
+                                                             "array.astype(array.dtype.newbyteorder('='))"))
         if dtype.kind in ("V", "S"):
             if not isinstance(array, np.ndarray):
-                raise UnsupportedTypeError(f"{name}: {dtype.kind}<n> arrays must be NumPy arrays")
+                raise UnsupportedTypeError(_args.without_secrets(f"{name}: {dtype.kind}<n> arrays must be NumPy "
+                                                                 "arrays"))
             size = dtype.itemsize
             return np.ascontiguousarray(array).view(np.uint8).reshape(array.shape + (size,)), f"{dtype.kind}{size}"
     return array, ""

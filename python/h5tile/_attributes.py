@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import numpy as np
 
+from . import _arguments as _args
 from . import _h5tile
 from ._arrays import prepare
 from ._h5tile import DatasetNotFoundError, InvalidArgumentError, UnsupportedTypeError
@@ -30,7 +31,7 @@ class Empty:
         return hash(("Empty", self.dtype))
 
     def __repr__(self) -> str:
-        return f"Empty(dtype={self.dtype!r})"
+        return _args.without_secrets(f"Empty(dtype={self.dtype!r})")
 
 
 
@@ -72,8 +73,8 @@ class AttributeManager(MutableMapping):
     def __getitem__(self, name: str) -> Any:
         raw = self._raw()
         if name not in raw:
-            raise DatasetNotFoundError(f"attribute '{name}' of '{self._obj._name}' in '{self._obj._file.filename}' "
-                                       "does not exist")
+            raise DatasetNotFoundError(_args.without_secrets(f"attribute '{name}' of '{self._obj._name}' in "
+                                                             f"'{self._obj._file._shown}' does not exist"))
         return _attribute_value(*raw[name])
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -101,7 +102,7 @@ class AttributeManager(MutableMapping):
         f._check_writable(f"write attribute '{name}' of '{self._obj._name}'")
         if isinstance(data, Empty) or (type(data).__name__ == "Empty" and hasattr(data, "dtype")):  # h5py's too
             if data.dtype is None:
-                raise InvalidArgumentError(f"attribute '{name}': an Empty value needs a dtype")
+                raise InvalidArgumentError(_args.without_secrets(f"attribute '{name}': an Empty value needs a dtype"))
             empty = np.dtype(data.dtype)
             _h5tile.write_empty_attribute(f.filename, self._obj._name, name,
                                           f"V{empty.itemsize}" if empty.kind == "V" else empty.name)
@@ -147,7 +148,7 @@ class AttributeManager(MutableMapping):
             self.create(name, value)
 
     def __repr__(self) -> str:
-        return f"<Attributes of h5tile object \"{self._obj._name}\">"
+        return _args.without_secrets(f"<Attributes of h5tile object \"{self._obj._name}\">")
 
 
 def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:
@@ -168,4 +169,4 @@ def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:
         out = np.empty(len(value), dtype=object)
         out[:] = value
         return out[0] if shape == () else out.reshape(shape)
-    raise UnsupportedTypeError(value)
+    raise UnsupportedTypeError(_args.without_secrets(str(value)))

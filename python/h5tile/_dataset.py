@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 
 import numpy as np
 
+from . import _arguments as _args
 from ._arrays import prepare
 from ._base import _Object
 from ._h5tile import InvalidArgumentError, IoError
@@ -161,7 +162,7 @@ class Dataset(_Object):
     def __repr__(self) -> str:
         if not self._file._open:
             return "<Closed h5tile Dataset>"
-        return f'<h5tile Dataset "{self._name}": shape {self.shape}, type "{self.dtype.str}">'
+        return _args.without_secrets(f'<h5tile Dataset "{self._name}": shape {self.shape}, type "{self.dtype.str}">')
 
     def __reduce__(self):
         info = self._file._catalog.described.get(self._name)
@@ -211,8 +212,8 @@ class Dataset(_Object):
             out, opens = self._read_slabs_once(sel, reader)
             if reader.opens == opens:
                 return out
-        raise IoError(errno.ESTALE, f"cannot read '{self._name}' of '{self._file.filename}': it changed while "
-                                    f"being read, {_SLAB_ATTEMPTS} times")
+        raise IoError(errno.ESTALE, _args.without_secrets(f"cannot read '{self._name}' of '{self._file._shown}': "
+                                                          f"it changed while being read, {_SLAB_ATTEMPTS} times"))
 
     def _read_slabs_once(self, sel: "_Selection", reader: Any):
         """The slabs of _read_by_slabs, and the reader's opens after the first."""
@@ -253,7 +254,7 @@ class Dataset(_Object):
         become the integer type's limits rather than wrap."""
         self._file._check_open()
         if not isinstance(dest, np.ndarray):
-            raise TypeError(f"dest must be a numpy.ndarray, not {type(dest).__name__}")
+            raise TypeError(_args.without_secrets(f"dest must be a numpy.ndarray, not {type(dest).__name__}"))
         sel = _Selection(() if source_sel is None else source_sel, self.shape)
         target = dest if dest_sel is None else dest[dest_sel]
         direct = (dest_sel is None and sel.is_box and dest.dtype == self.dtype and dest.flags.c_contiguous
@@ -299,8 +300,9 @@ class Dataset(_Object):
         if not (sel.is_box and tuple(sel.offset) == (0,) * len(shape) and tuple(sel.extent) == shape
                 and sel.result_shape == shape):
             raise InvalidArgumentError(
-                f"h5tile writes whole datasets: {_Selection.text(key)} selects part of '{self._name}' of shape {shape} "
-                f"in '{self._file.filename}'; read it (a = ds[...]), change a[...] and write it back (ds[...] = a)")
+                _args.without_secrets(f"h5tile writes whole datasets: {_Selection.text(key)} selects part of "
+                                      f"'{self._name}' of shape {shape} in '{self._file._shown}'; read it (a = "
+                                      "ds[...]), change a[...] and write it back (ds[...] = a)"))
         data = np.array(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape), order="C")
         info = self._info
         filters = list(info["filters"] or ())
@@ -314,16 +316,20 @@ class Dataset(_Object):
             if others:
                 codec = {"deflate": "gzip", "zstd": "zstd", "lz4": "lz4", "blosc": "blosc"}.get(others[0])
                 if codec is None or len(others) > 1:
-                    raise InvalidArgumentError(f"cannot rewrite '{self._name}' in '{self._file.filename}' with its "
-                                               f"filters {filters}: h5tile writes gzip, zstd, lz4 and blosc")
+                    raise InvalidArgumentError(_args.without_secrets(f"cannot rewrite '{self._name}' in "
+                                                                     f"'{self._file._shown}' with its filters "
+                                                                     f"{filters}: h5tile writes gzip, zstd, lz4 "
+                                                                     "and blosc"))
                 options.update(compression=codec, level=self.compression_opts)
         # h5tile's own attributes (h5tile_*) are made anew by the write; the others come back after it.
         kept = {name: raw for name, raw in self.attrs._raw().items() if not name.startswith("h5tile_")}
         lost = sorted(name for name, raw in kept.items()
                       if raw[0] not in _RESTORABLE or (raw[0] == "empty" and raw[2] is None))
         if lost:
-            raise InvalidArgumentError(f"cannot rewrite '{self._name}' in '{self._file.filename}': h5tile could not "
-                                       f"write back its attributes {lost} (of a type h5tile does not read)")
+            raise InvalidArgumentError(_args.without_secrets(f"cannot rewrite '{self._name}' in "
+                                                             f"'{self._file._shown}': h5tile could not write "
+                                                             f"back its attributes {lost} (of a type h5tile does "
+                                                             "not read)"))
         from . import to_file
         to_file(data, self._file.filename, self._name, mode="a", **options).wait()
         self._file._written()

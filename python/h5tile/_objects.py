@@ -24,7 +24,7 @@ from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty:
 from ._base import _Object
 # _dataset_from_state: re-exported, as Datasets pickled before the split name it here.
 from ._dataset import Dataset, _dataset_from_state  # noqa: F401
-from ._h5tile import InvalidArgumentError, IoError, NotADatasetError, UnsupportedTypeError
+from ._h5tile import InvalidArgumentError, IoError, NoSuchFileError, NotADatasetError, UnsupportedTypeError
 
 __all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty"]
 
@@ -33,8 +33,8 @@ _FILE_MODES = ("r", "r+", "a")
 
 def _read_only(what: str, path: str) -> IoError:
     """An OSError (EBADF), as h5py raises for a write to a file opened read-only."""
-    return IoError(errno.EBADF, f"cannot {what}: '{path}' is open read-only (mode 'r'); "
-                                "open it with h5tile.File(path, 'a') to change it")
+    return IoError(errno.EBADF, _args.without_secrets(f"cannot {what}: '{_args.redacted(path)}' is open read-only "
+                                                      "(mode 'r'); open it with h5tile.File(path, 'a') to change it"))
 
 
 class _Catalog:
@@ -69,7 +69,7 @@ class Group(_Object, Mapping):
         if isinstance(name, bytes):
             name = name.decode()
         if not isinstance(name, str):
-            raise TypeError(f"member names are strings, not {type(name).__name__} ({name!r})")
+            raise TypeError(_args.without_secrets(f"member names are strings, not {type(name).__name__} ({name!r})"))
         full = name if name.startswith("/") else posixpath.join(self._name, name)
         full = posixpath.normpath(full)
         return "/" if full in ("/", "//", ".") else "/" + full.lstrip("/")
@@ -94,8 +94,8 @@ class Group(_Object, Mapping):
             # Not listed: reached through a soft link, or missing (describe says which).
             self._file._describe(full)
             return Dataset(self._file, full)
-        raise UnsupportedTypeError(f"'{full}' in '{self._file.filename}' is a named datatype: h5tile "
-                                   "opens groups and datasets")
+        raise UnsupportedTypeError(_args.without_secrets(f"'{full}' in '{self._file._shown}' is a named datatype: "
+                                                         "h5tile opens groups and datasets"))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._members())
@@ -143,7 +143,8 @@ class Group(_Object, Mapping):
         self._file._check_writable(f"create dataset '{name}'")
         full = self._path(name)
         if full in self._file._kinds():
-            raise FileExistsError(f"cannot create dataset '{full}' in '{self._file.filename}': the name exists")
+            raise FileExistsError(_args.without_secrets(f"cannot create dataset '{full}' in '{self._file._shown}': "
+                                                        "the name exists"))
         if data is None:
             if shape is None:
                 raise InvalidArgumentError("create_dataset needs data or a shape")
@@ -159,7 +160,8 @@ class Group(_Object, Mapping):
     def __repr__(self) -> str:
         if not self._file._open:
             return "<Closed h5tile Group>"
-        return f'<h5tile Group "{self._name}" ({len(self)} members) in \'{self._file.filename}\'>'
+        return _args.without_secrets(f'<h5tile Group "{self._name}" ({len(self)} members) in '
+                                     f'\'{self._file._shown}\'>')
 
 
 class File(Group):
@@ -188,7 +190,7 @@ class File(Group):
     is cached until it writes.
 
     Raises:
-        NoSuchFileError (FileNotFoundError), IsADirectoryPathError (IsADirectoryError),
+        NoSuchFileError (FileNotFoundError; an empty name too), IsADirectoryPathError (IsADirectoryError),
         NotHdf5FileError (OSError), InvalidArgumentError (ValueError) for another mode.
 
     Example::
@@ -204,10 +206,14 @@ class File(Group):
     def __init__(self, name: Union[str, "os.PathLike[str]"], mode: str = "r", *, threads: int = 0,
                  probe: Optional[bool] = None, allow_external_sources: bool = False, verify_checksums: bool = False):
         path = _args.path("name", name)
+        if not path:  # (h5py: OSError "invalid file name"; Python's open(""): FileNotFoundError)
+            raise NoSuchFileError("cannot open '': the file name is empty; h5tile.File opens a path such as "
+                                  "'data.h5' or a URL")
         self._path_text = os.fspath(path)
         if mode not in _FILE_MODES:
-            raise InvalidArgumentError(f"mode must be 'r' (read), 'r+' or 'a' (read and write an existing file), not "
-                                       f"{mode!r}; write a new file with h5tile.to_file")
+            raise InvalidArgumentError(_args.without_secrets("mode must be 'r' (read), 'r+' or 'a' (read and "
+                                                             f"write an existing file), not {mode!r}; write a new "
+                                                             "file with h5tile.to_file"))
         self._mode = mode
         self._options = dict(threads=_args.whole("threads", threads), probe=_args.probe(probe),
                              allow_external_sources=_args.flag("allow_external_sources", allow_external_sources),
@@ -218,7 +224,8 @@ class File(Group):
         self._open = True
         super().__init__(self, "/")
         if mode != "r" and self._is_url():
-            raise InvalidArgumentError(f"'{self._path_text}' is a URL: URLs open in mode 'r' only")
+            raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is a URL: URLs open in mode 'r' only "
+                                                             f"(not {mode!r})"))
         _h5tile.read_attributes(self._path_text, "/")  # the file exists and is HDF5 (errors as h5py's)
 
     # -- File's own properties
@@ -256,9 +263,14 @@ class File(Group):
     def __repr__(self) -> str:
         if not self._open:
             return "<Closed h5tile File>"
-        return f"<h5tile File '{self._path_text}' (mode {self.mode})>"
+        return _args.without_secrets(f"<h5tile File '{self._shown}' (mode {self.mode})>")
 
     # -- what objects share
+    @property
+    def _shown(self) -> str:
+        """The path or URL as messages and reprs show it (a URL without its secrets)."""
+        return _args.redacted(self._path_text)
+
     def _is_url(self) -> bool:
         return "://" in self._path_text
 
@@ -288,7 +300,7 @@ class File(Group):
 
     def _check_open(self) -> None:
         if not self._open:
-            raise InvalidArgumentError(f"'{self._path_text}' is closed")
+            raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is closed"))
 
     def _check_writable(self, what: str) -> None:
         self._check_open()

@@ -7,6 +7,8 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from . import _arguments as _args
+
 
 class _Selection:
     """NumPy basic indexing of a shape, as a box to read and what to do to the box's array."""
@@ -16,7 +18,7 @@ class _Selection:
             key = (key,)
         self.scalar_request = key == ()
         if not shape and key not in ((), (Ellipsis,)):
-            raise ValueError(f"a scalar dataset takes () or ... as its selection, not {key!r}")
+            raise ValueError(_args.without_secrets(f"a scalar dataset takes () or ... as its selection, not {key!r}"))
         if any(k is None for k in key):
             raise TypeError("np.newaxis (None) is not supported in dataset selections")
         ellipses = sum(1 for k in key if k is Ellipsis)
@@ -26,7 +28,8 @@ class _Selection:
             at = next(i for i, k in enumerate(key) if k is Ellipsis)
             key = key[:at] + (slice(None),) * (len(shape) - len(key) + 1) + key[at + 1:]
         if len(key) > len(shape):
-            raise IndexError(f"too many indices for a dataset of {len(shape)} dimensions: {len(key)} given")
+            raise IndexError(_args.without_secrets(f"too many indices for a dataset of {len(shape)} dimensions: "
+                                                   f"{len(key)} given"))
         key = key + (slice(None),) * (len(shape) - len(key))
         self.offset, self.extent, self.post, result = [], [], [], []
         self.is_box = True
@@ -49,11 +52,11 @@ class _Selection:
                 result.append(count)
                 continue
             if isinstance(k, (bool, np.bool_)) or isinstance(k, (list, np.ndarray)) or not hasattr(k, "__index__"):
-                raise TypeError(f"h5tile datasets take basic selections (integers, slices, ...), not {k!r}: read a "
-                                "box and index the NumPy array")
+                raise TypeError(_args.without_secrets("h5tile datasets take basic selections (integers, slices, "
+                                                      f"...), not {k!r}: read a box and index the NumPy array"))
             i = operator.index(k)
             if not -n <= i < n:
-                raise IndexError(f"index {i} is out of range for axis {axis} of size {n}")
+                raise IndexError(_args.without_secrets(f"index {i} is out of range for axis {axis} of size {n}"))
             i += n if i < 0 else 0
             self.offset.append(i)
             self.extent.append(1)

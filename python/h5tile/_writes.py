@@ -41,7 +41,7 @@ class _Write:
         return self.handle.done() and (self.observed or self.failure() is None)
 
     def describe(self) -> str:
-        return f"the write of {self.dataset!r} to {_args.redacted(self.path)!r}"
+        return _args.without_secrets(f"the write of {self.dataset!r} to {_args.redacted(self.path)!r}")
 
 
 class WriteHandle:
@@ -93,7 +93,7 @@ class WriteHandle:
     def __repr__(self) -> str:
         w = self._write
         state = "pending" if not w.handle.done() else ("failed" if w.failure() is not None else "done")
-        return f"<h5tile.WriteHandle {_args.redacted(w.path)!r}:{w.dataset} {state}>"
+        return _args.without_secrets(f"<h5tile.WriteHandle {_args.redacted(w.path)!r}:{w.dataset} {state}>")
 
     def __del__(self) -> None:
         w = self._write
@@ -106,8 +106,8 @@ class WriteHandle:
         if error is not None:
             w.observed = True
             import warnings
-            warnings.warn(f"h5tile: {w.describe()} failed and nobody waited for it: {type(error).__name__}: "
-                          f"{error}", RuntimeWarning, stacklevel=2)
+            warnings.warn(_args.without_secrets(f"h5tile: {w.describe()} failed and nobody waited for it: "
+                                                f"{type(error).__name__}: {error}"), RuntimeWarning, stacklevel=2)
 
 
 def _report_pending_at_exit() -> None:
@@ -122,7 +122,8 @@ def _report_pending_at_exit() -> None:
         except BaseException as error:  # noqa: BLE001 - reported below
             if not write.observed:
                 failed = True
-                print(f"h5tile: {write.describe()} failed: {type(error).__name__}: {error}", file=sys.stderr)
+                print(_args.without_secrets(f"h5tile: {write.describe()} failed: {type(error).__name__}: {error}"),
+                      file=sys.stderr)
     if failed and "legate" not in sys.modules:
         # An atexit handler changes the exit status only by ending the process here. This one was
         # registered when h5tile was imported, so the handlers registered after it have run.

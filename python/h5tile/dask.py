@@ -25,6 +25,7 @@ lost) removes what it wrote and raises.
 from __future__ import annotations
 
 import concurrent.futures
+import errno
 import os
 import struct
 import threading
@@ -57,12 +58,18 @@ class _Source:
     slices it with one box per block; each slice is one read of an ``h5tile._Reader``, which keeps
     the dataset open between blocks in each process (checked before every read: a file replaced
     or rewritten since is opened again) for as long as this source lives, as a Dask array over an
-    h5py dataset keeps its file open. The reader is not pickled: each worker opens its own."""
+    h5py dataset keeps its file open. The reader is not pickled: each worker opens its own.
+
+    A local file's version (device, inode, size, modification time in ns) is recorded when the
+    array is made and pickled with the source: every block checks, before and after its read, that
+    the file is still that version, and raises where it is not (one compute, one version)."""
 
     def __init__(self, path: str, dataset_name: str, shape: Tuple[int, ...], dtype: np.dtype, device: Optional[int],
-                 threads: int, described_dtype: str):
+                 threads: int, described_dtype: str, version: Optional[Tuple[int, int, int, int]] = None):
         self.path, self.dataset_name, self.shape, self.dtype = path, dataset_name, shape, dtype
         self.described_dtype = described_dtype  # describe()'s name of it, which every open must find
+        self.version = version  # the local file's version the array was made from; None for a URL
+        self.node = os.uname().nodename  # where it was recorded: device numbers compare there only
         self.device, self.threads = device, threads
         self.ndim = len(shape)
         self._kept = None  # (pid, _h5tile._Reader), made by the first read in a process
@@ -110,6 +117,35 @@ class _Source:
                 raise IndexError("h5tile.dask reads boxes (steps of 1)")
             offset.append(start)
             extent.append(max(0, stop - start))
+        # The read opens the file by its path, or reads through an open it keeps only while the
+        # path's stat is still the one it opened: where the path is the recorded version before and
+        # after the read, the read read that version.
+        self._check_version()
+        block = self._read(offset, extent)
+        self._check_version()
+        return block
+
+    def _check_version(self) -> None:
+        """Raises IoError (ESTALE) where the local file is no longer the version the array was made
+        from (replaced or rewritten since), naming both versions."""
+        recorded = getattr(self, "version", None)  # None: a URL; absent from older pickles
+        if recorded is None:
+            return
+        try:
+            now = _file_version(self.path)
+        except OSError as e:
+            now, found = None, f"it cannot be found now ({e.strerror})"
+        else:
+            found = f"it is now {_version_text(now)}"
+        if now is not None and _same_version(now, recorded, os.uname().nodename == getattr(self, "node", None)):
+            return
+        raise h5tile.IoError(errno.ESTALE, _args.without_secrets(
+            f"cannot read dataset '{self.dataset_name}' of '{_args.redacted(self.path)}' for this Dask array: the "
+            f"file changed since the array was made (it was {_version_text(recorded)}; {found}): a compute reads "
+            "one version of the file; make the array again (h5tile.dask.from_file) to read it as it is now"))
+
+    def _read(self, offset: list, extent: list):
+        """The box read into a new block (NumPy, or CuPy on the source's device)."""
         if self.device is None:
             return self._reader().read_box(offset, extent)
         # Device blocks come from CuPy's memory pool, which the next block reuses, not from memory
@@ -126,7 +162,47 @@ class _Source:
         return block
 
     def __repr__(self) -> str:
-        return f"h5tile dataset '{self.dataset_name}' in '{_args.redacted(self.path)}'"
+        return _args.without_secrets(f"h5tile dataset '{self.dataset_name}' in '{_args.redacted(self.path)}'")
+
+
+def _file_version(path: str) -> Tuple[int, int, int, int]:
+    """A local file's version: (device, inode, size, modification time in ns)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _same_version(a: Tuple[int, ...], b: Tuple[int, ...], same_node: bool) -> bool:
+    """Whether two versions of a file are one: the device numbers compare on one machine only (a
+    shared file system's differ from machine to machine; its inodes do not)."""
+    return tuple(a) == tuple(b) if same_node else tuple(a[1:]) == tuple(b[1:])
+
+
+def _version_text(version: Tuple[int, int, int, int]) -> str:
+    device, inode, size, modified_ns = version
+    return f"device {device}, inode {inode}, {size} bytes, modified at {modified_ns} ns"
+
+
+def _described(path: str, dataset_name: str) -> Tuple[dict, Optional[Tuple[int, int, int, int]]]:
+    """The dataset's description and the version of the local file it describes (None for a
+    URL): the version before and after describe() is the same (else described again)."""
+    if _args.is_url(path):
+        return h5tile.describe(path, dataset_name), None
+    for _ in range(_DESCRIBE_ATTEMPTS):
+        try:
+            before = _file_version(path)
+        except OSError:
+            before = None  # describe() says what is wrong
+        info = h5tile.describe(path, dataset_name)
+        after = _file_version(path)
+        if before == after:
+            return info, after
+    raise h5tile.IoError(errno.ESTALE, _args.without_secrets(
+        f"cannot make a Dask array of dataset '{dataset_name}' of '{_args.redacted(path)}': the file changed while "
+        f"being described, {_DESCRIBE_ATTEMPTS} times"))
+
+
+# How many times from_file describes a local file that changes meanwhile before it gives up.
+_DESCRIBE_ATTEMPTS = 3
 
 
 def _virtual_tile_chunks(path: str, dataset_name: str, shape: Tuple[int, ...]):
@@ -164,19 +240,21 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
             arrays read straight into that device's memory (``meta`` is a CuPy array).
         threads: h5tile's threads per block read (default 1: Dask runs one task per core
             already; 0 lets h5tile use every core for each block).
-        name: the Dask name of the array (default: from the file, dataset, chunks, the file's size
-            and time of modification, so that a rewritten file gets a new name).
+        name: the Dask name of the array (default: from the file, dataset, chunks and the file's
+            version, so that a rewritten file gets a new name).
 
     Raises at the call what :func:`h5tile.describe` raises (no such file, dataset, a group...);
-    blocks raise h5tile's errors where they are computed. The file is opened at each block read:
-    a file replaced between blocks by one of the same shape and dtype gives blocks of both
-    versions (as for h5py); one whose dataset has another shape or dtype (other than grown along
-    an unlimited axis) fails the blocks read after it, naming both.
+    blocks raise h5tile's errors where they are computed. A compute reads one version of a local
+    file: the file's version (device, inode, size, modification time in ns) is recorded here, and a
+    block that finds the file replaced or rewritten since (``to_file`` renames a new file over it)
+    raises :class:`h5tile.IoError` (``errno.ESTALE``) naming both versions, never a block of
+    another version; make the array again to read the new one. A URL's blocks fail where the
+    dataset's shape or dtype changed (other than grown along an unlimited axis), naming both.
     """
     path = _args.absolute(_args.path("path_or_url", path_or_url))
     dataset_name = _args.dataset_name(dataset_name)
     threads = _args.whole("threads", threads)
-    info = h5tile.describe(path, dataset_name)
+    info, version = _described(path, dataset_name)
     dtype = np.dtype(info["dtype"])
     shape = tuple(int(n) for n in info["shape"])
     meta = np.empty((0,) * len(shape), dtype)
@@ -188,8 +266,10 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
             raise h5tile.UnsupportedTypeError("h5tile.dask.from_file(device=...) gives CuPy blocks, and CuPy is not "
                                               "installed (pip install cupy-cuda13x)") from None
         if dtype.kind in "VSO":
-            raise h5tile.UnsupportedTypeError(f"dataset '{dataset_name}' in '{_args.redacted(path)}' has dtype {dtype}, "
-                                              "which CuPy cannot hold: read it with device=None")
+            raise h5tile.UnsupportedTypeError(_args.without_secrets(f"dataset '{dataset_name}' in "
+                                                                    f"'{_args.redacted(path)}' has dtype {dtype}, "
+                                                                    "which CuPy cannot hold: read it with "
+                                                                    "device=None"))
         with cupy.cuda.Device(int(device)):
             meta = cupy.empty((0,) * len(shape), dtype)
     if isinstance(chunks, str) and chunks == "auto" and shape:
@@ -202,13 +282,9 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
                                               previous_chunks=tuple(info["chunk"]))
     if dtype.kind == "O" and isinstance(chunks, str):
         chunks = da.core.normalize_chunks(chunks, shape, dtype=np.dtype("V64"))  # Dask cannot size objects
-    if name is None:
-        stamp = ""
-        if "://" not in path:
-            st = os.stat(path)
-            stamp = f"{st.st_size}-{st.st_mtime_ns}"
-        name = "h5tile-" + dask.base.tokenize(path, dataset_name, chunks, device, stamp)
-    source = _Source(path, dataset_name, shape, dtype, device, threads, info["dtype"])
+    if name is None:  # a file rewritten since gets another name: Dask reuses no block of the old one
+        name = "h5tile-" + dask.base.tokenize(path, dataset_name, chunks, device, version)
+    source = _Source(path, dataset_name, shape, dtype, device, threads, info["dtype"], version)
     return da.from_array(source, chunks=chunks, name=name, lock=False, asarray=False, fancy=False, meta=meta)
 
 
@@ -340,9 +416,10 @@ def _write_block(block, rank: int, size: int, offset, extent, dtype, options, de
     got_shape, got = tuple(int(n) for n in block.shape), np.dtype(block.dtype)
     if got_shape != tuple(extent) or got != dtype:
         raise h5tile.InvalidArgumentError(
-            f"h5tile.dask.to_file: the block at {tuple(offset)} of '{options[1]}' in '{_args.redacted(options[0])}' "
-            f"is {got_shape} {got}, but the Dask array declares {tuple(extent)} {dtype} for it (a map_blocks function "
-            "that changes its block's shape or dtype needs chunks= and dtype=)")
+            _args.without_secrets(f"h5tile.dask.to_file: the block at {tuple(offset)} of '{options[1]}' in "
+                                  f"'{_args.redacted(options[0])}' is {got_shape} {got}, but the Dask array "
+                                  f"declares {tuple(extent)} {dtype} for it (a map_blocks function that changes "
+                                  "its block's shape or dtype needs chunks= and dtype=)"))
     array, sized = _tile(block, dtype)
     comm = _Replay(rank, size, descriptions, broadcasts)
     path, dataset_name, shape, mode, sync, keep_previous, chunk, filters = options
@@ -503,22 +580,26 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     UnsupportedTypeError for a dtype h5tile does not write; the write's errors.
     """
     if not isinstance(array, da.Array):
-        raise h5tile.ArgumentTypeError(f"h5tile.dask.to_file writes a dask.array.Array, not {type(array).__name__} "
-                                       "(h5tile.to_file writes NumPy and CuPy arrays)")
+        raise h5tile.ArgumentTypeError(_args.without_secrets("h5tile.dask.to_file writes a dask.array.Array, not "
+                                                             f"{type(array).__name__} (h5tile.to_file writes NumPy "
+                                                             "and CuPy arrays)"))
     layout = _args.name_in("layout", layout, _args.LAYOUTS)
     if layout != "virtual":
         raise h5tile.InvalidArgumentError(
-            f"h5tile.dask.to_file writes layout 'virtual' (each block its own tile file), not '{layout}': one "
-            "self-contained file cannot be written by separate worker processes; write 'virtual' and run "
-            "h5tile.consolidate for one, or h5tile.to_file(array.compute(), ...) where the array fits in memory")
+            _args.without_secrets("h5tile.dask.to_file writes layout 'virtual' (each block its own tile file), "
+                                  f"not '{layout}': one self-contained file cannot be written by separate worker "
+                                  "processes; write 'virtual' and run h5tile.consolidate for one, or "
+                                  "h5tile.to_file(array.compute(), ...) where the array fits in memory"))
     path = _args.path("path", path)
     if _args.is_url(path):  # before abspath, which would make 'http://h/f' a local path
-        raise h5tile.InvalidArgumentError(f"h5tile.dask.to_file writes local files, not '{_args.redacted(path)}': "
-                                          "remote writes are not supported yet")
-    path = os.path.abspath(path)
+        raise h5tile.InvalidArgumentError(_args.without_secrets("h5tile.dask.to_file writes local files, not "
+                                                                f"'{_args.redacted(path)}': remote writes are not "
+                                                                "supported yet"))
+    path = _args.absolute(path)  # an empty name, or one ending in '/', refused by the core's write
     if os.path.isdir(path):
-        raise h5tile.IsADirectoryPathError(f"'{_args.redacted(path)}' is a directory: to_file needs a file path such "
-                                           "as /path/to/file.h5")
+        raise h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "
+                                                                 "to_file needs a file path such as "
+                                                                 "/path/to/file.h5"))
     dataset_name = _args.dataset_name(dataset_name)
     mode = _args.name_in("mode", mode, _args.MODES)
     sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)

@@ -164,11 +164,13 @@ def tile_rows(shape: Sequence[int], chunk: Sequence[int] | None, parts: int) -> 
 
 def _legate_type(dtype: np.dtype, path: str, dataset_name: str) -> Type:
     if dtype.kind == "V":
-        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{_args.redacted(path)}' has opaque dtype {dtype}, which a Legate "
-                                   "store cannot hold")
+        raise UnsupportedTypeError(_args.without_secrets(f"dataset '{dataset_name}' in '{_args.redacted(path)}' "
+                                                         f"has opaque dtype {dtype}, which a Legate store cannot "
+                                                         "hold"))
     if dtype.kind in "SO":
-        raise UnsupportedTypeError(f"dataset '{dataset_name}' in '{path}' holds strings ({dtype}), which a Legate "
-                                   "store cannot hold: read them with h5tile.from_file")
+        raise UnsupportedTypeError(_args.without_secrets(f"dataset '{dataset_name}' in '{_args.redacted(path)}' "
+                                                         f"holds strings ({dtype}), which a Legate store cannot "
+                                                         "hold: read them with h5tile.from_file"))
     return Type.from_numpy_dtype(dtype)
 
 
@@ -293,19 +295,22 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
     path = _args.absolute(_args.path("path", path))
     dataset_name = _args.dataset_name(dataset_name)
     if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
-        raise h5tile.ArgumentTypeError(f"Invalid chunk size ({chunk_size!r}): chunk_size must be a sequence of "
-                                       "integers >0")
+        raise h5tile.ArgumentTypeError(_args.without_secrets(f"Invalid chunk size ({chunk_size!r}): chunk_size "
+                                                             "must be a sequence of integers >0"))
     chunk = list(chunk_size)
     if any(not _args.is_integer(c) for c in chunk):
-        raise h5tile.ArgumentTypeError(f"Invalid chunk size ({tuple(chunk)}): chunk_size must be a sequence of "
-                                       "integers >0")
+        raise h5tile.ArgumentTypeError(_args.without_secrets(f"Invalid chunk size ({tuple(chunk)}): chunk_size "
+                                                             "must be a sequence of integers >0"))
     if any(c <= 0 or c > _args.UINT64_MAX for c in chunk):
-        raise h5tile.InvalidArgumentError(f"Invalid chunk size ({tuple(chunk_size)}), must be >0")
+        raise h5tile.InvalidArgumentError(_args.without_secrets(f"Invalid chunk size ({tuple(chunk_size)}), must "
+                                                                "be >0"))
     info = _describe(path, dataset_name)
     shape = tuple(info["shape"])
     if len(shape) != len(chunk):
-        raise h5tile.InvalidArgumentError(f"Dimensions of chunks ({len(chunk)}) must match dimension of dataset "
-                                          f"({len(shape)}): dataset '{dataset_name}' in '{_args.redacted(path)}' has shape {shape}")
+        raise h5tile.InvalidArgumentError(_args.without_secrets(f"Dimensions of chunks ({len(chunk)}) must match "
+                                                                f"dimension of dataset ({len(shape)}): dataset "
+                                                                f"'{dataset_name}' in '{_args.redacted(path)}' has "
+                                                                f"shape {shape}"))
     legate_type = _legate_type(np.dtype(info["dtype"]), path, dataset_name)
     return _batches(path, dataset_name, shape, chunk, legate_type, info["chunk"])
 
@@ -341,7 +346,7 @@ class _TaskGroup:
         and fail too, at once instead of after TIMEOUT_S."""
         with self.condition:
             if self.failure is None:
-                self.failure = (rank, f"{type(error).__name__}: {error}")
+                self.failure = (rank, _args.without_secrets(f"{type(error).__name__}: {error}"))
             self.condition.notify_all()
 
     @classmethod
@@ -386,11 +391,13 @@ class _Rank:
                                                timeout=_TaskGroup.TIMEOUT_S)
             if entry[1] != group.size and group.failure is not None:
                 failed, what = group.failure
-                raise h5tile.OperationError(f"h5tile.legate.to_file: point task {failed} failed before the write "
-                                            f"({what}); nothing was written")
+                raise h5tile.OperationError(_args.without_secrets(f"h5tile.legate.to_file: point task {failed} "
+                                                                  f"failed before the write ({what}); nothing was "
+                                                                  "written"))
             if not arrived:
-                raise h5tile.OperationError(f"h5tile.legate.to_file: {group.size - entry[1]} of {group.size} point "
-                                            f"tasks did not reach the write within {_TaskGroup.TIMEOUT_S:.0f} s")
+                raise h5tile.OperationError(_args.without_secrets(f"h5tile.legate.to_file: {group.size - entry[1]} "
+                                                                  f"of {group.size} point tasks did not reach the "
+                                                                  f"write within {_TaskGroup.TIMEOUT_S:.0f} s"))
             parts = list(entry[0])
             entry[2] += 1
             if entry[2] == group.size:
@@ -457,17 +464,23 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     """
     path = _args.path("path", path)
     if _args.is_url(path):  # as h5tile.to_file says it (src/api/write_checks.cpp), before anything is written
-        raise h5tile.InvalidArgumentError(f"cannot write '{_args.redacted(path)}': remote writes are not supported "
-                                          "yet (write a local file)")
-    path = os.path.abspath(path)
+        raise h5tile.InvalidArgumentError(_args.without_secrets(f"cannot write '{_args.redacted(path)}': remote "
+                                                                "writes are not supported yet (write a local file)"))
+    path = _args.absolute(path)
+    if not path or path.endswith("/"):  # in the core's words, before a folder is made for the tiles
+        raise h5tile.InvalidArgumentError("the file path is empty") if not path else h5tile.IsADirectoryPathError(
+            _args.without_secrets(f"cannot write '{path}': a name ending in '/' names a folder; give a file name "
+                                  f"such as '{path}data.h5'"))
     if os.path.isdir(path):
-        raise h5tile.IsADirectoryPathError(f"'{_args.redacted(path)}' is a directory: to_file needs a file path such as /path/to/file.h5")
+        raise h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "
+                                                                 "to_file needs a file path such as "
+                                                                 "/path/to/file.h5"))
     # The check that every write makes (the tasks' write_tile makes it again): a name with an
     # empty, '.' or '..' component would lead the tile folder out of '<path>.tiles/'.
     try:
         dataset_name = _h5tile.check_dataset_name(_args.dataset_name(dataset_name))
     except h5tile.InvalidArgumentError as e:
-        raise type(e)(f"cannot write '{_args.redacted(path)}': {e}") from None
+        raise type(e)(_args.without_secrets(f"cannot write '{_args.redacted(path)}': {e}")) from None
     sync = _args.flag("sync", sync)
     logical = array if isinstance(array, LogicalArray) else (
         LogicalArray.from_store(array) if isinstance(array, LogicalStore) else as_logical_array(array))
@@ -478,7 +491,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     try:
         dtype = np.dtype(store.type.to_numpy_dtype())
     except Exception:
-        raise UnsupportedTypeError(f"Legate type {store.type} has no NumPy dtype for h5tile to write") from None
+        raise UnsupportedTypeError(_args.without_secrets(f"Legate type {store.type} has no NumPy dtype for h5tile "
+                                                         "to write")) from None
     # A struct type (NumPy: a structured dtype) or a binary one (S<n>): its elements written as
     # bytes, HDF5's opaque type of that size, as to_file writes NumPy's V<n> (h5py reads V<n>).
     opaque = int(store.type.size) if dtype.kind in "VS" else 0

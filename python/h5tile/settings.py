@@ -74,7 +74,8 @@ def parse_size(text: str) -> int:
     """Bytes of a size string: "4096", "512M", "1.5g", "2 GiB" (as the environment variables and
     the h5tile command read sizes). Raises InvalidArgumentError for anything else."""
     if not isinstance(text, str):
-        raise ArgumentTypeError(f"parse_size: text must be a size string such as '8M', not {_args._shown(text)}")
+        raise ArgumentTypeError(_args.without_secrets("parse_size: text must be a size string such as '8M', not "
+                                                      f"{_args._shown(text)}"))
     return _h5tile.parse_size(text)
 
 
@@ -90,35 +91,38 @@ def _bytes(value: Size, what: str) -> int:
         try:
             return parse_size(value)
         except InvalidArgumentError as e:
-            raise InvalidArgumentError(f"{what}: {e}") from None
+            raise InvalidArgumentError(_args.without_secrets(f"{what}: {e}")) from None
     if not _args.is_integer(value):
-        raise ArgumentTypeError(f"{what} must be a positive number of bytes or a size string like '8M', "
-                                f"not {_args._shown(value)}")
+        raise ArgumentTypeError(_args.without_secrets(f"{what} must be a positive number of bytes or a size string "
+                                                      f"like '8M', not {_args._shown(value)}"))
     if not 0 < value <= _args.UINT64_MAX:
-        raise InvalidArgumentError(f"{what} must be a positive number of bytes, at most 2**64 - 1, or a size string "
-                                   f"like '8M', not {value!r}")
+        raise InvalidArgumentError(_args.without_secrets(f"{what} must be a positive number of bytes, at most "
+                                                         f"2**64 - 1, or a size string like '8M', not {value!r}"))
     return int(value)
 
 
 def _flag(value: bool, what: str) -> bool:
     """A boolean setting's value: True or False (NumPy's bool too), nothing merely truthy."""
     if not isinstance(value, (bool, _args.np.bool_)):
-        raise ArgumentTypeError(f"{what} must be True or False, not {_args._shown(value)}")
+        raise ArgumentTypeError(_args.without_secrets(f"{what} must be True or False, not {_args._shown(value)}"))
     return bool(value)
 
 
 def _mode(value: str, what: str) -> str:
     if not isinstance(value, str):
-        raise ArgumentTypeError(f"{what} must be 'auto', 'on' or 'off', not {_args._shown(value)}")
+        raise ArgumentTypeError(_args.without_secrets(f"{what} must be 'auto', 'on' or 'off', not "
+                                                      f"{_args._shown(value)}"))
     return value
 
 
 def _whole(value: int, what: str, low: int, high: int) -> int:
     """A count setting's value: a whole number from ``low`` to ``high`` (not a bool, not 4.0)."""
     if not _args.is_integer(value):
-        raise ArgumentTypeError(f"{what} must be a whole number from {low} to {high}, not {_args._shown(value)}")
+        raise ArgumentTypeError(_args.without_secrets(f"{what} must be a whole number from {low} to {high}, not "
+                                                      f"{_args._shown(value)}"))
     if not low <= value <= high:
-        raise InvalidArgumentError(f"{what} must be a whole number from {low} to {high}, not {value!r}")
+        raise InvalidArgumentError(_args.without_secrets(f"{what} must be a whole number from {low} to {high}, not "
+                                                         f"{value!r}"))
     return int(value)
 
 
@@ -126,11 +130,12 @@ def _seconds(value: float, what: str) -> float:
     """A time limit's value: a number of seconds (the core checks its range)."""
     if isinstance(value, (bool, _args.np.bool_)) or not isinstance(value, (int, float, _args.np.integer,
                                                                            _args.np.floating)):
-        raise ArgumentTypeError(f"{what} must be a number of seconds, not {_args._shown(value)}")
+        raise ArgumentTypeError(_args.without_secrets(f"{what} must be a number of seconds, not {_args._shown(value)}"))
     try:
         return float(value)
     except OverflowError:
-        raise InvalidArgumentError(f"{what} must be above 0 and at most one day, not {value!r}") from None
+        raise InvalidArgumentError(_args.without_secrets(f"{what} must be above 0 and at most one day, not "
+                                                         f"{value!r}")) from None
 
 
 def threads() -> int:
@@ -141,9 +146,11 @@ def threads() -> int:
 def set_threads(n: int) -> None:
     """Set the number of worker threads (at least 1)."""
     if not _args.is_integer(n):
-        raise ArgumentTypeError(f"threads must be a whole number from 1 to 4096, not {_args._shown(n)}")
+        raise ArgumentTypeError(_args.without_secrets("threads must be a whole number from 1 to 4096, not "
+                                                      f"{_args._shown(n)}"))
     if not 1 <= n <= 4096:
-        raise InvalidArgumentError(f"threads must be a whole number from 1 to 4096 (at least 1), not {n!r}")
+        raise InvalidArgumentError(_args.without_secrets("threads must be a whole number from 1 to 4096 (at least "
+                                                         f"1), not {n!r}"))
     _h5tile.set_threads(int(n))
 
 
@@ -321,7 +328,8 @@ def cold_reads() -> str:
 
 def set_cold_reads(mode: str) -> None:
     if not isinstance(mode, str):
-        raise ArgumentTypeError(f"cold_reads must be 'auto', 'parallel' or 'stream', not {_args._shown(mode)}")
+        raise ArgumentTypeError(_args.without_secrets("cold_reads must be 'auto', 'parallel' or 'stream', not "
+                                                      f"{_args._shown(mode)}"))
     _h5tile.set_cold_reads(mode)
 
 

@@ -38,6 +38,7 @@ from xarray.core import indexing
 from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
+from . import _arguments as _args
 from ._attributes import _attribute_value
 from ._h5tile import UnsupportedTypeError
 from ._objects import Dataset, File
@@ -115,7 +116,8 @@ class _StoredDataset:
         if counts == {0}:
             return None
         if 0 in counts:
-            raise ValueError(f"malformed variable {self.name} has mixing of labeled and unlabeled dimensions.")
+            raise ValueError(_args.without_secrets(f"malformed variable {self.name} has mixing of labeled and "
+                                                   "unlabeled dimensions."))
         return lists
 
 
@@ -165,7 +167,8 @@ class _Netcdf:
             try:
                 objects.append(_StoredDataset(self.file, path))
             except UnsupportedTypeError as e:  # compound, enum...: the other variables still open
-                warnings.warn(f"'{path}' in '{self.file.filename}' is left out: {e}", stacklevel=5)
+                warnings.warn(_args.without_secrets(f"'{path}' in '{self.file._shown}' is left out: "
+                                                    f"{e}"), stacklevel=5)
         self.objects[group] = objects
         dims: dict = {}
         phony: Counter = Counter()
@@ -254,16 +257,18 @@ def _attributes(raw: dict, where: str) -> dict:
         if name in _HIDDEN_ATTRIBUTES:
             continue
         if kind in ("unsupported", "references"):
-            warnings.warn(f"attribute '{name}' of {where} is left out: h5tile does not read its type "
-                          f"({value if kind == 'unsupported' else 'object references'})", stacklevel=4)
+            what = value if kind == "unsupported" else "object references"
+            warnings.warn(_args.without_secrets(f"attribute '{name}' of {where} is left out: h5tile does not read its "
+                                                f"type ({what})"), stacklevel=4)
             continue
         v = _netcdf_attribute(kind, shape, value, width)
         if name not in ("_FillValue", "missing_value") and isinstance(v, bytes):
             try:
                 v = v.decode("utf-8")
             except UnicodeDecodeError:
-                warnings.warn(f"'utf-8' codec can't decode bytes for attribute {name!r} of {where}, "
-                              "returning bytes undecoded.", UnicodeWarning, stacklevel=4)
+                warnings.warn(_args.without_secrets(f"'utf-8' codec can't decode bytes for attribute {name!r} of "
+                                                    f"{where}, returning bytes undecoded."), UnicodeWarning,
+                              stacklevel=4)
         attrs[name] = v
     return attrs
 
@@ -302,15 +307,15 @@ class H5tileStore(AbstractDataStore):
 
     def __init__(self, file: File, group: Optional[str] = None, phony_dims: str = "access"):
         if phony_dims not in ("sort", "access"):
-            raise ValueError(f"unknown value {phony_dims!r} for phony_dims: use 'sort' (netCDF-C's naming) "
-                             "or 'access' (h5netcdf's default)")
+            raise ValueError(_args.without_secrets(f"unknown value {phony_dims!r} for phony_dims: use 'sort' "
+                                                   "(netCDF-C's naming) or 'access' (h5netcdf's default)"))
         self.file = file
         group = "/" + (group or "").strip("/")
         file._preload()  # every dataset and attribute read below, from two opens of the file in all
         kind = file._kinds().get(group, "group" if group == "/" else None)
         if kind != "group":
-            raise OSError(f"group '{group}' not found in '{file.filename}'"
-                          + (f" (it is a {kind})" if kind else ""))
+            what = f" (it is a {kind})" if kind else ""
+            raise OSError(_args.without_secrets(f"group '{group}' not found in '{file._shown}'{what}"))
         self.group = group
         self.netcdf = _Netcdf(file, group, phony_dims)
 
@@ -323,9 +328,10 @@ class H5tileStore(AbstractDataStore):
                 size = visible[name].size if name in visible else obj.shape[axis]
                 if size != obj.shape[axis]:
                     raise NotImplementedError(
-                        f"'{obj.path}' in '{self.file.filename}' has {obj.shape[axis]} elements along dimension "
-                        f"'{name}' of size {size}: h5tile does not pad a variable shorter than its unlimited "
-                        "dimension (use engine='h5netcdf' for this file)")
+                        _args.without_secrets(f"'{obj.path}' in '{self.file._shown}' has {obj.shape[axis]} "
+                                              f"elements along dimension '{name}' of size {size}: h5tile does not "
+                                              "pad a variable shorter than its unlimited dimension (use "
+                                              "engine='h5netcdf' for this file)"))
             name = obj.name.replace(_NON_COORD_PREFIX, "")
             variables[name] = self._variable(obj, dims)
         return FrozenDict(variables)
@@ -406,7 +412,8 @@ class H5tileBackendEntrypoint(BackendEntrypoint):
                      threads: int = 0) -> "xarray.Dataset":
         path = _path_of(filename_or_obj)
         if path is None:
-            raise TypeError(f"engine='h5tile' opens a path or URL, not {type(filename_or_obj).__name__}")
+            raise TypeError(_args.without_secrets("engine='h5tile' opens a path or URL, not "
+                                                  f"{type(filename_or_obj).__name__}"))
         store = H5tileStore(File(path, threads=threads), group=group, phony_dims=phony_dims or "access")
         return StoreBackendEntrypoint().open_dataset(
             store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,

@@ -176,7 +176,7 @@ struct DatasetReader::State {
     const auto before = remote ? std::nullopt : stamp_of(path);
     if (!remote && (!before || !quiet(*before))) return;
     auto opening = open_options(options);
-    fit_to_path(opening, path, options.threads);
+    fit_to_path(opening, path, options.threads, false);  // inside a read, which started the report
     probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
     auto opened = std::make_unique<const OpenDataset>(path, dataset, opening);
     check_described(opened->info());
@@ -229,6 +229,7 @@ Registry& registry() {
 // it can be, else for this read only); `read_each_time` where it is not opened to be kept.
 template <class ReadKept, class ReadEachTime>
 void read_with(DatasetReader::State& state, const ReadKept& read_kept, const ReadEachTime& read_each_time) {
+  start_call_report(state.path);
   pending_writes().wait_for(state.path);
   const KeptDataset* changed = nullptr;  // a kept remote object found changed by this read
   {

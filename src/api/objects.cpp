@@ -46,6 +46,7 @@ void change_attributes(const fs::path& path, const std::string& object, const st
 }  // namespace
 
 std::vector<ObjectEntry> list_objects(const fs::path& path) {
+  start_call_report(path);
   settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
                   [&] { (void)object_paths(open_file(path, false, remote_options()).get()); });
@@ -59,6 +60,7 @@ std::vector<Attribute> read_attributes(const fs::path& path, const std::string& 
 
 std::vector<std::vector<Attribute>> read_attributes_of_each(const fs::path& path,
                                                             const std::vector<std::string>& objects) {
+  start_call_report(path);
   std::vector<std::string> names;
   names.reserve(objects.size());
   for (const auto& object : objects) names.push_back(object_name(object));

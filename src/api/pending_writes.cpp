@@ -2,12 +2,19 @@
 
 #include <exception>
 
+#include <h5tile/error.hpp>
+
 #include "engine/task.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
 fs::path write_key(const fs::path& path) {
+  if (path.empty()) {
+    // Every read and write waits here first: the one place that names an empty name (before,
+    // fs::absolute's "filesystem error: cannot make absolute path").
+    throw FileNotFound("the file name is empty: give the path of an HDF5 file, such as 'data/run.h5'");
+  }
   // A write replaces the name in its folder (a rename), so two spellings of one folder (a
   // symbolic link to it, a link on the way) name one file: its folder's real path keys it.
   const auto target = fs::absolute(path).lexically_normal();

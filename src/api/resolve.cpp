@@ -93,9 +93,14 @@ RemoteOptions remote_options() {
   return options;
 }
 
-void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads) {
+void start_call_report(const std::filesystem::path& path) {
+  if (is_url(path.native())) start_remote_io_report();
+}
+
+void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads,
+                 bool starts_call) {
   if (!is_url(path.native())) return;
-  start_remote_io_report();
+  if (starts_call) start_remote_io_report();
   if (requested_threads == 0) opening.threads = std::max(opening.threads, opening.remote.connections);
 }
 

@@ -2,6 +2,7 @@
 Dask's own assert_eq against h5py and NumPy, on Dask's threaded scheduler and on a
 dask.distributed LocalCluster of two worker processes (loopback, started and closed here),
 with a worker killed in the middle of a write."""
+import errno
 import os
 import pickle
 import sys
@@ -123,6 +124,62 @@ def test_the_first_blocks_on_every_thread_open_the_dataset_once(tmp_path, monkey
     assert same_bytes(again.compute(scheduler="threads", num_workers=8), a) and len(opened) == 2
 
 
+def rewritten(path, dataset, data):
+    """`path` replaced by h5tile.to_file (a new file renamed over it: another inode), holding `data`;
+    the os.stat of the file before and after."""
+    before = os.stat(path)
+    h5tile.to_file(data, path, dataset).wait()
+    after = os.stat(path)
+    assert after.st_ino != before.st_ino
+    return before, after
+
+
+def test_a_compute_reads_one_version_of_a_local_file(tmp_path):
+    """The file's version is recorded when the array is made: a compute after the file was
+    replaced raises (ESTALE), naming both versions, where it would read the new one; pickled
+    copies (a worker's) carry the version."""
+    a, b = random_array("float32", (60, 4), seed=1), random_array("float32", (60, 4), seed=2)
+    h5tile.to_file(a, tmp_path / "v.h5", "/d").wait()
+    x = h5d.from_file(tmp_path / "v.h5", "/d", chunks=(10, 4))
+    assert same_bytes(x.compute(scheduler="threads"), a)
+    copy = pickle.loads(pickle.dumps(x))
+    before, after = rewritten(tmp_path / "v.h5", "/d", b)
+    for array in (x, copy):
+        with pytest.raises(h5tile.IoError, match="changed since the array was made") as e:
+            array.compute(scheduler="threads")
+        assert e.value.errno == errno.ESTALE
+        assert f"inode {before.st_ino}" in str(e.value) and f"inode {after.st_ino}" in str(e.value)
+        assert "v.h5" in str(e.value) and f"{before.st_mtime_ns} ns" in str(e.value)
+    assert same_bytes(h5d.from_file(tmp_path / "v.h5", "/d", chunks=(10, 4)).compute(scheduler="threads"), b)
+
+
+def test_a_file_replaced_between_two_blocks_of_a_compute_is_an_error(tmp_path, monkeypatch):
+    """Where the file is replaced while a compute runs (here: after its first block), the blocks
+    read after it raise instead of returning the new version beside the old."""
+    a, b = random_array("int16", (40, 3), seed=3), random_array("int16", (40, 3), seed=4)
+    h5tile.to_file(a, tmp_path / "m.h5", "/d").wait()
+    x = h5d.from_file(tmp_path / "m.h5", "/d", chunks=(10, 3))
+    real, blocks = h5d._h5tile._Reader, []
+
+    class RewriteAfterTheFirstBlock:
+        def __init__(self, *args):
+            self.reader = real(*args)
+
+        def expect(self, *args):
+            self.reader.expect(*args)
+
+        def read_box(self, offset, extent):
+            blocks.append(self.reader.read_box(offset, extent))
+            if len(blocks) == 1:
+                rewritten(tmp_path / "m.h5", "/d", b)
+            return blocks[-1]
+
+    monkeypatch.setattr(h5d._h5tile, "_Reader", RewriteAfterTheFirstBlock)
+    with pytest.raises(h5tile.IoError, match="changed since the array was made"):
+        x.compute(scheduler="synchronous")
+    assert len(blocks) == 1  # the first block's own check after its read found the new version
+
+
 def test_errors_name_what_was_wrong(tmp_path):
     with pytest.raises(h5tile.NoSuchFileError, match="missing.h5"):
         h5d.from_file(tmp_path / "missing.h5", "d")
@@ -235,6 +292,16 @@ def test_distributed_read_reduce_write(tmp_path, cluster):
         assert np.array_equal(f["o"][...], a - 1)
 
 
+def test_distributed_blocks_check_the_version_of_the_file(tmp_path, cluster):
+    a, b = random_array("float64", (80, 5), seed=5), random_array("float64", (80, 5), seed=6)
+    h5tile.to_file(a, tmp_path / "w.h5", "/d").wait()
+    x = h5d.from_file(tmp_path / "w.h5", "/d", chunks=(20, 5))
+    assert same_bytes(x.compute(scheduler=cluster), a)
+    rewritten(tmp_path / "w.h5", "/d", b)
+    with pytest.raises(h5tile.IoError, match="changed since the array was made"):
+        x.compute(scheduler=cluster)
+
+
 def test_distributed_worker_killed_during_a_write(tmp_path, cluster):
     distributed = pytest.importorskip("distributed")
     old = random_array("int32", (400, 3), seed=8)
@@ -279,6 +346,19 @@ def test_a_block_written_twice_fails_the_write_and_keeps_the_previous_file(tmp_p
     with pytest.raises(h5tile.Error, match=r"tile-\d+\.h5.*File exists"):
         h5d.to_file(da.from_array(old + 1, chunks=3), tmp_path / "t.h5", "/t")
     assert {n: (tmp_path / n).read_bytes() for n in listing(tmp_path)} == before
+
+
+def test_an_empty_output_name_or_one_ending_in_a_slash_is_named(tmp_path, monkeypatch):
+    """abspath would make "" the current folder and "out/" the file "out": the write's own checks
+    name them instead, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    x = da.ones((10, 4), chunks=(5, 4))
+    with pytest.raises(h5tile.InvalidArgumentError) as e:
+        h5d.to_file(x, "", "/d")
+    assert "empty" in str(e.value).replace(str(tmp_path), "")
+    with pytest.raises(h5tile.IsADirectoryPathError, match="out/'.*ending in '/'"):
+        h5d.to_file(x, "out/", "/d")
+    assert listing(tmp_path) == []
 
 
 def test_to_file_to_a_url_fails_at_once_and_writes_nothing(tmp_path, monkeypatch):

@@ -335,6 +335,33 @@ def test_file_errors_as_in_h5py(tmp_path):
         h5tile.File(tmp_path / "text.h5", "w")
 
 
+def test_an_empty_file_name_is_an_error_that_says_so():
+    """h5py refuses File("") with an OSError; h5tile's File raises its own (a FileNotFoundError, as
+    Python's open("")), saying that the name is empty, not a bare RuntimeError."""
+    with pytest.raises(OSError):
+        h5py.File("", "r")
+    with pytest.raises(OSError) as e:
+        h5tile.File("")
+    assert isinstance(e.value, (h5tile.NoSuchFileError, FileNotFoundError)) and "empty" in str(e.value)
+
+
+def test_an_empty_file_name_is_named_by_every_reader_and_writer(tmp_path, monkeypatch):
+    """The module's readers and writers say that the name is empty (or ends in '/', for a file to
+    write), not a bare RuntimeError of the C++ library, and write nothing."""
+    monkeypatch.chdir(tmp_path)
+    calls = {"from_file": lambda: h5tile.from_file("", "/x"), "describe": lambda: h5tile.describe("", "/x"),
+             "read_box": lambda: h5tile.read_box("", "/x", [0], [1]),
+             "from_file_batched": lambda: h5tile.from_file_batched("", "/x", [1]),
+             "to_file": lambda: h5tile.to_file(np.ones(3), "", "/x").wait()}
+    for what, call in calls.items():
+        with pytest.raises(h5tile.Error) as e:
+            call()
+        assert "empty" in str(e.value).replace(str(tmp_path), ""), (what, str(e.value))
+    with pytest.raises(h5tile.IsADirectoryPathError, match="'out/'.*ending in '/'"):
+        h5tile.to_file(np.ones(3), "out/", "/x").wait()
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_closed_file_and_reprs(sample):
     f = h5tile.File(sample)
     ds = f["grp/temp"]

@@ -133,7 +133,8 @@ def test_a_dataset_of_another_shape_or_type_after_a_replace_fails_its_reads(tmp_
     # file's dataset through them would fit the old shape and give a part of it, or values of
     # another type under the old dtype. Every read fails instead, naming both: through the kept
     # open (a quiet file) or an open for one read (a file just written), read before the replace
-    # or only after it (the reader's first open finds the change too).
+    # or only after it (the reader's first open finds the change too). A Dask array's blocks find
+    # first that the file is not the version the array was made from, and say so.
     dask = pytest.importorskip("dask", reason="h5tile.dask needs dask")
     import h5tile.dask as hd
     shape, dtype = CHANGED[change]
@@ -158,12 +159,15 @@ def test_a_dataset_of_another_shape_or_type_after_a_replace_fails_its_reads(tmp_
             os.replace(other, path)
             was = f"[{SHAPE[0]}, {SHAPE[1]}] float32"
             now = f"[{shape[0]}, {shape[1]}] {np.dtype(dtype).name}"
-            reads = (lambda: f["chunked"][7], lambda: f["chunked"][:], lambda: x[:8].compute(),
-                     lambda: unread[7], lambda: y[8:16].compute(), lambda: f["chunked"][7])
+            reads = (lambda: f["chunked"][7], lambda: f["chunked"][:], lambda: unread[7], lambda: f["chunked"][7])
             for read in reads:
                 with pytest.raises(h5tile.Error, match=rf"'/chunked' in '.*{path.name}' changed since it was described: "
                                                        rf"it was {re.escape(was)}, it is now {re.escape(now)}"):
                     read()
+            for block in (x[:8], y[8:16]):
+                with pytest.raises(h5tile.IoError, match=rf"'/chunked' of '.*{path.name}' for this Dask array: the "
+                                                         "file changed since the array was made"):
+                    block.compute()
         with h5tile.File(path) as f:  # opened again: as it is now
             assert f["chunked"].shape == shape and f["chunked"].dtype == dtype
             np.testing.assert_array_equal(f["chunked"][:], np.ones(shape, dtype))
@@ -173,8 +177,9 @@ def test_a_dataset_of_another_shape_or_type_after_a_replace_fails_its_reads(tmp_
 
 def test_a_dataset_grown_along_its_unlimited_axis_is_still_read(tmp_path):
     # netCDF's record dimension: rows appended in place (h5py resize). Every box of the shape the
-    # File and the Dask array were made with still holds the same elements: they read on, and a
-    # File opened again sees the new rows. Growth along a fixed axis is refused (test above).
+    # File was made with still holds the same elements: it reads on, and a File opened again sees
+    # the new rows. Growth along a fixed axis is refused (test above). A Dask array reads the
+    # version of the file it was made from only: made again, it reads the new one.
     dask = pytest.importorskip("dask", reason="h5tile.dask needs dask")
     import h5tile.dask as hd
     path = tmp_path / "records.h5"
@@ -195,8 +200,11 @@ def test_a_dataset_grown_along_its_unlimited_axis_is_still_read(tmp_path):
             time.sleep(wait)
             np.testing.assert_array_equal(f["t"][:], first)
             np.testing.assert_array_equal(f["t"][5], first[5])
-            np.testing.assert_array_equal(x.compute(), first)
             assert f._readers["/t"].is_open == bool(wait)
+            with pytest.raises(h5tile.IoError, match="changed since the array was made"):
+                x.compute()
+        np.testing.assert_array_equal(hd.from_file(str(path), "/t", chunks=(8, 48)).compute(),
+                                      np.concatenate([first, more]))
     with h5tile.File(path) as f:
         assert f["t"].shape == (SHAPE[0] + 24, SHAPE[1])
         np.testing.assert_array_equal(f["t"][SHAPE[0]:], more)
@@ -364,10 +372,14 @@ def test_dask_blocks_read_through_one_kept_dataset(quiet_files):
     np.testing.assert_array_equal(array.compute(scheduler="threads"), data["chunked"])
     virtual = hd.from_file(tiled, "/x", chunks=(5, 7))
     np.testing.assert_array_equal(virtual.compute(scheduler="threads"), tiled_data)
-    # The same blocks again after the file was renamed over: the new data.
+    # The same blocks again after the file was renamed over: an error (one compute reads one version
+    # of the file); an array made again reads the new data.
     newer = plain.with_name("dask-new.h5")
     new_data = write_plain(newer, 4242)
     os.replace(newer, plain)
+    with pytest.raises(h5tile.IoError, match="changed since the array was made"):
+        array.compute(scheduler="threads")
+    array = hd.from_file(plain, "/chunked", chunks=(8, 16))
     np.testing.assert_array_equal(array.compute(scheduler="threads"), new_data["chunked"])
     del array, virtual
     gc.collect()
