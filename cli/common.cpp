@@ -214,28 +214,25 @@ std::size_t query_start(const std::string& text) {
   return text.find_first_of("?#", scheme + 3);
 }
 
-// The dataset written after a URL's query ("URL?sig=S:/data"): the last ":/" of the query that is
-// not a "://", where what follows holds no '=' or '&' (a dataset, not more of the query); npos where
-// there is none.
-std::size_t dataset_after_query(const std::string& text, std::size_t query) {
-  for (auto colon = text.rfind(":/"); colon != std::string::npos && colon > query;
-       colon = text.rfind(":/", colon - 1)) {
-    if (text.compare(colon, 3, "://") == 0) continue;
-    return text.find_first_of("=&", colon) == std::string::npos ? colon : std::string::npos;
-  }
-  return std::string::npos;
-}
-
 }  // namespace
 
 Target parse_target(const std::string& text) {
-  // A URL with a query string, which is never split: URL?QUERY (the whole file),
-  // URL:/DATASET?QUERY, or URL?QUERY:/DATASET where the dataset holds no '=' or '&'.
+  // A URL with a query string, which is never split (any value may hold ':' or ":/"): URL?QUERY
+  // is the whole file, URL:/DATASET?QUERY one of its datasets. A query holding ":/" (not "://")
+  // with no dataset before it could be either "URL?QUERY" or the dataset written after the query,
+  // as earlier versions read it: refused, saying how to write each.
   if (const auto query = query_start(text); query != std::string::npos) {
-    if (const auto colon = dataset_after_query(text, query); colon != std::string::npos) {
-      return {text.substr(0, colon), text.substr(colon + 1)};
-    }
     auto [file, dataset] = parse_target(text.substr(0, query));
+    if (dataset == "/") dataset.clear();  // URL:/?QUERY: the root, the whole file
+    for (auto colon = text.find(":/", query);
+         dataset.empty() && text.compare(query - 2, 2, ":/") != 0 && colon != std::string::npos;
+         colon = text.find(":/", colon + 1)) {
+      if (text.compare(colon, 3, "://") == 0) continue;
+      throw CLI::ValidationError(
+          fmt::format("'{}': its query string holds ':/', and a query is never split: give a dataset before the query "
+                      "({}:/DATASET?...), or the root for the whole file ({}:/?...)",
+                      h5tile::without_secrets(text), h5tile::without_secrets(file), h5tile::without_secrets(file)));
+    }
     return {file + text.substr(query), dataset};
   }
   // FILE:/DATASET; the "://" after a URL's scheme is not the separator.

@@ -38,8 +38,7 @@ inline constexpr int kCancelled = 130;
 // "file.h5:/data" -> {"file.h5", "/data"}; "file.h5" -> {"file.h5", ""}; "file.h5:grp/t" ->
 // {"file.h5", "/grp/t"} where "file.h5" exists and "file.h5:grp/t" does not (a ':' inside a file
 // name is kept). In a URL, the ':' of its scheme or port never separates, nor one in its query
-// string: "URL?QUERY" is the whole file; its dataset goes before the query ("URL:/d?QUERY") or
-// after it where it holds no '=' or '&' ("URL?sig=S:/d").
+// string: "URL?QUERY" is the whole file; its dataset goes before the query ("URL:/d?QUERY").
 struct Target {
   std::string file;
   std::string dataset;

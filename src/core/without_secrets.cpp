@@ -1,4 +1,10 @@
 // The one redaction of messages (include/h5tile/error.hpp): what a URL in any text may hide.
+//
+// Where a URL ends in running text cannot be known (a password or a query may hold quotes,
+// slashes or '@'), so the rules lean to removing too much: the user information runs to the last
+// '@' before the query, and the query and fragment to the next white space. A
+// quote that opened before the URL and closes inside what was removed is put back with what
+// follows it, so that "'http://h/x?sig=S': 403" reads "'http://h/x': 403".
 #include <h5tile/error.hpp>
 
 #include <cctype>
@@ -10,10 +16,7 @@ bool scheme_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
 }
 
-// Where a URL ends inside running text: at white space, a quote or an angle bracket.
-bool ends_url(char c) {
-  return std::isspace(static_cast<unsigned char>(c)) != 0 || c == '\'' || c == '"' || c == '`' || c == '<' || c == '>';
-}
+bool space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
 
@@ -21,27 +24,33 @@ std::string without_secrets(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   std::size_t done = 0;  // text[0, done) is in `out`
-  std::size_t from = 0;  // where the next "://" is looked for
-  for (auto sep = text.find("://"); sep != std::string_view::npos; sep = text.find("://", from)) {
-    from = sep + 3;
-    auto start = sep;
+  for (auto sep = text.find("://"); sep != std::string_view::npos; sep = text.find("://", done)) {
+    auto start = sep;  // the scheme, where there is one
     while (start > done && scheme_char(text[start - 1])) --start;
-    while (start < sep && std::isalpha(static_cast<unsigned char>(text[start])) == 0) ++start;
-    if (start == sep) continue;  // no scheme before it
-    // The authority ends at '/', '?', '#' or the end of the URL; user information before its last '@'.
-    std::size_t i = sep + 3;
-    std::size_t authority_end = i;
-    while (authority_end < text.size() && !ends_url(text[authority_end]) && text[authority_end] != '/' &&
-           text[authority_end] != '?' && text[authority_end] != '#') {
-      ++authority_end;
+    const char opening = start > 0 ? text[start - 1] : '\0';
+    const std::size_t from = sep + 3;
+    std::size_t end = from;  // the URL runs to the next white space
+    while (end < text.size() && !space(text[end])) ++end;
+    const auto url = text.substr(from, end - from);
+    const auto query = url.find_first_of("?#");
+    // User information: up to the last '@' before the query (a password may hold '/', '@' or
+    // quotes), where what comes before the first '@' holds a ':' (user:password) or no '/' (a
+    // user name); otherwise the '@' is the path's ("http://h/users/a@b.h5").
+    const auto head = url.substr(0, query);
+    const auto first_at = head.find('@');
+    const bool user =
+        first_at != std::string_view::npos && (head.substr(0, first_at).find(':') != std::string_view::npos ||
+                                               head.substr(0, first_at).find('/') == std::string_view::npos);
+    const auto kept_from = user ? head.rfind('@') + 1 : 0;
+    out.append(text.substr(done, from - done));
+    out.append(url.substr(kept_from, query == std::string_view::npos ? std::string_view::npos : query - kept_from));
+    if (query != std::string_view::npos && (opening == '\'' || opening == '"' || opening == '`')) {
+      // The closing quote of a quoted URL, and what follows it ("':"), come back.
+      if (const auto closing = url.rfind(opening); closing != std::string_view::npos && closing >= query) {
+        out.append(url.substr(closing));
+      }
     }
-    if (const auto at = text.substr(i, authority_end - i).rfind('@'); at != std::string_view::npos) i += at + 1;
-    std::size_t end = i;
-    while (end < text.size() && !ends_url(text[end])) ++end;
-    out.append(text.substr(done, sep + 3 - done));
-    const auto rest = text.substr(i, end - i);
-    out.append(rest.substr(0, rest.find_first_of("?#")));
-    done = from = end;
+    done = end;
   }
   out.append(text.substr(done));
   return out;

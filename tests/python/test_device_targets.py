@@ -99,3 +99,25 @@ def test_an_output_name_ending_in_a_slash_or_empty_is_a_clear_error(tmp_path):
     with pytest.raises(h5tile.InvalidArgumentError, match="empty"):
         h5tile.to_file(a, "", "/x").wait()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_rewrite_of_a_virtual_layout_never_removes_special_files_in_its_tiles_folder(tmp_path):
+    # The clean-up of OUT.tiles/ removes the generations it replaced (regular files, links,
+    # folders), never a device, FIFO or socket that someone put there.
+    out = tmp_path / "out.h5"
+    h5tile.to_file(np.arange(100, dtype="i4"), out, "/x", ranks=2, layout="virtual", keep_previous=False).wait()
+    tiles = tmp_path / "out.h5.tiles"
+    nodes = {}
+    for kind in KINDS:
+        for folder in (tiles, tiles / "x"):
+            path = folder / f"{kind}-node"
+            try:
+                nodes[path] = make_node(kind, path)
+            except pytest.skip.Exception:
+                pass
+    for _ in range(2):
+        h5tile.to_file(np.arange(100, 200, dtype="i4"), out, "/x", ranks=3, layout="virtual",
+                       keep_previous=False).wait()
+    assert all(path.exists() or path.is_socket() for path in nodes) and all(unchanged(p, s) for p, s in nodes.items())
+    with h5py.File(out, "r") as f:
+        assert (f["x"][...] == np.arange(100, 200)).all()

@@ -307,6 +307,32 @@ def test_a_plugin_path_of_another_hdf5_does_not_break_writes(tmp_path, codec):
         assert same_bytes(f["x"][...], a)
 
 
+def test_a_bitshuffle_header_claiming_huge_blocks_costs_no_more_than_the_chunk(tmp_path):
+    # A review's case: 8-element chunks whose header says blocks of 4 GiB. The block buffer is sized
+    # by the chunk, so the read is as quick and small as any: it raises or equals h5py.
+    path = tmp_path / "b.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(48, dtype="u1"), chunks=(8,), **hdf5plugin.Bitshuffle(cname="lz4"))
+        offsets = [f["x"].id.get_chunk_info(i).byte_offset for i in range(6)]
+    with open(path, "r+b") as f:
+        for offset in offsets:
+            f.seek(offset + 8)
+            f.write(bytes.fromhex("ffffffe0"))
+    code = f"""
+import resource, h5tile
+try:
+    print("read", h5tile.from_file({str(path)!r}, "/x").tolist())
+except h5tile.Error as e:
+    print("raised", type(e).__name__)
+print("maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert "raised" in lines or lines.get("read") == str(list(range(48))), out.stdout + out.stderr
+    assert int(lines["maxrss_kib"]) < 1 << 20, "less than 1 GiB: " + out.stdout
+
+
 def test_a_plugin_filter_from_python_says_how_to_read_it(tmp_path):
     # Issue 39 item 14: with HDF5_PLUGIN_PATH at hdf5plugin's filters, the command reads a bzip2
     # dataset (its HDF5 loads the plugin); the Python module, whose HDF5 loads none, says so and

@@ -110,11 +110,11 @@ def test_the_command_shows_no_secret(served, tmp_path, form):
     server, _, forms, _ = served
     template, shown = forms[form]
     u = template.format
-    runs = [(["info", u("f.h5")], "f.h5"), (["info", u("f.h5") + ":/data", "--json"], "f.h5"),
-            (["info", u("f.h5") + ":/nothere"], "f.h5"), (["verify", "--read", u("f.h5") + ":/data", "--json"], "f.h5"),
-            (["verify", "--read", u("v.h5") + ":/data"], "v.h5"), (["info", u("missing.h5")], "missing.h5"),
+    runs = [(["info", u("f.h5")], "f.h5"), (["info", u("f.h5:/data"), "--json"], "f.h5"),
+            (["info", u("f.h5:/nothere")], "f.h5"), (["verify", "--read", u("f.h5:/data"), "--json"], "f.h5"),
+            (["verify", "--read", u("v.h5:/data")], "v.h5"), (["info", u("missing.h5")], "missing.h5"),
             (["info", u("junk.h5")], "junk.h5"),
-            (["consolidate", u("f.h5") + ":/data", str(tmp_path / "out.h5")], "f.h5")]
+            (["consolidate", u("f.h5:/data"), str(tmp_path / "out.h5")], "f.h5")]
     for args, name in runs:
         out = subprocess.run([str(H5TILE), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
         text = out.stdout + out.stderr

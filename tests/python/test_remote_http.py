@@ -359,25 +359,29 @@ def test_without_a_strong_validator_an_object_in_one_response_reads(fault_server
 
 
 @pytest.mark.parametrize("query", ["se=2026-01-01T00:00:00Z&sp=r&sig=S1", "next=https://x/y&sig=S2",
-                                   "sig=S3#frag"])
-@pytest.mark.parametrize("where", ["none", "before", "after"])
+                                   "sig=S3#frag", "tok=abc:/def", "a=1&path=x:/y"])
+@pytest.mark.parametrize("where", ["none", "before", "root"])
 def test_the_command_never_splits_a_query_string(nginx_server, tmp_path, query, where):
-    # The dataset is looked for outside the query: a presigned URL's ':' and ':/' are its own.
+    # The dataset goes before the query, which is sent whole: a presigned URL's ':' and ':/' are
+    # its own, even where what follows the last ':/' looks like a dataset ("tok=abc:/def").
     a = random_array("int32", (20, 10), seed=5)
     with h5py.File(nginx_server.root / "q.h5", "w") as f:
         f["g/data"] = a
     url = f"{nginx_server.url}/q.h5"
     fragmentless = query.split("#")[0]
-    target = {"none": f"{url}?{query}", "before": f"{url}:/g/data?{query}",
-              "after": f"{url}?{fragmentless}:/g/data"}[where]
-    if where == "after" and "&" in fragmentless:
-        target = f"{url}:/g/data?{query}"  # a dataset after a query holding '&' would be its last value
+    target = {"none": f"{url}?{query}", "before": f"{url}:/g/data?{query}", "root": f"{url}:/?{query}"}[where]
     before = len(nginx_server.requests())
+    if where == "none" and ":/" in query.replace("://", ""):
+        # URL?tok=abc:/def could be the whole file or '/def' written after the query: refused.
+        out = subprocess.run([str(H5TILE), "info", target], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert out.returncode == 2 and "before the query" in out.stderr and "tok=" not in out.stderr, out.stderr
+        assert nginx_server.requests()[before:] == []
+        return
     for args in (["info", target, "--json"], ["verify", "--read", target]):
         out = subprocess.run([str(H5TILE), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
         assert out.returncode == 0, out.stdout + out.stderr
-        assert "sig=" not in out.stdout + out.stderr
-        if where != "none" and args[0] == "info":
+        assert "sig=" not in out.stdout + out.stderr and "tok=" not in out.stdout + out.stderr
+        if where == "before" and args[0] == "info":
             assert json.loads(out.stdout)["datasets"][0]["name"] == "/g/data", out.stdout
     sent = nginx_server.requests()[before:]
     assert sent and all(f"/q.h5?{fragmentless} " in line for line in sent), sent

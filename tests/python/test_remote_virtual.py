@@ -216,7 +216,8 @@ def test_the_command_reads_a_remote_virtual_layout(nginx_server, tmp_path):
     a = random_array("float32", (30, 20), seed=8)
     h5tile.to_file(a, nginx_server.root / "v.h5", "/data", ranks=3, layout="virtual").wait()
     url = f"{nginx_server.url}/v.h5?X-Amz-Signature=SECRET3"
-    out = subprocess.run([str(H5TILE), "verify", "--read", f"{url}:/data"], capture_output=True, text=True,
+    target = f"{nginx_server.url}/v.h5:/data?X-Amz-Signature=SECRET3"  # the dataset before the query
+    out = subprocess.run([str(H5TILE), "verify", "--read", target], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "SECRET3" not in out.stdout + out.stderr

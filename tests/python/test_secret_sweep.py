@@ -190,9 +190,9 @@ def test_dask_shows_no_secret(served):
 
 def test_the_command_shows_no_secret(served, tmp_path):
     url, sweep, _ = served
-    runs = [(["info", url("f.h5")], 0), (["info", url("f.h5") + ":/data", "--json"], 0),
-            (["info", url("f.h5") + ":/nope"], 1), (["info", url("missing.h5")], 1), (["info", url("junk.h5")], 1),
-            (["verify", url("f.h5") + ":/data"], 0), (["verify", "--read", url("f.h5") + ":/data", "--json"], 0)]
+    runs = [(["info", url("f.h5")], 0), (["info", url("f.h5:/data"), "--json"], 0),
+            (["info", url("f.h5:/nope")], 1), (["info", url("missing.h5")], 1), (["info", url("junk.h5")], 1),
+            (["verify", url("f.h5:/data")], 0), (["verify", "--read", url("f.h5:/data"), "--json"], 0)]
     for args, failed in runs:
         out = subprocess.run([str(H5TILE), *args], capture_output=True, text=True, timeout=120, cwd=tmp_path)
         sweep.output(" ".join(args), out.stdout + out.stderr)

@@ -19,6 +19,19 @@ TEST(WithoutSecrets, UserInformationQueryStringsAndFragmentsGo) {
   EXPECT_EQ(without_secrets("GS://k:s@b/o.h5#x"), "GS://b/o.h5");
 }
 
+TEST(WithoutSecrets, QuotesSlashesAndAtSignsInsideSecretsDoNotEndThem) {
+  // A review's cases: a URL ends at white space only, so a quote, '/' or '@' in a password or a
+  // query never leaves its rest behind; the quote that closes a quoted URL comes back.
+  EXPECT_EQ(without_secrets("open 'http://u:it'sPASS@h/f.h5' now"), "open 'http://h/f.h5' now");
+  EXPECT_EQ(without_secrets("'gs://u:PASS@b/f.h5?a=it's&sig=SECRET': no"), "'gs://b/f.h5': no");
+  EXPECT_EQ(without_secrets("'http://u:PA/SS@127.0.0.1:9/f.h5'"), "'http://127.0.0.1:9/f.h5'");
+  EXPECT_EQ(without_secrets("'ftp://u:it'sPASS@h' must"), "'ftp://h' must");
+  EXPECT_EQ(without_secrets("x ://u:P@h y _://u:P@h"), "x ://h y _://h");
+  EXPECT_EQ(without_secrets("(http://u:p@h/x?sig=S)"), "(http://h/x");
+  // An '@' of the path is not user information.
+  EXPECT_EQ(without_secrets("'http://h/users/a@b.h5'"), "'http://h/users/a@b.h5'");
+}
+
 TEST(WithoutSecrets, TextWithoutUrlsIsKept) {
   for (const char* kept : {"", "plain text", "data/a?b@c.h5", "://x", "ratio 3:// 4", "http://h/x.h5"}) {
     EXPECT_EQ(without_secrets(kept), kept);

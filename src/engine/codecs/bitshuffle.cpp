@@ -20,9 +20,11 @@
 #include <zstd.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -118,7 +120,11 @@ class Bitshuffle final : public Codec {
       throw corrupt(data, fmt::format("{} bytes are not whole elements of {} bytes", bytes, elem_size_));
     }
     const std::size_t size = bytes / elem_size_;
-    std::vector<std::byte> plain(compression_ != kNone ? block * elem_size_ : 0);
+    // A block holds at most the chunk (rounded up to 8 elements): a header may say 4 GiB for a
+    // chunk of 8 elements. The blocks are the header's all the same; the buffer is left unzeroed,
+    // as every byte of it is decoded into before it is read.
+    block = std::min(block, std::max(kMultiple, (size + kMultiple - 1) / kMultiple * kMultiple));
+    const auto plain = std::make_unique_for_overwrite<std::byte[]>(compression_ != kNone ? block * elem_size_ : 0);
     std::byte* to = out;
     const auto one_block = [&](std::size_t n) {
       const std::size_t n_bytes = n * elem_size_;
@@ -131,9 +137,9 @@ class Bitshuffle final : public Codec {
         const auto stored = static_cast<std::size_t>(read_be(in, 4));
         in += 4;
         if (static_cast<std::size_t>(end - in) < stored) throw corrupt(data, "it ends inside a block");
-        decompress(data, in, stored, plain.data(), n_bytes);
+        decompress(data, in, stored, plain.get(), n_bytes);
         in += stored;
-        shuffled = plain.data();
+        shuffled = plain.get();
       }
       unshuffle_block(shuffled, to, n, elem_size_);
       to += n_bytes;

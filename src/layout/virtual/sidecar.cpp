@@ -178,7 +178,8 @@ void remove_dead_temps(const fs::path& target) noexcept {
       const auto name = entry.path().filename().string();
       if (name.size() > prefix.size() + 4 && name.compare(0, prefix.size(), prefix) == 0 &&
           name.compare(name.size() - 4, 4, ".tmp") == 0 &&
-          !writer_alive(name.substr(prefix.size(), name.size() - prefix.size() - 4))) {
+          !writer_alive(name.substr(prefix.size(), name.size() - prefix.size() - 4)) && entry.is_regular_file(ec) &&
+          !entry.is_symlink(ec)) {
         fs::remove(entry.path(), ec);
       }
     }
@@ -264,6 +265,25 @@ bool is_real_folder(const fs::path& path) {
   return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// What the clean-up of a tiles folder may unlink: regular files and symbolic links (the link
+// goes, never what it points to). A device, FIFO or socket is never removed, whoever put it there.
+bool is_removable_file(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode));
+}
+
+// Removes `path` and what it holds as fs::remove_all would, but only regular files, links and the
+// folders they leave empty: a folder still holding a special file stays (with it).
+void remove_tree(const fs::path& path) {
+  std::error_code ec;
+  if (!is_real_folder(path)) {
+    if (is_removable_file(path)) fs::remove(path, ec);
+    return;
+  }
+  for (const auto& entry : fs::directory_iterator(path, ec)) remove_tree(entry.path());
+  ::rmdir(path.c_str());
+}
+
 std::string canonical_path(const fs::path& path) {
   std::error_code ec;
   return fs::weakly_canonical(fs::absolute(path), ec).string();
@@ -332,7 +352,7 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
       continue;
     }
     if (!is_real_folder(p)) {
-      fs::remove(p, ec);  // a stray file, or a link (the link goes, never what it points to)
+      remove_tree(p);  // a stray file, or a link; never a device, FIFO or socket
       continue;
     }
     const auto name = p.filename().string();
@@ -352,7 +372,7 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
         continue;  // a live writer's generation
       }
       if (!mapped_by_replaced.contains(name)) {
-        fs::remove_all(p, ec);  // its writer died before its rename: no file maps it
+        remove_tree(p);  // its writer died before its rename: no file maps it
         continue;
       }
       // Its writer died after its rename: the file this commit replaces maps it. It is
@@ -363,7 +383,7 @@ void prune(const fs::path& dir, const fs::path& keep, bool keep_previous, Owners
       const PosixFile marker(p / kSuperseded, O_WRONLY | O_CREAT | O_NOFOLLOW);
       continue;
     }
-    fs::remove_all(p, ec);
+    remove_tree(p);
   }
 }
 
