@@ -33,6 +33,37 @@ struct ObjectEntry {
 /// Throws FileNotFound, NotHdf5File, IoError.
 [[nodiscard]] std::vector<ObjectEntry> list_objects(const std::filesystem::path& path);
 
+/// What a link is (h5py's HardLink, SoftLink, ExternalLink).
+enum class LinkKind : std::uint8_t {
+  Hard,      ///< names an object of the file (`object`, `object_id`)
+  Soft,      ///< names a path (`target`), resolved when followed; may dangle
+  External,  ///< names an object (`target`) of another file (`file`)
+};
+
+/// One link of a group: a name, and what it leads to.
+struct Link {
+  std::string name;  ///< the link's name in its group
+  LinkKind kind = LinkKind::Hard;
+  ObjectKind object = ObjectKind::Group;  ///< Hard: what the object is
+  std::string object_id;                  ///< Hard: the object's identity (equal for two names of one object)
+  std::string target;                     ///< Soft: the path it names; External: the object's path in `file`
+  std::string file;                       ///< External: the file, as stored in the link
+};
+
+/// The links of one group, in the order h5py lists them (creation order where the group tracks
+/// it, else name order).
+struct GroupLinks {
+  std::string path;  ///< the first path found to the group ("/", "/g")
+  std::string id;    ///< the group's identity (as Link::object_id)
+  std::vector<Link> links;
+};
+
+/// The links of every group of `path` reached through hard links from its root, each group once
+/// (however many names lead to it), the root first. Soft and external links are listed, never
+/// followed (no other file is opened). Reads metadata only; `path` may be a URL.
+/// Throws FileNotFound, NotHdf5File, IoError.
+[[nodiscard]] std::vector<GroupLinks> list_links(const std::filesystem::path& path);
+
 /// How an attribute's value is held.
 enum class AttributeKind : std::uint8_t {
   Numbers,          ///< `numbers` holds the values (any dtype h5tile reads)

@@ -58,6 +58,11 @@ def list_objects(path: str | os.PathLike) -> list:
     [(name, kind)] of every group, dataset and named datatype below the root, depth first.
     """
 
+def list_links(path: str | os.PathLike) -> list:
+    """
+    [(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached through hard links, root first; kind 'hard', 'soft' or 'external'.
+    """
+
 def read_attributes(path: str | os.PathLike, object: str) -> list:
     """
     [(name, kind, shape, value, string width)] of the object's attributes, in name order.

@@ -26,7 +26,7 @@ from ._base import _Object
 from ._dataset import Dataset, _dataset_from_state  # noqa: F401
 from ._h5tile import InvalidArgumentError, IoError, NoSuchFileError, NotADatasetError, UnsupportedTypeError
 
-__all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty"]
+__all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty", "HardLink", "SoftLink", "ExternalLink"]
 
 _FILE_MODES = ("r", "r+", "a")
 
@@ -37,6 +37,43 @@ def _read_only(what: str, path: str) -> IoError:
                                                       "(mode 'r'); open it with h5tile.File(path, 'a') to change it"))
 
 
+class HardLink:
+    """A hard link, as h5py's: what ``Group.get(name, getlink=True)`` gives for a name that leads
+    straight to an object."""
+
+
+class SoftLink:
+    """A soft link to ``path`` (absolute, or relative to the group holding it), as h5py's."""
+
+    def __init__(self, path: str):
+        self._path = str(path)
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def __repr__(self) -> str:
+        return _args.without_secrets(f'<SoftLink to "{self.path}">')
+
+
+class ExternalLink:
+    """A link to ``path`` in another file ``filename``, as h5py's."""
+
+    def __init__(self, filename: str, path: str):
+        self._filename, self._path = str(filename), str(path)
+
+    @property
+    def filename(self) -> str:
+        return self._filename
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    def __repr__(self) -> str:
+        return _args.without_secrets(f'<ExternalLink to "{self.path}" in file "{self.filename}"')
+
+
 class _Catalog:
     """What a File knows of its file: the objects listed (once) and the datasets described (each
     once). Shared by every object of one File; reset where the File changes the file."""
@@ -44,6 +81,7 @@ class _Catalog:
     def __init__(self):
         self.lock = threading.Lock()
         self.kinds: Optional[dict] = None  # full name -> "group" | "dataset" | "datatype"
+        self.links: Optional[_LinkTables] = None  # every group's links (list_links), read once
         self.described: dict = {}
         # Full name -> {attribute name: (kind, shape, value, width)}, where File._preload read
         # them all (a File in mode "r"); otherwise every access reads the attributes anew.
@@ -51,7 +89,83 @@ class _Catalog:
 
     def reset(self) -> None:
         with self.lock:
-            self.kinds, self.described, self.attributes = None, {}, {}
+            self.kinds, self.links, self.described, self.attributes = None, None, {}, {}
+
+
+class _Link:
+    """One link of a group (the core's list_links): ``kind`` "hard", "soft" or "external"."""
+    __slots__ = ("name", "kind", "object", "object_id", "target", "file")
+
+    def __init__(self, name, kind, object, object_id, target, file):  # noqa: A002 (the core's field names)
+        self.name, self.kind, self.object, self.object_id, self.target, self.file = (name, kind, object, object_id,
+                                                                                      target, file)
+
+
+class _LinkTables:
+    """The links of every group of a file, and what a path leads to through them: hard links to
+    objects, soft links followed as HDF5 follows them (relative to the group holding them, at
+    most 16 deep), external links left for the core (which opens them under its confinement)."""
+
+    _MAX_SOFT = 16
+
+    def __init__(self, rows: list):
+        self.root = rows[0][1]
+        self.groups = {group_id: {link[0]: _Link(*link) for link in links} for _, group_id, links in rows}
+
+    def names(self, group_id: str) -> "list[str]":
+        return list(self.groups.get(group_id, {}))
+
+    def resolve(self, full: str, depth: int = 0) -> "tuple[str, Optional[str]]":
+        """(kind, id) of what ``full`` (an absolute, normalised path) leads to: kind "group",
+        "dataset" or "datatype" (id: the object's), "external" (id None: the core follows it),
+        "missing" or "dangling"."""
+        group_id, where = self.root, "/"
+        parts = [p for p in full.split("/") if p]
+        for i, part in enumerate(parts):
+            link = self.groups.get(group_id, {}).get(part)
+            if link is None:
+                return ("missing", None)
+            last = i == len(parts) - 1
+            if link.kind == "external":
+                return ("external", None)
+            if link.kind == "soft":
+                if depth >= self._MAX_SOFT:
+                    return ("dangling", None)
+                target = posixpath.normpath(posixpath.join(where, link.target, *parts[i + 1:]))
+                kind, found = self.resolve("/" + target.lstrip("/"), depth + 1)
+                return ("dangling", None) if kind == "missing" else (kind, found)
+            if last:
+                return (link.object, link.object_id)
+            if link.object != "group":
+                return ("missing", None)
+            group_id, where = link.object_id, posixpath.join(where, part)
+        return ("group", group_id)
+
+    def objects(self) -> dict:
+        """Full name -> "group" | "dataset" | "datatype" of every object below the root, each once
+        under the first name found, depth first in name order (as h5py's ``visit``, HDF5's
+        H5Ovisit by name, whatever order the groups track)."""
+        out: dict = {}
+        seen = {self.root}
+
+        def walk(group_id: str, where: str) -> None:
+            for link in sorted(self.groups.get(group_id, {}).values(), key=lambda link: link.name.encode()):
+                if link.kind != "hard" or link.object_id in seen:
+                    continue
+                seen.add(link.object_id)
+                full = posixpath.join(where, link.name)
+                out[full] = link.object
+                if link.object == "group":
+                    walk(link.object_id, full)
+
+        walk(self.root, "/")
+        return out
+
+    def link(self, full: str) -> "Optional[_Link]":
+        """The link ``full`` names itself (its last part, in the group its parent leads to)."""
+        parent, name = posixpath.split(full)
+        kind, group_id = self.resolve(parent) if parent != "/" else ("group", self.root)
+        return self.groups.get(group_id, {}).get(name) if kind == "group" else None
 
 
 class Group(_Object, Mapping):
@@ -75,23 +189,27 @@ class Group(_Object, Mapping):
         return "/" if full in ("/", "//", ".") else "/" + full.lstrip("/")
 
     def _members(self) -> list:
-        kinds = self._file._kinds()
-        prefix = self._name.rstrip("/") + "/"
-        return [n[len(prefix):] for n in kinds if n.startswith(prefix) and "/" not in n[len(prefix):]]
+        """The names of this group's links, every one (hard links to one object under each name,
+        soft and external links, dangling ones too), in h5py's order."""
+        tables = self._file._links()
+        kind, group_id = tables.resolve(self._name)
+        return tables.names(group_id) if kind == "group" else []
 
     def __getitem__(self, name: str) -> "Union[Group, Dataset]":
         """The member ``name``: a path relative to this group ("temp", "sub/temp") or absolute
-        ("/grp/temp"). Raises :class:`DatasetNotFoundError` (a ``KeyError``) where there is none."""
+        ("/grp/temp"), through hard, soft and external links as h5py follows them. Raises
+        :class:`DatasetNotFoundError` (a ``KeyError``) where there is none."""
         full = self._path(name)
         if full == "/":
             return self._file._root()
-        kind = self._file._kinds().get(full)
+        kind, _ = self._file._links().resolve(full)
         if kind == "group":
             return Group(self._file, full)
         if kind == "dataset":
             return Dataset(self._file, full)
-        if kind is None:
-            # Not listed: reached through a soft link, or missing (describe says which).
+        if kind in ("missing", "dangling", "external"):
+            # Missing or dangling: describe says so, as for any name. External: the core opens the
+            # target under its confinement (or refuses it, naming the link and why).
             self._file._describe(full)
             return Dataset(self._file, full)
         raise UnsupportedTypeError(_args.without_secrets(f"'{full}' in '{self._file._shown}' is a named datatype: "
@@ -104,11 +222,33 @@ class Group(_Object, Mapping):
         return len(self._members())
 
     def __contains__(self, name: object) -> bool:
-        try:
-            self[name]  # type: ignore[index]
-        except (KeyError, NotADatasetError, TypeError, InvalidArgumentError):
+        """Whether the link ``name`` exists, as h5py says: every part but the last must lead to a
+        group, the last must be a link of it (a dangling soft link or an external link counts; its
+        target is not opened). "" and paths through ".." are not names."""
+        full = self._path(name)  # type: ignore[arg-type]  (TypeError for a name that is not text, as h5py)
+        text = name.decode() if isinstance(name, bytes) else name
+        if text == "" or ".." in text.split("/"):
             return False
-        return True
+        return full == "/" or self._file._links().link(full) is not None
+
+    def get(self, name: str, default: Any = None, getclass: bool = False, getlink: bool = False) -> Any:
+        """As h5py's ``Group.get``: the member ``name``, or ``default`` where there is none; with
+        ``getlink=True`` the link itself (:class:`HardLink`, :class:`SoftLink` or
+        :class:`ExternalLink`), with ``getclass=True`` its class."""
+        full = self._path(name)
+        if getlink:
+            link = self._file._links().link(full) if full != "/" else None
+            if link is None:
+                if full == "/":
+                    return HardLink if getclass else HardLink()
+                return default
+            made = {"hard": lambda: HardLink(), "soft": lambda: SoftLink(link.target),
+                    "external": lambda: ExternalLink(link.file, link.target)}[link.kind]
+            return type(made()) if getclass else made()
+        if name not in self:
+            return default
+        obj = self[name]
+        return type(obj) if getclass else obj
 
     def visit(self, func: Callable[[str], Any]) -> Any:
         """Calls ``func(name)`` for every group and dataset below this one (names relative to it),
@@ -307,12 +447,22 @@ class File(Group):
         if self._mode == "r":
             raise _read_only(what, self._path_text)
 
+    def _links(self) -> _LinkTables:
+        self._check_open()
+        catalog = self._catalog
+        with catalog.lock:
+            if catalog.links is None:
+                catalog.links = _LinkTables(_h5tile.list_links(self._path_text))
+            return catalog.links
+
     def _kinds(self) -> dict:
         self._check_open()
         catalog = self._catalog
         with catalog.lock:
+            if catalog.links is None:
+                catalog.links = _LinkTables(_h5tile.list_links(self._path_text))
             if catalog.kinds is None:
-                catalog.kinds = dict(_h5tile.list_objects(self._path_text))
+                catalog.kinds = catalog.links.objects()
             return catalog.kinds
 
     def _describe(self, name: str) -> dict:

@@ -135,7 +135,7 @@ class _Netcdf:
         self.phony_dims = phony_dims
         self.phony_count = 0
         self.real_count = 0  # real dimensions seen so far (h5netcdf's _max_dim_id + 1)
-        self.kinds = file._kinds()
+        self.links = file._links()
         self.objects: dict = {}  # group path -> [_StoredDataset] of its datasets
         self.dimensions: dict = {}  # group path -> {name: _Dimension}, in h5netcdf's order
         chain = ["/"]
@@ -151,14 +151,21 @@ class _Netcdf:
         self.group = chain[-1]
 
     def _members(self, group: str, kind: str) -> list:
-        prefix = group.rstrip("/") + "/"
-        return [n for n, k in self.kinds.items()
-                if k == kind and n.startswith(prefix) and "/" not in n[len(prefix):]]
+        """The members of ``group`` of ``kind`` under every name its links give (hard links to one
+        object under each, soft links followed), in h5py's order, as h5netcdf sees them."""
+        found, group_id = self.links.resolve(group)
+        if found != "group":
+            return []
+        paths = [posixpath.join(group, name) for name in self.links.names(group_id)]
+        return [p for p in paths if self.links.resolve(p)[0] == kind]
 
-    def _groups_depth_first(self, group: str) -> list:
+    def _groups_depth_first(self, group: str, seen: Optional[set] = None) -> list:
+        seen = set() if seen is None else seen
+        seen.add(self.links.resolve(group)[1])
         out = [group]
         for sub in self._members(group, "group"):
-            out += self._groups_depth_first(sub)
+            if self.links.resolve(sub)[1] not in seen:  # a group linked from below itself: once
+                out += self._groups_depth_first(sub, seen)
         return out
 
     def _initialise(self, group: str) -> None:
@@ -312,9 +319,9 @@ class H5tileStore(AbstractDataStore):
         self.file = file
         group = "/" + (group or "").strip("/")
         file._preload()  # every dataset and attribute read below, from two opens of the file in all
-        kind = file._kinds().get(group, "group" if group == "/" else None)
+        kind, _ = file._links().resolve(group)
         if kind != "group":
-            what = f" (it is a {kind})" if kind else ""
+            what = f" (it is a {kind})" if kind not in ("missing", "dangling") else ""
             raise OSError(_args.without_secrets(f"group '{group}' not found in '{file._shown}'{what}"))
         self.group = group
         self.netcdf = _Netcdf(file, group, phony_dims)

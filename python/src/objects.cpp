@@ -74,6 +74,33 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "[(name, kind)] of every group, dataset and named datatype below the root, depth first.");
   m.def(
+      "list_links",
+      [](const std::filesystem::path& path) {
+        std::vector<h5tile::GroupLinks> groups;
+        {
+          nb::gil_scoped_release release;
+          groups = h5tile::list_links(path);
+        }
+        nb::list out;
+        for (const auto& g : groups) {
+          nb::list links;
+          for (const auto& l : g.links) {
+            const char* kind = l.kind == h5tile::LinkKind::Hard   ? "hard"
+                               : l.kind == h5tile::LinkKind::Soft ? "soft"
+                                                                  : "external";
+            const char* object = l.object == h5tile::ObjectKind::Group     ? "group"
+                                 : l.object == h5tile::ObjectKind::Dataset ? "dataset"
+                                                                           : "datatype";
+            links.append(nb::make_tuple(l.name, kind, object, l.object_id, l.target, l.file));
+          }
+          out.append(nb::make_tuple(g.path, g.id, links));
+        }
+        return out;
+      },
+      "path"_a,
+      "[(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached "
+      "through hard links, root first; kind 'hard', 'soft' or 'external'.");
+  m.def(
       "read_attributes",
       [](const std::filesystem::path& path, const std::string& object) {
         std::vector<h5tile::Attribute> attributes;

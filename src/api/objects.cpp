@@ -11,6 +11,7 @@
 #include "api/write_checks.hpp"
 #include "hdf5/attributes.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/link_table.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -52,6 +53,15 @@ std::vector<ObjectEntry> list_objects(const fs::path& path) {
                   [&] { (void)object_paths(open_file(path, false, remote_options()).get()); });
   const auto file = open_file(path, false, remote_options());
   return object_paths(file.get());
+}
+
+std::vector<GroupLinks> list_links(const fs::path& path) {
+  start_call_report(path);
+  settle_before_open(path);
+  probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
+                  [&] { (void)link_tables(open_file(path, false, remote_options()).get()); });
+  const auto file = open_file(path, false, remote_options());
+  return link_tables(file.get());
 }
 
 std::vector<Attribute> read_attributes(const fs::path& path, const std::string& object) {

@@ -1,0 +1,126 @@
+"""Issue 40, item 1: every name h5py shows, h5tile.File shows and reads the same way: hard links
+to one object under each name, soft links (absolute, relative, to groups and datasets, dangling),
+external links (followed inside the file's folder, refused outside it), cycles, and track_order's
+creation order; the xarray backend sees the linked variables of a NeXus-style file as h5netcdf
+does. h5py reading the same file is the reference throughout."""
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, same_bytes
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+
+@pytest.fixture(params=[False, True], ids=["name-order", "track-order"])
+def linked(tmp_path, request):
+    """A file of every kind of link, written by h5py (with track_order or not)."""
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["x"] = np.arange(7, dtype="i2")
+        f.create_group("g")["y"] = np.ones((2, 3))
+    path = tmp_path / "l.h5"
+    with h5py.File(path, "w", track_order=request.param) as f:
+        f["z"] = np.arange(3)
+        entry = f.create_group("entry", track_order=request.param)
+        entry["data"] = np.arange(5.0)
+        entry.create_group("sub")["deep"] = np.arange(4, dtype="u1")
+        f["alias"] = f["z"]                      # a second hard link to one dataset
+        f["b_alias_group"] = f["entry"]          # and to one group
+        f["soft"] = h5py.SoftLink("/entry")
+        f["soft_data"] = h5py.SoftLink("/entry/data")
+        entry["rel"] = h5py.SoftLink("sub/deep")  # relative to the group holding it
+        entry["up"] = h5py.SoftLink("/z")
+        f["chain"] = h5py.SoftLink("/soft_data")  # a soft link to a soft link
+        f["dangling"] = h5py.SoftLink("/nowhere")
+        f["ext"] = h5py.ExternalLink("other.h5", "/x")
+        f["ext_group"] = h5py.ExternalLink("other.h5", "/g")
+        entry["back"] = f["entry"]               # a cycle
+        f.create_group("a_empty")
+    return path
+
+
+def names_of(group):
+    return list(group.keys())
+
+
+def test_every_name_is_listed_as_h5py_lists_it(linked):
+    with h5py.File(linked, "r") as h, h5tile.File(linked) as t:
+        for group in ["/", "entry", "entry/sub", "soft", "b_alias_group", "entry/back/back"]:
+            assert names_of(t[group]) == names_of(h[group]), group
+            assert len(t[group]) == len(h[group])
+            assert list(iter(t[group])) == list(iter(h[group]))
+        for name in ["z", "alias", "soft", "dangling", "ext", "nowhere", "entry/rel", "entry/back/data", "soft/sub",
+                     "dangling/x", "z/x", "", "..", "entry/..", "/", "./z", "chain", "entry/up"]:
+            assert (name in t) == (name in h), name
+
+
+def test_every_name_reads_what_h5py_reads(linked):
+    with h5py.File(linked, "r") as h, h5tile.File(linked) as t:
+        for name in ["z", "alias", "soft_data", "chain", "entry/rel", "entry/up", "soft/data", "soft/sub/deep",
+                     "b_alias_group/data", "entry/back/back/sub/deep", "ext"]:
+            assert isinstance(t[name], h5tile.Dataset), name
+            assert same_bytes(t[name][...], h[name][...]), name
+        for name in ["soft", "b_alias_group", "entry/back"]:
+            assert isinstance(t[name], h5tile.Group), name
+            assert sorted(t[name].keys()) == sorted(h[name].keys())
+        with pytest.raises(KeyError):
+            t["dangling"]
+        with pytest.raises(KeyError):
+            t["nowhere"]
+        with pytest.raises(TypeError):
+            5 in t  # noqa: B015 (h5py raises TypeError too)
+
+
+def test_links_as_h5py_gives_them(linked):
+    with h5py.File(linked, "r") as h, h5tile.File(linked) as t:
+        for name, kind in [("z", "HardLink"), ("soft", "SoftLink"), ("dangling", "SoftLink"), ("ext", "ExternalLink"),
+                           ("entry/rel", "SoftLink"), ("entry/back", "HardLink")]:
+            mine, theirs = t.get(name, getlink=True), h.get(name, getlink=True)
+            assert type(mine).__name__ == type(theirs).__name__ == kind, name
+            assert t.get(name, getlink=True, getclass=True) is type(mine)
+            if kind != "HardLink":
+                assert mine.path == theirs.path
+            if kind == "ExternalLink":
+                assert mine.filename == theirs.filename
+        assert t.get("nowhere", getlink=True) is None and t.get("nowhere", "d") == "d"
+
+
+def test_an_external_link_out_of_the_folder_is_refused_naming_it(tmp_path):
+    (tmp_path / "in").mkdir()
+    with h5py.File(tmp_path / "outside.h5", "w") as f:
+        f["x"] = np.arange(3)
+    with h5py.File(tmp_path / "in" / "m.h5", "w") as f:
+        f["out"] = h5py.ExternalLink("../outside.h5", "/x")
+    with h5tile.File(tmp_path / "in" / "m.h5") as t:
+        assert list(t.keys()) == ["out"] and "out" in t
+        with pytest.raises(h5tile.VirtualSourceError, match="outside"):
+            t["out"][...]
+
+
+def test_the_xarray_backend_sees_linked_variables_as_h5netcdf_does(tmp_path):
+    xr = pytest.importorskip("xarray")
+    pytest.importorskip("h5netcdf")
+    path = tmp_path / "nexus.h5"
+    with h5py.File(path, "w") as f:
+        instrument = f.create_group("entry/instrument/detector")
+        instrument["counts"] = np.arange(12.0).reshape(3, 4)
+        instrument["x"] = np.arange(4.0)
+        data = f.create_group("entry/data")
+        data["counts"] = h5py.SoftLink("/entry/instrument/detector/counts")  # NeXus: the plottable data
+        data["x"] = f["entry/instrument/detector/x"]                         # a hard link
+        data["own"] = np.arange(3)
+    with xr.open_dataset(path, engine="h5tile", group="entry/data", phony_dims="sort") as got, \
+            xr.open_dataset(path, engine="h5netcdf", group="entry/data", phony_dims="sort") as expected:
+        assert sorted(got.variables) == sorted(expected.variables) == ["counts", "own", "x"]
+        xr.testing.assert_identical(got.load(), expected.load())
+
+
+def test_a_cycle_of_groups_is_listed_once_by_visit(linked):
+    with h5py.File(linked, "r") as h, h5tile.File(linked) as t:
+        seen_h, seen_t = [], []
+        h.visit(seen_h.append)
+        t.visit(seen_t.append)
+        assert seen_t == seen_h  # each object once, under the name h5py visits it by, in its order
