@@ -1,4 +1,5 @@
 // `h5tile info FILE[:DATASET]`: what a file or dataset holds.
+#include <map>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -103,7 +104,16 @@ int run_info() {
   // What is listed: one dataset, or every dataset of the file or of a group ("root").
   std::vector<std::string> names;
   std::string root;
-  std::optional<DatasetInfo> asked;  // the one dataset asked for, described once
+  std::optional<DatasetInfo> asked;                      // the one dataset asked for, described once
+  std::map<std::string, std::vector<std::string>> also;  // a dataset's other names (its hard links)
+  const auto list_every_dataset = [&] {
+    std::vector<std::string> firsts;
+    for (auto& every : list_dataset_names(target.file)) {
+      firsts.push_back(every.front());
+      if (every.size() > 1) also[every.front()].assign(every.begin() + 1, every.end());
+    }
+    return firsts;
+  };
   bool listing = target.dataset.empty();
   if (!listing) {
     try {
@@ -113,7 +123,7 @@ int run_info() {
       // A group: its datasets, as a file's listing shows them (an empty group or another kind
       // of object keeps the error).
       root = target.dataset;
-      for (auto& name : list_datasets(target.file)) {
+      for (auto& name : list_every_dataset()) {
         if (name.size() > root.size() + 1 && name.compare(0, root.size() + 1, root + "/") == 0) {
           names.push_back(std::move(name));
         }
@@ -122,7 +132,7 @@ int run_info() {
       listing = true;
     }
   } else {
-    names = list_datasets(target.file);
+    names = list_every_dataset();
   }
   nlohmann::json out{{"file", redacted_path(target.file)}, {"datasets", nlohmann::json::array()}};
   if (!root.empty()) out["group"] = root;
@@ -158,8 +168,10 @@ int run_info() {
       // One dataset asked for: a virtual one's sources too, one line each.
       const auto sources =
           !listing && d.layout == "virtual" ? list_virtual_sources(target.file, name) : std::vector<VirtualSource>{};
+      const auto other_names = also.find(name);
       if (info_options.json) {
         auto j = to_json(name, d);
+        if (other_names != also.end()) j["also"] = other_names->second;
         if (!listing && d.layout == "virtual") {
           j["sources"] = nlohmann::json::array();
           for (const auto& v : sources) j["sources"].push_back(to_json(v));
@@ -167,6 +179,9 @@ int run_info() {
         out["datasets"].push_back(std::move(j));
       } else {
         print_line(stdout, "{}{}", indent, line(shown, d));
+        if (other_names != also.end()) {
+          print_line(stdout, "{}  also named {}", indent, fmt::join(other_names->second, ", "));
+        }
         for (const auto& v : sources) print_line(stdout, "{}  {}", indent, source_line(v));
       }
     } catch (const Cancelled&) {

@@ -27,11 +27,15 @@ int run_verify() {
   // problem of that file, not a crash of the command.
   settings::set_probe(!verify_options.no_probe);
   const auto target = parse_target(verify_options.target);
-  const auto names = target.dataset.empty() ? list_datasets(target.file) : std::vector<std::string>{target.dataset};
+  // Each dataset once, by its first name; the others its hard links give it are named beside it.
+  const auto datasets = target.dataset.empty() ? list_dataset_names(target.file)
+                                               : std::vector<std::vector<std::string>>{{target.dataset}};
   nlohmann::json out{{"file", redacted_path(target.file)}, {"datasets", nlohmann::json::array()}};
   std::size_t problems = 0;
   std::size_t skipped = 0;
-  for (const auto& name : names) {
+  for (const auto& names : datasets) {
+    const auto& name = names.front();
+    const std::vector<std::string> also(names.begin() + 1, names.end());
     std::vector<std::string> found;
     std::string read;
     std::string skipped_because;
@@ -86,11 +90,13 @@ int run_verify() {
                                               : fmt::format("the {} folders of its sources", travels.size()));
     problems += found.size();
     auto j = json_name(name);
+    if (!also.empty()) j["also"] = also;
+    const auto shown = also.empty() ? name : fmt::format("{} (also {})", name, fmt::join(also, ", "));
     j["ok"] = found.empty();
     if (!skipped_because.empty()) {
       ++skipped;
       j["skipped"] = skipped_because;
-      if (!verify_options.json) print_line(stdout, "skipped: {}: {}", name, skipped_because);
+      if (!verify_options.json) print_line(stdout, "skipped: {}: {}", shown, skipped_because);
     } else if (found.empty()) {
       if (!read.empty()) j["read"] = read;
       if (!hdf5_only.empty()) j["checked_only_by_hdf5"] = hdf5_only;
@@ -98,17 +104,17 @@ int run_verify() {
       if (verify_options.json) {
         // the JSON entry is complete
       } else if (!hdf5_only.empty()) {
-        print_line(stdout, "ok: {} ({}; its stored bytes were checked only by HDF5's decoders: {}{})", name,
+        print_line(stdout, "ok: {} ({}; its stored bytes were checked only by HDF5's decoders: {}{})", shown,
                    read.empty() ? "every byte read" : read, hdf5_only, travel_note);
       } else if (!read.empty() || !travels.empty()) {
-        print_line(stdout, "ok: {} ({})", name,
+        print_line(stdout, "ok: {} ({})", shown,
                    read.empty() ? travel_note.substr(2) : fmt::format("{}{}", read, travel_note));
       } else {
-        print_line(stdout, "ok: {}", name);
+        print_line(stdout, "ok: {}", shown);
       }
     } else {
       if (!verify_options.json) {
-        for (const auto& p : found) print_line(stdout, "problem: {}: {}", name, p);
+        for (const auto& p : found) print_line(stdout, "problem: {}: {}", shown, p);
       }
     }
     j["problems"] = found;

@@ -134,6 +134,11 @@ struct VirtualSource {
 /// The full names of every dataset in the file ("/a", "/g/b"), in name order.
 [[nodiscard]] std::vector<std::string> list_datasets(const std::filesystem::path& path);
 
+/// Every dataset of the file once, with every name its hard links give it (in the groups reached
+/// from the root, each group by its first name): the names of one dataset in name order, the
+/// datasets in the order of their first names. Soft and external links are not followed.
+[[nodiscard]] std::vector<std::vector<std::string>> list_dataset_names(const std::filesystem::path& path);
+
 /// Checks a dataset without trusting it: for a virtual dataset, that every source exists, opens,
 /// has the dtype and shape its mapping needs and that the mappings cover the dataset without gaps
 /// or overlaps, and that h5tile's tile index (where there is one) agrees with the mapping; with

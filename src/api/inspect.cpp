@@ -1,6 +1,7 @@
 // list_datasets and verify: what is in a file, and whether a dataset is whole.
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/link_table.hpp"
 #include "hdf5/links.hpp"
 #include "hdf5/remote_driver.hpp"
 #include "hdf5/types.hpp"
@@ -46,6 +48,29 @@ std::vector<std::string> list_datasets(const fs::path& path) {
                   [&] { (void)dataset_paths(open_file(path, false, remote_options()).get()); });
   const auto file = open_file(path, false, remote_options());
   auto names = dataset_paths(file.get());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::vector<std::string>> list_dataset_names(const fs::path& path) {
+  settle_before_open(path);
+  probe_if_wanted(std::nullopt, fmt::format("'{}'", display_name(path.native())),
+                  [&] { (void)link_tables(open_file(path, false, remote_options()).get()); });
+  const auto file = open_file(path, false, remote_options());
+  std::map<std::string, std::vector<std::string>> by_object;
+  for (const auto& group : link_tables(file.get())) {
+    for (const auto& link : group.links) {
+      if (link.kind == LinkKind::Hard && link.object == ObjectKind::Dataset) {
+        by_object[link.object_id].push_back(group.path == "/" ? "/" + link.name : group.path + "/" + link.name);
+      }
+    }
+  }
+  std::vector<std::vector<std::string>> names;
+  names.reserve(by_object.size());
+  for (auto& [id, paths] : by_object) {
+    std::sort(paths.begin(), paths.end());
+    names.push_back(std::move(paths));
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -124,3 +124,38 @@ def test_a_cycle_of_groups_is_listed_once_by_visit(linked):
         h.visit(seen_h.append)
         t.visit(seen_t.append)
         assert seen_t == seen_h  # each object once, under the name h5py visits it by, in its order
+
+
+def test_info_and_verify_check_every_dataset_once_naming_every_name(linked):
+    import json
+    import subprocess
+    h5tile_command = str(BUILD / "cli" / "h5tile")
+    # h5py's reference: every hard-linked name of each dataset, by object identity.
+    names = {}
+    with h5py.File(linked, "r") as f:
+        def collect(group, prefix):
+            for key in group:
+                link = group.get(key, getlink=True)
+                if isinstance(link, h5py.HardLink):
+                    obj = group[key]
+                    if isinstance(obj, h5py.Dataset):
+                        names.setdefault(obj.id, set()).add(prefix + key)  # equal ids: one object
+                    elif prefix + key + "/" not in seen:
+                        seen.add(prefix + key + "/")
+                        if obj.id not in groups:
+                            groups.add(obj.id)
+                            collect(obj, prefix + key + "/")
+        seen, groups = set(), set()
+        collect(f, "/")
+    expected = sorted(sorted(v) for v in names.values())
+    info = json.loads(subprocess.run([h5tile_command, "info", str(linked), "--json"], capture_output=True, text=True,
+                                     timeout=120, check=True).stdout)
+    got = sorted(sorted([d["name"], *d.get("also", [])]) for d in info["datasets"])
+    assert got == expected
+    out = subprocess.run([h5tile_command, "verify", "--read", str(linked), "--json"], capture_output=True, text=True,
+                         timeout=120)
+    report = json.loads(out.stdout)
+    assert out.returncode == 0 and report["ok"], out.stdout
+    assert sorted(sorted([d["name"], *d.get("also", [])]) for d in report["datasets"]) == expected
+    text = subprocess.run([h5tile_command, "verify", str(linked)], capture_output=True, text=True, timeout=120).stdout
+    assert "ok: /alias (also /z)" in text, text
