@@ -30,9 +30,16 @@ def make_node(kind, path):
     elif kind == "fifo":
         os.mkfifo(path)
     else:
+        # Bound by a name relative to its folder: a socket's path is limited to 108 bytes, and a
+        # test folder under a long TMPDIR (CI's) is longer.
         s = socket.socket(socket.AF_UNIX)
-        s.bind(str(path))
-        s.close()
+        here = os.getcwd()
+        os.chdir(path.parent)
+        try:
+            s.bind(path.name)
+        finally:
+            os.chdir(here)
+            s.close()
     return os.lstat(path)
 
 

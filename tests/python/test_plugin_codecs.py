@@ -320,17 +320,19 @@ def test_a_bitshuffle_header_claiming_huge_blocks_costs_no_more_than_the_chunk(t
             f.write(bytes.fromhex("ffffffe0"))
     code = f"""
 import resource, h5tile
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     print("read", h5tile.from_file({str(path)!r}, "/x").tolist())
 except h5tile.Error as e:
     print("raised", type(e).__name__)
-print("maxrss_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print("grown_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
 """
     env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
     assert "raised" in lines or lines.get("read") == str(list(range(48))), out.stdout + out.stderr
-    assert int(lines["maxrss_kib"]) < 1 << 20, "less than 1 GiB: " + out.stdout
+    # The peak resident size grows by less than 256 MiB (it grew by 4 GiB: one zeroed block per chunk).
+    assert int(lines["grown_kib"]) < 256 << 10, out.stdout
 
 
 def test_a_plugin_filter_from_python_says_how_to_read_it(tmp_path):
