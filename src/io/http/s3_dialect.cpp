@@ -8,6 +8,8 @@
 
 #include <h5tile/error.hpp>
 
+#include "io/http/url.hpp"
+
 namespace h5tile::detail {
 namespace {
 
@@ -75,22 +77,7 @@ std::string trim_trailing_slashes(std::string_view s) {
 
 namespace s3 {
 
-std::string encode_path(std::string_view path) {
-  static constexpr std::string_view kHex = "0123456789ABCDEF";
-  std::string out;
-  out.reserve(path.size());
-  for (const char ch : path) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+std::string encode_path(std::string_view path) { return percent_encoded(path, "/"); }
 
 Location parse_url(std::string_view url) {
   std::string_view rest = url;

@@ -118,16 +118,16 @@ bool holds_encoded_separator(std::string_view name) {
   return false;
 }
 
-// A file name as one part of a URL's path: every byte but RFC 3986's unreserved characters
-// percent-encoded, so that a server decoding the path once finds exactly this name ('%' itself
-// included: "a%41.h5" names the file "a%41.h5", not "aA.h5").
-std::string encoded_part(std::string_view part) {
+}  // namespace
+
+std::string percent_encoded(std::string_view text, std::string_view keep) {
   static constexpr std::string_view kHex = "0123456789ABCDEF";
   std::string out;
-  out.reserve(part.size());
-  for (const char ch : part) {
+  out.reserve(text.size());
+  for (const char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~') {
+    if (std::isalnum(c) != 0 || c == '-' || c == '.' || c == '_' || c == '~' ||
+        keep.find(ch) != std::string_view::npos) {
       out += ch;
     } else {
       out += '%';
@@ -137,8 +137,6 @@ std::string encoded_part(std::string_view part) {
   }
   return out;
 }
-
-}  // namespace
 
 std::optional<Url> resolve_inside(const Url& base, std::string_view name) {
   if (name.empty() || name.front() == '/' || is_url(name) || name.find_first_of("?#\\") != std::string_view::npos ||
@@ -157,7 +155,7 @@ std::optional<Url> resolve_inside(const Url& base, std::string_view name) {
     if (std::any_of(part.begin(), part.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
       return std::nullopt;  // a control character: no file name a server would map
     }
-    path += encode ? encoded_part(part) : std::string(part);
+    path += encode ? percent_encoded(part) : std::string(part);
     if (slash == std::string_view::npos) break;
     rest = rest.substr(slash + 1);
     if (rest.empty()) return std::nullopt;  // a trailing '/': a folder

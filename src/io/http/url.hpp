@@ -50,6 +50,11 @@ inline constexpr std::string_view kSupportedSchemes =
 // The whole URL, as requests use it (user information and query string included).
 [[nodiscard]] std::string full_text(const Url& url);
 
+// `text` with every byte but RFC 3986's unreserved characters (and those in `keep`) percent-
+// encoded: a name as one part of a URL's path, so that a server decoding the path once finds
+// exactly that name ('%' itself included: "a%41" stays three characters, never "A").
+[[nodiscard]] std::string percent_encoded(std::string_view text, std::string_view keep = {});
+
 // The folder of `url` (its path up to and including the last '/'): what relative names of
 // virtual sources resolve against, and what they must stay inside.
 [[nodiscard]] std::string folder_of(const Url& url);
