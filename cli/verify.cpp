@@ -75,7 +75,10 @@ int run_verify() {
         }
         if (info.layout == "virtual") {
           for (const auto& v : list_virtual_sources(target.file, name)) {
-            if (v.file != ".") travels.insert(std::filesystem::path(v.file).parent_path().string() + "/");
+            if (v.file == ".") continue;
+            // A source in a folder: the folder travels; one beside the file: itself ("/" before).
+            const auto folder = std::filesystem::path(v.file).parent_path();
+            travels.insert(folder.empty() ? v.file : folder.string() + "/");
           }
         }
       } catch (const std::exception&) {

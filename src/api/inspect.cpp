@@ -271,7 +271,8 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
             fmt::format("{}: the source has dtype {}, the dataset {}", label, dtype.name(), info.dtype.name()));
       }
       const Box needed = e.src.value_or(Box::whole(shape));
-      if (!needed.fits(shape) || needed.extent != e.dst.extent) {
+      const bool reshaped = needed.fits(shape) && same_but_unit_axes(needed.extent, e.dst.extent);  // HDF5 reads it
+      if (!needed.fits(shape) || (needed.extent != e.dst.extent && !reshaped)) {
         problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
                                        to_string(shape), to_string(needed)));
       } else if (table.size() == entries->size()) {

@@ -111,4 +111,15 @@ std::vector<Box> chunks_touching(const Box& box, const Shape& chunk) {
   return chunks;
 }
 
+bool same_but_unit_axes(const Shape& a, const Shape& b) {
+  const auto without_ones = [](const Shape& s) {
+    Shape out;
+    for (const auto n : s) {
+      if (n != 1) out.push_back(n);
+    }
+    return out;
+  };
+  return without_ones(a) == without_ones(b);
+}
+
 }  // namespace h5tile::detail

@@ -19,6 +19,11 @@ namespace h5tile::detail {
 // For each of `boxes`, the later boxes (higher indices, in order) that share an element with it.
 [[nodiscard]] std::vector<std::vector<std::size_t>> later_overlaps(const std::vector<Box>& boxes);
 
+// Whether two extents hold the same elements in the same row-major order, only with axes of length
+// 1 added or dropped ([100] and [1, 100]; not [100] and [10, 10]): a virtual mapping between them
+// is one HDF5 reads element by element in order, which h5tile's box-to-box reads do not model.
+[[nodiscard]] bool same_but_unit_axes(const Shape& a, const Shape& b);
+
 // The chunks of `chunk` shape that `box` touches, as boxes in dataset coordinates, in row-major
 // order (a chunk at the dataset's edge reaches past it); none for an empty box.
 [[nodiscard]] std::vector<Box> chunks_touching(const Box& box, const Shape& chunk);

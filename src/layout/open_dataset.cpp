@@ -119,6 +119,23 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   const auto resolved = resolve_sources(path_, names, options_.threads, options_.vds_prefix);
   info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
+    open_virtual_through_hdf5(dcpl, names, resolved);
+    return;
+  }
+  try {
+    map_virtual(*entries, resolved);
+  } catch (const ReshapedMapping&) {
+    // A mapping between boxes of one count in two shapes: HDF5 reads the dataset (the sources
+    // were checked as the mappings were made, up to this one; the rest are checked there).
+    sources_.clear();
+    mappings_.clear();
+    open_virtual_through_hdf5(dcpl, names, resolved);
+  }
+}
+
+void OpenDataset::open_virtual_through_hdf5(hid_t dcpl, const std::vector<std::string>& names,
+                                            const std::vector<ResolvedSource>& resolved) {
+  {
     files_known_ = false;  // HDF5 opens the sources by name as it reads
     // Not box-to-box: let HDF5 read it, but first make sure the sources it names exist,
     // since HDF5 silently returns fill values for missing ones ("%b" names expand per block).
@@ -142,8 +159,11 @@ void OpenDataset::open_virtual(hid_t dcpl) {
     self->access = ThroughHdf5{{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())};
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
-    return;
   }
+}
+
+void OpenDataset::map_virtual(const std::vector<VirtualEntry>& all, const std::vector<ResolvedSource>& resolved) {
+  const auto* entries = &all;
   // Tiles h5tile wrote are listed in the tile table with their raw offset, file size and
   // identity: a tile whose file is still the one written (checked here and again at each read)
   // is read with pread, without opening it with HDF5. Anything else (a missing, rewritten or
@@ -213,6 +233,9 @@ void OpenDataset::map_source(std::size_t index, const std::optional<Box>& src_gi
                              std::optional<std::uint64_t> checksum, std::uint64_t raw_offset) {
   const auto& source = *sources_[index];
   const Box src = src_given.value_or(Box::whole(source.shape));
+  if (src.fits(source.shape) && src.extent != dst.extent && same_but_unit_axes(src.extent, dst.extent)) {
+    throw ReshapedMapping{};  // h5py's 1-D sources stacked into a 2-D dataset: HDF5 reads it (open_virtual)
+  }
   if (!src.fits(source.shape) || src.extent != dst.extent) {
     throw VirtualSourceError(fmt::format("it has shape {} but the mapping reads {} of it into {}",
                                          to_string(source.shape), to_string(src), to_string(dst)));

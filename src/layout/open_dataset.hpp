@@ -179,9 +179,17 @@ class OpenDataset {
   // One mapping of a virtual dataset onto source `index` (`src`: its region, nullopt the whole
   // source): VirtualSourceError where the region does not fit the source or differs in shape from
   // `dst`; an empty `dst` maps nothing.
+  // (Throws ReshapedMapping where `src` and `dst` hold the same elements in other shapes.)
   void map_source(std::size_t index, const std::optional<Box>& src, const Box& dst,
                   std::optional<std::uint64_t> checksum, std::uint64_t raw_offset);
+  // A mapping h5tile's box-to-box reads do not model but HDF5 reads (same_but_unit_axes).
+  struct ReshapedMapping {};
   void open_virtual(hid_t dcpl);
+  // The mappings read box to box by h5tile; or the whole dataset read by HDF5, its sources checked
+  // first (they exist, inside the folder, regular files).
+  void map_virtual(const std::vector<VirtualEntry>& entries, const std::vector<ResolvedSource>& resolved);
+  void open_virtual_through_hdf5(hid_t dcpl, const std::vector<std::string>& names,
+                                 const std::vector<ResolvedSource>& resolved);
   // The mappings' overlaps, once every mapping is in place.
   void finish_mappings();
   // For a remote file (layout/virtual/remote_sources.cpp): the sources of its virtual dataset,

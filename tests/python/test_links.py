@@ -159,3 +159,31 @@ def test_info_and_verify_check_every_dataset_once_naming_every_name(linked):
     assert sorted(sorted([d["name"], *d.get("also", [])]) for d in report["datasets"]) == expected
     text = subprocess.run([h5tile_command, "verify", str(linked)], capture_output=True, text=True, timeout=120).stdout
     assert "ok: /alias (also /z)" in text, text
+
+
+@pytest.mark.parametrize("libver", [("earliest", "v110"), ("v110", "v112")])
+def test_h5pys_documented_virtual_dataset_of_1d_sources_in_a_2d_layout_reads(tmp_path, libver):
+    # Issue 40: h5py's own example (1-D sources stacked into a 2-D layout) was refused
+    # ("it has shape [100] but the mapping reads [0:100] of it into [0:1, 0:100]"): HDF5 reads it.
+    for i in range(4):
+        with h5py.File(tmp_path / f"{i}.h5", "w") as f:
+            f["data"] = np.arange(100) + i * 100
+    layout = h5py.VirtualLayout(shape=(4, 100), dtype="i8")
+    for i in range(4):
+        layout[i] = h5py.VirtualSource(f"{i}.h5", "data", shape=(100,))
+    path = tmp_path / "VDS.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_virtual_dataset("vdata", layout, fillvalue=-5)
+    with h5py.File(path, "r") as f:
+        expected = f["vdata"][...]
+    assert same_bytes(h5tile.from_file(path, "/vdata"), expected)
+    assert same_bytes(h5tile.read_box(path, "/vdata", [1, 10], [2, 50]), expected[1:3, 10:60])
+    with h5tile.File(path) as f:
+        assert same_bytes(f["vdata"][2:, ::3], expected[2:, ::3])
+    import subprocess
+    out = subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", "--read", str(path)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0 and "ok: /vdata" in out.stdout, out.stdout
+    (tmp_path / "2.h5").unlink()  # a missing source is still an error, never fill values
+    with pytest.raises(h5tile.VirtualSourceError, match="2.h5"):
+        h5tile.from_file(path, "/vdata")
