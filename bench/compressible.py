@@ -21,6 +21,11 @@ CODECS = {
     "blosc lz4 5 + shuffle": ({"compression": "blosc", "level": 5, "shuffle": True},
                               lambda p: dict(p.Blosc(cname="lz4", clevel=5, shuffle=p.Blosc.SHUFFLE))),
 }
+# Codecs h5tile reads but does not write (None: no to_file keywords), for the benchmarks that read
+# files h5py wrote.
+READ_ONLY_CODECS = {
+    "bitshuffle lz4": (None, lambda p: dict(p.Bitshuffle(cname="lz4"))),
+}
 
 
 def field(mib):

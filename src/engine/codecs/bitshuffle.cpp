@@ -21,6 +21,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -66,20 +67,58 @@ std::uint64_t transpose8(std::uint64_t x) {
   return x;
 }
 
-// Undoes the bit transpose of one block of `n` elements (n a multiple of 8) from `in` into `out`.
-// For byte j of the elements and a group g of 8 elements: the 8 bytes of bit rows 8j..8j+7 at
-// column g hold, in bit i, bits 0..7 of byte j of element 8g+i; transposed, byte i of the result
-// is byte j of element 8g+i.
-void unshuffle_block(const std::byte* in, std::byte* out, std::size_t n, std::size_t elem_size) {
+static_assert(std::endian::native == std::endian::little, "the word tricks below read bytes as little-endian words");
+
+std::uint64_t load64(const std::byte* p) {
+  std::uint64_t v = 0;
+  std::memcpy(&v, p, sizeof v);  // little-endian: byte m of the word is p[m] (x86, ARM)
+  return v;
+}
+
+// Transposes the 8 x 8 byte matrix held in a[0..7] (word k is row k, its byte m column m).
+void transpose_bytes(std::uint64_t (&a)[8]) {  // NOLINT(*-avoid-c-arrays)
+  for (std::size_t k = 0; k < 4; ++k) {
+    const std::uint64_t t = ((a[k] >> 32) ^ a[k + 4]) & 0x00000000FFFFFFFFULL;
+    a[k] ^= t << 32;
+    a[k + 4] ^= t;
+  }
+  for (std::size_t k : {0, 1, 4, 5}) {
+    const std::uint64_t t = ((a[k] >> 16) ^ a[k + 2]) & 0x0000FFFF0000FFFFULL;
+    a[k] ^= t << 16;
+    a[k + 2] ^= t;
+  }
+  for (std::size_t k : {0, 2, 4, 6}) {
+    const std::uint64_t t = ((a[k] >> 8) ^ a[k + 1]) & 0x00FF00FF00FF00FFULL;
+    a[k] ^= t << 8;
+    a[k + 1] ^= t;
+  }
+}
+
+// Undoes the bit transpose of one block of `n` elements (n a multiple of 8) from `in` into byte
+// planes `planes` (plane j: byte j of every element, HDF5's shuffled layout). The 8 bytes of bit
+// rows 8j..8j+7 at column g hold, in bit i, bits 0..7 of byte j of element 8g+i: gathered into one
+// word (8 columns at a time: a byte transpose of 8 words read whole) and bit-transposed, the word
+// is bytes j of elements 8g..8g+7, stored whole.
+void unshuffle_bits(const std::byte* in, std::byte* planes, std::size_t n, std::size_t elem_size) {
   const std::size_t row = n / 8;  // bytes per bit row
   for (std::size_t j = 0; j < elem_size; ++j) {
     const std::byte* rows = in + 8 * j * row;
-    for (std::size_t g = 0; g < row; ++g) {
+    std::byte* plane = planes + j * n;
+    std::size_t g = 0;
+    for (; g + 8 <= row; g += 8) {
+      std::uint64_t a[8];  // NOLINT(*-avoid-c-arrays)
+      for (std::size_t k = 0; k < 8; ++k) a[k] = load64(rows + k * row + g);
+      transpose_bytes(a);
+      for (std::size_t m = 0; m < 8; ++m) {
+        const std::uint64_t x = transpose8(a[m]);
+        std::memcpy(plane + 8 * (g + m), &x, sizeof x);
+      }
+    }
+    for (; g < row; ++g) {
       std::uint64_t x = 0;
       for (std::size_t k = 0; k < 8; ++k) x |= std::to_integer<std::uint64_t>(rows[k * row + g]) << (8 * k);
       x = transpose8(x);
-      std::byte* element = out + 8 * g * elem_size + j;
-      for (std::size_t i = 0; i < 8; ++i) element[i * elem_size] = static_cast<std::byte>(x >> (8 * i));
+      std::memcpy(plane + 8 * g, &x, sizeof x);
     }
   }
 }
@@ -125,6 +164,7 @@ class Bitshuffle final : public Codec {
     // as every byte of it is decoded into before it is read.
     block = std::min(block, std::max(kMultiple, (size + kMultiple - 1) / kMultiple * kMultiple));
     const auto plain = std::make_unique_for_overwrite<std::byte[]>(compression_ != kNone ? block * elem_size_ : 0);
+    const auto planes = std::make_unique_for_overwrite<std::byte[]>(elem_size_ > 1 ? block * elem_size_ : 0);
     std::byte* to = out;
     const auto one_block = [&](std::size_t n) {
       const std::size_t n_bytes = n * elem_size_;
@@ -141,7 +181,12 @@ class Bitshuffle final : public Codec {
         in += stored;
         shuffled = plain.get();
       }
-      unshuffle_block(shuffled, to, n, elem_size_);
+      if (elem_size_ == 1) {
+        unshuffle_bits(shuffled, to, n, 1);  // one plane: the elements themselves
+      } else {
+        unshuffle_bits(shuffled, planes.get(), n, elem_size_);
+        unshuffle(planes.get(), to, n_bytes, elem_size_);  // the planes back into elements
+      }
       to += n_bytes;
     };
     for (std::size_t b = 0; b < size / block; ++b) one_block(block);
