@@ -39,11 +39,22 @@ class _Object:
         """The object's attributes, as a mapping (read; write in mode "a" or "r+")."""
         return AttributeManager(self)
 
+    def _identity(self) -> Any:
+        """What tells this object from another, as h5py's equality does: the object its name leads
+        to (two names of one object, through hard or soft links, are equal), or the name itself
+        where the links do not say (behind an external link, or a closed File)."""
+        try:
+            kind, object_id = self._file._links().resolve(self._name)
+        except Exception:  # noqa: BLE001 (a closed File, an unreadable file: the name decides)
+            return ("name", self._name)
+        return ("object", object_id) if object_id is not None else ("name", self._name)
+
     def __eq__(self, other: Any) -> bool:
-        return type(other) is type(self) and (self._file.filename, self._name) == (other._file.filename, other._name)
+        return (type(other) is type(self) and self._file.filename == other._file.filename
+                and self._identity() == other._identity())
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._file.filename, self._name))
+        return hash((type(self).__name__, self._file.filename, self._identity()))
 
     def __bool__(self) -> bool:
         return self._file._open

@@ -141,12 +141,14 @@ class _LinkTables:
             group_id, where = link.object_id, posixpath.join(where, part)
         return ("group", group_id)
 
-    def objects(self) -> dict:
-        """Full name -> "group" | "dataset" | "datatype" of every object below the root, each once
-        under the first name found, depth first in name order (as h5py's ``visit``, HDF5's
-        H5Ovisit by name, whatever order the groups track)."""
+    def objects(self, start: Optional[str] = None, where: str = "/") -> dict:
+        """Full name -> "group" | "dataset" | "datatype" of every object below group ``start``
+        (the root; its full name ``where``), each once under the first name found, depth first in
+        name order (as h5py's ``visit``, HDF5's H5Ovisit by name, whatever order the groups
+        track)."""
+        start = self.root if start is None else start
         out: dict = {}
-        seen = {self.root}
+        seen = {start}
 
         def walk(group_id: str, where: str) -> None:
             for link in sorted(self.groups.get(group_id, {}).values(), key=lambda link: link.name.encode()):
@@ -158,7 +160,7 @@ class _LinkTables:
                 if link.object == "group":
                     walk(link.object_id, full)
 
-        walk(self.root, "/")
+        walk(start, where)
         return out
 
     def link(self, full: str) -> "Optional[_Link]":
@@ -262,9 +264,15 @@ class Group(_Object, Mapping):
         return self._visit(func, objects=True)
 
     def _visit(self, func: Callable[[str, Any], Any], objects: bool) -> Any:
+        # Every object below this group once (h5py's H5Ovisit from the group), named datatypes
+        # too in visit (visititems has no object to give for them: h5tile has no Datatype).
+        tables = self._file._links()
+        kind, group_id = tables.resolve(self._name)
+        members = self._file._kinds() if self._name == "/" else \
+            tables.objects(group_id, self._name) if kind == "group" else {}
         prefix = self._name.rstrip("/") + "/"
-        for full, kind in self._file._kinds().items():
-            if kind == "datatype" or not full.startswith(prefix):
+        for full, kind in members.items():
+            if kind == "datatype" and objects:
                 continue
             obj = (Group if kind == "group" else Dataset)(self._file, full) if objects else None
             result = func(full[len(prefix):], obj)

@@ -187,3 +187,29 @@ def test_h5pys_documented_virtual_dataset_of_1d_sources_in_a_2d_layout_reads(tmp
     (tmp_path / "2.h5").unlink()  # a missing source is still an error, never fill values
     with pytest.raises(h5tile.VirtualSourceError, match="2.h5"):
         h5tile.from_file(path, "/vdata")
+
+
+def test_two_names_of_one_object_are_equal_as_in_h5py(linked):
+    with h5py.File(linked, "r") as h, h5tile.File(linked) as t:
+        for a, b in [("z", "alias"), ("entry", "soft"), ("entry", "b_alias_group"), ("entry/data", "soft_data"),
+                     ("entry/data", "chain"), ("z", "entry/data"), ("entry", "entry/sub")]:
+            assert (t[a] == t[b]) == (h[a] == h[b]), (a, b)
+            if h[a] == h[b]:
+                assert hash(t[a]) == hash(t[b])
+        assert len({t["z"], t["alias"], t["entry/data"]}) == 2
+
+
+def test_visit_from_a_group_and_named_datatypes_as_h5py(tmp_path):
+    path = tmp_path / "t.h5"
+    with h5py.File(path, "w") as f:
+        f["t"] = np.dtype("i4")  # a named datatype
+        g = f.create_group("g")
+        g["d"] = np.arange(3)
+        f.create_group("h")["alias"] = g["d"]
+        g["sub/t2"] = np.dtype("f8")
+    with h5py.File(path, "r") as h, h5tile.File(path) as t:
+        for group in ["/", "g", "h"]:
+            seen_h, seen_t = [], []
+            h[group].visit(seen_h.append)
+            t[group].visit(seen_t.append)
+            assert seen_t == seen_h, group
