@@ -2,9 +2,11 @@
 its parent (:class:`File` and :class:`Group` are in _objects.py, :class:`Dataset` in _dataset.py)."""
 from __future__ import annotations
 
+import os
 import posixpath
 from typing import TYPE_CHECKING, Any
 
+from . import _arguments as _args
 from ._attributes import AttributeManager
 
 if TYPE_CHECKING:
@@ -40,21 +42,29 @@ class _Object:
         return AttributeManager(self)
 
     def _identity(self) -> Any:
-        """What tells this object from another, as h5py's equality does: the object its name leads
-        to (two names of one object, through hard or soft links, are equal), or the name itself
-        where the links do not say (behind an external link, or a closed File)."""
+        """What tells this object from another, as h5py's equality does: the file (its real path,
+        however it was spelled) and the object its name leads to (two names of one object,
+        through hard or soft links, are equal), or the name itself where the links do not say
+        (behind an external link, or a File closed before it was asked). Asked once: the hash of an
+        object stays what it was after its File closes."""
+        cached = self.__dict__.get("_identity_cached")
+        if cached is not None:
+            return cached
+        path = self._file.filename
+        where = path if _args.is_url(path) else os.path.realpath(path)
         try:
             kind, object_id = self._file._links().resolve(self._name)
+            identity = (where, "object", object_id) if object_id is not None else (where, "name", self._name)
         except Exception:  # noqa: BLE001 (a closed File, an unreadable file: the name decides)
-            return ("name", self._name)
-        return ("object", object_id) if object_id is not None else ("name", self._name)
+            return (where, "name", self._name)
+        self.__dict__["_identity_cached"] = identity
+        return identity
 
     def __eq__(self, other: Any) -> bool:
-        return (type(other) is type(self) and self._file.filename == other._file.filename
-                and self._identity() == other._identity())
+        return type(other) is type(self) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._file.filename, self._identity()))
+        return hash((type(self).__name__, self._identity()))
 
     def __bool__(self) -> bool:
         return self._file._open

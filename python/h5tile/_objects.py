@@ -24,7 +24,8 @@ from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty:
 from ._base import _Object
 # _dataset_from_state: re-exported, as Datasets pickled before the split name it here.
 from ._dataset import Dataset, _dataset_from_state  # noqa: F401
-from ._h5tile import InvalidArgumentError, IoError, NoSuchFileError, NotADatasetError, UnsupportedTypeError
+from ._h5tile import (DatasetNotFoundError, InvalidArgumentError, IoError, NoSuchFileError, NotADatasetError,
+                      UnsupportedTypeError)
 
 __all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty", "HardLink", "SoftLink", "ExternalLink"]
 
@@ -92,6 +93,13 @@ class _Catalog:
             self.kinds, self.links, self.described, self.attributes = None, None, {}, {}
 
 
+def _normalised(path: str) -> str:
+    """``path`` (absolute) as HDF5 walks it: empty parts and "." dropped, ".." kept as the literal
+    link name it is to HDF5 (it never means the parent group there)."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    return "/" + "/".join(parts)
+
+
 class _Link:
     """One link of a group (the core's list_links): ``kind`` "hard", "soft" or "external"."""
     __slots__ = ("name", "kind", "object", "object_id", "target", "file")
@@ -131,8 +139,8 @@ class _LinkTables:
             if link.kind == "soft":
                 if depth >= self._MAX_SOFT:
                     return ("dangling", None)
-                target = posixpath.normpath(posixpath.join(where, link.target, *parts[i + 1:]))
-                kind, found = self.resolve("/" + target.lstrip("/"), depth + 1)
+                target = _normalised(posixpath.join(where, link.target, *parts[i + 1:]))
+                kind, found = self.resolve(target, depth + 1)
                 return ("dangling", None) if kind == "missing" else (kind, found)
             if last:
                 return (link.object, link.object_id)
@@ -149,19 +157,26 @@ class _LinkTables:
         start = self.root if start is None else start
         out: dict = {}
         seen = {start}
-
-        def walk(group_id: str, where: str) -> None:
-            for link in sorted(self.groups.get(group_id, {}).values(), key=lambda link: link.name.encode()):
-                if link.kind != "hard" or link.object_id in seen:
-                    continue
-                seen.add(link.object_id)
-                full = posixpath.join(where, link.name)
-                out[full] = link.object
-                if link.object == "group":
-                    walk(link.object_id, full)
-
-        walk(start, where)
+        # Depth first without recursion (files nest groups thousands deep): a stack of iterators.
+        stack = [(iter(self._by_name(start)), where)]
+        while stack:
+            links, at = stack[-1]
+            link = next(links, None)
+            if link is None:
+                stack.pop()
+                continue
+            if link.kind != "hard" or link.object_id in seen:
+                continue
+            seen.add(link.object_id)
+            full = posixpath.join(at, link.name)
+            out[full] = link.object
+            if link.object == "group":
+                stack.append((iter(self._by_name(link.object_id)), full))
         return out
+
+    def _by_name(self, group_id: str) -> list:
+        return sorted(self.groups.get(group_id, {}).values(),
+                      key=lambda link: link.name.encode("utf-8", "surrogateescape"))
 
     def link(self, full: str) -> "Optional[_Link]":
         """The link ``full`` names itself (its last part, in the group its parent leads to)."""
@@ -183,12 +198,11 @@ class Group(_Object, Mapping):
 
     def _path(self, name: str) -> str:
         if isinstance(name, bytes):
-            name = name.decode()
+            name = os.fsdecode(name)  # a name that is not UTF-8 keeps its bytes (surrogateescape)
         if not isinstance(name, str):
             raise TypeError(_args.without_secrets(f"member names are strings, not {type(name).__name__} ({name!r})"))
         full = name if name.startswith("/") else posixpath.join(self._name, name)
-        full = posixpath.normpath(full)
-        return "/" if full in ("/", "//", ".") else "/" + full.lstrip("/")
+        return _normalised(full)
 
     def _members(self) -> list:
         """The names of this group's links, every one (hard links to one object under each name,
@@ -202,6 +216,9 @@ class Group(_Object, Mapping):
         ("/grp/temp"), through hard, soft and external links as h5py follows them. Raises
         :class:`DatasetNotFoundError` (a ``KeyError``) where there is none."""
         full = self._path(name)
+        if name in ("", b""):
+            raise DatasetNotFoundError(_args.without_secrets(f"'' is not a name in '{self._file._shown}' (h5py raises "
+                                                             "KeyError too): the group itself is '.'"))
         if full == "/":
             return self._file._root()
         kind, _ = self._file._links().resolve(full)
@@ -209,6 +226,10 @@ class Group(_Object, Mapping):
             return Group(self._file, full)
         if kind == "dataset":
             return Dataset(self._file, full)
+        if kind in ("missing", "dangling") and ".." in full.split("/"):
+            # The core refuses '..' parts by name; HDF5 looks for a link of that name, here none.
+            raise DatasetNotFoundError(_args.without_secrets(f"'{full}' does not exist in '{self._file._shown}' ('..' "
+                                                             "is a link name to HDF5, never the parent group)"))
         if kind in ("missing", "dangling", "external"):
             # Missing or dangling: describe says so, as for any name. External: the core opens the
             # target under its confinement (or refuses it, naming the link and why).
@@ -228,16 +249,26 @@ class Group(_Object, Mapping):
         group, the last must be a link of it (a dangling soft link or an external link counts; its
         target is not opened). "" and paths through ".." are not names."""
         full = self._path(name)  # type: ignore[arg-type]  (TypeError for a name that is not text, as h5py)
-        text = name.decode() if isinstance(name, bytes) else name
-        if text == "" or ".." in text.split("/"):
+        if name in ("", b""):
             return False
-        return full == "/" or self._file._links().link(full) is not None
+        if full == "/" or self._file._links().link(full) is not None:
+            return True
+        parent = posixpath.dirname(full)
+        if self._file._links().resolve(parent)[0] == "external":  # a name in another file: asked there
+            try:
+                self[name]  # type: ignore[index]
+            except (KeyError, NotADatasetError, InvalidArgumentError):
+                return False
+            return True
+        return False
 
     def get(self, name: str, default: Any = None, getclass: bool = False, getlink: bool = False) -> Any:
         """As h5py's ``Group.get``: the member ``name``, or ``default`` where there is none; with
         ``getlink=True`` the link itself (:class:`HardLink`, :class:`SoftLink` or
         :class:`ExternalLink`), with ``getclass=True`` its class."""
         full = self._path(name)
+        if name in ("", b""):
+            return default
         if getlink:
             link = self._file._links().link(full) if full != "/" else None
             if link is None:
@@ -249,7 +280,10 @@ class Group(_Object, Mapping):
             return type(made()) if getclass else made()
         if name not in self:
             return default
-        obj = self[name]
+        try:
+            obj = self[name]
+        except KeyError:  # a dangling link, or an external one whose target is missing: h5py's default
+            return default
         return type(obj) if getclass else obj
 
     def visit(self, func: Callable[[str], Any]) -> Any:

@@ -22,6 +22,15 @@ using namespace nb::literals;
 namespace h5tile::python {
 namespace {
 
+// A name as stored (HDF5 names are bytes): text where it is UTF-8, else with its other bytes as
+// surrogates (Python's "surrogateescape", as os.fsdecode gives file names), so that one name
+// that is not UTF-8 never makes a whole listing fail.
+nb::object name_text(const std::string& name) {
+  PyObject* text = PyUnicode_DecodeUTF8(name.data(), static_cast<Py_ssize_t>(name.size()), "surrogateescape");
+  if (text == nullptr) throw nb::python_error();
+  return nb::steal(text);
+}
+
 // read_attributes()'s answer as the Python package reads it: [(name, kind, shape, value, width)].
 nb::list attribute_list(std::vector<h5tile::Attribute>& attributes) {
   nb::list out;
@@ -91,9 +100,10 @@ void bind_objects(nb::module_& m) {
             const char* object = l.object == h5tile::ObjectKind::Group     ? "group"
                                  : l.object == h5tile::ObjectKind::Dataset ? "dataset"
                                                                            : "datatype";
-            links.append(nb::make_tuple(l.name, kind, object, l.object_id, l.target, l.file));
+            links.append(
+                nb::make_tuple(name_text(l.name), kind, object, l.object_id, name_text(l.target), name_text(l.file)));
           }
-          out.append(nb::make_tuple(g.path, g.id, links));
+          out.append(nb::make_tuple(name_text(g.path), g.id, links));
         }
         return out;
       },

@@ -213,3 +213,48 @@ def test_visit_from_a_group_and_named_datatypes_as_h5py(tmp_path):
             h[group].visit(seen_h.append)
             t[group].visit(seen_t.append)
             assert seen_t == seen_h, group
+
+
+def test_a_review_of_names_and_links_beside_h5py(tmp_path):
+    # A review's cases: '..' is a literal link name to HDF5 (never the parent), '' is no name,
+    # get() gives the default for names that cannot be opened, a name that is not UTF-8 does
+    # not make the file unreadable, thousands of nested groups visit, equality across spellings.
+    path = tmp_path / "r.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = np.array([1, 1])
+        g = f.create_group("g")
+        g["d"] = np.arange(3)
+        g.create_group("..")["x"] = np.array([7, 7])  # a group literally named '..'
+        f["dang"] = h5py.SoftLink("/nowhere")
+        f["emiss"] = h5py.ExternalLink("missing.h5", "/x")
+        f.create_group(b"lat\xe9n")  # not UTF-8
+        deep = f.create_group("deep")
+        for _ in range(1200):
+            deep = deep.create_group("n")
+    with h5py.File(path, "r") as h, h5tile.File(path) as t:
+        # The core reads no path with a '..' part (it refuses it by name), so the literal '..' link's
+        # data is an error; never /x's [1, 1], as when '..' was taken for the parent.
+        with pytest.raises(h5tile.InvalidArgumentError, match=r"'\.\.'"):
+            t["g/../x"][...]
+        assert same_bytes(h["g/../x"][...], np.array([7, 7]))
+        for name in ["g/..", "g/../x", "g/../g/d", "", "x"]:
+            assert (name in t) == (name in h), name
+        for name in ["g/../g/d", ""]:
+            with pytest.raises(KeyError):
+                t[name]
+            with pytest.raises(KeyError):
+                h[name]
+        assert t.get("dang") is None and h.get("dang") is None
+        assert t.get("emiss") is None and h.get("emiss") is None
+        assert t.get("", "d") == "d"
+        assert same_bytes(t["x"][...], h["x"][...])  # the name that is not UTF-8 does not stop the read
+        assert len(t.keys()) == len(h.keys())
+        seen_h, seen_t = [], []
+        h.visit(seen_h.append)
+        t.visit(seen_t.append)
+        assert len(seen_t) == len(seen_h) > 1200
+    with h5tile.File(path) as a, h5tile.File(str(tmp_path / ".." / tmp_path.name / "r.h5")) as b:
+        assert a["g"] == b["g"] and hash(a["g"]) == hash(b["g"])
+        kept = a["g"]
+        before = hash(kept)
+    assert hash(kept) == before  # the hash stays after the File closes
