@@ -51,7 +51,6 @@ struct Walk {
   GroupLinks* current = nullptr;
   std::set<std::string> seen;     // groups listed or queued, by identity
   std::deque<GroupLinks> queued;  // groups found, links not yet read
-  std::string failure;
 };
 
 herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data) {
