@@ -27,7 +27,12 @@ nlohmann::json to_json(const std::string& name, const DatasetInfo& d) {
   auto j = json_name(name);
   j["dtype"] = d.dtype.name();
   if (!d.charset.empty()) j["charset"] = d.charset;
-  j["shape"] = d.shape;
+  if (!d.numpy_type.empty()) j["numpy_type"] = nlohmann::json::parse(d.numpy_type);
+  if (d.null_space) {
+    j["shape"] = nullptr;  // as h5py's shape None
+  } else {
+    j["shape"] = d.shape;
+  }
   j["layout"] = d.layout;
   j["stored_bytes"] = d.stored_bytes;
   if (!d.chunk.empty()) j["chunk"] = d.chunk;
@@ -69,8 +74,9 @@ std::string line(const std::string& name, const DatasetInfo& d) {
   std::string dtype = d.dtype.name();
   if (d.dtype.kind() == DTypeKind::Bytes) dtype += fmt::format(" ({})", d.charset);
   if (d.dtype.kind() == DTypeKind::VarString) dtype += fmt::format(" (variable-length {} strings)", d.charset);
-  return fmt::format("{}  {} [{}]  {}  {} on disk", name, dtype, fmt::join(d.shape, ", "), storage,
-                     human_bytes(d.stored_bytes));
+  if (!d.numpy_type.empty()) dtype += fmt::format(" ({})", d.numpy_type);  // compound, enum, array: as NumPy's
+  const auto shape = d.null_space ? std::string("null dataspace") : fmt::format("[{}]", fmt::join(d.shape, ", "));
+  return fmt::format("{}  {} {}  {}  {} on disk", name, dtype, shape, storage, human_bytes(d.stored_bytes));
 }
 
 // How a dataset of a file's listing that cannot be described shows: "unreachable" (a link name

@@ -109,6 +109,17 @@ struct DatasetInfo {
   /// Where `decoder` is "hdf5": why, e.g. "h5tile does not decode szip" (also scaleoffset, nbit,
   /// unknown filter IDs), "the stored type differs from the type read (HDF5 converts it)".
   std::string decoder_reason;
+  /// Compound (other than h5py's complex {r, i}), enum (other than h5py's bool) and HDF5 array
+  /// types read as opaque bytes (`dtype` "V<n>", n the type's size), exactly as stored and as h5py
+  /// returns them; this is the NumPy dtype h5py gives them, as JSON: a NumPy type string
+  /// ("<i4", ">f8", "|S5", "|V4", "|b1", "<c8"), or an object: {"names", "formats", "offsets",
+  /// "itemsize"} (a compound, NumPy's form, formats nested), {"base", "shape"} (an array type),
+  /// {"base", "enum": {name: value}} (an enum; h5py's metadata), {"base", "h5py_encoding"} (a
+  /// fixed-length string member). Empty for every other dtype.
+  std::string numpy_type;
+  /// A null dataspace (h5py: shape None, reads give h5py.Empty): `shape` is empty and every read
+  /// throws UnsupportedType. Only describe() gives such an info; it is no scalar.
+  bool null_space = false;
   std::size_t virtual_sources = 0;  ///< number of mappings (virtual only)
   std::uint64_t stored_bytes = 0;   ///< bytes on disk: the dataset's storage, plus its source files if virtual
 };

@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 import numpy as np
 
 from . import _arguments as _args
+from . import _dtypes
 from ._arrays import prepare
+from ._attributes import Empty
 from ._base import _Object
 from ._h5tile import InvalidArgumentError, IoError
 from ._selection import _Selection
@@ -78,34 +80,48 @@ class Dataset(_Object):
         return self._file._describe(self._name)
 
     @property
-    def shape(self) -> Tuple[int, ...]:
-        """The dataset's shape (``()`` for a scalar dataset)."""
-        return tuple(int(n) for n in self._info["shape"])
+    def _is_empty(self) -> bool:
+        """A null dataspace: no shape and no elements (h5py's shape None; reads give Empty)."""
+        return bool(self._info.get("null_space"))
 
     @property
-    def maxshape(self) -> Tuple[Optional[int], ...]:
+    def shape(self) -> Optional[Tuple[int, ...]]:
+        """The dataset's shape (``()`` for a scalar dataset, None for a null dataspace)."""
+        return None if self._is_empty else tuple(int(n) for n in self._info["shape"])
+
+    @property
+    def maxshape(self) -> Optional[Tuple[Optional[int], ...]]:
         """The largest shape the dataset may be extended to, None on an unlimited axis (h5py's
         ``maxshape``; netCDF-4's unlimited dimensions)."""
+        if self._is_empty:
+            return None
         return tuple(None if n is None else int(n) for n in self._info.get("max_shape", self._info["shape"]))
 
     @property
     def dtype(self) -> np.dtype:
-        """The NumPy dtype the data reads as."""
-        return np.dtype(self._info["dtype"])
+        """The NumPy dtype the data reads as, as h5py gives it: compound types as structured
+        dtypes, enums as their integer type with h5py's ``enum`` metadata
+        (``h5py.check_enum_dtype``), HDF5 array types as NumPy sub-array dtypes."""
+        return _dtypes.numpy_dtype(self._info)
 
     @property
     def ndim(self) -> int:
         return len(self._info["shape"])
 
     @property
-    def size(self) -> int:
-        """The number of elements."""
-        return math.prod(self.shape)
+    def size(self) -> Optional[int]:
+        """The number of elements (None for a null dataspace, as h5py)."""
+        return None if self._is_empty else math.prod(self.shape)
 
     @property
     def nbytes(self) -> int:
         """The size of the data in memory, in bytes."""
-        return self.size * self.dtype.itemsize
+        return 0 if self._is_empty else self.size * self.dtype.itemsize
+
+    def fields(self, names: Any) -> "_dtypes.FieldsView":
+        """Reads only the fields `names` (one name or a list) of a compound dataset:
+        ``ds.fields("x")[0:10]`` (h5py's ``Dataset.fields``)."""
+        return _dtypes.FieldsView(self, names)
 
     @property
     def chunks(self) -> Optional[Tuple[int, ...]]:
@@ -187,6 +203,14 @@ class Dataset(_Object):
         """The selection ``key`` (NumPy basic indexing) as a NumPy array (a NumPy scalar where
         every axis is indexed by an integer, and for ``ds[()]`` of a scalar dataset)."""
         self._file._check_open()
+        names, key = _dtypes.split_field_names(key, self.dtype, f"dataset '{self._name}'")
+        if names:  # h5py's fields of a compound type, named anywhere in the selection
+            return _dtypes.pick_fields(self[key], names)
+        if self._is_empty:
+            return self._read_empty(key)
+        if _dtypes.is_structured(self._info) and not isinstance(self, _Bytes):
+            # Compound, enum and array types: selected as their stored bytes, then viewed as h5py's dtype.
+            return _dtypes.as_numpy(_Bytes(self._file, self._name)[key], self.dtype)
         shape = self.shape
         sel = _Selection(key, shape)
         if not shape and sel.scalar_request:
@@ -197,6 +221,13 @@ class Dataset(_Object):
         if box_bytes <= max(4 * wanted_bytes, _COVERING_BOX_BYTES):
             return sel.finish(self._read_box(sel.offset, sel.extent))
         return self._read_by_slabs(sel)
+
+    def _read_empty(self, key: Any) -> Empty:
+        """A null dataspace's only reads, as h5py: ``ds[()]`` and ``ds[...]`` give Empty."""
+        if key is Ellipsis or (isinstance(key, tuple) and len(key) <= 1 and all(k is Ellipsis for k in key)):
+            return Empty(self.dtype)
+        raise ValueError(_args.without_secrets(f"Empty datasets cannot be sliced: '{self._name}' in "
+                                               f"'{self._file._shown}' has a null dataspace, read with ds[()]"))
 
     def _read_by_slabs(self, sel: "_Selection"):
         """A sparse selection (steps that leave most of the covering box unread), read in slabs
@@ -258,7 +289,7 @@ class Dataset(_Object):
         sel = _Selection(() if source_sel is None else source_sel, self.shape)
         target = dest if dest_sel is None else dest[dest_sel]
         direct = (dest_sel is None and sel.is_box and dest.dtype == self.dtype and dest.flags.c_contiguous
-                  and dest.flags.writeable and dest.shape == tuple(sel.extent))
+                  and dest.flags.writeable and dest.shape == tuple(sel.extent) and not _dtypes.is_structured(self._info))
         if direct:
             self._read_box(sel.offset, sel.extent, out=dest)
             return
@@ -338,6 +369,16 @@ class Dataset(_Object):
         for name, raw in kept.items():
             if name not in now:
                 self.attrs._write_raw(name, raw)
+
+
+class _Bytes(Dataset):
+    """A dataset of a compound, enum or array type read as its stored bytes (V<n>): selected
+    as bytes (copies keep the gaps between fields as stored), then viewed as h5py's dtype (an
+    array type's axes appended) by Dataset.__getitem__."""
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(f"V{super().dtype.itemsize}")
 
 
 _RESTORABLE = ("numbers", "fixed_strings", "variable_strings", "empty")

@@ -137,6 +137,8 @@ nb::dict info_dict(const h5tile::DatasetInfo& info) {
   d["decoder"] = info.decoder.empty() ? nb::none() : nb::object(nb::str(info.decoder.c_str()));
   d["decoder_reason"] = info.decoder_reason.empty() ? nb::none() : nb::object(nb::str(info.decoder_reason.c_str()));
   d["virtual_sources"] = info.virtual_sources;
+  d["numpy_type"] = info.numpy_type.empty() ? nb::none() : nb::object(nb::str(info.numpy_type.c_str()));
+  d["null_space"] = info.null_space;
   return d;
 }
 

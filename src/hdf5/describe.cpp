@@ -29,16 +29,23 @@ PlistHandle creation_plist(hid_t dataset) {
   return PlistHandle(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
 }
 
-DatasetDescription describe_dataset(hid_t dataset, const std::string& where) {
+DatasetDescription describe_dataset(hid_t dataset, const std::string& where, bool allow_null_space) {
   const Hdf5Lock lock;
   DatasetDescription d;
   const TypeHandle type(check(H5Dget_type(dataset), "H5Dget_type"));
   d.dtype = dtype_of_type(type.get(), where);
   d.memory_type = memory_type_for(type.get(), d.dtype);
   d.charset = string_charset(type.get());
+  d.numpy_type = structured_numpy_type(type.get());
   const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
   if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
-    throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape)", where));
+    if (!allow_null_space) {
+      throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape): it holds no data to read",
+                                        where));
+    }
+    d.null_space = true;
+    d.storage = H5Pget_layout(creation_plist(dataset).get()) == H5D_COMPACT ? Storage::Compact : Storage::Contiguous;
+    return d;
   }
   d.shape = shape_of(space.get());
   d.max_shape = max_shape_of(space.get());

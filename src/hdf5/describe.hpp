@@ -26,15 +26,19 @@ struct DatasetDescription {
   Shape chunk;                                       // Chunked: the chunk shape
   std::vector<std::string> filters;                  // Chunked: the filter pipeline, by name ("deflate", "lzf")
   std::string charset;                               // strings: "ascii" or "utf-8"
+  std::string numpy_type;                            // structured types: DatasetInfo::numpy_type
+  bool null_space = false;                           // a null dataspace (only where allowed): shape {}
   std::vector<std::vector<unsigned>> filter_values;  // Chunked: each filter's client data, as stored
 };
 
 // The dataset's creation property list (what its mapping, chunks and filters are read from).
 [[nodiscard]] PlistHandle creation_plist(hid_t dataset);
 
-// Describes `dataset`. Throws UnsupportedType naming `where` for a type h5tile does not read
-// or a null dataspace (no elements, no shape).
-[[nodiscard]] DatasetDescription describe_dataset(hid_t dataset, const std::string& where);
+// Describes `dataset`. Throws UnsupportedType naming `where` for a type h5tile does not read,
+// or for a null dataspace (no elements, no shape) unless `allow_null_space` (then `null_space`
+// says so, with an empty shape that no read may take for a scalar's).
+[[nodiscard]] DatasetDescription describe_dataset(hid_t dataset, const std::string& where,
+                                                  bool allow_null_space = false);
 
 // The bytes the dataset's own storage takes in its file (H5Dget_storage_size).
 [[nodiscard]] std::uint64_t storage_bytes(hid_t dataset);

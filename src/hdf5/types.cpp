@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <h5tile/error.hpp>
 
@@ -126,7 +127,125 @@ std::string describe_unsupported(hid_t type) {
   }
 }
 
+// NumPy's byte-order character for a multi-byte number of `type` ('|' for one byte).
+char byte_order(hid_t type, std::size_t size) { return size == 1 ? '|' : H5Tget_order(type) == H5T_ORDER_BE ? '>' : '<'; }
+
+// An integer or float whose every bit is its value's, as NumPy's of that size keeps it (no
+// precision narrower than the size, no offset): HDF5 copies those bytes unconverted for h5py.
+bool is_plain_number(hid_t type, std::size_t size) {
+  if (H5Tget_precision(type) != 8 * size || H5Tget_offset(type) != 0) return false;
+  if (H5Tget_class(type) == H5T_INTEGER) return size == 1 || size == 2 || size == 4 || size == 8;
+  if (size == 2) return H5Tequal(type, half_type().get()) > 0;  // little-endian IEEE half only
+  const hid_t ieee = size == 4   ? (H5Tget_order(type) == H5T_ORDER_BE ? H5T_IEEE_F32BE : H5T_IEEE_F32LE)
+                     : size == 8 ? (H5Tget_order(type) == H5T_ORDER_BE ? H5T_IEEE_F64BE : H5T_IEEE_F64LE)
+                                 : H5I_INVALID_HID;
+  return ieee != H5I_INVALID_HID && H5Tequal(type, ieee) > 0;
+}
+
+// An enum member's value as a number: `raw` holds one value of the enum's integer base type.
+std::int64_t enum_value(hid_t base, const std::vector<unsigned char>& raw) {
+  std::uint64_t bits = 0;
+  const auto size = raw.size();
+  const bool big = H5Tget_order(base) == H5T_ORDER_BE;
+  for (std::size_t i = 0; i < size; ++i) bits |= std::uint64_t{raw[big ? size - 1 - i : i]} << (8 * i);
+  if (H5Tget_sign(base) == H5T_SGN_2 && size < 8 && (bits >> (8 * size - 1)) != 0) bits |= ~std::uint64_t{0} << (8 * size);
+  return static_cast<std::int64_t>(bits);
+}
+
+std::optional<nlohmann::json> numpy_json(hid_t type);
+
+// A compound's members, as NumPy's {names, formats, offsets, itemsize} at h5py's offsets.
+std::optional<nlohmann::json> compound_json(hid_t type, std::size_t size) {
+  if (auto c = h5py_complex(type)) {
+    const TypeHandle part(H5Tget_member_type(type, 0));
+    if (!is_plain_number(part.get(), c->size() / 2)) return std::nullopt;
+    return fmt::format("{}c{}", byte_order(part.get(), c->size() / 2), c->size());
+  }
+  const int n = H5Tget_nmembers(type);
+  if (n <= 0) return std::nullopt;
+  auto names = nlohmann::json::array();
+  auto formats = nlohmann::json::array();
+  auto offsets = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<unsigned>(i);
+    const TypeHandle member(H5Tget_member_type(type, u));
+    auto format = member ? numpy_json(member.get()) : std::nullopt;
+    if (!format) return std::nullopt;
+    names.push_back(member_name(type, u));
+    formats.push_back(std::move(*format));
+    offsets.push_back(H5Tget_member_offset(type, u));
+  }
+  return nlohmann::json{{"names", std::move(names)}, {"formats", std::move(formats)}, {"offsets", std::move(offsets)},
+                        {"itemsize", size}};
+}
+
+// An enum as h5py reads it: its integer base type, with the names and values as NumPy metadata
+// (h5py.check_enum_dtype gives them back); h5py's own bool enum is NumPy's bool.
+std::optional<nlohmann::json> enum_json(hid_t type, std::size_t size) {
+  if (is_h5py_bool(type)) return std::string("|b1");
+  const TypeHandle base(H5Tget_super(type));
+  if (!base || H5Tget_class(base.get()) != H5T_INTEGER || !is_plain_number(base.get(), size)) return std::nullopt;
+  auto values = nlohmann::json::object();
+  std::vector<unsigned char> raw(size);
+  for (int i = 0, n = H5Tget_nmembers(type); i < n; ++i) {
+    if (H5Tget_member_value(type, static_cast<unsigned>(i), raw.data()) < 0) return std::nullopt;
+    values[member_name(type, static_cast<unsigned>(i))] = enum_value(base.get(), raw);
+  }
+  return nlohmann::json{{"base", *numpy_json(base.get())}, {"enum", std::move(values)}};
+}
+
+// An HDF5 array type as NumPy's sub-array dtype: (base, shape).
+std::optional<nlohmann::json> array_json(hid_t type) {
+  const int rank = H5Tget_array_ndims(type);
+  const TypeHandle base(H5Tget_super(type));
+  auto element = rank > 0 && base ? numpy_json(base.get()) : std::nullopt;
+  if (!element) return std::nullopt;
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (H5Tget_array_dims2(type, dims.data()) < 0) return std::nullopt;
+  return nlohmann::json{{"base", std::move(*element)}, {"shape", dims}};
+}
+
+// The NumPy dtype h5py reads `type` as, as JSON (the form DatasetInfo::numpy_type documents),
+// where HDF5 would hand h5py the stored bytes unconverted (h5py's memory type equals the file
+// type): then h5tile's raw reads return exactly h5py's bytes. nullopt for anything else
+// (variable-length members, references, non-null-padded strings, odd number layouts).
+std::optional<nlohmann::json> numpy_json(hid_t type) {
+  const auto size = H5Tget_size(type);
+  switch (H5Tget_class(type)) {
+    case H5T_INTEGER:
+      if (!is_plain_number(type, size)) return std::nullopt;
+      return fmt::format("{}{}{}", byte_order(type, size), H5Tget_sign(type) == H5T_SGN_2 ? 'i' : 'u', size);
+    case H5T_FLOAT:
+      if (!is_plain_number(type, size)) return std::nullopt;
+      return fmt::format("{}f{}", byte_order(type, size), size);
+    case H5T_STRING:
+      if (H5Tis_variable_str(type) > 0 || H5Tget_strpad(type) != H5T_STR_NULLPAD) return std::nullopt;
+      return nlohmann::json{{"base", fmt::format("|S{}", size)},
+                            {"h5py_encoding", H5Tget_cset(type) == H5T_CSET_UTF8 ? "utf-8" : "ascii"}};
+    case H5T_OPAQUE: return fmt::format("|V{}", size);
+    case H5T_COMPOUND: return compound_json(type, size);
+    case H5T_ENUM: return enum_json(type, size);
+    case H5T_ARRAY: return array_json(type);
+    default: return std::nullopt;
+  }
+}
+
 }  // namespace
+
+std::string structured_numpy_type(hid_t type) {
+  const Hdf5Lock lock;
+  const auto cls = H5Tget_class(type);
+  if (cls != H5T_COMPOUND && cls != H5T_ENUM && cls != H5T_ARRAY) return {};
+  if ((cls == H5T_ENUM && is_h5py_bool(type)) || (cls == H5T_COMPOUND && h5py_complex(type))) return {};
+  const auto json = numpy_json(type);
+  H5Eclear2(H5E_DEFAULT);
+  if (!json) return {};
+  try {
+    return json->dump();
+  } catch (const nlohmann::json::exception&) {
+    return {};  // a member name that is not UTF-8
+  }
+}
 
 TypeHandle make_type(DType dtype) {
   const Hdf5Lock lock;
@@ -184,11 +303,16 @@ DType dtype_of_type(hid_t type, const std::string& where) {
       if (is_h5py_bool(type)) {
         return DType(DTypeKind::Bool);
       }
+      if (!structured_numpy_type(type).empty()) return DType::opaque(size);
       break;
     case H5T_COMPOUND:
       if (auto c = h5py_complex(type)) {
         return *c;
       }
+      if (!structured_numpy_type(type).empty()) return DType::opaque(size);
+      break;
+    case H5T_ARRAY:
+      if (!structured_numpy_type(type).empty()) return DType::opaque(size);
       break;
     case H5T_OPAQUE: return DType::opaque(size);
     case H5T_STRING: return H5Tis_variable_str(type) > 0 ? DType(DTypeKind::VarString) : DType::bytes(size);

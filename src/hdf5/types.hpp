@@ -16,6 +16,11 @@ namespace h5tile::detail {
 // HDF5 type (for example "variable-length string") and `where` (file and dataset).
 [[nodiscard]] DType dtype_of_type(hid_t type, const std::string& where);
 
+// A compound (other than h5py's complex), enum (other than h5py's bool) or array type that h5py
+// reads into NumPy unconverted, as the NumPy dtype h5py gives it, in JSON (DatasetInfo::numpy_type
+// documents the form); such a type reads as opaque bytes of its size. "" for any other type.
+[[nodiscard]] std::string structured_numpy_type(hid_t type);
+
 // The in-memory type to read a dataset of file type `file_type` as `dtype`.
 [[nodiscard]] TypeHandle memory_type_for(hid_t file_type, DType dtype);
 

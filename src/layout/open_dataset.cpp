@@ -49,8 +49,9 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
     : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
   file_ = file ? std::move(file) : open_file(path_, false, options_.remote);
   dataset_ = open_guarded(file_.get(), name_, path_);
-  auto described = describe_dataset(dataset_.get(), where(path_, name_));
+  auto described = describe_dataset(dataset_.get(), where(path_, name_), options_.metadata_only);
   info_.dtype = described.dtype;
+  info_.numpy_type = described.numpy_type;
   info_.shape = described.shape;
   info_.max_shape = described.max_shape;
   info_.layout = storage_name(described.storage);
@@ -59,6 +60,10 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.charset = described.charset;
   info_.filter_values = described.filter_values;
   memory_type_ = std::move(described.memory_type);
+  if (described.null_space) {
+    info_.null_space = true;  // metadata only: there is nothing to read
+    return;
+  }
   const auto dcpl = creation_plist(dataset_.get());
   if (!options_.metadata_only) note_kept_file(path_, dataset_.get(), dcpl.get());
   if (is_url(path_.native())) {

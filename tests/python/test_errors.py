@@ -50,12 +50,15 @@ def test_group_is_not_a_dataset(tool, tmp_path):
 
 @pytest.mark.parametrize("make,needle", [
     (lambda f: f.create_dataset("x", data=["a", "bc"], dtype=h5py.string_dtype()), "variable-length string"),
-    (lambda f: f.create_dataset("x", data=np.zeros(2, [("p", "i4"), ("q", "f8")])), "compound type {p, q}"),
-    (lambda f: f.create_dataset("x", data=np.zeros(2, h5py.enum_dtype({"A": 0, "B": 5}, basetype="i1"))), "enum"),
+    # Compound, enum and array types read (test_types.py) unless a part of them is of a type
+    # whose bytes are not the values (variable-length members, references).
+    (lambda f: f.create_dataset("x", shape=(2,), dtype=[("p", "i4"), ("q", h5py.vlen_dtype("i4"))]),
+     "compound type {p, q}"),
     (lambda f: f.create_dataset("x", shape=(2,), dtype=h5py.vlen_dtype("i4")), "variable-length sequence"),
+    (lambda f: f.create_dataset("x", shape=(2,), dtype=h5py.ref_dtype), "reference"),
     (lambda f: f.create_dataset("x", data=np.zeros(2, np.longdouble)), "float of 16 bytes"),
-    (lambda f: h5py.h5d.create(f.id, b"x", h5py.h5t.array_create(h5py.h5t.NATIVE_INT32, (3,)),
-                               h5py.h5s.create_simple((2,))), "array type"),
+    (lambda f: h5py.h5d.create(f.id, b"x", h5py.h5t.array_create(h5py.h5t.py_create(h5py.string_dtype(), logical=True),
+                                                                 (3,)), h5py.h5s.create_simple((2,))), "array type"),
 ])
 def test_unsupported_types_are_named(tool, tmp_path, make, needle):
     with h5py.File(tmp_path / "t.h5", "w") as f:

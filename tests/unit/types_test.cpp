@@ -88,5 +88,53 @@ TEST(TypeMapping, StringsAsH5pyReadsThem) {
   EXPECT_EQ(string_charset(make_type(DType::from_name("int32")).get()), "");
 }
 
+// Compound, enum and array types read as opaque bytes of their size, described as the NumPy
+// dtype h5py gives them (members' byte order, offsets, enum values and sub-array shapes kept).
+TEST(StructuredTypes, DescribedAsH5pyDescribesThem) {
+  const TypeHandle colour(H5Tenum_create(H5T_STD_I16BE));
+  // Values are given in the base type's byte order: big-endian -2 and 300.
+  auto big_endian = [](std::int16_t v) {
+    const auto u = static_cast<std::uint16_t>(v);
+    return static_cast<std::int16_t>(static_cast<std::uint16_t>((u >> 8U) | (u << 8U)));
+  };
+  const std::int16_t red = big_endian(-2);
+  const std::int16_t blue = big_endian(300);
+  ASSERT_GE(H5Tenum_insert(colour.get(), "red", &red), 0);
+  ASSERT_GE(H5Tenum_insert(colour.get(), "blue", &blue), 0);
+  const hsize_t dims[2] = {2, 3};
+  const TypeHandle grid(H5Tarray_create2(H5T_IEEE_F32LE, 2, dims));
+  const TypeHandle record(H5Tcreate(H5T_COMPOUND, 40));
+  ASSERT_GE(H5Tinsert(record.get(), "id", 0, H5T_STD_U64BE), 0);
+  ASSERT_GE(H5Tinsert(record.get(), "colour", 8, colour.get()), 0);
+  ASSERT_GE(H5Tinsert(record.get(), "grid", 12, grid.get()), 0);
+  EXPECT_EQ(structured_numpy_type(colour.get()), R"({"base":">i2","enum":{"blue":300,"red":-2}})");
+  EXPECT_EQ(structured_numpy_type(grid.get()), R"({"base":"<f4","shape":[2,3]})");
+  EXPECT_EQ(structured_numpy_type(record.get()),
+            R"({"formats":[">u8",{"base":">i2","enum":{"blue":300,"red":-2}},{"base":"<f4","shape":[2,3]}],)"
+            R"("itemsize":40,"names":["id","colour","grid"],"offsets":[0,8,12]})");
+  EXPECT_EQ(dtype_of_type(record.get(), "here"), DType::opaque(40));
+  EXPECT_EQ(structured_numpy_type(make_type(DType(DTypeKind::Complex64)).get()), "") << "h5py's complex is a dtype";
+  EXPECT_EQ(structured_numpy_type(make_type(DType(DTypeKind::Bool)).get()), "") << "h5py's bool is a dtype";
+}
+
+TEST(StructuredTypes, MembersWhoseBytesAreNotTheirValuesAreRefused) {
+  const TypeHandle vlen(H5Tvlen_create(H5T_NATIVE_INT));
+  const TypeHandle with_vlen(H5Tcreate(H5T_COMPOUND, 8 + sizeof(hvl_t)));
+  ASSERT_GE(H5Tinsert(with_vlen.get(), "n", 0, H5T_STD_I32LE), 0);
+  ASSERT_GE(H5Tinsert(with_vlen.get(), "v", 8, vlen.get()), 0);
+  EXPECT_EQ(structured_numpy_type(with_vlen.get()), "");
+  EXPECT_THROW((void)dtype_of_type(with_vlen.get(), "here"), UnsupportedType);
+  const TypeHandle narrow(H5Tcopy(H5T_STD_I32LE));  // 20 significant bits: HDF5 converts, h5py too
+  ASSERT_GE(H5Tset_precision(narrow.get(), 20), 0);
+  const TypeHandle with_narrow(H5Tcreate(H5T_COMPOUND, 4));
+  ASSERT_GE(H5Tinsert(with_narrow.get(), "n", 0, narrow.get()), 0);
+  EXPECT_THROW((void)dtype_of_type(with_narrow.get(), "here"), UnsupportedType);
+  const TypeHandle terminated(H5Tcopy(H5T_C_S1));  // null-terminated: HDF5 converts it for h5py
+  ASSERT_GE(H5Tset_size(terminated.get(), 4), 0);
+  const TypeHandle with_text(H5Tcreate(H5T_COMPOUND, 4));
+  ASSERT_GE(H5Tinsert(with_text.get(), "s", 0, terminated.get()), 0);
+  EXPECT_EQ(structured_numpy_type(with_text.get()), "");
+}
+
 }  // namespace
 }  // namespace h5tile::detail
