@@ -40,8 +40,8 @@ DatasetDescription describe_dataset(hid_t dataset, const std::string& where, boo
   const SpaceHandle space(check(H5Dget_space(dataset), "H5Dget_space"));
   if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) {
     if (!allow_null_space) {
-      throw UnsupportedType(fmt::format("{} has a null dataspace (no elements, no shape): it holds no data to read",
-                                        where));
+      throw UnsupportedType(
+          fmt::format("{} has a null dataspace (no elements, no shape): it holds no data to read", where));
     }
     d.null_space = true;
     d.storage = H5Pget_layout(creation_plist(dataset).get()) == H5D_COMPACT ? Storage::Compact : Storage::Contiguous;

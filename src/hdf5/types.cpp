@@ -128,7 +128,9 @@ std::string describe_unsupported(hid_t type) {
 }
 
 // NumPy's byte-order character for a multi-byte number of `type` ('|' for one byte).
-char byte_order(hid_t type, std::size_t size) { return size == 1 ? '|' : H5Tget_order(type) == H5T_ORDER_BE ? '>' : '<'; }
+char byte_order(hid_t type, std::size_t size) {
+  return size == 1 ? '|' : H5Tget_order(type) == H5T_ORDER_BE ? '>' : '<';
+}
 
 // An integer or float whose every bit is its value's, as NumPy's of that size keeps it (no
 // precision narrower than the size, no offset): HDF5 copies those bytes unconverted for h5py.
@@ -148,7 +150,8 @@ std::int64_t enum_value(hid_t base, const std::vector<unsigned char>& raw) {
   const auto size = raw.size();
   const bool big = H5Tget_order(base) == H5T_ORDER_BE;
   for (std::size_t i = 0; i < size; ++i) bits |= std::uint64_t{raw[big ? size - 1 - i : i]} << (8 * i);
-  if (H5Tget_sign(base) == H5T_SGN_2 && size < 8 && (bits >> (8 * size - 1)) != 0) bits |= ~std::uint64_t{0} << (8 * size);
+  if (H5Tget_sign(base) == H5T_SGN_2 && size < 8 && (bits >> (8 * size - 1)) != 0)
+    bits |= ~std::uint64_t{0} << (8 * size);
   return static_cast<std::int64_t>(bits);
 }
 
@@ -175,7 +178,9 @@ std::optional<nlohmann::json> compound_json(hid_t type, std::size_t size) {
     formats.push_back(std::move(*format));
     offsets.push_back(H5Tget_member_offset(type, u));
   }
-  return nlohmann::json{{"names", std::move(names)}, {"formats", std::move(formats)}, {"offsets", std::move(offsets)},
+  return nlohmann::json{{"names", std::move(names)},
+                        {"formats", std::move(formats)},
+                        {"offsets", std::move(offsets)},
                         {"itemsize", size}};
 }
 
