@@ -64,6 +64,12 @@ struct GroupLinks {
 /// Throws FileNotFound, NotHdf5File, IoError.
 [[nodiscard]] std::vector<GroupLinks> list_links(const std::filesystem::path& path);
 
+/// The links of one group of `path`, the group at `group` (soft links on the way followed as
+/// HDF5 follows them; external ones refused): what list_links lists for it, without reading the
+/// other groups (a group's keys in a file of many groups). `path` (of the result) is `group`.
+/// Throws FileNotFound, NotHdf5File, IoError; NotADataset where `group` leads to no group.
+[[nodiscard]] GroupLinks list_group_links(const std::filesystem::path& path, const std::string& group);
+
 /// How an attribute's value is held.
 enum class AttributeKind : std::uint8_t {
   Numbers,          ///< `numbers` holds the values (any dtype h5tile reads)

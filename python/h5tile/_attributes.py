@@ -62,8 +62,7 @@ class AttributeManager(MutableMapping):
     def _raw(self) -> dict:
         f = self._obj._file
         f._check_open()
-        with f._catalog.lock:
-            preloaded = f._catalog.attributes.get(self._obj._name)
+        preloaded = f._attributes_of(self._obj._name)
         if preloaded is not None:
             # Copies: the arrays returned are the caller's to change, as when read anew.
             return {name: (kind, shape, value.copy() if isinstance(value, np.ndarray) else value, width)

@@ -28,9 +28,13 @@ def _dataset_from_state(file: File, name: str, info: Optional[dict]) -> Dataset:
     return Dataset(file, name)
 
 
-# A selection whose covering box is larger than this and than 4 times the selection is read in
-# slabs (Dataset._read_by_slabs) instead of as one box.
+# A selection that is not one box is read as several (Dataset._read_by_slabs), each at most this
+# many bytes unless one chunk is larger: memory stays at the result and one box.
 _COVERING_BOX_BYTES = 64 << 20
+# What one more box costs to read (about 10 us for a kept file, a request for a URL), as bytes of
+# data read (plain), of chunks decoded, or fetched from a URL: the unneeded part between two
+# needed runs is read with them where it costs less than that (_Selection.boxes).
+_GAP_BYTES = {"plain": 64 << 10, "decoded": 4 << 10, "url": 1 << 20}
 # How many times a selection read in slabs is read again where the file changed meanwhile.
 _SLAB_ATTEMPTS = 3
 
@@ -62,16 +66,23 @@ class Dataset(_Object):
     (read once per File), its data from parallel reads of the smallest box that covers the
     selection.
 
-    Selections are NumPy's basic indexing: integers (negative from the end), slices with any
-    step (negative too), ``...`` and ``()``::
+    Selections are h5py's, refusals included (_selection.py): integers (negative from the
+    end), slices with a step of 1 or more, ``...``, ``()``, one list or 1-D integer array of
+    increasing indices, a 1-D boolean array on one axis, and a boolean mask of the whole shape
+    (a 1-D result)::
 
         ds[10:20, ::2]      # rows 10..19, every other column
         ds[-1]              # the last row
+        ds[[2, 7, 30], :]   # rows 2, 7 and 30 (h5py: sorted, no repeats)
+        ds[:, keep]         # the columns where `keep`, a 1-D boolean array, is True
+        ds[data > 0]        # the elements where a mask of the dataset's shape is True, 1-D
         ds[()]              # everything (a NumPy scalar for a scalar dataset)
         np.asarray(ds)      # everything, as an array
 
-    Lists and boolean masks (h5py's fancy selections) are not supported: read a box and index
-    the array. Writes (mode "a"/"r+") replace the whole dataset: ``ds[...] = array``.
+    Where h5py differs from NumPy, h5tile is h5py: a negative step, an unsorted or repeated
+    list, two lists, ``np.newaxis`` are refused with h5py's exception class. A selection that
+    is not one box reads only the chunks it needs, in parallel. Writes (mode "a"/"r+") replace
+    the whole dataset: ``ds[...] = array``.
     """
 
     # -- description
@@ -165,6 +176,30 @@ class Dataset(_Object):
         """"contiguous", "chunked", "compact" or "virtual"."""
         return self._info["layout"]
 
+    @property
+    def is_virtual(self) -> bool:
+        """Whether the dataset is a virtual dataset (h5py's ``is_virtual``)."""
+        return self._info["layout"] == "virtual"
+
+    @property
+    def fillvalue(self) -> Any:
+        """The value of elements never written, as h5py gives it: a NumPy scalar of the dtype
+        (``b""`` for variable-length strings, whose fill value h5py reads as empty)."""
+        raw = self._info.get("fill_value") or b""
+        if not raw:
+            return b""
+        value = np.frombuffer(raw, np.dtype(self._info["dtype"])).copy()[0]
+        return _dtypes.as_numpy(value, self.dtype) if _dtypes.is_structured(self._info) else value
+
+    def asstr(self, encoding: Optional[str] = None, errors: str = "strict") -> "_AsStr":
+        """A view that reads strings as ``str`` (h5py's ``asstr``): ``ds.asstr()[0:10]`` gives an
+        object array of ``str``, decoded with `encoding` (default: the dataset's own, ASCII or
+        UTF-8). TypeError for a dataset that does not hold strings, as h5py."""
+        if self.dtype.kind not in "SO":
+            raise TypeError(_args.without_secrets(f"dset.asstr() can only be used on datasets with an HDF5 string "
+                                                  f"datatype: '{self._name}' holds {self.dtype}"))
+        return _AsStr(self, encoding or self._info.get("charset") or "utf-8", errors)
+
     def __len__(self) -> int:
         shape = self.shape
         if not shape:
@@ -200,8 +235,10 @@ class Dataset(_Object):
         return out
 
     def __getitem__(self, key: Any) -> Any:
-        """The selection ``key`` (NumPy basic indexing) as a NumPy array (a NumPy scalar where
-        every axis is indexed by an integer, and for ``ds[()]`` of a scalar dataset)."""
+        """The selection ``key`` as h5py reads it (h5py's rules, its refusals included:
+        _selection.py) as a NumPy array (a NumPy scalar where every axis is indexed by an
+        integer, and for ``ds[()]`` of a scalar dataset). A box is read as one; any other
+        selection as the boxes of the chunks it needs (_read_by_slabs)."""
         self._file._check_open()
         names, key = _dtypes.split_field_names(key, self.dtype, f"dataset '{self._name}'")
         if names:  # h5py's fields of a compound type, named anywhere in the selection
@@ -212,13 +249,13 @@ class Dataset(_Object):
             # Compound, enum and array types: selected as their stored bytes, then viewed as h5py's dtype.
             return _dtypes.as_numpy(_Bytes(self._file, self._name)[key], self.dtype)
         shape = self.shape
-        sel = _Selection(key, shape)
-        if not shape and sel.scalar_request:
-            return self._read_box((), ())[()]
-        itemsize = self.dtype.itemsize
-        box_bytes = math.prod(sel.extent) * itemsize
-        wanted_bytes = math.prod(sel.result_shape) * itemsize
-        if box_bytes <= max(4 * wanted_bytes, _COVERING_BOX_BYTES):
+        sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
+        if not shape:
+            data = self._read_box((), ())
+            return data[()] if sel.scalar_request else data
+        if 0 in sel.picked_shape:  # nothing selected: nothing read, as h5py
+            return sel.finish(np.zeros(sel.picked_shape, self.dtype))
+        if sel.is_box:
             return sel.finish(self._read_box(sel.offset, sel.extent))
         return self._read_by_slabs(sel)
 
@@ -230,52 +267,37 @@ class Dataset(_Object):
                                                f"'{self._file._shown}' has a null dataspace, read with ds[()]"))
 
     def _read_by_slabs(self, sel: "_Selection"):
-        """A sparse selection (steps that leave most of the covering box unread), read in slabs
-        along the outermost stepped axis: one box per run of picked indices, each run of at most
-        _COVERING_BOX_BYTES or within one chunk there, ending at a chunk's edge (so that no chunk
-        is decoded twice). Memory stays at the result and one slab, not the whole covering box.
+        """A selection that is not one box (steps, a list, a boolean mask), read as the boxes
+        that hold only the chunks it needs (_Selection.boxes: runs of needed chunks, merged where
+        the gap costs less than one more box, at most _COVERING_BOX_BYTES each, no chunk in two
+        boxes), each placed into the result as it arrives. The covering box is neither read
+        nor decoded where the selection leaves most of it out, and memory stays at the result
+        and one box.
 
-        The slabs are one version of the file: where the reader opened the file again between
-        the first slab and the last (it was replaced; a kept URL answers some reads from memory,
+        The boxes are one version of the file: where the reader opened the file again between
+        the first box and the last (it was replaced; a kept URL answers some reads from memory,
         as it was when opened), they are read again."""
         reader = self._file._reader(self._name)
         for _ in range(_SLAB_ATTEMPTS):
             out, opens = self._read_slabs_once(sel, reader)
             if reader.opens == opens:
-                return out
+                return sel.finish(out)
         raise IoError(errno.ESTALE, _args.without_secrets(f"cannot read '{self._name}' of '{self._file._shown}': "
                                                           f"it changed while being read, {_SLAB_ATTEMPTS} times"))
 
     def _read_slabs_once(self, sel: "_Selection", reader: Any):
-        """The slabs of _read_by_slabs, and the reader's opens after the first."""
-        axis = next(i for i, p in enumerate(sel.post) if isinstance(p, slice) and p.step not in (None, 1))
-        step = sel.post[axis].step
-        picks = list(range(sel.offset[axis], sel.offset[axis] + sel.extent[axis])[::step])
-        chunk = self.chunks[axis] if self.chunks else 1
-        full = [len(range(n)[p]) if isinstance(p, slice) else 1 for n, p in zip(sel.extent, sel.post)]
-        out = np.empty(full, self.dtype)
-        inner = [slice(None) if not isinstance(p, slice) else p for p in sel.post]
-        # Bytes of the box per index along `axis`: a run grows while it stays in one chunk, or
-        # while its box stays within _COVERING_BOX_BYTES (then it ends at a chunk's edge).
-        per_index = math.prod(sel.extent) // max(sel.extent[axis], 1) * self.dtype.itemsize
-        j, opens = 0, None
-        while j < len(picks):
-            run = j + 1
-            while run < len(picks) and (picks[run] // chunk == picks[run - 1] // chunk
-                                        or (abs(picks[run] - picks[j]) + 1) * per_index <= _COVERING_BOX_BYTES):
-                run += 1
-            lo, hi = min(picks[j], picks[run - 1]), max(picks[j], picks[run - 1]) + 1
-            offset, extent = list(sel.offset), list(sel.extent)
-            offset[axis], extent[axis] = lo, hi - lo
-            inner[axis] = slice(None, None, step)  # from the box's first (or, stepping back, last) index
-            place = tuple(slice(j, run) if i == axis else slice(None) for i in range(len(full)))
+        """The boxes of _read_by_slabs placed into a new array (of ``sel.picked_shape``), and the
+        reader's opens after the first box."""
+        decoded = self.chunks if self.filters and self.layout == "chunked" else None
+        gap = _GAP_BYTES["url" if self._file._is_url() else "decoded" if decoded else "plain"]
+        out = np.empty(sel.picked_shape, self.dtype)
+        opens = None
+        for offset, extent in sel.boxes(decoded, self.dtype.itemsize, gap, _COVERING_BOX_BYTES):
             block = self._read_box(offset, extent, reader=reader)
             if opens is None:
                 opens = reader.opens
-            out[place] = block[tuple(inner)]
-            j = run
-        return (out[tuple(0 if not isinstance(p, slice) else slice(None) for p in sel.post)],
-                reader.opens if opens is None else opens)
+            sel.place(out, block, offset)
+        return out, reader.opens if opens is None else opens
 
     def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
         """Reads ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's ``read_direct``). Where the
@@ -286,7 +308,8 @@ class Dataset(_Object):
         self._file._check_open()
         if not isinstance(dest, np.ndarray):
             raise TypeError(_args.without_secrets(f"dest must be a numpy.ndarray, not {type(dest).__name__}"))
-        sel = _Selection(() if source_sel is None else source_sel, self.shape)
+        sel = _Selection(() if source_sel is None else source_sel, self.shape,
+                         f"dataset '{self._name}' in '{self._file._shown}'")
         target = dest if dest_sel is None else dest[dest_sel]
         direct = (dest_sel is None and sel.is_box and dest.dtype == self.dtype and dest.flags.c_contiguous
                   and dest.flags.writeable and dest.shape == tuple(sel.extent) and not _dtypes.is_structured(self._info))
@@ -327,7 +350,7 @@ class Dataset(_Object):
         read it (``a = ds[...]``), change ``a`` and write it back (``ds[...] = a``)."""
         self._file._check_writable(f"write dataset '{self._name}'")
         shape = self.shape
-        sel = _Selection(key, shape)
+        sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
         if not (sel.is_box and tuple(sel.offset) == (0,) * len(shape) and tuple(sel.extent) == shape
                 and sel.result_shape == shape):
             raise InvalidArgumentError(
@@ -369,6 +392,30 @@ class Dataset(_Object):
         for name, raw in kept.items():
             if name not in now:
                 self.attrs._write_raw(name, raw)
+
+
+class _AsStr:
+    """A dataset of strings read as ``str`` (``Dataset.asstr``)."""
+
+    def __init__(self, dataset: Dataset, encoding: str, errors: str):
+        self._dataset, self._encoding, self._errors = dataset, encoding, errors
+
+    def _decode(self, value: bytes) -> str:
+        return value.decode(self._encoding, self._errors)
+
+    def __getitem__(self, key: Any) -> Any:
+        data = self._dataset[key]
+        if not isinstance(data, np.ndarray):
+            return self._decode(data)
+        out = np.empty(data.shape, object)
+        out.reshape(-1)[:] = [self._decode(v) for v in data.reshape(-1)]
+        return out
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        return np.asarray(self[()], dtype=dtype)
 
 
 class _Bytes(Dataset):

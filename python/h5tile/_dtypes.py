@@ -106,6 +106,8 @@ def split_field_names(key: Any, dtype: np.dtype, where: str) -> Tuple[tuple, Any
     ``ds["x"]``, ``ds["x", 0:10]``, ``ds[0:10, "x", "y"]``. ValueError where the dataset's type
     is not compound."""
     parts = key if isinstance(key, tuple) else (key,)
+    if any(p is None for p in parts):
+        return (), key  # refused by the selection (TypeError), as h5py refuses None before names
     names = tuple(p for p in parts if isinstance(p, str))
     if not names:
         return (), key

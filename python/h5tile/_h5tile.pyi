@@ -63,6 +63,11 @@ def list_links(path: str | os.PathLike) -> list:
     [(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached through hard links, root first; kind 'hard', 'soft' or 'external'.
     """
 
+def list_group_links(path: str | os.PathLike, group: str) -> tuple:
+    """
+    list_links' row of the one group at `group` (soft links followed), without the others.
+    """
+
 def read_attributes(path: str | os.PathLike, object: str) -> list:
     """
     [(name, kind, shape, value, string width)] of the object's attributes, in name order.

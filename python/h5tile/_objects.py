@@ -87,10 +87,14 @@ class _Catalog:
         # Full name -> {attribute name: (kind, shape, value, width)}, where File._preload read
         # them all (a File in mode "r"); otherwise every access reads the attributes anew.
         self.attributes: dict = {}
+        # Objects a visititems walk handed out (mode "r"): the first of them whose attributes are
+        # asked for reads all of theirs in one call (File._attributes_of).
+        self.visited: "set[str]" = set()
 
     def reset(self) -> None:
         with self.lock:
             self.kinds, self.links, self.described, self.attributes = None, None, {}, {}
+            self.visited = set()
 
 
 def _normalised(path: str) -> str:
@@ -110,18 +114,53 @@ class _Link:
 
 
 class _LinkTables:
-    """The links of every group of a file, and what a path leads to through them: hard links to
+    """The links of the groups of a file, and what a path leads to through them: hard links to
     objects, soft links followed as HDF5 follows them (relative to the group holding them, at
-    most 16 deep), external links left for the core (which opens them under its confinement)."""
+    most 16 deep), external links left for the core (which opens them under its confinement).
+
+    Groups of the file at `path` are listed as they are first needed, one core call each
+    (list_group_links: a group's keys in a file of 10,000 objects read that group, not the file);
+    a walk of everything lists every group in one call (list_links)."""
 
     _MAX_SOFT = 16
 
-    def __init__(self, rows: list):
-        self.root = rows[0][1]
-        self.groups = {group_id: {link[0]: _Link(*link) for link in links} for _, group_id, links in rows}
+    def __init__(self, path: str, complete: bool = False):
+        """`complete`: every group listed now, in one call (for a walk of everything)."""
+        self._path = path
+        self.groups: dict = {}
+        self._paths: dict = {}  # group id -> a path that leads to it, to list it by
+        self.complete = False
+        if complete:
+            self._complete()
+            self.root = next(iter(self.groups))  # list_links lists the root first
+        else:
+            self.root = self._add(_h5tile.list_group_links(path, "/"))
+
+    def _add(self, row: tuple) -> str:
+        path, group_id, links = row
+        self.groups[group_id] = {link[0]: _Link(*link) for link in links}
+        self._paths.setdefault(group_id, path)
+        return group_id
+
+    def _group(self, group_id: str) -> dict:
+        """The links of group `group_id`, listed now where not yet."""
+        links = self.groups.get(group_id)
+        if links is None and not self.complete and group_id in self._paths:
+            self._add(_h5tile.list_group_links(self._path, self._paths[group_id]))
+            links = self.groups.get(group_id)
+            if links is None:  # its path leads elsewhere now (the file changed): one snapshot of it all
+                self._complete()
+                links = self.groups.get(group_id)
+        return links or {}
+
+    def _complete(self) -> None:
+        if not self.complete:
+            for row in _h5tile.list_links(self._path):
+                self._add(row)
+            self.complete = True
 
     def names(self, group_id: str) -> "list[str]":
-        return list(self.groups.get(group_id, {}))
+        return list(self._group(group_id))
 
     def resolve(self, full: str, depth: int = 0) -> "tuple[str, Optional[str]]":
         """(kind, id) of what ``full`` (an absolute, normalised path) leads to: kind "group",
@@ -130,7 +169,7 @@ class _LinkTables:
         group_id, where = self.root, "/"
         parts = [p for p in full.split("/") if p]
         for i, part in enumerate(parts):
-            link = self.groups.get(group_id, {}).get(part)
+            link = self._group(group_id).get(part)
             if link is None:
                 return ("missing", None)
             last = i == len(parts) - 1
@@ -142,6 +181,8 @@ class _LinkTables:
                 target = _normalised(posixpath.join(where, link.target, *parts[i + 1:]))
                 kind, found = self.resolve(target, depth + 1)
                 return ("dangling", None) if kind == "missing" else (kind, found)
+            if link.object == "group":
+                self._paths.setdefault(link.object_id, posixpath.join(where, part))
             if last:
                 return (link.object, link.object_id)
             if link.object != "group":
@@ -154,6 +195,7 @@ class _LinkTables:
         (the root; its full name ``where``), each once under the first name found, depth first in
         name order (as h5py's ``visit``, HDF5's H5Ovisit by name, whatever order the groups
         track)."""
+        self._complete()
         start = self.root if start is None else start
         out: dict = {}
         seen = {start}
@@ -175,14 +217,14 @@ class _LinkTables:
         return out
 
     def _by_name(self, group_id: str) -> list:
-        return sorted(self.groups.get(group_id, {}).values(),
+        return sorted(self._group(group_id).values(),
                       key=lambda link: link.name.encode("utf-8", "surrogateescape"))
 
     def link(self, full: str) -> "Optional[_Link]":
         """The link ``full`` names itself (its last part, in the group its parent leads to)."""
         parent, name = posixpath.split(full)
         kind, group_id = self.resolve(parent) if parent != "/" else ("group", self.root)
-        return self.groups.get(group_id, {}).get(name) if kind == "group" else None
+        return self._group(group_id).get(name) if kind == "group" else None
 
 
 class Group(_Object, Mapping):
@@ -305,6 +347,9 @@ class Group(_Object, Mapping):
         members = self._file._kinds() if self._name == "/" else \
             tables.objects(group_id, self._name) if kind == "group" else {}
         prefix = self._name.rstrip("/") + "/"
+        if objects and self._file._mode == "r":
+            with self._file._catalog.lock:
+                self._file._catalog.visited.update(full for full, kind in members.items() if kind != "datatype")
         for full, kind in members.items():
             if kind == "datatype" and objects:
                 continue
@@ -494,7 +539,7 @@ class File(Group):
         catalog = self._catalog
         with catalog.lock:
             if catalog.links is None:
-                catalog.links = _LinkTables(_h5tile.list_links(self._path_text))
+                catalog.links = _LinkTables(self._path_text)
             return catalog.links
 
     def _kinds(self) -> dict:
@@ -502,7 +547,7 @@ class File(Group):
         catalog = self._catalog
         with catalog.lock:
             if catalog.links is None:
-                catalog.links = _LinkTables(_h5tile.list_links(self._path_text))
+                catalog.links = _LinkTables(self._path_text, complete=True)
             if catalog.kinds is None:
                 catalog.kinds = catalog.links.objects()
             return catalog.kinds
@@ -543,6 +588,28 @@ class File(Group):
         with catalog.lock:
             for name, attributes in zip(objects, each):
                 catalog.attributes[name] = _by_name(attributes)
+
+    def _attributes_of(self, name: str) -> Optional[dict]:
+        """The attributes of object `name` as read_attributes' rows by name, from memory where a
+        preload or walk read them; where `name` is one of a visititems walk's objects, every such
+        object's are read now, in one call (a walk reading each object's attributes would
+        otherwise open the file once per object). None: read them on their own."""
+        catalog = self._catalog
+        with catalog.lock:
+            known = catalog.attributes.get(name)
+            batch = sorted(catalog.visited) if known is None and name in catalog.visited else []
+            if batch:
+                catalog.visited.clear()
+        if known is not None or not batch:
+            return known
+        try:
+            each = _h5tile.read_attributes_of_each(self._path_text, batch)
+        except Exception:  # noqa: BLE001 - one object h5tile cannot read: each read on its own
+            return None
+        with catalog.lock:
+            for member, attributes in zip(batch, each):
+                catalog.attributes.setdefault(member, _by_name(attributes))
+            return catalog.attributes.get(name)
 
     def _write(self, data: np.ndarray, name: str, **options: Any) -> None:
         from . import to_file  # the package's own checks and conversions

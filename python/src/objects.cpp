@@ -61,6 +61,21 @@ nb::list attribute_list(std::vector<h5tile::Attribute>& attributes) {
   return out;
 }
 
+// (group path, group id, [(name, kind, object, object id, target, file)]) of one group's links.
+nb::tuple group_tuple(const h5tile::GroupLinks& g) {
+  nb::list links;
+  for (const auto& l : g.links) {
+    const char* kind = l.kind == h5tile::LinkKind::Hard   ? "hard"
+                       : l.kind == h5tile::LinkKind::Soft ? "soft"
+                                                          : "external";
+    const char* object = l.object == h5tile::ObjectKind::Group     ? "group"
+                         : l.object == h5tile::ObjectKind::Dataset ? "dataset"
+                                                                   : "datatype";
+    links.append(nb::make_tuple(name_text(l.name), kind, object, l.object_id, name_text(l.target), name_text(l.file)));
+  }
+  return nb::make_tuple(name_text(g.path), g.id, links);
+}
+
 }  // namespace
 
 void bind_objects(nb::module_& m) {
@@ -91,25 +106,23 @@ void bind_objects(nb::module_& m) {
           groups = h5tile::list_links(path);
         }
         nb::list out;
-        for (const auto& g : groups) {
-          nb::list links;
-          for (const auto& l : g.links) {
-            const char* kind = l.kind == h5tile::LinkKind::Hard   ? "hard"
-                               : l.kind == h5tile::LinkKind::Soft ? "soft"
-                                                                  : "external";
-            const char* object = l.object == h5tile::ObjectKind::Group     ? "group"
-                                 : l.object == h5tile::ObjectKind::Dataset ? "dataset"
-                                                                           : "datatype";
-            links.append(
-                nb::make_tuple(name_text(l.name), kind, object, l.object_id, name_text(l.target), name_text(l.file)));
-          }
-          out.append(nb::make_tuple(name_text(g.path), g.id, links));
-        }
+        for (const auto& g : groups) out.append(group_tuple(g));
         return out;
       },
       "path"_a,
       "[(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached "
       "through hard links, root first; kind 'hard', 'soft' or 'external'.");
+  m.def(
+      "list_group_links",
+      [](const std::filesystem::path& path, const std::string& group) {
+        h5tile::GroupLinks links;
+        {
+          nb::gil_scoped_release release;
+          links = h5tile::list_group_links(path, group);
+        }
+        return group_tuple(links);
+      },
+      "path"_a, "group"_a, "list_links' row of the one group at `group` (soft links followed), without the others.");
   m.def(
       "read_attributes",
       [](const std::filesystem::path& path, const std::string& object) {

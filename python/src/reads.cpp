@@ -139,6 +139,7 @@ nb::dict info_dict(const h5tile::DatasetInfo& info) {
   d["virtual_sources"] = info.virtual_sources;
   d["numpy_type"] = info.numpy_type.empty() ? nb::none() : nb::object(nb::str(info.numpy_type.c_str()));
   d["null_space"] = info.null_space;
+  d["fill_value"] = nb::bytes(reinterpret_cast<const char*>(info.fill_value.data()), info.fill_value.size());
   return d;
 }
 

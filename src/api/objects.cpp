@@ -64,6 +64,15 @@ std::vector<GroupLinks> list_links(const fs::path& path) {
   return link_tables(file.get());
 }
 
+GroupLinks list_group_links(const fs::path& path, const std::string& group) {
+  start_call_report(path);
+  settle_before_open(path);
+  probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
+                  [&] { (void)group_link_table(open_file(path, false, remote_options()).get(), group); });
+  const auto file = open_file(path, false, remote_options());
+  return group_link_table(file.get(), group);
+}
+
 std::vector<Attribute> read_attributes(const fs::path& path, const std::string& object) {
   return std::move(read_attributes_of_each(path, {object}).front());
 }

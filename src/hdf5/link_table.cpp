@@ -49,6 +49,7 @@ struct Walk {
   hid_t file;
   hid_t lapl;
   GroupLinks* current = nullptr;
+  bool queue_groups = true;       // false: list the current group's links only
   std::set<std::string> seen;     // groups listed or queued, by identity
   std::deque<GroupLinks> queued;  // groups found, links not yet read
 };
@@ -72,7 +73,7 @@ herr_t on_link(hid_t group, const char* name, const H5L_info_t* info, void* data
       return 0;
     }
     link.object_id = identity_of(walk.file, object);
-    if (link.object == ObjectKind::Group && walk.seen.insert(link.object_id).second) {
+    if (walk.queue_groups && link.object == ObjectKind::Group && walk.seen.insert(link.object_id).second) {
       const auto& parent = walk.current->path;
       walk.queued.push_back({parent == "/" ? "/" + link.name : parent + "/" + link.name, link.object_id, {}});
     }
@@ -128,6 +129,27 @@ std::vector<GroupLinks> link_tables(hid_t file) {
     H5Gclose(group);
   }
   return tables;
+}
+
+GroupLinks group_link_table(hid_t file, const std::string& group) {
+  const Hdf5Lock lock;
+  const GuardedLinks no_external({});
+  Walk walk{.file = file, .lapl = no_external.lapl(), .queue_groups = false};
+  ObjectInfo info{};
+  if (object_info(file, group.c_str(), info, walk.lapl) < 0 || info.type != H5O_TYPE_GROUP) {
+    H5Eclear2(H5E_DEFAULT);
+    throw NotADataset(
+        fmt::format("'{}' is not a group of the file (or not one h5tile reaches without "
+                    "leaving the file)",
+                    group));
+  }
+  GroupLinks table{group, identity_of(file, info), {}};
+  walk.current = &table;
+  const hid_t opened = check(H5Gopen2(file, group.c_str(), walk.lapl), "H5Gopen2");
+  hsize_t at = 0;
+  if (H5Literate(opened, index_of(opened), H5_ITER_INC, &at, on_link, &walk) < 0) H5Eclear2(H5E_DEFAULT);
+  H5Gclose(opened);
+  return table;
 }
 
 }  // namespace h5tile::detail

@@ -14,4 +14,8 @@ namespace h5tile::detail {
 // (breadth first), with its links. Soft and external links are read, not followed.
 [[nodiscard]] std::vector<GroupLinks> link_tables(hid_t file);
 
+// The links of the one group at `group` (a path HDF5 resolves, soft links followed, external
+// ones refused) of `file`. Throws NotADataset where it leads to no group.
+[[nodiscard]] GroupLinks group_link_table(hid_t file, const std::string& group);
+
 }  // namespace h5tile::detail

@@ -60,6 +60,10 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   info_.charset = described.charset;
   info_.filter_values = described.filter_values;
   memory_type_ = std::move(described.memory_type);
+  if (info_.dtype.kind() != DTypeKind::VarString) {
+    info_.fill_value.resize(info_.dtype.size());
+    fill_value(dataset_.get(), memory_type_.get(), info_.fill_value.data());
+  }
   if (described.null_space) {
     info_.null_space = true;  // metadata only: there is nothing to read
     return;

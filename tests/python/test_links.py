@@ -258,3 +258,32 @@ def test_a_review_of_names_and_links_beside_h5py(tmp_path):
         kept = a["g"]
         before = hash(kept)
     assert hash(kept) == before  # the hash stays after the File closes
+
+
+def test_one_groups_keys_list_that_group_and_a_walk_reads_attributes_in_one_call(tmp_path, monkeypatch):
+    """A group's keys list that group (and those on the way), not every group of the file; the
+    attributes of a visititems walk's objects are read in one call, equal to h5py's."""
+    path = tmp_path / "many.h5"
+    with h5py.File(path, "w") as f:
+        for g in range(5):
+            for d in range(4):
+                f[f"g{g}/d{d}"] = np.arange(3) + d
+                f[f"g{g}/d{d}"].attrs["d"] = d
+            f[f"g{g}"].attrs["g"] = g
+            f[f"g{g}/latest"] = h5py.SoftLink(f"/g{g}/d0")
+    from h5tile import _h5tile, _objects
+    calls = []
+    for name in ("list_links", "list_group_links", "read_attributes", "read_attributes_of_each"):
+        original = getattr(_h5tile, name)
+        monkeypatch.setattr(_objects._h5tile, name,
+                            lambda *a, _n=name, _o=original: calls.append(_n) or _o(*a))
+    with h5py.File(path, "r") as ref, h5tile.File(path) as f:
+        assert list(f["g3"].keys()) == list(ref["g3"].keys())
+        assert calls.count("list_group_links") == 2 and "list_links" not in calls  # the root, g3
+        assert f["g3/latest"] == f["g3/d0"]
+        calls.clear()
+        seen, expected = {}, {}
+        f.visititems(lambda name, obj: seen.__setitem__(name, dict(obj.attrs)))
+        ref.visititems(lambda name, obj: expected.__setitem__(name, dict(obj.attrs)))
+        assert seen == expected
+        assert calls.count("read_attributes_of_each") == 1 and "read_attributes" not in calls

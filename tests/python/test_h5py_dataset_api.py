@@ -1,0 +1,68 @@
+"""h5py's Dataset API beyond reads, compared with h5py on the same file (issue 40): fillvalue,
+is_virtual, asstr()."""
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+
+RECORD = np.dtype([("n", "<i4"), ("x", "<f8"), ("tag", "S3")])
+
+
+@pytest.fixture
+def path(tmp_path):
+    p = tmp_path / "api.h5"
+    with h5py.File(p, "w") as f:
+        f.create_dataset("seven", (4,), "i2", fillvalue=7)
+        f.create_dataset("plain", (4,), "f4")
+        f.create_dataset("chunked", (40,), "f8", chunks=(8,), fillvalue=-1.5, compression="gzip")
+        f.create_dataset("record", (3,), RECORD, fillvalue=np.array((3, 2.5, b"ab"), RECORD))
+        f.create_dataset("colour", (3,), h5py.enum_dtype({"R": 1, "G": 2}, "u1"), fillvalue=2)
+        f.create_dataset("fixed", data=np.array([b"abc", b"de"], "S4"))
+        f.create_dataset("utf8", data=["h\u00e9llo", "w\u00f6rld"], dtype=h5py.string_dtype("utf-8"))
+        f.create_dataset("latin", data=np.array(["caf\u00e9".encode("latin-1")], "S5"))
+        layout = h5py.VirtualLayout((4,), "f4")
+        layout[:] = h5py.VirtualSource(".", "plain", shape=(4,))
+        f.create_virtual_dataset("virtual", layout)
+    return p
+
+
+def test_fillvalue_as_h5py(path):
+    with h5py.File(path, "r") as f, h5tile.File(path) as t:
+        for name in ("seven", "plain", "chunked", "record", "colour", "fixed"):
+            got, expected = t[name].fillvalue, f[name].fillvalue
+            assert type(got) is type(expected), name
+            assert np.asarray(got).dtype == np.asarray(expected).dtype, name
+            assert np.asarray(got).tobytes() == np.asarray(expected).tobytes(), name
+        assert t["seven"].fillvalue == 7 and t["chunked"].fillvalue == -1.5
+
+
+def test_is_virtual_as_h5py(path):
+    with h5py.File(path, "r") as f, h5tile.File(path) as t:
+        for name in ("plain", "chunked", "virtual"):
+            assert t[name].is_virtual == f[name].is_virtual, name
+        assert t["virtual"].is_virtual
+
+
+def test_asstr_as_h5py(path):
+    with h5py.File(path, "r") as f, h5tile.File(path) as t:
+        for name in ("fixed", "utf8"):
+            got, expected = t[name].asstr()[...], f[name].asstr()[...]
+            assert got.dtype == expected.dtype == object and list(got) == list(expected), name
+            assert t[name].asstr()[1] == f[name].asstr()[1]
+            assert np.asarray(t[name].asstr()).tolist() == np.asarray(f[name].asstr()).tolist()
+        with pytest.raises(UnicodeDecodeError):
+            f["latin"].asstr()[0]
+        with pytest.raises(UnicodeDecodeError):
+            t["latin"].asstr()[0]
+        assert t["latin"].asstr("latin-1")[0] == f["latin"].asstr("latin-1")[0] == "caf\u00e9"
+        assert t["latin"].asstr(errors="replace")[0] == f["latin"].asstr(errors="replace")[0]
+        with pytest.raises(TypeError):
+            f["plain"].asstr()
+        with pytest.raises(TypeError, match="string"):
+            t["plain"].asstr()
