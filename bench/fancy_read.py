@@ -2,6 +2,7 @@
 """h5py's fancy selections through h5py and through h5tile.File, on one gzip-chunked float32
 dataset that h5py writes (--size x --size, chunks of --chunk x --chunk, gzip 4 + shuffle):
 
+- box:    ``ds[n/4:3n/4, n/4:3n/4]``, a plain slice (a quarter of the dataset), for comparison
 - rows:   ``ds[sorted random rows, :]`` (--picks rows)
 - cols:   ``ds[:, sorted random columns]`` (--picks columns)
 - mask:   ``ds[mask]``, a random boolean mask of the whole shape (--density of it True: every
@@ -52,7 +53,8 @@ def selections(size: int, picks: int, density: float) -> dict:
     cols = np.sort(rng.choice(size, picks, replace=False)).tolist()
     y, x = np.ogrid[:size, :size]
     disk = (y - size * 0.3) ** 2 + (x - size * 0.6) ** 2 < (size / 8) ** 2
-    return {"rows": (rows, slice(None)), "cols": (slice(None), cols), "mask": rng.random((size, size)) < density,
+    half = slice(size // 4, 3 * size // 4)
+    return {"box": (half, half), "rows": (rows, slice(None)), "cols": (slice(None), cols), "mask": rng.random((size, size)) < density,
             "disk": disk}
 
 

@@ -97,8 +97,10 @@ def as_numpy(data: Any, dtype: np.dtype) -> Any:
     """A selection read as stored bytes (a V<n> array or NumPy void scalar) as h5py gives it
     for `dtype`: a structured array (a NumPy void for one element), an enum's integers (a NumPy
     integer for one), an HDF5 array type's elements with the type's axes after the selection's."""
-    array = as_read(np.array(data, copy=False) if isinstance(data, np.ndarray) else np.array(data), dtype)
-    return array[()] if array.ndim == 0 else array
+    if isinstance(data, np.ndarray):
+        return as_read(data, dtype)  # 0-d too: h5py's ds[...] of a scalar dataset is a 0-d array
+    array = as_read(np.array(data), dtype)
+    return array[()] if array.ndim == 0 else array  # ds[()], or every axis an integer: a scalar
 
 
 def split_field_names(key: Any, dtype: np.dtype, where: str) -> Tuple[tuple, Any]:

@@ -1,8 +1,22 @@
 #include "hdf5/dataset_io.hpp"
 
+#include <vector>
+
 #include "hdf5/file.hpp"
 
 namespace h5tile::detail {
+
+namespace {
+
+// Whether HDF5 leaves the buffer untouched where `dataset` has no storage (fill time "never").
+bool fills_nothing(hid_t dataset) {
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
+  check(H5Pget_fill_time(dcpl.get(), &when), "H5Pget_fill_time");
+  return when == H5D_FILL_TIME_NEVER;
+}
+
+}  // namespace
 
 void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_base, const Shape& dst_shape,
                const Box& dst) {
@@ -14,6 +28,12 @@ void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_
   select_box(file_space.get(), src);
   const auto memory_space = make_space(dst_shape);
   select_box(memory_space.get(), dst);
+  if (fills_nothing(dataset) && H5Tdetect_class(memory_type, H5T_VLEN) <= 0 && H5Tis_variable_str(memory_type) <= 0) {
+    // HDF5 then leaves the buffer as it was where nothing was ever written: zeros there, as in
+    // h5py's buffers, never what this memory held before.
+    const std::vector<std::byte> zero(H5Tget_size(memory_type));
+    check(H5Dfill(zero.data(), memory_type, dst_base, memory_type, memory_space.get()), "H5Dfill");
+  }
   check(H5Dread(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, dst_base), "H5Dread");
 }
 

@@ -66,3 +66,21 @@ def test_asstr_as_h5py(path):
             f["plain"].asstr()
         with pytest.raises(TypeError, match="string"):
             t["plain"].asstr()
+
+
+@pytest.mark.parametrize("chunks", [None, (64,)])
+def test_storage_never_written_with_fill_time_never_reads_as_zeros_as_h5py(tmp_path, chunks):
+    """HDF5 leaves the buffer as it was where nothing was written and the fill time is "never":
+    h5py's buffers start as zeros; h5tile's are zeroed too, never what the memory held before
+    (a read of sevens just before, whose memory the next read may reuse)."""
+    path = tmp_path / "never.h5"
+    with h5py.File(path, "w") as f:
+        f["sevens"] = np.full(4096, 7.0)
+        f.create_dataset("never", (4096,), "f8", chunks=chunks, fillvalue=3.0, fill_time="never")
+        if chunks:
+            f["never"][64:128] = 1.0  # one chunk written, the others never
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for _ in range(3):
+            assert (t["sevens"][...] == 7.0).all()
+            np.testing.assert_array_equal(t["never"][...], ref["never"][...])
+        assert (t["never"][:64] == 0).all()
