@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 import numpy as np
 
 from . import _arguments as _args
-from . import _dtypes
+from . import _dims, _dtypes
 from ._arrays import prepare
 from ._attributes import Empty
 from ._base import _Object
@@ -133,6 +133,17 @@ class Dataset(_Object):
         """Reads only the fields `names` (one name or a list) of a compound dataset:
         ``ds.fields("x")[0:10]`` (h5py's ``Dataset.fields``)."""
         return _dtypes.FieldsView(self, names)
+
+    @property
+    def dims(self) -> "_dims.DimensionManager":
+        """The dimension scales of each axis (h5py's ``ds.dims``): ``ds.dims[0].label``,
+        ``ds.dims[0][0]`` (the first scale of axis 0, a Dataset), ``ds.dims[0].keys()``."""
+        return _dims.DimensionManager(self)
+
+    @property
+    def is_scale(self) -> bool:
+        """Whether this dataset is a dimension scale (h5py's ``is_scale``)."""
+        return _dims.is_scale(self)
 
     @property
     def chunks(self) -> Optional[Tuple[int, ...]]:

@@ -1,0 +1,127 @@
+"""Dimension scales as h5py shows them (``ds.dims``), read from the attributes HDF5's dimension
+scale API writes: DIMENSION_LIST (per axis, references to the scale datasets; h5tile reads them
+as the paths they lead to), DIMENSION_LABELS (per axis, a label), and on each scale CLASS
+("DIMENSION_SCALE") and NAME (its name). Attaching and labelling (writes) are issue 41's."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, List, Tuple
+
+import numpy as np
+
+from . import _arguments as _args
+
+if TYPE_CHECKING:
+    from ._dataset import Dataset
+
+
+def _text(value: Any) -> str:
+    """An attribute's string as str (h5py decodes names and labels as UTF-8)."""
+    if value is None:
+        return ""
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", "surrogateescape")
+    return str(value)
+
+
+def is_scale(dataset: Dataset) -> bool:
+    """Whether `dataset` is a dimension scale (its CLASS attribute says so, as H5DSis_scale)."""
+    return _text(dataset.attrs.get("CLASS")).rstrip("\0") == "DIMENSION_SCALE"
+
+
+def scale_name(dataset: Dataset) -> str:
+    """A scale's NAME attribute ("" where it has none), as h5py's keys of a dimension."""
+    return _text(dataset.attrs.get("NAME")).rstrip("\0")
+
+
+class DimensionProxy:
+    """One axis of a dataset (``ds.dims[i]``): its label and the scales attached to it, as
+    h5py's ``DimensionProxy`` (a mapping of scale names to scale datasets, iterated by name)."""
+
+    def __init__(self, dataset: Dataset, dimension: int):
+        self._dataset, self._dimension = dataset, dimension
+
+    @property
+    def label(self) -> str:
+        """The axis' label ("" where it has none)."""
+        labels = self._dataset.attrs.get("DIMENSION_LABELS")
+        if labels is None:
+            return ""
+        labels = np.asarray(labels, dtype=object).reshape(-1)
+        return _text(labels[self._dimension]) if self._dimension < len(labels) else ""
+
+    def _paths(self) -> List[str]:
+        """The paths of the scales attached to this axis. RuntimeError where the dataset has no
+        scales on any axis (HDF5's H5DSiterate_scales fails then, and h5py raises that)."""
+        lists = self._dataset.attrs.get("DIMENSION_LIST")
+        if lists is None:
+            raise RuntimeError(_args.without_secrets(f"dataset '{self._dataset.name}' has no dimension scales "
+                                                     "attached (no DIMENSION_LIST attribute)"))
+        attached = np.asarray(lists, dtype=object).reshape(-1)[self._dimension]
+        return [paths[0] if isinstance(paths, tuple) else paths for paths in (attached or ())]
+
+    def _scales(self) -> List[Dataset]:
+        file = self._dataset.file
+        return [file[path] for path in self._paths()]
+
+    def __len__(self) -> int:
+        lists = self._dataset.attrs.get("DIMENSION_LIST")
+        return 0 if lists is None else len(self._paths())
+
+    def __getitem__(self, item: Any) -> Dataset:
+        """A scale by its place on the axis (``dims[0][0]``) or by name (``dims[0]["x"]``)."""
+        if isinstance(item, int):
+            return self._scales()[item]
+        wanted = _text(item)
+        for scale in self._scales():
+            if scale_name(scale) == wanted:
+                return scale
+        raise KeyError(item)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+    def keys(self) -> List[str]:
+        return [scale_name(s) for s in self._scales()] if len(self) else []
+
+    def values(self) -> List[Dataset]:
+        return self._scales() if len(self) else []
+
+    def items(self) -> List[Tuple[str, Dataset]]:
+        return [(scale_name(s), s) for s in self.values()]
+
+    def __eq__(self, other: Any) -> bool:
+        return (isinstance(other, DimensionProxy) and other._dataset == self._dataset
+                and other._dimension == self._dimension)
+
+    def __hash__(self) -> int:
+        return hash((self._dataset, self._dimension))
+
+    def __repr__(self) -> str:
+        if not self._dataset.file._open:
+            return "<Dimension of closed HDF5 dataset>"
+        return _args.without_secrets(f'<"{self.label}" dimension {self._dimension} of HDF5 dataset '
+                                     f'"{self._dataset.name}">')
+
+
+class DimensionManager:
+    """``ds.dims``: one :class:`DimensionProxy` per axis, as h5py's ``DimensionManager``."""
+
+    def __init__(self, dataset: Dataset):
+        self._dataset = dataset
+
+    def __len__(self) -> int:
+        return self._dataset.ndim
+
+    def __getitem__(self, index: int) -> DimensionProxy:
+        if not -len(self) <= index < len(self):
+            raise IndexError(_args.without_secrets(f"Index out of range: dataset '{self._dataset.name}' has "
+                                                   f"{len(self)} dimensions, not {index + 1}"))
+        return DimensionProxy(self._dataset, index % len(self))
+
+    def __iter__(self) -> Iterator[DimensionProxy]:
+        return (self[i] for i in range(len(self)))
+
+    def __repr__(self) -> str:
+        if not self._dataset.file._open:
+            return "<Dimensions of closed HDF5 dataset>"
+        return _args.without_secrets(f'<Dimensions of HDF5 object "{self._dataset.name}">')
