@@ -70,6 +70,21 @@ struct GroupLinks {
 /// Throws FileNotFound, NotHdf5File, IoError; NotADataset where `group` leads to no group.
 [[nodiscard]] GroupLinks list_group_links(const std::filesystem::path& path, const std::string& group);
 
+/// Where an external link leads: the file it opens and the object's path there.
+struct ExternalTarget {
+  std::filesystem::path file;  ///< the file HDF5 would open for the link (found as HDF5 searches)
+  std::string object;          ///< the target's path in that file
+};
+
+/// Where the external link `link` of `path` leads (a link of `path` itself: every part before
+/// its last leads through `path`'s own groups), under the rules of every external link h5tile
+/// follows: the target must be a regular file and, unless `allow_external`, inside the folder of
+/// `path`. Throws VirtualSourceError naming the link where it is refused (and for any link of a
+/// remote file), DatasetNotFound where there is no such link or its file does not exist,
+/// InvalidArgument where `link` is no external link.
+[[nodiscard]] ExternalTarget external_link_target(const std::filesystem::path& path, const std::string& link,
+                                                  bool allow_external);
+
 /// How an attribute's value is held.
 enum class AttributeKind : std::uint8_t {
   Numbers,          ///< `numbers` holds the values (any dtype h5tile reads)

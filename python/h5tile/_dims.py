@@ -75,7 +75,8 @@ class DimensionProxy:
         for scale in self._scales():
             if scale_name(scale) == wanted:
                 return scale
-        raise KeyError(item)
+        raise KeyError(_args.without_secrets(f"no scale named {wanted!r} on axis {self._dimension} of dataset "
+                                             f"'{self._dataset.name}'"))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())

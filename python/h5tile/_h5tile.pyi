@@ -63,6 +63,11 @@ def list_links(path: str | os.PathLike) -> list:
     [(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached through hard links, root first; kind 'hard', 'soft' or 'external'.
     """
 
+def external_link_target(path: str | os.PathLike, link: str, allow_external: bool) -> tuple:
+    """
+    (file, object path there) of the external link `link`, under h5tile's rules for external links.
+    """
+
 def list_group_links(path: str | os.PathLike, group: str) -> tuple:
     """
     list_links' row of the one group at `group` (soft links followed), without the others.

@@ -113,6 +113,18 @@ void bind_objects(nb::module_& m) {
       "[(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached "
       "through hard links, root first; kind 'hard', 'soft' or 'external'.");
   m.def(
+      "external_link_target",
+      [](const std::filesystem::path& path, const std::string& link, bool allow_external) {
+        h5tile::ExternalTarget target;
+        {
+          nb::gil_scoped_release release;
+          target = h5tile::external_link_target(path, link, allow_external);
+        }
+        return nb::make_tuple(target.file, name_text(target.object));
+      },
+      "path"_a, "link"_a, "allow_external"_a,
+      "(file, object path there) of the external link `link`, under h5tile's rules for external links.");
+  m.def(
       "list_group_links",
       [](const std::filesystem::path& path, const std::string& group) {
         h5tile::GroupLinks links;

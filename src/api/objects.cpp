@@ -12,6 +12,9 @@
 #include "hdf5/attributes.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/link_table.hpp"
+#include "hdf5/links.hpp"
+#include "io/http/url.hpp"
+#include "layout/data_files.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -71,6 +74,30 @@ GroupLinks list_group_links(const fs::path& path, const std::string& group) {
                   [&] { (void)group_link_table(open_file(path, false, remote_options()).get(), group); });
   const auto file = open_file(path, false, remote_options());
   return group_link_table(file.get(), group);
+}
+
+ExternalTarget external_link_target(const fs::path& path, const std::string& link, bool allow_external) {
+  start_call_report(path);
+  settle_before_open(path);
+  const auto name = object_name(link);
+  const auto file = open_file(path, false, remote_options());
+  std::optional<std::pair<std::string, std::string>> stored;
+  try {
+    stored = external_link_value(file.get(), name);
+  } catch (const DatasetNotFound&) {
+    throw DatasetNotFound(fmt::format("'{}' is no link of '{}'", name, display_name(path.native())));
+  }
+  if (!stored) {
+    throw InvalidArgument(fmt::format("'{}' in '{}' is no external link", name, display_name(path.native())));
+  }
+  const ExternalLink followed{path.string(), fs::path(name).parent_path().string(), stored->first, stored->second};
+  external_link_check(path, allow_external, ext_prefix())(followed);  // refuses, naming the link
+  const auto target = detail::external_link_target(path, followed.file, ext_prefix());
+  if (!target) {
+    throw DatasetNotFound(fmt::format("the external link '{}' of '{}' names '{}', which does not exist", name,
+                                      display_name(path.native()), followed.file));
+  }
+  return {*target, followed.object};
 }
 
 std::vector<Attribute> read_attributes(const fs::path& path, const std::string& object) {

@@ -131,6 +131,23 @@ std::vector<GroupLinks> link_tables(hid_t file) {
   return tables;
 }
 
+std::optional<std::pair<std::string, std::string>> external_link_value(hid_t file, const std::string& name) {
+  const Hdf5Lock lock;
+  const GuardedLinks no_external({});
+  H5L_info_t info{};
+  if (H5Lget_info(file, name.c_str(), &info, no_external.lapl()) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw DatasetNotFound(fmt::format("'{}' is no link of the file (or not one reached without leaving it)", name));
+  }
+  if (info.type != H5L_TYPE_EXTERNAL) return std::nullopt;
+  std::string value(info.u.val_size, '\0');
+  check(H5Lget_val(file, name.c_str(), value.data(), value.size(), no_external.lapl()), "H5Lget_val");
+  const char* stored = nullptr;
+  const char* object = nullptr;
+  check(H5Lunpack_elink_val(value.data(), value.size(), nullptr, &stored, &object), "H5Lunpack_elink_val");
+  return std::make_pair(std::string(stored != nullptr ? stored : ""), std::string(object != nullptr ? object : ""));
+}
+
 GroupLinks group_link_table(hid_t file, const std::string& group) {
   const Hdf5Lock lock;
   const GuardedLinks no_external({});
