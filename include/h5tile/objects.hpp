@@ -70,6 +70,19 @@ struct GroupLinks {
 /// Throws FileNotFound, NotHdf5File, IoError; NotADataset where `group` leads to no group.
 [[nodiscard]] GroupLinks list_group_links(const std::filesystem::path& path, const std::string& group);
 
+/// What a named datatype (h5py's Datatype) is, described as DatasetInfo describes a dataset's
+/// elements.
+struct NamedType {
+  DType dtype{DTypeKind::UInt8};  ///< as DatasetInfo::dtype ("object" for variable-length strings)
+  std::string numpy_type;         ///< as DatasetInfo::numpy_type (compound, enum, array types)
+  std::string charset;            ///< strings: "ascii" or "utf-8"; empty otherwise
+};
+
+/// The named datatype `name` of `path`. Throws DatasetNotFound where there is none,
+/// NotADataset where `name` is another kind of object, UnsupportedType for a type h5tile does
+/// not read (naming it).
+[[nodiscard]] NamedType describe_named_type(const std::filesystem::path& path, const std::string& name);
+
 /// Where an external link leads: the file it opens and the object's path there.
 struct ExternalTarget {
   std::filesystem::path file;  ///< the file HDF5 would open for the link (found as HDF5 searches)

@@ -48,7 +48,7 @@ from . import _arguments as _args
 from ._arrays import is_legate as _is_legate, prepare as _prepare
 from . import _h5tile, _writes, settings
 from ._writes import WriteHandle, fence
-from ._objects import AttributeManager, Dataset, Empty, ExternalLink, File, Group, HardLink, SoftLink
+from ._objects import AttributeManager, Dataset, Datatype, Empty, ExternalLink, File, Group, HardLink, SoftLink
 from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
                       InvalidArgumentError, IoError, IsADirectoryPathError, NoSuchFileError, NotADatasetError,
                       NotHdf5FileError, OperationError, ProbeFailedError, UnsupportedTypeError, VirtualSourceError,
@@ -59,7 +59,7 @@ __all__ = [
     "to_file", "from_file", "from_file_batched", "read_box", "describe", "fence", "WriteHandle",
     "write_tile", "read_tile", "consolidate", "split", "compressors", "cuda_device_count", "last_device_io",
     "last_read_pattern", "last_remote_io",
-    "File", "Group", "Dataset", "AttributeManager", "Empty", "HardLink", "SoftLink", "ExternalLink",
+    "File", "Group", "Dataset", "Datatype", "AttributeManager", "Empty", "HardLink", "SoftLink", "ExternalLink",
     "CancelledError",
     "Error", "InvalidArgumentError", "ArgumentTypeError", "UnsupportedTypeError", "DatasetNotFoundError", "NotADatasetError",
     "IsADirectoryPathError", "NoSuchFileError", "FileAlreadyExistsError", "NotHdf5FileError", "ProbeFailedError",

@@ -36,6 +36,13 @@ class Empty:
 
 
 
+def _text_name(name: Any) -> Any:
+    """An attribute name given as ``bytes`` (h5py takes them: HDF5's names are bytes) as the text
+    h5tile lists it by, UTF-8 (bytes that are not UTF-8 as surrogates, so that they are simply not
+    found); any other name as it is."""
+    return name.decode("utf-8", "surrogateescape") if isinstance(name, bytes) else name
+
+
 def _by_name(attributes: list) -> dict:
     """_h5tile.read_attributes's [(name, kind, shape, value, width)] as {name: (kind, shape,
     value, width)}."""
@@ -70,6 +77,7 @@ class AttributeManager(MutableMapping):
         return _by_name(_h5tile.read_attributes(f.filename, self._obj._name))
 
     def __getitem__(self, name: str) -> Any:
+        name = _text_name(name)
         raw = self._raw()
         if name not in raw:
             raise DatasetNotFoundError(_args.without_secrets(f"attribute '{name}' of '{self._obj._name}' in "
@@ -89,7 +97,7 @@ class AttributeManager(MutableMapping):
         return len(self._raw())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._raw()
+        return _text_name(name) in self._raw()
 
     def __setitem__(self, name: str, value: Any) -> None:
         self.create(name, value)
@@ -97,6 +105,7 @@ class AttributeManager(MutableMapping):
     def create(self, name: str, data: Any, shape: Any = None, dtype: Any = None) -> None:
         """Creates (or replaces) attribute ``name`` from ``data``, as ``np.asarray(data, dtype)``
         reshaped to ``shape`` where given."""
+        name = _text_name(name)
         f = self._obj._file
         f._check_writable(f"write attribute '{name}' of '{self._obj._name}'")
         if isinstance(data, Empty) or (type(data).__name__ == "Empty" and hasattr(data, "dtype")):  # h5py's too
@@ -131,6 +140,7 @@ class AttributeManager(MutableMapping):
         self.create(name, value)
 
     def __delitem__(self, name: str) -> None:
+        name = _text_name(name)
         f = self._obj._file
         f._check_writable(f"delete attribute '{name}' of '{self._obj._name}'")
         _h5tile.delete_attribute(f.filename, self._obj._name, name)

@@ -153,10 +153,14 @@ class Dataset(_Object):
 
     @property
     def compression(self) -> Optional[str]:
-        """"gzip", "lzf" or "szip" as h5py names them, else None (other filters: see ``filters``)."""
-        for f in self._info["filters"] or ():
-            if f in _COMPRESSION_NAMES:
-                return _COMPRESSION_NAMES[f]
+        """"gzip", "lzf" or "szip" as h5py names them; "unknown", as h5py says it, where another
+        filter than those and shuffle, fletcher32 and scaleoffset is in the pipeline (nbit,
+        a plugin's: see ``filters``); else None."""
+        for name in ("deflate", "lzf", "szip"):  # h5py's order
+            if name in (self._info["filters"] or ()):
+                return _COMPRESSION_NAMES[name]
+        if any(i not in self._H5PY_NAMED_FILTERS for i in self.filter_ids):
+            return "unknown"
         return None
 
     @property
@@ -210,6 +214,90 @@ class Dataset(_Object):
             raise TypeError(_args.without_secrets(f"dset.asstr() can only be used on datasets with an HDF5 string "
                                                   f"datatype: '{self._name}' holds {self.dtype}"))
         return _AsStr(self, encoding or self._info.get("charset") or "utf-8", errors)
+
+    def len(self) -> int:
+        """The length of the first axis, as h5py's ``Dataset.len()`` (``len(ds)`` is limited to
+        ``sys.maxsize``); TypeError for a scalar dataset."""
+        shape = self.shape
+        if not shape:
+            raise TypeError("Attempt to take len() of scalar dataset")
+        return shape[0]
+
+    def iter_chunks(self, sel: Any = None) -> Iterator[Tuple[slice, ...]]:
+        """The chunks that meet the selection `sel` (a slice or integer per axis; None: the whole
+        dataset), each as the tuple of slices of its part in the selection, in C order, as h5py's
+        ``iter_chunks``. TypeError where the dataset is not chunked, ValueError for a selection
+        of another rank or outside the dataset (checked here, before the first chunk)."""
+        chunks = self.chunks
+        if not chunks:
+            raise TypeError("Chunked dataset required")
+        bounds = self._chunk_iteration_bounds(sel)
+        return self._chunk_slices(bounds, chunks)
+
+    def _chunk_iteration_bounds(self, sel: Any) -> "list[tuple[int, int]]":
+        """(start, stop) per axis of an iter_chunks selection, read as h5py reads it (its
+        ChunkIterator): an integer is one index, a slice's step is ignored, a missing or zero
+        start is 0 and a missing or zero stop is the axis' length (so an axis of length 0 is
+        refused, as h5py refuses it)."""
+        shape = self.shape
+        if sel is None:
+            sel = tuple(slice(0, n) for n in shape)
+        keys = [sel] if isinstance(sel, (slice, int)) else list(sel)
+        if len(keys) != len(shape):
+            raise ValueError("Invalid selection - selection region must have same rank as dataset")
+        bounds = []
+        for key, n in zip(keys, shape):
+            if isinstance(key, int):
+                start, stop = key, key + 1
+            elif isinstance(key, slice):
+                start, stop = key.start or 0, key.stop or n
+            else:  # h5py's own failure for anything else (an assertion of its ChunkIterator)
+                raise AssertionError(_args.without_secrets(f"{key!r}: Selection object must be a slice or integer"))
+            if start < 0 or stop > n or stop <= start:
+                raise ValueError("Invalid selection - selection region must be within dataset space")
+            bounds.append((start, stop))
+        return bounds
+
+    @staticmethod
+    def _chunk_slices(bounds: "list[tuple[int, int]]", chunks: Tuple[int, ...]) -> Iterator[Tuple[slice, ...]]:
+        """Each chunk that meets the box `bounds`, as the slices of its part of the box, the last
+        axis fastest."""
+        from itertools import product
+        per_axis = [[slice(max(i * c, start), min((i + 1) * c, stop), 1)
+                     for i in range(start // c, (stop - 1) // c + 1)]
+                    for (start, stop), c in zip(bounds, chunks)]
+        return product(*per_axis)
+
+    # HDF5's filter IDs by the names the core gives them (src/core/filter_ids.hpp); an ID it does
+    # not know is named "filter <id> (unknown to h5tile)".
+    _FILTER_IDS = {"deflate": 1, "shuffle": 2, "fletcher32": 3, "szip": 4, "nbit": 5, "scaleoffset": 6,
+                   "lzo": 305, "bzip2": 307, "lzf": 32000, "blosc": 32001, "mafisc": 32002, "snappy": 32003,
+                   "lz4": 32004, "bitshuffle": 32008, "zfp": 32013, "fpzip": 32014, "zstd": 32015, "sz": 32017,
+                   "fcidecomp": 32018, "jpeg": 32019, "vbz": 32020, "bitgroom": 32022, "granularbr": 32023,
+                   "sz3": 32024, "blosc2": 32026}
+    # The filters h5py names itself (its filters._COMP_FILTERS): with any other, h5py's
+    # ``compression`` is "unknown".
+    _H5PY_NAMED_FILTERS = (1, 2, 3, 4, 6, 32000)
+
+    @property
+    def filter_ids(self) -> Tuple[int, ...]:
+        """The HDF5 IDs of the filters of the pipeline, in order (h5py's ``filter_ids``)."""
+        return tuple(self._filter_id(name) for name in self._info["filters"] or ())
+
+    def _filter_id(self, name: str) -> int:
+        if name in self._FILTER_IDS:
+            return self._FILTER_IDS[name]
+        return int(name.split()[1])  # "filter <id> (unknown to h5tile)"
+
+    @property
+    def scaleoffset(self) -> Optional[int]:
+        """The scale-offset filter's setting, as h5py gives it (its second value as stored: the
+        bits kept of an integer, 0 where HDF5 chose them; the decimal digits kept of a float),
+        None where the dataset has no such filter."""
+        for name, values in zip(self._info["filters"] or (), self._info.get("filter_values") or ()):
+            if name == "scaleoffset":
+                return int(values[1]) if len(values) > 1 else None
+        return None
 
     def __len__(self) -> int:
         shape = self.shape
@@ -343,7 +431,8 @@ class Dataset(_Object):
 
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
         if copy is False:
-            raise ValueError("reading a dataset always makes a new array: copy=False is impossible")
+            raise ValueError("Dataset.__array__ received copy=False but memory allocation cannot be avoided on read "
+                             "(reading a dataset always makes a new array)")
         data = self[...]
         return data if dtype is None else _as_hdf5_converts(data, dtype)
 
@@ -405,11 +494,52 @@ class Dataset(_Object):
                 self.attrs._write_raw(name, raw)
 
 
-class _AsStr:
-    """A dataset of strings read as ``str`` (``Dataset.asstr``)."""
+class _View:
+    """What h5py's views of a dataset (``astype``, ``asstr``) share: the dataset's shape, size and
+    length, a dtype of their own, and ``np.asarray(view)`` reading it all."""
+
+    _dataset: Dataset
+
+    @property
+    def dtype(self) -> np.dtype:
+        raise NotImplementedError
+
+    @property
+    def ndim(self) -> int:
+        return self._dataset.ndim
+
+    @property
+    def shape(self) -> Optional[Tuple[int, ...]]:
+        return self._dataset.shape
+
+    @property
+    def size(self) -> Optional[int]:
+        return self._dataset.size
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+    def __getitem__(self, key: Any) -> Any:
+        raise NotImplementedError
+
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
+        """Everything read, as an array (0-d for a scalar dataset) of `dtype` or the view's;
+        ValueError for ``copy=False``, as h5py: every read makes a new array."""
+        if copy is False:
+            raise ValueError(_args.without_secrets(f"{type(self).__name__}.__array__ received copy=False but memory "
+                                                   "allocation cannot be avoided on read"))
+        return np.asarray(self[()], dtype=self.dtype if dtype is None else dtype)
+
+
+class _AsStr(_View):
+    """A dataset of strings read as ``str`` (``Dataset.asstr``): dtype object, as h5py's."""
 
     def __init__(self, dataset: Dataset, encoding: str, errors: str):
         self._dataset, self._encoding, self._errors = dataset, encoding, errors
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(object)
 
     def _decode(self, value: bytes) -> str:
         return value.decode(self._encoding, self._errors)
@@ -421,12 +551,6 @@ class _AsStr:
         out = np.empty(data.shape, object)
         out.reshape(-1)[:] = [self._decode(v) for v in data.reshape(-1)]
         return out
-
-    def __len__(self) -> int:
-        return len(self._dataset)
-
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        return np.asarray(self[()], dtype=dtype)
 
 
 class _Bytes(Dataset):
@@ -442,17 +566,20 @@ class _Bytes(Dataset):
 _RESTORABLE = ("numbers", "fixed_strings", "variable_strings", "empty")
 
 
-class _AsType:
+class _AsType(_View):
     """A dataset read as another dtype (``Dataset.astype``)."""
 
     def __init__(self, dataset: Dataset, dtype: np.dtype):
         self._dataset, self._dtype = dataset, dtype
 
-    def __getitem__(self, key: Any) -> np.ndarray:
-        return _as_hdf5_converts(np.asarray(self._dataset[key]), self._dtype)
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dtype
 
-    def __len__(self) -> int:
-        return len(self._dataset)
-
-    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> np.ndarray:
-        return np.asarray(self[()], dtype=dtype)
+    def __getitem__(self, key: Any) -> Any:
+        """The selection converted; a scalar where the dataset gives one (an element, ``[()]`` of
+        a scalar dataset), as h5py."""
+        data = self._dataset[key]
+        # np.asarray again: NumPy's clip of a 0-d array gives a scalar.
+        converted = np.asarray(_as_hdf5_converts(np.asarray(data), self._dtype))
+        return converted if isinstance(data, np.ndarray) else converted[()]

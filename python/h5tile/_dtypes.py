@@ -35,6 +35,10 @@ def numpy_dtype(info: dict) -> np.dtype:
     if made is None:
         described = info.get("numpy_type")
         made = np.dtype(info["dtype"]) if described is None else _from_json(json.loads(described))
+        if made.kind == "S" and info.get("charset"):  # h5py's string dtypes say their encoding
+            made = np.dtype(made, metadata={"h5py_encoding": info["charset"]})
+        elif made.kind == "O" and info.get("charset"):
+            made = np.dtype(made, metadata={"vlen": str if info["charset"] == "utf-8" else bytes})
         info["_numpy_dtype"] = made
     return made
 

@@ -63,6 +63,11 @@ def list_links(path: str | os.PathLike) -> list:
     [(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached through hard links, root first; kind 'hard', 'soft' or 'external'.
     """
 
+def describe_named_type(path: str | os.PathLike, name: str) -> dict:
+    """
+    {dtype, numpy_type, charset} of the named datatype `name` (as describe() gives them).
+    """
+
 def external_link_target(path: str | os.PathLike, link: str, allow_external: bool) -> tuple:
     """
     (file, object path there) of the external link `link`, under h5tile's rules for external links.

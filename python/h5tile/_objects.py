@@ -12,14 +12,16 @@ import errno
 import os
 import posixpath
 import threading
+import warnings
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import ItemsView, KeysView, Mapping, ValuesView
 from typing import Any, Callable, Iterator, Optional, Union
 
 import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
+from ._datatype import Datatype
 from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
 # _dataset_from_state: re-exported, as Datasets pickled before the split name it here.
@@ -162,33 +164,41 @@ class _LinkTables:
     def names(self, group_id: str) -> "list[str]":
         return list(self._group(group_id))
 
-    def resolve(self, full: str, depth: int = 0) -> "tuple[str, Optional[str]]":
+    def resolve(self, full: str) -> "tuple[str, Optional[str]]":
         """(kind, id) of what ``full`` (an absolute, normalised path) leads to: kind "group",
         "dataset" or "datatype" (id: the object's), "external" (id None: the core follows it),
         "missing" or "dangling"."""
+        return self._walk(full, 0)[:2]
+
+    def external(self, full: str) -> "Optional[tuple[str, str]]":
+        """Where ``full`` leads through an external link of this file: (the path of that link
+        in this file, soft links resolved; the rest of ``full`` after it), else None."""
+        return self._walk(full, 0)[2]
+
+    def _walk(self, full: str, depth: int) -> "tuple[str, Optional[str], Optional[tuple[str, str]]]":
         group_id, where = self.root, "/"
         parts = [p for p in full.split("/") if p]
         for i, part in enumerate(parts):
             link = self._group(group_id).get(part)
             if link is None:
-                return ("missing", None)
+                return ("missing", None, None)
             last = i == len(parts) - 1
             if link.kind == "external":
-                return ("external", None)
+                return ("external", None, (posixpath.join(where, part), "/".join(parts[i + 1:])))
             if link.kind == "soft":
                 if depth >= self._MAX_SOFT:
-                    return ("dangling", None)
+                    return ("dangling", None, None)
                 target = _normalised(posixpath.join(where, link.target, *parts[i + 1:]))
-                kind, found = self.resolve(target, depth + 1)
-                return ("dangling", None) if kind == "missing" else (kind, found)
+                kind, found, external = self._walk(target, depth + 1)
+                return ("dangling", None, None) if kind == "missing" else (kind, found, external)
             if link.object == "group":
                 self._paths.setdefault(link.object_id, posixpath.join(where, part))
             if last:
-                return (link.object, link.object_id)
+                return (link.object, link.object_id, None)
             if link.object != "group":
-                return ("missing", None)
+                return ("missing", None, None)
             group_id, where = link.object_id, posixpath.join(where, part)
-        return ("group", group_id)
+        return ("group", group_id, None)
 
     def objects(self, start: Optional[str] = None, where: str = "/") -> dict:
         """Full name -> "group" | "dataset" | "datatype" of every object below group ``start``
@@ -225,6 +235,81 @@ class _LinkTables:
         parent, name = posixpath.split(full)
         kind, group_id = self.resolve(parent) if parent != "/" else ("group", self.root)
         return self._group(group_id).get(name) if kind == "group" else None
+
+    def links_below(self, start: str) -> "Iterator[tuple[str, _Link]]":
+        """(name relative to group ``start``, link) of every link below it, as HDF5's H5Lvisit by
+        name gives them to h5py's ``visit_links``: depth first, each group's links in name order
+        (whatever order the group tracks), every link once, soft and external ones included; a
+        group reached again through another hard link is listed under that name too, but not
+        entered again (nor is ``start``)."""
+        self._complete()
+        entered = {start}
+        # Depth first without recursion (files nest groups thousands deep), as objects().
+        stack = [(iter(self._by_name(start)), "")]
+        while stack:
+            links, prefix = stack[-1]
+            link = next(links, None)
+            if link is None:
+                stack.pop()
+                continue
+            name = prefix + link.name
+            yield name, link
+            if link.kind == "hard" and link.object == "group" and link.object_id not in entered:
+                entered.add(link.object_id)
+                stack.append((iter(self._by_name(link.object_id)), name + "/"))
+
+
+def _link_object(link: _Link) -> "Union[HardLink, SoftLink, ExternalLink]":
+    """h5py's object for a link: what ``get(name, getlink=True)`` and ``visititems_links`` give."""
+    if link.kind == "soft":
+        return SoftLink(link.target)
+    if link.kind == "external":
+        return ExternalLink(link.file, link.target)
+    return HardLink()
+
+
+class _KeysView(KeysView):
+    """``Group.keys()``: reversible, and shown with its names, as h5py's."""
+
+    def __reversed__(self) -> Iterator[str]:
+        return reversed(self._mapping)
+
+    def __repr__(self) -> str:
+        return _args.without_secrets(f"<KeysView {list(self)!r}>")
+
+
+class _ValuesView(ValuesView):
+    """``Group.values()`` as h5py's: each member as ``get`` gives it (None for a dangling link,
+    where ``group[name]`` raises), in order or reversed."""
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._mapping.get(name) for name in self._mapping)
+
+    def __reversed__(self) -> Iterator[Any]:
+        return (self._mapping.get(name) for name in reversed(self._mapping))
+
+    def __contains__(self, value: object) -> bool:
+        return any(value == member for member in self)
+
+    def __repr__(self) -> str:
+        return _args.without_secrets(f"ValuesView({self._mapping!r})")
+
+
+class _ItemsView(ItemsView):
+    """``Group.items()`` as h5py's: (name, member as ``get`` gives it), in order or reversed."""
+
+    def __iter__(self) -> Iterator["tuple[str, Any]"]:
+        return ((name, self._mapping.get(name)) for name in self._mapping)
+
+    def __reversed__(self) -> Iterator["tuple[str, Any]"]:
+        return ((name, self._mapping.get(name)) for name in reversed(self._mapping))
+
+    def __contains__(self, item: object) -> bool:
+        name, value = item  # type: ignore[misc]
+        return name in self._mapping and value == self._mapping.get(name)
+
+    def __repr__(self) -> str:
+        return _args.without_secrets(f"ItemsView({self._mapping!r})")
 
 
 class Group(_Object, Mapping):
@@ -272,19 +357,31 @@ class Group(_Object, Mapping):
             # The core refuses '..' parts by name; HDF5 looks for a link of that name, here none.
             raise DatasetNotFoundError(_args.without_secrets(f"'{full}' does not exist in '{self._file._shown}' ('..' "
                                                              "is a link name to HDF5, never the parent group)"))
-        if kind in ("missing", "dangling", "external"):
-            # Missing or dangling: describe says so, as for any name. External: the core opens the
-            # target under its confinement (or refuses it, naming the link and why).
-            self._file._describe(full)
+        if kind == "external":
+            return self._file._through_external(full)
+        if kind in ("missing", "dangling"):
+            self._file._describe(full)  # raises, saying so, as for any name
             return Dataset(self._file, full)
-        raise UnsupportedTypeError(_args.without_secrets(f"'{full}' in '{self._file._shown}' is a named datatype: "
-                                                         "h5tile opens groups and datasets"))
+        return Datatype(self._file, full)  # a named datatype
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._members())
 
+    def __reversed__(self) -> Iterator[str]:
+        """The names in the reverse of h5py's order (h5py's ``reversed(group)``)."""
+        return reversed(self._members())
+
     def __len__(self) -> int:
         return len(self._members())
+
+    def keys(self) -> _KeysView:
+        return _KeysView(self)
+
+    def values(self) -> _ValuesView:
+        return _ValuesView(self)
+
+    def items(self) -> _ItemsView:
+        return _ItemsView(self)
 
     def __contains__(self, name: object) -> bool:
         """Whether the link ``name`` exists, as h5py says: every part but the last must lead to a
@@ -304,10 +401,13 @@ class Group(_Object, Mapping):
             return True
         return False
 
-    def get(self, name: str, default: Any = None, getclass: bool = False, getlink: bool = False) -> Any:
+    def get(self, name: str, default: Any = None, getclass: bool = False, getlink: bool = False,
+            elink_mode: Optional[str] = None, elink_locking: Any = None, elink_swmr: Optional[bool] = None) -> Any:
         """As h5py's ``Group.get``: the member ``name``, or ``default`` where there is none; with
         ``getlink=True`` the link itself (:class:`HardLink`, :class:`SoftLink` or
-        :class:`ExternalLink`), with ``getclass=True`` its class."""
+        :class:`ExternalLink`), with ``getclass=True`` its class. ``elink_mode``, ``elink_locking``
+        and ``elink_swmr`` are checked as h5py checks them (_check_elink_options)."""
+        _check_elink_options(self._file, elink_mode, elink_locking, elink_swmr)
         full = self._path(name)
         if name in ("", b""):
             return default
@@ -317,9 +417,8 @@ class Group(_Object, Mapping):
                 if full == "/":
                     return HardLink if getclass else HardLink()
                 return default
-            made = {"hard": lambda: HardLink(), "soft": lambda: SoftLink(link.target),
-                    "external": lambda: ExternalLink(link.file, link.target)}[link.kind]
-            return type(made()) if getclass else made()
+            made = _link_object(link)
+            return type(made) if getclass else made
         if name not in self:
             return default
         try:
@@ -339,9 +438,33 @@ class Group(_Object, Mapping):
         ``visititems``; stops at, and returns, the first value that is not None."""
         return self._visit(func, objects=True)
 
+    def visit_links(self, func: Callable[[str], Any]) -> Any:
+        """Calls ``func(name)`` for every link below this group (names relative to it): soft,
+        external and hard links, each once, however many lead to one object; groups entered once
+        each. Depth first in name order, as h5py's ``visit_links`` (HDF5's H5Lvisit). Stops at,
+        and returns, the first value that is not None."""
+        return self._visit_links(lambda name, link: func(name))
+
+    def visititems_links(self, func: Callable[[str, Any], Any]) -> Any:
+        """Calls ``func(name, link)`` for every link below this group, as :meth:`visit_links`,
+        with the link as ``get(name, getlink=True)`` gives it (:class:`HardLink`,
+        :class:`SoftLink` or :class:`ExternalLink`), as h5py's ``visititems_links``."""
+        return self._visit_links(lambda name, link: func(name, _link_object(link)))
+
+    def _visit_links(self, func: Callable[[str, _Link], Any]) -> Any:
+        tables = self._file._links()
+        kind, group_id = tables.resolve(self._name)
+        if kind != "group":  # behind an external link: its links are the other file's
+            return None
+        for name, link in tables.links_below(group_id):
+            result = func(name, link)
+            if result is not None:
+                return result
+        return None
+
     def _visit(self, func: Callable[[str, Any], Any], objects: bool) -> Any:
         # Every object below this group once (h5py's H5Ovisit from the group), named datatypes
-        # too in visit (visititems has no object to give for them: h5tile has no Datatype).
+        # too, as Datatype objects in visititems.
         tables = self._file._links()
         kind, group_id = tables.resolve(self._name)
         members = self._file._kinds() if self._name == "/" else \
@@ -351,9 +474,7 @@ class Group(_Object, Mapping):
             with self._file._catalog.lock:
                 self._file._catalog.visited.update(full for full, kind in members.items() if kind != "datatype")
         for full, kind in members.items():
-            if kind == "datatype" and objects:
-                continue
-            obj = (Group if kind == "group" else Dataset)(self._file, full) if objects else None
+            obj = {"group": Group, "dataset": Dataset}.get(kind, Datatype)(self._file, full) if objects else None
             result = func(full[len(prefix):], obj)
             if result is not None:
                 return result
@@ -391,6 +512,127 @@ class Group(_Object, Mapping):
                                      f'\'{self._file._shown}\'>')
 
 
+# -- h5py's keywords of File and Group.get. h5tile reads the one file at the path as it is: what
+# h5py would tell HDF5 about caches, page buffers, locks, format versions or the layout of new
+# files changes nothing it reads, and is taken (checked as h5py checks it) and left unused; what
+# would change which bytes are read, or where writes go, is refused, naming it.
+
+# Drivers that read the one file at the path (h5tile reads it with its own reads, as sec2 does),
+# with the keywords h5py passes on to each.
+_ONE_FILE_DRIVERS = {None: (), "sec2": (), "stdio": (), "direct": ("alignment", "block_size", "cbuf_size"),
+                     "core": ("backing_store", "block_size")}
+# Why h5tile cannot read through the other drivers h5py knows.
+_REFUSED_DRIVERS = {
+    "family": "it spreads one HDF5 file over several files", "split": "it keeps metadata and data in two files",
+    "multi": "it keeps one HDF5 file in several files", "fileobj": "h5tile opens paths and URLs, not file objects",
+    "mpio": "h5tile reads in parallel itself (h5tile.read_tile for MPI programs)",
+    "mpiposix": "h5tile reads in parallel itself (h5tile.read_tile for MPI programs)",
+    "ros3": "h5tile reads http(s):// and s3:// URLs itself: pass the URL as the name, without a driver",
+}
+# Keywords that set sizes and counts (caches, page buffers, alignment, new files' properties).
+_SIZE_HINTS = ("rdcc_nslots", "rdcc_nbytes", "page_buf_size", "min_meta_keep", "min_raw_keep", "alignment_threshold",
+               "alignment_interval", "meta_block_size", "fs_threshold", "fs_page_size")
+_LIBVERS = ("earliest", "v108", "v110", "v112", "v114", "v200", "latest")
+
+
+def _check_locking(name: str, value: Any) -> None:
+    """h5py's values of ``locking``: h5tile takes HDF5's file locks as its HDF5 is set up to
+    (``HDF5_USE_FILE_LOCKING``), which changes nothing that it reads."""
+    if value is not None and value not in ("false", False, "true", True, "best-effort"):
+        raise InvalidArgumentError(_args.without_secrets(f"Unsupported locking value: {value!r} (h5py's {name} "
+                                                         "is True, False, 'true', 'false', 'best-effort' or None)"))
+
+
+def _check_libver(libver: Any) -> None:
+    """h5py's ``libver``: a version name or a (low, high) pair of them. The versions of the objects
+    HDF5 writes; h5tile reads every version its HDF5 reads, and its writes choose their own."""
+    bounds = libver if isinstance(libver, tuple) else (libver,)
+    if libver is not None and (len(bounds) not in (1, 2) or any(b not in _LIBVERS for b in bounds)):
+        raise InvalidArgumentError(_args.without_secrets(f"libver must be one of {', '.join(_LIBVERS)}, or a (low, "
+                                                         f"high) pair of them, not {libver!r}"))
+
+
+def _check_driver(driver: Any, mode: str, driver_options: dict) -> None:
+    """Refuses a driver that reads anything other than the one file at the path, or keeps writes
+    from it (core without a backing store), and keywords the driver does not take (TypeError,
+    as h5py)."""
+    if driver not in _ONE_FILE_DRIVERS:
+        why = _REFUSED_DRIVERS.get(driver, "h5py knows no such driver") if isinstance(driver, str) else \
+            "a driver is named by a str"
+        raise InvalidArgumentError(_args.without_secrets(f"h5tile.File cannot open a file through HDF5's driver "
+                                                         f"{driver!r}: {why}"))
+    for key in driver_options:
+        if key not in _ONE_FILE_DRIVERS[driver]:
+            raise TypeError(_args.without_secrets(f"'{key}' is an invalid keyword argument for h5tile.File with driver "
+                                                  f"{driver!r} (h5py's keywords, and threads, probe, "
+                                                  "allow_external_sources, verify_checksums)"))
+    if driver == "core" and mode != "r" and not driver_options.get("backing_store", True):
+        raise InvalidArgumentError(_args.without_secrets(f"driver 'core' with backing_store=False keeps writes in "
+                                                         f"memory, but h5tile.File in mode {mode!r} writes to the "
+                                                         "file: open it without them"))
+
+
+def _check_h5py_file_options(mode: str, options: dict) -> None:
+    """h5py's keywords of ``File`` (h5py.File.__init__'s, its drivers' in ``options`` too), checked
+    as h5py checks them; raises for what h5tile cannot do as asked."""
+    options = dict(options)
+    _check_libver(options.pop("libver", None))
+    _check_locking("locking", options.pop("locking", None))
+    for name in _SIZE_HINTS:
+        if options.get(name) is not None:
+            _args.whole(name, options[name], _args.UINT64_MAX)
+        options.pop(name, None)
+    w0 = options.pop("rdcc_w0", None)
+    if w0 is not None and not (isinstance(w0, (int, float, np.integer, np.floating)) and 0 <= w0 <= 1):
+        raise InvalidArgumentError(_args.without_secrets(f"rdcc_w0 must be a number from 0 to 1, not {w0!r}"))
+    if options.pop("track_times", False) not in (True, False, None):
+        raise TypeError("track_times must be either True or False")
+    if options.pop("fs_strategy", None):
+        raise InvalidArgumentError("Unable to set file space strategy of an existing file (h5py's fs_strategy is "
+                                   "for new files: h5py.File in mode 'w')")
+    if options.pop("swmr", False) and mode != "r":
+        warnings.warn("swmr=True only affects read ('r') mode. For swmr write mode, set f.swmr_mode = True after "
+                      "opening the file.", stacklevel=3)
+    for name in ("track_order", "fs_persist", "userblock_size"):  # new files' (userblock: File._check_userblock)
+        options.pop(name, None)
+    _check_driver(options.pop("driver", None), mode, options)
+
+
+def _check_elink_options(file: File, mode: Optional[str], locking: Any, swmr: Optional[bool]) -> None:
+    """h5py's checks of ``Group.get``'s keywords for external links (its make_lapl). h5tile opens
+    the file of an external link read-only (File._through_external), which is ``elink_mode="r"``;
+    ``elink_swmr`` and ``elink_locking`` change nothing it reads (as File's swmr and locking);
+    ``elink_mode="r+"`` is refused, from a file opened read-only as h5py refuses it, else because
+    h5tile would still open the other file read-only."""
+    if mode is None and locking is None and swmr is None:
+        return
+    if file.mode == "r" and mode == "r+":
+        raise InvalidArgumentError("Opening external links in write mode from a file opened in read-only mode is "
+                                   "not supported")
+    if mode == "r+":
+        raise InvalidArgumentError("elink_mode='r+': h5tile opens the file of an external link read-only")
+    if mode not in (None, "r"):
+        raise RuntimeError(_args.without_secrets(f"Unsupported link access mode: {mode!r}"))
+    _check_locking("elink_locking", locking)
+
+
+def _userblock_size(path: str) -> int:
+    """The size of the user block before the HDF5 data of the local file `path`: where HDF5 finds
+    its signature, at 0, 512, 1024, 2048... (h5py's ``userblock_size``)."""
+    with open(path, "rb") as f:
+        end = os.fstat(f.fileno()).st_size
+        at = 0
+        while at + len(_HDF5_SIGNATURE) <= end:
+            f.seek(at)
+            if f.read(len(_HDF5_SIGNATURE)) == _HDF5_SIGNATURE:
+                return at
+            at = 512 if at == 0 else at * 2
+    return 0
+
+
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
 class File(Group):
     """An HDF5 file as h5py's ``File``: the root :class:`Group`, used as a context manager.
 
@@ -401,6 +643,18 @@ class File(Group):
             :func:`h5tile.to_file`.
         threads: worker threads of each read (0: the ``threads`` setting).
         probe, allow_external_sources, verify_checksums: as in :func:`h5tile.from_file`.
+        h5py's keywords (keyword only), checked as h5py checks them: those that change nothing
+            h5tile reads are taken and left unused (``libver``, ``rdcc_nslots``, ``rdcc_nbytes``,
+            ``rdcc_w0``, ``page_buf_size``, ``min_meta_keep``, ``min_raw_keep``, ``locking``,
+            ``swmr``, ``alignment_*``, ``meta_block_size``, ``track_order``, ``track_times``,
+            ``fs_persist``, ``fs_threshold``, ``fs_page_size``); ``driver`` None, "sec2",
+            "stdio", "direct" or "core" (the file at the path, read by h5tile's own reads: the
+            ``driver`` property says "sec2"); ``userblock_size`` in mode "a" where it is the
+            file's. Other drivers, ``fs_strategy``, and ``userblock_size`` in modes "r" and "r+"
+            are refused (ValueError), as what h5tile cannot do as asked. ``swmr=True`` is taken
+            for reading a file no writer holds open: h5tile never opens a file in HDF5's SWMR
+            mode (``swmr_mode`` is False), so a file a SWMR writer holds open is refused, as HDF5
+            refuses it to any other reader.
 
     Like h5py's, an open File keeps the datasets it has read from open (at most 32, the least
     recently read let go first) until :meth:`close`, so that small reads do not open the file
@@ -431,7 +685,8 @@ class File(Group):
     """
 
     def __init__(self, name: Union[str, "os.PathLike[str]"], mode: str = "r", *, threads: int = 0,
-                 probe: Optional[bool] = None, allow_external_sources: bool = False, verify_checksums: bool = False):
+                 probe: Optional[bool] = None, allow_external_sources: bool = False, verify_checksums: bool = False,
+                 **h5py_options: Any):
         path = _args.path("name", name)
         if not path:  # (h5py: OSError "invalid file name"; Python's open(""): FileNotFoundError)
             raise NoSuchFileError("cannot open '': the file name is empty; h5tile.File opens a path such as "
@@ -442,6 +697,11 @@ class File(Group):
                                                              f"write an existing file), not {mode!r}; write a new "
                                                              "file with h5tile.to_file"))
         self._mode = mode
+        _check_h5py_file_options(mode, h5py_options)
+        userblock = h5py_options.get("userblock_size")
+        if userblock is not None and mode != "a":
+            raise InvalidArgumentError("User block may only be specified when creating a file (h5py's "
+                                       "userblock_size; in mode 'a', the size the file has)")
         self._options = dict(threads=_args.whole("threads", threads), probe=_args.probe(probe),
                              allow_external_sources=_args.flag("allow_external_sources", allow_external_sources),
                              verify_checksums=_args.flag("verify_checksums", verify_checksums))
@@ -454,6 +714,19 @@ class File(Group):
             raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is a URL: URLs open in mode 'r' only "
                                                              f"(not {mode!r})"))
         _h5tile.read_attributes(self._path_text, "/")  # the file exists and is HDF5 (errors as h5py's)
+        if userblock is not None:
+            self._check_userblock(userblock)
+
+    def _check_userblock(self, size: Any) -> None:
+        """h5py's check of ``userblock_size`` when it opens an existing file: the file's own."""
+        try:
+            size = int(size)
+        except (TypeError, ValueError):
+            raise InvalidArgumentError("User block size must be an integer") from None
+        actual = self.userblock_size
+        if size != actual:
+            raise InvalidArgumentError(_args.without_secrets(f"Requested userblock size ({size}) does not match that "
+                                                             f"of existing file ({actual})"))
 
     # -- File's own properties
     @property
@@ -465,6 +738,26 @@ class File(Group):
     def mode(self) -> str:
         """"r" (read-only) or "r+" (read and write), as h5py reports it."""
         return "r" if self._mode == "r" else "r+"
+
+    @property
+    def driver(self) -> str:
+        """The HDF5 driver h5tile opens the file with, by h5py's name: "sec2" for a path (h5tile's
+        own reads of the file beside it), "unknown" for a URL (h5tile's own driver, which h5py has
+        no name for); whatever ``driver`` the File was opened with."""
+        return "unknown" if self._is_url() else "sec2"
+
+    @property
+    def userblock_size(self) -> Optional[int]:
+        """The size in bytes of the user block before the HDF5 data (h5py's ``userblock_size``);
+        None for a URL, whose bytes h5tile reads only through HDF5."""
+        self._check_open()
+        return None if self._is_url() else _userblock_size(self._path_text)
+
+    @property
+    def swmr_mode(self) -> bool:
+        """False: h5tile never opens a file in HDF5's SWMR read mode (``swmr=True`` is taken for a
+        file no writer holds open; every read sees the file as it is then)."""
+        return False
 
     def close(self) -> None:
         """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
@@ -524,6 +817,19 @@ class File(Group):
         if oldest is not None:
             oldest.close()  # waits for its reads in progress
         return reader
+
+    def _through_external(self, full: str) -> "Union[Group, Dataset]":
+        """The object `full` leads to through an external link, as h5py gives it: an object of
+        the other file (its ``file`` that file, its ``name`` its path there), opened with this
+        File's options. The core says where the link leads, under the confinement of every
+        external link h5tile follows (refused outside this file's folder unless
+        allow_external_sources, naming the link and why)."""
+        link, rest = self._links().external(full)
+        o = self._options
+        target, inside = _h5tile.external_link_target(self._path_text, link, o["allow_external_sources"])
+        other = File(target, "r", threads=o["threads"], probe=o["probe"],
+                     allow_external_sources=o["allow_external_sources"], verify_checksums=o["verify_checksums"])
+        return other[posixpath.join(inside, rest) if rest else inside]
 
     def _check_open(self) -> None:
         if not self._open:

@@ -113,6 +113,21 @@ void bind_objects(nb::module_& m) {
       "[(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached "
       "through hard links, root first; kind 'hard', 'soft' or 'external'.");
   m.def(
+      "describe_named_type",
+      [](const std::filesystem::path& path, const std::string& name) {
+        h5tile::NamedType named;
+        {
+          nb::gil_scoped_release release;
+          named = h5tile::describe_named_type(path, name);
+        }
+        nb::dict d;
+        d["dtype"] = named.dtype.name();
+        d["numpy_type"] = named.numpy_type.empty() ? nb::none() : nb::object(nb::str(named.numpy_type.c_str()));
+        d["charset"] = named.charset.empty() ? nb::none() : nb::object(nb::str(named.charset.c_str()));
+        return d;
+      },
+      "path"_a, "name"_a, "{dtype, numpy_type, charset} of the named datatype `name` (as describe() gives them).");
+  m.def(
       "external_link_target",
       [](const std::filesystem::path& path, const std::string& link, bool allow_external) {
         h5tile::ExternalTarget target;

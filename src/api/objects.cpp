@@ -10,6 +10,7 @@
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "hdf5/attributes.hpp"
+#include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/link_table.hpp"
 #include "hdf5/links.hpp"
@@ -74,6 +75,15 @@ GroupLinks list_group_links(const fs::path& path, const std::string& group) {
                   [&] { (void)group_link_table(open_file(path, false, remote_options()).get(), group); });
   const auto file = open_file(path, false, remote_options());
   return group_link_table(file.get(), group);
+}
+
+NamedType describe_named_type(const fs::path& path, const std::string& name) {
+  start_call_report(path);
+  settle_before_open(path);
+  const auto file = open_file(path, false, remote_options());
+  const auto object = open_object(file.get(), object_name(name), path);
+  const auto where = fmt::format("named datatype '{}' in '{}'", object_name(name), display_name(path.native()));
+  return named_type_of(object.get(), where);
 }
 
 ExternalTarget external_link_target(const fs::path& path, const std::string& link, bool allow_external) {

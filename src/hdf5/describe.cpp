@@ -79,6 +79,18 @@ DatasetDescription describe_dataset(hid_t dataset, const std::string& where, boo
   return d;
 }
 
+NamedType named_type_of(hid_t object, const std::string& where) {
+  const Hdf5Lock lock;
+  if (H5Iget_type(object) != H5I_DATATYPE) {
+    throw NotADataset(fmt::format("{} is not a named datatype", where));
+  }
+  NamedType named;
+  named.dtype = dtype_of_type(object, where);
+  named.numpy_type = structured_numpy_type(object);
+  named.charset = string_charset(object);
+  return named;
+}
+
 std::uint64_t storage_bytes(hid_t dataset) {
   const Hdf5Lock lock;
   return H5Dget_storage_size(dataset);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
+#include <h5tile/objects.hpp>
 
 #include "hdf5/handle.hpp"
 
@@ -39,6 +40,10 @@ struct DatasetDescription {
 // says so, with an empty shape that no read may take for a scalar's).
 [[nodiscard]] DatasetDescription describe_dataset(hid_t dataset, const std::string& where,
                                                   bool allow_null_space = false);
+
+// `object` (a named datatype, else NotADataset naming `where`) described as a dataset's
+// elements are (describe_dataset): dtype, numpy_type, charset.
+[[nodiscard]] NamedType named_type_of(hid_t object, const std::string& where);
 
 // The bytes the dataset's own storage takes in its file (H5Dget_storage_size).
 [[nodiscard]] std::uint64_t storage_bytes(hid_t dataset);

@@ -46,7 +46,8 @@ import h5tile_bridge  # noqa: E402
 
 # h5py's classes, kept before the names are replaced (writes and low-level constructors use them).
 _ORIGINAL = {name: getattr(h5py, name) for name in
-             ("File", "Group", "Dataset", "AttributeManager", "HardLink", "SoftLink", "ExternalLink", "Empty")}
+             ("File", "Group", "Dataset", "Datatype", "AttributeManager", "HardLink", "SoftLink", "ExternalLink",
+              "Empty")}
 
 
 class _Exercised:
@@ -151,6 +152,7 @@ STAND_INS = {
     "File": _stand_in("File", h5tile.File, _new_file),
     "Group": _stand_in("Group", h5tile.Group, _h5py_new("Group")),
     "Dataset": _stand_in("Dataset", h5tile.Dataset, _h5py_new("Dataset")),
+    "Datatype": _stand_in("Datatype", h5tile.Datatype, _h5py_new("Datatype")),
     "AttributeManager": _stand_in("AttributeManager", h5tile.AttributeManager, _new_attribute_manager),
     "HardLink": _stand_in("HardLink", h5tile.HardLink, _h5py_new("HardLink")),
     "SoftLink": _stand_in("SoftLink", h5tile.SoftLink, _h5py_new("SoftLink")),

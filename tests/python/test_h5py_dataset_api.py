@@ -84,3 +84,27 @@ def test_storage_never_written_with_fill_time_never_reads_as_zeros_as_h5py(tmp_p
             assert (t["sevens"][...] == 7.0).all()
             np.testing.assert_array_equal(t["never"][...], ref["never"][...])
         assert (t["never"][:64] == 0).all()
+
+
+def test_named_datatypes_as_h5py(tmp_path):
+    path = tmp_path / "types.h5"
+    with h5py.File(path, "w") as f:
+        f["fixed"] = np.dtype("S10")
+        f["record"] = RECORD
+        f["text"] = h5py.string_dtype()
+        f["colour"] = h5py.enum_dtype({"R": 1, "G": 2}, "u1")
+        f["record"].attrs["about"] = "a record"
+        f["data"] = np.arange(3)
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for name in ("fixed", "record", "text", "colour"):
+            mine, theirs = t[name], ref[name]
+            assert isinstance(mine, h5tile.Datatype), name
+            assert mine.dtype == theirs.dtype and mine.dtype.metadata == theirs.dtype.metadata, name
+            assert repr(mine) == repr(theirs), name
+        assert t["record"].attrs["about"] == ref["record"].attrs["about"]
+        assert t.get("record", getclass=True) is h5tile.Datatype
+        seen, expected = [], []
+        t.visititems(lambda name, obj: seen.append((name, type(obj).__name__)))
+        ref.visititems(lambda name, obj: expected.append((name, type(obj).__name__)))
+        assert seen == expected
+    assert repr(mine) == "<Closed HDF5 named type>"

@@ -3,6 +3,7 @@ to one object under each name, soft links (absolute, relative, to groups and dat
 external links (followed inside the file's folder, refused outside it), cycles, and track_order's
 creation order; the xarray backend sees the linked variables of a NeXus-style file as h5netcdf
 does. h5py reading the same file is the reference throughout."""
+import os
 import sys
 
 import h5py
@@ -287,3 +288,42 @@ def test_one_groups_keys_list_that_group_and_a_walk_reads_attributes_in_one_call
         ref.visititems(lambda name, obj: expected.__setitem__(name, dict(obj.attrs)))
         assert seen == expected
         assert calls.count("read_attributes_of_each") == 1 and "read_attributes" not in calls
+
+
+def test_groups_and_datasets_behind_external_links_as_h5py(tmp_path):
+    """An external link to a group gives that group of the other file (its file and name there),
+    as h5py; datasets and groups below it too; one outside the folder is refused, naming it."""
+    with h5py.File(tmp_path / "other.h5", "w") as f:
+        f["g/sub/x"] = np.arange(6).reshape(2, 3)
+        f["g"].attrs["where"] = "other"
+    (tmp_path / "far").mkdir()
+    with h5py.File(tmp_path / "far" / "away.h5", "w") as f:
+        f["y"] = np.arange(3)
+    with h5py.File(tmp_path / "main.h5", "w") as f:
+        f["ext"] = h5py.ExternalLink("other.h5", "/g")
+        f["ext_x"] = h5py.ExternalLink("other.h5", "/g/sub/x")
+        f["alias"] = h5py.SoftLink("/ext/sub")
+        f["sub/far"] = h5py.ExternalLink("../main.h5", "/ext")  # a link that leaves the folder
+    with h5py.File(tmp_path / "main.h5", "r") as ref, h5tile.File(tmp_path / "main.h5") as t:
+        for name in ("ext", "ext/sub", "alias", "ext_x", "ext/sub/x", "alias/x"):
+            mine, theirs = t[name], ref[name]
+            assert type(mine).__name__ == type(theirs).__name__, name
+            if not name.startswith("alias"):  # through a soft link HDF5 names it as typed ('/alias'): h5tile by its target
+                assert mine.name == theirs.name, name
+            assert os.path.realpath(mine.file.filename) == os.path.realpath(theirs.file.filename), name
+        assert list(t["ext"].keys()) == list(ref["ext"].keys()) == ["sub"]
+        assert t["ext"].attrs["where"] == "other"
+        np.testing.assert_array_equal(t["alias/x"][...], ref["alias/x"][...])
+        np.testing.assert_array_equal(t["ext_x"][1], ref["ext_x"][1])
+    with h5py.File(tmp_path / "in.h5", "w") as f:
+        f["out"] = h5py.ExternalLink("far/away.h5", "/y")
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "in.h5").rename(tmp_path / "inner" / "in.h5")
+    with h5py.File(tmp_path / "inner" / "in.h5", "a") as f:
+        del f["out"]
+        f["out"] = h5py.ExternalLink("../far/away.h5", "/y")
+    with h5tile.File(tmp_path / "inner" / "in.h5") as t:
+        with pytest.raises(h5tile.VirtualSourceError, match="outside the folder"):
+            t["out"]
+    with h5tile.File(tmp_path / "inner" / "in.h5", allow_external_sources=True) as t:
+        np.testing.assert_array_equal(t["out"][...], np.arange(3))
