@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 import numpy as np
 
 from . import _arguments as _args
-from . import _dims, _dtypes
+from . import _dims, _dtypes, _via_h5py
 from ._arrays import prepare
 from ._attributes import Empty
 from ._base import _Object
@@ -339,6 +339,8 @@ class Dataset(_Object):
         integer, and for ``ds[()]`` of a scalar dataset). A box is read as one; any other
         selection as the boxes of the chunks it needs (_read_by_slabs)."""
         self._file._check_open()
+        if self._info.get("via_h5py") or _via_h5py.is_region_reference(key):
+            return _via_h5py.read(self._file._path_text, self._name, key)  # a type or key only HDF5 reads
         names, key = _dtypes.split_field_names(key, self.dtype, f"dataset '{self._name}'")
         if names:  # h5py's fields of a compound type, named anywhere in the selection
             return _dtypes.pick_fields(self[key], names)

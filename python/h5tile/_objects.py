@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
+from . import _via_h5py
 from ._datatype import Datatype
 from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
@@ -341,7 +342,10 @@ class Group(_Object, Mapping):
     def __getitem__(self, name: str) -> "Union[Group, Dataset]":
         """The member ``name``: a path relative to this group ("temp", "sub/temp") or absolute
         ("/grp/temp"), through hard, soft and external links as h5py follows them. Raises
-        :class:`DatasetNotFoundError` (a ``KeyError``) where there is none."""
+        :class:`DatasetNotFoundError` (a ``KeyError``) where there is none. An h5py object
+        reference (read from a dataset or attribute of references) opens what it points to."""
+        if _via_h5py.is_reference(name) and not self._file._is_url():
+            name = _via_h5py.referenced_name(self._file._path_text, name)
         full = self._path(name)
         if name in ("", b""):
             raise DatasetNotFoundError(_args.without_secrets(f"'' is not a name in '{self._file._shown}' (h5py raises "
@@ -864,10 +868,24 @@ class File(Group):
         with catalog.lock:
             info = catalog.described.get(name)
         if info is None:
-            info = _h5tile.describe(self._path_text, name, self._options["probe"])
+            try:
+                info = _h5tile.describe(self._path_text, name, self._options["probe"])
+            except UnsupportedTypeError:
+                info = self._describe_via_h5py(name)
+                if info is None:
+                    raise
             with catalog.lock:
                 catalog.described[name] = info
         return info
+
+    def _describe_via_h5py(self, name: str) -> Optional[dict]:
+        """A dataset of a type the core does not read (variable-length sequences, references...)
+        described by h5py, whose reads then go through h5py (_via_h5py.py): None where h5py is
+        missing, the file is a URL or the name leads through an external link."""
+        if self._is_url() or self._links().external(name) is not None:
+            return None
+        names = {code: filter_name for filter_name, code in Dataset._FILTER_IDS.items()}
+        return _via_h5py.describe(self._path_text, name, names)
 
     def _preload(self) -> None:
         """Describes every dataset and reads every group's and dataset's attributes, with one

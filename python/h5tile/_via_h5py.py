@@ -1,0 +1,79 @@
+"""Datasets whose type h5tile's core does not read, read through h5py (HDF5 itself) where h5py is
+installed: variable-length sequences, object and region references, compounds with variable-
+length or reference members, 128-bit floats. Their elements are not fixed-size bytes in the file
+(they live in its global heap, or point into it), so no parallel engine reads them faster than
+HDF5 does; h5py returns them exactly as h5py does (it is h5py), one call at a time.
+
+Only local files, and only names reached without an external link (h5tile.File opens the other
+file itself, under its confinement, before it gets here): h5py would follow an external link
+anywhere. Without h5py, the core's UnsupportedTypeError stands."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+_LAYOUTS = {0: "compact", 1: "contiguous", 2: "chunked", 3: "virtual"}
+
+
+def _h5py_file() -> Any:
+    """h5py's File class, or None. Taken from its module (h5py._hl.files), not from the
+    package's top level, which a program (or a test harness) may have rebound."""
+    try:
+        from h5py._hl.files import File
+    except ImportError:
+        return None
+    return File
+
+
+def _filters(dataset: Any, names: dict) -> "tuple[list, list]":
+    """(names as h5tile's core names them, client data) of the dataset's filter pipeline."""
+    dcpl = dataset.id.get_create_plist()
+    found, values = [], []
+    for i in range(dcpl.get_nfilters()):
+        code, _, data, _ = dcpl.get_filter(i)
+        found.append(names.get(code, f"filter {code} (unknown to h5tile)"))
+        values.append(list(data))
+    return found, values
+
+
+def describe(path: str, name: str, filter_names: dict) -> Optional[dict]:
+    """Dataset `name` of the local file `path` described as the core describes one, from h5py
+    ("via_h5py": its reads go through h5py); None where h5py is not installed."""
+    file_class = _h5py_file()
+    if file_class is None:
+        return None
+    with file_class(path, "r") as f:
+        dataset = f[name]
+        filters, values = _filters(dataset, filter_names)
+        layout = _LAYOUTS.get(dataset.id.get_create_plist().get_layout(), "other")
+        shape = dataset.shape
+        return {
+            "via_h5py": True, "_numpy_dtype": dataset.dtype, "dtype": "object" if dataset.dtype.hasobject
+            else f"V{dataset.dtype.itemsize}", "numpy_type": None, "charset": None,
+            "shape": shape or (), "max_shape": dataset.maxshape or (), "null_space": shape is None,
+            "layout": layout, "chunk": dataset.chunks, "filters": filters, "filter_values": values,
+            "decoder": "hdf5" if filters else None, "decoder_reason": "read through h5py" if filters else None,
+            "virtual_sources": 0, "fill_value": b"",
+        }
+
+
+def read(path: str, name: str, key: Any) -> Any:
+    """``h5py.File(path)[name][key]``: what h5py reads, as h5py returns it."""
+    with _h5py_file()(path, "r") as f:
+        return f[name][key]
+
+
+def is_region_reference(key: Any) -> bool:
+    """Whether `key` is h5py's RegionReference (a selection only HDF5 can apply)."""
+    return type(key).__name__ == "RegionReference" and type(key).__module__.startswith("h5py")
+
+
+def is_reference(name: Any) -> bool:
+    """Whether `name` is h5py's (object) Reference, which ``group[ref]`` opens."""
+    return type(name).__name__ in ("Reference", "RegionReference") and type(name).__module__.startswith("h5py")
+
+
+def referenced_name(path: str, reference: Any) -> str:
+    """The path of the object `reference` points to in the file `path` (h5py: ``f[ref].name``)."""
+    file_class = _h5py_file()
+    with file_class(path, "r") as f:
+        return f[reference].name

@@ -1,0 +1,63 @@
+"""Types h5tile's core does not read (variable-length sequences, references, compounds with
+variable-length members, 128-bit floats) read through h5py where it is installed, as h5py reads
+them; without h5py, the core's UnsupportedTypeError naming the type (issue 40, item 2)."""
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+from h5tile import _via_h5py  # noqa: E402
+
+
+@pytest.fixture
+def path(tmp_path):
+    p = tmp_path / "v.h5"
+    with h5py.File(p, "w") as f:
+        seq = f.create_dataset("seq", (3,), dtype=h5py.vlen_dtype("i4"), chunks=(2,), compression="gzip")
+        seq[0], seq[1], seq[2] = [1, 2, 3], [], [7]
+        f["x"] = np.arange(10)
+        refs = f.create_dataset("refs", (2,), dtype=h5py.ref_dtype)
+        refs[0], refs[1] = f["x"].ref, f["seq"].ref
+        f["region"] = f["x"].regionref[2:5]
+        record = np.dtype([("n", "i4"), ("s", h5py.string_dtype())])
+        table = f.create_dataset("table", (2,), dtype=record)
+        table[0], table[1] = (1, "a"), (2, "bb")
+        f["quad"] = np.arange(3, dtype=np.longdouble) / 3
+    return p
+
+
+def same(got, expected):
+    assert type(got) is type(expected)
+    if isinstance(expected, np.ndarray):
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        if expected.dtype.hasobject and expected.dtype.names is None:
+            for a, b in zip(got.ravel(), expected.ravel()):
+                same(a, b)
+            return
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_what_only_hdf5_reads_is_read_as_h5py_reads_it(path):
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for name in ("seq", "refs", "table", "quad"):
+            assert t[name].dtype == ref[name].dtype and t[name].shape == ref[name].shape, name
+            assert t[name].chunks == ref[name].chunks, name
+            for key in ((), np.s_[1:], 0):
+                same(t[name][key], ref[name][key])
+        assert t["seq"].compression == "gzip"
+        assert [t[r].name for r in t["refs"][...]] == ["/x", "/seq"]
+        assert t[t["refs"][0]] == t["x"]
+        np.testing.assert_array_equal(t["x"][t["region"][()]], ref["x"][ref["region"][()]])
+        same(t["table"]["s"], ref["table"]["s"])
+
+
+def test_without_h5py_the_type_is_refused_naming_it(path, monkeypatch):
+    monkeypatch.setattr(_via_h5py, "_h5py_file", lambda: None)
+    with h5tile.File(path) as t:
+        with pytest.raises(h5tile.UnsupportedTypeError, match="variable-length sequence"):
+            t["seq"][...]
