@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 import numpy as np
 
 from . import _arguments as _args
+from . import _via_h5py
 from . import _h5tile
 from ._arrays import prepare
 from ._h5tile import DatasetNotFoundError, InvalidArgumentError, UnsupportedTypeError
@@ -82,6 +83,12 @@ class AttributeManager(MutableMapping):
         if name not in raw:
             raise DatasetNotFoundError(_args.without_secrets(f"attribute '{name}' of '{self._obj._name}' in "
                                                              f"'{self._obj._file._shown}' does not exist"))
+        kind = raw[name][0]
+        if kind not in _READ_KINDS and not self._obj._file._is_url():
+            # A type only HDF5 reads (variable-length sequences...): through h5py where installed.
+            value = _via_h5py.attribute(self._obj._file._path_text, self._obj._name, name)
+            if value is not _via_h5py.MISSING:
+                return value
         return _attribute_value(*raw[name])
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -158,6 +165,10 @@ class AttributeManager(MutableMapping):
 
     def __repr__(self) -> str:
         return _args.without_secrets(f"<Attributes of h5tile object \"{self._obj._name}\">")
+
+
+# The kinds of attribute value the core reads (_attribute_value); any other is a type it does not.
+_READ_KINDS = ("numbers", "fixed_strings", "variable_strings", "empty", "references")
 
 
 def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:

@@ -171,8 +171,23 @@ class FieldsView:
         return pick_fields(self._dataset[key], self._names)
 
     def __array__(self, dtype: Optional[Any] = None, copy: Optional[bool] = None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("FieldsWrapper.__array__ received copy=False but memory allocation cannot be avoided "
+                             "on read (reading fields always makes a new array)")
         data = np.asarray(self[()])
         return data if dtype is None else data.astype(dtype)
 
     def __len__(self) -> int:
         return len(self._dataset)
+
+    @property
+    def shape(self) -> Any:
+        return self._dataset.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._dataset.ndim
+
+    @property
+    def size(self) -> Any:
+        return self._dataset.size

@@ -346,6 +346,8 @@ class Group(_Object, Mapping):
         reference (read from a dataset or attribute of references) opens what it points to."""
         if _via_h5py.is_reference(name) and not self._file._is_url():
             name = _via_h5py.referenced_name(self._file._path_text, name)
+        elif isinstance(name, tuple) and len(name) == 1 and isinstance(name[0], str):
+            name = name[0]  # a reference as h5tile reads one from an attribute: the path it leads to
         full = self._path(name)
         if name in ("", b""):
             raise DatasetNotFoundError(_args.without_secrets(f"'' is not a name in '{self._file._shown}' (h5py raises "

@@ -62,6 +62,19 @@ def read(path: str, name: str, key: Any) -> Any:
         return f[name][key]
 
 
+# attribute()'s answer where h5py cannot be used.
+MISSING = object()
+
+
+def attribute(path: str, obj: str, name: str) -> Any:
+    """Attribute `name` of object `obj` as h5py reads it, or MISSING where h5py is not installed."""
+    file_class = _h5py_file()
+    if file_class is None:
+        return MISSING
+    with file_class(path, "r") as f:
+        return f[obj].attrs[name]
+
+
 def is_region_reference(key: Any) -> bool:
     """Whether `key` is h5py's RegionReference (a selection only HDF5 can apply)."""
     return type(key).__name__ == "RegionReference" and type(key).__module__.startswith("h5py")

@@ -61,3 +61,16 @@ def test_without_h5py_the_type_is_refused_naming_it(path, monkeypatch):
     with h5tile.File(path) as t:
         with pytest.raises(h5tile.UnsupportedTypeError, match="variable-length sequence"):
             t["seq"][...]
+
+
+def test_attributes_only_hdf5_reads_and_references_as_paths(path):
+    with h5py.File(path, "a") as f:
+        f["x"].attrs.create("vlen", data=np.array([np.arange(2), np.arange(3)], dtype=object),
+                            dtype=h5py.vlen_dtype("i8"))
+        f["x"].attrs["target"] = f["seq"].ref
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for got, expected in zip(t["x"].attrs["vlen"], ref["x"].attrs["vlen"]):
+            np.testing.assert_array_equal(got, expected)
+            assert got.dtype == expected.dtype
+        # h5tile reads an object reference as the paths it leads to; a group opens it as h5py's reference.
+        assert t["x"].attrs["target"] == ("/seq",) and t[t["x"].attrs["target"]] == t["seq"]
