@@ -4,6 +4,7 @@
 /// ranks) and the per-rank (SPMD) API over a Communicator.
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <future>
 #include <iterator>
@@ -406,6 +407,17 @@ struct RemoteIoReport {
   std::uint64_t critical_path = 0;
 };
 [[nodiscard]] RemoteIoReport last_remote_io();
+
+/// Files that are not at a path: h5tile.File over a Python file-like object. Each is known by a
+/// name of the form "python://<id>/<name>", which every read function then takes as its path
+/// (read-only, as a remote object is: no external links followed, no virtual sources beside
+/// it), until unregister_file. register_memory_file keeps `contents` (a copy of io.BytesIO's
+/// bytes); register_descriptor_file reads a duplicate of `fd`, a regular file's descriptor (the
+/// caller keeps and closes its own). InvalidArgument for a name of another form, or one taken;
+/// IoError where `fd` cannot be duplicated or is not a regular file.
+void register_memory_file(const std::string& name, std::vector<std::byte> contents);
+void register_descriptor_file(const std::string& name, int fd);
+void unregister_file(const std::string& name);
 
 /// How h5tile's messages show `path`: a URL as scheme://host/path, without user information,
 /// query string or fragment (presigned URLs carry signatures there); a local path as it is.

@@ -63,6 +63,17 @@ def list_links(path: str | os.PathLike) -> list:
     [(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached through hard links, root first; kind 'hard', 'soft' or 'external'.
     """
 
+def register_memory_file(name: str, contents: bytes) -> None:
+    """Makes `contents` readable as the file `name` (python://<id>/<name>)."""
+
+def register_descriptor_file(name: str, fd: int) -> None:
+    """
+    Makes the regular file open as `fd` (duplicated) readable as the file `name` (python://<id>/<name>).
+    """
+
+def unregister_file(name: str) -> None:
+    """Forgets a file registered by name."""
+
 def describe_named_type(path: str | os.PathLike, name: str) -> dict:
     """
     {dtype, numpy_type, charset} of the named datatype `name` (as describe() gives them).

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
-from . import _via_h5py
+from . import _file_objects, _via_h5py
 from ._datatype import Datatype
 from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
@@ -693,6 +693,13 @@ class File(Group):
     def __init__(self, name: Union[str, "os.PathLike[str]"], mode: str = "r", *, threads: int = 0,
                  probe: Optional[bool] = None, allow_external_sources: bool = False, verify_checksums: bool = False,
                  **h5py_options: Any):
+        self._file_object = None
+        if _file_objects.is_file_object(name):
+            if mode != "r":
+                raise InvalidArgumentError(_args.without_secrets(f"a file-like object opens in mode 'r' only (not "
+                                                                 f"{mode!r}): h5tile writes files at a path"))
+            self._file_object = name  # kept alive (h5py keeps it too) while this File reads it
+            name = _file_objects.register(name, self)
         path = _args.path("name", name)
         if not path:  # (h5py: OSError "invalid file name"; Python's open(""): FileNotFoundError)
             raise NoSuchFileError("cannot open '': the file name is empty; h5tile.File opens a path such as "
@@ -773,6 +780,8 @@ class File(Group):
             readers, self._readers = list(self._readers.values()), OrderedDict()
         for reader in readers:
             reader.close()
+        if self.__dict__.get("_file_object") is not None:
+            _file_objects.unregister(self._path_text)  # the core lets go of its bytes or descriptor
 
     def flush(self) -> None:
         """Nothing to do: every write is complete on disk when it returns."""
@@ -784,6 +793,8 @@ class File(Group):
         self.close()
 
     def __reduce__(self):
+        if self.__dict__.get("_file_object") is not None:
+            raise TypeError("an h5tile.File over a file-like object cannot be pickled: open its file by path")
         return (_reopen_file, (self._path_text, self._mode, self._options, self._open))
 
     def __repr__(self) -> str:

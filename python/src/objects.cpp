@@ -113,6 +113,16 @@ void bind_objects(nb::module_& m) {
       "[(group path, group id, [(name, kind, object, object id, target, file)])] of every group reached "
       "through hard links, root first; kind 'hard', 'soft' or 'external'.");
   m.def(
+      "register_memory_file",
+      [](const std::string& name, nb::bytes contents) {
+        const auto* first = static_cast<const std::byte*>(contents.data());
+        h5tile::register_memory_file(name, std::vector<std::byte>(first, first + contents.size()));
+      },
+      "name"_a, "contents"_a, "Makes `contents` readable as the file `name` (python://<id>/<name>).");
+  m.def("register_descriptor_file", &h5tile::register_descriptor_file, "name"_a, "fd"_a,
+        "Makes the regular file open as `fd` (duplicated) readable as the file `name` (python://<id>/<name>).");
+  m.def("unregister_file", &h5tile::unregister_file, "name"_a, "Forgets a file registered by name.");
+  m.def(
       "describe_named_type",
       [](const std::filesystem::path& path, const std::string& name) {
         h5tile::NamedType named;

@@ -1,5 +1,9 @@
 #include "io/remote.hpp"
 
+#include <map>
+#include <mutex>
+#include <string>
+
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
@@ -9,10 +13,41 @@
 
 namespace h5tile::detail {
 
+namespace {
+
+std::mutex registered_mutex;
+std::map<std::string, std::shared_ptr<const ByteSource>, std::less<>>& registered() {
+  static std::map<std::string, std::shared_ptr<const ByteSource>, std::less<>> sources;
+  return sources;
+}
+
+}  // namespace
+
+void register_source(const std::string& url, std::shared_ptr<const ByteSource> source) {
+  const auto parsed = parse_url(url);
+  if (!parsed || parsed->scheme != "python") {
+    throw InvalidArgument(fmt::format("'{}' is not a python:// name to register a byte source by", url));
+  }
+  const std::lock_guard lock(registered_mutex);
+  if (!registered().emplace(url, std::move(source)).second) {
+    throw InvalidArgument(fmt::format("'{}' is registered already", url));
+  }
+}
+
+void unregister_source(const std::string& url) {
+  const std::lock_guard lock(registered_mutex);
+  registered().erase(url);
+}
+
 std::shared_ptr<const ByteSource> open_remote(std::string_view text, const RemoteOptions& options) {
   const auto url = parse_url(text);
   if (!url) {
     throw InvalidArgument(fmt::format("'{}' is not a URL h5tile can read (scheme://host/path)", redacted(text)));
+  }
+  if (url->scheme == "python") {  // a file-like object's bytes, registered by the Python package
+    const std::lock_guard lock(registered_mutex);
+    if (const auto found = registered().find(text); found != registered().end()) return found->second;
+    throw FileNotFound(fmt::format("'{}' is no open file object (its h5tile.File was closed)", text));
   }
   // One backend, http/, for every scheme: S3 and WebHDFS are its dialects (io/http/dialect.hpp).
   return open_http(*url, options);

@@ -16,6 +16,13 @@ namespace h5tile::detail {
 // IoError (EACCES for 401/403; EIO, EPROTO: the URL named without its query string),
 // InvalidArgument (a malformed URL, an s3:// URL without credentials or with bad AWS_* settings), RuntimeError (a build
 // without libcurl).
+// A "python://" URL names a source registered with register_source (a Python file-like object,
+// python/src/file_objects.cpp); FileNotFound once it is unregistered.
 [[nodiscard]] std::shared_ptr<const ByteSource> open_remote(std::string_view url, const RemoteOptions& options);
+
+// Makes `source` what open_remote gives for `url` ("python://<id>/<name>"), until
+// unregister_source(url). InvalidArgument where `url` is not of that scheme or is taken.
+void register_source(const std::string& url, std::shared_ptr<const ByteSource> source);
+void unregister_source(const std::string& url);
 
 }  // namespace h5tile::detail

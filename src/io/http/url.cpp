@@ -16,7 +16,8 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-constexpr std::array<std::string_view, 5> kSchemes = {"http", "https", "s3", "webhdfs", "swebhdfs"};
+// "python": a file-like object's bytes, registered by name (io/remote.hpp: register_source).
+constexpr std::array<std::string_view, 6> kSchemes = {"http", "https", "s3", "webhdfs", "swebhdfs", "python"};
 
 }  // namespace
 
