@@ -116,7 +116,8 @@ struct DatasetInfo {
   /// ("<i4", ">f8", "|S5", "|V4", "|b1", "<c8"), or an object: {"names", "formats", "offsets",
   /// "itemsize"} (a compound, NumPy's form, formats nested), {"base", "shape"} (an array type),
   /// {"base", "enum": {name: value}} (an enum; h5py's metadata), {"base", "h5py_encoding"} (a
-  /// fixed-length string member). Empty for every other dtype.
+  /// fixed-length string member), {"base", "h5py_opaque": true} (an opaque type h5py tagged
+  /// "NUMPY:<dtype>": datetime64, timedelta64). Empty for every other dtype.
   std::string numpy_type;
   /// A null dataspace (h5py: shape None, reads give h5py.Empty): `shape` is empty and every read
   /// throws UnsupportedType. Only describe() gives such an info; it is no scalar.

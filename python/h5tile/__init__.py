@@ -46,7 +46,7 @@ import numpy as np
 
 from . import _arguments as _args
 from ._arrays import is_legate as _is_legate, prepare as _prepare
-from . import _h5tile, _writes, settings
+from . import _dtypes, _h5tile, _writes, settings
 from ._writes import WriteHandle, fence
 from ._objects import AttributeManager, Dataset, Datatype, Empty, ExternalLink, File, Group, HardLink, SoftLink
 from ._h5tile import (ArgumentTypeError, CancelledError, DatasetNotFoundError, Error, FileAlreadyExistsError, Hdf5Error,
@@ -238,8 +238,9 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
     if out is None and device is not None:
         out = _cupy_pool_array(path, dataset_name, device, probe)
     if out is None:
-        return _h5tile.from_file(path, dataset_name, device_ordinal, threads, progress,
-                                 allow_external_sources, verify_checksums, probe)
+        return _as_described(_h5tile.from_file(path, dataset_name, device_ordinal, threads, progress,
+                                               allow_external_sources, verify_checksums, probe),
+                             path, dataset_name, probe)
     out = _args.array_like("out", out)
     flags = getattr(out, "flags", None)
     if flags is not None and not flags["C_CONTIGUOUS"]:
@@ -298,10 +299,22 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
              verify_checksums: bool = False, probe: Optional[bool] = None) -> Any:
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
-    return _h5tile.read_box(_args.path("path", path), _args.dataset_name(dataset_name), _wholes("offset", offset),
-                            _wholes("shape", shape), _device_of(device), _whole("threads", threads),
+    path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
+    data = _h5tile.read_box(path, dataset_name, _wholes("offset", offset), _wholes("shape", shape),
+                            _device_of(device), _whole("threads", threads),
                             _args.flag("allow_external_sources", allow_external_sources),
                             _args.flag("verify_checksums", verify_checksums), _probe(probe))
+    return _as_described(data, path, dataset_name, probe)
+
+
+def _as_described(data: Any, path: str, dataset_name: str, probe: Optional[bool]) -> Any:
+    """A host array of opaque bytes (V<n>) read from a compound, enum or array dataset as the
+    dtype h5py gives it (describe()'s ``numpy_type``); anything else as it is. Device arrays
+    stay bytes (CuPy has no structured dtypes)."""
+    if not isinstance(data, np.ndarray) or data.dtype.kind != "V":
+        return data
+    info = describe(path, dataset_name, probe=probe)
+    return _dtypes.as_numpy(data, _dtypes.numpy_dtype(info)) if info.get("numpy_type") else data
 
 
 def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Optional[bool] = None) -> dict:

@@ -48,6 +48,8 @@ def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
     ``astype`` wraps it (44, 65535); anything else as ``astype``, which converts as C does, as
     HDF5 does (NaN to an integer included), without NumPy's overflow warnings (h5py gives none)."""
     dtype = np.dtype(dtype)
+    if dtype.names is not None and data.dtype.names is not None:
+        return _by_field_names(data, dtype)
     with np.errstate(over="ignore", invalid="ignore"):
         if dtype.kind not in "iu" or data.dtype.kind not in "iuf" or np.can_cast(data.dtype, dtype, "safe"):
             return data.astype(dtype, copy=False)
@@ -59,6 +61,18 @@ def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
             return out
         source = np.iinfo(data.dtype)
         return np.clip(data, max(limits.min, source.min), min(limits.max, source.max)).astype(dtype)
+
+
+def _by_field_names(data: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A structured `data` converted to the structured `dtype` as HDF5 converts compounds: field
+    by field, matched by NAME (NumPy's astype matches them by position), each converted as
+    _as_hdf5_converts converts; a field of `dtype` that `data` lacks is left zero, as in h5py's
+    buffers."""
+    out = np.zeros(data.shape, dtype)
+    for name in dtype.names:
+        if name in data.dtype.names:
+            out[name] = _as_hdf5_converts(np.asarray(data[name]), dtype.fields[name][0])
+    return out
 
 
 class Dataset(_Object):
@@ -341,11 +355,11 @@ class Dataset(_Object):
         self._file._check_open()
         if self._info.get("via_h5py") or _via_h5py.is_region_reference(key):
             return _via_h5py.read(self._file._path_text, self._name, key)  # a type or key only HDF5 reads
+        if self._is_empty:  # before field names, as h5py: a null dataspace takes () and ... only
+            return self._read_empty(key)
         names, key = _dtypes.split_field_names(key, self.dtype, f"dataset '{self._name}'")
         if names:  # h5py's fields of a compound type, named anywhere in the selection
             return _dtypes.pick_fields(self[key], names)
-        if self._is_empty:
-            return self._read_empty(key)
         if _dtypes.is_structured(self._info) and not isinstance(self, _Bytes):
             # Compound, enum and array types: selected as their stored bytes, then viewed as h5py's dtype.
             return _dtypes.as_numpy(_Bytes(self._file, self._name)[key], self.dtype)

@@ -57,7 +57,11 @@ class DimensionProxy:
             raise RuntimeError(_args.without_secrets(f"dataset '{self._dataset.name}' has no dimension scales "
                                                      "attached (no DIMENSION_LIST attribute)"))
         attached = np.asarray(lists, dtype=object).reshape(-1)[self._dimension]
-        return [paths[0] if isinstance(paths, tuple) else paths for paths in (attached or ())]
+        paths = [p[0] if isinstance(p, tuple) else p for p in (attached or ())]
+        if not paths:  # H5DSiterate_scales fails for an axis without scales too, and h5py raises that
+            raise RuntimeError(_args.without_secrets(f"axis {self._dimension} of dataset '{self._dataset.name}' has "
+                                                     "no dimension scales attached"))
+        return paths
 
     def _scales(self) -> List[Dataset]:
         file = self._dataset.file
@@ -65,7 +69,10 @@ class DimensionProxy:
 
     def __len__(self) -> int:
         lists = self._dataset.attrs.get("DIMENSION_LIST")
-        return 0 if lists is None else len(self._paths())
+        if lists is None:
+            return 0
+        attached = np.asarray(lists, dtype=object).reshape(-1)[self._dimension]
+        return len(attached or ())
 
     def __getitem__(self, item: Any) -> Dataset:
         """A scale by its place on the axis (``dims[0][0]``) or by name (``dims[0]["x"]``)."""

@@ -26,6 +26,8 @@ def _from_json(described: Any) -> np.dtype:
         return np.dtype((base, tuple(described["shape"])))
     if "enum" in described:
         return np.dtype(base, metadata={"enum": dict(described["enum"])})
+    if "h5py_opaque" in described:  # datetime64 / timedelta64 as h5py stores them
+        return np.dtype(base, metadata={"h5py_opaque": True})
     return np.dtype(base, metadata={"h5py_encoding": described["h5py_encoding"]})
 
 
@@ -84,8 +86,9 @@ def as_read(data: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Bytes the core read (V<n>) as `dtype`, a compound or enum dtype (which keeps the shape).
 
     A compound with an enum inside is the one such type that h5py reads through a conversion
-    (it reads enums as their integer type): HDF5 then leaves the bytes between fields zero, so
-    they are zeroed here too; h5py reads every other one unconverted, padding as stored."""
+    (it reads enums as their integer type): the bytes between fields are then whatever h5py's
+    buffer held (not data: a review saw leftovers of its heap there), and zeros here; h5py reads
+    every other one unconverted, padding as stored."""
     if data.dtype == dtype:
         return data
     if dtype.subdtype is not None:

@@ -842,10 +842,15 @@ class File(Group):
         external link h5tile follows (refused outside this file's folder unless
         allow_external_sources, naming the link and why)."""
         link, rest = self._links().external(full)
+        hops = self.__dict__.get("_external_hops", 0) + 1
+        if hops > _MAX_EXTERNAL_HOPS:  # a loop of external links (a.h5 -> b.h5 -> a.h5): as HDF5's nlinks
+            raise DatasetNotFoundError(_args.without_secrets(f"cannot open '{full}' in '{self._shown}': too many "
+                                                             f"links ({_MAX_EXTERNAL_HOPS} external links followed)"))
         o = self._options
         target, inside = _h5tile.external_link_target(self._path_text, link, o["allow_external_sources"])
         other = File(target, "r", threads=o["threads"], probe=o["probe"],
                      allow_external_sources=o["allow_external_sources"], verify_checksums=o["verify_checksums"])
+        other._external_hops = hops
         return other[posixpath.join(inside, rest) if rest else inside]
 
     def _check_open(self) -> None:
@@ -975,6 +980,9 @@ def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     _Object.__init__(f, f, "/")
     return f
 
+
+# External links followed one after another at most (HDF5's default nlinks, which h5py keeps).
+_MAX_EXTERNAL_HOPS = 16
 
 # Datasets a File keeps open at most (File._reader).
 _KEPT_DATASETS = 32

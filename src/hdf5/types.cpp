@@ -66,24 +66,50 @@ std::string member_name(hid_t type, unsigned i) {
   return name;
 }
 
+// An enum member's value as a number: `raw` holds one value of the enum's integer base type.
+std::int64_t enum_value(hid_t base, const std::vector<unsigned char>& raw) {
+  std::uint64_t bits = 0;
+  const auto size = raw.size();
+  const bool big = H5Tget_order(base) == H5T_ORDER_BE;
+  for (std::size_t i = 0; i < size; ++i) bits |= std::uint64_t{raw[big ? size - 1 - i : i]} << (8 * i);
+  if (H5Tget_sign(base) == H5T_SGN_2 && size < 8 && (bits >> (8 * size - 1)) != 0)
+    bits |= ~std::uint64_t{0} << (8 * size);
+  return static_cast<std::int64_t>(bits);
+}
+
+// h5py's bool: an enum {FALSE: 0, TRUE: 1} (in either order) of any integer base; h5py reads
+// every such enum as NumPy's bool (HDF5 converts a wider one to its own 1-byte enum).
 bool is_h5py_bool(hid_t type) {
-  if (H5Tget_nmembers(type) != 2 || H5Tget_size(type) != 1) {
+  const auto size = H5Tget_size(type);
+  if (H5Tget_nmembers(type) != 2 || size > 8) {
     return false;
   }
-  std::int8_t v0 = -1;
-  std::int8_t v1 = -1;
-  if (H5Tget_member_value(type, 0, &v0) < 0 || H5Tget_member_value(type, 1, &v1) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    return false;
+  const TypeHandle base(H5Tget_super(type));
+  std::vector<unsigned char> raw(size);
+  std::int64_t values[2] = {-1, -1};
+  for (unsigned i = 0; i < 2; ++i) {
+    if (!base || H5Tget_member_value(type, i, raw.data()) < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return false;
+    }
+    values[i] = enum_value(base.get(), raw);
   }
   const auto n0 = member_name(type, 0);
   const auto n1 = member_name(type, 1);
-  return (n0 == "FALSE" && v0 == 0 && n1 == "TRUE" && v1 == 1) || (n1 == "FALSE" && v1 == 0 && n0 == "TRUE" && v0 == 1);
+  return (n0 == "FALSE" && values[0] == 0 && n1 == "TRUE" && values[1] == 1) ||
+         (n1 == "FALSE" && values[1] == 0 && n0 == "TRUE" && values[0] == 1);
 }
 
-// h5py's complex: a compound {r, i} of two floats of one size, packed.
+// h5py's complex: a compound {r, i} (in either order, at any offsets) of two floats of one
+// size, which h5py reads as NumPy's complex (HDF5 converts one that is not packed as h5py
+// writes it: is_packed_complex).
 std::optional<DType> h5py_complex(hid_t type) {
-  if (H5Tget_nmembers(type) != 2 || member_name(type, 0) != "r" || member_name(type, 1) != "i") {
+  if (H5Tget_nmembers(type) != 2) {
+    return std::nullopt;
+  }
+  const auto n0 = member_name(type, 0);
+  const auto n1 = member_name(type, 1);
+  if (!((n0 == "r" && n1 == "i") || (n0 == "i" && n1 == "r"))) {
     return std::nullopt;
   }
   const auto part = TypeHandle(H5Tget_member_type(type, 0));
@@ -92,7 +118,7 @@ std::optional<DType> h5py_complex(hid_t type) {
     return std::nullopt;
   }
   const auto size = H5Tget_size(part.get());
-  if (H5Tget_size(part_i.get()) != size || H5Tget_member_offset(type, 1) != size || H5Tget_size(type) != 2 * size) {
+  if (H5Tget_size(part_i.get()) != size) {
     return std::nullopt;
   }
   if (size == 4) {
@@ -102,6 +128,12 @@ std::optional<DType> h5py_complex(hid_t type) {
     return DType(DTypeKind::Complex128);
   }
   return std::nullopt;
+}
+
+// h5py's complex as h5py writes it: r at 0, i right after it, nothing else.
+bool is_packed_complex(hid_t type, std::size_t part_size) {
+  return member_name(type, 0) == "r" && H5Tget_member_offset(type, 1) == part_size &&
+         H5Tget_size(type) == 2 * part_size;
 }
 
 std::string describe_unsupported(hid_t type) {
@@ -144,24 +176,29 @@ bool is_plain_number(hid_t type, std::size_t size) {
   return ieee != H5I_INVALID_HID && H5Tequal(type, ieee) > 0;
 }
 
-// An enum member's value as a number: `raw` holds one value of the enum's integer base type.
-std::int64_t enum_value(hid_t base, const std::vector<unsigned char>& raw) {
-  std::uint64_t bits = 0;
-  const auto size = raw.size();
-  const bool big = H5Tget_order(base) == H5T_ORDER_BE;
-  for (std::size_t i = 0; i < size; ++i) bits |= std::uint64_t{raw[big ? size - 1 - i : i]} << (8 * i);
-  if (H5Tget_sign(base) == H5T_SGN_2 && size < 8 && (bits >> (8 * size - 1)) != 0)
-    bits |= ~std::uint64_t{0} << (8 * size);
-  return static_cast<std::int64_t>(bits);
-}
-
 std::optional<nlohmann::json> numpy_json(hid_t type);
+
+// The NumPy dtype an opaque type tagged "NUMPY:<dtype>" holds (h5py stores datetime64 and
+// timedelta64 so, and reads them back as that dtype, bytes unchanged), or nullopt.
+std::optional<std::string> numpy_tag(hid_t type) {
+  char* raw = H5Tget_tag(type);
+  if (raw == nullptr) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  const std::string tag(raw);
+  H5free_memory(raw);
+  constexpr std::string_view prefix = "NUMPY:";
+  if (tag.rfind(prefix, 0) != 0 || tag.size() == prefix.size()) return std::nullopt;
+  return tag.substr(prefix.size());
+}
 
 // A compound's members, as NumPy's {names, formats, offsets, itemsize} at h5py's offsets.
 std::optional<nlohmann::json> compound_json(hid_t type, std::size_t size) {
   if (auto c = h5py_complex(type)) {
+    // A member: its bytes are read as they are, so only h5py's own layout is NumPy's complex.
     const TypeHandle part(H5Tget_member_type(type, 0));
-    if (!is_plain_number(part.get(), c->size() / 2)) return std::nullopt;
+    if (!is_packed_complex(type, c->size() / 2) || !is_plain_number(part.get(), c->size() / 2)) return std::nullopt;
     return fmt::format("{}c{}", byte_order(part.get(), c->size() / 2), c->size());
   }
   const int n = H5Tget_nmembers(type);
@@ -187,7 +224,10 @@ std::optional<nlohmann::json> compound_json(hid_t type, std::size_t size) {
 // An enum as h5py reads it: its integer base type, with the names and values as NumPy metadata
 // (h5py.check_enum_dtype gives them back); h5py's own bool enum is NumPy's bool.
 std::optional<nlohmann::json> enum_json(hid_t type, std::size_t size) {
-  if (is_h5py_bool(type)) return std::string("|b1");
+  if (is_h5py_bool(type)) {
+    if (size == 1) return std::string("|b1");
+    return std::nullopt;  // a wider bool enum member: its bytes are not NumPy's bool (h5py converts)
+  }
   const TypeHandle base(H5Tget_super(type));
   if (!base || H5Tget_class(base.get()) != H5T_INTEGER || !is_plain_number(base.get(), size)) return std::nullopt;
   auto values = nlohmann::json::object();
@@ -227,7 +267,12 @@ std::optional<nlohmann::json> numpy_json(hid_t type) {
       if (H5Tis_variable_str(type) > 0 || H5Tget_strpad(type) != H5T_STR_NULLPAD) return std::nullopt;
       return nlohmann::json{{"base", fmt::format("|S{}", size)},
                             {"h5py_encoding", H5Tget_cset(type) == H5T_CSET_UTF8 ? "utf-8" : "ascii"}};
-    case H5T_OPAQUE: return fmt::format("|V{}", size);
+    case H5T_OPAQUE: {
+      if (auto numpy = numpy_tag(type)) {  // h5py's datetime64 and timedelta64, with h5py's metadata
+        return nlohmann::json{{"base", *numpy}, {"h5py_opaque", true}};
+      }
+      return fmt::format("|V{}", size);
+    }
     case H5T_COMPOUND: return compound_json(type, size);
     case H5T_ENUM: return enum_json(type, size);
     case H5T_ARRAY: return array_json(type);
@@ -240,6 +285,10 @@ std::optional<nlohmann::json> numpy_json(hid_t type) {
 std::string structured_numpy_type(hid_t type) {
   const Hdf5Lock lock;
   const auto cls = H5Tget_class(type);
+  if (cls == H5T_OPAQUE) {  // h5py's datetime64 / timedelta64: a NumPy type string, as JSON
+    const auto numpy = numpy_json(type);
+    return numpy && numpy->is_object() ? numpy->dump() : std::string();
+  }
   if (cls != H5T_COMPOUND && cls != H5T_ENUM && cls != H5T_ARRAY) return {};
   if ((cls == H5T_ENUM && is_h5py_bool(type)) || (cls == H5T_COMPOUND && h5py_complex(type))) return {};
   const auto json = numpy_json(type);

@@ -18,7 +18,8 @@ namespace h5tile::detail {
 
 // A compound (other than h5py's complex), enum (other than h5py's bool) or array type that h5py
 // reads into NumPy unconverted, as the NumPy dtype h5py gives it, in JSON (DatasetInfo::numpy_type
-// documents the form); such a type reads as opaque bytes of its size. "" for any other type.
+// documents the form); such a type reads as opaque bytes of its size. Also an opaque type that
+// h5py tagged "NUMPY:<dtype>" (datetime64). "" for any other type.
 [[nodiscard]] std::string structured_numpy_type(hid_t type);
 
 // The in-memory type to read a dataset of file type `file_type` as `dtype`.

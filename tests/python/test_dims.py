@@ -52,6 +52,10 @@ def test_dims_as_h5py(tmp_path):
             with pytest.raises(error):
                 bad(f["data"])
         with pytest.raises(RuntimeError):
+            ref["data"].dims[0][0]  # an axis without scales where others have some
+        with pytest.raises(RuntimeError, match="no dimension scales"):
+            f["data"].dims[0][0]
+        with pytest.raises(RuntimeError):
             ref["plain"].dims[0][0]
         with pytest.raises(RuntimeError, match="no dimension scales"):
             f["plain"].dims[0][0]

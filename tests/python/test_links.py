@@ -327,3 +327,16 @@ def test_groups_and_datasets_behind_external_links_as_h5py(tmp_path):
             t["out"]
     with h5tile.File(tmp_path / "inner" / "in.h5", allow_external_sources=True) as t:
         np.testing.assert_array_equal(t["out"][...], np.arange(3))
+
+
+def test_a_loop_of_external_links_is_a_key_error_as_h5py(tmp_path):
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        f["loop"] = h5py.ExternalLink("b.h5", "/back")
+    with h5py.File(tmp_path / "b.h5", "w") as f:
+        f["back"] = h5py.ExternalLink("a.h5", "/loop")
+    with h5py.File(tmp_path / "a.h5", "r") as ref:
+        with pytest.raises(KeyError):
+            ref["loop"]
+    with h5tile.File(tmp_path / "a.h5") as t:
+        with pytest.raises(KeyError, match="too many links"):
+            t["loop"]

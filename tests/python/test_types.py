@@ -198,3 +198,106 @@ def test_info_shows_the_numpy_type_and_a_null_dataspace(tmp_path):
     assert listed["/n"]["shape"] is None
     text = subprocess.run([str(BUILD / "cli" / "h5tile"), "info", str(path)], capture_output=True, text=True).stdout
     assert "null dataspace" in text and '"names":["a","b","s"' in text
+
+
+# -- a review's findings (each read wrongly, or typed otherwise than h5py, before its fix)
+
+def _low_level(f, name, tid, raw, shape=(2,)):
+    ds = h5py.h5d.create(f.id, name.encode(), tid, h5py.h5s.create_simple(shape))
+    ds.write(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=tid)
+
+
+def test_conversions_to_a_structured_dtype_match_fields_by_name_as_hdf5(tmp_path):
+    path = tmp_path / "t.h5"
+    stored = np.array([(1, 10.5), (2, 20.25)], [("x", "<i4"), ("y", "<f8")])
+    with h5py.File(path, "w") as f:
+        f["c"] = stored
+    wanted = np.dtype([("y", "<f8"), ("x", "<i4")])
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        same(t["c"].astype(wanted)[...], ref["c"].astype(wanted)[...])
+        same(np.asarray(t["c"], dtype=wanted), np.asarray(ref["c"], dtype=wanted))
+        mine, theirs = np.zeros(2, wanted), np.zeros(2, wanted)
+        t["c"].read_direct(mine)
+        ref["c"].read_direct(theirs)
+        same(mine, theirs)
+        assert mine["y"][0] == 10.5 and mine["x"][1] == 2
+
+
+def test_compound_enum_and_array_attributes_as_h5py(tmp_path):
+    path = tmp_path / "t.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["record"] = np.array([(1, 2.5)], [("n", "<i4"), ("x", "<f8")])
+        f.attrs.create("colour", 2, dtype=h5py.enum_dtype({"R": 1, "G": 2}, "i1"))
+        f.attrs.create("grid", np.arange(6, dtype="i4").reshape(2, 3), dtype=np.dtype(("<i4", (2, 3))))
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for name in ("record", "colour", "grid"):
+            mine, theirs = t.attrs[name], ref.attrs[name]
+            assert np.asarray(mine).dtype == np.asarray(theirs).dtype, name
+            np.testing.assert_array_equal(mine, theirs)
+
+
+def test_from_file_and_read_box_give_h5pys_dtype(tmp_path):
+    path = tmp_path / "t.h5"
+    data = noisy(COMPOUND, (20, 11))
+    write(path, "c", data, "chunked")
+    with h5py.File(path, "a") as f:
+        f["e"] = np.arange(4, dtype=ENUM)
+    with h5py.File(path, "r") as ref:
+        same(h5tile.from_file(path, "c"), ref["c"][...])
+        same(h5tile.read_box(path, "c", [1, 1], [2, 3]), ref["c"][1:3, 1:4])
+        same(h5tile.from_file(path, "e"), ref["e"][...])
+
+
+def test_bool_enums_of_any_base_and_complex_of_any_layout_as_h5py(tmp_path):
+    path = tmp_path / "t.h5"
+    t32 = h5py.h5t
+    with h5py.File(path, "w") as f:
+        for name, base, raw in (("b32", t32.STD_I32LE, np.array([0, 1, 1], "<i4")),
+                                ("b16be", t32.STD_I16BE, np.array([0, 1, 1], ">i2"))):
+            e = t32.enum_create(base)
+            e.enum_insert(b"FALSE", 0)
+            e.enum_insert(b"TRUE", 1)
+            _low_level(f, name, e, raw, (3,))
+        padded = t32.create(t32.COMPOUND, 16)
+        padded.insert(b"r", 0, t32.IEEE_F32LE)
+        padded.insert(b"i", 8, t32.IEEE_F32LE)
+        _low_level(f, "padded", padded, np.array([1, 0, 2, 0, 3, 0, 4, 0], "<f4"))
+        i_first = t32.create(t32.COMPOUND, 8)
+        i_first.insert(b"r", 4, t32.IEEE_F32LE)
+        i_first.insert(b"i", 0, t32.IEEE_F32LE)
+        _low_level(f, "i_first", i_first, np.array([2, 1, 4, 3], "<f4"))
+        outer = t32.create(t32.COMPOUND, 20)
+        outer.insert(b"x", 0, t32.STD_I32LE)
+        outer.insert(b"z", 4, padded)
+        _low_level(f, "nested", outer, np.array([7, 1, 0, 2, 0] * 2, "<f4").view("u1"))
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for name in ("b32", "b16be", "padded", "i_first", "nested"):
+            mine, theirs = t[name][()], ref[name][()]
+            assert mine.dtype == theirs.dtype, name
+            assert mine.tolist() == theirs.tolist(), name
+
+
+def test_numpy_tagged_opaque_types_read_as_their_numpy_dtype(tmp_path):
+    path = tmp_path / "t.h5"
+    times = np.array(["2024-01-01T00:00:00", "2025-06-01T12:00:00"], "datetime64[s]")
+    with h5py.File(path, "w") as f:
+        f["dt"] = times.astype(h5py.opaque_dtype(times.dtype))
+        f["cmp"] = np.array([(1, times[0]), (2, times[1])],
+                            [("a", "<i4"), ("t", h5py.opaque_dtype(times.dtype))])
+        f.attrs["when"] = times.astype(h5py.opaque_dtype(times.dtype))
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for name in ("dt", "cmp"):
+            same(t[name][...], ref[name][...])
+        np.testing.assert_array_equal(t.attrs["when"], ref.attrs["when"])
+        assert t.attrs["when"].dtype == ref.attrs["when"].dtype == times.dtype
+
+
+def test_a_field_of_a_null_dataspace_is_a_value_error_as_h5py(tmp_path):
+    path = tmp_path / "t.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("n", dtype=h5py.Empty(COMPOUND))
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        with pytest.raises(ValueError):
+            ref["n"]["a"]
+        with pytest.raises(ValueError):
+            t["n"]["a"]
