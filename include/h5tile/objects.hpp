@@ -123,9 +123,10 @@ struct Attribute {
   std::vector<std::vector<std::string>> references;
 };
 
-/// The attributes of the group or dataset `object` ("/" for the root group) in `path`, in name
-/// order. An attribute of a type h5tile does not read is listed as Unsupported; the others
-/// still read. Throws FileNotFound, NotHdf5File, DatasetNotFound (no such object).
+/// The attributes of the group or dataset `object` ("/" for the root group) in `path`, in h5py's
+/// order: creation order where the object tracks it (h5py's track_order), else name order. An attribute of a type
+/// h5tile does not read is listed as Unsupported; the others still read. Throws FileNotFound, NotHdf5File,
+/// DatasetNotFound (no such object).
 [[nodiscard]] std::vector<Attribute> read_attributes(const std::filesystem::path& path, const std::string& object);
 
 /// The attributes of each of `objects`, in order, as read_attributes reads them, with the file

@@ -205,6 +205,35 @@ class Dataset(_Object):
         """"contiguous", "chunked", "compact" or "virtual"."""
         return self._info["layout"]
 
+    def _from_h5py(self, attribute: str) -> Any:
+        """A property h5py answers from HDF5's own description (external storage, the filters'
+        names as stored, a virtual dataset's mappings as h5py's selection objects), read through
+        h5py (local files, where it is installed)."""
+        value = _via_h5py.MISSING if self._file._is_url() else \
+            _via_h5py.dataset_attribute(self._file._path_text, self._name, attribute)
+        if value is _via_h5py.MISSING:
+            raise NotImplementedError(_args.without_secrets(f"ds.{attribute} of '{self._name}' in "
+                                                            f"'{self._file._shown}': h5tile reads it through h5py, "
+                                                            "which needs a local file and h5py installed"))
+        return value
+
+    @property
+    def external(self) -> Any:
+        """The external storage of the dataset, as h5py gives it: [(file, offset, size)], or None."""
+        return self._from_h5py("external")
+
+    @property
+    def filter_names(self) -> Any:
+        """The filters' names as stored in the file (h5py's ``filter_names``)."""
+        return self._from_h5py("filter_names")
+
+    def virtual_sources(self) -> Any:
+        """A virtual dataset's mappings, as h5py gives them (its VDSmap tuples of h5py selection
+        objects); RuntimeError for a dataset that is not virtual, as h5py."""
+        if not self.is_virtual:
+            raise RuntimeError(_args.without_secrets(f"'{self._name}' is not a virtual dataset"))
+        return self._from_h5py("virtual_sources")()
+
     @property
     def is_virtual(self) -> bool:
         """Whether the dataset is a virtual dataset (h5py's ``is_virtual``)."""
@@ -212,10 +241,15 @@ class Dataset(_Object):
 
     @property
     def fillvalue(self) -> Any:
-        """The value of elements never written, as h5py gives it: a NumPy scalar of the dtype
-        (``b""`` for variable-length strings, whose fill value h5py reads as empty)."""
+        """The value of elements never written, as h5py gives it: a NumPy scalar of the dtype;
+        for variable-length strings the bytes set (read through h5py where it is installed, for a
+        local file; else ``b""``)."""
         raw = self._info.get("fill_value") or b""
         if not raw:
+            if self._info.get("dtype") == "object" and not self._file._is_url():
+                value = _via_h5py.fillvalue(self._file._path_text, self._name)
+                if value is not _via_h5py.MISSING:
+                    return value
             return b""
         value = np.frombuffer(raw, np.dtype(self._info["dtype"])).copy()[0]
         return _dtypes.as_numpy(value, self.dtype) if _dtypes.is_structured(self._info) else value
@@ -423,6 +457,11 @@ class Dataset(_Object):
         self._file._check_open()
         if not isinstance(dest, np.ndarray):
             raise TypeError(_args.without_secrets(f"dest must be a numpy.ndarray, not {type(dest).__name__}"))
+        if self._is_empty:
+            raise TypeError(_args.without_secrets(f"'{self._name}' has a null dataspace: Empty datasets have no "
+                                                  "numpy representation"))
+        if not dest.flags.c_contiguous:  # h5py (HDF5) writes into dest's memory in C order
+            raise TypeError("read_direct: dest must be C-contiguous (np.ascontiguousarray), as h5py requires")
         sel = _Selection(() if source_sel is None else source_sel, self.shape,
                          f"dataset '{self._name}' in '{self._file._shown}'")
         target = dest if dest_sel is None else dest[dest_sel]
@@ -432,6 +471,12 @@ class Dataset(_Object):
             self._read_box(sel.offset, sel.extent, out=dest)
             return
         data = self[() if source_sel is None else source_sel]
+        try:
+            if np.broadcast_shapes(np.shape(data), target.shape) != target.shape:
+                raise ValueError("wider than dest")
+        except ValueError:
+            raise TypeError(_args.without_secrets(f"read_direct: can't broadcast {np.shape(data)} (read from "
+                                                  f"'{self._name}') -> {target.shape} (dest)")) from None
         target[...] = _as_hdf5_converts(data, target.dtype) if isinstance(data, np.ndarray) else data
         if dest_sel is not None and not np.shares_memory(target, dest):
             dest[dest_sel] = target

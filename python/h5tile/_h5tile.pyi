@@ -91,7 +91,7 @@ def list_group_links(path: str | os.PathLike, group: str) -> tuple:
 
 def read_attributes(path: str | os.PathLike, object: str) -> list:
     """
-    [(name, kind, shape, value, string width)] of the object's attributes, in name order.
+    [(name, kind, shape, value, string width)] of the object's attributes, in h5py's order (creation order where the object tracks it, else name order).
     """
 
 def read_attributes_of_each(path: str | os.PathLike, objects: Sequence[str]) -> list:

@@ -486,6 +486,28 @@ class Group(_Object, Mapping):
                 return result
         return None
 
+    def create_group(self, name: str, track_order: Optional[bool] = None) -> "Group":
+        """h5py's ``create_group``: refused in mode "r" with h5py's ValueError; in modes "a" and
+        "r+" not yet (h5tile writes datasets, attributes and, through them, their groups: issue
+        41 brings groups of their own)."""
+        full = self._path(name)
+        if self._file._mode == "r":
+            raise InvalidArgumentError(_args.without_secrets(f"cannot create group '{full}': '{self._file._shown}' "
+                                                             "is open read-only (mode 'r'): no write intent on file"))
+        raise InvalidArgumentError(_args.without_secrets(f"cannot create group '{full}' in '{self._file._shown}': "
+                                                         "h5tile does not create empty groups yet; create_dataset "
+                                                         "makes the groups of its name"))
+
+    def __delitem__(self, name: str) -> None:
+        """h5py's ``del group[name]``: in mode "r" h5py's KeyError; in modes "a" and "r+" not yet
+        (issue 41)."""
+        full = self._path(name)
+        if self._file._mode == "r":
+            raise DatasetNotFoundError(_args.without_secrets(f"cannot delete '{full}': '{self._file._shown}' is open "
+                                                             "read-only (mode 'r'): no write intent on file"))
+        raise InvalidArgumentError(_args.without_secrets(f"cannot delete '{full}' in '{self._file._shown}': h5tile "
+                                                         "does not delete links yet"))
+
     def create_dataset(self, name: str, shape: Any = None, dtype: Any = None, data: Any = None, *,
                        chunks: Any = None, compression: Optional[str] = None, compression_opts: Optional[int] = None,
                        shuffle: bool = False, fletcher32: bool = False) -> Dataset:

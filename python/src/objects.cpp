@@ -170,7 +170,9 @@ void bind_objects(nb::module_& m) {
         }
         return attribute_list(attributes);
       },
-      "path"_a, "object"_a, "[(name, kind, shape, value, string width)] of the object's attributes, in name order.");
+      "path"_a, "object"_a,
+      "[(name, kind, shape, value, string width)] of the object's attributes, in h5py's order (creation order where "
+      "the object tracks it, else name order).");
   m.def(
       "read_attributes_of_each",
       [](const std::filesystem::path& path, const std::vector<std::string>& objects) {

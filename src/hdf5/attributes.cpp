@@ -240,6 +240,33 @@ ObjectHandle open_object(hid_t file, const std::string& name, const std::filesys
   return ObjectHandle(object);
 }
 
+namespace {
+
+// Whether `object` (a group, dataset or named datatype) tracks its attributes' creation order
+// (h5py's track_order): then h5py lists them in that order.
+bool tracks_attribute_order(hid_t object) {
+  hid_t plist = H5I_INVALID_HID;
+  switch (H5Iget_type(object)) {
+    case H5I_GROUP: plist = H5Gget_create_plist(object); break;
+    case H5I_DATASET: plist = H5Dget_create_plist(object); break;
+    case H5I_DATATYPE: plist = H5Tget_create_plist(object); break;
+    default: return false;
+  }
+  if (plist < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  const PlistHandle owned(plist);
+  unsigned flags = 0;
+  if (H5Pget_attr_creation_order(plist, &flags) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  return (flags & H5P_CRT_ORDER_TRACKED) != 0;
+}
+
+}  // namespace
+
 std::vector<std::string> attribute_names(hid_t object) {
   const Hdf5Lock lock;
   std::vector<std::string> names;
@@ -247,6 +274,12 @@ std::vector<std::string> attribute_names(hid_t object) {
     static_cast<std::vector<std::string>*>(out)->emplace_back(name);
     return 0;
   };
+  if (tracks_attribute_order(object)) {
+    hsize_t index = 0;
+    if (H5Aiterate2(object, H5_INDEX_CRT_ORDER, H5_ITER_INC, &index, callback, &names) >= 0) return names;
+    H5Eclear2(H5E_DEFAULT);  // tracked but not indexed: in name order, as HDF5 can list them
+    names.clear();
+  }
   hsize_t index = 0;
   check(H5Aiterate2(object, H5_INDEX_NAME, H5_ITER_INC, &index, callback, &names), "H5Aiterate2");
   return names;

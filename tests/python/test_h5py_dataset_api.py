@@ -108,3 +108,64 @@ def test_named_datatypes_as_h5py(tmp_path):
         ref.visititems(lambda name, obj: expected.append((name, type(obj).__name__)))
         assert seen == expected
     assert repr(mine) == "<Closed HDF5 named type>"
+
+
+def test_read_direct_refuses_what_h5py_refuses(tmp_path):
+    path = tmp_path / "direct.h5"
+    with h5py.File(path, "w") as f:
+        f["a"] = np.arange(100)
+        f["m"] = np.arange(100).reshape(10, 10)
+        f["z"] = np.zeros((0, 20), "i8")
+        f.create_dataset("text", (3,), dtype=h5py.string_dtype("ascii"), fillvalue=b"bar")
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for name, dest in (("a", np.ones(200)), ("m", np.ones((10, 10), order="F")), ("z", np.zeros((0, 25), "i8"))):
+            with pytest.raises(TypeError):
+                ref[name].read_direct(dest.copy(order="K"))
+            with pytest.raises(TypeError):
+                t[name].read_direct(dest.copy(order="K"))
+        mine, theirs = np.zeros((0, 20), "i8"), np.zeros((0, 20), "i8")
+        t["z"].read_direct(mine)
+        ref["z"].read_direct(theirs)
+        one = np.zeros(100)
+        t["a"].read_direct(one)
+        assert (one == np.arange(100)).all()
+        assert t["text"].fillvalue == ref["text"].fillvalue == b"bar"
+
+
+def test_external_filter_names_virtual_sources_and_attribute_order_as_h5py(tmp_path):
+    path = tmp_path / "meta.h5"
+    with h5py.File(path, "w") as f:
+        f["a"] = np.arange(4.0)
+        layout = h5py.VirtualLayout((4,), "f8")
+        layout[:] = h5py.VirtualSource(".", "a", shape=(4,))
+        f.create_virtual_dataset("v", layout)
+        f.create_dataset("e", (10,), "i4", external=[("ext.bin", 0, 40)])
+        f.create_dataset("g", (10,), "i4", compression="gzip", shuffle=True)
+        ordered = f.create_group("ordered", track_order=True)
+        for name in ("b", "a", "10", "2"):
+            ordered.attrs[name] = 1
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        assert t["e"].external == ref["e"].external
+        assert t["g"].filter_names == ref["g"].filter_names
+        assert [(s.file_name, s.dset_name) for s in t["v"].virtual_sources()] == \
+            [(s.file_name, s.dset_name) for s in ref["v"].virtual_sources()]
+        assert list(t["ordered"].attrs) == list(ref["ordered"].attrs) == ["b", "a", "10", "2"]
+        assert list(t["g"].attrs) == list(ref["g"].attrs)
+
+
+def test_group_writes_on_a_read_only_file_raise_as_h5py(tmp_path):
+    path = tmp_path / "ro.h5"
+    with h5py.File(path, "w") as f:
+        f["g/x"] = np.arange(3)
+    with h5py.File(path, "r") as ref, h5tile.File(path) as t:
+        for make in (lambda f: f.create_group("new"), lambda f: f["g"].create_group("inner")):
+            with pytest.raises(ValueError):
+                make(ref)
+            with pytest.raises(ValueError, match="read-only"):
+                make(t)
+        with pytest.raises(KeyError):
+            del ref["g/x"]
+        with pytest.raises(KeyError, match="read-only"):
+            del t["g/x"]
+    with h5tile.File(path) as t:
+        assert "g/x" in t  # nothing was deleted
