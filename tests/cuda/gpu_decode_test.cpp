@@ -49,6 +49,13 @@ TEST(NvcompLoader, TheLibraryNamedLoads) {
               n.codec(detail::gpu::GpuCodec::Lz4).align.input);
 }
 
+// Skips the test where nvCOMP does not load, saying why (GpuDecode::nvcomp_missing).
+#define REQUIRE_NVCOMP()                                  \
+  if (const auto why = nvcomp_missing(); !why.empty()) {  \
+    GTEST_SKIP() << "nvCOMP does not load here: " << why; \
+  }                                                       \
+  static_assert(true)
+
 // Restores the settings the tests change.
 class GpuDecode : public ::testing::Test {
  protected:
@@ -98,6 +105,11 @@ class GpuDecode : public ::testing::Test {
            std::memcmp(bytes.data(), host.data(), bytes.size()) == 0;
   }
 
+  // Why nvCOMP does not load here ("" where it does): a test that turns GPU decoding on
+  // (H5TILE_GPU_DECODE=on refuses a read nvCOMP cannot decode) then skips (REQUIRE_NVCOMP);
+  // scripts/gpu_machine.sh nvcomp (or gpu-check) carries the library.
+  static std::string nvcomp_missing() { return detail::gpu::nvcomp(settings::nvcomp_library()).failure; }
+
   // Skips the test, saying why, where nvCOMP did not decode for want of the library.
   void skip_without_nvcomp() {
     const auto r = last_device_io();
@@ -123,6 +135,7 @@ TEST_P(GpuDecodeCases, DeviceReadsEqualTheCpuDecodeByteForByte) {
   const bool shuffle = p.substr(first + 1, second - first - 1) == "shuffle";
   const DType dtype = DType::from_name(p.substr(second + 1));
   if (!built(compressor)) GTEST_SKIP() << "h5tile was built without " << compressor_name(compressor);
+  REQUIRE_NVCOMP();
   for (const auto& [shape, chunk, box] : {std::tuple{Shape{203, 67, 9}, Shape{32, 16, 9}, Box{{5, 3, 1}, {150, 50, 7}}},
                                           std::tuple{Shape{1001, 333}, Shape{64, 100}, Box{{17, 250}, {900, 83}}},
                                           std::tuple{Shape{100003}, Shape{4099}, Box{{4000}, {50000}}},
@@ -177,6 +190,7 @@ INSTANTIATE_TEST_SUITE_P(All, GpuDecodeCases, ::testing::ValuesIn(decode_cases()
                          [](const auto& p) { return p.param; });
 
 TEST_F(GpuDecode, ManyBatchesThroughASmallStagingAndVirtualTiles) {
+  REQUIRE_NVCOMP();
   const DType dtype(DTypeKind::Float32);
   const Shape shape{4099, 1024};  // 16 MiB in chunks of 64 KiB, through 1 MiB of staging
   const auto bytes = smooth(dtype, element_count(shape), 5);
@@ -226,6 +240,7 @@ void write_bytes(const fs::path& path, const std::vector<char>& bytes) {
 // byte of the chunk, leaves a stream that inflates to the chunk's size. HDF5's reader and the CPU
 // decoder fail on it; so must the GPU decoder, under auto and on, naming the chunk and the file.
 TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
+  REQUIRE_NVCOMP();
   const DType dtype(DTypeKind::Float32);
   const Shape shape{16384};
   std::mt19937_64 rng(11);
@@ -300,6 +315,7 @@ TEST_F(GpuDecode, ADamagedDeflateChunkFailsTheReadAsOnTheCpu) {
 // tests/python/test_gpu_decode.py): the stored chunks' checksums are checked on the GPU, which
 // decodes them, byte for byte as the CPU does.
 TEST_F(GpuDecode, Fletcher32AfterEachCodecIsCheckedAndDecodedOnTheGpu) {
+  REQUIRE_NVCOMP();
   const DType dtype(DTypeKind::Float32);
   const Shape shape{1001, 333};
   const auto bytes = smooth(dtype, element_count(shape), 5);
@@ -331,6 +347,7 @@ TEST_F(GpuDecode, Fletcher32AfterEachCodecIsCheckedAndDecodedOnTheGpu) {
 // only results) and gzip at level 0 stores the chunks as they are; a changed byte of the stored
 // Fletcher-32 of a chunk in a late batch fails the read with the CPU path's error.
 TEST_F(GpuDecode, Fletcher32ThroughManyBatches) {
+  REQUIRE_NVCOMP();
   const DType dtype(DTypeKind::Float32);
   const Shape shape{4099, 1024};  // 16 MiB in chunks of 64 KiB, through 1 MiB of staging
   std::mt19937_64 rng(17);
@@ -409,6 +426,7 @@ TEST_F(GpuDecode, Fletcher32ThroughManyBatches) {
 // Adler-32, and the CPU's decoder, which the GPU path then asks, names the Fletcher-32 first). The
 // checksum with the bytes of each 16-bit half swapped (HDF5 before 1.6.3) is accepted.
 TEST_F(GpuDecode, ADamagedFletcher32ChunkFailsTheReadWithTheCpuPathsError) {
+  REQUIRE_NVCOMP();
   const DType dtype(DTypeKind::Float32);
   const Shape shape{16384};
   std::mt19937_64 rng(13);
