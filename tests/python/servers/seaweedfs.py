@@ -95,6 +95,11 @@ class SeaweedFS:
         self.start_seconds = None
         self.stop_seconds = None
         self._client = None
+        # The filer's and the S3 gateway's Unix sockets: in root, unless that path is longer than
+        # a socket's name may be (108 bytes with its NUL; a long TMPDIR): then in a short folder
+        # of /tmp of its own, made by each start and removed by stop().
+        long_name = len(os.fsencode(str(self.root / "filer.sock"))) > 100
+        self._sockets = Path("/tmp") / f"h5tile-weed-{os.getpid()}-{id(self):x}" if long_name else self.root
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self, attempts: int = 3) -> "SeaweedFS":
@@ -118,6 +123,7 @@ class SeaweedFS:
         tmp = self.root / "tmp"
         for d in (data, tmp):
             d.mkdir(parents=True, exist_ok=True)
+        self._sockets.mkdir(mode=0o700, exist_ok=True)
         (self.root / "master.toml").write_text(_MASTER_TOML)
         config = self.root / "s3.json"
         config.write_text(json.dumps({"identities": [{
@@ -131,9 +137,9 @@ class SeaweedFS:
                 f"-master.volumeSizeLimitMB={self.volume_size_mb}", "-volume.max=64",
                 f"-volume.port={p['volume']}", f"-volume.port.grpc={p['volume_grpc']}", "-volume.preStopSeconds=0",
                 "-filer", f"-filer.port={p['filer']}", f"-filer.port.grpc={p['filer_grpc']}",
-                f"-filer.localSocket={self.root / 'filer.sock'}",
+                f"-filer.localSocket={self._sockets / 'filer.sock'}",
                 "-s3", f"-s3.port={p['s3']}", f"-s3.port.grpc={p['s3_grpc']}", "-s3.port.iceberg=0",
-                "-s3.port.lance=0", f"-s3.localSocket={self.root / 's3.sock'}", f"-s3.config={config}",
+                "-s3.port.lance=0", f"-s3.localSocket={self._sockets / 's3.sock'}", f"-s3.config={config}",
                 f"-metricsIp=127.0.0.1", f"-metricsPort={p['metrics']}"]
         # HOME and the working folder: SeaweedFS reads *.toml from ".", then ~/.seaweedfs, and writes
         # its logs to TMPDIR; all three point inside root so the machine's own settings do not leak in.
@@ -178,6 +184,8 @@ class SeaweedFS:
                 Path(f"/tmp/seaweedfs-{role}-grpc-{self.ports[f'{role}_grpc']}.sock").unlink(missing_ok=True)
         for d in ("data", "tmp"):
             shutil.rmtree(self.root / d, ignore_errors=True)
+        if self._sockets != self.root:
+            shutil.rmtree(self._sockets, ignore_errors=True)
         self._client = None
         self.stop_seconds = time.monotonic() - t0
 
