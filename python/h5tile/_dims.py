@@ -49,15 +49,22 @@ class DimensionProxy:
         labels = np.asarray(labels, dtype=object).reshape(-1)
         return _text(labels[self._dimension]) if self._dimension < len(labels) else ""
 
-    def _paths(self) -> List[str]:
-        """The paths of the scales attached to this axis. RuntimeError where the dataset has no
-        scales on any axis (HDF5's H5DSiterate_scales fails then, and h5py raises that)."""
+    def _attached(self) -> "List[str] | None":
+        """The paths of the scales attached to this axis; None where the dataset has no
+        DIMENSION_LIST (no scales on any axis)."""
         lists = self._dataset.attrs.get("DIMENSION_LIST")
         if lists is None:
+            return None
+        attached = np.asarray(lists, dtype=object).reshape(-1)[self._dimension]
+        return [p[0] if isinstance(p, tuple) else p for p in (attached or ())]
+
+    def _paths(self) -> List[str]:
+        """The paths of the scales attached to this axis. RuntimeError where it has none (HDF5's
+        H5DSiterate_scales fails then, and h5py raises that)."""
+        paths = self._attached()
+        if paths is None:
             raise RuntimeError(_args.without_secrets(f"dataset '{self._dataset.name}' has no dimension scales "
                                                      "attached (no DIMENSION_LIST attribute)"))
-        attached = np.asarray(lists, dtype=object).reshape(-1)[self._dimension]
-        paths = [p[0] if isinstance(p, tuple) else p for p in (attached or ())]
         if not paths:  # H5DSiterate_scales fails for an axis without scales too, and h5py raises that
             raise RuntimeError(_args.without_secrets(f"axis {self._dimension} of dataset '{self._dataset.name}' has "
                                                      "no dimension scales attached"))
@@ -68,11 +75,7 @@ class DimensionProxy:
         return [file[path] for path in self._paths()]
 
     def __len__(self) -> int:
-        lists = self._dataset.attrs.get("DIMENSION_LIST")
-        if lists is None:
-            return 0
-        attached = np.asarray(lists, dtype=object).reshape(-1)[self._dimension]
-        return len(attached or ())
+        return len(self._attached() or ())
 
     def __getitem__(self, item: Any) -> Dataset:
         """A scale by its place on the axis (``dims[0][0]``) or by name (``dims[0]["x"]``)."""

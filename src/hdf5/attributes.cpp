@@ -315,12 +315,12 @@ Attribute read_attribute(hid_t object, const std::string& name, const std::strin
     out.reason = e.what();
     return out;
   }
-  if (!structured_numpy_type(type.get()).empty()) {
+  if (const auto numpy_type = structured_numpy_type(type.get()); !numpy_type.empty()) {
     // A compound, enum or array type: its bytes are not its values until viewed as its NumPy
     // dtype, which Attribute does not carry; the Python package reads it through h5py.
     out.kind = AttributeKind::Unsupported;
     out.reason = fmt::format("{} is of a compound, enum or array type ({}), which h5tile reads in datasets only", label,
-                             structured_numpy_type(type.get()));
+                             numpy_type);
     return out;
   }
   if (null_space) {
