@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _arguments as _args
 from . import _dims, _dtypes, _via_h5py
+from ._functions import to_file
 from ._arrays import prepare
 from ._attributes import Empty
 from ._base import _Object
@@ -545,7 +546,6 @@ class Dataset(_Object):
                                                              f"'{self._file._shown}': h5tile could not write "
                                                              f"back its attributes {lost} (of a type h5tile does "
                                                              "not read)"))
-        from . import to_file
         to_file(data, self._file.filename, self._name, mode="a", **options).wait()
         self._file._written()
         # The write replaced the dataset: its attributes come back (those the write made are kept).

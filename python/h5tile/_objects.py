@@ -22,6 +22,7 @@ import numpy as np
 from . import _arguments as _args
 from . import _h5tile
 from . import _file_objects, _via_h5py
+from ._functions import to_file
 from ._datatype import Datatype
 from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
@@ -976,7 +977,6 @@ class File(Group):
             return catalog.attributes.get(name)
 
     def _write(self, data: np.ndarray, name: str, **options: Any) -> None:
-        from . import to_file  # the package's own checks and conversions
         chunked = options.get("chunks") is not None or options.get("compression") is not None
         to_file(data, self._path_text, name, mode="a", layout="chunked" if chunked else "contiguous",
                 **{k: v for k, v in options.items() if v is not None or k in ("chunks", "compression")}).wait()

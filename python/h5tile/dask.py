@@ -41,8 +41,8 @@ try:
 except ImportError as e:  # pragma: no cover - the extra is missing
     raise ImportError("h5tile.dask needs Dask: pip install 'h5tile[dask]' (dask[array], distributed)") from e
 
-import h5tile
 from h5tile import _arguments as _args
+from h5tile import _functions
 from h5tile import _arrays
 from h5tile import _h5tile
 
@@ -139,7 +139,7 @@ class _Source:
             found = f"it is now {_version_text(now)}"
         if now is not None and _same_version(now, recorded, os.uname().nodename == getattr(self, "node", None)):
             return
-        raise h5tile.IoError(errno.ESTALE, _args.without_secrets(
+        raise _h5tile.IoError(errno.ESTALE, _args.without_secrets(
             f"cannot read dataset '{self.dataset_name}' of '{_args.redacted(self.path)}' for this Dask array: the "
             f"file changed since the array was made (it was {_version_text(recorded)}; {found}): a compute reads "
             "one version of the file; make the array again (h5tile.dask.from_file) to read it as it is now"))
@@ -186,17 +186,17 @@ def _described(path: str, dataset_name: str) -> Tuple[dict, Optional[Tuple[int, 
     """The dataset's description and the version of the local file it describes (None for a
     URL): the version before and after describe() is the same (else described again)."""
     if _args.is_url(path):
-        return h5tile.describe(path, dataset_name), None
+        return _functions.describe(path, dataset_name), None
     for _ in range(_DESCRIBE_ATTEMPTS):
         try:
             before = _file_version(path)
         except OSError:
             before = None  # describe() says what is wrong
-        info = h5tile.describe(path, dataset_name)
+        info = _functions.describe(path, dataset_name)
         after = _file_version(path)
         if before == after:
             return info, after
-    raise h5tile.IoError(errno.ESTALE, _args.without_secrets(
+    raise _h5tile.IoError(errno.ESTALE, _args.without_secrets(
         f"cannot make a Dask array of dataset '{dataset_name}' of '{_args.redacted(path)}': the file changed while "
         f"being described, {_DESCRIBE_ATTEMPTS} times"))
 
@@ -263,10 +263,10 @@ def from_file(path_or_url: "os.PathLike[str] | str", dataset_name: str,
         try:
             import cupy
         except ImportError:
-            raise h5tile.UnsupportedTypeError("h5tile.dask.from_file(device=...) gives CuPy blocks, and CuPy is not "
+            raise _h5tile.UnsupportedTypeError("h5tile.dask.from_file(device=...) gives CuPy blocks, and CuPy is not "
                                               "installed (pip install cupy-cuda13x)") from None
         if dtype.kind in "VSO":
-            raise h5tile.UnsupportedTypeError(_args.without_secrets(f"dataset '{dataset_name}' in "
+            raise _h5tile.UnsupportedTypeError(_args.without_secrets(f"dataset '{dataset_name}' in "
                                                                     f"'{_args.redacted(path)}' has dtype {dtype}, "
                                                                     "which CuPy cannot hold: read it with "
                                                                     "device=None"))
@@ -347,7 +347,7 @@ class _Replay:
         if self.gathers == 3:  # the records of the tiles
             self.record = bytes(part)
             return [bytes(part) if r == self.rank else b"" for r in range(self.size)]
-        raise h5tile.OperationError("h5tile.dask: unexpected message in h5tile's collective write (a version mismatch "
+        raise _h5tile.OperationError("h5tile.dask: unexpected message in h5tile's collective write (a version mismatch "
                                     "between h5tile.dask and the extension)")
 
     def bcast(self, part, root: int = 0):
@@ -381,7 +381,7 @@ class _Client:
             return [bytes(part)] + [b""] * (self.size - 1)
         if self.gathers == 3:
             return [bytes(part)] + list(self.run(self.descriptions, self.broadcasts))
-        raise h5tile.OperationError("h5tile.dask: unexpected message in h5tile's collective write (a version mismatch "
+        raise _h5tile.OperationError("h5tile.dask: unexpected message in h5tile's collective write (a version mismatch "
                                     "between h5tile.dask and the extension)")
 
     def bcast(self, part, root: int = 0):
@@ -415,7 +415,7 @@ def _write_block(block, rank: int, size: int, offset, extent, dtype, options, de
         block = np.asarray(block)
     got_shape, got = tuple(int(n) for n in block.shape), np.dtype(block.dtype)
     if got_shape != tuple(extent) or got != dtype:
-        raise h5tile.InvalidArgumentError(
+        raise _h5tile.InvalidArgumentError(
             _args.without_secrets(f"h5tile.dask.to_file: the block at {tuple(offset)} of '{options[1]}' in "
                                   f"'{_args.redacted(options[0])}' is {got_shape} {got}, but the Dask array "
                                   f"declares {tuple(extent)} {dtype} for it (a map_blocks function that changes "
@@ -426,7 +426,7 @@ def _write_block(block, rank: int, size: int, offset, extent, dtype, options, de
     _h5tile.write_tile(comm, array, path, dataset_name, sized, list(shape), list(offset), "virtual", mode, sync,
                        keep_previous, chunk, *filters)
     if comm.record is None:  # pragma: no cover - the write returned without its records' gather
-        raise h5tile.OperationError("h5tile.dask: a block's write ended before its tile's record")
+        raise _h5tile.OperationError("h5tile.dask: a block's write ended before its tile's record")
     return comm.record
 
 
@@ -497,7 +497,7 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
         except _Captured:
             pass
         if comm.message is None:  # pragma: no cover - the protocol changed
-            raise h5tile.OperationError("h5tile.dask: h5tile's collective write did not describe its tile")
+            raise _h5tile.OperationError("h5tile.dask: h5tile's collective write did not describe its tile")
         descriptions.append(comm.message)
 
     client = client if client is not None else _distributed_client([array])
@@ -580,24 +580,24 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     UnsupportedTypeError for a dtype h5tile does not write; the write's errors.
     """
     if not isinstance(array, da.Array):
-        raise h5tile.ArgumentTypeError(_args.without_secrets("h5tile.dask.to_file writes a dask.array.Array, not "
+        raise _h5tile.ArgumentTypeError(_args.without_secrets("h5tile.dask.to_file writes a dask.array.Array, not "
                                                              f"{type(array).__name__} (h5tile.to_file writes NumPy "
                                                              "and CuPy arrays)"))
     layout = _args.name_in("layout", layout, _args.LAYOUTS)
     if layout != "virtual":
-        raise h5tile.InvalidArgumentError(
+        raise _h5tile.InvalidArgumentError(
             _args.without_secrets("h5tile.dask.to_file writes layout 'virtual' (each block its own tile file), "
                                   f"not '{layout}': one self-contained file cannot be written by separate worker "
                                   "processes; write 'virtual' and run h5tile.consolidate for one, or "
                                   "h5tile.to_file(array.compute(), ...) where the array fits in memory"))
     path = _args.path("path", path)
     if _args.is_url(path):  # before abspath, which would make 'http://h/f' a local path
-        raise h5tile.InvalidArgumentError(_args.without_secrets("h5tile.dask.to_file writes local files, not "
+        raise _h5tile.InvalidArgumentError(_args.without_secrets("h5tile.dask.to_file writes local files, not "
                                                                 f"'{_args.redacted(path)}': remote writes are not "
                                                                 "supported yet"))
     path = _args.absolute(path)  # an empty name, or one ending in '/', refused by the core's write
     if os.path.isdir(path):
-        raise h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "
+        raise _h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "
                                                                  "to_file needs a file path such as "
                                                                  "/path/to/file.h5"))
     dataset_name = _args.dataset_name(dataset_name)
@@ -611,7 +611,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     if array.ndim == 0 or 0 in array.shape:
         # Nothing to split: the client writes it (h5tile keeps such a dataset in the main file).
         def small(value):
-            h5tile.to_file(np.asarray(value), path, dataset_name, mode=mode, sync=sync,
+            _functions.to_file(np.asarray(value), path, dataset_name, mode=mode, sync=sync,
                            keep_previous=keep_previous).wait()
         if compute:
             small(array.compute())

@@ -49,23 +49,23 @@ from legate.core import types as ty
 from legate.core.data_interface import as_logical_array
 from legate.core.task import InputStore, OutputStore, task
 
-import h5tile
 from h5tile import _arguments as _args
+from h5tile import _functions
 from h5tile import _h5tile
 
 __all__ = ["to_file", "from_file", "from_file_batched"]
 
 
-class NoSuchFileError(h5tile.NoSuchFileError, RuntimeError):
+class NoSuchFileError(_h5tile.NoSuchFileError, RuntimeError):
     """The file does not exist (a FileNotFoundError, and a RuntimeError as legate.io.hdf5 raises)."""
 
 
-class DirectoryReadError(h5tile.IsADirectoryPathError, RuntimeError):
+class DirectoryReadError(_h5tile.IsADirectoryPathError, RuntimeError):
     """A directory given as the file to read (an IsADirectoryError, and a RuntimeError as
     legate.io.hdf5 raises for a path that is not an HDF5 file)."""
 
 
-class UnsupportedTypeError(h5tile.UnsupportedTypeError, ValueError):
+class UnsupportedTypeError(_h5tile.UnsupportedTypeError, ValueError):
     """A dtype that a Legate store cannot hold (legate.io.hdf5 raises ValueError here)."""
 
 
@@ -96,7 +96,7 @@ def _tile_memory(ctx: TaskContext, store, opaque: int = 0):
     try:
         import cupy
     except ImportError:
-        raise h5tile.UnsupportedTypeError("h5tile.legate's GPU tasks view the framebuffer through CuPy, which is not "
+        raise _h5tile.UnsupportedTypeError("h5tile.legate's GPU tasks view the framebuffer through CuPy, which is not "
                                           "installed (pip install cupy-cuda13x)") from None
     interface = dict(store.__cuda_array_interface__)
     stream = ctx.task_stream
@@ -176,12 +176,12 @@ def _legate_type(dtype: np.dtype, path: str, dataset_name: str) -> Type:
 
 def _describe(path: str, dataset_name: str) -> dict:
     try:
-        return h5tile.describe(path, dataset_name)
-    except h5tile.NoSuchFileError as e:
+        return _functions.describe(path, dataset_name)
+    except _h5tile.NoSuchFileError as e:
         raise NoSuchFileError(*e.args) from None
-    except h5tile.IsADirectoryPathError as e:
+    except _h5tile.IsADirectoryPathError as e:
         raise DirectoryReadError(*e.args) from None
-    except h5tile.UnsupportedTypeError as e:
+    except _h5tile.UnsupportedTypeError as e:
         raise UnsupportedTypeError(*e.args) from None
 
 
@@ -242,7 +242,7 @@ def _read(store: LogicalStore, path: str, dataset_name: str, base: Sequence[int]
     launch.add_scalar_arg(dataset_name, ty.string_type)
     launch.add_scalar_arg(tuple(int(b) for b in base) or (0,), (ty.int64,))
     launch.add_scalar_arg(scalar, ty.bool_)
-    launch.throws_exception(h5tile.Error)
+    launch.throws_exception(_h5tile.Error)
     _execute(launch)
 
 
@@ -295,19 +295,19 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str,
     path = _args.absolute(_args.path("path", path))
     dataset_name = _args.dataset_name(dataset_name)
     if isinstance(chunk_size, (str, bytes)) or not hasattr(chunk_size, "__iter__"):
-        raise h5tile.ArgumentTypeError(_args.without_secrets(f"Invalid chunk size ({chunk_size!r}): chunk_size "
+        raise _h5tile.ArgumentTypeError(_args.without_secrets(f"Invalid chunk size ({chunk_size!r}): chunk_size "
                                                              "must be a sequence of integers >0"))
     chunk = list(chunk_size)
     if any(not _args.is_integer(c) for c in chunk):
-        raise h5tile.ArgumentTypeError(_args.without_secrets(f"Invalid chunk size ({tuple(chunk)}): chunk_size "
+        raise _h5tile.ArgumentTypeError(_args.without_secrets(f"Invalid chunk size ({tuple(chunk)}): chunk_size "
                                                              "must be a sequence of integers >0"))
     if any(c <= 0 or c > _args.UINT64_MAX for c in chunk):
-        raise h5tile.InvalidArgumentError(_args.without_secrets(f"Invalid chunk size ({tuple(chunk_size)}), must "
+        raise _h5tile.InvalidArgumentError(_args.without_secrets(f"Invalid chunk size ({tuple(chunk_size)}), must "
                                                                 "be >0"))
     info = _describe(path, dataset_name)
     shape = tuple(info["shape"])
     if len(shape) != len(chunk):
-        raise h5tile.InvalidArgumentError(_args.without_secrets(f"Dimensions of chunks ({len(chunk)}) must match "
+        raise _h5tile.InvalidArgumentError(_args.without_secrets(f"Dimensions of chunks ({len(chunk)}) must match "
                                                                 f"dimension of dataset ({len(shape)}): dataset "
                                                                 f"'{dataset_name}' in '{_args.redacted(path)}' has "
                                                                 f"shape {shape}"))
@@ -391,11 +391,11 @@ class _Rank:
                                                timeout=_TaskGroup.TIMEOUT_S)
             if entry[1] != group.size and group.failure is not None:
                 failed, what = group.failure
-                raise h5tile.OperationError(_args.without_secrets(f"h5tile.legate.to_file: point task {failed} "
+                raise _h5tile.OperationError(_args.without_secrets(f"h5tile.legate.to_file: point task {failed} "
                                                                   f"failed before the write ({what}); nothing was "
                                                                   "written"))
             if not arrived:
-                raise h5tile.OperationError(_args.without_secrets(f"h5tile.legate.to_file: {group.size - entry[1]} "
+                raise _h5tile.OperationError(_args.without_secrets(f"h5tile.legate.to_file: {group.size - entry[1]} "
                                                                   f"of {group.size} point tasks did not reach the "
                                                                   f"write within {_TaskGroup.TIMEOUT_S:.0f} s"))
             parts = list(entry[0])
@@ -464,22 +464,22 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     """
     path = _args.path("path", path)
     if _args.is_url(path):  # as h5tile.to_file says it (src/api/write_checks.cpp), before anything is written
-        raise h5tile.InvalidArgumentError(_args.without_secrets(f"cannot write '{_args.redacted(path)}': remote "
+        raise _h5tile.InvalidArgumentError(_args.without_secrets(f"cannot write '{_args.redacted(path)}': remote "
                                                                 "writes are not supported yet (write a local file)"))
     path = _args.absolute(path)
     if not path or path.endswith("/"):  # in the core's words, before a folder is made for the tiles
-        raise h5tile.InvalidArgumentError("the file path is empty") if not path else h5tile.IsADirectoryPathError(
+        raise _h5tile.InvalidArgumentError("the file path is empty") if not path else _h5tile.IsADirectoryPathError(
             _args.without_secrets(f"cannot write '{path}': a name ending in '/' names a folder; give a file name "
                                   f"such as '{path}data.h5'"))
     if os.path.isdir(path):
-        raise h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "
+        raise _h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "
                                                                  "to_file needs a file path such as "
                                                                  "/path/to/file.h5"))
     # The check that every write makes (the tasks' write_tile makes it again): a name with an
     # empty, '.' or '..' component would lead the tile folder out of '<path>.tiles/'.
     try:
         dataset_name = _h5tile.check_dataset_name(_args.dataset_name(dataset_name))
-    except h5tile.InvalidArgumentError as e:
+    except _h5tile.InvalidArgumentError as e:
         raise type(e)(_args.without_secrets(f"cannot write '{_args.redacted(path)}': {e}")) from None
     sync = _args.flag("sync", sync)
     logical = array if isinstance(array, LogicalArray) else (
@@ -501,11 +501,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
         data = np.asarray(store.get_physical_store()).copy()
         if opaque:
             data = data.view(np.dtype(f"V{opaque}"))
-        h5tile.to_file(data, path, dataset_name, sync=sync).wait()
+        _functions.to_file(data, path, dataset_name, sync=sync).wait()
         return
     runtime = get_legate_runtime()
     if runtime.node_count > 1:
-        raise h5tile.InvalidArgumentError("h5tile.legate.to_file runs on one node for now: its point tasks meet in "
+        raise _h5tile.InvalidArgumentError("h5tile.legate.to_file runs on one node for now: its point tasks meet in "
                                           "one process")
     rows = tile_rows(shape, None, _processors())
     partition = store.partition_by_tiling((rows,) + shape[1:])
@@ -522,5 +522,5 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     launch.add_scalar_arg(opaque, ty.int64)
     launch.set_concurrent(True)  # every rank of the collective write runs at once
     launch.set_side_effect(True)
-    launch.throws_exception(h5tile.Error)
+    launch.throws_exception(_h5tile.Error)
     _execute(launch)

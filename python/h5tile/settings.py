@@ -50,6 +50,7 @@ naming the variable when the setting is first used.
 from __future__ import annotations
 
 import os
+import sys
 from typing import Union
 
 from . import _arguments as _args
@@ -386,3 +387,19 @@ def nvcomp_library() -> str:
 
 def set_nvcomp_library(path: Union[str, "os.PathLike[str]"]) -> None:
     _h5tile.set_nvcomp_library(_args.path("nvcomp_library", path))
+
+
+def _nvcomp_from_wheel() -> None:
+    """Points GPU decoding at the nvidia-libnvcomp-cu13 wheel's library where no library is set
+    (H5TILE_NVCOMP_LIBRARY or settings.set_nvcomp_library) and the wheel is installed. Looks for
+    the file only: nothing is imported or loaded until a device read decodes."""
+    if nvcomp_library():
+        return
+    for entry in sys.path:
+        candidate = os.path.join(entry or ".", "nvidia", "libnvcomp", "lib64", "libnvcomp.so.6")
+        if os.path.isfile(candidate):
+            set_nvcomp_library(os.path.abspath(candidate))
+            return
+
+
+_nvcomp_from_wheel()

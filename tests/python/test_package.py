@@ -164,6 +164,27 @@ def test_star_import_leaves_the_builtin_exceptions_intact():
         assert issubclass(cls, builtins.RuntimeError) and issubclass(cls, h5tile.Error), cls
 
 
+def test_the_entry_file_only_names_and_nothing_reaches_back_into_it():
+    """h5tile/__init__.py imports and names (no function, class or other statement), and no module
+    of the package takes a name from it: each imports the module that defines what it uses."""
+    import ast
+    package = ROOT / "python" / "h5tile"
+    entry = ast.parse((package / "__init__.py").read_text())
+    allowed = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Expr)
+    assert [type(node).__name__ for node in entry.body if not isinstance(node, allowed)] == []
+    assert all(isinstance(node.value, ast.Constant) for node in entry.body if isinstance(node, ast.Expr))  # docstring
+    modules = {path.stem for path in package.glob("*.py")} | {"_h5tile"}
+    reaching = []
+    for path in sorted(package.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import) and any(alias.name == "h5tile" for alias in node.names):
+                reaching.append(f"{path.name}:{node.lineno}: import h5tile")
+            if isinstance(node, ast.ImportFrom) and (node.module == "h5tile" or (node.level == 1 and not node.module)):
+                reaching += [f"{path.name}:{node.lineno}: {alias.name}" for alias in node.names
+                             if alias.name not in modules]
+    assert reaching == []
+
+
 def test_objects_with_array_interfaces_are_written_without_numpy_in_the_call(tmp_path):
     class OnlyArrayInterface:
         def __init__(self, a):
