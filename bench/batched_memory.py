@@ -3,8 +3,8 @@
 stays bounded, as in the uncompressed path"): from_file_batched over the whole array in blocks of
 BLOCK_MIB, each block summed and dropped, in a fresh process per case, reporting the growth of the
 process's peak resident memory (VmHWM) over the loop, against h5py reading the same blocks one by
-one. The array is bench/compressible.py's field (float32, chunks of 1 MiB), written once per codec
-by h5tile (layout "chunked": one file).
+one. The array is bench/common/compressible.py's field (float32, chunks of 1 MiB), written once per
+codec by h5tile (layout "chunked": one file) in the temporary folder (TMPDIR, else /tmp).
 
     python3 bench/batched_memory.py [MiB (default 1024)] [block MiB (default 64)]
 """
@@ -13,10 +13,12 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 
-from compressible import CHUNK, CODECS, PACKAGE, field
+from common import PACKAGE, use_package
+from common.compressible import CHUNK, CODECS, field
 
-FOLDER = "/tmp/h5tile-batched-memory"
+FOLDER = os.path.join(tempfile.gettempdir(), "h5tile-batched-memory")
 
 LOOP = """
 import json, sys, time
@@ -62,7 +64,7 @@ def main():
     parser.add_argument("block_mib", nargs="?", type=int, default=64, help="size of a block (default 64)")
     args = parser.parse_args()
     mib, block_mib = args.mib, args.block_mib
-    sys.path.insert(0, PACKAGE)
+    use_package()
     import h5tile
     a = field(mib)
     rows = block_mib * (1 << 20) // (a.shape[1] * a.itemsize)

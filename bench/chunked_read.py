@@ -1,18 +1,25 @@
 #!/usr/bin/env python3
 """Unfiltered chunked data: h5tile reading chunks with pread (H5TILE_RAW_IO=1) and through HDF5
-(H5TILE_RAW_IO=0), and h5py, on one 256 MiB float32 file with (256, 1024) chunks, warm page
-cache. Each h5tile run is a fresh process (the setting is read once); one warm-up read, then
-one timed read. Uses the package in build/python."""
+(H5TILE_RAW_IO=0), and h5py, on one 256 MiB (--mib) float32 file with (256, 1024) chunks in the
+temporary folder (TMPDIR, else /tmp), warm page cache. Each h5tile run is a fresh process (the
+setting is read once); one warm-up read, then one timed read. Uses the package in
+$H5TILE_BUILD_DIR/python (default build/python).
+
+    python3 bench/chunked_read.py [--mib 256]
+"""
+import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import h5py
 import numpy as np
 
-PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build", "python")
-PATH = "/tmp/h5tile-chunked-read.h5"
+from common import PACKAGE
+
+PATH = os.path.join(tempfile.gettempdir(), "h5tile-chunked-read.h5")
 TIMED_READ = f"""
 import sys, time
 sys.path.insert(0, {PACKAGE!r})
@@ -25,7 +32,10 @@ print(time.perf_counter() - t0)
 
 
 def main():
-    a = np.random.default_rng(0).random((8192, 8192), dtype=np.float32)
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mib", type=int, default=256, help="size of the file's dataset (rows of 8192 float32)")
+    args = p.parse_args()
+    a = np.random.default_rng(0).random((args.mib * 2**20 // (4 * 8192), 8192), dtype=np.float32)
     with h5py.File(PATH, "w") as f:
         f.create_dataset("x", data=a, chunks=(256, 1024))
     for raw in ("1", "0"):

@@ -15,7 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cold_read_modes import cold_parser, drop_caches, timed_dd
+from common import drop_caches, use_package
+from common.cold import cold_parser, timed_dd
 
 
 PHASES = """
@@ -53,8 +54,7 @@ def main():
     p.add_argument("--only", default="", help="only the h5tile variants whose label holds one of these "
                    "comma-separated words (dd and the standalone pipeline always run)")
     a = p.parse_args()
-    python = str(Path(a.build).resolve() / "python")
-    sys.path.insert(0, python)
+    python = use_package(a.build)
     import numpy as np
     import h5tile
     d = Path(a.dir)

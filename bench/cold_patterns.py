@@ -33,7 +33,8 @@ import sys
 import time
 from pathlib import Path
 
-from cold_read_modes import cold_parser, timed_dd
+from common import build_dir, drop_caches, use_package
+from common.cold import cold_parser, timed_dd
 
 # Every engine's process checks what it read: row i of the file holds i (exact in float32 up to
 # 2**24 rows), so a sample of 64 rows and the last one shows a wrong offset, a short read or a
@@ -171,8 +172,7 @@ def gb_of(path: Path) -> float:
 
 def evict(path: Path, drop: bool) -> None:
     if drop:
-        subprocess.run(["sync"], check=True)
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+        drop_caches()
         return
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -270,9 +270,8 @@ def main():
                    "and the parallel pattern, each in its own process")
     a = p.parse_args()
     started = time.monotonic()
-    build = Path(a.build).resolve()
-    python = str(build / "python")
-    sys.path.insert(0, python)
+    build = build_dir(a.build)
+    python = use_package(build)
     import numpy as np
     import h5tile
     try:

@@ -6,15 +6,13 @@ taking turns in every round. Finds what the fastest cold reader does differently
 
     sudo python3 bench/cold_read_modes.py [--gib 8] [--rounds 2] [--dir /tmp/h5tile-cold-modes]
 """
-import argparse
 import os
 import statistics
 import subprocess
 import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import drop_caches, use_package
+from common.cold import cold_parser, ones_file, timed_dd
 
 READ = """
 import sys, time
@@ -42,52 +40,23 @@ print(time.perf_counter() - t0)
 """
 
 
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")
-
-
 def timed_python(code: str, env: dict) -> float:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     return float(out.stdout.strip().splitlines()[-1])
-
-
-def timed_dd(path: Path, direct: bool) -> float:
-    flags = ["iflag=direct"] if direct else []
-    t0 = time.perf_counter()
-    subprocess.run(["dd", f"if={path}", "of=/dev/null", "bs=16M", *flags], check=True, capture_output=True)
-    return time.perf_counter() - t0
-
-
-def cold_parser(doc: str, gib: float, folder: str) -> argparse.ArgumentParser:
-    """The options the cold-read benchmarks share: --gib (the file's size), --rounds, --dir (where
-    the file is written) and --build (the h5tile build whose package is read)."""
-    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--gib", type=float, default=gib)
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--dir", default=folder)
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
-    return p
 
 
 def main():
     p = cold_parser(__doc__, 8, "/tmp/h5tile-cold-modes")
     p.add_argument("--device-only", action="store_true", help="only the device modes (and dd)")
     a = p.parse_args()
-    python = str(Path(a.build).resolve() / "python")
-    sys.path.insert(0, python)
-    import numpy as np
-    import h5tile
+    python = use_package(a.build)
     try:
         import cupy  # noqa: F401
         gpu = True
     except ImportError:
         gpu = False
-    path = Path(a.dir) / "cold.h5"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = int(a.gib * 2**30) // 4 // 4096
-    h5tile.to_file(np.ones((rows, 4096), np.float32), path, "/x", layout="contiguous").wait()
-    gb = rows * 4096 * 4 / 1e9
+    path, nbytes = ones_file(a.dir, "cold.h5", a.gib)
+    gb = nbytes / 1e9
     base = dict(os.environ)
     modes = []
     for device in ([0] if a.device_only else [None, 0] if gpu else [None]):

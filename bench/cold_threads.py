@@ -10,23 +10,18 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+from common import build_dir, drop_caches, use_package
+from common.cold import ones_file
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gib", type=float, default=8)
     p.add_argument("--dir", default="/tmp/h5tile-cold")
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--build", default=str(build_dir()))
     a = p.parse_args()
-    sys.path.insert(0, str(Path(a.build) / "python"))
+    use_package(a.build)
     os.environ["H5TILE_DIRECT_IO"] = "on"
     import numpy as np
     import h5tile
@@ -34,11 +29,8 @@ def main():
         import cupy
     except ImportError:
         cupy = None
-    path = Path(a.dir) / "cold.h5"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = int(a.gib * 2**30) // 4 // 4096
-    h5tile.to_file(np.ones((rows, 4096), np.float32), path, "/x", layout="contiguous").wait()
-    nbytes = rows * 4096 * 4
+    path, nbytes = ones_file(a.dir, "cold.h5", a.gib)
+    rows = nbytes // (4 * 4096)
     drop_caches()
     dd = subprocess.run(["dd", f"if={path}", "of=/dev/null", "bs=16M", "iflag=direct"], capture_output=True,
                         text=True).stderr.strip().splitlines()[-1]

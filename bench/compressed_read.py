@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compressed reads of one float32 array (a smooth field plus noise, bench/compressible.py) in
+"""Compressed reads of one float32 array (a smooth field plus noise, bench/common/compressible.py) in
 chunks of 1 MiB, for gzip 4 + shuffle, zstd 3 + shuffle, lz4 + shuffle, blosc (lz4, level 5,
 its own shuffle) and bitshuffle + lz4 (what X-ray detectors write), each engine opening the data
 and reading all of it into new memory:
@@ -45,16 +45,19 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 
 import h5py
 
-from compressible import CHUNK, CODECS, PACKAGE, READ_ONLY_CODECS, field
+from common import PACKAGE, drop_caches, use_package
+from common.compressible import CHUNK, CODECS, READ_ONLY_CODECS, field
 
-PATH = "/tmp/h5tile-compressed-read.h5"
+PATH = os.path.join(tempfile.gettempdir(), "h5tile-compressed-read.h5")
 REPEATS = 3
-ZARR = "/tmp/h5tile-compressed-read.zarr"
+ZARR = os.path.join(tempfile.gettempdir(), "h5tile-compressed-read.zarr")
 COLD_ROUNDS = 1
 
 # Each engine's read in a process of its own: {setup} defines read() (open and read everything).
@@ -63,7 +66,7 @@ TIMED_READ = """
 import sys, time
 sys.path.insert(0, {package!r})
 sys.path.insert(0, {bench!r})
-from compressible import best_of
+from common import best_of
 {setup}
 if {cold}:
     read()
@@ -126,17 +129,12 @@ def timed_read(engine, cold, env=None, **where):
     return float(run_read(code, env, cold, f"{engine} read").split()[-1])
 
 
-def median(values):
-    v = sorted(values)
-    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
-
-
 DEVICE_READ = """
 import sys, time
 sys.path.insert(0, {package!r})
 sys.path.insert(0, {bench!r})
 import cupy, h5tile
-from compressible import best_of
+from common import best_of
 def read(path):
     a = h5tile.from_file(path, "/x", device=0)
     cupy.cuda.runtime.deviceSynchronize()
@@ -156,12 +154,6 @@ print("phases", json.dumps(r.get("decode_phases", {{}}), separators=(",", ":")))
 print("choice", json.dumps(r.get("decoder_choice", {{}}), separators=(",", ":")))
 print(t, r["decoder"] or "-", r["path"], (r["decoder_reason"] or "-").replace(" ", "_"), flush=True)
 """
-
-
-def drop_caches():
-    subprocess.run(["sync"], check=True)
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
 
 
 def device_read(path, tiny, cold, gpu_decode):
@@ -194,10 +186,10 @@ def main_device(args):
     rounds = args.rounds
     mib = args.mib or 8192
     names = args.codecs.split(",") if args.codecs else [n for n in CODECS if not n.startswith("blosc")]
-    sys.path.insert(0, PACKAGE)
+    use_package()
     import h5tile
     cold = os.geteuid() == 0 and not args.warm_only
-    where = "/tmp/h5tile-compressed-device"
+    where = os.path.join(tempfile.gettempdir(), "h5tile-compressed-device")
     os.makedirs(where, exist_ok=True)
     a = field(mib)
     small = field(4)
@@ -304,7 +296,8 @@ def main():
 
     def measure(engine, env=None, **where):
         warm = timed_read(engine, False, env, **where)
-        cold = median([timed_read(engine, True, env, **where) for _ in range(cold_rounds)]) if cold_rounds else None
+        cold = (statistics.median([timed_read(engine, True, env, **where) for _ in range(cold_rounds)])
+                if cold_rounds else None)
         return warm, cold
 
     for name in names:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compressed writes, h5tile against h5py (+ hdf5plugin for zstd, lz4 and blosc), one run on the
-same data: float32 (a smooth field plus noise, bench/compressible.py) in chunks of 1 MiB, for
+same data: float32 (a smooth field plus noise, bench/common/compressible.py) in chunks of 1 MiB, for
 gzip 4 + shuffle, zstd 3 + shuffle, lz4 + shuffle and blosc (lz4, level 5, its own shuffle).
 h5py writes through HDF5's filter pipeline, one chunk at a time; h5tile's ranks compress their
 own chunks on their workers (layout "chunked": one file; layout "virtual": one file per tile).
@@ -13,19 +13,20 @@ Uses the package in $H5TILE_BUILD_DIR/python (default build/python).
 import argparse
 import os
 import shutil
-import sys
+import tempfile
 
 import h5py
 import hdf5plugin
 import numpy as np
 
-from compressible import CHUNK, CODECS, PACKAGE, best_of, field
+from common import best_of, use_package
+from common.compressible import CHUNK, CODECS, field
 
-sys.path.insert(0, PACKAGE)
+use_package()
 import h5tile  # noqa: E402
 
 REPEATS = 2
-FOLDER = "/tmp/h5tile-compressed-write"
+FOLDER = os.path.join(tempfile.gettempdir(), "h5tile-compressed-write")
 
 
 def main():

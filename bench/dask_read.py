@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dask reductions over one HDF5 file (issue 29): ``dask.array.from_array(h5py dataset).mean()``
 against ``h5tile.dask.from_file(...).mean()``, same file, same run, Dask's threaded scheduler
-(one thread per core), warm page cache. Float32 (bench/compressible.py's field: a smooth field
+(one thread per core), warm page cache. Float32 (bench/common/compressible.py's field: a smooth field
 plus noise, rows of 4096), chunks of 1 MiB, uncompressed and gzip 4 + shuffle, both written by
 h5py. Both Dask arrays take their default blocks (multiples of the file's chunks, up to Dask's
 ``array.chunk-size``). Best of 3 after one warm-up; the two means must agree.
@@ -11,15 +11,15 @@ h5py. Both Dask arrays take their default blocks (multiples of the file's chunks
 import argparse
 import os
 import shutil
-import sys
 import tempfile
 
 import h5py
 import numpy as np
 
-from compressible import CHUNK, COLS, PACKAGE, best_of
+from common import best_of, use_package
+from common.compressible import CHUNK, COLS
 
-sys.path.insert(0, PACKAGE)
+use_package()
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 
@@ -29,7 +29,7 @@ SLAB_MIB = 64
 
 
 def write(path, mib, **create):
-    """The field of bench/compressible.py, written slab by slab (memory stays at a slab)."""
+    """The field of bench/common/compressible.py, written slab by slab (memory stays at a slab)."""
     rows = mib * (1 << 20) // (4 * COLS)
     slab = SLAB_MIB * (1 << 20) // (4 * COLS)
     x = np.linspace(0, 8 * np.pi, COLS, dtype=np.float32)[None, :]

@@ -4,7 +4,7 @@ of h5tile's virtual layout, written by the task that holds it, one commit) again
 ``Dataset({"x": x}).to_netcdf(path, engine="h5netcdf")`` and ``engine="netcdf4"``, same data,
 same run, Dask's threaded scheduler (one thread per core).
 
-The data: float32 rows of 4096 (bench/netcdf_file.py's field, made in memory on every core
+The data: float32 rows of 4096 (bench/common/netcdf_file.py's field, made in memory on every core
 before the timings), a ``dask.array`` over that NumPy array, so that the writes, not the making
 of the data, are timed; blocks of ``--block-mib`` MiB, by default 64 MiB or less where that
 would give fewer than two blocks per core (2 GiB: 32 blocks; 256 MiB on 16 cores: 32 blocks of
@@ -30,17 +30,16 @@ import concurrent.futures
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 
 import numpy as np
 
-import netcdf_file
-from compressible import CHUNK, COLS, PACKAGE
+from common import netcdf_file, use_package
+from common.compressible import CHUNK, COLS
 
-sys.path.insert(0, PACKAGE)
+use_package()
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import h5py  # noqa: E402
@@ -53,7 +52,7 @@ TARGET = 3.0  # x to_netcdf(engine="h5netcdf") on 16 cores
 
 
 def field(gib):
-    """The field of bench/netcdf_file.py in memory, its chunks made on every core."""
+    """The field of bench/common/netcdf_file.py in memory, its chunks made on every core."""
     rows = netcdf_file.rows_of(gib)
     array = np.empty((rows, COLS), np.float32)
 

@@ -14,15 +14,15 @@ import os
 import pathlib
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 
 import h5py
 import numpy as np
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / os.environ.get("H5TILE_BUILD_DIR", "build") / "python"))
+from common import use_package
+
+use_package()
 import h5tile  # noqa: E402
 
 CASES = {"uncompressed": {}, "gzip 4 + shuffle, 1 MiB chunks": {"compression": "gzip", "shuffle": True}}

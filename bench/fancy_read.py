@@ -22,9 +22,6 @@ package in $H5TILE_BUILD_DIR/python (default build/python).
 """
 import argparse
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,8 +29,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build")) / "python"))
+from common import drop_caches, median_of, use_package
+
+use_package()
 import h5tile  # noqa: E402
 
 
@@ -58,24 +56,10 @@ def selections(size: int, picks: int, density: float) -> dict:
             "disk": disk}
 
 
-def drop_caches() -> None:
-    subprocess.run(["sync"], check=True)
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")
-
-
 def timed(read, rounds: int, cold: bool) -> float:
     """The median seconds of `rounds` reads: warm after one untimed read, cold each after the
     page cache was dropped."""
-    if not cold:
-        read()
-    times = []
-    for _ in range(rounds):
-        if cold:
-            drop_caches()
-        start = time.perf_counter()
-        read()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return median_of(rounds, read, warm_up=not cold, before=drop_caches if cold else None)
 
 
 def main():

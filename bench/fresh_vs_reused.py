@@ -12,12 +12,11 @@ import statistics
 import sys
 import threading
 import time
-from pathlib import Path
 
 import h5py
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import build_dir, use_package
 
 
 def main():
@@ -27,9 +26,9 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--fresh", type=int, default=4)
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--build", default=str(build_dir()))
     a = p.parse_args()
-    sys.path.insert(0, str(Path(a.build) / "python"))
+    use_package(a.build)
     import h5tile
 
     with h5py.File(a.file, "r") as f:

@@ -7,21 +7,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 
 import h5py
 import numpy as np
 
-
-def drop_caches() -> bool:
-    subprocess.run(["sync"], check=False)
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3\n")
-        return True
-    except OSError:
-        return False
+from common import drop_caches
 
 
 def measure(name, fn, repeats, sync, nbytes):
@@ -31,7 +22,7 @@ def measure(name, fn, repeats, sync, nbytes):
         fn()
         sync()
         return time.perf_counter() - t0
-    cold = once() if drop_caches() else 0.0
+    cold = once() if drop_caches(required=False) else 0.0
     once()
     warm = statistics.median(once() for _ in range(repeats))
     print(json.dumps({"name": name, "bytes": nbytes, "warm_s": round(warm, 4), "cold_s": round(cold, 4)}), flush=True)

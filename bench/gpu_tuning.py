@@ -15,9 +15,9 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import build_dir, use_package
+from common.cold import ones_file
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -88,22 +88,15 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gib", type=float, default=8)
     p.add_argument("--dir", default="/tmp/h5tile-tune")
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build-gpu")))
+    p.add_argument("--build", default=str(build_dir(os.environ.get("H5TILE_BUILD_DIR", "build-gpu"))))
     p.add_argument("--defaults-only", action="store_true", help="only h5tile's default settings in the grid")
     p.add_argument("--rounds", type=int, default=9, help="alternating rounds of the head-to-head")
     p.add_argument("--tasks", default="4M,8M,16M,32M", help="task sizes to try, comma-separated")
     p.add_argument("--staging", default="64M,128M,256M", help="staging memory settings to try")
     p.add_argument("--threads", default="16,32", help="thread counts to try")
     a = p.parse_args()
-    pkg = str(Path(a.build) / "python")
-    sys.path.insert(0, pkg)
-    import numpy as np
-    import h5tile
-    path = Path(a.dir) / "tune.h5"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    rows = int(a.gib * 2**30) // 4 // 4096
-    h5tile.to_file(np.ones((rows, 4096), np.float32), path, "/x", layout="contiguous").wait()
-    nbytes = rows * 4096 * 4
+    pkg = use_package(a.build)
+    path, nbytes = ones_file(a.dir, "tune.h5", a.gib)
     os.sync()  # no writeback of the new file during the timings
     print(f"{nbytes / 1e9:.2f} GB float32, warm page cache")
     head_to_head(path, nbytes, a.rounds)

@@ -14,11 +14,12 @@ fence + np.asarray of the store (what a program that looks at the data pays).
 import argparse
 import os
 import statistics
-import sys
 import time
 
 import h5py  # before legate's libraries, as the tests do
 import numpy as np
+
+from common import drop_caches, use_package
 
 
 def options():
@@ -37,8 +38,7 @@ def options():
 
 ARGS = options() if __name__ == "__main__" else None
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
-                                os.environ.get("H5TILE_BUILD_DIR", "build"), "python"))
+use_package()
 import h5tile  # noqa: E402
 import h5tile.legate as hl  # noqa: E402
 import legate.io.hdf5 as lh  # noqa: E402
@@ -57,12 +57,6 @@ def settle(out):
         np.asarray(out.data.get_physical_store())
 
 
-def drop_page_cache():
-    os.sync()
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
-
-
 def rounds(cases, repeat, cold, synced=False):
     """{name: [seconds]}: every case once per round, in turn, so that drift hits all alike. A
     case that fails (an engine that cannot read this size) is reported once and left out.
@@ -75,7 +69,7 @@ def rounds(cases, repeat, cold, synced=False):
             if name in failed:
                 continue
             if cold:
-                drop_page_cache()
+                drop_caches()
             elif synced:
                 os.sync()
             t0 = time.perf_counter()

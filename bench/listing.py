@@ -17,9 +17,7 @@ package in $H5TILE_BUILD_DIR/python (default build/python).
     python3 bench/listing.py [--groups 100] [--per-group 100] [--rounds 5] [--dir DIR]
 """
 import argparse
-import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,8 +25,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build")) / "python"))
+from common import use_package
+
+use_package()
 import h5tile  # noqa: E402
 
 

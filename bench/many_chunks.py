@@ -6,15 +6,13 @@ array in the same chunks (h5py's create_dataset against h5tile's to_file, layout
 sync=False; one each): the case of BENCHMARKS.md where finding each chunk one by one costs time in
 the square of the chunk count (HDF5 before 1.14).
 
-    python3 bench/many_chunks.py [--build build] [--dir /tmp] [--keep] [--chunk-rows 4]
+    python3 bench/many_chunks.py [--build build] [--dir /tmp] [--keep] [--chunk-rows 4] [--rows 65536]
 """
 import argparse
-import os
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from common import build_dir, use_package
 
 
 def warm_seconds(read, expected=None):
@@ -31,28 +29,29 @@ def warm_seconds(read, expected=None):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--build", default=str(build_dir()))
     p.add_argument("--dir", default="/tmp")
     p.add_argument("--keep", action="store_true", help="keep the file (for a run with another h5tile build)")
     p.add_argument("--chunk-rows", type=int, default=4,
                    help="rows of 1024 float32 per chunk (default 4: 16384 chunks of 16 KiB; 1: 65536 of 4 KiB)")
     p.add_argument("--reads-only", action="store_true",
                    help="no writes (h5tile's compressed writes of 65536 chunks take minutes without H5Dchunk_iter)")
+    p.add_argument("--rows", type=int, default=65536, help="rows of 1024 float32 (default 65536: 256 MiB)")
     a = p.parse_args()
-    sys.path.insert(0, str(Path(a.build).resolve() / "python"))
+    use_package(a.build)
     import h5py
     import numpy as np
     import h5tile
     rows = a.chunk_rows
-    chunks = 65536 // rows
+    chunks = a.rows // rows
     path = Path(a.dir) / f"h5tile-many-chunks-{rows}.h5"
     if not path.exists():
-        data = np.arange(65536 * 1024, dtype=np.float32).reshape(65536, 1024)
+        data = np.arange(a.rows * 1024, dtype=np.float32).reshape(a.rows, 1024)
         with h5py.File(path, "w") as f:
             f.create_dataset("x", data=data, chunks=(rows, 1024))
             f.create_dataset("z", data=data, chunks=(rows, 1024), compression="gzip", compression_opts=1)
-    print(f"{path}: 256 MiB float32, {chunks} chunks of {4 * rows} KiB; h5tile {h5tile.__version__} from {a.build}; "
-          f"warm seconds")
+    print(f"{path}: {a.rows * 4096 / 2**20:g} MiB float32, {chunks} chunks of {4 * rows} KiB; "
+          f"h5tile {h5tile.__version__} from {a.build}; warm seconds")
     with h5py.File(path, "r") as f:
         for name in ("x", "z"):
             h5py_s = warm_seconds(lambda: f[name][...])
@@ -73,7 +72,7 @@ def main():
         if not a.keep:
             path.unlink()
         return
-    data = np.arange(65536 * 1024, dtype=np.float32).reshape(65536, 1024)
+    data = np.arange(a.rows * 1024, dtype=np.float32).reshape(a.rows, 1024)
     written = Path(a.dir) / "h5tile-many-chunks-write.h5"
     print("writes of the same array and chunks, seconds (one each)")
     for name, theirs, ours in (("raw", {}, {}), ("gzip 1", {"compression": "gzip", "compression_opts": 1},

@@ -11,36 +11,20 @@ reads into newly allocated memory (read-new, whose pages the kernel zero-fills o
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def drop_caches(cold):
-    if not cold:
-        return
-    subprocess.run(["sync"], check=False)
-    try:
-        Path("/proc/sys/vm/drop_caches").write_text("3\n")
-    except OSError:
-        pass
+from common import build_dir, drop_caches, median_of
 
 
 def median(repeats, fn, cold=False):
-    times = []
-    for _ in range(repeats):
-        drop_caches(cold)
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    """The median seconds of `repeats` calls of `fn`; cold: each after the page cache was dropped
+    where this process may drop it."""
+    return median_of(repeats, fn, before=(lambda: drop_caches(required=False)) if cold else None)
 
 
 def main():
@@ -49,7 +33,7 @@ def main():
     p.add_argument("--dir", default="/tmp/h5tile-bench")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--cold", action="store_true")
-    p.add_argument("--build", default=os.environ.get("H5TILE_BUILD_DIR", str(ROOT / "build")))
+    p.add_argument("--build", default=str(build_dir()))
     a = p.parse_args()
     cmd = [str(Path(a.build) / "cli" / "h5tile"), "bench", "--json", "--size", a.size, "--dir", a.dir,
            "--repeats", str(a.repeats)] + (["--cold"] if a.cold else [])
@@ -60,6 +44,8 @@ def main():
     data = (np.arange(rows * cols, dtype=np.uint64) * np.uint64(2654435761) % np.uint64(2**32)).astype(
         np.uint32).view(np.float32).reshape(rows, cols)
     path = Path(a.dir) / "h5py.h5"
+    made = not path.parent.exists()  # h5tile bench removes the folder it made
+    path.parent.mkdir(parents=True, exist_ok=True)
 
     def h5py_write():
         with h5py.File(path, "w") as f:
@@ -87,6 +73,9 @@ def main():
             f["data"].read_direct(out)
     rows_out.append(("read", "h5py read_direct(out) (reused buffer)", median(a.repeats, h5py_read_direct, a.cold)))
     del out
+    path.unlink()
+    if made:
+        path.parent.rmdir()
     try:
         import legate.io.hdf5  # noqa: F401
         legate_note = "imported (not yet wired into this table)"

@@ -3,7 +3,7 @@
 
 Writes with h5py a gzip+shuffle float32 dataset of --rows x --rows elements in chunks of
 --chunk x --chunk (1,024 chunks by default; the index's nodes lie between the chunks, as h5py
-writes them), serves it with nginx (bench/nginx_folder.py) behind the delaying TCP proxy
+writes them), serves it with nginx (bench/common/nginx_folder.py) behind the delaying TCP proxy
 (tests/python/servers/latency_proxy.py, --latency-ms per request), and times h5tile reading it
 at each --block-sizes (h5tile's remote_block_size): the whole dataset (from_file) and one small
 box (read_box), --rounds times each. Prints the median seconds, the requests the proxy counted,
@@ -29,14 +29,13 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path[:0] = [str(HERE), str(ROOT / "tests" / "python")]
-from nginx_folder import NginxFolder  # noqa: E402
+from common import ROOT, use_package
+from common.nginx_folder import NginxFolder
+
+sys.path.insert(0, str(ROOT / "tests" / "python"))
 from servers.latency_proxy import LatencyProxy  # noqa: E402
 
-build = Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))
-sys.path.insert(0, str((build if build.is_absolute() else ROOT / build) / "python"))
+use_package()
 import h5tile  # noqa: E402
 
 

@@ -7,7 +7,7 @@ Builds the test files once (in --dir, reused while their parameters match):
   zstd.h5        the same chunks, zstd level 3 + shuffle (hdf5plugin)
   small.h5       --small-count datasets /g/d0000.. of --small-elements float32 each
 and serves them from real servers started on 127.0.0.1 (stopped at the end):
-  http  nginx (bench/nginx_folder.py): Range, ETag, keep-alive (the default)
+  http  nginx (bench/common/nginx_folder.py): Range, ETag, keep-alive (the default)
   s3    SeaweedFS (tests/python/servers/seaweedfs.py), signed SigV4 requests, path-style (--s3)
 Each case reads one whole dataset and checks its bytes against h5py's local read; the engines
 alternate within each of --rounds rounds, each round starting one engine later than the last,
@@ -57,13 +57,12 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path[:0] = [str(HERE), str(ROOT / "tests" / "python")]
-from compressible import COLS  # noqa: E402
-from nginx_folder import NginxFolder  # noqa: E402
-import remote_engines  # noqa: E402
-from remote_engines import ENGINES, Unavailable  # noqa: E402
+from common import ROOT, remote_engines
+from common.compressible import COLS
+from common.nginx_folder import NginxFolder
+from common.remote_engines import ENGINES, Unavailable
+
+sys.path.insert(0, str(ROOT / "tests" / "python"))
 from servers.latency_proxy import LatencyProxy  # noqa: E402
 from servers.seaweedfs import SeaweedFS  # noqa: E402
 
@@ -79,7 +78,7 @@ def parse_size(text: str) -> int:
 
 
 def field_rows(r0: int, r1: int, rows: int) -> np.ndarray:
-    """Rows r0..r1 of bench/compressible.py's field (a smooth sine product plus noise, 12
+    """Rows r0..r1 of bench/common/compressible.py's field (a smooth sine product plus noise, 12
     fractional bits), made block by block so that building a large file stays small in memory."""
     y = (np.arange(r0, r1, dtype=np.float64) * (8 * np.pi / max(rows - 1, 1))).astype(np.float32)[:, None]
     x = np.linspace(0, 8 * np.pi, COLS, dtype=np.float32)[None, :]

@@ -9,17 +9,16 @@ np.asarray in the same loop (run it under Legate's environment; see bench/legate
     python3 bench/repeated_reads.py [--size 2G] [--calls 10] [--rounds 3] [--dir /tmp/h5tile-repeat]
 """
 import argparse
-import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import h5py  # before legate's libraries
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build")) / "python"))
+from common import use_package
+
+use_package()
 import h5tile  # noqa: E402
 
 

@@ -19,9 +19,7 @@ dask.array.from_array over h5py, where Dask is installed.
                                  [--in-order-rows 640] [--in-order-cols 4096] [--dir DIR]
 """
 import argparse
-import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,8 +27,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build")) / "python"))
+from common import best_of, use_package
+
+use_package()
 import h5tile  # noqa: E402
 
 
@@ -154,21 +153,11 @@ def dask_blocks(files, data, a):
         chunks = (a.dask_rows, a.cols)
         with h5py.File(path, "r") as f:
             ref = da.from_array(f[name], chunks=chunks)
-            t_h5py = best(lambda: ref.sum().compute(scheduler="threads"), a.rounds)
+            t_h5py = best_of(a.rounds, lambda: ref.sum().compute(scheduler="threads"))
         ours = hd.from_file(path, name, chunks=chunks)
         assert np.isclose(ours.sum().compute(scheduler="threads"), data.sum(dtype=np.float64), rtol=1e-4)
-        t_ours = best(lambda: ours.sum().compute(scheduler="threads"), a.rounds)
+        t_ours = best_of(a.rounds, lambda: ours.sum().compute(scheduler="threads"))
         print(f"{kind:<11} {t_h5py:8.4f} {t_ours:9.4f} {t_ours / t_h5py:6.2f}")
-
-
-def best(fn, rounds: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 if __name__ == "__main__":

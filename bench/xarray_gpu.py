@@ -9,7 +9,7 @@ cache, Dask's threaded scheduler:
   with ``map_blocks(cupy.asarray)``, then the mean on the GPU;
 - for reference, the same with ``engine="h5tile"`` (``chunks={}``, ``map_blocks(cupy.asarray)``).
 
-The file: bench/netcdf_file.py (float32 ``x(row, col)``, rows of 4096, chunks of 1 MiB; default
+The file: bench/common/netcdf_file.py (float32 ``x(row, col)``, rows of 4096, chunks of 1 MiB; default
 uncompressed, 8 GiB; ``--cases gzip`` for gzip 4 + shuffle). Rounds rotate the order of the rows;
 medians. Checks: every mean equal to h5tile's host mean of the same file (np.allclose, rtol and
 atol 1e-9), and one chunk read through the device path equal, bit for bit, to the chunk made
@@ -25,16 +25,16 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 
 import numpy as np
 
-from compressible import CHUNK, PACKAGE
+from common import use_package
+from common.compressible import CHUNK
 
-sys.path.insert(0, PACKAGE)
+use_package()
 import h5tile  # noqa: E402
 
 TARGET = 5.0  # x the h5netcdf + CuPy path
@@ -77,7 +77,7 @@ def main():
     import xarray as xr
 
     import h5tile.dask
-    import netcdf_file
+    from common import netcdf_file
     from h5tile.xarray import H5tileBackendEntrypoint
 
     warnings.simplefilter("ignore", UserWarning)

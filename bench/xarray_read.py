@@ -15,7 +15,7 @@ processes are the only way to decode on every core, and a second thread in a wor
 wait on that lock; h5tile gets the same cores. The cluster starts once, before the timings, and
 every worker imports the engines first (its start and those imports are not timed).
 
-The file (bench/netcdf_file.py): float32 ``x(row, col)``, rows of 4096, chunks of 1 MiB,
+The file (bench/common/netcdf_file.py): float32 ``x(row, col)``, rows of 4096, chunks of 1 MiB,
 uncompressed or gzip (zlib) 4 + shuffle, created by netCDF4-python (dimension scales, netCDF-C's
 attributes) and filled by h5py's ``write_direct_chunk`` with chunks made and compressed on every
 core; ``chunks={}`` gives each engine the file's chunks as Dask blocks. Each timed run opens the
@@ -35,17 +35,16 @@ import argparse
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 import warnings
 
 import numpy as np
 
-import netcdf_file
-from compressible import CHUNK, PACKAGE
+from common import netcdf_file, use_package
+from common.compressible import CHUNK
 
-sys.path.insert(0, PACKAGE)
+use_package()
 import dask  # noqa: E402
 import dask.array as da  # noqa: E402
 import h5py  # noqa: E402

@@ -1,7 +1,7 @@
 """The netCDF-4 file of the xarray and Dask benchmarks (issue 29), made fast at gigabytes.
 
-A float32 variable ``x(row, col)`` (rows of bench/compressible.py's COLS = 4096, chunks of 1 MiB,
-CHUNK), uncompressed or gzip (deflate) 4 + shuffle, holding bench/compressible.py's field (a
+A float32 variable ``x(row, col)`` (rows of bench/common/compressible.py's COLS = 4096, chunks of 1 MiB,
+CHUNK), uncompressed or gzip (deflate) 4 + shuffle, holding bench/common/compressible.py's field (a
 smooth field plus noise, rounded to 2^-12) with the noise drawn per chunk (a generator seeded by
 the chunk's index), so that any chunk can be made again to check a read.
 
@@ -22,7 +22,7 @@ import zlib
 import h5py
 import numpy as np
 
-from compressible import CHUNK, COLS
+from .compressible import CHUNK, COLS
 
 LEVEL = 4
 

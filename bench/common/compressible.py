@@ -1,13 +1,8 @@
-"""What the compressed benchmarks (compressed_read.py, compressed_write.py) share: the data (a
-smooth field plus noise, float32, compressing 2-4x), the codecs as h5py + hdf5plugin and h5tile
-name them, and the best-of-N timer."""
-import os
-import time
-
+"""What the compressed benchmarks (compressed_read.py, compressed_write.py and those that reuse
+their data) share: the data (a smooth field plus noise, float32, compressing 2-4x) and the codecs
+as h5py + hdf5plugin and h5tile name them."""
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-PACKAGE = os.path.join(ROOT, os.environ.get("H5TILE_BUILD_DIR", "build"), "python")
 COLS = 4096
 CHUNK = (64, COLS)  # 1 MiB of float32
 
@@ -39,14 +34,3 @@ def field(mib):
     q = np.float32(2.0**-12)
     return (np.round((np.sin(y) * np.cos(x) + noise) / q) * q).astype(np.float32)
 
-
-def best_of(repeats, run, warm_up=True):
-    """The shortest of `repeats` timed calls of `run` (after one untimed call when `warm_up`)."""
-    if warm_up:
-        run()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    return min(times)

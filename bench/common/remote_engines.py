@@ -1,14 +1,10 @@
 """The engines bench/remote_read.py compares: each reads one whole dataset from a target (an S3
 object on a custom endpoint, or an HTTP URL) and returns it as a NumPy array, or raises
 Unavailable saying why it cannot (not installed, a codec it lacks, no URL support)."""
-import os
-import sys
-from pathlib import Path
-
 import h5py
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from . import use_package
 
 
 class Unavailable(Exception):
@@ -169,8 +165,7 @@ class H5tile:
         self.name = ("h5tile local" if local else "h5tile") + ("" if call == "from_file" else f" [{call}]")
         self.module, self.error, self.io = None, None, None
         self.presign = False  # set where the build reads no s3:// URL: S3 objects by presigned URL
-        build = Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))
-        sys.path.insert(0, str((build if build.is_absolute() else ROOT / build) / "python"))
+        use_package()
         try:
             import h5tile
             self.module = h5tile
