@@ -35,7 +35,7 @@ void register_descriptor_file(const std::string& name, int fd) {
     const int err = errno;
     throw IoError(fmt::format("cannot duplicate file descriptor {} of '{}': {}", fd, name, std::strerror(err)), err);
   }
-  register_source(name, std::make_shared<const PosixFile>(PosixFile::adopt(own, name, DirectReads::Off)));
+  register_source(name, std::make_shared<const PosixFile>(PosixFile::adopt(own, name, DirectIo::Off)));
 }
 
 void unregister_file(const std::string& name) { unregister_source(name); }

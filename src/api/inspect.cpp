@@ -276,7 +276,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
         problems.push_back(fmt::format("{}: the source has shape {} but the mapping reads {} of it", label,
                                        to_string(shape), to_string(needed)));
       } else if (table.size() == entries->size()) {
-        const PosixFile tile(source, O_RDONLY | O_NONBLOCK, direct_reads());
+        const PosixFile tile(source, O_RDONLY | O_NONBLOCK, settings::direct_io());
         check_tile_row(table[i], tile, src.get(), e.dst.count() * info.dtype.size(), checksums, label, problems);
       }
     } catch (const std::exception& ex) {

@@ -28,15 +28,6 @@ constexpr std::array kAwsVariables = {"AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_
 
 unsigned threads_or_setting(unsigned requested) { return requested != 0 ? requested : settings::threads(); }
 
-DirectReads direct_reads() {
-  switch (settings::direct_io()) {
-    case settings::DirectIo::On: return DirectReads::On;
-    case settings::DirectIo::Off: return DirectReads::Off;
-    case settings::DirectIo::Auto: break;
-  }
-  return DirectReads::Auto;
-}
-
 ColdReads cold_reads() {
   ColdReads cold{.readers = settings::cold_readers(), .request_bytes = settings::cold_request_size()};
   switch (settings::cold_reads()) {
@@ -111,7 +102,7 @@ OpenOptions open_options(const ReadOptions& options) {
                       .raw_io = settings::raw_io(),
                       .threads = threads_or_setting(options.threads),
                       .task_size = settings::task_size(),
-                      .direct_reads = direct_reads(),
+                      .direct_reads = settings::direct_io(),
                       .cold_reads = cold_reads(),
                       .gds = gds_mode(),
                       .staging = staging(),
@@ -149,7 +140,7 @@ WriteConfig write_config(const WriteOptions& options) {
           .task_size = settings::task_size(),
           .alignment = settings::alignment(),
           .staging = staging(),
-          .direct_reads = direct_reads(),
+          .direct_reads = settings::direct_io(),
           .vds_prefix = vds_prefix()};
 }
 

@@ -16,8 +16,6 @@ namespace h5tile::detail {
 
 // Worker threads: `requested`, else the `threads` setting.
 [[nodiscard]] unsigned threads_or_setting(unsigned requested);
-// The direct_io setting, as the engine takes it.
-[[nodiscard]] DirectReads direct_reads();
 // The cold_reads, cold_readers and cold_request_size settings, as the layout takes them.
 [[nodiscard]] ColdReads cold_reads();
 // The gds setting, as the GPU layer takes it.

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
-#include <h5tile/objects.hpp>
+#include <h5tile/object_types.hpp>
 
 #include "hdf5/handle.hpp"
 

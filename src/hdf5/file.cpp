@@ -13,7 +13,6 @@
 #include <fmt/ranges.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/io.hpp>
 
 #include "core/path_status.hpp"
 #include "hdf5/links.hpp"

@@ -7,7 +7,8 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
-#include <h5tile/objects.hpp>
+#include <h5tile/dataset_info.hpp>
+#include <h5tile/object_types.hpp>
 
 #include "hdf5/handle.hpp"
 #include "io/remote_options.hpp"

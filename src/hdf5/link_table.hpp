@@ -1,5 +1,5 @@
 #pragma once
-// The links of every group of an open file, as h5py lists them (include/h5tile/objects.hpp:
+// The links of every group of an open file, as h5py lists them (include/h5tile/object_types.hpp:
 // list_links): one H5Literate per group, over the groups reached through hard links.
 
 #include <optional>
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include <h5tile/objects.hpp>
+#include <h5tile/object_types.hpp>
 
 #include "hdf5/handle.hpp"
 

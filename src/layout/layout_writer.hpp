@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include <h5tile/io.hpp>
+#include <h5tile/communicator.hpp>
+#include <h5tile/dataset_info.hpp>
 
 #include "engine/progress.hpp"
 #include "layout/commit.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <h5tile/io.hpp>
+#include <h5tile/dataset_info.hpp>
 
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
@@ -69,7 +69,7 @@ struct OpenOptions {
   // opens its tile.
   std::size_t hold_tiles = 0;
   // How pread treats the page cache.
-  DirectReads direct_reads = DirectReads::Auto;
+  DirectIo direct_reads = DirectIo::Auto;
   // How large reads of data not in the page cache are shaped (H5TILE_COLD_READS).
   ColdReads cold_reads{};
   // Reads into device memory: GPUDirect Storage, and the staging otherwise.
@@ -205,7 +205,7 @@ class OpenDataset {
   // How a read of `region` by `threads` in `tasks` (planned at the warm task size) is shaped:
   // unchanged (parallel), or, where options_.cold_reads says so (auto: after a sample of the
   // page cache finds the region cold), a stream of few readers of large requests (tasks planned
-  // again). Records the report of last_read_pattern (layout/cold_reads.cpp).
+  // again). Records the report of last_read_pattern (layout/shape_read.cpp).
   struct ReadShape {
     unsigned threads = 1;
     std::vector<ReadTask> tasks;

@@ -33,7 +33,7 @@ bool is_written_tile(const PosixFile& file, const TableTile& tile, std::uint64_t
   }
 }
 
-std::optional<PosixFile> open_tile(const fs::path& file, DirectReads direct) {
+std::optional<PosixFile> open_tile(const fs::path& file, DirectIo direct) {
   try {
     return PosixFile(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, direct);
   } catch (const IoError&) {
@@ -256,8 +256,8 @@ std::shared_ptr<const FilterPipeline> decodable_pipeline(const ThroughHdf5& hdf5
 
 }  // namespace
 
-SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
-                        const fs::path& named_file, const std::string& dataset, std::string* why_hdf5) {
+SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectIo direct, const fs::path& named_file,
+                        const std::string& dataset, std::string* why_hdf5) {
   std::string why;
   bool undecoded = false;  // why: a filter h5tile does not decode
   auto access = [&]() -> SourceAccess {

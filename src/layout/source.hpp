@@ -72,7 +72,7 @@ struct TableTile {
   std::uint64_t file_size = 0;
   std::uint64_t identity = 0;
   bool index_only = false;
-  DirectReads direct_reads = DirectReads::Auto;  // how its reads treat the page cache
+  DirectIo direct_reads = DirectIo::Auto;  // how its reads treat the page cache
   std::shared_ptr<const PosixFile> held{};
 };
 
@@ -106,7 +106,7 @@ struct Source {
 // and its storage allow, else through HDF5. Where HDF5 reads it, `why_hdf5` (if given) is set to
 // why, where known: "raw_io is off", "h5tile does not decode szip", ... (empty otherwise).
 // `named_file` and `dataset` name it in errors (a damaged chunk index).
-[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectReads direct,
+[[nodiscard]] SourceAccess access_for(ThroughHdf5 hdf5, const Shape& chunk, bool raw_io, DirectIo direct,
                                       const std::filesystem::path& named_file, const std::string& dataset,
                                       std::string* why_hdf5 = nullptr);
 
@@ -115,7 +115,7 @@ struct Source {
 [[nodiscard]] bool is_written_tile(const PosixFile& file, const TableTile& tile, std::uint64_t data_bytes);
 
 // Opens a tile file read by its tile table (no symbolic link, no waiting on a FIFO), or nullopt.
-[[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file, DirectReads direct);
+[[nodiscard]] std::optional<PosixFile> open_tile(const std::filesystem::path& file, DirectIo direct);
 
 // The tile file `file` that `tile` describes, holding `data_bytes`, opened and checked to be that
 // file (open_tile, is_written_tile), to be held for the reads of a dataset; nullptr otherwise.

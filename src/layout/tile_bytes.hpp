@@ -7,7 +7,7 @@
 #include <span>
 
 #include <h5tile/array.hpp>
-#include <h5tile/io.hpp>
+#include <h5tile/dataset_info.hpp>
 
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"

@@ -43,12 +43,12 @@ struct WriteConfig {
   Mode mode = Mode::Overwrite;
   bool sync = true;
   bool keep_previous = true;
-  unsigned threads = 1;                          // per rank, for moving bytes
-  std::uint64_t task_size = 0;                   // bytes per pwrite task
-  std::uint64_t alignment = 4096;                // of raw data in the files written
-  gpu::Staging staging{};                        // writes from device memory
-  DirectReads direct_reads = DirectReads::Auto;  // reading back a tile, copying the old file (Append)
-  std::string vds_prefix{};                      // HDF5_VDS_PREFIX ("" where unset), for the clean-up
+  unsigned threads = 1;                    // per rank, for moving bytes
+  std::uint64_t task_size = 0;             // bytes per pwrite task
+  std::uint64_t alignment = 4096;          // of raw data in the files written
+  gpu::Staging staging{};                  // writes from device memory
+  DirectIo direct_reads = DirectIo::Auto;  // reading back a tile, copying the old file (Append)
+  std::string vds_prefix{};                // HDF5_VDS_PREFIX ("" where unset), for the clean-up
 };
 
 // What a tile file holds: where its raw bytes start, the file's size, their checksum, and the

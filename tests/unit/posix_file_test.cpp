@@ -1,4 +1,4 @@
-// Reads of data that is not in the page cache (DirectReads): the bytes equal those of
+// Reads of data that is not in the page cache (DirectIo): the bytes equal those of
 // plain buffered reads for every alignment of file offset and memory, for data wholly, partly
 // or not at all in the cache; and the O_DIRECT path really runs, also where memory and file
 // offset do not line up (the pages it read stay out of the page cache, where a buffered read
@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 constexpr std::size_t kFileBytes = (std::size_t{6} << 20) + 123;
 
-class DirectReads : public ::testing::Test {
+class DirectIo : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = fs::temp_directory_path() / ("h5tile_direct_" + std::to_string(::getpid()) + ".bin");
@@ -65,10 +65,10 @@ class DirectReads : public ::testing::Test {
 
   fs::path path_;
   std::vector<std::byte> bytes_;
-  detail::DirectReads direct_ = detail::DirectReads::On;
+  detail::DirectIo direct_ = detail::DirectIo::On;
 };
 
-TEST_F(DirectReads, EqualBufferedReadsForEveryAlignmentAndCacheState) {
+TEST_F(DirectIo, EqualBufferedReadsForEveryAlignmentAndCacheState) {
   struct Read {
     std::uint64_t offset;
     std::size_t size;
@@ -90,7 +90,7 @@ TEST_F(DirectReads, EqualBufferedReadsForEveryAlignmentAndCacheState) {
   }
 }
 
-TEST_F(DirectReads, UncachedDataIsReadAroundThePageCacheOnlyWhenAsked) {
+TEST_F(DirectIo, UncachedDataIsReadAroundThePageCacheOnlyWhenAsked) {
   evict();
   if (cached_pages(0, kFileBytes) != 0) {
     GTEST_SKIP() << "the file system of " << path_ << " keeps evicted pages (tmpfs?): nothing to read around";
@@ -108,7 +108,7 @@ TEST_F(DirectReads, UncachedDataIsReadAroundThePageCacheOnlyWhenAsked) {
   evict();
   ASSERT_TRUE(reads_back(2048, 4 << 20, 0));
   EXPECT_LT(cached_pages(0, 4 << 20), 16U);
-  direct_ = detail::DirectReads::Off;
+  direct_ = detail::DirectIo::Off;
   evict();
   ASSERT_TRUE(reads_back(0, 4 << 20, 0));
   EXPECT_EQ(cached_pages(0, 4 << 20), 1024U);

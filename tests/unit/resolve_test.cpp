@@ -25,11 +25,11 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 
 TEST(ReadsBypassCache, FollowTheModeAndTheFileSize) {
   constexpr std::uint64_t memory = 8192 * kMiB;
-  EXPECT_FALSE(reads_bypass_cache(DirectReads::On, kMiB - 1, memory));  // too small to bother
-  EXPECT_TRUE(reads_bypass_cache(DirectReads::On, kMiB, memory));
-  EXPECT_FALSE(reads_bypass_cache(DirectReads::Auto, 4095 * kMiB, memory));  // would stay cached
-  EXPECT_TRUE(reads_bypass_cache(DirectReads::Auto, 4096 * kMiB, memory));
-  EXPECT_FALSE(reads_bypass_cache(DirectReads::Off, 1 << 30, kMiB));
+  EXPECT_FALSE(reads_bypass_cache(DirectIo::On, kMiB - 1, memory));  // too small to bother
+  EXPECT_TRUE(reads_bypass_cache(DirectIo::On, kMiB, memory));
+  EXPECT_FALSE(reads_bypass_cache(DirectIo::Auto, 4095 * kMiB, memory));  // would stay cached
+  EXPECT_TRUE(reads_bypass_cache(DirectIo::Auto, 4096 * kMiB, memory));
+  EXPECT_FALSE(reads_bypass_cache(DirectIo::Off, 1 << 30, kMiB));
 }
 
 TEST(StagingFor, TwoPiecesPerThreadBetweenOneMiBAndOneTask) {
@@ -80,7 +80,7 @@ TEST_F(Resolve, ReadsTakeTheCallersOptionsElseTheSettings) {
   auto opening = open_options(ReadOptions{});
   EXPECT_EQ(opening.threads, 5U);
   EXPECT_EQ(opening.task_size, 2 * kMiB);
-  EXPECT_EQ(opening.direct_reads, DirectReads::On);
+  EXPECT_EQ(opening.direct_reads, DirectIo::On);
   EXPECT_EQ(opening.gds, gpu::GdsMode::Off);
   EXPECT_EQ(opening.staging.bytes, 32 * kMiB);
   EXPECT_EQ(opening.staging.piece_bytes, gpu::staging_for(32 * kMiB, 2 * kMiB, 5).piece_bytes);
@@ -91,7 +91,7 @@ TEST_F(Resolve, ReadsTakeTheCallersOptionsElseTheSettings) {
   settings::set_direct_io(settings::DirectIo::Off);
   settings::set_gds(settings::Gds::On);
   opening = open_options(ReadOptions{.allow_external_sources = true, .verify_checksums = true});
-  EXPECT_EQ(opening.direct_reads, DirectReads::Off);
+  EXPECT_EQ(opening.direct_reads, DirectIo::Off);
   EXPECT_EQ(opening.gds, gpu::GdsMode::On);
   EXPECT_TRUE(opening.allow_external);
   EXPECT_FALSE(opening.early_reads);  // checksums are checked before any byte is read
@@ -141,7 +141,7 @@ TEST_F(Resolve, WritesTakeTheSettings) {
   EXPECT_EQ(config.threads, 6U);
   EXPECT_EQ(config.task_size, kMiB);
   EXPECT_EQ(config.alignment, 64U * 1024);
-  EXPECT_EQ(config.direct_reads, DirectReads::On);
+  EXPECT_EQ(config.direct_reads, DirectIo::On);
   EXPECT_EQ(config.staging.piece_bytes, gpu::staging_for(settings::staging_bytes(), kMiB, 6).piece_bytes);
   const auto consolidating = write_config(ConsolidateOptions{.threads = 3, .keep_previous = false});
   EXPECT_EQ(consolidating.layout, Layout::Contiguous);

@@ -40,12 +40,11 @@ std::uint64_t memory_bytes() {
 
 }  // namespace
 
-bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept {
-  return file_size >= kDirectMin &&
-         (mode == DirectReads::On || (mode == DirectReads::Auto && file_size >= memory_bytes / 2));
+bool reads_bypass_cache(DirectIo mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept {
+  return file_size >= kDirectMin && (mode == DirectIo::On || (mode == DirectIo::Auto && file_size >= memory_bytes / 2));
 }
 
-bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size) noexcept {
+bool reads_bypass_cache(DirectIo mode, std::uint64_t file_size) noexcept {
   return reads_bypass_cache(mode, file_size, memory_bytes());
 }
 
@@ -72,11 +71,11 @@ PosixFile::PosixFile(const std::filesystem::path& path, int flags, unsigned mode
   }
 }
 
-PosixFile::PosixFile(const std::filesystem::path& path, int flags, DirectReads direct) : PosixFile(path, flags) {
+PosixFile::PosixFile(const std::filesystem::path& path, int flags, DirectIo direct) : PosixFile(path, flags) {
   prepare_reads(flags, direct);
 }
 
-PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path, DirectReads direct) {
+PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path, DirectIo direct) {
   PosixFile file;
   file.fd_ = fd;
   file.path_ = path;
@@ -84,7 +83,7 @@ PosixFile PosixFile::adopt(int fd, const std::filesystem::path& path, DirectRead
   return file;
 }
 
-void PosixFile::prepare_reads(int flags, DirectReads direct) {
+void PosixFile::prepare_reads(int flags, DirectIo direct) {
   struct stat st {};
   if ((flags & O_ACCMODE) != O_RDONLY || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
     return;
@@ -96,7 +95,7 @@ void PosixFile::prepare_reads(int flags, DirectReads direct) {
     // 8 MiB pieces ran 1.68 GB/s without and 2.00 with it (BENCHMARKS.md). A hint: no error matters.
     (void)::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
-  if (direct != DirectReads::Off && reads_bypass_cache(direct, size, memory_bytes())) {
+  if (direct != DirectIo::Off && reads_bypass_cache(direct, size, memory_bytes())) {
     direct_ = std::make_shared<Direct>();
     direct_->file_size = size;
   }
@@ -349,7 +348,7 @@ FileIdentity identity_of(const std::filesystem::path& path) {
   return identity_of_stat(st);
 }
 
-FileIdentity copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct) {
+FileIdentity copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectIo direct) {
   const PosixFile in(from, O_RDONLY, direct);
   PosixFile out(to, O_WRONLY | O_CREAT | O_EXCL);
   struct stat st {};

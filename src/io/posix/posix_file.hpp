@@ -9,21 +9,23 @@
 #include <string>
 #include <utility>
 
+#include <h5tile/settings.hpp>
+
 #include "io/byte_source.hpp"
 
 namespace h5tile::detail {
 
 // Whether large reads of a file opened read-only take what the page cache lacks with O_DIRECT
-// (bypassing the cache: the disk's full speed, no extra copy, nothing evicted): Auto for files
-// of at least half the machine's memory (which would not stay cached anyway), On for every
-// file, Off never. api/resolve.cpp resolves it from H5TILE_DIRECT_IO's process-wide default.
-enum class DirectReads : unsigned char { Auto, On, Off };
+// (bypassing the cache: the disk's full speed, no extra copy, nothing evicted): the direct_io
+// setting's modes (h5tile/settings.hpp), Auto for files of at least half the machine's memory
+// (which would not stay cached anyway), On for every file, Off never.
+using DirectIo = settings::DirectIo;
 
 // Whether reads of a regular file of `file_size` bytes bypass the page cache under `mode` on a
 // machine with `memory_bytes` of memory (files under 1 MiB never do).
-[[nodiscard]] bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept;
+[[nodiscard]] bool reads_bypass_cache(DirectIo mode, std::uint64_t file_size, std::uint64_t memory_bytes) noexcept;
 // The same on this machine (its physical memory).
-[[nodiscard]] bool reads_bypass_cache(DirectReads mode, std::uint64_t file_size) noexcept;
+[[nodiscard]] bool reads_bypass_cache(DirectIo mode, std::uint64_t file_size) noexcept;
 
 class PosixFile final : public ByteSource {
  public:
@@ -32,9 +34,9 @@ class PosixFile final : public ByteSource {
   PosixFile(const std::filesystem::path& path, int flags, unsigned mode = 0666);
   // Opens `path` read-only (`flags` include O_RDONLY) for reads that treat the page cache as
   // `direct` says.
-  PosixFile(const std::filesystem::path& path, int flags, DirectReads direct);
+  PosixFile(const std::filesystem::path& path, int flags, DirectIo direct);
   // Takes ownership of `fd`, a descriptor opened read-only elsewhere (named `path` in errors).
-  static PosixFile adopt(int fd, const std::filesystem::path& path, DirectReads direct);
+  static PosixFile adopt(int fd, const std::filesystem::path& path, DirectIo direct);
   PosixFile(PosixFile&& other) noexcept
       : ByteSource(),
         fd_(std::exchange(other.fd_, -1)),
@@ -50,13 +52,13 @@ class PosixFile final : public ByteSource {
 
   // Reads exactly `size` bytes at `offset`; a file that ends first is an IoError. A large read
   // of a file opened read-only takes the part the page cache lacks with O_DIRECT where the
-  // file's DirectReads says so.
+  // file's DirectIo says so.
   void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override;
   [[nodiscard]] std::string name() const override { return path_.string(); }
   // fstat(2)'s size now. Throws IoError.
   [[nodiscard]] std::uint64_t size() const override;
   [[nodiscard]] const PosixFile* posix_file() const noexcept override { return this; }
-  // Whether large reads take what the page cache lacks with O_DIRECT (DirectReads).
+  // Whether large reads take what the page cache lacks with O_DIRECT (DirectIo).
   [[nodiscard]] bool bypasses_cache() const noexcept { return direct_ != nullptr; }
   // Writes exactly `size` bytes at `offset`.
   void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
@@ -87,7 +89,7 @@ class PosixFile final : public ByteSource {
   void read_direct_bounced(std::byte* out, std::size_t size, std::uint64_t offset) const;
   // For `fd_`, a regular file opened read-only: tells the kernel that reads run in order, and
   // lets read_at bypass the page cache where `direct` says so.
-  void prepare_reads(int flags, DirectReads direct);
+  void prepare_reads(int flags, DirectIo direct);
 
   int fd_ = -1;
   std::filesystem::path path_;
@@ -117,6 +119,6 @@ struct FileIdentity {
 // Copies `from` (read as `direct` says) into a new file `to`, which must not exist (not even as
 // a symbolic link: O_CREAT | O_EXCL). The new file's mode is 0666 less the umask. Returns the
 // identity of the file copied (the one opened, whatever `from` names afterwards).
-FileIdentity copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectReads direct);
+FileIdentity copy_to_new_file(const std::filesystem::path& from, const std::filesystem::path& to, DirectIo direct);
 
 }  // namespace h5tile::detail
