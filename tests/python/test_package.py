@@ -1,6 +1,5 @@
 """The Python package: NumPy arrays in and out, h5py as the independent reference."""
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -194,24 +193,6 @@ def test_objects_with_array_interfaces_are_written_without_numpy_in_the_call(tmp
     a = random_array("uint16", (9, 4))
     h5tile.to_file(OnlyArrayInterface(a), tmp_path / "i.h5", "/i").wait()
     assert same_bytes(h5tile.from_file(tmp_path / "i.h5", "/i"), a)
-
-
-def readme_python_examples():
-    text = (ROOT / "README.md").read_text()
-    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
-
-
-def test_the_readme_has_python_examples():
-    assert len(readme_python_examples()) >= 3, "the README's Python examples are found (```python blocks)"
-
-
-@pytest.mark.parametrize("index", range(len(readme_python_examples())))
-def test_readme_python_examples_run(tmp_path, index):
-    """Every ```python block of the README runs as it is, in a fresh folder."""
-    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
-    out = subprocess.run([sys.executable, "-c", readme_python_examples()[index]], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
 
 
 MPI_SCRIPT = '''
