@@ -207,19 +207,20 @@ struct BatchedReader::State {
 BatchedReader::BatchedReader(const fs::path& path, const std::string& dataset, Shape chunk_size,
                              const ReadOptions& options) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   state_ = std::make_unique<State>();
   auto& s = *state_;
   s.path = path;
   s.dataset = dataset;
   s.opening = open_options(options);
-  fit_to_path(s.opening, path, options.threads);
+  fit_to_path(s.opening, location, options.threads);
   s.opening.hold_tiles = tiles_to_hold();
-  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, s.opening); });
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(location, dataset, s.opening); });
   s.device = options.device;
   s.callback = options.progress;
   // A virtual dataset with a tile index: the first blocks are read from it while HDF5 opens the
   // dataset here, and the blocks after them too where the mapping agrees with the index.
-  auto readable = open_for_read(path, dataset, s.opening, [&](const OpenDataset& early) {
+  auto readable = open_for_read(location, dataset, s.opening, [&](const OpenDataset& early) {
     s.plan(early, chunk_size);
     EarlyRead read{.stop = [&s] { s.stop(); }, .settle = [] {}};
     s.early = &early;

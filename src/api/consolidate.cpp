@@ -93,14 +93,15 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
   }
   check_target(out, options.mode, name);
+  const auto input = Location::of(in);
   auto opening = open_options(options);
-  fit_to_path(opening, in, options.threads);
-  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(in, name, opening); });
+  fit_to_path(opening, input, options.threads);
+  probe_if_wanted(options.probe, where(in, name), [&] { open_as_a_read_does(input, name, opening); });
   if (probe_wanted(options.probe)) {
     // What HDF5 decodes itself it may crash on: read in a child first (ProbeFailed if it crashed).
-    (void)read_isolated_where_hdf5_decodes(in, name, opening, settings::kMaxProbeTimeout);
+    (void)read_isolated_where_hdf5_decodes(input, name, opening, settings::kMaxProbeTimeout);
   }
-  const OpenDataset source(in, name, opening);
+  const OpenDataset source(input, name, opening);
   const auto& info = source.info();
   try {
     (void)byte_count(info.shape, info.dtype.size());

@@ -114,6 +114,7 @@ struct KeptDataset {
 
 struct DatasetReader::State {
   fs::path path;
+  Location location;  // `path`, parsed once
   std::string dataset;
   ReadOptions options;
   // Shared by the reads of `kept`; exclusive to replace it (which waits for those reads, so that
@@ -172,13 +173,13 @@ struct DatasetReader::State {
     kept.reset();
     stamps.clear();
     once = false;
-    const bool remote = is_url(path.native());
+    const bool remote = location.remote();
     const auto before = remote ? std::nullopt : stamp_of(path);
     if (!remote && (!before || !quiet(*before))) return;
     auto opening = open_options(options);
-    fit_to_path(opening, path, options.threads, false);  // inside a read, which started the report
-    probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
-    auto opened = std::make_unique<const OpenDataset>(path, dataset, opening);
+    fit_to_path(opening, location, options.threads, false);  // inside a read, which started the report
+    probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(location, dataset, opening); });
+    auto opened = std::make_unique<const OpenDataset>(location, dataset, opening);
     check_described(opened->info());
     const auto for_this_read = [&] {
       once = true;
@@ -229,7 +230,7 @@ Registry& registry() {
 // it can be, else for this read only); `read_each_time` where it is not opened to be kept.
 template <class ReadKept, class ReadEachTime>
 void read_with(DatasetReader::State& state, const ReadKept& read_kept, const ReadEachTime& read_each_time) {
-  start_call_report(state.path);
+  start_call_report(state.location);
   pending_writes().wait_for(state.path);
   const KeptDataset* changed = nullptr;  // a kept remote object found changed by this read
   {
@@ -354,6 +355,7 @@ void settle_before_open(const fs::path& path) {
 
 DatasetReader::DatasetReader(fs::path path, std::string dataset, ReadOptions options)
     : state_(std::make_shared<State>()) {
+  state_->location = Location::of(path);
   state_->path = std::move(path);
   state_->dataset = std::move(dataset);
   state_->options = std::move(options);
@@ -376,7 +378,7 @@ Array DatasetReader::read_box(const Box& box) const {
         read_target(kept, s.options, new_array_target(*kept.dataset, box, s.options.device, out));
       },
       [&] {
-        open_and_read(s.path, s.dataset, s.options, [&](const OpenDataset& opened) {
+        open_and_read(s.location, s.dataset, s.options, [&](const OpenDataset& opened) {
           s.check_described(opened.info());
           return new_array_target(opened, box, s.options.device, out);
         });
@@ -390,7 +392,7 @@ void DatasetReader::read_into(const ArrayView& out, const Shape& offset) const {
       s,
       [&](const KeptDataset& kept) { read_target(kept, s.options, caller_memory_target(*kept.dataset, out, offset)); },
       [&] {
-        open_and_read(s.path, s.dataset, s.options, [&](const OpenDataset& opened) {
+        open_and_read(s.location, s.dataset, s.options, [&](const OpenDataset& opened) {
           s.check_described(opened.info());
           return caller_memory_target(opened, out, offset);
         });

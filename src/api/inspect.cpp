@@ -44,9 +44,10 @@ using namespace detail;  // NOLINT(google-build-using-namespace): implementation
 
 std::vector<std::string> list_datasets(const fs::path& path) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", display_name(path.native())),
-                  [&] { (void)dataset_paths(open_file(path, false, remote_options()).get()); });
-  const auto file = open_file(path, false, remote_options());
+                  [&] { (void)dataset_paths(open_file(location, remote_options()).get()); });
+  const auto file = open_file(location, remote_options());
   auto names = dataset_paths(file.get());
   std::sort(names.begin(), names.end());
   return names;
@@ -54,9 +55,10 @@ std::vector<std::string> list_datasets(const fs::path& path) {
 
 std::vector<std::vector<std::string>> list_dataset_names(const fs::path& path) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", display_name(path.native())),
-                  [&] { (void)link_tables(open_file(path, false, remote_options()).get()); });
-  const auto file = open_file(path, false, remote_options());
+                  [&] { (void)link_tables(open_file(location, remote_options()).get()); });
+  const auto file = open_file(location, remote_options());
   std::map<std::string, std::vector<std::string>> by_object;
   for (const auto& group : link_tables(file.get())) {
     for (const auto& link : group.links) {
@@ -77,11 +79,12 @@ std::vector<std::vector<std::string>> list_dataset_names(const fs::path& path) {
 
 std::vector<VirtualSource> list_virtual_sources(const fs::path& path, const std::string& dataset) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   const auto name = normalize_dataset_name(dataset);
-  probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(path, name, describe_options()); });
-  const auto file = open_file(path, false, remote_options());
+  probe_if_wanted(std::nullopt, where(path, name), [&] { (void)OpenDataset(location, name, describe_options()); });
+  const auto file = open_file(location, remote_options());
   // As describe: external links followed where they lead to regular files.
-  const auto ds = open_dataset(file.get(), name, path, GuardedLinks(external_link_check(path, true, ext_prefix())));
+  const auto ds = open_dataset(file.get(), name, path, GuardedLinks(external_link_check(location, true, ext_prefix())));
   std::optional<std::vector<VirtualEntry>> entries;
   std::vector<std::string> files;
   std::vector<bool> expands;
@@ -140,7 +143,7 @@ namespace {
 
 // External links as a read follows them: to regular files in the folder of `path` only, checked
 // before HDF5 opens them.
-ExternalLinkCheck checked_links(const fs::path& path) { return external_link_check(path, false, ext_prefix()); }
+ExternalLinkCheck checked_links(const Location& file) { return external_link_check(file, false, ext_prefix()); }
 
 // What the tile table says of tile `source` (HDF5's `dataset`, of `bytes`) against what
 // is there: the raw offset (where reads by the table read), the file's size and identity (what
@@ -170,8 +173,9 @@ void check_tile_row(const TileRow& row, const ByteSource& tile, hid_t dataset, s
 // check_virtual_sources' checks of each mapping of a virtual dataset in the remote file `path`:
 // its source object beside the file (opened many at once; a name outside its folder is a problem
 // and is never fetched), the dataset in it, and what the tile table says of it.
-void check_remote_sources(const fs::path& path, const DatasetInfo& info, const std::vector<VirtualEntry>& entries,
+void check_remote_sources(const Location& location, const DatasetInfo& info, const std::vector<VirtualEntry>& entries,
                           const std::vector<TileRow>& table, bool checksums, std::vector<std::string>& problems) {
+  const auto& path = location.path();
   const auto base = parse_url(path.native()).value();
   const auto options = source_object_options(remote_options());
   std::vector<std::optional<Url>> urls;
@@ -199,9 +203,9 @@ void check_remote_sources(const fs::path& path, const DatasetInfo& info, const s
       }
       const auto src_file =
           object ? open_remote_file(object, options.block_size, 16 * options.block_size, options.parallel)
-                 : open_file(path, false, remote_options());
+                 : open_file(location, remote_options());
       const auto src =
-          open_dataset(src_file.get(), normalize_dataset_name(e.dataset), shown, GuardedLinks(checked_links(path)));
+          open_dataset(src_file.get(), normalize_dataset_name(e.dataset), shown, GuardedLinks(checked_links(location)));
       const auto described = describe_dataset(src.get(), where(shown, e.dataset));
       if (described.dtype != info.dtype) {
         problems.push_back(fmt::format("{}: the source has dtype {}, the dataset {}", label, described.dtype.name(),
@@ -222,10 +226,11 @@ void check_remote_sources(const fs::path& path, const DatasetInfo& info, const s
 
 // Checks every mapping of a virtual dataset against its source; one line per problem. With
 // `checksums`, also recomputes each tile's checksum recorded in the tile table.
-void check_virtual_sources(const fs::path& path, const std::string& name, const DatasetInfo& info, bool checksums,
+void check_virtual_sources(const Location& location, const std::string& name, const DatasetInfo& info, bool checksums,
                            std::vector<std::string>& problems) {
-  const auto file = open_file(path, false, remote_options());
-  const auto dataset = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
+  const auto& path = location.path();
+  const auto file = open_file(location, remote_options());
+  const auto dataset = open_dataset(file.get(), name, path, GuardedLinks(checked_links(location)));
   std::optional<std::vector<VirtualEntry>> entries;
   { entries = read_virtual_map(creation_plist(dataset.get()).get()); }
   const auto table = read_tile_table(dataset.get(), info.shape.size());
@@ -237,13 +242,13 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
     return;
   }
   std::vector<Box> boxes;
-  if (is_url(path.native())) {
-    check_remote_sources(path, info, *entries, table, checksums, problems);
+  if (location.remote()) {
+    check_remote_sources(location, info, *entries, table, checksums, problems);
     for (const auto& e : *entries) boxes.push_back(e.dst);
   }
   FolderCheck folder(path);
   const auto prefix = vds_prefix();
-  for (std::size_t i = 0; i < (is_url(path.native()) ? 0 : entries->size()); ++i) {
+  for (std::size_t i = 0; i < (location.remote() ? 0 : entries->size()); ++i) {
     const auto& e = (*entries)[i];
     const auto source = resolve_source(path, e.file, prefix);
     const auto label = fmt::format("mapping {} ({}) from '{}':'{}'", i, to_string(e.dst), source.string(), e.dataset);
@@ -260,9 +265,9 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
       continue;
     }
     try {
-      const auto src_file = open_file(source, false, remote_options());
-      const auto src =
-          open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source, GuardedLinks(checked_links(path)));
+      const auto src_file = open_local_file(source);
+      const auto src = open_dataset(src_file.get(), normalize_dataset_name(e.dataset), source,
+                                    GuardedLinks(checked_links(location)));
       const auto described = describe_dataset(src.get(), where(source, e.dataset));
       const auto& dtype = described.dtype;
       const auto& shape = described.shape;
@@ -296,7 +301,7 @@ void check_virtual_sources(const fs::path& path, const std::string& name, const 
   }
   // The tile index reads start from (files h5tile wrote): it must say what the mapping says.
   const auto early =
-      OpenDataset::from_tile_index(path, name, open_options(ReadOptions{.allow_external_sources = true}));
+      OpenDataset::from_tile_index(location, name, open_options(ReadOptions{.allow_external_sources = true}));
   if (early &&
       (early->info().dtype != info.dtype || early->info().shape != info.shape || !early->maps_like(*entries))) {
     problems.push_back(
@@ -358,11 +363,12 @@ void read_every_byte(const fs::path& path, const std::string& name, const Datase
 // Reads each of `chunks` (allocated chunks of a chunked dataset, shape `chunk`) once, in
 // parallel; the rest of the dataset is the fill value, which HDF5 supplies and nothing stores.
 // Returns how many were read (chunks beyond a shrunk extent are not).
-std::size_t read_allocated_chunks(const fs::path& path, const std::string& name, const DatasetInfo& info,
+std::size_t read_allocated_chunks(const Location& location, const std::string& name, const DatasetInfo& info,
                                   const std::vector<Shape>& chunks, const ProgressCallback& progress) {
+  const auto& path = location.path();
   auto opening = open_options(ReadOptions{.probe = false});
-  fit_to_path(opening, path, 0);
-  const OpenDataset opened(path, name, opening);
+  fit_to_path(opening, location, 0);
+  const OpenDataset opened(location, name, opening);
   const auto whole = Box::whole(opened.info().shape);
   std::vector<Box> boxes;
   std::uint64_t total = 0;
@@ -432,8 +438,9 @@ Stored what_is_stored(hid_t dataset, const DatasetDescription& described, std::u
 
 // verify() without the probe: the metadata checks, then (with `read_all`) every byte read, unless
 // `bytes_read` (a child process read them: read_isolated_where_hdf5_decodes).
-VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool read_all,
+VerifyReport verify_dataset(const Location& location, const std::string& name, bool read_all,
                             const ProgressCallback& progress, bool bytes_read = false) {
+  const auto& path = location.path();
   VerifyReport report;
   auto& problems = report.problems;
   DatasetInfo info;
@@ -442,8 +449,8 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
   {
     // Opening a virtual dataset through h5tile already fails on the first bad source; the
     // checks below list every problem, so open only the main dataset here.
-    const auto file = open_file(path, false, remote_options());
-    const auto ds = open_dataset(file.get(), name, path, GuardedLinks(checked_links(path)));
+    const auto file = open_file(location, remote_options());
+    const auto ds = open_dataset(file.get(), name, path, GuardedLinks(checked_links(location)));
     const auto described = describe_dataset(ds.get(), where(path, name));
     info.dtype = described.dtype;
     info.shape = described.shape;
@@ -467,14 +474,14 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
     }
   }
   if (info.layout == "virtual") {
-    check_virtual_sources(path, name, info, read_all, problems);
+    check_virtual_sources(location, name, info, read_all, problems);
   }
   if (read_all && !bytes_read && problems.empty()) {
     try {
       if (stored.nothing) {
         report.read = "nothing stored: never written, every element is the fill value";
       } else if (stored.only_chunks) {
-        const auto chunks = read_allocated_chunks(path, name, info, *stored.only_chunks, progress);
+        const auto chunks = read_allocated_chunks(location, name, info, *stored.only_chunks, progress);
         report.read = fmt::format("{} of {} chunks allocated, each read; the rest is the fill value (not stored)",
                                   chunks, stored.chunk_grid);
       } else {
@@ -496,15 +503,16 @@ VerifyReport verify_dataset(const fs::path& path, const std::string& name, bool 
 VerifyReport verify_report(const fs::path& path, const std::string& dataset, bool read_all,
                            const ProgressCallback& progress) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   const auto name = normalize_dataset_name(dataset);
   auto opening = open_options(ReadOptions{});
-  fit_to_path(opening, path, 0);
+  fit_to_path(opening, location, 0);
   // The probe opens what the checks open (every source of a virtual dataset), and what the read
   // of every byte opens.
   probe_if_wanted(std::nullopt, where(path, name), [&] {
-    (void)verify_dataset(path, name, false, {});
+    (void)verify_dataset(location, name, false, {});
     if (read_all) {
-      open_as_a_read_does(path, name, opening);
+      open_as_a_read_does(location, name, opening);
     }
   });
   // What HDF5 decodes itself (raw_io off, filters h5tile does not decode) it may crash on: read in
@@ -513,14 +521,14 @@ VerifyReport verify_report(const fs::path& path, const std::string& dataset, boo
   std::optional<std::string> crashed;
   if (read_all && probe_wanted(std::nullopt)) {
     try {
-      bytes_read = read_isolated_where_hdf5_decodes(path, name, opening, settings::kMaxProbeTimeout);
+      bytes_read = read_isolated_where_hdf5_decodes(location, name, opening, settings::kMaxProbeTimeout);
     } catch (const ProbeFailed& e) {
       crashed = e.what();
     } catch (const Error&) {
       // Not opened for reading: the checks below say why.
     }
   }
-  auto report = verify_dataset(path, name, read_all && !crashed, progress, bytes_read);
+  auto report = verify_dataset(location, name, read_all && !crashed, progress, bytes_read);
   if (bytes_read && report.problems.empty() && report.read.empty()) {
     report.read = "every byte read";  // by HDF5, in the child
   }

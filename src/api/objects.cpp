@@ -40,7 +40,7 @@ void change_attributes(const fs::path& path, const std::string& object, const st
   const auto normalized = object_name(object);
   settle_before_open(path);
   release_kept(path);
-  const auto file = open_file(path, true);
+  const auto file = open_local_file(path, true);
   {
     const auto handle = open_object(file.get(), normalized, path);
     change(handle.get(), normalized);
@@ -51,46 +51,51 @@ void change_attributes(const fs::path& path, const std::string& object, const st
 }  // namespace
 
 std::vector<ObjectEntry> list_objects(const fs::path& path) {
-  start_call_report(path);
+  const auto location = Location::of(path);
+  start_call_report(location);
   settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
-                  [&] { (void)object_paths(open_file(path, false, remote_options()).get()); });
-  const auto file = open_file(path, false, remote_options());
+                  [&] { (void)object_paths(open_file(location, remote_options()).get()); });
+  const auto file = open_file(location, remote_options());
   return object_paths(file.get());
 }
 
 std::vector<GroupLinks> list_links(const fs::path& path) {
-  start_call_report(path);
+  const auto location = Location::of(path);
+  start_call_report(location);
   settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
-                  [&] { (void)link_tables(open_file(path, false, remote_options()).get()); });
-  const auto file = open_file(path, false, remote_options());
+                  [&] { (void)link_tables(open_file(location, remote_options()).get()); });
+  const auto file = open_file(location, remote_options());
   return link_tables(file.get());
 }
 
 GroupLinks list_group_links(const fs::path& path, const std::string& group) {
-  start_call_report(path);
+  const auto location = Location::of(path);
+  start_call_report(location);
   settle_before_open(path);
   probe_if_wanted(std::nullopt, fmt::format("'{}'", path.string()),
-                  [&] { (void)group_link_table(open_file(path, false, remote_options()).get(), group); });
-  const auto file = open_file(path, false, remote_options());
+                  [&] { (void)group_link_table(open_file(location, remote_options()).get(), group); });
+  const auto file = open_file(location, remote_options());
   return group_link_table(file.get(), group);
 }
 
 NamedType describe_named_type(const fs::path& path, const std::string& name) {
-  start_call_report(path);
+  const auto location = Location::of(path);
+  start_call_report(location);
   settle_before_open(path);
-  const auto file = open_file(path, false, remote_options());
+  const auto file = open_file(location, remote_options());
   const auto object = open_object(file.get(), object_name(name), path);
   const auto where = fmt::format("named datatype '{}' in '{}'", object_name(name), display_name(path.native()));
   return named_type_of(object.get(), where);
 }
 
 ExternalTarget external_link_target(const fs::path& path, const std::string& link, bool allow_external) {
-  start_call_report(path);
+  const auto location = Location::of(path);
+  start_call_report(location);
   settle_before_open(path);
   const auto name = object_name(link);
-  const auto file = open_file(path, false, remote_options());
+  const auto file = open_file(location, remote_options());
   std::optional<std::pair<std::string, std::string>> stored;
   try {
     stored = external_link_value(file.get(), name);
@@ -101,7 +106,7 @@ ExternalTarget external_link_target(const fs::path& path, const std::string& lin
     throw InvalidArgument(fmt::format("'{}' in '{}' is no external link", name, display_name(path.native())));
   }
   const ExternalLink followed{path.string(), fs::path(name).parent_path().string(), stored->first, stored->second};
-  external_link_check(path, allow_external, ext_prefix())(followed);  // refuses, naming the link
+  external_link_check(location, allow_external, ext_prefix())(followed);  // refuses, naming the link
   const auto target = detail::external_link_target(path, followed.file, ext_prefix());
   if (!target) {
     throw DatasetNotFound(fmt::format("the external link '{}' of '{}' names '{}', which does not exist", name,
@@ -116,7 +121,8 @@ std::vector<Attribute> read_attributes(const fs::path& path, const std::string& 
 
 std::vector<std::vector<Attribute>> read_attributes_of_each(const fs::path& path,
                                                             const std::vector<std::string>& objects) {
-  start_call_report(path);
+  const auto location = Location::of(path);
+  start_call_report(location);
   std::vector<std::string> names;
   names.reserve(objects.size());
   for (const auto& object : objects) names.push_back(object_name(object));
@@ -124,10 +130,10 @@ std::vector<std::vector<Attribute>> read_attributes_of_each(const fs::path& path
                                       : fmt::format("'{}'", path.string());
   settle_before_open(path);
   probe_if_wanted(std::nullopt, what, [&] {
-    const auto file = open_file(path, false, remote_options());
+    const auto file = open_file(location, remote_options());
     for (const auto& name : names) (void)attribute_names(open_object(file.get(), name, path).get());
   });
-  const auto file = open_file(path, false, remote_options());
+  const auto file = open_file(location, remote_options());
   std::vector<std::vector<Attribute>> out;
   out.reserve(names.size());
   for (const auto& name : names) {

@@ -65,19 +65,19 @@ void probe(const std::string& what, const std::function<void()>& open) {
       what, end.exit_status, said));
 }
 
-void open_as_a_read_does(const std::filesystem::path& path, const std::string& dataset, OpenOptions options) {
+void open_as_a_read_does(const Location& file, const std::string& dataset, OpenOptions options) {
   options.threads = 1;  // a forked child starts no thread
   if (options.early_reads) {
-    (void)OpenDataset::from_tile_index(path, dataset, options);
+    (void)OpenDataset::from_tile_index(file, dataset, options);
   }
-  OpenDataset(path, dataset, options).walk_chunk_indexes();
+  OpenDataset(file, dataset, options).walk_chunk_indexes();
 }
 
-bool read_isolated_where_hdf5_decodes(const std::filesystem::path& path, const std::string& dataset,
-                                      OpenOptions options, double limit) {
+bool read_isolated_where_hdf5_decodes(const Location& file, const std::string& dataset, OpenOptions options,
+                                      double limit) {
   options.threads = 1;  // a forked child starts no thread
   options.early_reads = false;
-  if (!OpenDataset(path, dataset, options).hdf5_decodes()) {
+  if (!OpenDataset(file, dataset, options).hdf5_decodes()) {
     return false;
   }
   (void)default_pool();
@@ -87,7 +87,7 @@ bool read_isolated_where_hdf5_decodes(const std::filesystem::path& path, const s
       [&] {
         settings::set_threads(1);
         try {
-          const OpenDataset source(path, dataset, options);
+          const OpenDataset source(file, dataset, options);
           const auto& info = source.info();
           constexpr std::uint64_t kBlockBytes = std::uint64_t{64} << 20;
           for (const auto& block : split_rowmajor(Box::whole(info.shape), info.dtype.size(), kBlockBytes)) {
@@ -106,7 +106,7 @@ bool read_isolated_where_hdf5_decodes(const std::filesystem::path& path, const s
   if (!end.timed_out && end.signal == 0 && end.exit_status == kReadFailed) {
     return false;
   }
-  const auto what = where(path, dataset);
+  const auto what = where(file.path(), dataset);
   const auto said = end.last_words.empty() ? std::string() : fmt::format(", which said '{}'", end.last_words);
   if (end.timed_out) {
     throw ProbeFailed(fmt::format(

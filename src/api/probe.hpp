@@ -28,7 +28,7 @@ void probe_if_wanted(std::optional<bool> option, const std::string& what, const 
 // dataset and what `options` make OpenDataset open (a virtual dataset's mapping, tile index and
 // the sources it opens with HDF5), the tile index alone where early reads are allowed, and the
 // chunk index of every chunked source.
-void open_as_a_read_does(const std::filesystem::path& path, const std::string& dataset, OpenOptions options);
+void open_as_a_read_does(const Location& file, const std::string& dataset, OpenOptions options);
 
 // For files not trusted yet: where reading `dataset` runs HDF5's own decoders on stored bytes
 // (OpenDataset::hdf5_decodes: raw_io off, a filter h5tile does not decode), every byte is first
@@ -38,7 +38,7 @@ void open_as_a_read_does(const std::filesystem::path& path, const std::string& d
 // read) or the child met an ordinary error (the caller meets it when it reads). Throws
 // ProbeFailed naming the dataset and the signal where HDF5 crashed there, or where the read did
 // not end within `limit` seconds.
-[[nodiscard]] bool read_isolated_where_hdf5_decodes(const std::filesystem::path& path, const std::string& dataset,
+[[nodiscard]] bool read_isolated_where_hdf5_decodes(const Location& file, const std::string& dataset,
                                                     OpenOptions options, double limit);
 
 }  // namespace h5tile::detail

@@ -27,16 +27,17 @@ namespace h5tile {
 namespace fs = std::filesystem;
 using namespace detail;  // NOLINT(google-build-using-namespace): implementation file
 
-void detail::open_and_read(const fs::path& path, const std::string& dataset, const ReadOptions& options,
+void detail::open_and_read(const Location& location, const std::string& dataset, const ReadOptions& options,
                            const TargetFor& target_for) {
+  const auto& path = location.path();
   settle_before_open(path);
   auto opening = open_options(options);
-  fit_to_path(opening, path, options.threads);
-  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
+  fit_to_path(opening, location, options.threads);
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(location, dataset, opening); });
   const auto threads = opening.threads;
   std::optional<Progress> progress;
   std::optional<Task<void>> reading;
-  const auto readable = open_for_read(path, dataset, opening, [&](const OpenDataset& early) {
+  const auto readable = open_for_read(location, dataset, opening, [&](const OpenDataset& early) {
     const auto target = target_for(early);
     EarlyRead read{.stop =
                        [&] {
@@ -100,27 +101,29 @@ ReadTarget detail::caller_memory_target(const OpenDataset& opened, const ArrayVi
 
 DatasetInfo describe(const fs::path& path, const std::string& dataset, std::optional<bool> probe) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   auto options = describe_options();
-  fit_to_path(options, path, 0);
+  fit_to_path(options, location, 0);
   // Metadata only: a virtual dataset's sources are not opened, so a damaged one is described.
-  probe_if_wanted(probe, where(path, dataset), [&] { (void)OpenDataset(path, dataset, options); });
-  return OpenDataset(path, dataset, options).info();
+  probe_if_wanted(probe, where(path, dataset), [&] { (void)OpenDataset(location, dataset, options); });
+  return OpenDataset(location, dataset, options).info();
 }
 
 std::vector<DatasetInfo> describe_each(const fs::path& path, const std::vector<std::string>& datasets,
                                        std::optional<bool> probe) {
   if (datasets.size() == 1) return {describe(path, datasets.front(), probe)};
   settle_before_open(path);
+  const auto location = Location::of(path);
   auto options = describe_options();
-  fit_to_path(options, path, 0);
+  fit_to_path(options, location, 0);
   // One open of the file, each dataset described through a handle of its own to it (reopen_file
   // shares the open: a URL's blocks are fetched once).
   const auto describe_all = [&] {
-    const auto file = open_file(path, false, options.remote);
+    const auto file = open_file(location, options.remote);
     std::vector<DatasetInfo> infos;
     infos.reserve(datasets.size());
     for (const auto& dataset : datasets) {
-      infos.push_back(OpenDataset(path, dataset, options, reopen_file(file.get())).info());
+      infos.push_back(OpenDataset(location, dataset, options, reopen_file(file.get())).info());
     }
     return infos;
   };
@@ -130,7 +133,7 @@ std::vector<DatasetInfo> describe_each(const fs::path& path, const std::vector<s
 
 Array from_file(const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   std::optional<Array> out;
-  open_and_read(path, dataset, options, [&](const OpenDataset& opened) {
+  open_and_read(Location::of(path), dataset, options, [&](const OpenDataset& opened) {
     return new_array_target(opened, Box::whole(opened.info().shape), options.device, out);
   });
   return std::move(*out);
@@ -138,7 +141,7 @@ Array from_file(const fs::path& path, const std::string& dataset, const ReadOpti
 
 Array read_box(const fs::path& path, const std::string& dataset, const Box& box, const ReadOptions& options) {
   std::optional<Array> out;
-  open_and_read(path, dataset, options,
+  open_and_read(Location::of(path), dataset, options,
                 [&](const OpenDataset& opened) { return new_array_target(opened, box, options.device, out); });
   return std::move(*out);
 }
@@ -146,10 +149,11 @@ Array read_box(const fs::path& path, const std::string& dataset, const Box& box,
 std::vector<std::string> read_strings(const fs::path& path, const std::string& dataset, const std::optional<Box>& box,
                                       const ReadOptions& options) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   auto opening = open_options(options);
-  fit_to_path(opening, path, options.threads);
-  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
-  const OpenDataset opened(path, dataset, opening);
+  fit_to_path(opening, location, options.threads);
+  probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(location, dataset, opening); });
+  const OpenDataset opened(location, dataset, opening);
   if (options.device >= 0 && opened.info().dtype.kind() == DTypeKind::VarString) {
     throw UnsupportedType(
         fmt::format("{} holds variable-length strings, which are read into host memory only (as "
@@ -161,21 +165,22 @@ std::vector<std::string> read_strings(const fs::path& path, const std::string& d
 
 void read_into(const fs::path& path, const std::string& dataset, const ArrayView& out, const Shape& offset,
                const ReadOptions& options) {
-  open_and_read(path, dataset, options,
+  open_and_read(Location::of(path), dataset, options,
                 [&](const OpenDataset& opened) { return caller_memory_target(opened, out, offset); });
 }
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   settle_before_open(path);
+  const auto location = Location::of(path);
   std::optional<OpenDataset> opened;
   auto opening = open_options(options);
-  fit_to_path(opening, path, options.threads);
+  fit_to_path(opening, location, options.threads);
   // One probe for every rank (the ranks open the same metadata), before any rank opens it.
   (void)on_root(comm, 0, [&] {
-    probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(path, dataset, opening); });
+    probe_if_wanted(options.probe, where(path, dataset), [&] { open_as_a_read_does(location, dataset, opening); });
     return std::string();
   });
-  agree(comm, [&] { opened.emplace(path, dataset, opening); });
+  agree(comm, [&] { opened.emplace(location, dataset, opening); });
   // A virtual dataset with one source per rank: each rank reads its own source; otherwise
   // the dataset is split along its first axis.
   const auto& mappings = opened->mappings();

@@ -37,7 +37,7 @@ using TargetFor = std::function<ReadTarget(const OpenDataset&)>;
 // Opens `dataset` and reads it into the target that `target_for` chooses: a virtual dataset
 // with a tile index from the index while HDF5 opens it, and again in the few cases where the
 // mapping and the index disagree (layout/virtual/early_open.hpp); `target_for` sees each open.
-void open_and_read(const std::filesystem::path& path, const std::string& dataset, const ReadOptions& options,
+void open_and_read(const Location& location, const std::string& dataset, const ReadOptions& options,
                    const TargetFor& target_for);
 
 }  // namespace h5tile::detail

@@ -84,13 +84,12 @@ RemoteOptions remote_options() {
   return options;
 }
 
-void start_call_report(const std::filesystem::path& path) {
-  if (is_url(path.native())) start_remote_io_report();
+void start_call_report(const Location& file) {
+  if (file.remote()) start_remote_io_report();
 }
 
-void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads,
-                 bool starts_call) {
-  if (!is_url(path.native())) return;
+void fit_to_path(OpenOptions& opening, const Location& file, unsigned requested_threads, bool starts_call) {
+  if (!file.remote()) return;
   if (starts_call) start_remote_io_report();
   if (requested_threads == 0) opening.threads = std::max(opening.threads, opening.remote.connections);
 }

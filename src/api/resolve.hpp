@@ -33,15 +33,14 @@ namespace h5tile::detail {
 [[nodiscard]] RemoteOptions remote_options();
 // How a read opens its dataset.
 [[nodiscard]] OpenOptions open_options(const ReadOptions& options);
-// `opening` fitted to `path`: for a URL (whose tile index names objects beside it), unless the caller chose a thread
-// count (`requested_threads` > 0), as many workers as connections (the workers wait on the network, not the CPU).
-// Starts the report of the call's remote reads (last_remote_io) where `path` is a URL, unless
-// `starts_call` is false (an open inside a call that started its report already).
-void fit_to_path(OpenOptions& opening, const std::filesystem::path& path, unsigned requested_threads,
-                 bool starts_call = true);
-// Starts the report of a public call's remote reads (last_remote_io) where `path` is a URL: each
+// `opening` fitted to `file`: for a remote one (whose tile index names objects beside it), unless the caller chose a
+// thread count (`requested_threads` > 0), as many workers as connections (the workers wait on the network, not the
+// CPU). Starts the report of the call's remote reads (last_remote_io) where `file` is remote, unless `starts_call`
+// is false (an open inside a call that started its report already).
+void fit_to_path(OpenOptions& opening, const Location& file, unsigned requested_threads, bool starts_call = true);
+// Starts the report of a public call's remote reads (last_remote_io) where `file` is remote: each
 // call that reads a URL, so that the report describes the last one, not the calls so far.
-void start_call_report(const std::filesystem::path& path);
+void start_call_report(const Location& file);
 // How `describe` opens a dataset: metadata only, any source.
 [[nodiscard]] OpenOptions describe_options();
 // How consolidate opens its input.

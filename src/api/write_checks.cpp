@@ -137,14 +137,10 @@ void check_chunks_in_tiles(const std::vector<Box>& boxes, const Shape& chunk, co
 }
 
 void check_not_remote(const fs::path& path) {
-  if (const auto scheme = unsupported_scheme(path.native())) {
-    // Written as a local path, "gs://b/x.h5" would make the folders "gs:/b" here.
-    throw InvalidArgument(fmt::format("cannot write '{}': h5tile does not write '{}://' URLs; it writes local paths",
-                                      path.string(), *scheme));
-  }
-  if (is_url(path.native())) {
-    throw InvalidArgument(fmt::format("cannot write '{}': remote writes are not supported yet (write a local file)",
-                                      redacted(path.native())));
+  // Location::of refuses "gs://b/x.h5", which written as a local path would make the folders "gs:/b" here.
+  if (const auto file = Location::of(path, Location::Use::Write); file.remote()) {
+    throw InvalidArgument(
+        fmt::format("cannot write '{}': remote writes are not supported yet (write a local file)", file.shown()));
   }
 }
 
@@ -199,7 +195,7 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
         const int err = errno;
         throw IoError(fmt::format("cannot open '{}': {}", path.string(), std::strerror(err)), err);
       }
-      const auto file = open_file(path, false);  // throws NotHdf5File, IoError
+      const auto file = open_local_file(path);  // throws NotHdf5File, IoError
       check_replaceable(file.get(), dataset, path);
     }
   }

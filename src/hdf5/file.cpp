@@ -56,22 +56,18 @@ FileHandle reopen_file(hid_t file) {
   return FileHandle(check(H5Freopen(file), "H5Freopen"));
 }
 
-FileHandle open_file(const fs::path& path, bool writable, const RemoteOptions& remote) {
-  if (is_url(path.native())) {
-    if (writable) {
-      throw RuntimeError(
-          fmt::format("cannot open '{}' for writing: remote writes are not supported yet", redacted(path.native())));
-    }
+FileHandle open_file(const Location& file, const RemoteOptions& remote) {
+  if (file.remote()) {
     // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
-    return open_remote_file(open_remote(path.native(), remote), remote.block_size, 16 * remote.block_size,
+    return open_remote_file(open_remote(file.text(), remote), remote.block_size, 16 * remote.block_size,
                             remote.parallel);
   }
+  return open_local_file(file.path());
+}
+
+FileHandle open_local_file(const fs::path& path, bool writable) {
   const auto status = status_of(path, "cannot open");  // a link loop is an IoError (ELOOP), not "missing"
   if (!fs::exists(status)) {
-    if (const auto scheme = unsupported_scheme(path.native())) {
-      throw InvalidArgument(fmt::format("cannot open '{}': h5tile does not read '{}://' URLs; it reads {}",
-                                        path.string(), *scheme, kSupportedSchemes));
-    }
     throw FileNotFound(fmt::format("file '{}' does not exist", path.string()));
   }
   if (fs::is_directory(status)) {

@@ -11,6 +11,7 @@
 #include <h5tile/object_types.hpp>
 
 #include "hdf5/handle.hpp"
+#include "io/location.hpp"
 #include "io/remote_options.hpp"
 
 namespace h5tile::detail {
@@ -48,12 +49,13 @@ class WritableFile {
   int exceptions_ = 0;  // std::uncaught_exceptions() when it was opened
 };
 
-// Opens an existing regular file read-only (or read-write): anything else (a FIFO, a device, a
-// socket) is refused before HDF5 opens it. A URL (io/http/url.hpp: is_url) is opened read-only
-// through h5tile's remote driver (hdf5/remote_driver.hpp) as `remote` says. Throws FileNotFound,
-// NotHdf5File, IoError (and, for a URL, what open_remote throws; RuntimeError where `writable`).
-[[nodiscard]] FileHandle open_file(const std::filesystem::path& path, bool writable = false,
-                                   const RemoteOptions& remote = {});
+// Opens an existing regular local file read-only (or read-write): anything else (a FIFO, a
+// device, a socket) is refused before HDF5 opens it. Throws FileNotFound, IsADirectory,
+// NotHdf5File, IoError.
+[[nodiscard]] FileHandle open_local_file(const std::filesystem::path& path, bool writable = false);
+// Opens `file` read-only: a local one as open_local_file does, a URL through h5tile's remote
+// driver (hdf5/remote_driver.hpp) as `remote` says (throwing what open_remote throws).
+[[nodiscard]] FileHandle open_file(const Location& file, const RemoteOptions& remote = {});
 // Another ID for the open file `file`, sharing what HDF5 holds of it (H5Freopen): a remote file is
 // not fetched again.
 [[nodiscard]] FileHandle reopen_file(hid_t file);

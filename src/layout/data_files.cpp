@@ -111,18 +111,18 @@ std::optional<fs::path> external_link_target(const fs::path& parent, const std::
   return std::nullopt;
 }
 
-ExternalLinkCheck external_link_check(const fs::path& path, bool allow_external, std::string ext_prefix) {
-  if (is_url(path.native())) {
+ExternalLinkCheck external_link_check(const Location& file, bool allow_external, std::string ext_prefix) {
+  if (file.remote()) {
     // A name in a remote file is not resolved against the server nor against local folders: the
     // link is refused before HDF5 opens anything for it (only the file itself is requested).
-    return [url = redacted(path.native())](const ExternalLink& link) {
+    return [url = file.shown()](const ExternalLink& link) {
       throw VirtualSourceError(
           fmt::format("an external link in '{}' of '{}' (to '{}' in '{}') is not followed: h5tile does not follow "
                       "external links of a remote file",
                       link.group, url, link.object, link.file));
     };
   }
-  return [path, allow_external, prefix = std::move(ext_prefix)](const ExternalLink& link) {
+  return [path = file.path(), allow_external, prefix = std::move(ext_prefix)](const ExternalLink& link) {
     const auto target = external_link_target(link.parent_file, link.file, prefix);
     if (!target) {
       return;  // nothing to open: HDF5 fails to follow it, saying so

@@ -10,6 +10,7 @@
 
 #include "hdf5/handle.hpp"
 #include "hdf5/links.hpp"
+#include "io/location.hpp"
 
 namespace h5tile::detail {
 
@@ -35,13 +36,12 @@ void check_data_files(const std::filesystem::path& path, const std::filesystem::
                                                                         const std::string& stored,
                                                                         const std::string& ext_prefix);
 
-// The check of every external link that opening a dataset of `path` follows (hdf5/links.hpp),
+// The check of every external link that opening a dataset of `file` follows (hdf5/links.hpp),
 // run before HDF5 opens the link's target: a target that is not a regular file (a FIFO would
 // block HDF5's open for ever) is refused, and so, unless `allow_external`, is one outside the
-// folder of `path`. VirtualSourceError names the link, its file and what is wrong. Where `path`
-// is a URL, every external link is refused (VirtualSourceError saying so).
-[[nodiscard]] ExternalLinkCheck external_link_check(const std::filesystem::path& path, bool allow_external,
-                                                    std::string ext_prefix);
+// folder of `file`. VirtualSourceError names the link, its file and what is wrong. Where `file`
+// is remote, every external link is refused (VirtualSourceError saying so).
+[[nodiscard]] ExternalLinkCheck external_link_check(const Location& file, bool allow_external, std::string ext_prefix);
 
 // Throws VirtualSourceError where `file` exists and is not a regular file, before HDF5 opens it
 // by path: "<what> '<file>', which is a FIFO (named pipe), not a regular file: ...".

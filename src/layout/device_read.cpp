@@ -358,7 +358,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   }
   if (cpu_decodes && options_.gpu_decode == gpu::DecodeMode::On) {
     throw RuntimeError(
-        fmt::format("H5TILE_GPU_DECODE=on but the GPU cannot decode {}: {}", where(path_, name_), why_cpu));
+        fmt::format("H5TILE_GPU_DECODE=on but the GPU cannot decode {}: {}", where(location_.path(), name_), why_cpu));
   }
   bool gpu_decodes = false;
   for (const auto& r : on_gpu) gpu_decodes = gpu_decodes || r.has_value();

@@ -32,7 +32,7 @@ WritableFile reopen_file(const fs::path& path, std::uint64_t alignment) {
 
 WritableFile open_for_update(const fs::path& path, const std::string& dataset, std::uint64_t alignment,
                              H5F_libver_t low) {
-  (void)open_file(path, true);  // the checks and messages of a read-write open
+  (void)open_local_file(path, true);  // the checks and messages of a read-write open
   const Hdf5Lock lock;
   const auto fapl = write_access(alignment, low);
   WritableFile file(open_file_read_write(path, fapl.get()), path);
@@ -90,7 +90,7 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
 
 std::vector<std::optional<StoredChunk>> stored_chunks_in(const fs::path& path, const std::string& name,
                                                          const std::vector<Shape>& origins) {
-  const auto file = open_file(path);
+  const auto file = open_local_file(path);
   const auto dataset = open_dataset(file.get(), name, path, GuardedLinks({}));  // a file just written
   return stored_chunks(dataset.get(), origins);
 }

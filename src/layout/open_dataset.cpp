@@ -45,11 +45,12 @@ std::vector<std::string> source_names(hid_t dcpl, const std::optional<std::vecto
 
 }  // namespace
 
-OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const OpenOptions& options, FileHandle file)
-    : path_(path), name_(normalize_dataset_name(dataset)), options_(options) {
-  file_ = file ? std::move(file) : open_file(path_, false, options_.remote);
-  dataset_ = open_guarded(file_.get(), name_, path_);
-  auto described = describe_dataset(dataset_.get(), where(path_, name_), options_.metadata_only);
+OpenDataset::OpenDataset(const Location& location, const std::string& dataset, const OpenOptions& options,
+                         FileHandle file)
+    : location_(location), name_(normalize_dataset_name(dataset)), options_(options) {
+  file_ = file ? std::move(file) : open_file(location_, options_.remote);
+  dataset_ = open_guarded(file_.get(), name_, location_.path());
+  auto described = describe_dataset(dataset_.get(), where(location_.path(), name_), options_.metadata_only);
   info_.dtype = described.dtype;
   info_.numpy_type = described.numpy_type;
   info_.shape = described.shape;
@@ -69,8 +70,8 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
     return;
   }
   const auto dcpl = creation_plist(dataset_.get());
-  if (!options_.metadata_only) note_kept_file(path_, dataset_.get(), dcpl.get());
-  if (is_url(path_.native())) {
+  if (!options_.metadata_only && !location_.remote()) note_kept_file(location_.path(), dataset_.get(), dcpl.get());
+  if (location_.remote()) {
     files_known_ = false;
     // HDF5 reads a remote file from its own object only: its driver refuses any other file
     // (hdf5/remote_driver.hpp). h5tile opens a virtual dataset's sources beside it itself.
@@ -78,7 +79,7 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
       throw VirtualSourceError(
           fmt::format("{} keeps its data in HDF5 external storage ('{}'): h5tile does not read "
                       "external storage of a remote file",
-                      where(path_, name_), names.front()));
+                      where(location_.path(), name_), names.front()));
     }
     if (info_.layout == "virtual") {
       if (options_.metadata_only) {
@@ -90,13 +91,15 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
     }
   }
   if (!options_.metadata_only) {
-    check_data_files(path_, path_, name_, dataset_.get(), dcpl.get(), options_.extfile_prefix, options_.allow_external);
+    check_data_files(location_.path(), location_.path(), name_, dataset_.get(), dcpl.get(), options_.extfile_prefix,
+                     options_.allow_external);
   }
   if (info_.layout == "virtual") {
     if (options_.metadata_only) {
       const auto names = source_names(dcpl.get(), read_virtual_map(dcpl.get()));
       info_.virtual_sources = names.size();
-      info_.stored_bytes = stored_bytes_of(resolve_sources(path_, names, options_.threads, options_.vds_prefix));
+      info_.stored_bytes =
+          stored_bytes_of(resolve_sources(location_.path(), names, options_.threads, options_.vds_prefix));
     } else {
       open_virtual(dcpl.get());
     }
@@ -104,14 +107,14 @@ OpenDataset::OpenDataset(const fs::path& path, const std::string& dataset, const
   }
   info_.stored_bytes = storage_bytes(dataset_.get());
   auto self = std::make_unique<Source>();
-  self->file = path_;
+  self->file = location_.path();
   self->dataset = name_;
   self->shape = info_.shape;
   self->chunk = info_.chunk;
   self->elem_size = info_.dtype.size();
   std::string why_hdf5;
-  self->access = access_for({{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())}, info_.chunk,
-                            options_.raw_io, options_.direct_reads, path_, name_, &why_hdf5);
+  self->access = access_for({{}, open_guarded(file_.get(), name_, location_.path()), copy_type(memory_type_.get())},
+                            info_.chunk, options_.raw_io, options_.direct_reads, location_.path(), name_, &why_hdf5);
   if (!info_.filters.empty()) {
     const bool ours = std::holds_alternative<FilteredChunks>(self->access);
     info_.decoder = ours ? "h5tile" : "hdf5";
@@ -125,7 +128,7 @@ void OpenDataset::open_virtual(hid_t dcpl) {
   const auto entries = read_virtual_map(dcpl);
   const auto names = source_names(dcpl, entries);
   info_.virtual_sources = names.size();
-  const auto resolved = resolve_sources(path_, names, options_.threads, options_.vds_prefix);
+  const auto resolved = resolve_sources(location_.path(), names, options_.threads, options_.vds_prefix);
   info_.stored_bytes = stored_bytes_of(resolved);
   if (!entries) {
     open_virtual_through_hdf5(dcpl, names, resolved);
@@ -155,17 +158,17 @@ void OpenDataset::open_virtual_through_hdf5(hid_t dcpl, const std::vector<std::s
       check_inside(file, names[i], resolved[i].link);
       if (!expands[i] && !fs::exists(file)) {
         throw VirtualSourceError(
-            fmt::format("{}: source file '{}' does not exist", where(path_, name_), file.string()));
+            fmt::format("{}: source file '{}' does not exist", where(location_.path(), name_), file.string()));
       }
       // HDF5 opens these itself, by path, as it reads.
-      if (!expands[i]) check_regular_file(file, fmt::format("{} maps its source file", where(path_, name_)));
+      if (!expands[i]) check_regular_file(file, fmt::format("{} maps its source file", where(location_.path(), name_)));
     }
     auto self = std::make_unique<Source>();
-    self->file = path_;
+    self->file = location_.path();
     self->dataset = name_;
     self->shape = info_.shape;
     self->elem_size = info_.dtype.size();
-    self->access = ThroughHdf5{{}, open_guarded(file_.get(), name_, path_), copy_type(memory_type_.get())};
+    self->access = ThroughHdf5{{}, open_guarded(file_.get(), name_, location_.path()), copy_type(memory_type_.get())};
     sources_.push_back(std::move(self));
     mappings_.push_back({0, Box::whole(info_.shape), Box::whole(info_.shape)});
   }
@@ -231,8 +234,8 @@ void OpenDataset::map_virtual(const std::vector<VirtualEntry>& all, const std::v
       map_source(index, entry.src, entry.dst, checksum_of(i), has_table ? table[i].raw_offset : 0);
     } catch (const std::exception& e) {
       throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}",
-                                           where(path_, name_), file.string(), entry.dataset, to_string(entry.dst),
-                                           e.what()));
+                                           where(location_.path(), name_), file.string(), entry.dataset,
+                                           to_string(entry.dst), e.what()));
     }
   }
   finish_mappings();
@@ -275,14 +278,14 @@ void OpenDataset::check_inside(const fs::path& source, const std::string& stored
     return;
   }
   if (!folder_check_) {
-    folder_check_ = std::make_unique<FolderCheck>(path_);
+    folder_check_ = std::make_unique<FolderCheck>(location_.path());
   }
   if (!folder_check_->inside(source, link)) {
     std::error_code ec;
-    throw VirtualSourceError(
-        fmt::format("{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "
-                    "allow_external_sources (h5tile refuses it by default)",
-                    where(path_, name_), stored_name, fs::weakly_canonical(fs::absolute(source), ec).string()));
+    throw VirtualSourceError(fmt::format(
+        "{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "
+        "allow_external_sources (h5tile refuses it by default)",
+        where(location_.path(), name_), stored_name, fs::weakly_canonical(fs::absolute(source), ec).string()));
   }
 }
 
@@ -303,7 +306,7 @@ std::shared_ptr<const ByteSource> remote_object_of(const Source& source) {
 }  // namespace
 
 bool OpenDataset::pinned_remote() const {
-  if (!is_url(path_.native()) || sources_.empty()) return false;
+  if (!location_.remote() || sources_.empty()) return false;
   const auto file = remote_file();
   return file && file->pinned() && std::all_of(sources_.begin(), sources_.end(), [](const auto& source) {
            const auto object = source ? remote_object_of(*source) : nullptr;
@@ -344,7 +347,7 @@ void OpenDataset::check_checksums(const Box& region, unsigned threads) const {
       throw VirtualSourceError(
           fmt::format("{}: tile '{}' (mapped to {}) fails its checksum: its bytes changed since "
                       "they were written",
-                      where(path_, name_), file.string(), to_string(m.dst)));
+                      where(location_.path(), name_), file.string(), to_string(m.dst)));
     }
   });
 }
@@ -361,7 +364,7 @@ void OpenDataset::walk_chunk_indexes() const {
 }
 
 DatasetHandle OpenDataset::open_guarded(hid_t file, const std::string& name, const fs::path& where_from) const {
-  const GuardedLinks links(external_link_check(path_, options_.allow_external, options_.ext_prefix));
+  const GuardedLinks links(external_link_check(location_, options_.allow_external, options_.ext_prefix));
   return open_dataset(file, name, where_from, links);
 }
 
@@ -376,7 +379,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   auto source = std::make_unique<Source>();
   source->file = file;
   source->dataset = dataset;
-  ThroughHdf5 hdf5{open_file(file), {}, copy_type(memory_type)};
+  ThroughHdf5 hdf5{open_local_file(file), {}, copy_type(memory_type)};
   hdf5.dataset = open_guarded(hdf5.file.get(), normalize_dataset_name(dataset), file);
   // Rejects unsupported source types; the source converts to the virtual dataset's type.
   const auto described = describe_dataset(hdf5.dataset.get(), where(file, dataset));
@@ -384,7 +387,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
   source->chunk = described.chunk;
   source->elem_size = info_.dtype.size();
   const auto source_dcpl = creation_plist(hdf5.dataset.get());
-  check_data_files(path_, file, dataset, hdf5.dataset.get(), source_dcpl.get(), options_.extfile_prefix,
+  check_data_files(location_.path(), file, dataset, hdf5.dataset.get(), source_dcpl.get(), options_.extfile_prefix,
                    options_.allow_external);
   note_kept_file(file, hdf5.dataset.get(), source_dcpl.get());
   source->access = access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads, file, dataset);
@@ -393,7 +396,7 @@ std::size_t OpenDataset::add_source(const fs::path& file, const std::string& dat
 }
 
 void OpenDataset::note_kept_file(const fs::path& file, hid_t dataset, hid_t dcpl) {
-  if (is_url(file.native()) || file_name_of(dataset) != file.native() || !external_storage_names(dcpl).empty()) {
+  if (file_name_of(dataset) != file.native() || !external_storage_names(dcpl).empty()) {
     files_known_ = false;  // another file, or raw data files beside it, that a stat of `file` does not cover
     return;
   }
@@ -486,8 +489,8 @@ void OpenDataset::fill(std::byte* out, std::uint64_t count) const {
 
 void OpenDataset::check_fits(const Box& region) const {
   if (!region.fits(info_.shape)) {
-    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region), where(path_, name_),
-                                      to_string(info_.shape)));
+    throw InvalidArgument(fmt::format("region {} does not fit {} of shape {}", to_string(region),
+                                      where(location_.path(), name_), to_string(info_.shape)));
   }
 }
 
@@ -496,14 +499,14 @@ void OpenDataset::require_fixed_size() const {
     throw UnsupportedType(
         fmt::format("{} holds variable-length strings ({}), which read_strings() reads (in Python, "
                     "from_file and read_box return them as object arrays of bytes)",
-                    where(path_, name_), info_.charset));
+                    where(location_.path(), name_), info_.charset));
   }
 }
 
 std::vector<std::string> OpenDataset::read_strings(const Box& region) const {
   if (info_.dtype.kind() != DTypeKind::VarString) {
     throw UnsupportedType(fmt::format("{} holds {}, not variable-length strings: read it with from_file or read_box",
-                                      where(path_, name_), info_.dtype.name()));
+                                      where(location_.path(), name_), info_.dtype.name()));
   }
   check_fits(region);
   return hdf5_read_strings(dataset_.get(), memory_type_.get(), region);

@@ -17,6 +17,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
 #include "hdf5/handle.hpp"
+#include "io/location.hpp"
 #include "io/posix/cold_reads.hpp"
 #include "io/posix/posix_file.hpp"
 #include "io/remote_options.hpp"
@@ -91,10 +92,10 @@ struct OpenOptions {
 
 class OpenDataset {
  public:
-  // Opens `dataset` in `path` and resolves a virtual dataset's sources. Throws FileNotFound,
-  // NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
-  // `file`, where valid, is `path` already open (a remote file is then not opened again).
-  OpenDataset(const std::filesystem::path& path, const std::string& dataset, const OpenOptions& options,
+  // Opens `dataset` in the file at `location` and resolves a virtual dataset's sources. Throws
+  // FileNotFound, NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
+  // `file`, where valid, is that file already open (a remote file is then not opened again).
+  OpenDataset(const Location& location, const std::string& dataset, const OpenOptions& options,
               FileHandle file = FileHandle());
   OpenDataset(OpenDataset&&) noexcept = default;
   OpenDataset& operator=(OpenDataset&&) noexcept = default;
@@ -109,8 +110,7 @@ class OpenDataset {
   // `path` (unless `options.allow_external`). Each tile is looked for beside `path` (HDF5's
   // first choice when HDF5_VDS_PREFIX is unset).
   // `file`, where valid, is `path` already open.
-  [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const std::filesystem::path& path,
-                                                                  const std::string& dataset,
+  [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const Location& location, const std::string& dataset,
                                                                   const OpenOptions& options,
                                                                   FileHandle file = FileHandle());
   // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,
@@ -125,7 +125,8 @@ class OpenDataset {
 
   [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+  [[nodiscard]] const Location& location() const noexcept { return location_; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return location_.path(); }
 
   // The tasks that read `region`, each at most about `task_bytes` and aligned to the layout
   // (a chunked source is read in whole rows of chunks unless `bounded`, where no task
@@ -229,7 +230,7 @@ class OpenDataset {
   void check_inside(const std::filesystem::path& source, const std::string& stored_name, bool link);
   void check_checksums(const Box& region, unsigned threads) const;
 
-  std::filesystem::path path_;
+  Location location_;
   std::string name_;
   OpenOptions options_;
   std::unique_ptr<FolderCheck> folder_check_;  // for check_inside, made at first use

@@ -123,7 +123,7 @@ TEST(Isolated, AChildForkedOutsideHdf5OpensFilesWhileOtherThreadsCallHdf5) {
         [&] {
           // What a probe runs: h5tile's opening code (not the public API, whose other locks a
           // busy thread may hold at the fork).
-          const OpenDataset opened(dir / "f.h5", "/data", OpenOptions{.threads = 1});
+          const OpenDataset opened(Location::local(dir / "f.h5"), "/data", OpenOptions{.threads = 1});
           if (opened.info().shape != Shape{64, 32}) ::_exit(5);
         },
         duration<double>(60));

@@ -49,7 +49,7 @@ class EarlyReads : public testing_support::TempDirTest {
 
   // Rewrites the tile index of /data after `edit` (the mapping itself stays as written).
   void forge(const std::function<void(TileIndex&)>& edit) const {
-    const auto file = open_file(file_, true);
+    const auto file = open_local_file(file_, true);
     auto index = read_tile_index(file.get(), "/data");
     ASSERT_TRUE(index.has_value());
     edit(*index);
@@ -62,7 +62,7 @@ class EarlyReads : public testing_support::TempDirTest {
   }
 
   [[nodiscard]] fs::path tile_file(std::size_t i) const {
-    const auto file = open_file(file_);
+    const auto file = open_local_file(file_);
     return file_.parent_path() / read_tile_index(file.get(), "/data")->tiles.at(i).file;
   }
 
@@ -75,7 +75,7 @@ class EarlyReads : public testing_support::TempDirTest {
 TEST_F(EarlyReads, StandWhenTheMappingAgrees) { expect_read(2, 0); }
 
 TEST_F(EarlyReads, IndexHoldsTheMappingOfEveryTile) {
-  const auto file = open_file(file_);
+  const auto file = open_local_file(file_);
   const auto index = read_tile_index(file.get(), "/data");
   ASSERT_TRUE(index.has_value());
   EXPECT_EQ(index->dtype, dtype_of<std::int32_t>());
@@ -181,7 +181,7 @@ TEST(DisjointOnAGrid, DecidesGridsAndRefusesOverlapsAndBricks) {
 }
 
 TEST_F(EarlyReads, AreRedoneWhenTheIndexHasAnotherDtype) {
-  const auto file = open_file(file_, true);
+  const auto file = open_local_file(file_, true);
   const DatasetHandle dataset(H5Dopen2(file.get(), "/data", H5P_DEFAULT));
   ASSERT_GE(H5Adelete(dataset.get(), kDtypeAttribute), 0);
   const SpaceHandle none(H5Screate(H5S_NULL));
@@ -219,7 +219,7 @@ TEST_F(EarlyReads, AreNotTriedWithoutAnIndexOrWhenOff) {
   expect_read(0, 0);
   ::unsetenv("HDF5_VDS_PREFIX");
   {
-    const auto file = open_file(file_, true);
+    const auto file = open_local_file(file_, true);
     ASSERT_GE(H5Adelete_by_name(file.get(), "/data", kShapeAttribute, H5P_DEFAULT), 0);
   }
   expect_read(0, 0);  // as in files of earlier versions

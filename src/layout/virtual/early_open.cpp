@@ -23,7 +23,7 @@
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, const std::string& dataset,
+std::optional<OpenDataset> OpenDataset::from_tile_index(const Location& location, const std::string& dataset,
                                                         const OpenOptions& options, FileHandle file) {
   OpenDataset early;
   early.files_known_ = false;  // read from the index alone: not for keeping
@@ -31,7 +31,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   try {
     early.name_ = normalize_dataset_name(dataset);
     // Kept: mapping_agrees checks the index against this file.
-    early.file_ = file ? std::move(file) : open_file(path, false, options.remote);
+    early.file_ = file ? std::move(file) : open_file(location, options.remote);
     index = read_tile_index(early.file_.get(), early.name_);
   } catch (const Error&) {
     return std::nullopt;  // the open through HDF5 reports it
@@ -39,14 +39,14 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   if (!index) {
     return std::nullopt;
   }
-  early.path_ = path;
+  early.location_ = location;
   early.options_ = options;
   early.info_.dtype = index->dtype;
   early.info_.shape = index->shape;
   early.info_.max_shape = index->shape;
   early.info_.layout = "virtual";
   early.info_.virtual_sources = index->tiles.size();
-  const bool remote = is_url(path.native());
+  const bool remote = location.remote();
   if (remote && !early.open_remote_tiles(*index)) {  // tiles beside the URL, opened and checked
     return std::nullopt;
   }
@@ -54,7 +54,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   // so thousands would hold the read back), each with its own cache of folder checks.
   const auto& tiles = index->tiles;
   const auto es = index->dtype.size();
-  const auto folder = path.parent_path();
+  const auto folder = location.path().parent_path();
   std::atomic<bool> usable{true};
   if (!remote) {
     early.sources_.resize(tiles.size());
@@ -62,7 +62,7 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
   }
   const auto workers = static_cast<unsigned>(std::min<std::size_t>(options.threads, 1 + tiles.size() / 256));
   parallel_ranges(remote ? 0 : tiles.size(), workers, [&](std::size_t begin, std::size_t end) {
-    FolderCheck folder_check(path);
+    FolderCheck folder_check(location.path());
     for (std::size_t i = begin; i < end && usable; ++i) {
       const auto& tile = tiles[i];
       auto tile_path = first_candidate(folder, tile.file);
@@ -118,8 +118,8 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const fs::path& path, co
 bool OpenDataset::mapping_agrees() const {
   std::optional<std::vector<VirtualEntry>> entries;
   try {
-    const auto dataset = open_guarded(file_.get(), name_, path_);
-    const auto described = describe_dataset(dataset.get(), where(path_, name_));
+    const auto dataset = open_guarded(file_.get(), name_, location_.path());
+    const auto described = describe_dataset(dataset.get(), where(location_.path(), name_));
     if (described.dtype != info_.dtype || described.shape != info_.shape || described.storage != Storage::Virtual) {
       return false;
     }
@@ -134,8 +134,8 @@ bool OpenDataset::maps_like(const std::vector<VirtualEntry>& entries) const {
   if (entries.size() != mappings_.size()) {
     return false;
   }
-  const auto folder = path_.parent_path();
-  const auto base = parse_url(path_.native());  // a remote file's tiles: objects beside it
+  const auto folder = location_.path().parent_path();
+  const auto base = parse_url(location_.path().native());  // a remote file's tiles: objects beside it
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
     const auto& entry = entries[i];
     const auto& mapping = mappings_[i];
@@ -184,14 +184,14 @@ bool stands(const OpenDataset& early, const EarlyRead& read) {
 
 }  // namespace
 
-ReadableDataset open_for_read(const fs::path& path, const std::string& dataset, const OpenOptions& options,
+ReadableDataset open_for_read(const Location& location, const std::string& dataset, const OpenOptions& options,
                               const std::function<EarlyRead(const OpenDataset&)>& start) {
   ReadableDataset readable;
   // A remote file is opened once, for both (each open of it costs a request).
-  FileHandle remote = is_url(path.native()) ? open_file(path, false, options.remote) : FileHandle();
+  FileHandle remote = location.remote() ? open_file(location, options.remote) : FileHandle();
   if (options.early_reads) {
     auto file = remote ? reopen_file(remote.get()) : FileHandle();
-    if (auto early = OpenDataset::from_tile_index(path, dataset, options, std::move(file))) {
+    if (auto early = OpenDataset::from_tile_index(location, dataset, options, std::move(file))) {
       readable.early = std::make_unique<const OpenDataset>(std::move(*early));
       std::optional<EarlyRead> read;
       try {
@@ -209,7 +209,7 @@ ReadableDataset open_for_read(const fs::path& path, const std::string& dataset, 
       readable.early.reset();
     }
   }
-  readable.opened.emplace(path, dataset, options, std::move(remote));
+  readable.opened.emplace(location, dataset, options, std::move(remote));
   return readable;
 }
 

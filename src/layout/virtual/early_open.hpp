@@ -59,7 +59,7 @@ struct ReadableDataset {
 // the read has stopped). A `start` that throws InvalidArgument (the request judged on the index
 // alone) leaves the judgement to the dataset as HDF5 opens it. Without a usable index the
 // dataset is opened through HDF5 at once.
-[[nodiscard]] ReadableDataset open_for_read(const std::filesystem::path& path, const std::string& dataset,
+[[nodiscard]] ReadableDataset open_for_read(const Location& location, const std::string& dataset,
                                             const OpenOptions& options,
                                             const std::function<EarlyRead(const OpenDataset&)>& start);
 

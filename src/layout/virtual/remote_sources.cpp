@@ -89,7 +89,7 @@ DistinctObjects distinct_objects(const std::vector<std::optional<Url>>& urls) {
 }  // namespace
 
 void OpenDataset::open_remote_virtual(hid_t dcpl) {
-  const auto here = where(path_, name_);
+  const auto here = where(location_.path(), name_);
   const auto entries = read_virtual_map(dcpl);
   if (!entries) {
     throw VirtualSourceError(
@@ -99,7 +99,7 @@ void OpenDataset::open_remote_virtual(hid_t dcpl) {
                     here));
   }
   info_.virtual_sources = entries->size();
-  const auto base = parse_url(path_.native()).value();
+  const auto base = parse_url(location_.path().native()).value();
   std::vector<std::optional<Url>> urls;
   urls.reserve(entries->size());
   for (const auto& entry : *entries) urls.push_back(remote_source_url(base, entry.file, here));
@@ -140,7 +140,7 @@ void OpenDataset::open_remote_virtual(hid_t dcpl) {
   for (std::size_t i = 0; i < entries->size(); ++i) {
     const auto& entry = (*entries)[i];
     const auto object = objects.object_of[i];
-    const std::string shown = urls[i] ? redacted(*urls[i]) : path_.string();
+    const std::string shown = urls[i] ? redacted(*urls[i]) : location_.path().string();
     try {
       if (object != std::string::npos && opened[object].error) {
         std::rethrow_exception(opened[object].error);
@@ -177,7 +177,7 @@ void OpenDataset::open_remote_virtual(hid_t dcpl) {
 
 std::size_t OpenDataset::add_remote_source(std::shared_ptr<const ByteSource> object, const std::string& dataset) {
   auto source = std::make_unique<Source>();
-  source->file = object ? fs::path(object->name()) : path_;
+  source->file = object ? fs::path(object->name()) : location_.path();
   source->dataset = dataset;
   ThroughHdf5 hdf5{{}, {}, copy_type(memory_type_.get())};
   if (object) {
@@ -207,7 +207,7 @@ std::size_t OpenDataset::add_remote_source(std::shared_ptr<const ByteSource> obj
 }
 
 bool OpenDataset::open_remote_tiles(const TileIndex& index) {
-  const auto base = parse_url(path_.native());
+  const auto base = parse_url(location_.path().native());
   if (!base) return false;
   std::vector<std::optional<Url>> urls;
   urls.reserve(index.tiles.size());

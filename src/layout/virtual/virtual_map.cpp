@@ -136,7 +136,7 @@ fs::path resolve_source(const fs::path& vds_file, const std::string& name, const
 }
 
 std::vector<fs::path> mapped_source_files(const fs::path& file, const std::string& vds_prefix) {
-  const auto handle = open_file(file);
+  const auto handle = open_local_file(file);
   const Hdf5Lock lock;
   std::vector<fs::path> sources;
   for (const auto& name : dataset_paths(handle.get())) {
