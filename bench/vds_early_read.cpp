@@ -78,7 +78,8 @@ int main(int argc, char** argv) {
   }
   const std::string vds = argv[1];
   const std::string contiguous = argv[2];
-  const auto early = detail::OpenDataset::from_tile_index(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
+  const auto early =
+      detail::OpenDataset::from_tile_index(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
   if (!early) {
     std::fprintf(stderr, "%s:/data has no tile index (not written by this h5tile?)\n", vds.c_str());
     return 1;
@@ -91,12 +92,15 @@ int main(int argc, char** argv) {
   read_into(vds, "/data", into);  // warm the page cache (both files)
   read_into(contiguous, "/data", into);
   const unsigned threads = settings::threads();
-  const double index_time = median_seconds(
-      [&] { (void)detail::OpenDataset::from_tile_index(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{})); });
+  const double index_time = median_seconds([&] {
+    (void)detail::OpenDataset::from_tile_index(detail::Location::local(vds), "/data",
+                                               detail::open_options(ReadOptions{}));
+  });
   const double tiles = median_seconds([&] { early->read_into(whole, out.data(), -1, threads); });
   const double check = median_seconds([&] { (void)early->mapping_agrees(); });
-  const double full_open =
-      median_seconds([&] { const detail::OpenDataset opened(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{})); });
+  const double full_open = median_seconds([&] {
+    const detail::OpenDataset opened(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
+  });
   const double api = median_seconds([&] { read_into(vds, "/data", into); });
   settings::set_early_reads(false);
   const double waiting = median_seconds([&] { read_into(vds, "/data", into); });

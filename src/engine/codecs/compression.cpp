@@ -3,98 +3,51 @@
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
-#include <h5tile/settings.hpp>
 
 #include "core/filter_ids.hpp"
-#include "engine/codecs/pipeline.hpp"
+#include "engine/codecs/codec_table.hpp"
 
 namespace h5tile::detail {
-namespace {
-
-// The defaults of h5py (gzip) and hdf5plugin (the others).
-constexpr int kGzipDefault = 4;
-constexpr int kZstdDefault = 3;
-constexpr int kBloscDefault = 5;
-constexpr int kZstdMin = -131072;  // hdf5plugin's Zstd accepts -131072 to 22
-constexpr int kZstdMax = 22;
-constexpr unsigned kBloscLz4 = 1;  // Blosc's code of its LZ4 compressor
-
-}  // namespace
 
 unsigned filter_of(Compressor compressor) {
-  switch (compressor) {
-    case Compressor::Zstd: return kFilterZstd;
-    case Compressor::Lz4: return kFilterLz4;
-    case Compressor::Blosc: return kFilterBlosc;
-    default: return kFilterDeflate;
-  }
+  const CodecRow* row = codec_row(compressor);
+  return row == nullptr ? kFilterDeflate : row->id;
 }
 
 void check_compression(const Compression& compression) {
   const int level = compression.level;
-  const auto name = compressor_name(compression.compressor);
-  const auto check_range = [&](int lo, int hi, int fallback) {
-    if (level != -1 && (level < lo || level > hi)) {
-      throw InvalidArgument(
-          fmt::format("{} level must be {} to {} (or -1 for {}), not {}", name, lo, hi, fallback, level));
+  const CodecRow* row = codec_row(compression.compressor);
+  if (row == nullptr) {
+    if (level != -1) {
+      throw InvalidArgument(fmt::format("a compression level ({}) needs a compressor", level));
     }
-  };
-  switch (compression.compressor) {
-    case Compressor::None:
-      if (level != -1) {
-        throw InvalidArgument(fmt::format("a compression level ({}) needs a compressor", level));
-      }
-      return;
-    case Compressor::Gzip: check_range(0, 9, kGzipDefault); break;
-    case Compressor::Zstd: check_range(kZstdMin, kZstdMax, kZstdDefault); break;
-    case Compressor::Blosc: check_range(0, 9, kBloscDefault); break;
-    case Compressor::Lz4:
-      if (level != -1) {
-        throw InvalidArgument(fmt::format("lz4 has no level (got {})", level));
-      }
-      break;
+    return;
   }
-  if (!codec_built(filter_of(compression.compressor))) {
+  const auto name = row->compressor_name;
+  if (!row->levels && level != -1) {
+    throw InvalidArgument(fmt::format("{} has no level (got {})", name, level));
+  }
+  if (row->levels && level != -1 && (level < row->levels->lowest || level > row->levels->highest)) {
+    throw InvalidArgument(fmt::format("{} level must be {} to {} (or -1 for {}), not {}", name, row->levels->lowest,
+                                      row->levels->highest, row->levels->fallback, level));
+  }
+  if (row->make == nullptr) {
     throw InvalidArgument(
         fmt::format("h5tile was built without {} (its library was not found when h5tile was "
                     "built: install it, e.g. Debian's lib{}-dev, and rebuild)",
-                    name, name));
+                    name, row->library));
   }
 }
 
 std::vector<FilterSpec> write_filters(const Compression& compression, std::size_t elem_size, std::size_t chunk_bytes) {
   check_compression(compression);
-  const auto level = [&](int fallback) {
-    return static_cast<unsigned>(compression.level < 0 ? fallback : compression.level);
-  };
-  const bool blosc = compression.compressor == Compressor::Blosc;
+  const CodecRow* row = codec_row(compression.compressor);
   std::vector<FilterSpec> filters;
-  if (compression.shuffle && !blosc) {
+  if (compression.shuffle && (row == nullptr || !row->shuffles_itself)) {
     filters.push_back({kFilterShuffle, {static_cast<unsigned>(elem_size)}, true});
   }
-  switch (compression.compressor) {
-    case Compressor::None: break;
-    case Compressor::Gzip: filters.push_back({kFilterDeflate, {level(kGzipDefault)}, true}); break;
-    case Compressor::Zstd:
-      // A negative level is stored as its 32-bit two's complement, as hdf5plugin stores it.
-      filters.push_back(
-          {kFilterZstd, {static_cast<unsigned>(compression.level == -1 ? kZstdDefault : compression.level)}, true});
-      break;
-    case Compressor::Lz4:
-      // The block size is stored in each chunk too: hdf5plugin reads any (bench/probes/lz4_blocks.py).
-      filters.push_back({kFilterLz4, {static_cast<unsigned>(settings::lz4_block_size())}, true});
-      break;
-    case Compressor::Blosc: {
-      // What hdf5plugin's Blosc(cname="lz4", clevel, shuffle) stores once the filter's set_local
-      // has filled the first four: filter and format versions 2, element size (1 above 255,
-      // which Blosc does not take), chunk bytes.
-      const auto type_size = static_cast<unsigned>(elem_size > 255 ? 1 : elem_size);
-      filters.push_back({kFilterBlosc,
-                         {2, 2, type_size, static_cast<unsigned>(chunk_bytes), level(kBloscDefault),
-                          compression.shuffle ? 1U : 0U, kBloscLz4},
-                         true});
-      break;
-    }
+  if (row != nullptr) {
+    filters.push_back({row->id, row->client_data(compression, elem_size, chunk_bytes), true});
   }
   if (compression.fletcher32) {
     filters.push_back({kFilterFletcher32, {}, false});
@@ -114,14 +67,8 @@ std::vector<FilterSpec> with_chunk_bytes(std::vector<FilterSpec> filters, std::s
 namespace h5tile {
 
 std::string_view compressor_name(Compressor compressor) noexcept {
-  switch (compressor) {
-    case Compressor::None: return "none";
-    case Compressor::Gzip: return "gzip";
-    case Compressor::Zstd: return "zstd";
-    case Compressor::Lz4: return "lz4";
-    case Compressor::Blosc: return "blosc";
-  }
-  return "?";
+  const auto* row = detail::codec_row(compressor);
+  return row == nullptr ? "none" : row->compressor_name;
 }
 
 std::string to_string(const Compression& compression) {
@@ -138,19 +85,22 @@ std::string to_string(const Compression& compression) {
 
 std::vector<Compressor> built_compressors() {
   std::vector<Compressor> built;
-  for (const auto c : {Compressor::Gzip, Compressor::Zstd, Compressor::Lz4, Compressor::Blosc}) {
-    if (detail::codec_built(detail::filter_of(c))) built.push_back(c);
+  for (const auto& row : detail::codec_table()) {
+    if (row.compressor != Compressor::None && row.make != nullptr) built.push_back(row.compressor);
   }
   return built;
 }
 
 Compressor compressor_from_name(std::string_view name) {
-  for (const auto c : {Compressor::None, Compressor::Gzip, Compressor::Zstd, Compressor::Lz4, Compressor::Blosc}) {
-    if (compressor_name(c) == name) {
-      return c;
-    }
+  std::string names;
+  for (const auto& row : detail::codec_table()) {
+    if (row.compressor == Compressor::None) continue;
+    if (row.compressor_name == name) return row.compressor;
+    names += fmt::format("'{}', ", row.compressor_name);
   }
-  throw InvalidArgument(fmt::format("compression must be 'gzip', 'zstd', 'lz4', 'blosc' or 'none', not '{}'", name));
+  if (name == "none") return Compressor::None;
+  names.resize(names.size() - 2);  // the last ", "
+  throw InvalidArgument(fmt::format("compression must be {} or 'none', not '{}'", names, name));
 }
 
 }  // namespace h5tile

@@ -9,55 +9,25 @@
 #include <h5tile/error.hpp>
 
 #include "core/filter_ids.hpp"
+#include "engine/codecs/codec_table.hpp"
 
 namespace h5tile::detail {
 namespace {
 
-// The filters h5tile encodes and decodes itself, by HDF5 filter ID. A new codec: one file and
-// one line here. hdf5plugin's are built where their libraries were found (CMakeLists.txt).
-struct KnownCodec {
-  unsigned id;
-  std::unique_ptr<Codec> (*make)(const FilterSpec&, std::size_t elem_size);
-};
-constexpr KnownCodec known_codecs[] = {
-    {kFilterDeflate, make_deflate}, {kFilterShuffle, make_shuffle},       {kFilterFletcher32, make_fletcher32},
-#if H5TILE_WITH_ZSTD
-    {kFilterZstd, make_zstd},
-#endif
-#if H5TILE_WITH_LZ4
-    {kFilterLz4, make_lz4},         {kFilterBitshuffle, make_bitshuffle},
-#endif
-#if H5TILE_WITH_BLOSC
-    {kFilterBlosc, make_blosc},
-#endif
-#if H5TILE_WITH_LZF
-    {kFilterLzf, make_lzf},
-#endif
-};
-
-const KnownCodec* known_codec(unsigned id) {
-  for (const auto& k : known_codecs) {
-    if (k.id == id) return &k;
-  }
-  return nullptr;
-}
-
 // Why h5tile does not decode filter `id`: "szip", "zstd (h5tile was built without its library)",
 // "filter 40000 (unknown to h5tile)".
 std::string unsupported_name(unsigned id) {
-  switch (id) {
-    case kFilterZstd:
-    case kFilterLz4:
-    case kFilterBitshuffle:
-    case kFilterBlosc:
-    case kFilterLzf: return filter_name(id) + " (h5tile was built without its library)";
-    default: return filter_name(id);
-  }
+  const CodecRow* row = codec_row(id);
+  return row != nullptr && !row->library.empty() ? filter_name(id) + " (h5tile was built without its library)"
+                                                 : filter_name(id);
 }
 
 }  // namespace
 
-bool codec_built(unsigned id) noexcept { return known_codec(id) != nullptr; }
+bool codec_built(unsigned id) noexcept {
+  const CodecRow* row = codec_row(id);
+  return row != nullptr && row->make != nullptr;
+}
 
 void ByteBuffer::resize(std::size_t n) {
   if (n > capacity_) {
@@ -79,11 +49,11 @@ std::variant<FilterPipeline, std::string> FilterPipeline::make(const std::vector
                                                                std::size_t elem_size) {
   FilterPipeline pipeline;
   for (const auto& spec : filters) {
-    const KnownCodec* known = known_codec(spec.id);
-    if (known == nullptr) {
+    const CodecRow* row = codec_row(spec.id);
+    if (row == nullptr || row->make == nullptr) {
       return unsupported_name(spec.id);
     }
-    auto step = known->make(spec, elem_size);
+    auto step = row->make(spec, elem_size);
     if (!step) {
       return fmt::format("{} with client data [{}]", filter_name(spec.id), fmt::join(spec.params, ", "));
     }

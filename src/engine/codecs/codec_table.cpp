@@ -1,0 +1,116 @@
+#include "engine/codecs/codec_table.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <h5tile/settings.hpp>
+
+#include "core/filter_ids.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+#if H5TILE_WITH_ZSTD
+constexpr auto kMakeZstd = make_zstd;
+#else
+constexpr decltype(&make_deflate) kMakeZstd = nullptr;
+#endif
+#if H5TILE_WITH_LZ4
+constexpr auto kMakeLz4 = make_lz4;
+constexpr auto kMakeBitshuffle = make_bitshuffle;
+#else
+constexpr decltype(&make_deflate) kMakeLz4 = nullptr;
+constexpr decltype(&make_deflate) kMakeBitshuffle = nullptr;
+#endif
+#if H5TILE_WITH_BLOSC
+constexpr auto kMakeBlosc = make_blosc;
+#else
+constexpr decltype(&make_deflate) kMakeBlosc = nullptr;
+#endif
+#if H5TILE_WITH_LZF
+constexpr auto kMakeLzf = make_lzf;
+#else
+constexpr decltype(&make_deflate) kMakeLzf = nullptr;
+#endif
+
+// The level given, or the compressor's default for -1, as HDF5 stores it (a negative zstd level as
+// its 32-bit two's complement, as hdf5plugin stores it).
+unsigned level_or(const Compression& compression, int fallback) {
+  return static_cast<unsigned>(compression.level == -1 ? fallback : compression.level);
+}
+
+// The defaults are h5py's (gzip) and hdf5plugin's (the others).
+constexpr Levels kGzipLevels{0, 9, 4};
+constexpr Levels kZstdLevels{-131072, 22, 3};  // hdf5plugin's Zstd accepts -131072 to 22
+constexpr Levels kBloscLevels{0, 9, 5};
+constexpr unsigned kBloscLz4 = 1;  // Blosc's code of its LZ4 compressor
+
+const std::array kRows = {
+    CodecRow{.id = kFilterDeflate,
+             .make = make_deflate,
+             .compressor = Compressor::Gzip,
+             .compressor_name = "gzip",
+             .levels = kGzipLevels,
+             .client_data = [](const Compression& c, std::size_t,
+                               std::size_t) { return std::vector<unsigned>{level_or(c, kGzipLevels.fallback)}; }},
+    CodecRow{.id = kFilterShuffle, .make = make_shuffle},
+    CodecRow{.id = kFilterFletcher32, .make = make_fletcher32},
+    CodecRow{.id = kFilterZstd,
+             .make = kMakeZstd,
+             .library = "zstd",
+             .compressor = Compressor::Zstd,
+             .compressor_name = "zstd",
+             .levels = kZstdLevels,
+             .client_data = [](const Compression& c, std::size_t,
+                               std::size_t) { return std::vector<unsigned>{level_or(c, kZstdLevels.fallback)}; }},
+    CodecRow{.id = kFilterLz4,
+             .make = kMakeLz4,
+             .library = "lz4",
+             .compressor = Compressor::Lz4,
+             .compressor_name = "lz4",
+             // The block size is stored in each chunk too: hdf5plugin reads any.
+             .client_data =
+                 [](const Compression&, std::size_t, std::size_t) {
+                   return std::vector<unsigned>{static_cast<unsigned>(settings::lz4_block_size())};
+                 }},
+    CodecRow{.id = kFilterBitshuffle, .make = kMakeBitshuffle, .library = "lz4"},
+    CodecRow{.id = kFilterBlosc,
+             .make = kMakeBlosc,
+             .library = "blosc",
+             .compressor = Compressor::Blosc,
+             .compressor_name = "blosc",
+             .levels = kBloscLevels,
+             // What hdf5plugin's Blosc(cname="lz4", clevel, shuffle) stores once the filter's
+             // set_local has filled the first four: filter and format versions 2, element size (1
+             // above 255, which Blosc does not take), chunk bytes.
+             .client_data =
+                 [](const Compression& c, std::size_t elem_size, std::size_t chunk_bytes) {
+                   return std::vector<unsigned>{2,
+                                                2,
+                                                static_cast<unsigned>(elem_size > 255 ? 1 : elem_size),
+                                                static_cast<unsigned>(chunk_bytes),
+                                                level_or(c, kBloscLevels.fallback),
+                                                c.shuffle ? 1U : 0U,
+                                                kBloscLz4};
+                 },
+             .shuffles_itself = true},
+    CodecRow{.id = kFilterLzf, .make = kMakeLzf, .library = "lzf"},
+};
+
+}  // namespace
+
+std::span<const CodecRow> codec_table() noexcept { return kRows; }
+
+const CodecRow* codec_row(unsigned id) noexcept {
+  const auto* row = std::find_if(kRows.begin(), kRows.end(), [&](const CodecRow& r) { return r.id == id; });
+  return row == kRows.end() ? nullptr : row;
+}
+
+const CodecRow* codec_row(Compressor compressor) noexcept {
+  if (compressor == Compressor::None) return nullptr;
+  const auto* row =
+      std::find_if(kRows.begin(), kRows.end(), [&](const CodecRow& r) { return r.compressor == compressor; });
+  return row == kRows.end() ? nullptr : row;
+}
+
+}  // namespace h5tile::detail
