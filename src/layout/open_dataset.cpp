@@ -408,6 +408,33 @@ std::optional<std::vector<fs::path>> OpenDataset::kept_files() const {
   return kept_files_;
 }
 
+namespace {
+
+// `box` cut along `axis` at the boundaries of `chunk` into pieces of as many chunk layers as fit
+// `task_bytes` (one at least).
+std::vector<Box> chunk_aligned_pieces(const Box& box, const Shape& chunk, std::size_t axis, std::size_t es,
+                                      std::uint64_t task_bytes) {
+  const auto step = chunk[axis];
+  std::uint64_t layer_bytes = step * es;  // one layer of chunks along `axis`, as read
+  for (std::size_t a = 0; a < box.rank(); ++a) {
+    if (a != axis) layer_bytes *= box.extent[a];
+  }
+  const auto per_piece = std::max<std::uint64_t>(1, task_bytes / std::max<std::uint64_t>(layer_bytes, 1));
+  std::vector<Box> pieces;
+  const auto end = box.offset[axis] + box.extent[axis];
+  for (auto lo = box.offset[axis]; lo < end;) {
+    const auto hi = std::min((lo / step + per_piece) * step, end);
+    Box piece = box;
+    piece.offset[axis] = lo;
+    piece.extent[axis] = hi - lo;
+    pieces.push_back(std::move(piece));
+    lo = hi;
+  }
+  return pieces;
+}
+
+}  // namespace
+
 std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_bytes, bool bounded) const {
   std::vector<ReadTask> tasks;
   const auto es = info_.dtype.size();
@@ -448,22 +475,18 @@ std::vector<ReadTask> OpenDataset::plan(const Box& region, std::size_t task_byte
     std::vector<Box> pieces;
     if (!source.chunk.empty() && src.rank() > 0) {
       // Chunked: slabs of whole chunk rows along the first axis, so no chunk is read twice, as
-      // many rows to a slab as fit the task size (one row at least).
-      const auto rows = source.chunk[0];
-      std::uint64_t row_bytes = rows * es;  // one row of chunks, as read
-      for (std::size_t a = 1; a < src.rank(); ++a) row_bytes *= src.extent[a];
-      const auto per_slab = std::max<std::uint64_t>(1, task_bytes / std::max<std::uint64_t>(row_bytes, 1));
-      for (auto lo = src.offset[0]; lo < src.offset[0] + src.extent[0];) {
-        const auto hi = std::min((lo / rows + per_slab) * rows, src.offset[0] + src.extent[0]);
-        Box piece = src;
-        piece.offset[0] = lo;
-        piece.extent[0] = hi - lo;
+      // many rows to a slab as fit the task size (one row at least); a row of chunks larger than
+      // that is cut between chunk columns along the second axis (a box of 8 x 8 chunks makes 16
+      // tasks for 16 threads, not 8: each decodes its own chunks).
+      for (auto& slab : chunk_aligned_pieces(src, source.chunk, 0, es, task_bytes)) {
         if (bounded) {
-          for (auto& bounded_piece : split_rowmajor(piece, es, task_bytes)) pieces.push_back(std::move(bounded_piece));
+          for (auto& bounded_piece : split_rowmajor(slab, es, task_bytes)) pieces.push_back(std::move(bounded_piece));
+        } else if (slab.rank() > 1 && byte_count(slab.extent, es) > task_bytes) {
+          for (auto& piece : chunk_aligned_pieces(slab, source.chunk, 1, es, task_bytes))
+            pieces.push_back(std::move(piece));
         } else {
-          pieces.push_back(std::move(piece));
+          pieces.push_back(std::move(slab));
         }
-        lo = hi;
       }
     } else {
       pieces = split_rowmajor(src, es, task_bytes);
