@@ -1,38 +1,44 @@
 #pragma once
 /// @file
 /// Process-wide defaults. Each is read once from its environment variable (validated; a bad
-/// value throws InvalidArgument naming the variable) and can be changed at run time.
-///
-/// | setting      | variable          | default                      |
-/// |--------------|-------------------|------------------------------|
-/// | threads      | H5TILE_THREADS    | hardware threads (1 to 4096; a count: no suffix) |
-/// | task_size    | H5TILE_TASK_SIZE  | 8 MiB                        |
-/// | alignment    | H5TILE_ALIGNMENT  | 4096 bytes                   |
-/// | staging_bytes| H5TILE_STAGING_BYTES | 128 MiB (per device)      |
-/// | gds          | H5TILE_GDS        | auto (auto, on, off)         |
-/// | gpu_decode   | H5TILE_GPU_DECODE | auto (auto, on, off)         |
-/// | nvcomp_library | H5TILE_NVCOMP_LIBRARY | "" (dlopen's search for libnvcomp.so.6) |
-/// | raw_io       | H5TILE_RAW_IO     | 1 (0: every byte through HDF5)|
-/// | direct_io    | H5TILE_DIRECT_IO  | auto (auto, on, off)         |
-/// | cold_reads   | H5TILE_COLD_READS | auto (auto, parallel, stream) |
-/// | cold_readers | H5TILE_COLD_READERS | 1 (1 to 4096; a count)     |
-/// | cold_request_size | H5TILE_COLD_REQUEST | 32 MiB (1 MiB to 1 GiB) |
-/// | early_reads  | H5TILE_EARLY_READS| 1 (0: wait for HDF5's open)  |
-/// | host_pool_bytes | H5TILE_HOST_POOL | a quarter of physical memory (0 or off: none) |
-/// | probe        | H5TILE_PROBE      | 0 (1: open untrusted files' metadata in a child first) |
-/// | probe_timeout| H5TILE_PROBE_TIMEOUT | 60 seconds                |
-/// | remote_connections | H5TILE_REMOTE_CONNECTIONS | 16 (1 to 1024)   |
-/// | remote_block_size  | H5TILE_REMOTE_BLOCK_SIZE  | 4 MiB (4 KiB to 1 GiB) |
-/// | remote_timeout     | H5TILE_REMOTE_TIMEOUT     | 30 seconds       |
-/// | remote_retries     | H5TILE_REMOTE_RETRIES     | 5 (0 to 100)     |
-/// | lz4_block_size     | H5TILE_LZ4_BLOCK_SIZE     | 0: one block per chunk (else 4 KiB to 1 GiB) |
+/// value throws InvalidArgument naming the variable) and can be changed at run time. all() lists
+/// them (name, variable, the values taken, default, what each sets): the one table that the
+/// parsing and the checks of settings.cpp, Python's h5tile.settings and docs/SETTINGS.md follow.
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
 namespace h5tile::settings {
+
+/// What a setting takes.
+enum class Kind : unsigned char {
+  Count,    ///< a whole number from `least` to `most` (no size suffix)
+  Size,     ///< bytes (parse_size's syntax in the environment), from `least` to `most` (0: no bound)
+  Flag,     ///< 0 or 1 (true or false)
+  Mode,     ///< one of the words `values` lists
+  Seconds,  ///< a number of seconds above `least` and at most `most`
+  Text,     ///< a string (a path)
+};
+
+/// One setting, as all() lists it.
+struct Setting {
+  std::string_view name;      ///< "threads": settings::threads() and set_threads(), Python h5tile.settings.threads()
+  std::string_view variable;  ///< its environment variable: "H5TILE_THREADS"
+  Kind kind = Kind::Count;
+  std::uint64_t least = 0;    ///< Count, Size: the lowest value; Seconds: the value it must be above
+  std::uint64_t most = 0;     ///< Count, Size, Seconds: the highest value (Size: 0 for no bound)
+  std::string_view values;    ///< what it takes, as docs/SETTINGS.md says it: "1 to 4096"
+  std::string_view fallback;  ///< its default, as docs/SETTINGS.md says it: "the number of cores"
+  std::string_view doc;       ///< what it sets, as docs/SETTINGS.md says it
+};
+
+/// Every setting, in the order docs/SETTINGS.md lists them.
+[[nodiscard]] std::span<const Setting> all() noexcept;
+/// The setting called `name`; throws InvalidArgument for a name no setting has.
+[[nodiscard]] const Setting& setting(std::string_view name);
 
 /// The size syntax of every size setting and of the h5tile command's size options: a positive
 /// number of bytes, optionally with a fraction and a binary suffix K, M, G or T (also KB/KiB,

@@ -4,31 +4,9 @@ Each starts from its environment variable (read once, at the first use) or its d
 applies to every later call that does not override it. Sizes are bytes, or strings in the
 syntax of the environment variables ("8M", "1.5G", "4096"; binary suffixes K, M, G, T).
 
-=============  =======================  ===================================================
-setting        environment variable     default
-=============  =======================  ===================================================
-threads        ``H5TILE_THREADS``       the number of hardware threads
-task_size      ``H5TILE_TASK_SIZE``     8 MiB (bytes moved by one I/O task)
-alignment      ``H5TILE_ALIGNMENT``     4096 (file-space alignment, a power of two)
-staging_bytes  ``H5TILE_STAGING_BYTES`` 128 MiB (pinned host memory per GPU)
-host_pool_bytes ``H5TILE_HOST_POOL``    a quarter of physical memory (freed results kept for reuse; 0: none)
-raw_io         ``H5TILE_RAW_IO``        True (False: every byte through the HDF5 library)
-early_reads    ``H5TILE_EARLY_READS``   True (reads of virtual datasets start from h5tile's index)
-probe          ``H5TILE_PROBE``         False (True: untrusted files' metadata opened in a child first)
-probe_timeout  ``H5TILE_PROBE_TIMEOUT`` 60 (seconds that child may take)
-remote_connections ``H5TILE_REMOTE_CONNECTIONS`` 16 (connections to a server, shared by the workers)
-remote_block_size  ``H5TILE_REMOTE_BLOCK_SIZE``  4 MiB (first request of a URL; HDF5's metadata blocks)
-remote_timeout     ``H5TILE_REMOTE_TIMEOUT``     30 (seconds to connect, or a response may stall)
-remote_retries     ``H5TILE_REMOTE_RETRIES``     5 (retries of one range: 5xx, 429, dropped, timed out)
-lz4_block_size     ``H5TILE_LZ4_BLOCK_SIZE``     0 (one block per lz4 chunk h5tile writes; else the block size)
-direct_io      ``H5TILE_DIRECT_IO``     "auto" ("on", "off": O_DIRECT reads of uncached data)
-cold_reads     ``H5TILE_COLD_READS``    "auto" ("parallel", "stream": how data outside the page cache is read)
-cold_readers   ``H5TILE_COLD_READERS``  1 (readers of a streamed cold read)
-cold_request_size ``H5TILE_COLD_REQUEST`` 32 MiB (one request of a streamed cold read; 1 MiB to 1 GiB)
-gds            ``H5TILE_GDS``           "auto" ("on", "off": GPUDirect Storage)
-gpu_decode     ``H5TILE_GPU_DECODE``    "auto" (the faster of nvCOMP and the CPU, measured; "on": the GPU; "off")
-nvcomp_library ``H5TILE_NVCOMP_LIBRARY`` "" (dlopen's search; the package sets the nvidia-libnvcomp-cu13 wheel's)
-=============  =======================  ===================================================
+:func:`table` lists every setting (its name, environment variable, the values it takes, its
+default and what it sets) from the core's own table, which the core parses the environment and
+checks values against; docs/SETTINGS.md shows the same table.
 
 Example::
 
@@ -58,7 +36,7 @@ from . import _h5tile
 from ._h5tile import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
-    "parse_size", "check_environment", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
+    "table", "parse_size", "check_environment", "threads", "set_threads", "task_size", "set_task_size", "alignment", "set_alignment",
     "staging_bytes", "set_staging_bytes", "host_pool_bytes", "set_host_pool_bytes", "host_pool_held_bytes", "raw_io",
     "set_raw_io", "early_reads", "set_early_reads", "probe", "set_probe", "probe_timeout", "set_probe_timeout",
     "remote_connections", "set_remote_connections", "remote_block_size", "set_remote_block_size", "remote_timeout",
@@ -139,6 +117,21 @@ def _seconds(value: float, what: str) -> float:
                                                          f"{value!r}")) from None
 
 
+def table() -> list:
+    """Every setting, as the core's table lists it: dicts of ``name`` (this module's getter; its
+    setter is ``set_<name>``), ``variable`` (its environment variable), ``kind`` ("count", "size",
+    "flag", "mode", "seconds" or "text"), ``least`` and ``most`` (the bounds of a count, size or
+    time; a size's ``most`` of 0: no bound), ``values`` (what it takes, in words), ``default`` and
+    ``doc`` (what it sets)."""
+    return [dict(row) for row in _h5tile.settings_table()]
+
+
+def _bounds(name: str) -> tuple:
+    """The lowest and highest value of the count setting `name`, from the core's table."""
+    row = next(row for row in _h5tile.settings_table() if row["name"] == name)
+    return int(row["least"]), int(row["most"])
+
+
 def threads() -> int:
     """Worker threads of every operation (and default ranks of :func:`h5tile.to_file`)."""
     return _h5tile.threads()
@@ -146,12 +139,13 @@ def threads() -> int:
 
 def set_threads(n: int) -> None:
     """Set the number of worker threads (at least 1)."""
+    low, high = _bounds("threads")
     if not _args.is_integer(n):
-        raise ArgumentTypeError(_args.without_secrets("threads must be a whole number from 1 to 4096, not "
+        raise ArgumentTypeError(_args.without_secrets(f"threads must be a whole number from {low} to {high}, not "
                                                       f"{_args._shown(n)}"))
-    if not 1 <= n <= 4096:
-        raise InvalidArgumentError(_args.without_secrets("threads must be a whole number from 1 to 4096 (at least "
-                                                         f"1), not {n!r}"))
+    if not low <= n <= high:
+        raise InvalidArgumentError(_args.without_secrets(f"threads must be a whole number from {low} to {high} (at "
+                                                         f"least {low}), not {n!r}"))
     _h5tile.set_threads(int(n))
 
 
@@ -274,7 +268,7 @@ def remote_connections() -> int:
 
 def set_remote_connections(n: int) -> None:
     """Set the connections per remote object: 1 to 1024."""
-    _h5tile.set_remote_connections(_whole(n, "remote_connections", 1, 1024))
+    _h5tile.set_remote_connections(_whole(n, "remote_connections", *_bounds("remote_connections")))
 
 
 def remote_block_size() -> int:
@@ -304,7 +298,7 @@ def remote_retries() -> int:
 
 def set_remote_retries(n: int) -> None:
     """Set the retries of one range: 0 to 100."""
-    _h5tile.set_remote_retries(_whole(n, "remote_retries", 0, 100))
+    _h5tile.set_remote_retries(_whole(n, "remote_retries", *_bounds("remote_retries")))
 
 
 def direct_io() -> str:
@@ -341,7 +335,7 @@ def cold_readers() -> int:
 
 def set_cold_readers(n: int) -> None:
     """Set the readers of a streamed cold read: 1 to 4096."""
-    _h5tile.set_cold_readers(_whole(n, "cold_readers", 1, 4096))
+    _h5tile.set_cold_readers(_whole(n, "cold_readers", *_bounds("cold_readers")))
 
 
 def cold_request_size() -> int:

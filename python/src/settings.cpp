@@ -31,6 +31,19 @@ Mode mode_from(std::string_view what, std::string_view name) {
   throw InvalidArgument(std::string(what) + " must be 'auto', 'on' or 'off', not '" + std::string(name) + "'");
 }
 
+std::string_view kind_name(h5tile::settings::Kind kind) {
+  using h5tile::settings::Kind;
+  switch (kind) {
+    case Kind::Count: return "count";
+    case Kind::Size: return "size";
+    case Kind::Flag: return "flag";
+    case Kind::Mode: return "mode";
+    case Kind::Seconds: return "seconds";
+    case Kind::Text: return "text";
+  }
+  return "?";
+}
+
 }  // namespace
 
 void bind_settings(nb::module_& m) {
@@ -97,6 +110,25 @@ void bind_settings(nb::module_& m) {
       "mode"_a);
   m.def("nvcomp_library", &s::nvcomp_library);
   m.def("set_nvcomp_library", &s::set_nvcomp_library, "path"_a);
+  m.def(
+      "settings_table",
+      [] {
+        nb::list rows;
+        for (const auto& setting : s::all()) {
+          nb::dict row;
+          row["name"] = std::string(setting.name);
+          row["variable"] = std::string(setting.variable);
+          row["kind"] = std::string(kind_name(setting.kind));
+          row["least"] = setting.least;
+          row["most"] = setting.most;
+          row["values"] = std::string(setting.values);
+          row["default"] = std::string(setting.fallback);
+          row["doc"] = std::string(setting.doc);
+          rows.append(row);
+        }
+        return rows;
+      },
+      "Every setting as the core's table lists it (settings.table() in h5tile.settings).");
 }
 
 }  // namespace h5tile::python

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cerrno>
@@ -22,6 +23,169 @@
 
 namespace h5tile::settings {
 namespace {
+
+constexpr std::uint64_t kKiB = std::uint64_t{1} << 10;
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+constexpr auto kMaxSeconds = static_cast<std::uint64_t>(kMaxProbeTimeout);
+
+// Every setting: what the environment is parsed against, what the setters check, what Python's
+// h5tile.settings and docs/SETTINGS.md say (tests/python/test_settings.py checks that page
+// against this table). A new setting: a row here, its getter and setter below, and in Python a
+// line of python/src/settings.cpp and its function in h5tile/settings.py.
+constexpr Setting kThreads{"threads",          "H5TILE_THREADS",
+                           Kind::Count,        1,
+                           kMaxThreads,        "1 to 4096 (a count: no suffix)",
+                           "hardware threads", "worker threads (and default ranks of `to_file`)"};
+constexpr Setting kTaskSize{"task_size", "H5TILE_TASK_SIZE", Kind::Size, 1, 0, "a size", "8 MiB", "bytes per I/O task"};
+constexpr Setting kAlignment{"alignment", "H5TILE_ALIGNMENT", Kind::Size, 1,
+                             0,           "a power of two",   "4096",     "alignment of raw data in files written"};
+constexpr Setting kStaging{"staging_bytes", "H5TILE_STAGING_BYTES",         Kind::Size, 1, 0, "a size",
+                           "128 MiB",       "pinned staging memory per GPU"};
+constexpr Setting kHostPool{
+    "host_pool_bytes",
+    "H5TILE_HOST_POOL",
+    Kind::Size,
+    0,
+    0,
+    "a size; `0` or `off`: none",
+    "a quarter of physical memory",
+    "host memory kept for reuse by read results (freed results of 128 KiB or more; from 32 MiB up marked "
+    "`MADV_FREE`, so the kernel takes it back under memory pressure; at most 256 MiB in smaller ones)"};
+constexpr Setting kGds{"gds",      "H5TILE_GDS",
+                       Kind::Mode, 0,
+                       0,          "`auto`, `on` (fail if unusable), `off`",
+                       "`auto`",   "GPUDirect Storage (cuFile)"};
+constexpr Setting kGpuDecode{
+    "gpu_decode",
+    "H5TILE_GPU_DECODE",
+    Kind::Mode,
+    0,
+    0,
+    "`auto`, `on`, `off`",
+    "`auto`",
+    "compressed chunks read into device memory decoded on the GPU (nvCOMP): `auto`: gzip, zstd and lz4 where "
+    "nvCOMP loads, on whichever of the GPU and the CPU measured faster on the first read of 32 MiB or more per "
+    "device and codec, kept for the process; gzip's Adler-32 checked either way, zstd and lz4 carry no "
+    "checksum; `on`: on the GPU, and fail, naming why, where the GPU cannot; `off`: on the CPU"};
+constexpr Setting kNvcompLibrary{
+    "nvcomp_library",
+    "H5TILE_NVCOMP_LIBRARY",
+    Kind::Text,
+    0,
+    0,
+    "a path, or empty",
+    "`\"\"`: `libnvcomp.so.6` on the library path (Python: the `nvidia-libnvcomp-cu13` wheel's where installed)",
+    "the nvCOMP library loaded for GPU decoding"};
+constexpr Setting kRawIo{
+    "raw_io", "H5TILE_RAW_IO", Kind::Flag, 0,
+    0,        "0 or 1",        "1",        "pread/pwrite where the storage allows (0: every read through HDF5)"};
+constexpr Setting kDirectIo{"direct_io", "H5TILE_DIRECT_IO",
+                            Kind::Mode,  0,
+                            0,           "`auto` (files of half the memory or more), `on` (or 1), `off` (or 0)",
+                            "`auto`",    "uncached data read with `O_DIRECT`"};
+constexpr Setting kColdReads{
+    "cold_reads",
+    "H5TILE_COLD_READS",
+    Kind::Mode,
+    0,
+    0,
+    "`auto`, `parallel`, `stream`",
+    "`auto`",
+    "how large reads of local data outside the page cache run: `parallel` (as warm data: one task per worker), "
+    "`stream` (few readers of large requests in file order), `auto` (a `mincore` sample of the read's pages: "
+    "reads of 64 MiB or more mostly not cached are streamed); `last_read_pattern()` says which ran"};
+constexpr Setting kColdReaders{"cold_readers", "H5TILE_COLD_READERS", Kind::Count, 1,
+                               kMaxThreads,    "1 to 4096",           "1",         "readers of a streamed cold read"};
+constexpr Setting kColdRequest{"cold_request_size",
+                               "H5TILE_COLD_REQUEST",
+                               Kind::Size,
+                               kMiB,
+                               kGiB,
+                               "1 MiB to 1 GiB",
+                               "32 MiB",
+                               "one request of a streamed cold read"};
+constexpr Setting kEarlyReads{
+    "early_reads",
+    "H5TILE_EARLY_READS",
+    Kind::Flag,
+    0,
+    0,
+    "0 or 1",
+    "1",
+    "reads of virtual datasets start from h5tile's tile index while HDF5 opens them (0: wait)"};
+constexpr Setting kProbe{"probe",
+                         "H5TILE_PROBE",
+                         Kind::Flag,
+                         0,
+                         0,
+                         "0 or 1",
+                         "0 (per call: `ReadOptions::probe`, Python `probe=`)",
+                         "untrusted files: open the metadata in a child process first (see "
+                         "[RELIABILITY.md](RELIABILITY.md#untrusted-files-the-probe))"};
+constexpr Setting kProbeTimeout{"probe_timeout",
+                                "H5TILE_PROBE_TIMEOUT",
+                                Kind::Seconds,
+                                0,
+                                kMaxSeconds,
+                                "seconds, above 0, at most 86400",
+                                "60",
+                                "the longest that child process may take"};
+constexpr Setting kRemoteConnections{"remote_connections",
+                                     "H5TILE_REMOTE_CONNECTIONS",
+                                     Kind::Count,
+                                     1,
+                                     1024,
+                                     "1 to 1024",
+                                     "16",
+                                     "connections to a server for reads of a URL, shared by the workers"};
+constexpr Setting kRemoteBlock{"remote_block_size",
+                               "H5TILE_REMOTE_BLOCK_SIZE",
+                               Kind::Size,
+                               4 * kKiB,
+                               kGiB,
+                               "4 KiB to 1 GiB",
+                               "4 MiB",
+                               "the first request of a URL, and HDF5's metadata blocks of it"};
+constexpr Setting kRemoteTimeout{
+    "remote_timeout",
+    "H5TILE_REMOTE_TIMEOUT",
+    Kind::Seconds,
+    0,
+    kMaxSeconds,
+    "seconds, above 0, at most 86400",
+    "30",
+    "seconds to connect, or that a response may stall; one range is not retried after 4 times this"};
+constexpr Setting kRemoteRetries{
+    "remote_retries",
+    "H5TILE_REMOTE_RETRIES",
+    Kind::Count,
+    0,
+    100,
+    "0 to 100",
+    "5",
+    "retries of one range (HTTP 5xx and 429, dropped connections, timeouts, short bodies)"};
+constexpr Setting kLz4Block{
+    "lz4_block_size",
+    "H5TILE_LZ4_BLOCK_SIZE",
+    Kind::Size,
+    4 * kKiB,
+    kGiB,
+    "4 KiB to 1 GiB; 0: one block per chunk, hdf5plugin's `LZ4()` default",
+    "0",
+    "the blocks into which h5tile cuts each lz4 chunk it writes; every LZ4 filter reads any block size; small "
+    "blocks let nvCOMP spread one chunk over the GPU and cost the CPU codec time (one H200, 1 GiB: `64K` reads "
+    "27.4 GB/s into device memory against 18.8, and 17.5 into host memory against 20.3)"};
+
+constexpr std::array kAll = {
+    kThreads,       kTaskSize,     kAlignment,         kStaging,     kHostPool,      kGds,           kGpuDecode,
+    kNvcompLibrary, kRawIo,        kDirectIo,          kColdReads,   kColdReaders,   kColdRequest,   kEarlyReads,
+    kProbe,         kProbeTimeout, kRemoteConnections, kRemoteBlock, kRemoteTimeout, kRemoteRetries, kLz4Block};
+
+// Whether `value` is within the bounds of `setting` (a Count or a Size; a Size's `most` of 0 is no bound).
+bool within(const Setting& setting, std::uint64_t value) {
+  return value >= setting.least && (value <= setting.most || (setting.kind == Kind::Size && setting.most == 0));
+}
 
 // A size in the syntax of parse_size (settings.hpp); errors name the variable.
 std::size_t parse_size(const char* variable, std::string_view text) {
@@ -47,7 +211,10 @@ void check_power_of_two(const char* what, std::size_t value) {
 // suffix: "2K" threads is a mistake, not 2048 of them. The bound is checked before the value is
 // narrowed (4294967296 must not become 0), and a value past 64 bits is refused as too large, not
 // wrapped.
-unsigned count_from_env(const char* variable, unsigned fallback, unsigned least, unsigned most, std::string_view what) {
+unsigned count_from_env(const Setting& setting, unsigned fallback, std::string_view what) {
+  const char* variable = setting.variable.data();  // a literal: NUL-terminated
+  const auto least = static_cast<unsigned>(setting.least);
+  const auto most = static_cast<unsigned>(setting.most);
   const char* text = std::getenv(variable);
   if (text == nullptr || *text == '\0') return fallback;
   const std::string_view v = text;
@@ -74,7 +241,7 @@ unsigned count_from_env(const char* variable, unsigned fallback, unsigned least,
 
 unsigned threads_from_env() {
   const auto fallback = std::min(kMaxThreads, std::max(1U, std::thread::hardware_concurrency()));
-  return count_from_env("H5TILE_THREADS", fallback, 1, kMaxThreads, "threads");
+  return count_from_env(kThreads, fallback, "threads");
 }
 
 std::atomic<unsigned>& threads_value() {
@@ -83,13 +250,13 @@ std::atomic<unsigned>& threads_value() {
 }
 
 std::atomic<std::size_t>& task_size_value() {
-  static std::atomic<std::size_t> value = from_env("H5TILE_TASK_SIZE", std::size_t{8} << 20);
+  static std::atomic<std::size_t> value = from_env(kTaskSize.variable.data(), std::size_t{8} << 20);
   return value;
 }
 
 std::atomic<std::size_t>& alignment_value() {
   static std::atomic<std::size_t> value = [] {
-    const auto v = from_env("H5TILE_ALIGNMENT", 4096);
+    const auto v = from_env(kAlignment.variable.data(), 4096);
     check_power_of_two("environment variable H5TILE_ALIGNMENT", v);
     return v;
   }();
@@ -97,7 +264,7 @@ std::atomic<std::size_t>& alignment_value() {
 }
 
 std::atomic<std::size_t>& staging_value() {
-  static std::atomic<std::size_t> value = from_env("H5TILE_STAGING_BYTES", std::size_t{128} << 20);
+  static std::atomic<std::size_t> value = from_env(kStaging.variable.data(), std::size_t{128} << 20);
   return value;
 }
 
@@ -113,12 +280,12 @@ Mode auto_on_off(const char* variable, bool numeric) {
 }
 
 std::atomic<Gds>& gds_value() {
-  static std::atomic<Gds> value = auto_on_off<Gds>("H5TILE_GDS", false);
+  static std::atomic<Gds> value = auto_on_off<Gds>(kGds.variable.data(), false);
   return value;
 }
 
 std::atomic<GpuDecode>& gpu_decode_value() {
-  static std::atomic<GpuDecode> value = auto_on_off<GpuDecode>("H5TILE_GPU_DECODE", false);
+  static std::atomic<GpuDecode> value = auto_on_off<GpuDecode>(kGpuDecode.variable.data(), false);
   return value;
 }
 
@@ -129,26 +296,24 @@ struct NvcompLibrary {
 };
 NvcompLibrary& nvcomp_library_value() {
   static NvcompLibrary value{{}, [] {
-                               const char* text = std::getenv("H5TILE_NVCOMP_LIBRARY");
+                               const char* text = std::getenv(kNvcompLibrary.variable.data());
                                return std::string(text != nullptr ? text : "");
                              }()};
   return value;
 }
 
 std::atomic<DirectIo>& direct_io_value() {
-  static std::atomic<DirectIo> value = auto_on_off<DirectIo>("H5TILE_DIRECT_IO", true);
+  static std::atomic<DirectIo> value = auto_on_off<DirectIo>(kDirectIo.variable.data(), true);
   return value;
 }
 
-constexpr std::uint64_t kMinColdRequest = std::uint64_t{1} << 20;
-constexpr std::uint64_t kMaxColdRequest = std::uint64_t{1} << 30;
 // The shape bench/probes/cold_read_shape.py measured fastest for cold data (BENCHMARKS.md).
-constexpr unsigned kColdReaders = 1;
-constexpr std::uint64_t kColdRequest = std::uint64_t{32} << 20;
+constexpr unsigned kColdReadersDefault = 1;
+constexpr std::uint64_t kColdRequestDefault = std::uint64_t{32} << 20;
 
 std::atomic<ColdReads>& cold_reads_value() {
   static std::atomic<ColdReads> value = [] {
-    const char* text = std::getenv("H5TILE_COLD_READS");
+    const char* text = std::getenv(kColdReads.variable.data());
     const std::string_view mode = text != nullptr ? text : "";
     if (mode.empty() || mode == "auto") return ColdReads::Auto;
     if (mode == "parallel") return ColdReads::Parallel;
@@ -160,14 +325,14 @@ std::atomic<ColdReads>& cold_reads_value() {
 }
 
 std::atomic<unsigned>& cold_readers_value() {
-  static std::atomic<unsigned> value = count_from_env("H5TILE_COLD_READERS", kColdReaders, 1, kMaxThreads, "readers");
+  static std::atomic<unsigned> value = count_from_env(kColdReaders, kColdReadersDefault, "readers");
   return value;
 }
 
 std::atomic<std::uint64_t>& cold_request_value() {
   static std::atomic<std::uint64_t> value = [] {
-    const std::uint64_t v = from_env("H5TILE_COLD_REQUEST", kColdRequest);
-    if (v < kMinColdRequest || v > kMaxColdRequest) {
+    const std::uint64_t v = from_env(kColdRequest.variable.data(), kColdRequestDefault);
+    if (!within(kColdRequest, v)) {
       throw InvalidArgument(
           fmt::format("environment variable H5TILE_COLD_REQUEST={} ({} bytes) must be from 1 MiB to 1 GiB",
                       std::getenv("H5TILE_COLD_REQUEST"), v));
@@ -188,19 +353,19 @@ bool from_env_flag(const char* variable, bool fallback) {
 }
 
 std::atomic<bool>& raw_io_value() {
-  static std::atomic<bool> value = from_env_flag("H5TILE_RAW_IO", true);
+  static std::atomic<bool> value = from_env_flag(kRawIo.variable.data(), true);
   return value;
 }
 
 std::atomic<bool>& early_reads_value() {
-  static std::atomic<bool> value = from_env_flag("H5TILE_EARLY_READS", true);
+  static std::atomic<bool> value = from_env_flag(kEarlyReads.variable.data(), true);
   return value;
 }
 
 // H5TILE_HOST_POOL: a size, or 0/off for none; unset or empty: a quarter of physical memory.
 std::atomic<std::uint64_t>& host_pool_value() {
   static std::atomic<std::uint64_t> value = [] {
-    const char* text = std::getenv("H5TILE_HOST_POOL");
+    const char* text = std::getenv(kHostPool.variable.data());
     const std::string_view v = text != nullptr ? text : "";
     if (v == "0" || v == "off") return std::uint64_t{0};
     if (!v.empty()) return std::uint64_t{parse_size("H5TILE_HOST_POOL", v)};
@@ -212,12 +377,14 @@ std::atomic<std::uint64_t>& host_pool_value() {
 }
 
 std::atomic<bool>& probe_value() {
-  static std::atomic<bool> value = from_env_flag("H5TILE_PROBE", false);
+  static std::atomic<bool> value = from_env_flag(kProbe.variable.data(), false);
   return value;
 }
 
 // A time limit in seconds: a number (a fraction allowed) above 0 and at most kMaxProbeTimeout.
-bool valid_timeout(double seconds) { return seconds > 0 && seconds <= kMaxProbeTimeout; }
+bool valid_timeout(double seconds) {
+  return seconds > static_cast<double>(kProbeTimeout.least) && seconds <= static_cast<double>(kProbeTimeout.most);
+}
 
 double timeout_from_env(const char* variable, double fallback) {
   const char* text = std::getenv(variable);
@@ -233,25 +400,19 @@ double timeout_from_env(const char* variable, double fallback) {
 }
 
 std::atomic<double>& probe_timeout_value() {
-  static std::atomic<double> value = timeout_from_env("H5TILE_PROBE_TIMEOUT", 60);
+  static std::atomic<double> value = timeout_from_env(kProbeTimeout.variable.data(), 60);
   return value;
 }
 
-constexpr unsigned kMaxConnections = 1024;
-constexpr unsigned kMaxRetries = 100;
-constexpr std::uint64_t kMinBlock = 4096;
-constexpr std::uint64_t kMaxBlock = std::uint64_t{1} << 30;
-
 std::atomic<unsigned>& remote_connections_value() {
-  static std::atomic<unsigned> value =
-      count_from_env("H5TILE_REMOTE_CONNECTIONS", 16, 1, kMaxConnections, "connections");
+  static std::atomic<unsigned> value = count_from_env(kRemoteConnections, 16, "connections");
   return value;
 }
 
 std::atomic<std::uint64_t>& remote_block_value() {
   static std::atomic<std::uint64_t> value = [] {
-    const std::uint64_t v = from_env("H5TILE_REMOTE_BLOCK_SIZE", std::size_t{4} << 20);
-    if (v < kMinBlock || v > kMaxBlock) {
+    const std::uint64_t v = from_env(kRemoteBlock.variable.data(), std::size_t{4} << 20);
+    if (!within(kRemoteBlock, v)) {
       throw InvalidArgument(
           fmt::format("environment variable H5TILE_REMOTE_BLOCK_SIZE={} must be from 4 KiB to 1 GiB", v));
     }
@@ -261,24 +422,24 @@ std::atomic<std::uint64_t>& remote_block_value() {
 }
 
 std::atomic<double>& remote_timeout_value() {
-  static std::atomic<double> value = timeout_from_env("H5TILE_REMOTE_TIMEOUT", 30);
+  static std::atomic<double> value = timeout_from_env(kRemoteTimeout.variable.data(), 30);
   return value;
 }
 
 std::atomic<unsigned>& remote_retries_value() {
-  static std::atomic<unsigned> value = count_from_env("H5TILE_REMOTE_RETRIES", 5, 0, kMaxRetries, "retries");
+  static std::atomic<unsigned> value = count_from_env(kRemoteRetries, 5, "retries");
   return value;
 }
 
 // H5TILE_LZ4_BLOCK_SIZE: a size from 4 KiB to 1 GiB, or 0 (one block per chunk).
-constexpr std::uint64_t kLz4Block = 0;  // until the GPU machine measures a block size that wins (issue 28)
+constexpr std::uint64_t kLz4BlockDefault = 0;  // until the GPU machine measures a block size that wins (issue 28)
 std::atomic<std::uint64_t>& lz4_block_value() {
   static std::atomic<std::uint64_t> value = [] {
-    const char* text = std::getenv("H5TILE_LZ4_BLOCK_SIZE");
+    const char* text = std::getenv(kLz4Block.variable.data());
     const std::string_view v = text != nullptr ? text : "";
     if (v == "0") return std::uint64_t{0};
-    const std::uint64_t bytes = from_env("H5TILE_LZ4_BLOCK_SIZE", kLz4Block);
-    if (bytes != 0 && (bytes < kMinBlock || bytes > kMaxBlock)) {
+    const std::uint64_t bytes = from_env(kLz4Block.variable.data(), kLz4BlockDefault);
+    if (bytes != 0 && !within(kLz4Block, bytes)) {
       throw InvalidArgument(fmt::format(
           "environment variable H5TILE_LZ4_BLOCK_SIZE={} must be from 4 KiB to 1 GiB, or 0 (one block per chunk)", v));
     }
@@ -288,6 +449,15 @@ std::atomic<std::uint64_t>& lz4_block_value() {
 }
 
 }  // namespace
+
+std::span<const Setting> all() noexcept { return kAll; }
+
+const Setting& setting(std::string_view name) {
+  for (const auto& s : kAll) {
+    if (s.name == name) return s;
+  }
+  throw InvalidArgument(fmt::format("no setting is called '{}'", name));
+}
 
 void check_environment() {
   (void)threads();
@@ -331,16 +501,16 @@ void set_probe(bool on) { probe_value().store(on); }
 
 unsigned remote_connections() { return remote_connections_value().load(); }
 void set_remote_connections(unsigned n) {
-  if (n < 1 || n > kMaxConnections) {
-    throw InvalidArgument(
-        fmt::format("settings::set_remote_connections: connections must be from 1 to {}, got {}", kMaxConnections, n));
+  if (!within(kRemoteConnections, n)) {
+    throw InvalidArgument(fmt::format("settings::set_remote_connections: connections must be from 1 to {}, got {}",
+                                      kRemoteConnections.most, n));
   }
   remote_connections_value().store(n);
 }
 
 std::uint64_t remote_block_size() { return remote_block_value().load(); }
 void set_remote_block_size(std::uint64_t bytes) {
-  if (bytes < kMinBlock || bytes > kMaxBlock) {
+  if (!within(kRemoteBlock, bytes)) {
     throw InvalidArgument(
         fmt::format("settings::set_remote_block_size: the block size must be from 4 KiB to 1 GiB, got {}", bytes));
   }
@@ -359,7 +529,7 @@ void set_remote_timeout(double seconds) {
 
 std::uint64_t lz4_block_size() { return lz4_block_value().load(); }
 void set_lz4_block_size(std::uint64_t bytes) {
-  if (bytes != 0 && (bytes < kMinBlock || bytes > kMaxBlock)) {
+  if (bytes != 0 && !within(kLz4Block, bytes)) {
     throw InvalidArgument(fmt::format(
         "settings::set_lz4_block_size: the block size must be from 4 KiB to 1 GiB, or 0 (one block per chunk), got {}",
         bytes));
@@ -369,9 +539,9 @@ void set_lz4_block_size(std::uint64_t bytes) {
 
 unsigned remote_retries() { return remote_retries_value().load(); }
 void set_remote_retries(unsigned n) {
-  if (n > kMaxRetries) {
+  if (!within(kRemoteRetries, n)) {
     throw InvalidArgument(
-        fmt::format("settings::set_remote_retries: retries must be from 0 to {}, got {}", kMaxRetries, n));
+        fmt::format("settings::set_remote_retries: retries must be from 0 to {}, got {}", kRemoteRetries.most, n));
   }
   remote_retries_value().store(n);
 }
@@ -402,16 +572,16 @@ void set_cold_reads(ColdReads mode) { cold_reads_value().store(mode); }
 
 unsigned cold_readers() { return cold_readers_value().load(); }
 void set_cold_readers(unsigned n) {
-  if (n < 1 || n > kMaxThreads) {
+  if (!within(kColdReaders, n)) {
     throw InvalidArgument(
-        fmt::format("settings::set_cold_readers: readers must be from 1 to {}, got {}", kMaxThreads, n));
+        fmt::format("settings::set_cold_readers: readers must be from 1 to {}, got {}", kColdReaders.most, n));
   }
   cold_readers_value().store(n);
 }
 
 std::uint64_t cold_request_size() { return cold_request_value().load(); }
 void set_cold_request_size(std::uint64_t bytes) {
-  if (bytes < kMinColdRequest || bytes > kMaxColdRequest) {
+  if (!within(kColdRequest, bytes)) {
     throw InvalidArgument(
         fmt::format("settings::set_cold_request_size: the request size must be from 1 MiB to 1 GiB, got {}", bytes));
   }
@@ -440,9 +610,9 @@ void set_threads(unsigned n) {
   if (n == 0) {
     throw InvalidArgument("settings::set_threads: the number of threads must be at least 1");
   }
-  if (n > kMaxThreads) {
+  if (!within(kThreads, n)) {
     throw InvalidArgument(
-        fmt::format("settings::set_threads: {} threads is more than {}, the most h5tile starts", n, kMaxThreads));
+        fmt::format("settings::set_threads: {} threads is more than {}, the most h5tile starts", n, kThreads.most));
   }
   threads_value().store(n);
 }

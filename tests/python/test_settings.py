@@ -298,3 +298,63 @@ except h5tile.InvalidArgumentError as e:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0 and "terminate" not in out.stderr, out.stderr
     assert out.stdout.split() == ["refused", "True"], out.stdout + out.stderr
+
+
+def test_the_settings_page_shows_the_core_table():
+    """docs/SETTINGS.md's table is what scripts/settings_table.py prints from settings.table(): the
+    page names every setting the core parses, with the values and defaults it checks."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import settings_table
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    table = settings.table()
+    assert [row["variable"] for row in table] and all(row["variable"].startswith("H5TILE_") for row in table)
+    assert settings_table.markdown(table) in (ROOT / "docs" / "SETTINGS.md").read_text()
+    # Every setting has its getter and setter here, and the environment test above covers each.
+    assert all(callable(getattr(settings, row["name"])) and callable(getattr(settings, "set_" + row["name"]))
+               for row in table)
+    assert {row["variable"] for row in table if row["kind"] != "text"} == set(GETTERS)
+
+
+def _outside(row: dict) -> list:
+    """Values just outside the bounds the table gives `row`, as the environment would hold them."""
+    kind, least, most = row["kind"], row["least"], row["most"]
+    if kind == "flag":
+        return ["2"]
+    if kind == "mode":
+        return ["sometimes"]
+    if kind == "seconds":
+        return [str(least), str(most + 1)]
+    values = [str(most + 1)] if most else []
+    if least > 1:
+        values.append(str(least - 1))
+    return values
+
+
+def test_the_environment_and_the_setters_refuse_values_outside_the_table():
+    """The core's table drives both checks: each value just outside a setting's bounds (or an
+    unknown word) is refused from the environment, naming the variable, and a count beyond its
+    bounds by the Python setter."""
+    cases = [(row["variable"], value) for row in settings.table() for value in _outside(row)]
+    assert len(cases) >= 15
+    code = """
+import sys, h5tile
+from h5tile import settings
+try:
+    settings.check_environment()
+    print("accepted")
+except h5tile.InvalidArgumentError as e:
+    print("refused" if sys.argv[1] in str(e) else "unclear: " + str(e))
+"""
+    for variable, value in cases:  # a process each: a variable is read once, at its first use
+        env = {k: v for k, v in os.environ.items() if not k.startswith("H5TILE_")}
+        env.update(PYTHONPATH=str(BUILD / "python"), **{variable: value})
+        out = subprocess.run([sys.executable, "-c", code, variable], capture_output=True, text=True, env=env,
+                             timeout=60)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == "refused", (variable, value, out.stdout)
+    for row in settings.table():
+        if row["kind"] == "count":
+            with pytest.raises(h5tile.InvalidArgumentError, match=str(row["most"])):
+                getattr(settings, "set_" + row["name"])(row["most"] + 1)

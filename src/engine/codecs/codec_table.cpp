@@ -45,56 +45,62 @@ constexpr Levels kZstdLevels{-131072, 22, 3};  // hdf5plugin's Zstd accepts -131
 constexpr Levels kBloscLevels{0, 9, 5};
 constexpr unsigned kBloscLz4 = 1;  // Blosc's code of its LZ4 compressor
 
+using Make = std::unique_ptr<Codec> (*)(const FilterSpec&, std::size_t);
+using ClientData = std::vector<unsigned> (*)(const Compression&, std::size_t, std::size_t);
+
+// A row for a filter that no write makes a compressor of (shuffle, fletcher32, and those h5tile
+// only reads).
+CodecRow filter(unsigned id, Make make, std::string_view library = {}) {
+  CodecRow row;
+  row.id = id;
+  row.make = make;
+  row.library = library;
+  return row;
+}
+
+// A row for a compressor: the filter's row, with what a write stores.
+CodecRow compressor(CodecRow row, Compressor compressor, std::string_view name, std::optional<Levels> levels,
+                    ClientData client_data, bool shuffles_itself = false) {
+  row.compressor = compressor;
+  row.compressor_name = name;
+  row.levels = levels;
+  row.client_data = client_data;
+  row.shuffles_itself = shuffles_itself;
+  return row;
+}
+
+std::vector<unsigned> gzip_data(const Compression& c, std::size_t, std::size_t) {
+  return {level_or(c, kGzipLevels.fallback)};
+}
+std::vector<unsigned> zstd_data(const Compression& c, std::size_t, std::size_t) {
+  return {level_or(c, kZstdLevels.fallback)};
+}
+// The block size is stored in each chunk too: hdf5plugin reads any.
+std::vector<unsigned> lz4_data(const Compression&, std::size_t, std::size_t) {
+  return {static_cast<unsigned>(settings::lz4_block_size())};
+}
+// What hdf5plugin's Blosc(cname="lz4", clevel, shuffle) stores once the filter's set_local has
+// filled the first four: filter and format versions 2, element size (1 above 255, which Blosc does
+// not take), chunk bytes.
+std::vector<unsigned> blosc_data(const Compression& c, std::size_t elem_size, std::size_t chunk_bytes) {
+  return {2,
+          2,
+          static_cast<unsigned>(elem_size > 255 ? 1 : elem_size),
+          static_cast<unsigned>(chunk_bytes),
+          level_or(c, kBloscLevels.fallback),
+          c.shuffle ? 1U : 0U,
+          kBloscLz4};
+}
+
 const std::array kRows = {
-    CodecRow{.id = kFilterDeflate,
-             .make = make_deflate,
-             .compressor = Compressor::Gzip,
-             .compressor_name = "gzip",
-             .levels = kGzipLevels,
-             .client_data = [](const Compression& c, std::size_t,
-                               std::size_t) { return std::vector<unsigned>{level_or(c, kGzipLevels.fallback)}; }},
-    CodecRow{.id = kFilterShuffle, .make = make_shuffle},
-    CodecRow{.id = kFilterFletcher32, .make = make_fletcher32},
-    CodecRow{.id = kFilterZstd,
-             .make = kMakeZstd,
-             .library = "zstd",
-             .compressor = Compressor::Zstd,
-             .compressor_name = "zstd",
-             .levels = kZstdLevels,
-             .client_data = [](const Compression& c, std::size_t,
-                               std::size_t) { return std::vector<unsigned>{level_or(c, kZstdLevels.fallback)}; }},
-    CodecRow{.id = kFilterLz4,
-             .make = kMakeLz4,
-             .library = "lz4",
-             .compressor = Compressor::Lz4,
-             .compressor_name = "lz4",
-             // The block size is stored in each chunk too: hdf5plugin reads any.
-             .client_data =
-                 [](const Compression&, std::size_t, std::size_t) {
-                   return std::vector<unsigned>{static_cast<unsigned>(settings::lz4_block_size())};
-                 }},
-    CodecRow{.id = kFilterBitshuffle, .make = kMakeBitshuffle, .library = "lz4"},
-    CodecRow{.id = kFilterBlosc,
-             .make = kMakeBlosc,
-             .library = "blosc",
-             .compressor = Compressor::Blosc,
-             .compressor_name = "blosc",
-             .levels = kBloscLevels,
-             // What hdf5plugin's Blosc(cname="lz4", clevel, shuffle) stores once the filter's
-             // set_local has filled the first four: filter and format versions 2, element size (1
-             // above 255, which Blosc does not take), chunk bytes.
-             .client_data =
-                 [](const Compression& c, std::size_t elem_size, std::size_t chunk_bytes) {
-                   return std::vector<unsigned>{2,
-                                                2,
-                                                static_cast<unsigned>(elem_size > 255 ? 1 : elem_size),
-                                                static_cast<unsigned>(chunk_bytes),
-                                                level_or(c, kBloscLevels.fallback),
-                                                c.shuffle ? 1U : 0U,
-                                                kBloscLz4};
-                 },
-             .shuffles_itself = true},
-    CodecRow{.id = kFilterLzf, .make = kMakeLzf, .library = "lzf"},
+    compressor(filter(kFilterDeflate, make_deflate), Compressor::Gzip, "gzip", kGzipLevels, gzip_data),
+    filter(kFilterShuffle, make_shuffle),
+    filter(kFilterFletcher32, make_fletcher32),
+    compressor(filter(kFilterZstd, kMakeZstd, "zstd"), Compressor::Zstd, "zstd", kZstdLevels, zstd_data),
+    compressor(filter(kFilterLz4, kMakeLz4, "lz4"), Compressor::Lz4, "lz4", std::nullopt, lz4_data),
+    filter(kFilterBitshuffle, kMakeBitshuffle, "lz4"),
+    compressor(filter(kFilterBlosc, kMakeBlosc, "blosc"), Compressor::Blosc, "blosc", kBloscLevels, blosc_data, true),
+    filter(kFilterLzf, kMakeLzf, "lzf"),
 };
 
 }  // namespace
