@@ -377,4 +377,9 @@ void unregister_file(const std::string& name);
 /// query string or fragment (presigned URLs carry signatures there); a local path as it is.
 [[nodiscard]] std::string redacted_path(const std::string& path);
 
+/// Whether h5tile reads `path` as a URL (http, https, s3, webhdfs, swebhdfs; python for a
+/// registered file-like object) rather than as a local path: the test every call makes where the
+/// path enters. False for a URL of a scheme h5tile does not serve ("gs://"), which calls refuse.
+[[nodiscard]] bool is_remote(const std::string& path) noexcept;
+
 }  // namespace h5tile

@@ -26,9 +26,9 @@ _URL_SCHEMES = ("http", "https", "s3", "webhdfs", "swebhdfs")  # the core's (src
 
 
 def is_url(text: str) -> bool:
-    """Whether the core reads ``text`` as a URL (scheme://..., a scheme it knows), not a path."""
-    scheme, sep, _ = text.partition("://")
-    return bool(sep) and scheme.lower() in _URL_SCHEMES
+    """Whether the core reads ``text`` as a URL (scheme://..., a scheme it knows), not a path: the
+    core's own test (its Location), so that the two never disagree."""
+    return _h5tile.is_remote(text)
 
 
 def absolute(text: str) -> str:
@@ -65,7 +65,7 @@ def redacted(path: Any) -> str:
     :func:`without_secrets`."""
     text = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
     scheme, sep, rest = text.partition("://")
-    if sep and scheme.lower() in _URL_SCHEMES:
+    if sep and scheme.lower() in _URL_SCHEMES:  # not python:// (a file-like object's name shows whole)
         # The whole text is one URL, spaces included (in running text, a space would end it).
         authority, _, tail = rest.split("#", 1)[0].split("?", 1)[0].partition("/")
         text = f"{scheme.lower()}://{authority.rpartition('@')[2]}/{tail}"

@@ -832,7 +832,7 @@ class File(Group):
         return _args.redacted(self._path_text)
 
     def _is_url(self) -> bool:
-        return "://" in self._path_text
+        return _args.is_url(self._path_text)
 
     def _root(self) -> File:
         return self

@@ -200,6 +200,14 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
 
 std::string redacted_path(const std::string& path) { return display_name(path); }
 
+bool is_remote(const std::string& path) noexcept {
+  try {
+    return Location::of(path).remote();
+  } catch (...) {
+    return false;  // a scheme h5tile does not serve: not a URL it reads
+  }
+}
+
 RemoteIoReport last_remote_io() {
   const auto counts = remote_io_report();
   return {counts.requests, counts.bytes, counts.retries, counts.critical_path};
