@@ -163,9 +163,44 @@ double progress_after_seconds() {
 }
 Compression CompressionCli::value() const { return {compressor_from_name(compressor), level, shuffle, fletcher32}; }
 
+namespace {
+
+// The --compression and --level help, from the codec table: "gzip, zstd, lz4, blosc (the last
+// three as hdf5plugin), or none"; "gzip 0 to 9 (default 4), zstd -131072 to 22 (3), ...".
+std::string compressor_names_help() {
+  std::vector<std::string> names;
+  for (const auto& c : known_compressors()) names.emplace_back(c.name);
+  return fmt::format("compress the chunks: {} (all but the first as hdf5plugin), or none", fmt::join(names, ", "));
+}
+std::string level_help() {
+  std::vector<std::string> levels;
+  std::vector<std::string> none;
+  for (const auto& c : known_compressors()) {
+    if (c.has_level) {
+      levels.push_back(
+          fmt::format("{} {} to {} (default {})", c.name, c.lowest_level, c.highest_level, c.default_level));
+    } else {
+      none.emplace_back(c.name);
+    }
+  }
+  return fmt::format(
+      "the compressor's level: {}{}", fmt::join(levels, ", "),
+      none.empty() ? "" : fmt::format("; {} take{} none", fmt::join(none, ", "), none.size() == 1 ? "s" : ""));
+}
+
+// "gzip, zstd, lz4 or blosc".
+std::string compressor_list() {
+  std::vector<std::string> names;
+  for (const auto& c : known_compressors()) names.emplace_back(c.name);
+  const auto last = names.back();
+  names.pop_back();
+  return fmt::format("{} or {}", fmt::join(names, ", "), last);
+}
+
+}  // namespace
+
 void add_compression_options(CLI::App& cmd, CompressionCli& options) {
-  cmd.add_option("--compression", options.compressor,
-                 "compress the chunks: gzip, zstd, lz4, blosc (the last three as hdf5plugin), or none")
+  cmd.add_option("--compression", options.compressor, compressor_names_help())
       ->check(CLI::Validator(
           [](std::string& name) {
             try {
@@ -177,8 +212,7 @@ void add_compression_options(CLI::App& cmd, CompressionCli& options) {
           },
           "NAME"))
       ->capture_default_str();
-  cmd.add_option("--level", options.level,
-                 "the compressor's level (gzip and blosc 0-9, zstd -131072 to 22; default: gzip 4, zstd 3, blosc 5)");
+  cmd.add_option("--level", options.level, level_help());
   cmd.add_flag("--shuffle", options.shuffle,
                "shuffle the bytes of each element before compressing (blosc: its own shuffle)");
   cmd.add_flag("--fletcher32", options.fletcher32, "add a Fletcher-32 checksum to every chunk");
@@ -195,9 +229,8 @@ void check_compression_options(const CLI::App& cmd, const CompressionCli& option
     if (cmd.count(name) > 0) given.push_back(name);
   }
   if (given.empty()) return;
-  throw CLI::ValidationError(
-      fmt::format("{} appl{} only with --compression (gzip, zstd, lz4 or blosc), which was not given",
-                  fmt::join(given, ", "), given.size() == 1 ? "ies" : "y"));
+  throw CLI::ValidationError(fmt::format("{} appl{} only with --compression ({}), which was not given",
+                                         fmt::join(given, ", "), given.size() == 1 ? "ies" : "y", compressor_list()));
 }
 
 namespace {

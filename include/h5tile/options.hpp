@@ -56,6 +56,20 @@ enum class Compressor : std::uint8_t {
 /// where their libraries were found when it was built.
 [[nodiscard]] std::vector<Compressor> built_compressors();
 
+/// A compressor as h5tile's codec table describes it.
+struct CompressorInfo {
+  Compressor compressor = Compressor::None;
+  std::string_view name;   ///< "gzip"
+  bool built = false;      ///< its library was found when h5tile was built
+  bool has_level = false;  ///< takes a level (lz4 takes none)
+  int lowest_level = 0;    ///< where it takes a level: the lowest,
+  int highest_level = 0;   ///< the highest,
+  int default_level = 0;   ///< and the one a level of -1 means
+};
+/// Every compressor h5tile writes, built or not, in the order built_compressors() lists them
+/// (Compressor::None not among them).
+[[nodiscard]] std::vector<CompressorInfo> known_compressors();
+
 /// How the chunks of a write are filtered (layouts Chunked and Virtual, and `consolidate` into
 /// chunks). Each rank compresses its own chunks on its worker threads and writes them whole.
 struct Compression {

@@ -19,7 +19,7 @@ UINT64_MAX = 2**64 - 1
 INT32_MAX = 2**31 - 1
 LAYOUTS = ("auto", "virtual", "contiguous", "chunked")
 MODES = ("w", "a", "x", "w-")
-COMPRESSORS = ("gzip", "zstd", "lz4", "blosc", "none")  # the names the core knows (built or not)
+COMPRESSORS = (*_h5tile.known_compressors(), "none")  # the core's codec table (built or not)
 
 
 _URL_SCHEMES = ("http", "https", "s3", "webhdfs", "swebhdfs")  # the core's (src/io/http/url.cpp)

@@ -392,6 +392,14 @@ NB_MODULE(_h5tile, m) {
     for (const auto c : h5tile::built_compressors()) names.emplace_back(h5tile::compressor_name(c));
     return names;
   });
+  m.def(
+      "known_compressors",
+      [] {
+        std::vector<std::string> names;
+        for (const auto& c : h5tile::known_compressors()) names.emplace_back(c.name);
+        return names;
+      },
+      "Every compressor h5tile writes, built or not (the codec table's), in the order compressors() lists them.");
   m.def("last_remote_io", [] {
     const auto r = h5tile::last_remote_io();
     nb::dict d;

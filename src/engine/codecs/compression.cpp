@@ -91,6 +91,24 @@ std::vector<Compressor> built_compressors() {
   return built;
 }
 
+std::vector<CompressorInfo> known_compressors() {
+  std::vector<CompressorInfo> known;
+  for (const auto& row : detail::codec_table()) {
+    if (row.compressor == Compressor::None) continue;
+    CompressorInfo info{.compressor = row.compressor,
+                        .name = row.compressor_name,
+                        .built = row.make != nullptr,
+                        .has_level = row.levels.has_value()};
+    if (row.levels) {
+      info.lowest_level = row.levels->lowest;
+      info.highest_level = row.levels->highest;
+      info.default_level = row.levels->fallback;
+    }
+    known.push_back(info);
+  }
+  return known;
+}
+
 Compressor compressor_from_name(std::string_view name) {
   std::string names;
   for (const auto& row : detail::codec_table()) {
