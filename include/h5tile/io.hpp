@@ -379,7 +379,8 @@ void unregister_file(const std::string& name);
 
 /// Whether h5tile reads `path` as a URL (http, https, s3, webhdfs, swebhdfs; python for a
 /// registered file-like object) rather than as a local path: the test every call makes where the
-/// path enters. False for a URL of a scheme h5tile does not serve ("gs://"), which calls refuse.
-[[nodiscard]] bool is_remote(const std::string& path) noexcept;
+/// path enters. Throws InvalidArgument naming the scheme for a URL of a scheme h5tile does not
+/// serve ("gs://", "file://"), as every call given it does (`writing`: in the words of a write).
+[[nodiscard]] bool is_remote(const std::filesystem::path& path, bool writing = false);
 
 }  // namespace h5tile

@@ -27,8 +27,21 @@ _URL_SCHEMES = ("http", "https", "s3", "webhdfs", "swebhdfs")  # the core's (src
 
 def is_url(text: str) -> bool:
     """Whether the core reads ``text`` as a URL (scheme://..., a scheme it knows), not a path: the
-    core's own test (its Location), so that the two never disagree."""
-    return _h5tile.is_remote(text)
+    core's own test (its Location), so that the two never disagree. False for a URL of a scheme the
+    core does not serve ("gs://"), which every call refuses by name (:func:`absolute` too)."""
+    try:
+        return _h5tile.is_remote(text)
+    except InvalidArgumentError:
+        return False
+
+
+def check_writable_location(text: str, what: str) -> None:
+    """Refuses a URL as the target of a write (`what`: the function, for the message), before
+    anything is written: remote writes are not supported yet, and a scheme h5tile does not serve
+    ("gs://") is named rather than written as a local folder "gs:"."""
+    if _h5tile.is_remote(text, writing=True):
+        raise InvalidArgumentError(without_secrets(f"{what} writes local files, not '{redacted(text)}': remote "
+                                                   "writes are not supported yet (write a local file)"))
 
 
 def absolute(text: str) -> str:
@@ -36,7 +49,7 @@ def absolute(text: str) -> str:
     (Legate tasks, Dask blocks); a URL as it is (abspath would make 'http://h/f' a local path), an
     empty name too, and a final '/' kept (abspath would make them the current folder and a file's
     name), for the core to refuse them by name."""
-    if not text or is_url(text):
+    if not text or _h5tile.is_remote(text):  # a scheme h5tile does not serve: refused here, by name
         return text
     path = os.path.abspath(text)
     return path + "/" if text.endswith("/") and not path.endswith("/") else path

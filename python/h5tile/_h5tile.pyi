@@ -40,9 +40,9 @@ def check_dataset_name(dataset: str) -> str: ...
 
 def without_secrets(text: str) -> str: ...
 
-def is_remote(path: str) -> bool:
+def is_remote(path: str | os.PathLike, writing: bool = False) -> bool:
     """
-    Whether h5tile reads `path` as a URL rather than a local path (the core's Location).
+    Whether h5tile reads `path` as a URL rather than a local path (the core's Location); InvalidArgumentError naming the scheme for a URL of a scheme h5tile does not serve.
     """
 
 def fence() -> None: ...

@@ -591,10 +591,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
                                   "processes; write 'virtual' and run h5tile.consolidate for one, or "
                                   "h5tile.to_file(array.compute(), ...) where the array fits in memory"))
     path = _args.path("path", path)
-    if _args.is_url(path):  # before abspath, which would make 'http://h/f' a local path
-        raise _h5tile.InvalidArgumentError(_args.without_secrets("h5tile.dask.to_file writes local files, not "
-                                                                f"'{_args.redacted(path)}': remote writes are not "
-                                                                "supported yet"))
+    _args.check_writable_location(path, "h5tile.dask.to_file")  # before abspath, which would make 'http://h/f' local
     path = _args.absolute(path)  # an empty name, or one ending in '/', refused by the core's write
     if os.path.isdir(path):
         raise _h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "

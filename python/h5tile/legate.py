@@ -463,9 +463,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
         the write's own errors (h5tile.Error) from Legate, as for :func:`from_file`.
     """
     path = _args.path("path", path)
-    if _args.is_url(path):  # as h5tile.to_file says it (src/api/write_checks.cpp), before anything is written
-        raise _h5tile.InvalidArgumentError(_args.without_secrets(f"cannot write '{_args.redacted(path)}': remote "
-                                                                "writes are not supported yet (write a local file)"))
+    _args.check_writable_location(path, "h5tile.legate.to_file")  # before anything is written
     path = _args.absolute(path)
     if not path or path.endswith("/"):  # in the core's words, before a folder is made for the tiles
         raise _h5tile.InvalidArgumentError("the file path is empty") if not path else _h5tile.IsADirectoryPathError(

@@ -363,9 +363,9 @@ NB_MODULE(_h5tile, m) {
   m.def("check_dataset_name", &h5tile::check_dataset_name, "dataset"_a);
   m.def(
       "without_secrets", [](const std::string& text) { return h5tile::without_secrets(text); }, "text"_a);
-  m.def(
-      "is_remote", [](const std::string& path) { return h5tile::is_remote(path); }, "path"_a,
-      "Whether h5tile reads `path` as a URL rather than a local path (the core's Location).");
+  m.def("is_remote", &h5tile::is_remote, "path"_a, "writing"_a = false,
+        "Whether h5tile reads `path` as a URL rather than a local path (the core's Location); "
+        "InvalidArgumentError naming the scheme for a URL of a scheme h5tile does not serve.");
 
   m.def("fence", [] {
     nb::gil_scoped_release release;

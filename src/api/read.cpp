@@ -200,12 +200,8 @@ ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& 
 
 std::string redacted_path(const std::string& path) { return display_name(path); }
 
-bool is_remote(const std::string& path) noexcept {
-  try {
-    return Location::of(path).remote();
-  } catch (...) {
-    return false;  // a scheme h5tile does not serve: not a URL it reads
-  }
+bool is_remote(const fs::path& path, bool writing) {
+  return Location::of(path, writing ? Location::Use::Write : Location::Use::Read).remote();
 }
 
 RemoteIoReport last_remote_io() {

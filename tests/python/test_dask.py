@@ -368,4 +368,11 @@ def test_to_file_to_a_url_fails_at_once_and_writes_nothing(tmp_path, monkeypatch
         with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
             h5d.to_file(x, url, "/d")
         assert "SECRET" not in str(e.value)
+    # A scheme h5tile does not serve is named, never written as a local folder 'gs:' (nor read as one).
+    for url in ("gs://bucket/w.h5", "file:///w.h5", "simplecache::s3://bucket/w.h5"):
+        scheme = url.split("://")[0]
+        with pytest.raises(h5tile.InvalidArgumentError, match=f"does not write '{scheme}://'"):
+            h5d.to_file(x, url, "/d", layout="virtual")
+        with pytest.raises(h5tile.InvalidArgumentError, match=f"does not read '{scheme}://'"):
+            h5d.from_file(url, "/d")
     assert listing(tmp_path) == []

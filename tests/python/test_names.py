@@ -139,3 +139,22 @@ def test_a_missing_source_with_percent_in_its_name_is_an_error_where_hdf5_reads_
         h5tile.from_file(tmp_path / "v.h5", "/d")
     (tmp_path / "miss 5%.h5").write_bytes((tmp_path / "here.h5").read_bytes())
     assert same_bytes(h5tile.from_file(tmp_path / "v.h5", "/d"), h5py_read(tmp_path / "v.h5", "d"))
+
+
+def test_a_file_name_that_is_not_utf8_reads_through_every_door(tmp_path):
+    """A name of bytes that are no UTF-8 (os.fsdecode gives it as a str with surrogate escapes):
+    h5tile.File's selections, its properties and Dask read it as h5py does (the core's test of a
+    URL takes any path, not only UTF-8 text)."""
+    raw = os.fsencode(str(tmp_path)) + b"/x\xff.h5"
+    a = np.arange(24, dtype=np.int32).reshape(6, 4)
+    with h5py.File(raw, "w") as f:
+        f["d"] = a
+    path = os.fsdecode(raw)
+    with h5tile.File(path) as f:
+        ds = f["d"]
+        assert same_bytes(ds[[0, 2]], a[[0, 2]]) and same_bytes(ds[a[:, 0] > 8], a[a[:, 0] > 8])
+        assert f.driver == "sec2" and f.userblock_size == 0 and ds == f["d"]
+    with h5tile.File(path, "r+") as f:
+        assert same_bytes(f["d"][...], a)
+    from h5tile import dask as h5d
+    assert same_bytes(h5d.from_file(path, "/d").compute(), a)
