@@ -171,7 +171,8 @@ void read_into(const fs::path& path, const std::string& dataset, const ArrayView
 
 ReadTile read_tile(Communicator& comm, const fs::path& path, const std::string& dataset, const ReadOptions& options) {
   settle_before_open(path);
-  const auto location = Location::of(path);
+  Location location;
+  agree(comm, [&] { location = Location::of(path); });  // a refused scheme on one rank fails every rank
   std::optional<OpenDataset> opened;
   auto opening = open_options(options);
   fit_to_path(opening, location, options.threads);
