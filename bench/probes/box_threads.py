@@ -8,15 +8,16 @@ same box. The file goes to $TMPDIR (removed after). Uses the package in $H5TILE_
     python3 bench/probes/box_threads.py
 """
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build")) / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/, for its common helpers
+from common import median_of, use_package  # noqa: E402
+
+use_package()
 import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -33,13 +34,7 @@ def write(path: Path) -> None:
 
 
 def median_ms(read, rounds: int = 15) -> float:
-    read()
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        read()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1e3
+    return median_of(rounds, read, warm_up=True) * 1e3
 
 
 def one_thread_count(path: Path) -> None:
