@@ -26,6 +26,7 @@
 #include "api/resolve.hpp"
 #include "hdf5/file.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/virtual/early_open.hpp"
 #include "layout/virtual/tile_index.hpp"
 
 namespace {
@@ -78,13 +79,14 @@ int main(int argc, char** argv) {
   }
   const std::string vds = argv[1];
   const std::string contiguous = argv[2];
-  const auto early =
-      detail::OpenDataset::from_tile_index(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
-  if (!early) {
+  auto opened =
+      detail::open_from_tile_index(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
+  if (!opened) {
     std::fprintf(stderr, "%s:/data has no tile index (not written by this h5tile?)\n", vds.c_str());
     return 1;
   }
-  const auto& info = early->info();
+  const detail::OpenDataset early(std::move(*opened));
+  const auto& info = early.info();
   const Box whole = Box::whole(info.shape);
   const double bytes = static_cast<double>(whole.count() * info.dtype.size());
   std::vector<std::byte> out(static_cast<std::size_t>(bytes));
@@ -93,11 +95,10 @@ int main(int argc, char** argv) {
   read_into(contiguous, "/data", into);
   const unsigned threads = settings::threads();
   const double index_time = median_seconds([&] {
-    (void)detail::OpenDataset::from_tile_index(detail::Location::local(vds), "/data",
-                                               detail::open_options(ReadOptions{}));
+    (void)detail::open_from_tile_index(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
   });
-  const double tiles = median_seconds([&] { early->read_into(whole, out.data(), -1, threads); });
-  const double check = median_seconds([&] { (void)early->mapping_agrees(); });
+  const double tiles = median_seconds([&] { early.read_into(whole, out.data(), -1, threads); });
+  const double check = median_seconds([&] { (void)detail::mapping_agrees(early.opened()); });
   const double full_open = median_seconds([&] {
     const detail::OpenDataset opened(detail::Location::local(vds), "/data", detail::open_options(ReadOptions{}));
   });
@@ -160,7 +161,7 @@ int main(int argc, char** argv) {
     });
     ::close(fd);
   }
-  std::printf("%zu tiles, %.0f MiB, %u threads; medians of 9 runs\n", early->mappings().size(), bytes / (1 << 20),
+  std::printf("%zu tiles, %.0f MiB, %u threads; medians of 9 runs\n", early.mappings().size(), bytes / (1 << 20),
               threads);
   std::printf(
       "alone:    tile index %.4f s, read of the tiles from it %.4f s (%.2f GB/s), HDF5 open + mapping check "

@@ -34,6 +34,7 @@
 #include "layout/data_files.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/virtual/early_open.hpp"
 #include "layout/virtual/remote_sources.hpp"
 #include "layout/virtual/tile_index.hpp"
 #include "layout/virtual/virtual_map.hpp"
@@ -300,10 +301,8 @@ void check_virtual_sources(const Location& location, const std::string& name, co
                                    where(path, name), coverage.covered, total));
   }
   // The tile index reads start from (files h5tile wrote): it must say what the mapping says.
-  const auto early =
-      OpenDataset::from_tile_index(location, name, open_options(ReadOptions{.allow_external_sources = true}));
-  if (early &&
-      (early->info().dtype != info.dtype || early->info().shape != info.shape || !early->maps_like(*entries))) {
+  const auto early = open_from_tile_index(location, name, open_options(ReadOptions{.allow_external_sources = true}));
+  if (early && (early->info.dtype != info.dtype || early->info.shape != info.shape || !maps_like(*early, *entries))) {
     problems.push_back(
         fmt::format("{}: the tile index (h5tile's attributes beside the mapping) disagrees with the mapping: "
                     "reads start from it and are then done again (the data is right, the read slower); "

@@ -16,6 +16,7 @@
 #include "engine/thread_pool.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/handle.hpp"
+#include "layout/virtual/early_open.hpp"
 
 namespace h5tile::detail {
 
@@ -68,7 +69,7 @@ void probe(const std::string& what, const std::function<void()>& open) {
 void open_as_a_read_does(const Location& file, const std::string& dataset, OpenOptions options) {
   options.threads = 1;  // a forked child starts no thread
   if (options.early_reads) {
-    (void)OpenDataset::from_tile_index(file, dataset, options);
+    (void)open_from_tile_index(file, dataset, options);
   }
   OpenDataset(file, dataset, options).walk_chunk_indexes();
 }

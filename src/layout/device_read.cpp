@@ -180,7 +180,7 @@ DecoderChoiceReport choice_report(gpu::GpuCodec codec, const gpu::DecoderChoice&
 
 std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const std::vector<std::size_t>& maps,
                                                             const Box& region, int device, std::string& why_not) const {
-  const auto& source = *sources_[s];
+  const auto& source = *opened_.sources[s];
   why_not.clear();
   if (maps.empty() || region.rank() == 0) return std::nullopt;
   const auto* filtered = std::get_if<FilteredChunks>(&source.access);
@@ -190,21 +190,21 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
     }
     return std::nullopt;
   }
-  if (options_.gpu_decode == gpu::DecodeMode::Off) {
+  if (opened_.options.gpu_decode == gpu::DecodeMode::Off) {
     why_not = "H5TILE_GPU_DECODE=off";
     return std::nullopt;
   }
-  auto plan =
-      gpu::gpu_filters(filtered->pipeline->filters(), source.elem_size, gpu::kernels_built(), options_.gpu_decode);
+  auto plan = gpu::gpu_filters(filtered->pipeline->filters(), source.elem_size, gpu::kernels_built(),
+                               opened_.options.gpu_decode);
   if (const auto* why = std::get_if<std::string>(&plan)) {
     why_not = *why;
     return std::nullopt;
   }
   const auto& filters = std::get<gpu::GpuFilters>(plan);
-  why_not = gpu::decode_obstacle(filters, options_.nvcomp_library);
+  why_not = gpu::decode_obstacle(filters, opened_.options.nvcomp_library);
   if (!why_not.empty()) return std::nullopt;
   // Under auto, once the CPU has won for this codec, the GPU's list of chunks is not built.
-  if (options_.gpu_decode == gpu::DecodeMode::Auto) {
+  if (opened_.options.gpu_decode == gpu::DecodeMode::Auto) {
     if (const auto known = gpu::decoder_cache().cached(device, filters.codec);
         known && known->decoder == gpu::Decoder::Cpu) {
       gpu::note_decoder_choice(choice_report(filters.codec, *known));
@@ -217,7 +217,7 @@ std::optional<gpu::DecodeRequest> OpenDataset::gpu_decoding(std::size_t s, const
                              filtered->pipeline};
   std::vector<Shape> origins;
   for (const auto i : maps) {
-    const auto& m = mappings_[i];
+    const auto& m = opened_.mappings[i];
     const auto part = intersect(m.dst, region);
     if (!part) continue;
     Box src = *part;  // the part in the source, and where it goes in the region
@@ -272,15 +272,15 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   const auto since_start = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   };
-  const auto es = info_.dtype.size();
+  const auto es = opened_.info.dtype.size();
   // Data outside the page cache may be read as one stream of few readers with large requests
   // (H5TILE_COLD_READS), staged through pinned buffers of its own (a second pool of the device,
   // so that neither pattern rebuilds the other's).
-  const auto shape = shape_read(region, threads, plan(region, options_.staging.piece_bytes, true));
+  const auto shape = shape_read(region, threads, plan(region, opened_.options.staging.piece_bytes, true));
   const auto& tasks = shape.tasks;
-  auto pinned = options_.staging;
+  auto pinned = opened_.options.staging;
   if (shape.stream) {
-    const auto request = std::max<std::size_t>(options_.cold_reads.request_bytes, pinned.piece_bytes);
+    const auto request = std::max<std::size_t>(opened_.options.cold_reads.request_bytes, pinned.piece_bytes);
     pinned = gpu::Staging{
         .bytes = 2 * std::size_t{std::max(shape.threads, 1U)} * request, .piece_bytes = request, .pool = 1};
     threads = shape.threads;
@@ -288,9 +288,10 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   std::uint64_t covered = 0;
   for (const auto& task : tasks) covered += task.dst.count();
   // Which sources' compressed chunks the GPU decodes, and why not the others.
-  std::vector<std::vector<std::size_t>> maps(sources_.size());  // the mappings of each source that the region touches
-  for (std::size_t i = 0; i < mappings_.size(); ++i) {
-    if (region.rank() > 0 && intersect(mappings_[i].dst, region)) maps[mappings_[i].source].push_back(i);
+  std::vector<std::vector<std::size_t>> maps(
+      opened_.sources.size());  // the mappings of each source that the region touches
+  for (std::size_t i = 0; i < opened_.mappings.size(); ++i) {
+    if (region.rank() > 0 && intersect(opened_.mappings[i].dst, region)) maps[opened_.mappings[i].source].push_back(i);
   }
   // The CPU decoder's read of tasks `which`: each piece read and decoded by the workers into pinned
   // buffers, then copied into place (and auto's timing of it, measure_decoders).
@@ -304,26 +305,26 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         },
         [&](std::size_t k, std::byte* host) {
           const auto& t = tasks[which[k]];
-          sources_[t.source]->read(t.src, host, t.dst.extent, Box::whole(t.dst.extent));
+          opened_.sources[t.source]->read(t.src, host, t.dst.extent, Box::whole(t.dst.extent));
           if (counted != nullptr) counted->add(t.dst.count() * es);
         },
         threads, pinned);
   };
-  std::vector<std::optional<gpu::DecodeRequest>> on_gpu(sources_.size());
-  std::vector<bool> decoded(sources_.size());  // decoded on the GPU while auto timed it
+  std::vector<std::optional<gpu::DecodeRequest>> on_gpu(opened_.sources.size());
+  std::vector<bool> decoded(opened_.sources.size());  // decoded on the GPU while auto timed it
   std::string why_cpu;
   bool cpu_decodes = false;
-  for (std::size_t s = 0; s < sources_.size(); ++s) {
+  for (std::size_t s = 0; s < opened_.sources.size(); ++s) {
     std::string why;
     if (maps[s].empty()) {
       continue;
     }
     if (covered < region.count()) {
-      if (!filter_names(*sources_[s]).empty())
+      if (!filter_names(*opened_.sources[s]).empty())
         why = "parts of the region that no source maps (fill values) are assembled on the host";
-    } else if (overlapping_) {
+    } else if (opened_.overlapping) {
       // The GPU would decode every chunk a mapping touches, also where a later mapping stands.
-      if (!filter_names(*sources_[s]).empty()) why = "mappings that overlap are read on the CPU";
+      if (!filter_names(*opened_.sources[s]).empty()) why = "mappings that overlap are read on the CPU";
     } else {
       on_gpu[s] = gpu_decoding(s, maps[s], region, device, why);
       if (on_gpu[s] && on_gpu[s]->cpu != nullptr) {
@@ -333,11 +334,11 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
         const auto read_bytes = chunk_bytes * request.chunks.size();
         bool gpu_did_all = false;
         const auto choice =
-            gpu::decoder_cache().decide(options_.gpu_decode, device, request.filters.codec, read_bytes, [&] {
+            gpu::decoder_cache().decide(opened_.options.gpu_decode, device, request.filters.codec, read_bytes, [&] {
               const auto cpu = cpu_sample(tasks, s, es, gpu_sample_chunks(request, chunk_bytes) * chunk_bytes,
                                           [&](const auto& which) { stage(which, nullptr); });
-              return measure_decoders(device, request, out, region.extent, options_.nvcomp_library, threads,
-                                      options_.staging, cpu, gpu_did_all);
+              return measure_decoders(device, request, out, region.extent, opened_.options.nvcomp_library, threads,
+                                      opened_.options.staging, cpu, gpu_did_all);
             });
         gpu::note_decoder_choice(choice_report(request.filters.codec, choice));
         if (choice.decoder == gpu::Decoder::Cpu) {
@@ -356,9 +357,9 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
       if (why_cpu.empty()) why_cpu = why;
     }
   }
-  if (cpu_decodes && options_.gpu_decode == gpu::DecodeMode::On) {
-    throw RuntimeError(
-        fmt::format("H5TILE_GPU_DECODE=on but the GPU cannot decode {}: {}", where(location_.path(), name_), why_cpu));
+  if (cpu_decodes && opened_.options.gpu_decode == gpu::DecodeMode::On) {
+    throw RuntimeError(fmt::format("H5TILE_GPU_DECODE=on but the GPU cannot decode {}: {}",
+                                   where(opened_.location.path(), opened_.name), why_cpu));
   }
   bool gpu_decodes = false;
   for (const auto& r : on_gpu) gpu_decodes = gpu_decodes || r.has_value();
@@ -368,7 +369,7 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
     // Regions no source maps hold the fill value: assemble on the host, then copy.
     const auto planned = since_start();
     const Array host = read(region, threads, -1);
-    const auto pieces = split_rowmajor(Box::whole(region.extent), es, options_.staging.piece_bytes);
+    const auto pieces = split_rowmajor(Box::whole(region.extent), es, opened_.options.staging.piece_bytes);
     gpu::stage_to_device(
         device, pieces.size(), es,
         [&](std::size_t i) {
@@ -379,22 +380,22 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
           std::memcpy(staging, host.data() + linear_offset(pieces[i].offset, region.extent) * es,
                       pieces[i].count() * es);
         },
-        threads, options_.staging);
+        threads, opened_.options.staging);
     gpu::note_device_io_seconds(planned, since_start());
     return;
   }
   // GPUDirect Storage where it opens: a task that is one run in the file and one run in the
   // destination goes straight from the file to the device.
-  std::vector<std::unique_ptr<gpu::GdsFile>> gds(sources_.size());
-  if (options_.gds == gpu::GdsMode::Off) {
+  std::vector<std::unique_ptr<gpu::GdsFile>> gds(opened_.sources.size());
+  if (opened_.options.gds == gpu::GdsMode::Off) {
     gpu::note_gds_reason("H5TILE_GDS=off");
   } else {
     bool tried = false;
-    for (std::size_t s = 0; s < sources_.size(); ++s) {
+    for (std::size_t s = 0; s < opened_.sources.size(); ++s) {
       // A tile read by its tile table is read through its checked descriptor (staging).
-      const auto* bytes = sources_[s]->raw_bytes();
+      const auto* bytes = opened_.sources[s]->raw_bytes();
       if (bytes != nullptr && bytes->file->posix_file() != nullptr) {
-        gds[s] = gpu::gds_open(*bytes->file->posix_file(), options_.gds);
+        gds[s] = gpu::gds_open(*bytes->file->posix_file(), opened_.options.gds);
         tried = true;
       }
     }
@@ -410,22 +411,22 @@ void OpenDataset::read_to_device(const Box& region, std::byte* out, int device, 
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const auto& t = tasks[i];
     if (on_gpu[t.source]) continue;  // decoded on the GPU below
-    const bool runs = contiguous_in(t.src, sources_[t.source]->shape) && contiguous_in(t.dst, region.extent);
+    const bool runs = contiguous_in(t.src, opened_.sources[t.source]->shape) && contiguous_in(t.dst, region.extent);
     (gds[t.source] && runs && t.src.rank() > 0 ? direct : staged).push_back(i);
   }
   parallel_for(direct.size(), threads, [&](std::size_t k) {
     const auto& t = tasks[direct[k]];
-    const auto& source = *sources_[t.source];
+    const auto& source = *opened_.sources[t.source];
     gds[t.source]->read(out + linear_offset(t.dst.offset, region.extent) * es, t.dst.count() * es,
                         *source.raw_offset() + linear_offset(t.src.offset, source.shape) * es);
     if (progress != nullptr) progress->add(t.dst.count() * es);
   });
   if (!staged.empty() || (direct.empty() && !gpu_decodes)) stage(staged, progress);
-  for (std::size_t s = 0; s < sources_.size(); ++s) {
+  for (std::size_t s = 0; s < opened_.sources.size(); ++s) {
     const auto& request = on_gpu[s];
     if (request && !decoded[s]) {
-      gpu::decode_to_device(device, *request, out, region.extent, options_.nvcomp_library, threads, options_.staging,
-                            progress);
+      gpu::decode_to_device(device, *request, out, region.extent, opened_.options.nvcomp_library, threads,
+                            opened_.options.staging, progress);
     }
   }
   // Which ways the bytes went: "cufile", "nvcomp", "staging", joined with '+'.

@@ -1,7 +1,7 @@
 #pragma once
-// A dataset opened for reading: what it is (DatasetInfo) and where its bytes are, as a list
-// of sources (layout/source.hpp: datasets read with pread or through HDF5) and the boxes they
-// supply.
+// The reader: a dataset opened for reading (layout/opened_dataset.hpp, made by the opener:
+// layout/opener.hpp) and the reads of it: their plan, to host memory, to device memory
+// (device_read.cpp) and the shape of a cold read (shape_read.cpp).
 
 #include <cstdint>
 #include <filesystem>
@@ -13,29 +13,12 @@
 #include <h5tile/dataset_info.hpp>
 
 #include "engine/progress.hpp"
-#include "engine/raw_transfer.hpp"
-#include "gpu/backend.hpp"
 #include "gpu/decode.hpp"
-#include "hdf5/handle.hpp"
 #include "io/location.hpp"
 #include "io/posix/cold_reads.hpp"
-#include "io/posix/posix_file.hpp"
-#include "io/remote_options.hpp"
-#include "layout/source.hpp"
-#include "layout/virtual/virtual_map.hpp"
+#include "layout/opened_dataset.hpp"
 
 namespace h5tile::detail {
-
-struct TileIndex;
-
-// `dst` (dataset coordinates) comes from `src` of sources[source].
-struct Mapping {
-  std::size_t source = 0;
-  Box src;
-  Box dst;
-  std::optional<std::uint64_t> checksum{};  // from the tile table (tiles h5tile wrote)
-  std::uint64_t raw_offset = 0;             // where the checksummed bytes start in the tile file
-};
 
 // One unit of a parallel read.
 struct ReadTask {
@@ -44,89 +27,22 @@ struct ReadTask {
   Box dst;  // relative to the region read
 };
 
-// How a dataset is opened and read: the caller's options and the process-wide defaults (and
-// HDF5's own environment variables), as plain values resolved where the call entered the
-// library (api/resolve.hpp).
-struct OpenOptions {
-  // Accept virtual sources outside the folder of the file (see ReadOptions).
-  bool allow_external = false;
-  // Reads check the stored checksum of every tile they touch first.
-  bool verify_checksums = false;
-  // Fill info() without opening a virtual dataset's sources (so that a damaged one can still be
-  // described); such an OpenDataset must not be read.
-  bool metadata_only = false;
-  // Move bytes with pread where the storage allows; off: through HDF5.
-  bool raw_io = true;
-  // Threads for opening and checking many sources (a virtual dataset's tiles).
-  unsigned threads = 1;
-  // Bytes per read task.
-  std::uint64_t task_size = std::uint64_t{8} << 20;
-  // Start a read of a virtual dataset h5tile wrote from its tile index (open_for_read in
-  // layout/virtual/early_open.hpp).
-  bool early_reads = false;
-  // Tile files read by their tile table that are opened, checked and held open for the life of
-  // the OpenDataset (the first this many of its tiles; TableTile::held), so that a write that
-  // replaces the file meanwhile does not change what is read (a batched read). 0: each read
-  // opens its tile.
-  std::size_t hold_tiles = 0;
-  // How pread treats the page cache.
-  DirectIo direct_reads = DirectIo::Auto;
-  // How large reads of data not in the page cache are shaped (H5TILE_COLD_READS).
-  ColdReads cold_reads{};
-  // Reads into device memory: GPUDirect Storage, and the staging otherwise.
-  gpu::GdsMode gds = gpu::GdsMode::Auto;
-  gpu::Staging staging{};
-  // Compressed chunks read into device memory: decoded on the GPU (nvCOMP from `nvcomp_library`,
-  // "" for dlopen's search) or on the CPU.
-  gpu::DecodeMode gpu_decode = gpu::DecodeMode::Auto;
-  std::string nvcomp_library{};
-  // HDF5_VDS_PREFIX and HDF5_EXTFILE_PREFIX ("" where unset): where HDF5 looks for virtual
-  // sources first, and for external storage files.
-  std::string vds_prefix{};
-  std::string extfile_prefix{};
-  // HDF5_EXT_PREFIX ("" where unset): where HDF5 looks for an external link's target first.
-  std::string ext_prefix{};
-  // Reads of a URL (connections, block size, timeouts, retries).
-  RemoteOptions remote{};
-};
-
+// A dataset open for reading: what the opener found, owned, and the reads of it. Moves, never
+// copies; its reads may run on many threads at once.
 class OpenDataset {
  public:
-  // Opens `dataset` in the file at `location` and resolves a virtual dataset's sources. Throws
-  // FileNotFound, NotHdf5File, DatasetNotFound, NotADataset, UnsupportedType, VirtualSourceError.
+  // Opens `dataset` in the file at `location` (open_to_read: its errors).
   // `file`, where valid, is that file already open (a remote file is then not opened again).
   OpenDataset(const Location& location, const std::string& dataset, const OpenOptions& options,
               FileHandle file = FileHandle());
-  OpenDataset(OpenDataset&&) noexcept = default;
-  OpenDataset& operator=(OpenDataset&&) noexcept = default;
-  OpenDataset(const OpenDataset&) = delete;
-  OpenDataset& operator=(const OpenDataset&) = delete;
-  ~OpenDataset();
+  explicit OpenDataset(OpenedDataset opened) noexcept : opened_(std::move(opened)) {}
 
-  // A virtual dataset that h5tile wrote, known from its tile index alone: HDF5 has not opened
-  // it (nor decoded its mapping), so its tiles can be read at once, and checked meanwhile
-  // against the dataset as HDF5 opens it (mapping_agrees). nullopt where there is no usable
-  // index: none stored, tiles that do not cover the dataset once, a tile outside the folder of
-  // `path` (unless `options.allow_external`). Each tile is looked for beside `path` (HDF5's
-  // first choice when HDF5_VDS_PREFIX is unset).
-  // `file`, where valid, is `path` already open.
-  [[nodiscard]] static std::optional<OpenDataset> from_tile_index(const Location& location, const std::string& dataset,
-                                                                  const OpenOptions& options,
-                                                                  FileHandle file = FileHandle());
-  // For a dataset from from_tile_index: whether HDF5, opening the dataset, finds the dtype,
-  // shape and mapping that the index gave (each tile the whole of "/tile" in the file the index
-  // names, at the box it gives). What the index says of each tile's file (offset, size, plain
-  // file) is checked as the tile is read. False too where HDF5 cannot open the dataset (the
-  // open through HDF5 that follows says why).
-  [[nodiscard]] bool mapping_agrees() const;
-  // For a dataset from from_tile_index: whether `entries` (a mapping as read_virtual_map gives
-  // it) map the same tiles to the same boxes as the index.
-  [[nodiscard]] bool maps_like(const std::vector<VirtualEntry>& entries) const;
-
-  [[nodiscard]] const DatasetInfo& info() const noexcept { return info_; }
-  [[nodiscard]] const std::string& name() const noexcept { return name_; }
-  [[nodiscard]] const Location& location() const noexcept { return location_; }
-  [[nodiscard]] const std::filesystem::path& path() const noexcept { return location_.path(); }
+  // What the opener found.
+  [[nodiscard]] const OpenedDataset& opened() const noexcept { return opened_; }
+  [[nodiscard]] const DatasetInfo& info() const noexcept { return opened_.info; }
+  [[nodiscard]] const std::string& name() const noexcept { return opened_.name; }
+  [[nodiscard]] const Location& location() const noexcept { return opened_.location; }
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return opened_.location.path(); }
 
   // The tasks that read `region`, each at most about `task_bytes` and aligned to the layout
   // (a chunked source is read in whole rows of chunks unless `bounded`, where no task
@@ -153,7 +69,7 @@ class OpenDataset {
   // damaged chunks (a fletcher32 chunk shorter than its checksum), which h5tile's decoders refuse.
   [[nodiscard]] bool hdf5_decodes() const;
   // The mappings (a virtual dataset's tiles; one whole-dataset mapping otherwise).
-  [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return mappings_; }
+  [[nodiscard]] const std::vector<Mapping>& mappings() const noexcept { return opened_.mappings; }
   // The local files that this dataset keeps open and reads through (the file itself, and the
   // sources of a virtual dataset opened with HDF5; not the tiles read by their tile table, which
   // each read checks), so that a holder can tell by their stat whether any has changed; nullopt
@@ -172,39 +88,11 @@ class OpenDataset {
   [[nodiscard]] std::shared_ptr<const ByteSource> remote_file() const;
 
  private:
-  OpenDataset() = default;  // for from_tile_index
-  // open_dataset, following external links only where external_link_check allows.
-  [[nodiscard]] DatasetHandle open_guarded(hid_t file, const std::string& name,
-                                           const std::filesystem::path& where_from) const;
-  std::size_t add_source(const std::filesystem::path& file, const std::string& dataset, hid_t memory_type);
-  // One mapping of a virtual dataset onto source `index` (`src`: its region, nullopt the whole
-  // source): VirtualSourceError where the region does not fit the source or differs in shape from
-  // `dst`; an empty `dst` maps nothing.
-  // (Throws ReshapedMapping where `src` and `dst` hold the same elements in other shapes.)
-  void map_source(std::size_t index, const std::optional<Box>& src, const Box& dst,
-                  std::optional<std::uint64_t> checksum, std::uint64_t raw_offset);
-  // A mapping h5tile's box-to-box reads do not model but HDF5 reads (same_but_unit_axes).
-  struct ReshapedMapping {};
-  void open_virtual(hid_t dcpl);
-  // The mappings read box to box by h5tile; or the whole dataset read by HDF5, its sources checked
-  // first (they exist, inside the folder, regular files).
-  void map_virtual(const std::vector<VirtualEntry>& entries, const std::vector<ResolvedSource>& resolved);
-  void open_virtual_through_hdf5(hid_t dcpl, const std::vector<std::string>& names,
-                                 const std::vector<ResolvedSource>& resolved);
-  // The mappings' overlaps, once every mapping is in place.
-  void finish_mappings();
-  // For a remote file (layout/virtual/remote_sources.cpp): the sources of its virtual dataset,
-  // each an object beside it; one opened by HDF5 on h5tile's driver (`object`; nullptr for the
-  // file itself); and, for from_tile_index, the tiles of `index` opened and checked (false where
-  // the index is unusable).
-  void open_remote_virtual(hid_t dcpl);
-  std::size_t add_remote_source(std::shared_ptr<const ByteSource> object, const std::string& dataset);
-  [[nodiscard]] bool open_remote_tiles(const TileIndex& index);
   void check_fits(const Box& region) const;  // InvalidArgument naming the dataset
   void fill(std::byte* out, std::uint64_t count) const;
   void read_to_device(const Box& region, std::byte* out, int device, unsigned threads, Progress* progress) const;
   // How a read of `region` by `threads` in `tasks` (planned at the warm task size) is shaped:
-  // unchanged (parallel), or, where options_.cold_reads says so (auto: after a sample of the
+  // unchanged (parallel), or, where the cold_reads option says so (auto: after a sample of the
   // page cache finds the region cold), a stream of few readers of large requests (tasks planned
   // again). Records the report of last_read_pattern (layout/shape_read.cpp).
   struct ReadShape {
@@ -226,31 +114,9 @@ class OpenDataset {
                                                                const Box& region, int device,
                                                                std::string& why_not) const;
 
-  // `link`: whether lstat(2) found `source` to be a symbolic link.
-  void check_inside(const std::filesystem::path& source, const std::string& stored_name, bool link);
   void check_checksums(const Box& region, unsigned threads) const;
 
-  Location location_;
-  std::string name_;
-  OpenOptions options_;
-  std::unique_ptr<FolderCheck> folder_check_;  // for check_inside, made at first use
-  DatasetInfo info_;
-  FileHandle file_;
-  DatasetHandle dataset_;
-  TypeHandle memory_type_;
-  std::vector<std::unique_ptr<Source>> sources_;
-  std::vector<Mapping> mappings_;
-  // Whether two mappings supply the same elements (a virtual dataset made so): HDF5 reads the
-  // mappings in order, so the last one that maps an element gives its value.
-  bool overlapping_ = false;
-  // For each mapping, the later mappings that share elements with it, in order.
-  std::vector<std::vector<std::size_t>> later_overlaps_;
-  // For kept_files: the files held open, and whether they are all the files read.
-  std::vector<std::filesystem::path> kept_files_;
-  bool files_known_ = true;
-  // Notes in kept_files_ the file holding `dataset` (open in HDF5 from `file`), which must be
-  // `file` itself and keep its data there.
-  void note_kept_file(const std::filesystem::path& file, hid_t dataset, hid_t dcpl);
+  OpenedDataset opened_;
 };
 
 }  // namespace h5tile::detail

@@ -34,11 +34,11 @@ struct SampledFile {
 }  // namespace
 
 std::string OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSample& sample) const {
-  std::vector<bool> touched(sources_.size());
+  std::vector<bool> touched(opened_.sources.size());
   for (const auto& t : tasks) touched[t.source] = true;
-  for (std::size_t s = 0; s < sources_.size(); ++s) {
+  for (std::size_t s = 0; s < opened_.sources.size(); ++s) {
     if (!touched[s]) continue;
-    const auto& access = sources_[s]->access;
+    const auto& access = opened_.sources[s]->access;
     const ByteSource* file = nullptr;
     if (const auto* bytes = std::get_if<RawBytes>(&access)) file = bytes->file.get();
     if (const auto* chunks = std::get_if<RawChunks>(&access)) file = chunks->file.get();
@@ -58,7 +58,7 @@ std::string OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSa
   const auto n = std::min<std::size_t>(tasks.size(), kColdSamples);
   for (std::size_t k = 0; k < n; ++k) {
     const auto& t = tasks[k * tasks.size() / n];
-    const auto& source = *sources_[t.source];
+    const auto& source = *opened_.sources[t.source];
     const auto at = linear(t.src.offset, source.shape) * source.elem_size;
     if (const auto base = source.raw_offset()) {
       offsets[t.source].push_back(*base + at);
@@ -72,7 +72,7 @@ std::string OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSa
     }
   }
   for (const auto& [s, at] : offsets) {
-    const auto& source = *sources_[s];
+    const auto& source = *opened_.sources[s];
     SampledFile f;
     if (const auto* tile = std::get_if<TableTile>(&source.access)) {
       if (tile->held) {
@@ -99,19 +99,19 @@ std::string OpenDataset::sample_tasks(const std::vector<ReadTask>& tasks, PageSa
 }
 
 OpenDataset::ReadShape OpenDataset::shape_read(const Box& region, unsigned threads, std::vector<ReadTask> tasks) const {
-  const auto& cold = options_.cold_reads;
+  const auto& cold = opened_.options.cold_reads;
   ReadPatternReport report;
   report.pattern = "parallel";
   report.setting = pattern_name(cold.pattern);
   ReadShape shape{threads, std::move(tasks), false};
-  const auto bytes = byte_count(region.extent, info_.dtype.size());
+  const auto bytes = byte_count(region.extent, opened_.info.dtype.size());
   PageSample sample;
   const auto finish = [&] {
     report.sampled_pages = sample.sampled;
     report.cached_pages = sample.cached;
     report.readers = std::max(1U, std::min<unsigned>(shape.threads, static_cast<unsigned>(shape.tasks.size())));
     std::uint64_t largest = 0;
-    for (const auto& t : shape.tasks) largest = std::max(largest, t.dst.count() * info_.dtype.size());
+    for (const auto& t : shape.tasks) largest = std::max(largest, t.dst.count() * opened_.info.dtype.size());
     report.request_bytes = largest;
     note_read_pattern(std::move(report));
     return std::move(shape);

@@ -212,6 +212,22 @@ def test_a_nested_virtual_source_is_refused(nginx_server):
         h5tile.from_file(f"{nginx_server.url}/top.h5", "/v")
 
 
+def test_a_source_mapped_in_another_shape_is_refused_by_name(nginx_server):
+    # h5py's own example: 1-D sources stacked into a 2-D layout. Locally HDF5 reads it; over HTTP
+    # HDF5 would open the sources itself, which its driver refuses: a clear error, not fill values.
+    for i in range(2):
+        with h5py.File(nginx_server.root / f"row{i}.h5", "w") as f:
+            f["data"] = np.arange(4, dtype="i4") + 10 * i
+    layout = h5py.VirtualLayout(shape=(2, 4), dtype="i4")
+    for i in range(2):
+        layout[i] = h5py.VirtualSource(f"row{i}.h5", "data", shape=(4,))
+    with h5py.File(nginx_server.root / "stacked.h5", "w") as f:
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    assert local_read(nginx_server.root / "stacked.h5", "v").tolist() == [[0, 1, 2, 3], [10, 11, 12, 13]]
+    with pytest.raises(h5tile.VirtualSourceError, match="row0.h5.*in another shape.*local files only"):
+        h5tile.from_file(f"{nginx_server.url}/stacked.h5", "/v")
+
+
 def test_the_command_reads_a_remote_virtual_layout(nginx_server, tmp_path):
     a = random_array("float32", (30, 20), seed=8)
     h5tile.to_file(a, nginx_server.root / "v.h5", "/data", ranks=3, layout="virtual").wait()

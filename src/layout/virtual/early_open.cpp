@@ -1,5 +1,5 @@
-// Early reads (early_open.hpp): OpenDataset::from_tile_index and mapping_agrees, and the
-// protocol that runs a read beside the check.
+// Early reads (early_open.hpp): a dataset opened from its tile index, the check of its mapping,
+// and the protocol that runs a read beside the check.
 #include "layout/virtual/early_open.hpp"
 
 #include <algorithm>
@@ -17,37 +17,39 @@
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
 #include "io/http/url.hpp"
+#include "layout/opener.hpp"
+#include "layout/virtual/remote_sources.hpp"
 #include "layout/virtual/tile_index.hpp"
 #include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-std::optional<OpenDataset> OpenDataset::from_tile_index(const Location& location, const std::string& dataset,
-                                                        const OpenOptions& options, FileHandle file) {
-  OpenDataset early;
-  early.files_known_ = false;  // read from the index alone: not for keeping
+std::optional<OpenedDataset> open_from_tile_index(const Location& location, const std::string& dataset,
+                                                  const OpenOptions& options, FileHandle file) {
+  OpenedDataset early;
+  early.files_known = false;  // read from the index alone: not for keeping
   std::optional<TileIndex> index;
   try {
-    early.name_ = normalize_dataset_name(dataset);
+    early.name = normalize_dataset_name(dataset);
     // Kept: mapping_agrees checks the index against this file.
-    early.file_ = file ? std::move(file) : open_file(location, options.remote);
-    index = read_tile_index(early.file_.get(), early.name_);
+    early.file = file ? std::move(file) : open_file(location, options.remote);
+    index = read_tile_index(early.file.get(), early.name);
   } catch (const Error&) {
     return std::nullopt;  // the open through HDF5 reports it
   }
   if (!index) {
     return std::nullopt;
   }
-  early.location_ = location;
-  early.options_ = options;
-  early.info_.dtype = index->dtype;
-  early.info_.shape = index->shape;
-  early.info_.max_shape = index->shape;
-  early.info_.layout = "virtual";
-  early.info_.virtual_sources = index->tiles.size();
+  early.location = location;
+  early.options = options;
+  early.info.dtype = index->dtype;
+  early.info.shape = index->shape;
+  early.info.max_shape = index->shape;
+  early.info.layout = "virtual";
+  early.info.virtual_sources = index->tiles.size();
   const bool remote = location.remote();
-  if (remote && !early.open_remote_tiles(*index)) {  // tiles beside the URL, opened and checked
+  if (remote && !open_remote_tiles(early, *index)) {  // tiles beside the URL, opened and checked
     return std::nullopt;
   }
   // One source and one mapping per tile, built on the worker threads (a few microseconds each,
@@ -57,8 +59,8 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const Location& location
   const auto folder = location.path().parent_path();
   std::atomic<bool> usable{true};
   if (!remote) {
-    early.sources_.resize(tiles.size());
-    early.mappings_.resize(tiles.size());
+    early.sources.resize(tiles.size());
+    early.mappings.resize(tiles.size());
   }
   const auto workers = static_cast<unsigned>(std::min<std::size_t>(options.threads, 1 + tiles.size() / 256));
   parallel_ranges(remote ? 0 : tiles.size(), workers, [&](std::size_t begin, std::size_t end) {
@@ -86,8 +88,8 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const Location& location
         }
       }
       source->access = std::move(access);
-      early.sources_[i] = std::move(source);
-      early.mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
+      early.sources[i] = std::move(source);
+      early.mappings[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
     }
   });
   if (!usable) {
@@ -115,35 +117,36 @@ std::optional<OpenDataset> OpenDataset::from_tile_index(const Location& location
   return early;
 }
 
-bool OpenDataset::mapping_agrees() const {
+bool mapping_agrees(const OpenedDataset& early) {
   std::optional<std::vector<VirtualEntry>> entries;
   try {
-    const auto dataset = open_guarded(file_.get(), name_, location_.path());
-    const auto described = describe_dataset(dataset.get(), where(location_.path(), name_));
-    if (described.dtype != info_.dtype || described.shape != info_.shape || described.storage != Storage::Virtual) {
+    const auto dataset = open_guarded(early, early.file.get(), early.name, early.location.path());
+    const auto described = describe_dataset(dataset.get(), where(early.location.path(), early.name));
+    if (described.dtype != early.info.dtype || described.shape != early.info.shape ||
+        described.storage != Storage::Virtual) {
       return false;
     }
     entries = read_virtual_map(creation_plist(dataset.get()).get());
   } catch (const Error&) {
     return false;  // the open through HDF5 that follows reports it
   }
-  return entries && maps_like(*entries);
+  return entries && maps_like(early, *entries);
 }
 
-bool OpenDataset::maps_like(const std::vector<VirtualEntry>& entries) const {
-  if (entries.size() != mappings_.size()) {
+bool maps_like(const OpenedDataset& early, const std::vector<VirtualEntry>& entries) {
+  if (entries.size() != early.mappings.size()) {
     return false;
   }
-  const auto folder = location_.path().parent_path();
-  const auto base = parse_url(location_.path().native());  // a remote file's tiles: objects beside it
-  for (std::size_t i = 0; i < mappings_.size(); ++i) {
+  const auto folder = early.location.path().parent_path();
+  const auto base = parse_url(early.location.path().native());  // a remote file's tiles: objects beside it
+  for (std::size_t i = 0; i < early.mappings.size(); ++i) {
     const auto& entry = entries[i];
-    const auto& mapping = mappings_[i];
+    const auto& mapping = early.mappings[i];
     // As the tile table is trusted on a full open: the whole of a tile file's "/tile".
     if (entry.src || !names_tile_dataset(entry.dataset) || entry.dst != mapping.dst) {
       return false;
     }
-    const auto& file = sources_[mapping.source]->file;
+    const auto& file = early.sources[mapping.source]->file;
     if (base) {
       const auto url = entry.file == "." ? std::nullopt : resolve_inside(*base, entry.file);
       if (!url || redacted(*url) != file.native()) return false;
@@ -165,7 +168,7 @@ namespace {
 bool stands(const OpenDataset& early, const EarlyRead& read) {
   bool agree = false;
   try {
-    agree = early.mapping_agrees();
+    agree = mapping_agrees(early.opened());
   } catch (...) {
     read.stop();
     throw;
@@ -191,7 +194,7 @@ ReadableDataset open_for_read(const Location& location, const std::string& datas
   FileHandle remote = location.remote() ? open_file(location, options.remote) : FileHandle();
   if (options.early_reads) {
     auto file = remote ? reopen_file(remote.get()) : FileHandle();
-    if (auto early = OpenDataset::from_tile_index(location, dataset, options, std::move(file))) {
+    if (auto early = open_from_tile_index(location, dataset, options, std::move(file))) {
       readable.early = std::make_unique<const OpenDataset>(std::move(*early));
       std::optional<EarlyRead> read;
       try {
@@ -209,7 +212,7 @@ ReadableDataset open_for_read(const Location& location, const std::string& datas
       readable.early.reset();
     }
   }
-  readable.opened.emplace(location, dataset, options, std::move(remote));
+  readable.opened.emplace(open_to_read(location, dataset, options, std::move(remote)));
   return readable;
 }
 

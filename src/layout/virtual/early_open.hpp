@@ -14,9 +14,32 @@
 
 #include <h5tile/array.hpp>
 
+#include "hdf5/handle.hpp"
+#include "io/location.hpp"
 #include "layout/open_dataset.hpp"
+#include "layout/opened_dataset.hpp"
+#include "layout/virtual/virtual_map.hpp"
 
 namespace h5tile::detail {
+
+// A virtual dataset that h5tile wrote, known from its tile index alone: HDF5 has not opened it
+// (nor decoded its mapping), so its tiles can be read at once, and checked meanwhile against the
+// dataset as HDF5 opens it (mapping_agrees). nullopt where there is no usable index: none stored,
+// tiles that do not cover the dataset once, a tile outside the folder of the file (unless
+// `options.allow_external`). Each tile is looked for beside the file (HDF5's first choice when
+// HDF5_VDS_PREFIX is unset). `file`, where valid, is the file at `location` already open.
+[[nodiscard]] std::optional<OpenedDataset> open_from_tile_index(const Location& location, const std::string& dataset,
+                                                                const OpenOptions& options,
+                                                                FileHandle file = FileHandle());
+// For a dataset from open_from_tile_index: whether HDF5, opening the dataset, finds the dtype,
+// shape and mapping that the index gave (each tile the whole of "/tile" in the file the index
+// names, at the box it gives). What the index says of each tile's file (offset, size, plain
+// file) is checked as the tile is read. False too where HDF5 cannot open the dataset (the open
+// through HDF5 that follows says why).
+[[nodiscard]] bool mapping_agrees(const OpenedDataset& early);
+// For a dataset from open_from_tile_index: whether `entries` (a mapping as read_virtual_map
+// gives it) map the same tiles to the same boxes as the index.
+[[nodiscard]] bool maps_like(const OpenedDataset& early, const std::vector<VirtualEntry>& entries);
 
 // A tile named by the index does not match what is on disk (missing, a symbolic link, another
 // size), or the index does not cover what is read: the read started from the index is void.
@@ -53,7 +76,7 @@ struct ReadableDataset {
 // The early-read protocol of every read (from_file, read_box, read_into, from_file_batched).
 // Where `options.early_reads` and `path` holds a usable tile index of `dataset`, `start(early)`
 // begins reading from the dataset the index describes, on other threads, while this thread has
-// HDF5 open the dataset and compare its mapping with the index (OpenDataset::mapping_agrees).
+// HDF5 open the dataset and compare its mapping with the index (mapping_agrees).
 // The read stands when they agree and `settle` found every tile to be the file the index names;
 // otherwise it is stopped and the dataset is opened through HDF5 (whose errors are thrown once
 // the read has stopped). A `start` that throws InvalidArgument (the request judged on the index

@@ -1,6 +1,5 @@
 // Virtual datasets of remote files (remote_sources.hpp): resolving and opening their source
-// objects, and OpenDataset's members that read them (the mapping, and the tile index of an early
-// read).
+// objects, from the mapping or from the tile index of an early read.
 #include "layout/virtual/remote_sources.hpp"
 
 #include <algorithm>
@@ -19,8 +18,9 @@
 #include "hdf5/remote_driver.hpp"
 #include "hdf5/types.hpp"
 #include "io/remote.hpp"
-#include "layout/open_dataset.hpp"
 #include "layout/virtual/tile_index.hpp"
+#include "layout/virtual/virtual_map.hpp"
+#include "layout/virtual/virtual_open.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -86,105 +86,20 @@ DistinctObjects distinct_objects(const std::vector<std::optional<Url>>& urls) {
   return out;
 }
 
-}  // namespace
-
-void OpenDataset::open_remote_virtual(hid_t dcpl) {
-  const auto here = where(location_.path(), name_);
-  const auto entries = read_virtual_map(dcpl);
-  if (!entries) {
-    throw VirtualSourceError(
-        fmt::format("{}: its mapping is not box to box (an unlimited or irregular selection, or a '%b' source "
-                    "name): h5tile reads such virtual datasets of local files only (HDF5 would open their "
-                    "sources itself)",
-                    here));
-  }
-  info_.virtual_sources = entries->size();
-  const auto base = parse_url(location_.path().native()).value();
-  std::vector<std::optional<Url>> urls;
-  urls.reserve(entries->size());
-  for (const auto& entry : *entries) urls.push_back(remote_source_url(base, entry.file, here));
-  const auto objects = distinct_objects(urls);
-  const auto opened = open_remote_objects(objects.urls, source_object_options(options_.remote));
-  for (const auto& object : opened) {
-    if (object.source) info_.stored_bytes += object.source->size();
-  }
-  // Tiles h5tile wrote whose objects are still the files written (size and identity) are read
-  // at the offset their tile table gives, without HDF5 opening them; any other source is opened
-  // by HDF5 through h5tile's driver, on its own object.
-  const auto table = read_tile_table(dataset_.get(), info_.shape.size());
-  const bool has_table = table.size() == entries->size();
-  const auto es = info_.dtype.size();
-  std::vector<char> by_table(entries->size(), 0);
-  if (options_.raw_io && has_table) {
-    const auto workers =
-        static_cast<unsigned>(std::min<std::size_t>(entries->size(), std::max(1U, options_.remote.connections)));
-    parallel_for(entries->size(), workers, [&](std::size_t i) {
-      const auto& entry = (*entries)[i];
-      const auto& row = table[i];
-      const auto object = objects.object_of[i];
-      if (object == std::string::npos || !opened[object].source || !row.identity || entry.src ||
-          !names_tile_dataset(entry.dataset) || entry.dst.count() == 0) {
-        return;
-      }
-      try {
-        by_table[i] =
-            is_remote_tile(*opened[object].source, row.raw_offset, row.file_size, *row.identity, entry.dst.count() * es)
-                ? 1
-                : 0;
-      } catch (const Error&) {
-        // Read through HDF5 below, which reports what is wrong with it.
-      }
-    });
-  }
-  std::map<std::pair<std::size_t, std::string>, std::size_t> seen;
-  for (std::size_t i = 0; i < entries->size(); ++i) {
-    const auto& entry = (*entries)[i];
-    const auto object = objects.object_of[i];
-    const std::string shown = urls[i] ? redacted(*urls[i]) : location_.path().string();
-    try {
-      if (object != std::string::npos && opened[object].error) {
-        std::rethrow_exception(opened[object].error);
-      }
-      if (by_table[i] != 0) {
-        auto source = std::make_unique<Source>();
-        source->file = shown;
-        source->dataset = entry.dataset;
-        source->shape = entry.dst.extent;
-        source->elem_size = es;
-        source->access = RawBytes{opened[object].source, table[i].raw_offset};
-        sources_.push_back(std::move(source));
-        mappings_.push_back(
-            {sources_.size() - 1, Box::whole(entry.dst.extent), entry.dst, table[i].checksum, table[i].raw_offset});
-        continue;
-      }
-      std::size_t index = 0;
-      auto key = std::make_pair(object, entry.dataset);
-      if (auto it = seen.find(key); it != seen.end()) {
-        index = it->second;
-      } else {
-        index = add_remote_source(object == std::string::npos ? nullptr : opened[object].source, entry.dataset);
-        seen.emplace(std::move(key), index);
-      }
-      map_source(index, entry.src, entry.dst, has_table ? table[i].checksum : std::nullopt,
-                 has_table ? table[i].raw_offset : 0);
-    } catch (const std::exception& e) {
-      throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}", here, shown,
-                                           entry.dataset, to_string(entry.dst), e.what()));
-    }
-  }
-  finish_mappings();
-}
-
-std::size_t OpenDataset::add_remote_source(std::shared_ptr<const ByteSource> object, const std::string& dataset) {
+// Source dataset `dataset` of remote object `object` (nullptr: the file itself), opened by HDF5 on
+// h5tile's driver and added to the sources: its index.
+std::size_t add_remote_source(OpenedDataset& opened, std::shared_ptr<const ByteSource> object,
+                              const std::string& dataset) {
   auto source = std::make_unique<Source>();
-  source->file = object ? fs::path(object->name()) : location_.path();
+  source->file = object ? fs::path(object->name()) : opened.location.path();
   source->dataset = dataset;
-  ThroughHdf5 hdf5{{}, {}, copy_type(memory_type_.get())};
+  ThroughHdf5 hdf5{{}, {}, copy_type(opened.memory_type.get())};
   if (object) {
-    const auto block = source_object_options(options_.remote).block_size;
-    hdf5.file = open_remote_file(object, block, 16 * block, options_.remote.parallel);
+    const auto block = source_object_options(opened.options.remote).block_size;
+    hdf5.file = open_remote_file(object, block, 16 * block, opened.options.remote.parallel);
   }
-  hdf5.dataset = open_guarded(object ? hdf5.file.get() : file_.get(), normalize_dataset_name(dataset), source->file);
+  hdf5.dataset =
+      open_guarded(opened, object ? hdf5.file.get() : opened.file.get(), normalize_dataset_name(dataset), source->file);
   const auto described = describe_dataset(hdf5.dataset.get(), where(source->file, dataset));
   if (described.storage == Storage::Virtual) {
     throw VirtualSourceError(
@@ -199,15 +114,110 @@ std::size_t OpenDataset::add_remote_source(std::shared_ptr<const ByteSource> obj
   }
   source->shape = described.shape;
   source->chunk = described.chunk;
-  source->elem_size = info_.dtype.size();
-  source->access =
-      access_for(std::move(hdf5), source->chunk, options_.raw_io, options_.direct_reads, source->file, dataset);
-  sources_.push_back(std::move(source));
-  return sources_.size() - 1;
+  source->elem_size = opened.info.dtype.size();
+  source->access = access_for(std::move(hdf5), source->chunk, opened.options.raw_io, opened.options.direct_reads,
+                              source->file, dataset);
+  opened.sources.push_back(std::move(source));
+  return opened.sources.size() - 1;
 }
 
-bool OpenDataset::open_remote_tiles(const TileIndex& index) {
-  const auto base = parse_url(location_.path().native());
+}  // namespace
+
+void open_remote_virtual(OpenedDataset& opened, hid_t dcpl) {
+  const auto here = where(opened.location.path(), opened.name);
+  const auto entries = read_virtual_map(dcpl);
+  if (!entries) {
+    throw VirtualSourceError(
+        fmt::format("{}: its mapping is not box to box (an unlimited or irregular selection, or a '%b' source "
+                    "name): h5tile reads such virtual datasets of local files only (HDF5 would open their "
+                    "sources itself)",
+                    here));
+  }
+  opened.info.virtual_sources = entries->size();
+  const auto base = parse_url(opened.location.path().native()).value();
+  std::vector<std::optional<Url>> urls;
+  urls.reserve(entries->size());
+  for (const auto& entry : *entries) urls.push_back(remote_source_url(base, entry.file, here));
+  const auto objects = distinct_objects(urls);
+  const auto reached = open_remote_objects(objects.urls, source_object_options(opened.options.remote));
+  for (const auto& object : reached) {
+    if (object.source) opened.info.stored_bytes += object.source->size();
+  }
+  // Tiles h5tile wrote whose objects are still the files written (size and identity) are read
+  // at the offset their tile table gives, without HDF5 opening them; any other source is opened
+  // by HDF5 through h5tile's driver, on its own object.
+  const auto table = read_tile_table(opened.dataset.get(), opened.info.shape.size());
+  const bool has_table = table.size() == entries->size();
+  const auto es = opened.info.dtype.size();
+  std::vector<char> by_table(entries->size(), 0);
+  if (opened.options.raw_io && has_table) {
+    const auto workers =
+        static_cast<unsigned>(std::min<std::size_t>(entries->size(), std::max(1U, opened.options.remote.connections)));
+    parallel_for(entries->size(), workers, [&](std::size_t i) {
+      const auto& entry = (*entries)[i];
+      const auto& row = table[i];
+      const auto object = objects.object_of[i];
+      if (object == std::string::npos || !reached[object].source || !row.identity || entry.src ||
+          !names_tile_dataset(entry.dataset) || entry.dst.count() == 0) {
+        return;
+      }
+      try {
+        by_table[i] = is_remote_tile(*reached[object].source, row.raw_offset, row.file_size, *row.identity,
+                                     entry.dst.count() * es)
+                          ? 1
+                          : 0;
+      } catch (const Error&) {
+        // Read through HDF5 below, which reports what is wrong with it.
+      }
+    });
+  }
+  std::map<std::pair<std::size_t, std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const auto& entry = (*entries)[i];
+    const auto object = objects.object_of[i];
+    const std::string shown = urls[i] ? redacted(*urls[i]) : opened.location.path().string();
+    try {
+      if (object != std::string::npos && reached[object].error) {
+        std::rethrow_exception(reached[object].error);
+      }
+      if (by_table[i] != 0) {
+        auto source = std::make_unique<Source>();
+        source->file = shown;
+        source->dataset = entry.dataset;
+        source->shape = entry.dst.extent;
+        source->elem_size = es;
+        source->access = RawBytes{reached[object].source, table[i].raw_offset};
+        opened.sources.push_back(std::move(source));
+        opened.mappings.push_back({opened.sources.size() - 1, Box::whole(entry.dst.extent), entry.dst,
+                                   table[i].checksum, table[i].raw_offset});
+        continue;
+      }
+      std::size_t index = 0;
+      auto key = std::make_pair(object, entry.dataset);
+      if (auto it = seen.find(key); it != seen.end()) {
+        index = it->second;
+      } else {
+        index =
+            add_remote_source(opened, object == std::string::npos ? nullptr : reached[object].source, entry.dataset);
+        seen.emplace(std::move(key), index);
+      }
+      map_source(opened, index, entry.src, entry.dst, has_table ? table[i].checksum : std::nullopt,
+                 has_table ? table[i].raw_offset : 0);
+    } catch (const ReshapedMapping&) {
+      throw VirtualSourceError(
+          fmt::format("{}: source '{}' (dataset '{}') is mapped to {} in another shape: h5tile reads such "
+                      "virtual datasets of local files only (HDF5 would open their sources itself)",
+                      here, shown, entry.dataset, to_string(entry.dst)));
+    } catch (const std::exception& e) {
+      throw VirtualSourceError(fmt::format("{}: source '{}' (dataset '{}', mapped to {}) is unusable: {}", here, shown,
+                                           entry.dataset, to_string(entry.dst), e.what()));
+    }
+  }
+  finish_mappings(opened);
+}
+
+bool open_remote_tiles(OpenedDataset& opened, const TileIndex& index) {
+  const auto base = parse_url(opened.location.path().native());
   if (!base) return false;
   std::vector<std::optional<Url>> urls;
   urls.reserve(index.tiles.size());
@@ -222,16 +232,16 @@ bool OpenDataset::open_remote_tiles(const TileIndex& index) {
   if (objects.urls.size() != urls.size()) {
     return false;  // two tiles in one object: not what h5tile writes
   }
-  const auto opened = open_remote_objects(objects.urls, source_object_options(options_.remote));
+  const auto reached = open_remote_objects(objects.urls, source_object_options(opened.options.remote));
   const auto es = index.dtype.size();
   std::atomic<bool> usable{true};
   const auto workers =
-      static_cast<unsigned>(std::min<std::size_t>(opened.size(), std::max(1U, options_.remote.connections)));
-  parallel_for(opened.size(), workers, [&](std::size_t i) {
+      static_cast<unsigned>(std::min<std::size_t>(reached.size(), std::max(1U, opened.options.remote.connections)));
+  parallel_for(reached.size(), workers, [&](std::size_t i) {
     const auto& tile = index.tiles[i];
     try {
-      if (!usable || !opened[i].source ||
-          !is_remote_tile(*opened[i].source, tile.raw_offset, tile.file_size, tile.identity, tile.dst.count() * es)) {
+      if (!usable || !reached[i].source ||
+          !is_remote_tile(*reached[i].source, tile.raw_offset, tile.file_size, tile.identity, tile.dst.count() * es)) {
         usable = false;
       }
     } catch (const Error&) {
@@ -241,8 +251,8 @@ bool OpenDataset::open_remote_tiles(const TileIndex& index) {
   if (!usable) {
     return false;
   }
-  sources_.resize(index.tiles.size());
-  mappings_.resize(index.tiles.size());
+  opened.sources.resize(index.tiles.size());
+  opened.mappings.resize(index.tiles.size());
   for (std::size_t i = 0; i < index.tiles.size(); ++i) {
     const auto& tile = index.tiles[i];
     auto source = std::make_unique<Source>();
@@ -250,9 +260,9 @@ bool OpenDataset::open_remote_tiles(const TileIndex& index) {
     source->dataset = kTileDataset;
     source->shape = tile.dst.extent;
     source->elem_size = es;
-    source->access = RawBytes{opened[i].source, tile.raw_offset};
-    sources_[i] = std::move(source);
-    mappings_[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
+    source->access = RawBytes{reached[i].source, tile.raw_offset};
+    opened.sources[i] = std::move(source);
+    opened.mappings[i] = {i, Box::whole(tile.dst.extent), tile.dst, tile.checksum, tile.raw_offset};
   }
   return true;
 }

@@ -12,11 +12,28 @@
 #include <string>
 #include <vector>
 
+#include "hdf5/handle.hpp"
 #include "io/byte_source.hpp"
 #include "io/http/url.hpp"
 #include "io/remote_options.hpp"
+#include "layout/opened_dataset.hpp"
 
 namespace h5tile::detail {
+
+struct TileIndex;
+
+// The virtual dataset `opened` (its file, dataset and info in place) with dataset creation
+// property list `dcpl`, in a remote file: its sources, objects beside the file, opened (tiles
+// h5tile wrote at their tile table's offsets; others by HDF5 on h5tile's driver, each on its own
+// object) and mapped. Throws VirtualSourceError naming a source outside the folder, unusable,
+// or of a mapping h5tile does not read from a remote file (not box to box, reshaped, nested).
+void open_remote_virtual(OpenedDataset& opened, hid_t dcpl);
+
+// For an early read of the remote file `opened` (open_from_tile_index): the tiles of `index`,
+// each its own object beside the file, opened and checked (size and identity) and mapped; false
+// where the index is unusable (a tile outside the folder, two tiles in one object, a tile that
+// is not the file the index names).
+[[nodiscard]] bool open_remote_tiles(OpenedDataset& opened, const TileIndex& index);
 
 // Source `name` of the virtual dataset `where` (a message prefix) in the file at `base`: the URL
 // of its object, or nullopt for "." (the file itself). Throws VirtualSourceError for a name
