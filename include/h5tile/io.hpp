@@ -201,6 +201,22 @@ void disable_hdf5_plugins();
 void read_into(const std::filesystem::path& path, const std::string& dataset, const ArrayView& out,
                const Shape& offset = {}, const ReadOptions& options = {});
 
+/// Writes `data` into the existing dataset `dataset` of the local file `path`, in place: the
+/// elements at `offset` + i * `step` for i < data.shape along each axis (`offset` empty: the
+/// whole dataset, whose shape `data.shape` must then be; `step` empty: every element). The object
+/// the name leads to is written (through soft links; every hard link to it sees the change) and
+/// keeps its layout, chunks, filters, fill value, attributes and other names. A chunked
+/// dataset's chunks that the part touches are read, merged and encoded again on `threads`
+/// workers (0: the threads setting), a chunk covered whole is encoded from `data` alone; where
+/// h5tile does not encode its filters, and for steps other than 1, HDF5 writes it. `data` is host
+/// memory, C-contiguous, of the dataset's dtype (as describe() gives it). When the call returns
+/// the data is in the file (written to the kernel) and `data` may change. Throws InvalidArgument
+/// (another dtype, a part that does not fit, device memory, a URL), DatasetNotFound,
+/// NotADataset, UnsupportedType (variable-length strings, a virtual dataset), IoError,
+/// RuntimeError (a damaged stored chunk). On an error, each chunk is wholly old or wholly new.
+void write_into(const std::filesystem::path& path, const std::string& dataset, const ArrayView& data,
+                const Shape& offset = {}, const Shape& step = {}, unsigned threads = 0);
+
 /// A dataset kept open for many small reads, as h5py's Dataset keeps its file: the file, the
 /// dataset and where its bytes lie (chunk addresses, a virtual dataset's mapping) are opened at
 /// the first read and kept until close() or destruction, instead of being found again by every

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 import numpy as np
 
 from . import _arguments as _args
-from . import _dims, _dtypes, _via_h5py
+from . import _dims, _dtypes, _h5tile, _via_h5py
 from ._functions import to_file
 from ._arrays import prepare
 from ._attributes import Empty
@@ -505,38 +505,28 @@ class Dataset(_Object):
 
     # -- writes
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Writes the whole dataset (mode "a"/"r+"): ``ds[...] = array`` (or ``ds[()]``, or a
-        selection of every element), converted to the dataset's dtype and broadcast to its
-        shape, in parallel, keeping its layout, chunks, filters and attributes. The write
-        replaces the dataset: h5tile has no writes of a part of an existing dataset; for those,
-        read it (``a = ds[...]``), change ``a`` and write it back (``ds[...] = a``)."""
+        """Writes ``value`` into the selected elements (mode "a"/"r+"), in place, as h5py does:
+        ``ds[...] = a``, ``ds[2:5, ::2] = x``, ``ds[7] = 0``, a list on one axis, a boolean mask.
+        ``value`` is converted to the dataset's dtype and broadcast to the selection's shape. The
+        object the name leads to is written (through a soft link; its other hard-linked names see
+        the change) and keeps its layout, chunks, filters and attributes. A compressed chunked
+        dataset's chunks are read, merged and encoded on every core. When the call returns the
+        data is in the file and ``value`` may change."""
         self._file._check_writable(f"write dataset '{self._name}'")
         shape = self.shape
         sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
+        if self._info["layout"] != "virtual":
+            self._write_selection(sel, value)
+            self._file._written()
+            return
         if not (sel.is_box and tuple(sel.offset) == (0,) * len(shape) and tuple(sel.extent) == shape
                 and sel.result_shape == shape):
             raise InvalidArgumentError(
-                _args.without_secrets(f"h5tile writes whole datasets: {_Selection.text(key)} selects part of "
-                                      f"'{self._name}' of shape {shape} in '{self._file._shown}'; read it (a = "
-                                      "ds[...]), change a[...] and write it back (ds[...] = a)"))
+                _args.without_secrets(f"h5tile writes a virtual dataset whole: {_Selection.text(key)} selects part "
+                                      f"of '{self._name}' of shape {shape} in '{self._file._shown}'; write its "
+                                      "sources, or read it (a = ds[...]), change a[...] and write it back "
+                                      "(ds[...] = a)"))
         data = np.array(np.broadcast_to(np.asarray(value, dtype=self.dtype), shape), order="C")
-        info = self._info
-        filters = list(info["filters"] or ())
-        options: dict = {"layout": "contiguous"}
-        if info["layout"] == "virtual":
-            options["layout"] = "virtual"
-        elif info["layout"] == "chunked":
-            options.update(layout="chunked", chunks=self.chunks, shuffle="shuffle" in filters,
-                           fletcher32="fletcher32" in filters)
-            others = [f for f in filters if f not in ("shuffle", "fletcher32")]
-            if others:
-                codec = {"deflate": "gzip", "zstd": "zstd", "lz4": "lz4", "blosc": "blosc"}.get(others[0])
-                if codec is None or len(others) > 1:
-                    raise InvalidArgumentError(_args.without_secrets(f"cannot rewrite '{self._name}' in "
-                                                                     f"'{self._file._shown}' with its filters "
-                                                                     f"{filters}: h5tile writes gzip, zstd, lz4 "
-                                                                     "and blosc"))
-                options.update(compression=codec, level=self.compression_opts)
         # h5tile's own attributes (h5tile_*) are made anew by the write; the others come back after it.
         kept = {name: raw for name, raw in self.attrs._raw().items() if not name.startswith("h5tile_")}
         lost = sorted(name for name, raw in kept.items()
@@ -546,7 +536,7 @@ class Dataset(_Object):
                                                              f"'{self._file._shown}': h5tile could not write "
                                                              f"back its attributes {lost} (of a type h5tile does "
                                                              "not read)"))
-        to_file(data, self._file.filename, self._name, mode="a", **options).wait()
+        to_file(data, self._file.filename, self._name, mode="a", layout="virtual").wait()
         self._file._written()
         # The write replaced the dataset: its attributes come back (those the write made are kept).
         now = set(self.attrs.keys())
@@ -554,6 +544,55 @@ class Dataset(_Object):
             if name not in now:
                 self.attrs._write_raw(name, raw)
 
+    def _write_selection(self, sel: _Selection, value: Any) -> None:
+        """``value`` written into `sel` in place: one write of each strided box the selection is
+        made of (an axis picked by a list: one box per run of consecutive indices); a boolean mask
+        of the whole shape: its covering box read, changed and written back."""
+        data = np.asarray(value, dtype=self.dtype)
+        try:
+            data = np.broadcast_to(data, sel.result_shape)
+        except ValueError:
+            raise TypeError(_args.without_secrets(f"can't broadcast {data.shape} -> {sel.result_shape} (writing "
+                                                  f"'{self._name}' in '{self._file._shown}')")) from None
+        if sel.mask is not None:
+            box = tuple(slice(o, o + e) for o, e in zip(sel.offset, sel.extent))
+            covering = self[box]
+            covering[sel.mask[box]] = data
+            self._write_box(covering, sel.offset, [1] * len(sel.offset))
+            return
+        picked = data.reshape(tuple(p.count for p in sel.axes))
+        if 0 in picked.shape:
+            return
+        runs = [_runs(p.indices) for p in sel.axes]
+        for axis, axis_runs in enumerate(runs):
+            if len(axis_runs) > 1:  # a list on this axis: one write per run of it
+                taken = 0
+                for start, count, step in axis_runs:
+                    part = [slice(None)] * picked.ndim
+                    part[axis] = slice(taken, taken + count)
+                    offset = [r[0][0] for r in runs]
+                    offset[axis] = start
+                    steps = [r[0][2] for r in runs]
+                    steps[axis] = step
+                    self._write_box(picked[tuple(part)], offset, steps)
+                    taken += count
+                return
+        self._write_box(picked, [r[0][0] for r in runs], [r[0][2] for r in runs])
+
+    def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
+        array, sized = prepare(np.ascontiguousarray(data), "value")
+        _h5tile.write_into(self._file.filename, self._name, array, sized, [int(o) for o in offset],
+                           [int(s) for s in step], self._file._options["threads"])
+
+
+def _runs(indices: Any) -> "list[tuple[int, int, int]]":
+    """The picks of one axis as (start, count, step) runs: one for a range (a slice, an integer),
+    one per run of consecutive indices for an array (a list)."""
+    if isinstance(indices, range):
+        return [(indices.start, len(indices), indices.step if len(indices) > 1 else 1)]
+    indices = np.asarray(indices, dtype=np.int64)
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    return [(int(run[0]), len(run), 1) for run in np.split(indices, breaks)]
 
 class _View:
     """What h5py's views of a dataset (``astype``, ``asstr``) share: the dataset's shape, size and

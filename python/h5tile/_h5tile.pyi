@@ -104,6 +104,11 @@ def read_attributes_of_each(path: str | os.PathLike, objects: Sequence[str]) -> 
 
 def write_attribute(path: str | os.PathLike, object: str, name: str, value: Annotated[NDArray, dict(writable=False)], sized: str) -> None: ...
 
+def write_into(path: str | os.PathLike, dataset: str, value: Annotated[NDArray, dict(writable=False)], sized: str, offset: Sequence[int], step: Sequence[int], threads: int) -> None:
+    """
+    h5tile::write_into: `value` (the dataset's dtype, C-contiguous) into the elements at offset + i * step, in place.
+    """
+
 def write_string_attribute(path: str | os.PathLike, object: str, name: str, strings: Sequence[bytes], shape: Sequence[int], fixed_width: int) -> None: ...
 
 def write_empty_attribute(path: str | os.PathLike, object: str, name: str, dtype: str) -> None: ...

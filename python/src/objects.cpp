@@ -196,6 +196,17 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "object"_a, "name"_a, "value"_a, "sized"_a);
   m.def(
+      "write_into",
+      [](const std::filesystem::path& path, const std::string& dataset, AnyArray value, const std::string& sized,
+         const h5tile::Shape& offset, const h5tile::Shape& step, unsigned threads) {
+        const auto v = view_of(value, sized);
+        nb::gil_scoped_release release;
+        h5tile::write_into(path, dataset, v, offset, step, threads);
+      },
+      "path"_a, "dataset"_a, "value"_a, "sized"_a, "offset"_a, "step"_a, "threads"_a,
+      "h5tile::write_into: `value` (the dataset's dtype, C-contiguous) into the elements at offset + i * step, in "
+      "place.");
+  m.def(
       "write_string_attribute",
       [](const std::filesystem::path& path, const std::string& object, const std::string& name,
          const std::vector<nb::bytes>& strings, const h5tile::Shape& shape, std::size_t fixed_width) {

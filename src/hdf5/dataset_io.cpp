@@ -79,6 +79,22 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data) {
   check(H5Dwrite(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
 }
 
+void hdf5_write(hid_t dataset, hid_t memory_type, const Shape& start, const Shape& count, const Shape& step,
+                const void* data) {
+  if (element_count(count) == 0) return;
+  const Hdf5Lock lock;
+  const SpaceHandle file_space(check(H5Dget_space(dataset), "H5Dget_space"));
+  const auto memory_space = make_space(count);
+  if (!start.empty()) {
+    const auto first = hsizes(start);
+    const auto counts = hsizes(count);
+    const auto strides = hsizes(step);
+    check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, first.data(), strides.data(), counts.data(), nullptr),
+          "H5Sselect_hyperslab");
+  }
+  check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data), "H5Dwrite");
+}
+
 void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes, unsigned filter_mask) {
   const Hdf5Lock lock;
   const auto start = hsizes(offset);

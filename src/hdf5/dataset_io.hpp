@@ -26,6 +26,11 @@ void hdf5_read(hid_t dataset, hid_t memory_type, const Box& src, std::byte* dst_
 // Writes a whole row-major buffer of `shape` to `dataset` as `memory_type`.
 void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 
+// Writes `data` (row-major, `count` elements per axis, as `memory_type`) to the elements of
+// `dataset` at `start` + i * `step` (H5Dwrite: HDF5 converts, filters and allocates).
+void hdf5_write(hid_t dataset, hid_t memory_type, const Shape& start, const Shape& count, const Shape& step,
+                const void* data);
+
 // Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges, and
 // already filtered, except the filters whose bit is set in `filter_mask`) at element offset
 // `offset`, without type conversion or filters (H5Dwrite_chunk).

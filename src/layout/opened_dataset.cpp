@@ -25,8 +25,8 @@ OpenedDataset::~OpenedDataset() {
 
 DatasetHandle open_guarded(const OpenedDataset& opened, hid_t file, const std::string& name,
                            const fs::path& where_from) {
-  const GuardedLinks links(external_link_check(opened.location, opened.options.allow_external,
-                                               opened.options.ext_prefix));
+  const GuardedLinks links(
+      external_link_check(opened.location, opened.options.allow_external, opened.options.ext_prefix));
   return open_dataset(file, name, where_from, links);
 }
 
@@ -43,8 +43,8 @@ void finish_mappings(OpenedDataset& opened) {
   boxes.reserve(opened.mappings.size());
   for (const auto& m : opened.mappings) boxes.push_back(m.dst);
   opened.later_overlaps = later_overlaps(boxes);
-  opened.overlapping = std::any_of(opened.later_overlaps.begin(), opened.later_overlaps.end(),
-                                   [](const auto& l) { return !l.empty(); });
+  opened.overlapping =
+      std::any_of(opened.later_overlaps.begin(), opened.later_overlaps.end(), [](const auto& l) { return !l.empty(); });
 }
 
 }  // namespace h5tile::detail

@@ -21,8 +21,8 @@ namespace {
 
 // The dataset's description from HDF5, its DatasetInfo, memory type and fill value kept.
 DatasetDescription describe(OpenedDataset& opened) {
-  auto described = describe_dataset(opened.dataset.get(), where(opened.location.path(), opened.name),
-                                    opened.options.metadata_only);
+  auto described =
+      describe_dataset(opened.dataset.get(), where(opened.location.path(), opened.name), opened.options.metadata_only);
   auto& info = opened.info;
   info.dtype = described.dtype;
   info.numpy_type = described.numpy_type;

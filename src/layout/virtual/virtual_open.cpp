@@ -44,11 +44,11 @@ class Confinement {
     if (!folder_check_) folder_check_ = std::make_unique<FolderCheck>(opened_.location.path());
     if (!folder_check_->inside(source, link)) {
       std::error_code ec;
-      throw VirtualSourceError(fmt::format(
-          "{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "
-          "allow_external_sources (h5tile refuses it by default)",
-          where(opened_.location.path(), opened_.name), stored_name,
-          fs::weakly_canonical(fs::absolute(source), ec).string()));
+      throw VirtualSourceError(
+          fmt::format("{}: source '{}' (resolved to '{}') is outside the folder of the file; reading it needs "
+                      "allow_external_sources (h5tile refuses it by default)",
+                      where(opened_.location.path(), opened_.name), stored_name,
+                      fs::weakly_canonical(fs::absolute(source), ec).string()));
     }
   }
 
@@ -74,8 +74,8 @@ std::size_t add_source(OpenedDataset& opened, const fs::path& file, const std::s
   check_data_files(opened.location.path(), file, dataset, hdf5.dataset.get(), source_dcpl.get(),
                    opened.options.extfile_prefix, opened.options.allow_external);
   note_kept_file(opened, file, hdf5.dataset.get(), source_dcpl.get());
-  source->access = access_for(std::move(hdf5), source->chunk, opened.options.raw_io, opened.options.direct_reads,
-                              file, dataset);
+  source->access =
+      access_for(std::move(hdf5), source->chunk, opened.options.raw_io, opened.options.direct_reads, file, dataset);
   opened.sources.push_back(std::move(source));
   return opened.sources.size() - 1;
 }
@@ -156,8 +156,8 @@ void map_entries(OpenedDataset& opened, Confinement& confinement, const std::vec
       source->access = TableTile{table[i].raw_offset,  table[i].file_size, *table[i].identity, false,
                                  options.direct_reads, std::move(held[i])};
       opened.sources.push_back(std::move(source));
-      opened.mappings.push_back({opened.sources.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i),
-                                 table[i].raw_offset});
+      opened.mappings.push_back(
+          {opened.sources.size() - 1, Box::whole(entry.dst.extent), entry.dst, checksum_of(i), table[i].raw_offset});
       continue;
     }
     auto key = std::make_pair(file.lexically_normal().string(), entry.dataset);
