@@ -9,7 +9,9 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
+#include <h5tile/dataset_info.hpp>
 #include <h5tile/object_types.hpp>
+#include <h5tile/options.hpp>
 
 namespace h5tile {
 
@@ -78,5 +80,78 @@ void write_empty_attribute(const std::filesystem::path& path, const std::string&
 /// Removes attribute `name` of `object` in place. Throws DatasetNotFound where the object or
 /// the attribute does not exist.
 void delete_attribute(const std::filesystem::path& path, const std::string& object, const std::string& name);
+
+/// How create_file makes a file (h5py's File keywords of the same names).
+struct FileCreation {
+  bool track_order = false;          ///< the root group tracks the creation order of links and attributes
+  std::uint64_t userblock_size = 0;  ///< bytes before the HDF5 data (0, or a power of two >= 512)
+};
+
+/// An empty HDF5 file at the local `path`, as h5py's File(path, "w") (`exclusive` false: what is
+/// there is replaced, after the writes of `path` this process started) and File(path, "x")
+/// (`exclusive`: FileExists where anything is at `path`). Throws InvalidArgument (a URL; a
+/// directory, device, FIFO or socket at `path`, naming what it is), FileNotFound (no folder).
+void create_file(const std::filesystem::path& path, bool exclusive, const FileCreation& options = {});
+
+/// Creates group `group` (an absolute path) in the local file `path`, with the groups missing on
+/// its way (h5py's create_group); it tracks the creation order of its links and attributes
+/// where `track_order`. Throws InvalidArgument where the name exists or a part of its path is a
+/// dataset, FileNotFound, NotHdf5File.
+void create_group(const std::filesystem::path& path, const std::string& group, bool track_order = false);
+
+/// Removes the link `name` (h5py's `del group[name]`): the object stays while another link
+/// leads to it. Throws DatasetNotFound where there is no such link.
+void delete_link(const std::filesystem::path& path, const std::string& name);
+
+/// Renames the link `from` to `to` (h5py's move). Throws DatasetNotFound where `from` does
+/// not exist, InvalidArgument where `to` does.
+void move_link(const std::filesystem::path& path, const std::string& from, const std::string& to);
+
+/// Makes the link `name` in the local file `path`, as `link` describes it (its `name` is not
+/// used): soft, to the path `link.target`; external, to `link.target` in `link.file`; hard, to
+/// the object the path `link.target` leads to in this file (h5py's `group[name] = obj`). Throws
+/// InvalidArgument where `name` exists, DatasetNotFound where a hard link's target does not.
+void create_link(const std::filesystem::path& path, const std::string& name, const Link& link);
+
+/// How copy_object copies (h5py's Group.copy keywords).
+struct CopyOptions {
+  bool shallow = false;             ///< a group's members are not copied
+  bool expand_soft = false;         ///< soft links become copies of what they lead to
+  bool expand_external = false;     ///< external links too
+  bool expand_references = false;   ///< objects that references lead to are copied too
+  bool without_attributes = false;  ///< attributes are not copied
+};
+
+/// Copies the group or dataset `from` of the local file `source` to `to` in the local file
+/// `destination` (the same file, or another existing one), as HDF5's H5Ocopy copies it (h5py's
+/// Group.copy). Throws DatasetNotFound where `from` does not exist, InvalidArgument where `to`
+/// does.
+void copy_object(const std::filesystem::path& source, const std::string& from, const std::filesystem::path& destination,
+                 const std::string& to, const CopyOptions& options = {});
+
+/// Changes the shape of the chunked dataset `dataset` to `shape`, within its maximum shape
+/// (h5py's Dataset.resize): elements past the old shape read as the fill value. Throws
+/// UnsupportedType for a dataset that is not chunked, InvalidArgument for a shape of another
+/// rank or past the maximum shape.
+void resize_dataset(const std::filesystem::path& path, const std::string& dataset, const Shape& shape);
+
+/// What create_dataset makes (h5py's create_dataset keywords).
+struct DatasetCreation {
+  DType dtype{DTypeKind::Float32};
+  Shape shape;
+  Shape max_shape;  ///< empty: `shape`; kUnlimitedExtent for an axis without limit
+  Shape chunk;      ///< empty: contiguous (or compact); needed with filters or a max shape
+  Compression compression{};
+  bool compact = false;               ///< the data in the object header (at most 64 KiB)
+  std::vector<std::byte> fill_value;  ///< one element of `dtype`, or empty: zeros
+  bool track_order = false;
+};
+
+/// Creates the empty dataset `dataset` (an absolute path; groups missing on its way made) in the
+/// local file `path`: its elements read as the fill value until written (write_into writes
+/// them, in parallel). Throws InvalidArgument where the name exists, a part of its path is a
+/// dataset, or the creation does not fit together (a chunk of another rank, a max shape below the
+/// shape, filters without chunks), FileNotFound, NotHdf5File.
+void create_dataset(const std::filesystem::path& path, const std::string& dataset, const DatasetCreation& creation);
 
 }  // namespace h5tile

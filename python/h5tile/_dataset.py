@@ -544,6 +544,32 @@ class Dataset(_Object):
             if name not in now:
                 self.attrs._write_raw(name, raw)
 
+    def write_direct(self, source: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
+        """Writes ``source[source_sel]`` into ``self[dest_sel]`` (h5py's ``write_direct``)."""
+        if not isinstance(source, np.ndarray):
+            raise TypeError(_args.without_secrets(f"source must be a numpy.ndarray, not {type(source).__name__}"))
+        self[() if dest_sel is None else dest_sel] = source if source_sel is None else source[source_sel]
+
+    def resize(self, size: Any, axis: Optional[int] = None) -> None:
+        """Changes the shape of a chunked dataset within its ``maxshape`` (h5py's ``resize``):
+        ``size`` is the new shape, or with ``axis`` the new length of that axis. Elements past
+        the old shape read as the fill value; those cut off are gone. TypeError for a dataset that
+        is not chunked."""
+        self._file._check_writable(f"resize dataset '{self._name}'")
+        shape = self.shape
+        if axis is not None:
+            if not isinstance(axis, (int, np.integer)) or not 0 <= axis < len(shape):
+                raise ValueError(_args.without_secrets(f"Invalid axis (0 to {len(shape) - 1} allowed)"))
+            new = list(shape)
+            new[axis] = int(size)
+        else:
+            new = [int(size)] if isinstance(size, (int, np.integer)) else [int(n) for n in size]
+        self._file._written()
+        try:
+            _h5tile.resize_dataset(self._file.filename, self._name, new)
+        finally:
+            self._file._written()
+
     def _write_selection(self, sel: _Selection, value: Any) -> None:
         """``value`` written into `sel` in place: one write of each strided box the selection is
         made of (an axis picked by a list: one box per run of consecutive indices); a boolean mask

@@ -115,6 +115,28 @@ def write_empty_attribute(path: str | os.PathLike, object: str, name: str, dtype
 
 def delete_attribute(path: str | os.PathLike, object: str, name: str) -> None: ...
 
+def create_file(path: str | os.PathLike, exclusive: bool, track_order: bool = False, userblock_size: int = 0) -> None: ...
+
+def create_group(path: str | os.PathLike, name: str, track_order: bool = False) -> None: ...
+
+def delete_link(path: str | os.PathLike, name: str) -> None: ...
+
+def move_link(path: str | os.PathLike, source: str, dest: str) -> None: ...
+
+def create_link(path: str | os.PathLike, name: str, kind: str, target: str, file: str = '') -> None:
+    """
+    A link `name`: soft (to the path `target`), external (`target` in `file`), hard (to the object at `target`).
+    """
+
+def copy_object(source: str | os.PathLike, source_name: str, destination: str | os.PathLike, dest_name: str, shallow: bool = False, expand_soft: bool = False, expand_external: bool = False, expand_refs: bool = False, without_attrs: bool = False) -> None: ...
+
+def resize_dataset(path: str | os.PathLike, name: str, shape: Sequence[int]) -> None: ...
+
+def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False) -> None:
+    """
+    An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`.
+    """
+
 def open_hdf5_objects() -> int:
     """
     How many HDF5 objects the HDF5 inside this module has open (0 between h5tile's calls): for leak checks.

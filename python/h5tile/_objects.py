@@ -21,8 +21,7 @@ import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
-from . import _file_objects, _via_h5py
-from ._functions import to_file
+from . import _creation, _file_objects, _via_h5py
 from ._datatype import Datatype
 from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
@@ -33,7 +32,9 @@ from ._h5tile import (DatasetNotFoundError, InvalidArgumentError, IoError, NoSuc
 
 __all__ = ["File", "Group", "Dataset", "AttributeManager", "Empty", "HardLink", "SoftLink", "ExternalLink"]
 
-_FILE_MODES = ("r", "r+", "a")
+_FILE_MODES = ("r", "r+", "a", "w", "w-", "x")
+# Modes that make a new file (as h5py: "a" where none is at the path).
+_CREATING_MODES = ("w", "w-", "x")
 
 
 def _read_only(what: str, path: str) -> IoError:
@@ -487,52 +488,141 @@ class Group(_Object, Mapping):
                 return result
         return None
 
+    # -- writes (mode "r+", "a", "w", "x"): each changes the file in place, as h5py's do
+    def _change(self, what: str, change: Callable[[], Any], refusal: Optional[type] = InvalidArgumentError) -> Any:
+        """Runs `change` (a core call that changes the file) after the checks every change makes
+        (`refusal`: h5py's class for it in mode "r"), and lets go of what this File knew of the
+        file (its listings, its kept datasets)."""
+        self._file._check_writable(what, refusal)
+        self._file._written()
+        try:
+            return change()
+        finally:
+            self._file._written()
+
     def create_group(self, name: str, track_order: Optional[bool] = None) -> "Group":
-        """h5py's ``create_group``: refused in mode "r" with h5py's ValueError; in modes "a" and
-        "r+" not yet (h5tile writes datasets, attributes and, through them, their groups: issue
-        41 brings groups of their own)."""
+        """h5py's ``create_group``: a new group ``name`` (the groups on its way made too); it
+        tracks the creation order of its members and attributes where ``track_order``. Raises
+        ValueError where the name exists (as h5py)."""
         full = self._path(name)
-        if self._file._mode == "r":
-            raise InvalidArgumentError(_args.without_secrets(f"cannot create group '{full}': '{self._file._shown}' "
-                                                             "is open read-only (mode 'r'): no write intent on file"))
-        raise InvalidArgumentError(_args.without_secrets(f"cannot create group '{full}' in '{self._file._shown}': "
-                                                         "h5tile does not create empty groups yet; create_dataset "
-                                                         "makes the groups of its name"))
+        self._change(f"create group '{full}'",
+                     lambda: _h5tile.create_group(self._file._path_text, full, bool(track_order)))
+        return Group(self._file, full)
+
+    def require_group(self, name: str) -> "Group":
+        """The group ``name``, made where it does not exist (h5py's ``require_group``); TypeError
+        where the name is something else."""
+        if name not in self:
+            return self.create_group(name)
+        found = self[name]
+        if not isinstance(found, Group):
+            raise TypeError(_args.without_secrets(f"Incompatible object ({type(found).__name__}) already exists"))
+        return found
 
     def __delitem__(self, name: str) -> None:
-        """h5py's ``del group[name]``: in mode "r" h5py's KeyError; in modes "a" and "r+" not yet
-        (issue 41)."""
+        """h5py's ``del group[name]``: removes the link (the object stays while another name leads
+        to it). KeyError where there is no such link."""
         full = self._path(name)
-        if self._file._mode == "r":
-            raise DatasetNotFoundError(_args.without_secrets(f"cannot delete '{full}': '{self._file._shown}' is open "
-                                                             "read-only (mode 'r'): no write intent on file"))
-        raise InvalidArgumentError(_args.without_secrets(f"cannot delete '{full}' in '{self._file._shown}': h5tile "
-                                                         "does not delete links yet"))
+        self._change(f"delete '{full}'", lambda: _h5tile.delete_link(self._file._path_text, full),
+                     DatasetNotFoundError)
 
-    def create_dataset(self, name: str, shape: Any = None, dtype: Any = None, data: Any = None, *,
-                       chunks: Any = None, compression: Optional[str] = None, compression_opts: Optional[int] = None,
-                       shuffle: bool = False, fletcher32: bool = False) -> Dataset:
-        """Writes a new dataset ``name`` (mode "a" or "r+") from ``data`` (or zeros of ``shape``
-        and ``dtype``), in parallel, as :func:`h5tile.to_file` with ``mode="a"``: one
-        self-contained dataset, contiguous, or chunked where ``chunks`` (True: a chunk shape
-        chosen for you, as h5py's) or ``compression`` is given. Raises FileExistsError where the
-        name exists (as h5py)."""
-        self._file._check_writable(f"create dataset '{name}'")
+    def move(self, source: str, dest: str) -> None:
+        """h5py's ``move``: renames the link ``source`` to ``dest`` (paths relative to this group).
+        ValueError where ``source`` does not exist or ``dest`` does."""
+        src, dst = self._path(source), self._path(dest)
+        self._change(f"move '{src}'", lambda: _h5tile.move_link(self._file._path_text, src, dst))
+
+    def __setitem__(self, name: str, obj: Any) -> None:
+        """h5py's ``group[name] = obj``: a SoftLink or ExternalLink makes that link, a Group or
+        Dataset of this file a hard link to it, anything else a new dataset of it
+        (``create_dataset(name, data=obj)``). OSError where the name exists (as h5py)."""
         full = self._path(name)
-        if full in self._file._kinds():
-            raise FileExistsError(_args.without_secrets(f"cannot create dataset '{full}' in '{self._file._shown}': "
-                                                        "the name exists"))
-        if data is None:
-            if shape is None:
-                raise InvalidArgumentError("create_dataset needs data or a shape")
-            data = np.zeros(shape, dtype=dtype if dtype is not None else "f4")
+        soft = isinstance(obj, (SoftLink, ExternalLink))
+        self._file._check_writable(f"create '{full}'", IoError if soft else InvalidArgumentError)
+        if self.get(name, getlink=True) is not None:
+            raise IoError(errno.EEXIST, _args.without_secrets(f"Unable to create link '{full}' in "
+                                                              f"'{self._file._shown}' (name already exists)"))
+        path = self._file._path_text
+        if isinstance(obj, SoftLink):
+            self._change(f"link '{full}'", lambda: _h5tile.create_link(path, full, "soft", obj.path))
+        elif isinstance(obj, ExternalLink):
+            self._change(f"link '{full}'",
+                         lambda: _h5tile.create_link(path, full, "external", obj.path, os.fspath(obj.filename)))
+        elif isinstance(obj, (Group, Dataset, Datatype)):
+            if os.path.abspath(obj.file.filename) != os.path.abspath(self._file.filename):
+                raise InvalidArgumentError(_args.without_secrets(f"cannot link '{full}' to '{obj.name}' of another "
+                                                                 "file: a hard link stays in its file (use an "
+                                                                 "ExternalLink)"))
+            self._change(f"link '{full}'", lambda: _h5tile.create_link(path, full, "hard", obj.name))
         else:
-            data = np.asarray(data, dtype=dtype)
-            if shape is not None and tuple(shape) != data.shape:
-                data = data.reshape(shape)
-        self._file._write(data, full, chunks=chunks, compression=compression,
-                          level=compression_opts, shuffle=shuffle, fletcher32=fletcher32)
-        return Dataset(self._file, full)
+            self.create_dataset(name, data=obj)
+
+    def copy(self, source: Any, dest: Any, name: Optional[str] = None, shallow: bool = False,
+             expand_soft: bool = False, expand_external: bool = False, expand_refs: bool = False,
+             without_attrs: bool = False) -> None:
+        """h5py's ``copy``: the group or dataset ``source`` (a path relative to this group, or an
+        object of any file) copied to ``dest`` (a path relative to this group, or a Group of any
+        writable file; then named ``name``, else as the source), by HDF5 (H5Ocopy) with h5py's
+        flags."""
+        if isinstance(source, _Object):
+            src_file, src_name = source.file.filename, source.name
+        else:
+            src_file, src_name = self._file._path_text, self._path(source)
+        if isinstance(dest, Group):
+            base = name if name is not None else posixpath.basename(src_name.rstrip("/")) or "/"
+            dst_owner, dst_name = dest, dest._path(base)
+        elif isinstance(dest, _Object):
+            raise TypeError("Destination must be path or Group object")
+        else:
+            dst_owner, dst_name = self, self._path(dest)
+        try:
+            dst_owner._change(f"copy '{src_name}'", lambda: _h5tile.copy_object(
+                src_file, src_name, dst_owner._file._path_text, dst_name, shallow, expand_soft, expand_external,
+                expand_refs, without_attrs), RuntimeError)
+        except DatasetNotFoundError as e:
+            raise RuntimeError(_args.without_secrets(str(e))) from None  # h5py: "Unable to copy object (... doesn't exist)"
+
+    def create_dataset(self, name: Optional[str], shape: Any = None, dtype: Any = None, data: Any = None,
+                       **kwds: Any) -> Dataset:
+        """h5py's ``create_dataset``: a new dataset ``name`` of ``data`` (or of ``shape`` and
+        ``dtype``, read as the fill value until written) with h5py's keywords: ``chunks`` (True:
+        guessed as h5py guesses them), ``maxshape`` (None for an unlimited axis), ``compression``
+        ("gzip" or a level 0-9; hdf5plugin's zstd, lz4 and blosc numbers) and
+        ``compression_opts``, ``shuffle``, ``fletcher32``, ``fillvalue``, ``track_order``. The data
+        is written in parallel (compressed chunks encoded on every core). ValueError where the
+        name exists (as h5py)."""
+        if name is None:
+            raise InvalidArgumentError("h5tile does not make anonymous datasets (name=None): give a name")
+        full = self._path(name)
+        self._file._check_writable(f"create dataset '{full}'", InvalidArgumentError)
+        core, data = _creation.plan(shape, dtype, data, kwds)
+        self._change(f"create dataset '{full}'",
+                     lambda: _h5tile.create_dataset(self._file._path_text, full, **core))
+        dataset = Dataset(self._file, full)
+        if data is not None and data.size:
+            dataset[...] = data
+        return dataset
+
+    def require_dataset(self, name: str, shape: Any, dtype: Any, exact: bool = False, **kwds: Any) -> Dataset:
+        """The dataset ``name`` where it exists with this shape and a dtype ``dtype`` converts to
+        safely (``exact``: the same dtype), else TypeError; made (create_dataset) where it does not
+        exist (h5py's ``require_dataset``)."""
+        if name not in self:
+            return self.create_dataset(name, shape, dtype, **kwds)
+        found = self[name]
+        if not isinstance(found, Dataset):
+            raise TypeError(_args.without_secrets(f"Incompatible object ({type(found).__name__}) already exists"))
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if shape != found.shape:
+            raise TypeError(_args.without_secrets(f"Shapes do not match (existing {found.shape} vs new {shape})"))
+        dtype = np.dtype(dtype)
+        if exact and dtype != found.dtype:
+            raise TypeError(_args.without_secrets(f"Datatypes do not exactly match (existing {found.dtype} vs new "
+                                                  f"{dtype})"))
+        if not np.can_cast(dtype, found.dtype):
+            raise TypeError(_args.without_secrets(f"Datatypes cannot be safely cast (existing {found.dtype} vs new "
+                                                  f"{dtype})"))
+        return found
 
     def __repr__(self) -> str:
         if not self._file._open:
@@ -667,9 +757,11 @@ class File(Group):
 
     Args:
         name: a path (``str`` or ``os.PathLike``) or an ``http(s)://`` URL (read-only).
-        mode: "r" (read, the default), "r+" or "a" (read and write an existing file: attributes,
-            whole datasets and new datasets). h5tile has no mode "w": write a new file with
-            :func:`h5tile.to_file`.
+        mode: h5py's: "r" (read, the default), "r+" (read and write an existing file), "a"
+            (read and write, made where missing), "w" (a new empty file, replacing what is there),
+            "w-" or "x" (a new empty file; FileExistsError where one exists). Writes change the
+            file in place as h5py's do: groups, links, datasets (parts of them in parallel),
+            attributes, copies, resizes. ``track_order`` and ``userblock_size`` apply to a new file.
         threads: worker threads of each read (0: the ``threads`` setting).
         probe, allow_external_sources, verify_checksums: as in :func:`h5tile.from_file`.
         h5py's keywords (keyword only), checked as h5py checks them: those that change nothing
@@ -728,16 +820,27 @@ class File(Group):
             raise NoSuchFileError("cannot open '': the file name is empty; h5tile.File opens a path such as "
                                   "'data.h5' or a URL")
         self._path_text = os.fspath(path)
+        if mode is None:
+            mode = "r"
         if mode not in _FILE_MODES:
-            raise InvalidArgumentError(_args.without_secrets("mode must be 'r' (read), 'r+' or 'a' (read and "
-                                                             f"write an existing file), not {mode!r}; write a new "
-                                                             "file with h5tile.to_file"))
-        self._mode = mode
+            raise InvalidArgumentError(_args.without_secrets("Invalid mode; must be one of r, r+, w, w-, x, a (h5py's "
+                                                             f"modes), not {mode!r}"))
         _check_h5py_file_options(mode, h5py_options)
         userblock = h5py_options.get("userblock_size")
-        if userblock is not None and mode != "a":
+        url = _args.is_url(self._path_text)
+        creating = mode in _CREATING_MODES or (mode == "a" and not url and not os.path.lexists(self._path_text))
+        if userblock is not None and not creating and mode != "a":
             raise InvalidArgumentError("User block may only be specified when creating a file (h5py's "
                                        "userblock_size; in mode 'a', the size the file has)")
+        if creating:
+            if url:
+                raise InvalidArgumentError(_args.without_secrets(f"'{_args.redacted(self._path_text)}' is a URL: "
+                                                                 f"URLs open in mode 'r' only (not {mode!r})"))
+            _h5tile.create_file(self._path_text, mode != "w",
+                                track_order=bool(h5py_options.get("track_order") or False),
+                                userblock_size=_args.whole("userblock_size", userblock or 0, _args.UINT64_MAX))
+            userblock = None  # the file's own now
+        self._mode = "r" if mode == "r" else "r+"
         self._options = dict(threads=_args.whole("threads", threads), probe=_args.probe(probe),
                              allow_external_sources=_args.flag("allow_external_sources", allow_external_sources),
                              verify_checksums=_args.flag("verify_checksums", verify_checksums))
@@ -880,10 +983,15 @@ class File(Group):
         if not self._open:
             raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is closed"))
 
-    def _check_writable(self, what: str) -> None:
+    def _check_writable(self, what: str, refusal: Optional[type] = None) -> None:
+        """Raises for a write to a file open read-only: ``refusal`` (h5py's class for that write)
+        or, by default, OSError (EBADF), each saying "no write intent on file" as HDF5 does."""
         self._check_open()
         if self._mode == "r":
-            raise _read_only(what, self._path_text)
+            if refusal is None:
+                raise _read_only(what, self._path_text)
+            raise refusal(_args.without_secrets(f"cannot {what}: '{self._shown}' is open read-only (mode 'r'): no "
+                                                "write intent on file"))
 
     def _links(self) -> _LinkTables:
         self._check_open()
@@ -975,12 +1083,6 @@ class File(Group):
             for member, attributes in zip(batch, each):
                 catalog.attributes.setdefault(member, _by_name(attributes))
             return catalog.attributes.get(name)
-
-    def _write(self, data: np.ndarray, name: str, **options: Any) -> None:
-        chunked = options.get("chunks") is not None or options.get("compression") is not None
-        to_file(data, self._path_text, name, mode="a", layout="chunked" if chunked else "contiguous",
-                **{k: v for k, v in options.items() if v is not None or k in ("chunks", "compression")}).wait()
-        self._written()
 
     def _written(self) -> None:
         """After a write through this File: every description read again, and every dataset's

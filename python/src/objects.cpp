@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -233,6 +234,95 @@ void bind_objects(nb::module_& m) {
         h5tile::delete_attribute(path, object, name);
       },
       "path"_a, "object"_a, "name"_a);
+
+  // Changes to the structure (include/h5tile/objects.hpp), for h5tile.File's modes and groups.
+  m.def(
+      "create_file",
+      [](const std::filesystem::path& path, bool exclusive, bool track_order, std::uint64_t userblock_size) {
+        nb::gil_scoped_release release;
+        h5tile::create_file(path, exclusive, {.track_order = track_order, .userblock_size = userblock_size});
+      },
+      "path"_a, "exclusive"_a, "track_order"_a = false, "userblock_size"_a = 0);
+  m.def(
+      "create_group",
+      [](const std::filesystem::path& path, const std::string& name, bool track_order) {
+        nb::gil_scoped_release release;
+        h5tile::create_group(path, name, track_order);
+      },
+      "path"_a, "name"_a, "track_order"_a = false);
+  m.def(
+      "delete_link",
+      [](const std::filesystem::path& path, const std::string& name) {
+        nb::gil_scoped_release release;
+        h5tile::delete_link(path, name);
+      },
+      "path"_a, "name"_a);
+  m.def(
+      "move_link",
+      [](const std::filesystem::path& path, const std::string& from, const std::string& to) {
+        nb::gil_scoped_release release;
+        h5tile::move_link(path, from, to);
+      },
+      "path"_a, "source"_a, "dest"_a);
+  m.def(
+      "create_link",
+      [](const std::filesystem::path& path, const std::string& name, const std::string& kind, const std::string& target,
+         const std::string& file) {
+        h5tile::Link link;
+        link.kind = kind == "soft"       ? h5tile::LinkKind::Soft
+                    : kind == "external" ? h5tile::LinkKind::External
+                    : kind == "hard"     ? h5tile::LinkKind::Hard
+                                     : throw h5tile::InvalidArgument("a link is soft, external or hard, not " + kind);
+        link.target = target;
+        link.file = file;
+        nb::gil_scoped_release release;
+        h5tile::create_link(path, name, link);
+      },
+      "path"_a, "name"_a, "kind"_a, "target"_a, "file"_a = "",
+      "A link `name`: soft (to the path `target`), external (`target` in `file`), hard (to the object at `target`).");
+  m.def(
+      "copy_object",
+      [](const std::filesystem::path& source, const std::string& from, const std::filesystem::path& destination,
+         const std::string& to, bool shallow, bool expand_soft, bool expand_external, bool expand_refs,
+         bool without_attrs) {
+        nb::gil_scoped_release release;
+        h5tile::copy_object(source, from, destination, to,
+                            {shallow, expand_soft, expand_external, expand_refs, without_attrs});
+      },
+      "source"_a, "source_name"_a, "destination"_a, "dest_name"_a, "shallow"_a = false, "expand_soft"_a = false,
+      "expand_external"_a = false, "expand_refs"_a = false, "without_attrs"_a = false);
+  m.def(
+      "resize_dataset",
+      [](const std::filesystem::path& path, const std::string& name, const h5tile::Shape& shape) {
+        nb::gil_scoped_release release;
+        h5tile::resize_dataset(path, name, shape);
+      },
+      "path"_a, "name"_a, "shape"_a);
+  m.def(
+      "create_dataset",
+      [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,
+         const h5tile::Shape& shape, const std::vector<std::optional<std::uint64_t>>& max_shape,
+         const h5tile::Shape& chunk, const std::string& compressor, int level, bool shuffle, bool fletcher32,
+         bool compact, const nb::bytes& fill_value, bool track_order) {
+        h5tile::DatasetCreation creation;
+        creation.dtype = h5tile::DType::from_name(dtype);
+        creation.shape = shape;
+        for (const auto& m : max_shape) creation.max_shape.push_back(m.value_or(h5tile::kUnlimitedExtent));
+        creation.chunk = chunk;
+        creation.compression = {
+            compressor.empty() ? h5tile::Compressor::None : h5tile::compressor_from_name(compressor), level, shuffle,
+            fletcher32};
+        creation.compact = compact;
+        const auto* bytes = static_cast<const std::byte*>(static_cast<const void*>(fill_value.c_str()));
+        creation.fill_value.assign(bytes, bytes + fill_value.size());
+        creation.track_order = track_order;
+        nb::gil_scoped_release release;
+        h5tile::create_dataset(path, name, creation);
+      },
+      "path"_a, "name"_a, "dtype"_a, "shape"_a, "max_shape"_a, "chunk"_a, "compressor"_a = "", "level"_a = -1,
+      "shuffle"_a = false, "fletcher32"_a = false, "compact"_a = false, "fill_value"_a = nb::bytes(""),
+      "track_order"_a = false,
+      "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`.");
 }
 
 }  // namespace h5tile::python

@@ -12,9 +12,12 @@
 
 #include <h5tile/error.hpp>
 
+#include "api/resolve.hpp"
 #include "core/path_status.hpp"
 #include "engine/codecs/compression.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/links.hpp"
+#include "layout/data_files.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -151,6 +154,12 @@ std::string checked_dataset_name(const std::string& dataset, const fs::path& pat
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(fmt::format("cannot write '{}': {}", path.string(), e.what()));
   }
+}
+
+DatasetHandle open_dataset_to_change(hid_t file, const std::string& name, const fs::path& path) {
+  const auto opening = open_options(ReadOptions{});
+  const GuardedLinks links(external_link_check(Location::local(path), opening.allow_external, opening.ext_prefix));
+  return open_dataset(file, name, path, links);
 }
 
 void check_target(const fs::path& path, Mode mode, const std::string& dataset) {

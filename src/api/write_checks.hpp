@@ -9,6 +9,8 @@
 
 #include <h5tile/io.hpp>
 
+#include "hdf5/handle.hpp"
+
 namespace h5tile::detail {
 
 // The one check of a dataset name that every write makes where it enters the library (to_file,
@@ -38,6 +40,12 @@ void check_coverage(const std::vector<Box>& boxes, const Shape& shape, const std
 
 // Throws InvalidArgument where `path` is a URL: remote writes are not supported yet.
 void check_not_remote(const std::filesystem::path& path);
+
+// Dataset `name` (normalised) of the local file `path`, open in `file`, for a change in place:
+// external links on the way followed only where reads follow them (inside the folder of `path`,
+// to regular files). Throws DatasetNotFound, NotADataset, VirtualSourceError (a link refused).
+[[nodiscard]] DatasetHandle open_dataset_to_change(hid_t file, const std::string& name,
+                                                   const std::filesystem::path& path);
 
 // The target can be written in `mode`: not a directory, parent creatable and writable,
 // absent for Exclusive, an HDF5 file (or absent) for Append in which `dataset` (normalised) is

@@ -97,10 +97,7 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   detail::settle_before_open(path);
   detail::release_kept(path);
   const auto file = detail::open_local_file(path, true);
-  const auto opening = detail::open_options(ReadOptions{});
-  const detail::GuardedLinks links(
-      detail::external_link_check(detail::Location::local(path), opening.allow_external, opening.ext_prefix));
-  const auto handle = detail::open_dataset(file.get(), name, path, links);
+  const auto handle = detail::open_dataset_to_change(file.get(), name, path);
   const auto described = detail::describe_dataset(handle.get(), where);
   if (described.dtype.kind() == DTypeKind::VarString) {
     throw UnsupportedType(

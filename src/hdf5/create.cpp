@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <h5tile/dataset_info.hpp>
 #include <h5tile/error.hpp>
 
 #include "hdf5/file.hpp"
@@ -46,6 +47,107 @@ FileHandle open_file_read_write(const fs::path& path, hid_t fapl) {
   return FileHandle(id);
 }
 
+FileHandle create_plain_file(const fs::path& path, bool truncate, bool track_order, std::uint64_t userblock) {
+  const Hdf5Lock lock;
+  const PlistHandle fcpl(check(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate(file create)"));
+  if (track_order) set_track_order(fcpl.get(), true);
+  if (userblock > 0) check(H5Pset_userblock(fcpl.get(), userblock), "H5Pset_userblock");
+  const hid_t id = H5Fcreate(path.c_str(), truncate ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl.get(), H5P_DEFAULT);
+  if (id < 0) {
+    throw_hdf5_failure<Hdf5Error>(fmt::format("cannot create HDF5 file '{}'", path.string()));
+  }
+  return FileHandle(id);
+}
+
+namespace {
+
+// A link creation property list that makes the groups missing on the way.
+PlistHandle intermediate_groups() {
+  PlistHandle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate(link)"));
+  check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
+  return lcpl;
+}
+
+}  // namespace
+
+void set_track_order(hid_t cpl, bool links) {
+  const Hdf5Lock lock;
+  const unsigned flags = H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED;
+  if (links) check(H5Pset_link_creation_order(cpl, flags), "H5Pset_link_creation_order");
+  check(H5Pset_attr_creation_order(cpl, flags), "H5Pset_attr_creation_order");
+}
+
+void create_group(hid_t location, const std::string& name, bool track_order, std::string_view what) {
+  const Hdf5Lock lock;
+  const PlistHandle gcpl(check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate(group)"));
+  if (track_order) set_track_order(gcpl.get(), true);
+  const GroupHandle group(
+      check(H5Gcreate2(location, name.c_str(), intermediate_groups().get(), gcpl.get(), H5P_DEFAULT), what));
+}
+
+void create_soft_link(hid_t location, const std::string& name, const std::string& target, std::string_view what) {
+  const Hdf5Lock lock;
+  check(H5Lcreate_soft(target.c_str(), location, name.c_str(), intermediate_groups().get(), H5P_DEFAULT), what);
+}
+
+void create_external_link(hid_t location, const std::string& name, const std::string& file, const std::string& target,
+                          std::string_view what) {
+  const Hdf5Lock lock;
+  check(H5Lcreate_external(file.c_str(), target.c_str(), location, name.c_str(), intermediate_groups().get(),
+                           H5P_DEFAULT),
+        what);
+}
+
+void create_hard_link(hid_t location, const std::string& name, const std::string& target, std::string_view what) {
+  const Hdf5Lock lock;
+  check(H5Lcreate_hard(location, target.c_str(), location, name.c_str(), intermediate_groups().get(), H5P_DEFAULT),
+        what);
+}
+
+void move_link(hid_t location, const std::string& from, const std::string& to, std::string_view what) {
+  const Hdf5Lock lock;
+  check(H5Lmove(location, from.c_str(), location, to.c_str(), intermediate_groups().get(), H5P_DEFAULT), what);
+}
+
+void copy_object(hid_t source, const std::string& from, hid_t destination, const std::string& to, CopyFlags flags,
+                 std::string_view what) {
+  const Hdf5Lock lock;
+  const PlistHandle ocpypl(check(H5Pcreate(H5P_OBJECT_COPY), "H5Pcreate(object copy)"));
+  unsigned options = 0;
+  if (flags.shallow) options |= H5O_COPY_SHALLOW_HIERARCHY_FLAG;
+  if (flags.expand_soft) options |= H5O_COPY_EXPAND_SOFT_LINK_FLAG;
+  if (flags.expand_external) options |= H5O_COPY_EXPAND_EXT_LINK_FLAG;
+  if (flags.expand_references) options |= H5O_COPY_EXPAND_REFERENCE_FLAG;
+  if (flags.without_attributes) options |= H5O_COPY_WITHOUT_ATTR_FLAG;
+  check(H5Pset_copy_object(ocpypl.get(), options), "H5Pset_copy_object");
+  check(H5Ocopy(source, from.c_str(), destination, to.c_str(), ocpypl.get(), intermediate_groups().get()), what);
+}
+
+void set_extent(hid_t dataset, const Shape& shape, std::string_view what) {
+  const Hdf5Lock lock;
+  const auto dims = hsizes(shape);
+  check(H5Dset_extent(dataset, dims.data()), what);
+}
+
+void set_compact(hid_t dcpl) {
+  const Hdf5Lock lock;
+  check(H5Pset_layout(dcpl, H5D_COMPACT), "H5Pset_layout");
+}
+
+void set_fill_value(hid_t dcpl, hid_t type, const void* value) {
+  const Hdf5Lock lock;
+  check(H5Pset_fill_value(dcpl, type, value), "H5Pset_fill_value");
+}
+
+SpaceHandle make_space(const Shape& shape, const Shape& max_shape) {
+  const Hdf5Lock lock;
+  const auto dims = hsizes(shape);
+  std::vector<hsize_t> max;
+  for (const auto m : max_shape) max.push_back(m == kUnlimitedExtent ? H5S_UNLIMITED : static_cast<hsize_t>(m));
+  return SpaceHandle(
+      check(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), max.data()), "H5Screate_simple"));
+}
+
 bool link_exists(hid_t location, const std::string& name) {
   const Hdf5Lock lock;
   const htri_t exists = H5Lexists(location, name.c_str(), H5P_DEFAULT);
@@ -53,6 +155,26 @@ bool link_exists(hid_t location, const std::string& name) {
     H5Eclear2(H5E_DEFAULT);
   }
   return exists > 0;
+}
+
+std::string non_group_on_the_way(hid_t location, const std::string& name) {
+  const Hdf5Lock lock;
+  for (auto slash = name.find('/', 1); slash != std::string::npos; slash = name.find('/', slash + 1)) {
+    const auto prefix = name.substr(0, slash);
+    if (H5Lexists(location, prefix.c_str(), H5P_DEFAULT) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return {};  // missing from here on: made on the way
+    }
+    const hid_t object = H5Oopen(location, prefix.c_str(), H5P_DEFAULT);
+    if (object < 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return {};  // a dangling link: HDF5 reports it
+    }
+    const auto type = H5Iget_type(object);
+    H5Oclose(object);
+    if (type != H5I_GROUP) return prefix;
+  }
+  return {};
 }
 
 void delete_link(hid_t location, const std::string& name, std::string_view what) {
@@ -97,9 +219,8 @@ void set_dense_attributes(hid_t dcpl) {
 DatasetHandle create_dataset(hid_t file, const std::string& name, hid_t type, hid_t space, hid_t dcpl,
                              std::string_view what) {
   const Hdf5Lock lock;
-  const PlistHandle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate(link)"));
-  check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
-  return DatasetHandle(check(H5Dcreate2(file, name.c_str(), type, space, lcpl.get(), dcpl, H5P_DEFAULT), what));
+  return DatasetHandle(
+      check(H5Dcreate2(file, name.c_str(), type, space, intermediate_groups().get(), dcpl, H5P_DEFAULT), what));
 }
 
 }  // namespace h5tile::detail

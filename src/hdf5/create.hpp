@@ -32,9 +32,60 @@ namespace h5tile::detail {
 // throw_hdf5_failure classifies) "cannot open '<path>' for update".
 [[nodiscard]] FileHandle open_file_read_write(const std::filesystem::path& path, hid_t fapl);
 
+// Creates the HDF5 file `path` with HDF5's default access (as h5py's File(path, "w") or "x"):
+// replacing what is there where `truncate` (H5F_ACC_TRUNC), else failing where it exists
+// (H5F_ACC_EXCL); link and attribute creation order tracked and indexed on the root group where
+// `track_order`; a user block of `userblock` bytes (0: none). Throws as create_file_exclusive.
+[[nodiscard]] FileHandle create_plain_file(const std::filesystem::path& path, bool truncate, bool track_order,
+                                           std::uint64_t userblock);
+
+// Creates group `name` at `location` with the groups missing on its way; link and attribute
+// creation order tracked and indexed where `track_order`. Throws Hdf5Error "<what>: <reason>".
+void create_group(hid_t location, const std::string& name, bool track_order, std::string_view what);
+
+// A new link `name` at `location` (groups missing on its way made): soft, to the path `target`
+// (H5Lcreate_soft); external, to `target` in `file` (H5Lcreate_external); hard, to the object
+// that `target` names at `location` (H5Lcreate_hard). Throws Hdf5Error "<what>: <reason>".
+void create_soft_link(hid_t location, const std::string& name, const std::string& target, std::string_view what);
+void create_external_link(hid_t location, const std::string& name, const std::string& file, const std::string& target,
+                          std::string_view what);
+void create_hard_link(hid_t location, const std::string& name, const std::string& target, std::string_view what);
+
+// Moves link `from` to `to` at `location` (H5Lmove; groups missing on the way made).
+void move_link(hid_t location, const std::string& from, const std::string& to, std::string_view what);
+
+// How H5Ocopy copies (H5Pset_copy_object's flags).
+struct CopyFlags {
+  bool shallow = false;            // a group's members are not copied
+  bool expand_soft = false;        // soft links are copied as the objects they lead to
+  bool expand_external = false;    // external links too
+  bool expand_references = false;  // objects references lead to are copied, the references updated
+  bool without_attributes = false;
+};
+// Copies the object `from` at `source` to `to` at `destination` (another file's, or the same).
+void copy_object(hid_t source, const std::string& from, hid_t destination, const std::string& to, CopyFlags flags,
+                 std::string_view what);
+
+// Changes `dataset`'s shape to `shape` (H5Dset_extent: within its maximum shape).
+void set_extent(hid_t dataset, const Shape& shape, std::string_view what);
+
+// Track and index the creation order of links (a group's) and of attributes (any object's) in
+// creation property list `cpl` (h5py's track_order=True).
+void set_track_order(hid_t cpl, bool links);
+
+// Compact storage (H5Pset_layout; the data in the object header, at most 64 KiB).
+void set_compact(hid_t dcpl);
+
+// The fill value: one element of `type` at `value` (H5Pset_fill_value).
+void set_fill_value(hid_t dcpl, hid_t type, const void* value);
+
 // Whether the link `name` exists at `location` (H5Lexists); false where HDF5 fails, for example
 // where a group on the way is missing (HDF5 1.10), with HDF5's error stack cleared.
 [[nodiscard]] bool link_exists(hid_t location, const std::string& name);
+
+// The first group on the way to `name` (the parts of the path before its last) that exists and
+// is not a group (a dataset or a named datatype), or "" where there is none.
+[[nodiscard]] std::string non_group_on_the_way(hid_t location, const std::string& name);
 
 // Removes the link `name` at `location` (H5Ldelete); throws Hdf5Error "<what>: <reason>".
 void delete_link(hid_t location, const std::string& name, std::string_view what);
@@ -62,5 +113,8 @@ void set_dense_attributes(hid_t dcpl);
 // and creation properties `dcpl` (H5P_DEFAULT: HDF5's defaults). Throws Hdf5Error "<what>: <reason>".
 [[nodiscard]] DatasetHandle create_dataset(hid_t file, const std::string& name, hid_t type, hid_t space, hid_t dcpl,
                                            std::string_view what);
+
+// A simple dataspace of `shape` whose maximum shape is `max_shape` (kUnlimitedExtent: unlimited).
+[[nodiscard]] SpaceHandle make_space(const Shape& shape, const Shape& max_shape);
 
 }  // namespace h5tile::detail

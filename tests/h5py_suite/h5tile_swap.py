@@ -2,29 +2,39 @@
 
 Loaded with ``-p h5tile_swap`` by scripts/h5py_suite.sh, before any test module is imported.
 Writes stay h5py's (h5tile writes only part of what h5py writes: modes "w", "w-", "x" are issue
-41), reads are h5tile's, in two ways:
+41; H5PY_SUITE_WRITES=h5tile makes them h5tile's, see the end), reads are h5tile's, in two ways:
 
 * *Opened by h5tile*: ``h5py.File`` (and the other high-level names, below) are replaced by
   stand-ins. ``File(name)`` and ``File(name, "r")``, a read-only open, open an
   :class:`h5tile.File` with the arguments exactly as the test gave them (an h5py keyword that
   h5tile does not take fails the test, as it would fail a user's program); every other mode opens
-  a real ``h5py.File``. A test that writes a file, closes it and opens it again to read measures
-  h5tile that way.
+  a real ``h5py.File`` (but see the write side, at the end). A test that writes a file, closes it
+  and opens it again to read measures h5tile that way.
 * *Read through h5tile*: reads of h5py's own objects (``self.f["x"][0:5]``, ``ds.shape``,
   ``grp.keys()``, ``obj.attrs["a"]``) are answered by h5tile from the flushed file
   (h5tile_bridge.py says how), so that tests which write and read through one h5py File measure
   h5tile's reads too.
 
 Constructors from h5py's low-level identifiers (``h5py.Dataset(dsid)``) and the values tests write
-(``SoftLink(...)``, ``Empty(...)``) stay h5py's. ``isinstance`` and ``issubclass`` with a
-stand-in accept h5py's class and h5tile's, and a stand-in equals either (``get(...,
-getclass=True)`` gives h5tile's class). Each stand-in subclasses h5py's class, so class
-attributes and h5py's own checks (``issubclass(Group, MutableMapping)``) are h5py's.
+(``SoftLink(...)``, ``Empty(...)``) stay h5py's (``Empty``, and on the write side the links, of
+classes both libraries take as theirs). ``isinstance`` and ``issubclass`` with a stand-in accept
+h5py's class and h5tile's, and a stand-in equals either (``get(..., getclass=True)`` gives
+h5tile's class). Each stand-in subclasses h5py's class, so class attributes and h5py's own checks
+(``issubclass(Group, MutableMapping)``) are h5py's.
 
 A test that h5tile answered at least once (an h5tile.File opened, or tried, or a read of an h5py
 object answered) is a *read-side* test. The plugin writes every test's outcome, which way it met
 h5tile and the first line of its failure to the JSON file named by ``--h5tile-results``;
 tests/h5py_suite/report.py makes the report.
+
+*The write side* (issue 41), with ``H5PY_SUITE_WRITES=h5tile`` in the environment: ``File(name,
+mode)`` in every mode ("r+", "a", "w", "w-", "x", any other the test gives) on a path is an
+:class:`h5tile.File` too, opened with the test's own arguments, so that the test's writes
+(``create_group``, ``create_dataset``, ``ds[...] = x``, ``attrs``, ``del``, ``move``, ``copy``,
+links, ``resize``...) are h5tile's; a file h5tile does not write by path (a file object, a driver
+outside ``_PATH_DRIVERS``, a low-level FileID) stays h5py's, as without it. Such a test met h5tile
+("written"). Reads are as above (the reads of the files that stay h5py's still go to h5tile where
+h5tile can open them).
 """
 from __future__ import annotations
 
@@ -33,6 +43,7 @@ import os
 import pathlib
 import sys
 import threading
+import traceback
 
 # Two HDF5 libraries in one process (h5py's and h5tile's) would lock each other out of the files
 # they both hold open: set before either opens a file (h5py's locking tests skip, saying why).
@@ -52,7 +63,8 @@ _ORIGINAL = {name: getattr(h5py, name) for name in
 
 class _Exercised:
     """How the running test met h5tile (set from any thread the test starts): "opened" (an
-    h5tile.File opened or tried by a stand-in File), "read" (a read of an h5py object answered)."""
+    h5tile.File opened or tried by a stand-in File, mode "r"), "written" (the same in another
+    mode: H5PY_SUITE_WRITES=h5tile), "read" (a read of an h5py object answered)."""
     lock = threading.Lock()
     ways: set = set()
 
@@ -111,8 +123,21 @@ def _mode(args: tuple, kwargs: dict):
     return kwargs["mode"] if "mode" in kwargs else args[1] if len(args) > 1 else None
 
 
+# Drivers of a file that h5tile writes in place at its path (H5PY_SUITE_WRITES=h5tile): the
+# default (None) and the drivers that read and write the one file at the path directly. Others
+# ("core": a memory image, written back at close if at all; "family", "split", "multi": other
+# files; "fileobj", "mpio", "ros3"...) keep the test's writes h5py's.
+_PATH_DRIVERS = (None, "sec2", "stdio", "direct")
+
+
+def _driver(args: tuple, kwargs: dict):
+    """The driver the arguments of h5py.File(name, mode=None, driver=None, ...) give."""
+    return kwargs["driver"] if "driver" in kwargs else args[2] if len(args) > 2 else None
+
+
 def _new_file(*args, **kwargs):
-    """A read-only open of a file by name or file object: h5tile.File; anything else, h5py's."""
+    """A read-only open of a file by name or file object: h5tile.File; with H5PY_SUITE_WRITES=h5tile
+    an open in any other mode of a path with a driver of _PATH_DRIVERS too; anything else, h5py's."""
     name = args[0] if args else kwargs.get("name")
     low_level = isinstance(name, h5py._objects.ObjectID)  # a FileID: only h5py can wrap it
     if _mode(args, kwargs) in (None, "r") and not low_level:
@@ -120,6 +145,11 @@ def _new_file(*args, **kwargs):
         if isinstance(name, (str, bytes, os.PathLike)):
             h5tile_bridge.flush_h5py_handles(os.fsdecode(name))  # what h5py wrote, on disk for h5tile
         return h5tile_bridge.open_for_reading(*args, **kwargs)
+    if (h5tile_bridge.WRITES == "h5tile" and isinstance(name, (str, bytes, os.PathLike))
+            and _driver(args, kwargs) in _PATH_DRIVERS):
+        _mark_exercised("written")
+        h5tile_bridge.flush_h5py_handles(os.fsdecode(name))  # a file h5py holds open too
+        return h5tile_bridge.open_for_writing(*args, **kwargs)
     return _ORIGINAL["File"](*args, **kwargs)
 
 
@@ -148,15 +178,39 @@ class _Empty(_ORIGINAL["Empty"], h5tile.Empty):
     __hash__ = h5tile.Empty.__hash__
 
 
+class _HardLink(_ORIGINAL["HardLink"], h5tile.HardLink):
+    """The write side's HardLink(): one both libraries take as theirs."""
+
+
+class _SoftLink(_ORIGINAL["SoftLink"], h5tile.SoftLink):
+    """The write side's SoftLink(path): a link to write that both libraries take as theirs (each
+    checks ``isinstance`` with its own class): ``group[name] = SoftLink(...)`` makes the link in
+    an h5tile Group as in an h5py one. h5py's ``__init__``, ``path`` and ``__repr__``."""
+
+
+class _ExternalLink(_ORIGINAL["ExternalLink"], h5tile.ExternalLink):
+    """The write side's ExternalLink(filename, path), as _SoftLink."""
+
+
+def _link_new(name: str):
+    """The constructor of the stand-in link ``name``: h5py's link; on the write side one of the
+    classes above, which h5tile takes too (the written values that h5tile reads back stay
+    whatever h5tile makes of them)."""
+    if h5tile_bridge.WRITES != "h5tile":
+        return _h5py_new(name)
+    both = {"HardLink": _HardLink, "SoftLink": _SoftLink, "ExternalLink": _ExternalLink}[name]
+    return lambda *args, **kwargs: both(*args, **kwargs)
+
+
 STAND_INS = {
     "File": _stand_in("File", h5tile.File, _new_file),
     "Group": _stand_in("Group", h5tile.Group, _h5py_new("Group")),
     "Dataset": _stand_in("Dataset", h5tile.Dataset, _h5py_new("Dataset")),
     "Datatype": _stand_in("Datatype", h5tile.Datatype, _h5py_new("Datatype")),
     "AttributeManager": _stand_in("AttributeManager", h5tile.AttributeManager, _new_attribute_manager),
-    "HardLink": _stand_in("HardLink", h5tile.HardLink, _h5py_new("HardLink")),
-    "SoftLink": _stand_in("SoftLink", h5tile.SoftLink, _h5py_new("SoftLink")),
-    "ExternalLink": _stand_in("ExternalLink", h5tile.ExternalLink, _h5py_new("ExternalLink")),
+    "HardLink": _stand_in("HardLink", h5tile.HardLink, _link_new("HardLink")),
+    "SoftLink": _stand_in("SoftLink", h5tile.SoftLink, _link_new("SoftLink")),
+    "ExternalLink": _stand_in("ExternalLink", h5tile.ExternalLink, _link_new("ExternalLink")),
     "Empty": _stand_in("Empty", h5tile.Empty, _Empty),
 }
 
@@ -224,6 +278,25 @@ def pytest_collection_modifyitems(session, config, items):
     for name, module in list(sys.modules.items()):  # common.py and the packages' __init__
         if name.startswith("h5py.tests") and name not in done:
             _swap_names(vars(module))
+    if h5tile_bridge.WRITES == "h5tile":
+        _skip_fast_reader_of_h5tile(sys.modules.get("h5py.tests.common"))
+
+
+def _skip_fast_reader_of_h5tile(common) -> None:
+    """The write side: the tests' helper ``assertNumpyBehavior(dset, arr, s)`` (common.py) checks
+    ``dset[s]`` against numpy and then h5py's private reader ``dset._fast_reader`` too, which an
+    h5tile Dataset has not (it is no API). For an h5tile Dataset the helper skips the second check,
+    as it does where a test passes ``skip_fast_reader=True``; the first one, h5tile's, stays."""
+    test_case = getattr(common, "TestCase", None)
+    original = getattr(test_case, "assertNumpyBehavior", None)
+    if original is None or getattr(original, "_h5tile_swap", False):
+        return
+
+    def assertNumpyBehavior(self, dset, arr, s, skip_fast_reader=False):  # noqa: N802 (h5py's name)
+        return original(self, dset, arr, s, skip_fast_reader=skip_fast_reader or isinstance(dset, h5tile.Dataset))
+
+    assertNumpyBehavior._h5tile_swap = True
+    test_case.assertNumpyBehavior = assertNumpyBehavior
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -250,6 +323,63 @@ def _first_line(report) -> str:
         text = str(longrepr)
     lines = [line for line in text.splitlines() if line.strip()]
     return lines[0][:300] if lines else ""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The write side: for a failure, the line of the test's code that raised it (``at``: where
+    the test called into h5tile, h5py or the harness), and, where the failure was raised while
+    the test handled another error (a ``finally`` or ``except`` of the test's own code, a
+    ``pytest.raises`` that did not match), the first error of that chain (``first_error``; its
+    ``at``). report.py categorises by them (write_categories.txt)."""
+    outcome = yield
+    if h5tile_bridge.WRITES != "h5tile" or call.excinfo is None or not outcome.get_result().failed:
+        return
+    entry = _RESULTS.setdefault(item.nodeid, _new_entry())
+    if "at" in entry:  # a failure of an earlier phase is the first
+        return
+    error = call.excinfo.value
+    first = _first_error(error)
+    if first is not error:
+        lines = [line for line in "".join(traceback.format_exception_only(type(first), first)).splitlines()
+                 if line.strip()]
+        entry["first_error"] = lines[0][:300] if lines else type(first).__name__
+    entry["at"] = _test_line(first)
+
+
+def _first_error(error: BaseException) -> BaseException:
+    """The first error of ``error``'s implicit chain (``__context__``, not an explicit ``raise
+    ... from``), followed while the later error was not raised by h5tile's code."""
+    first = error
+    while (first.__context__ is not None and first.__cause__ is None and not first.__suppress_context__
+           and not _raised_by_h5tile(first)):
+        first = first.__context__
+    return first
+
+
+def _innermost_module(error: BaseException) -> str:
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+
+
+def _raised_by_h5tile(error: BaseException) -> bool:
+    module = _innermost_module(error)
+    return module == "h5tile" or module.startswith("h5tile.")
+
+
+def _test_line(error: BaseException) -> str:
+    """``file.py:line: source`` of the innermost frame of h5py's tests in ``error``'s traceback."""
+    at = ""
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").startswith("h5py.tests"):
+            summary = traceback.extract_tb(tb, limit=1)[0]
+            path = summary.filename.replace(os.sep, "/")
+            at = f"{path.split('/h5py/tests/')[-1]}:{summary.lineno}: {(summary.line or '').strip()}"
+        tb = tb.tb_next
+    return at[:300]
 
 
 def pytest_runtest_logreport(report):

@@ -1,0 +1,216 @@
+// Changes to a file's structure, in place, as h5py makes them (include/h5tile/objects.hpp):
+// files, groups, links, copies, new datasets and their shapes.
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+#include <h5tile/objects.hpp>
+
+#include "api/dataset_reader.hpp"
+#include "api/write_checks.hpp"
+#include "engine/codecs/compression.hpp"
+#include "hdf5/create.hpp"
+#include "hdf5/describe.hpp"
+#include "hdf5/file.hpp"
+#include "hdf5/types.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Opens the existing local file `path` read-write for a change, after the writes of `path` this
+// process started, and with no dataset of it kept open by a reader of this process.
+detail::FileHandle open_for_change(const fs::path& path) {
+  detail::check_not_remote(path);
+  detail::settle_before_open(path);
+  detail::release_kept(path);
+  return detail::open_local_file(path, true);
+}
+
+// `name` as an absolute path ("/a/b"); InvalidArgument for an empty one or the root.
+std::string link_name(const std::string& name, const fs::path& path, std::string_view what) {
+  if (name.empty() || name.find('\0') != std::string::npos) {
+    throw InvalidArgument(fmt::format("cannot {} '{}' in '{}': the name must be non-empty, without NUL characters",
+                                      what, name, path.string()));
+  }
+  auto normalized = detail::normalize_dataset_name(name);
+  if (normalized == "/") {
+    throw InvalidArgument(fmt::format("cannot {} '/' in '{}': it is the root group", what, path.string()));
+  }
+  return normalized;
+}
+
+// InvalidArgument where `name` exists in `file`, or where a part of its path is not a group.
+void check_new_name(hid_t file, const std::string& name, const fs::path& path, std::string_view what) {
+  if (detail::link_exists(file, name)) {
+    throw InvalidArgument(fmt::format("cannot {} '{}' in '{}': the name already exists", what, name, path.string()));
+  }
+  if (const auto blocker = detail::non_group_on_the_way(file, name); !blocker.empty()) {
+    throw InvalidArgument(
+        fmt::format("cannot {} '{}' in '{}': '{}' is not a group", what, name, path.string(), blocker));
+  }
+}
+
+// DatasetNotFound where the link `name` does not exist in `file`.
+void check_existing(hid_t file, const std::string& name, const fs::path& path, std::string_view what) {
+  if (!detail::link_exists(file, name)) {
+    throw DatasetNotFound(fmt::format("cannot {} '{}' in '{}': no such link", what, name, path.string()));
+  }
+}
+
+}  // namespace
+
+void create_file(const fs::path& path, bool exclusive, const FileCreation& options) {
+  detail::check_target(path, exclusive ? Mode::Exclusive : Mode::Overwrite, "/");
+  const auto block = options.userblock_size;
+  if (block != 0 && (block < 512 || (block & (block - 1)) != 0)) {
+    throw InvalidArgument(fmt::format("cannot create '{}': a user block is 0 bytes, or a power of two from 512, not {}",
+                                      path.string(), block));
+  }
+  detail::settle_before_open(path);
+  detail::release_kept(path);
+  auto file = detail::create_plain_file(path, !exclusive, options.track_order, block);
+  detail::flush_file(file.get(), path);
+}
+
+void create_group(const fs::path& path, const std::string& group, bool track_order) {
+  const auto name = link_name(group, path, "create group");
+  const auto file = open_for_change(path);
+  check_new_name(file.get(), name, path, "create group");
+  detail::create_group(file.get(), name, track_order,
+                       fmt::format("cannot create group '{}' in '{}'", name, path.string()));
+  detail::flush_file(file.get(), path);
+}
+
+void delete_link(const fs::path& path, const std::string& link) {
+  const auto name = link_name(link, path, "delete");
+  const auto file = open_for_change(path);
+  check_existing(file.get(), name, path, "delete");
+  detail::delete_link(file.get(), name, fmt::format("cannot delete '{}' in '{}'", name, path.string()));
+  detail::flush_file(file.get(), path);
+}
+
+void move_link(const fs::path& path, const std::string& from, const std::string& to) {
+  const auto source = link_name(from, path, "move");
+  const auto target = link_name(to, path, "move to");
+  const auto file = open_for_change(path);
+  check_existing(file.get(), source, path, "move");
+  if (source == target) return;  // h5py: nothing to do
+  check_new_name(file.get(), target, path, fmt::format("move '{}' to", source));
+  detail::move_link(file.get(), source, target,
+                    fmt::format("cannot move '{}' to '{}' in '{}'", source, target, path.string()));
+  detail::flush_file(file.get(), path);
+}
+
+void create_link(const fs::path& path, const std::string& link, const Link& value) {
+  const auto name = link_name(link, path, "create link");
+  const auto file = open_for_change(path);
+  check_new_name(file.get(), name, path, "create link");
+  const auto what = fmt::format("cannot create link '{}' in '{}'", name, path.string());
+  switch (value.kind) {
+    case LinkKind::Soft: detail::create_soft_link(file.get(), name, value.target, what); break;
+    case LinkKind::External: detail::create_external_link(file.get(), name, value.file, value.target, what); break;
+    case LinkKind::Hard: {
+      const auto target = link_name(value.target, path, "link to");
+      check_existing(file.get(), target, path, "link to");
+      detail::create_hard_link(file.get(), name, target, what);
+      break;
+    }
+  }
+  detail::flush_file(file.get(), path);
+}
+
+void copy_object(const fs::path& source, const std::string& from, const fs::path& destination, const std::string& to,
+                 const CopyOptions& options) {
+  const auto name = link_name(from, source, "copy");
+  const auto target = link_name(to, destination, "copy to");
+  detail::check_not_remote(source);
+  const bool same = fs::equivalent(source, destination);
+  const auto into = open_for_change(destination);
+  const auto from_file = same ? detail::FileHandle() : detail::open_local_file(source);
+  const hid_t src = same ? into.get() : from_file.get();
+  check_existing(src, name, source, "copy");
+  check_new_name(into.get(), target, destination, fmt::format("copy '{}' to", name));
+  detail::copy_object(
+      src, name, into.get(), target,
+      {options.shallow, options.expand_soft, options.expand_external, options.expand_references,
+       options.without_attributes},
+      fmt::format("cannot copy '{}' of '{}' to '{}' of '{}'", name, source.string(), target, destination.string()));
+  detail::flush_file(into.get(), destination);
+}
+
+void resize_dataset(const fs::path& path, const std::string& dataset, const Shape& shape) {
+  const auto name = link_name(dataset, path, "resize");
+  const auto file = open_for_change(path);
+  const auto where = detail::where(path, name);
+  const auto handle = detail::open_dataset_to_change(file.get(), name, path);
+  const auto described = detail::describe_dataset(handle.get(), where);
+  if (described.storage != detail::Storage::Chunked) {
+    throw UnsupportedType(fmt::format("cannot resize {}: only chunked datasets can be resized (it is {})", where,
+                                      detail::storage_name(described.storage)));
+  }
+  if (shape.size() != described.shape.size()) {
+    throw InvalidArgument(fmt::format("cannot resize {} of shape {} to {}: the rank differs", where,
+                                      to_string(described.shape), to_string(shape)));
+  }
+  for (std::size_t a = 0; a < shape.size(); ++a) {
+    if (described.max_shape[a] != kUnlimitedExtent && shape[a] > described.max_shape[a]) {
+      throw InvalidArgument(fmt::format("cannot resize {} to {}: axis {} may grow to {} at most (its maximum shape {})",
+                                        where, to_string(shape), a, described.max_shape[a],
+                                        to_string(described.max_shape)));
+    }
+  }
+  detail::set_extent(handle.get(), shape, fmt::format("cannot resize {}", where));
+  detail::flush_file(file.get(), path);
+}
+
+void create_dataset(const fs::path& path, const std::string& dataset, const DatasetCreation& creation) {
+  const auto name = link_name(dataset, path, "create dataset");
+  const auto where = detail::where(path, name);
+  const auto rank = creation.shape.size();
+  const auto max_shape = creation.max_shape.empty() ? creation.shape : creation.max_shape;
+  const auto& chunk = creation.chunk;
+  auto refuse = [&](const std::string& why) {
+    throw InvalidArgument(fmt::format("cannot create {} of shape {}: {}", where, to_string(creation.shape), why));
+  };
+  if (max_shape.size() != rank) refuse(fmt::format("its maximum shape {} has another rank", to_string(max_shape)));
+  for (std::size_t a = 0; a < rank; ++a) {
+    if (max_shape[a] < creation.shape[a]) refuse(fmt::format("its maximum shape {} is smaller", to_string(max_shape)));
+  }
+  const bool extendable = max_shape != creation.shape;
+  if (!chunk.empty()) {
+    if (chunk.size() != rank) refuse(fmt::format("chunks {} have another rank", to_string(chunk)));
+    for (std::size_t a = 0; a < rank; ++a) {
+      if (chunk[a] == 0 || (max_shape[a] != kUnlimitedExtent && chunk[a] > max_shape[a])) {
+        refuse(fmt::format("chunks {} do not fit its maximum shape {}", to_string(chunk), to_string(max_shape)));
+      }
+    }
+  } else if (creation.compression.any() || extendable) {
+    refuse("compression, checksums and a maximum shape other than the shape need chunks");
+  }
+  if (creation.compact && !chunk.empty()) refuse("a compact dataset has no chunks");
+  if (!creation.fill_value.empty() && creation.fill_value.size() != creation.dtype.size()) {
+    refuse(
+        fmt::format("a fill value of {} bytes for elements of {}", creation.fill_value.size(), creation.dtype.size()));
+  }
+  const auto file = open_for_change(path);
+  check_new_name(file.get(), name, path, "create dataset");
+  const auto type = detail::make_type(creation.dtype);
+  const auto dcpl = detail::dataset_creation();
+  if (creation.compact) detail::set_compact(dcpl.get());
+  if (!chunk.empty()) {
+    detail::set_chunk(dcpl.get(), chunk);
+    const auto chunk_bytes = element_count(chunk) * creation.dtype.size();
+    for (const auto& f : detail::write_filters(creation.compression, creation.dtype.size(), chunk_bytes)) {
+      detail::add_filter(dcpl.get(), f.id, f.optional, f.params);
+    }
+  }
+  if (!creation.fill_value.empty()) detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
+  if (creation.track_order) detail::set_track_order(dcpl.get(), false);
+  const auto space = rank == 0 ? detail::make_space(Shape{}) : detail::make_space(creation.shape, max_shape);
+  (void)detail::create_dataset(file.get(), name, type.get(), space.get(), dcpl.get(),
+                               fmt::format("cannot create {}", where));
+  detail::flush_file(file.get(), path);
+}
+
+}  // namespace h5tile
