@@ -46,9 +46,10 @@ enum class Compressor : std::uint8_t {
   Zstd,   ///< hdf5plugin's Zstd (filter 32015)
   Lz4,    ///< hdf5plugin's LZ4 (filter 32004), blocks of 1 GiB (one per chunk)
   Blosc,  ///< hdf5plugin's Blosc (filter 32001) with its LZ4 compressor (hdf5plugin's default)
+  Lzf,    ///< h5py's LZF (filter 32000): fast, moderate ratio; h5py reads it without hdf5plugin
 };
 
-/// "none", "gzip", "zstd", "lz4", "blosc".
+/// "none", "gzip", "zstd", "lz4", "blosc", "lzf".
 [[nodiscard]] std::string_view compressor_name(Compressor compressor) noexcept;
 /// The compressor of that name; throws InvalidArgument naming the accepted ones.
 [[nodiscard]] Compressor compressor_from_name(std::string_view name);

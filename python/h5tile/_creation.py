@@ -17,7 +17,7 @@ from ._h5tile import InvalidArgumentError, UnsupportedTypeError
 _CHUNK_BASE, _CHUNK_MIN, _CHUNK_MAX = 16 * 1024, 8 * 1024, 1024 * 1024
 
 # h5py's compression names and HDF5 filter numbers, as h5tile's compressors.
-_COMPRESSORS = {"gzip": "gzip", 1: "gzip", 32015: "zstd", 32004: "lz4", 32001: "blosc"}
+_COMPRESSORS = {"gzip": "gzip", 1: "gzip", "lzf": "lzf", 32000: "lzf", 32015: "zstd", 32004: "lz4", 32001: "blosc"}
 
 # h5py's create_dataset keywords that change nothing in what h5tile makes or reads.
 _TAKEN_AS_IS = ("track_times", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots", "efile_prefix", "virtual_prefix", "dapl")
@@ -73,8 +73,8 @@ def _compression(compression: Any, opts: Any) -> "tuple[str, int]":
     name = _COMPRESSORS.get(compression if not isinstance(compression, np.integer) else int(compression))
     if name is None:
         raise InvalidArgumentError(_args.without_secrets(f"compression {compression!r}: h5tile writes gzip (HDF5's "
-                                                         "deflate, filter 1) and hdf5plugin's zstd (32015), lz4 "
-                                                         "(32004) and blosc (32001)"))
+                                                         "deflate, filter 1), lzf (h5py's, 32000) and hdf5plugin's "
+                                                         "zstd (32015), lz4 (32004) and blosc (32001)"))
     if name == "gzip":
         level = 4 if opts is None else opts
         if not isinstance(level, (int, np.integer)) or not 0 <= level <= 9:

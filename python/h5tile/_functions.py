@@ -46,10 +46,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             aligned to chunks), at most 1 GiB each (1 MiB when compressed). True (h5py's
             automatic chunking): that chunk shape, and layout "chunked" where it is "auto". Layout "virtual" with
             compression: the chunk shape of the tile files (each clipped to its tile).
-        compression: "gzip" (HDF5's deflate filter, as h5py's), "zstd", "lz4" or "blosc"
-            (hdf5plugin's filters 32015, 32004 and 32001, with the client data hdf5plugin stores:
-            h5py reads them once ``import hdf5plugin`` is done; :func:`compressors` lists those
-            this build has), or None. Layouts "chunked" and
+        compression: "gzip" (HDF5's deflate filter, as h5py's), "lzf" (h5py's own filter 32000:
+            h5py reads it as it is), "zstd", "lz4" or "blosc" (hdf5plugin's filters 32015, 32004
+            and 32001, with the client data hdf5plugin stores: h5py reads them once ``import
+            hdf5plugin`` is done; :func:`compressors` lists those this build has), or None. Layouts "chunked" and
             "virtual": each rank compresses its own chunks on its worker threads and writes them
             whole; with ``comm``, every chunk must lie in one rank's tile. h5py reads the files.
         level: the compressor's level (gzip and blosc 0 to 9, zstd -131072 to 22; lz4 has none);

@@ -14,7 +14,7 @@ import posixpath
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import ItemsView, KeysView, Mapping, ValuesView
+from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
 from typing import Any, Callable, Iterator, Optional, Union
 
 import numpy as np
@@ -315,7 +315,7 @@ class _ItemsView(ItemsView):
         return _args.without_secrets(f"ItemsView({self._mapping!r})")
 
 
-class Group(_Object, Mapping):
+class Group(_Object, MutableMapping):
     """A group of an HDF5 file: a mapping from member names to :class:`Group` and :class:`Dataset`
     objects, as h5py's ``Group``.
 

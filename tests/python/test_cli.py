@@ -173,7 +173,7 @@ def test_consolidate_and_split_compress(files, tmp_path):
     assert h5tile("verify", "c.h5", "--read", cwd=tmp_path).returncode == 0
     bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", "--compression", "lzma", cwd=tmp_path)
     assert bad.returncode == 2 and "'lzma'" in bad.stderr, bad.stderr
-    assert "compression must be 'gzip', 'zstd', 'lz4', 'blosc' or 'none'" in bad.stderr, bad.stderr
+    assert "compression must be 'gzip', 'zstd', 'lz4', 'blosc', 'lzf' or 'none'" in bad.stderr, bad.stderr
     bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--compression", "gzip", cwd=tmp_path)
     assert bad.returncode == 2 and "--layout chunked" in bad.stderr, bad.stderr
     bad = h5tile("consolidate", "v.h5:/data", "d.h5", "--layout", "chunked", "--compression", "gzip", "--level", 12,

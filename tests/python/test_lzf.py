@@ -116,3 +116,29 @@ def test_filter_neither_h5tile_nor_hdf5_decodes_is_named(tmp_path):
     with pytest.raises(h5tile.Hdf5Error, match=r"'/x' in '.*bzip2\.h5': h5tile does not decode bzip2, and HDF5 could "
                                                r"not decode it either: "):
         h5tile.from_file(path, "/x")
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("dtype", ["int16", "float64", "uint8"])
+def test_h5tile_writes_lzf_as_h5py_does(tmp_path, dtype, shuffle):
+    # The same array through h5py, to_file and h5tile.File's create_dataset: h5py reads each, the
+    # filter's client data is h5py's own (version, LZF version, chunk bytes), an incompressible
+    # chunk is stored too.
+    if "lzf" not in h5tile.compressors():
+        pytest.skip("h5tile was built without liblzf")
+    a = compressible(dtype, (301, 47), 3)
+    a[:40] = random_array(dtype, (40, 47), 4)  # incompressible chunks
+    chunks = (40, 47)
+    reference = lzf_file(tmp_path / "h5py.h5", a, chunks, shuffle=shuffle)
+    h5tile.to_file(a, tmp_path / "to_file.h5", "/x", layout="chunked", chunks=chunks, compression="lzf",
+                   shuffle=shuffle).wait()
+    with h5tile.File(tmp_path / "file.h5", "w") as f:
+        f.create_dataset("x", data=a, chunks=chunks, compression="lzf", shuffle=shuffle)
+    with h5py.File(tmp_path / "h5py.h5", "r") as ref:
+        expected = ref["x"].id.get_create_plist()
+        expected = [expected.get_filter(i)[:3] for i in range(expected.get_nfilters())]
+    for name in ("to_file", "file"):
+        with h5py.File(tmp_path / f"{name}.h5", "r") as f:
+            assert same_bytes(f["x"][...], reference), name
+            plist = f["x"].id.get_create_plist()
+            assert [plist.get_filter(i)[:3] for i in range(plist.get_nfilters())] == expected, name

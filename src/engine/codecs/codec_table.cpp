@@ -92,6 +92,12 @@ std::vector<unsigned> blosc_data(const Compression& c, std::size_t elem_size, st
           kBloscLz4};
 }
 
+// What h5py's LZF filter stores once its set_local has run: its filter version (4), the LZF
+// version (1.5), the chunk's bytes.
+std::vector<unsigned> lzf_data(const Compression&, std::size_t, std::size_t chunk_bytes) {
+  return {4, 0x0105, static_cast<unsigned>(chunk_bytes)};
+}
+
 const std::array kRows = {
     compressor(filter(kFilterDeflate, make_deflate), Compressor::Gzip, "gzip", kGzipLevels, gzip_data),
     filter(kFilterShuffle, make_shuffle),
@@ -100,7 +106,7 @@ const std::array kRows = {
     compressor(filter(kFilterLz4, kMakeLz4, "lz4"), Compressor::Lz4, "lz4", std::nullopt, lz4_data),
     filter(kFilterBitshuffle, kMakeBitshuffle, "lz4"),
     compressor(filter(kFilterBlosc, kMakeBlosc, "blosc"), Compressor::Blosc, "blosc", kBloscLevels, blosc_data, true),
-    filter(kFilterLzf, kMakeLzf, "lzf"),
+    compressor(filter(kFilterLzf, kMakeLzf, "lzf"), Compressor::Lzf, "lzf", std::nullopt, lzf_data),
 };
 
 }  // namespace
