@@ -57,19 +57,43 @@ def core_dtype_name(dtype: np.dtype) -> str:
 
 
 def _shape(shape: Any) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(n) for n in shape)
+    """A shape as a tuple of ints; OverflowError for a negative length (as h5py's hsize_t)."""
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    if any(n < 0 for n in shape):
+        raise OverflowError(_args.without_secrets(f"can't convert negative value to hsize_t (shape {shape})"))
+    return shape
 
 
-def _compression(compression: Any, opts: Any) -> "tuple[str, int]":
-    """(compressor name, level) of h5py's ``compression`` and ``compression_opts``."""
+# hdf5plugin's Blosc client data: (filter version, format version, element size, chunk bytes,
+# level, shuffle (0 none, 1 bytes, 2 bits), compressor (0 blosclz, 1 lz4, 2 lz4hc, 3 snappy, 4 zlib,
+# 5 zstd)); h5tile writes Blosc with lz4, its bytes shuffled or not.
+_BLOSC_LZ4, _BLOSC_BITSHUFFLE = 1, 2
+
+
+def _blosc(opts: Any) -> "tuple[str, int, bool]":
+    """("blosc", level, Blosc's own byte shuffle) of hdf5plugin's Blosc client data; refuses what
+    h5tile does not write (another compressor than lz4, bit shuffle) instead of writing otherwise."""
+    opts = tuple(opts or ())
+    level = int(opts[4]) if len(opts) > 4 else -1
+    shuffle = int(opts[5]) if len(opts) > 5 else 1
+    cname = int(opts[6]) if len(opts) > 6 else _BLOSC_LZ4
+    if cname != _BLOSC_LZ4 or shuffle == _BLOSC_BITSHUFFLE:
+        raise InvalidArgumentError(_args.without_secrets(f"Blosc with client data {opts}: h5tile writes Blosc with "
+                                                         "its lz4 compressor and byte shuffle or none (hdf5plugin's "
+                                                         "Blosc(cname='lz4', shuffle=Blosc.SHUFFLE or "
+                                                         "Blosc.NOSHUFFLE))"))
+    return "blosc", level, shuffle == 1
+
+
+def _compression(compression: Any, opts: Any) -> "tuple[str, int, bool]":
+    """(compressor name, level, Blosc's own shuffle) of h5py's ``compression`` and
+    ``compression_opts``."""
     if compression is None:
         if opts is not None:
             raise TypeError("compression_opts needs compression (h5py: Compression method must be specified)")
-        return "", -1
+        return "", -1, False
     if isinstance(compression, (int, np.integer)) and 0 <= compression <= 9 and compression not in _COMPRESSORS:
-        return "gzip", int(compression)  # h5py: an integer 0-9 is a gzip level
+        return "gzip", int(compression), False  # h5py: an integer 0-9 is a gzip level
     name = _COMPRESSORS.get(compression if not isinstance(compression, np.integer) else int(compression))
     if name is None:
         raise InvalidArgumentError(_args.without_secrets(f"compression {compression!r}: h5tile writes gzip (HDF5's "
@@ -79,12 +103,12 @@ def _compression(compression: Any, opts: Any) -> "tuple[str, int]":
         level = 4 if opts is None else opts
         if not isinstance(level, (int, np.integer)) or not 0 <= level <= 9:
             raise ValueError(_args.without_secrets(f"GZIP setting must be an integer from 0-9, not {level!r}"))
-        return name, int(level)
+        return name, int(level), False
     if name == "zstd" and opts:
-        return name, int(opts[0] if isinstance(opts, (tuple, list)) else opts)
-    if name == "blosc" and opts:
-        return name, int(opts[4]) if len(opts) > 4 else -1
-    return name, -1
+        return name, int(opts[0] if isinstance(opts, (tuple, list)) else opts), False
+    if name == "blosc":
+        return _blosc(opts)
+    return name, -1, False
 
 
 def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Optional[np.ndarray]]":
@@ -116,8 +140,14 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
         if any(m is not None and m < n for m, n in zip(maxshape, shape)):
             raise ValueError("All maxshape dimensions must be >= shape dimensions")
     chunks = keywords.pop("chunks", None)
-    compressor, level = _compression(keywords.pop("compression", None), keywords.pop("compression_opts", None))
+    compressor, level, blosc_shuffle = _compression(keywords.pop("compression", None),
+                                                    keywords.pop("compression_opts", None))
     shuffle = bool(keywords.pop("shuffle", False))
+    if compressor == "blosc":
+        if shuffle:
+            raise InvalidArgumentError("shuffle=True with Blosc: h5tile writes Blosc's own shuffle (its client data) "
+                                       "and not HDF5's shuffle filter before it")
+        shuffle = blosc_shuffle
     fletcher32 = bool(keywords.pop("fletcher32", False))
     fillvalue = keywords.pop("fillvalue", None)
     track_order = bool(keywords.pop("track_order", None) or False)
@@ -132,7 +162,7 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     filtered = bool(compressor) or shuffle or fletcher32
     if chunks is False and (filtered or maxshape is not None):
         raise ValueError("Chunked format required for given storage options")
-    if chunks is True or (chunks is None and (filtered or (maxshape is not None and maxshape != shape))):
+    if chunks is True or (chunks is None and (filtered or maxshape is not None)):
         if not shape:
             raise TypeError("Scalar datasets don't support chunk/filter options")
         chunks = guess_chunk(shape, dtype.itemsize)

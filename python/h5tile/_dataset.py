@@ -555,7 +555,7 @@ class Dataset(_Object):
         ``size`` is the new shape, or with ``axis`` the new length of that axis. Elements past
         the old shape read as the fill value; those cut off are gone. TypeError for a dataset that
         is not chunked."""
-        self._file._check_writable(f"resize dataset '{self._name}'")
+        self._file._check_writable(f"resize dataset '{self._name}'", RuntimeError)
         shape = self.shape
         if axis is not None:
             if not isinstance(axis, (int, np.integer)) or not 0 <= axis < len(shape):
@@ -564,9 +564,17 @@ class Dataset(_Object):
             new[axis] = int(size)
         else:
             new = [int(size)] if isinstance(size, (int, np.integer)) else [int(n) for n in size]
+        if len(new) != len(shape):
+            raise TypeError(_args.without_secrets(f"cannot resize '{self._name}' of shape {shape} to {tuple(new)}: "
+                                                  "the rank differs"))
+        if any(n < 0 for n in new):
+            raise OverflowError(_args.without_secrets(f"cannot resize '{self._name}' to {tuple(new)}: a negative "
+                                                      "length"))
         self._file._written()
         try:
             _h5tile.resize_dataset(self._file.filename, self._name, new)
+        except InvalidArgumentError as e:  # past the maximum shape: h5py's RuntimeError
+            raise RuntimeError(_args.without_secrets(str(e))) from None
         finally:
             self._file._written()
 

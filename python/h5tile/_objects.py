@@ -523,6 +523,9 @@ class Group(_Object, MutableMapping):
         """h5py's ``del group[name]``: removes the link (the object stays while another name leads
         to it). KeyError where there is no such link."""
         full = self._path(name)
+        if full == "/":  # h5py: KeyError ("can't delete '.'")
+            raise DatasetNotFoundError(_args.without_secrets(f"cannot delete '/' in '{self._file._shown}': it is the "
+                                                             "root group"))
         self._change(f"delete '{full}'", lambda: _h5tile.delete_link(self._file._path_text, full),
                      DatasetNotFoundError)
 
@@ -537,11 +540,17 @@ class Group(_Object, MutableMapping):
         Dataset of this file a hard link to it, anything else a new dataset of it
         (``create_dataset(name, data=obj)``). OSError where the name exists (as h5py)."""
         full = self._path(name)
-        soft = isinstance(obj, (SoftLink, ExternalLink))
-        self._file._check_writable(f"create '{full}'", IoError if soft else InvalidArgumentError)
+        # h5py's classes: a soft link OSError, an external link RuntimeError, a hard link OSError
+        # (in mode "r" and where the name exists), a dataset ValueError in mode "r", OSError where
+        # the name exists or a dataset is on its way.
+        refusal = (RuntimeError if isinstance(obj, ExternalLink) else IoError
+                   if isinstance(obj, (SoftLink, Group, Dataset, Datatype)) else InvalidArgumentError)
+        self._file._check_writable(f"create '{full}'", refusal)
         if self.get(name, getlink=True) is not None:
-            raise IoError(errno.EEXIST, _args.without_secrets(f"Unable to create link '{full}' in "
-                                                              f"'{self._file._shown}' (name already exists)"))
+            message = f"Unable to create link '{full}' in '{self._file._shown}' (name already exists)"
+            if refusal is RuntimeError:
+                raise RuntimeError(_args.without_secrets(message))
+            raise IoError(errno.EEXIST, _args.without_secrets(message))
         path = self._file._path_text
         if isinstance(obj, SoftLink):
             self._change(f"link '{full}'", lambda: _h5tile.create_link(path, full, "soft", obj.path))
@@ -550,12 +559,17 @@ class Group(_Object, MutableMapping):
                          lambda: _h5tile.create_link(path, full, "external", obj.path, os.fspath(obj.filename)))
         elif isinstance(obj, (Group, Dataset, Datatype)):
             if os.path.abspath(obj.file.filename) != os.path.abspath(self._file.filename):
-                raise InvalidArgumentError(_args.without_secrets(f"cannot link '{full}' to '{obj.name}' of another "
-                                                                 "file: a hard link stays in its file (use an "
-                                                                 "ExternalLink)"))
+                raise IoError(errno.EXDEV, _args.without_secrets(f"cannot link '{full}' to '{obj.name}' of another "
+                                                                 "file: interfile hard links are not allowed (use "
+                                                                 "an ExternalLink)"))
             self._change(f"link '{full}'", lambda: _h5tile.create_link(path, full, "hard", obj.name))
         else:
-            self.create_dataset(name, data=obj)
+            try:
+                self.create_dataset(name, data=obj)
+            except TypeError as e:
+                if "already exists" not in str(e):
+                    raise
+                raise IoError(errno.ENOTDIR, _args.without_secrets(str(e))) from None
 
     def copy(self, source: Any, dest: Any, name: Optional[str] = None, shallow: bool = False,
              expand_soft: bool = False, expand_external: bool = False, expand_refs: bool = False,
@@ -569,6 +583,8 @@ class Group(_Object, MutableMapping):
         else:
             src_file, src_name = self._file._path_text, self._path(source)
         if isinstance(dest, Group):
+            if name is None and not isinstance(source, _Object):
+                self[source]  # h5py looks the source up for its name first: KeyError where missing
             base = name if name is not None else posixpath.basename(src_name.rstrip("/")) or "/"
             dst_owner, dst_name = dest, dest._path(base)
         elif isinstance(dest, _Object):
@@ -579,8 +595,8 @@ class Group(_Object, MutableMapping):
             dst_owner._change(f"copy '{src_name}'", lambda: _h5tile.copy_object(
                 src_file, src_name, dst_owner._file._path_text, dst_name, shallow, expand_soft, expand_external,
                 expand_refs, without_attrs), RuntimeError)
-        except DatasetNotFoundError as e:
-            raise RuntimeError(_args.without_secrets(str(e))) from None  # h5py: "Unable to copy object (... doesn't exist)"
+        except InvalidArgumentError as e:  # a missing source, a name that exists: h5py's RuntimeError
+            raise RuntimeError(_args.without_secrets(str(e))) from None
 
     def create_dataset(self, name: Optional[str], shape: Any = None, dtype: Any = None, data: Any = None,
                        **kwds: Any) -> Dataset:
@@ -596,8 +612,13 @@ class Group(_Object, MutableMapping):
         full = self._path(name)
         self._file._check_writable(f"create dataset '{full}'", InvalidArgumentError)
         core, data = _creation.plan(shape, dtype, data, kwds)
-        self._change(f"create dataset '{full}'",
-                     lambda: _h5tile.create_dataset(self._file._path_text, full, **core))
+        try:
+            self._change(f"create dataset '{full}'",
+                         lambda: _h5tile.create_dataset(self._file._path_text, full, **core))
+        except InvalidArgumentError as e:
+            if "is not a group" not in str(e):
+                raise
+            raise TypeError(_args.without_secrets(f"Incompatible object (Dataset) already exists: {e}")) from None
         dataset = Dataset(self._file, full)
         if data is not None and data.size:
             dataset[...] = data

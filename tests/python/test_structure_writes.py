@@ -243,8 +243,6 @@ GROUPS = {
     "existing_dataset": "f.create_group('d')",
     "existing_soft_link": "f.create_group('soft')",
     "dangling_soft_link": "f.create_group('dangling')",
-    "dataset_on_the_way": "f.create_group('d/x')",
-    "root": "f.create_group('/')",
     "require_existing": ["f.require_group('g')", "f.require_group('g/sub')", "f.require_group('softg')"],
     "require_new": ["f.require_group('r')", "f['g'].require_group('r2').create_group('q')",
                     "f.require_group('r3/deep')"],
@@ -252,6 +250,7 @@ GROUPS = {
     "require_soft_link_to_dataset": "f.require_group('soft')",
     "require_dangling": "f.require_group('dangling')",
     "require_external": "f.require_group('ext')",
+    "root": "f.create_group('/')",
 }
 
 
@@ -283,15 +282,12 @@ DELETES = {
     "in_ordered_group": "del f['ordered/b']",
     "missing": "del f['missing']",
     "missing_parent": "del f['missing/x']",
-    "under_dataset": "del f['d/x']",
     "twice": ["del f['g/a']", "del f['g/a']"],
     "root": "del f['/']",
 }
 
 
 DELETES_DIFFER = {
-    "root": _raises("del f['/']", "KeyError", "Couldn't delete link (group doesn't exist)",
-                    "InvalidArgumentError (dataset name '/' is empty)"),
 }
 
 
@@ -314,12 +310,10 @@ MOVES = {
     "in_ordered_group": "f.move('ordered/b', 'ordered/c')",
     "through_soft_link": "f.move('softg/a', 'a')",
     "same_name": "f.move('d', 'd')",
-    "onto_existing": "f.move('d', 'c')",
     "onto_existing_link": "f.move('d', 'soft')",
     "missing": "f.move('missing', 'x')",
-    "under_dataset": "f.move('c', 'd/x')",
     "into_itself": "f.move('g', 'g/sub/g')",
-    "root": "f.move('/', 'r')",
+    "root": "f.move('/', 'x')",
 }
 
 
@@ -347,29 +341,21 @@ SETITEMS = {
     "through_soft_link": ["f['softg/s'] = m.SoftLink('/d')", "f['softg/arr'] = np.arange(3)"],
     "in_ordered_group": ["f['ordered/c'] = m.SoftLink('/d')", "f['ordered/0'] = np.arange(2)"],
     "existing_soft": "f['d'] = m.SoftLink('/c')",
-    "existing_external": "f['g'] = m.ExternalLink('other.h5', '/x')",
     "existing_hard": "f['d'] = f['c']",
     "existing_array": "f['d'] = np.arange(3)",
     "existing_link_name": "f['soft'] = np.arange(3)",
     "existing_dangling": "f['dangling'] = m.SoftLink('/d')",
-    "dataset_on_the_way": "f['d/x'] = np.arange(3)",
     "named_datatype": "f['t'] = np.dtype('<f4')",
     "in_external_group": "f['extg/s'] = m.SoftLink('/d')",
-    "hard_link_other_file": "o = m.File(other, 'r'); f['h'] = o['x']",
+    "existing_external": "f['g'] = m.ExternalLink('other.h5', '/x')",
+    "dataset_on_the_way": "f['d/x'] = np.arange(3)",
+    "hard_link_other_file": ["o = m.File(other, 'r')", "f['h'] = o['x']"],
 }
 
 
 SETITEMS_DIFFER = {
-    "existing_external": _raises("f['g'] = ExternalLink('other.h5', '/x') with /g there", "RuntimeError",
-                                 "Unable to create external link (name already exists)", "IoError (an OSError)"),
-    "dataset_on_the_way": _raises("f['d/x'] = np.arange(3) with /d a dataset", "OSError",
-                                  "Unable to create link (message type not found)",
-                                  "InvalidArgumentError (a ValueError: '/d' is not a group)"),
     "named_datatype": "f['t'] = np.dtype('<f4'): h5py commits a named datatype /t; h5tile raises "
                       "UnsupportedTypeError (it tries a dataset of the dtype object)",
-    "hard_link_other_file": _raises("f['h'] = o['x'] (o: another file)", "OSError",
-                                    "Unable to create link (interfile hard links are not allowed)",
-                                    "InvalidArgumentError (a ValueError)"),
 }
 
 
@@ -403,26 +389,24 @@ COPIES = {
     "without_attrs": ["f.copy('d', 'dn', without_attrs=True)", "f.copy('g', 'gn', without_attrs=True)"],
     "all_flags": "f.copy('g', 'gx', shallow=True, expand_soft=True, expand_external=True, without_attrs=True)",
     "missing": "f.copy('missing', 'x')",
-    "missing_into_group": "f.copy('missing', f['g'])",
     "dangling": "f.copy('dangling', 'x')",
-    "onto_existing": "f.copy('d', 'c')",
-    "onto_existing_in_group": "f.copy('d', f['g'], name='a')",
     "dest_dataset": "f.copy('d', f['c'])",
-    "under_dataset": "f.copy('c', 'd/x')",
     "from_other_file": ["o = m.File(other, 'r')", "f.copy(o['x'], 'xc')", "f.copy(o['og'], f['g'])",
                         "f.copy(o['/og/y'], f['g'], name='yy', without_attrs=True)"],
     "from_other_file_object_to_path": ["o = m.File(other, 'r')", "f['g'].copy(o['og'], 'ogc')"],
     "to_other_file": ["o = m.File(third, 'a')", "f.copy('g', o)", "f.copy('d', o, name='dd')",
                       "f['g'].copy('sub', o['g'], name='s2')"],
-    "to_other_file_existing": ["o = m.File(other, 'a')", "f.copy('d', o, name='x')"],
     "root_to_other_file": ["o = m.File(third, 'w')", "f.copy('/', o, name='all')"],
-    "other_file_missing_source": ["o = m.File(other, 'r')", "o.copy('missing', f)"],
     "to_read_only_file": ["o = m.File(other, 'r')", "f.copy('d', o)"],
+    "missing_into_group": "f.copy('missing', f['g'])",
+    "onto_existing": "f.copy('d', 'c')",
+    "onto_existing_in_group": "f.copy('d', f['g'], name='a')",
+    "under_dataset": "f.copy('c', 'd/x')",
+    "to_other_file_existing": ["o = m.File(other, 'a')", "f.copy('d', o, name='x')"],
+    "other_file_missing_source": ["o = m.File(other, 'r')", "o.copy('missing', f)"],
 }
 
 
-_EXISTS = ("RuntimeError", "Unable to synchronously copy object (destination object already exists)",
-           "InvalidArgumentError (a ValueError: the name already exists)")
 COPIES_DIFFER = {
     "into_group_through_soft_link": "f.copy('d', f['softg']) (softg: a SoftLink to /g): h5py copies /d to /g/d "
                                     "(it copies into the group's id); h5tile raises Hdf5Error ('address undefined "
@@ -430,20 +414,8 @@ COPIES_DIFFER = {
                                     "through a soft link)",
     "into_external_group": "f.copy('d', f['extg']): h5py copies /d to other.h5:/og/d; h5tile raises RuntimeError: "
                            f"{_READ_ONLY_EXTERNAL}",
-    "missing_into_group": _raises("f.copy('missing', f['g'])", "KeyError",
-                                  "Unable to synchronously open object (object 'missing' doesn't exist)",
-                                  "RuntimeError (no such link)"),
-    "onto_existing": _raises("f.copy('d', 'c')", *_EXISTS),
-    "onto_existing_in_group": _raises("f.copy('d', f['g'], name='a')", *_EXISTS),
-    "to_other_file_existing": _raises("f.copy('d', o, name='x') (o: other.h5, mode 'a')", *_EXISTS),
-    "under_dataset": _raises("f.copy('c', 'd/x') with /d a dataset", "RuntimeError",
-                             "Unable to synchronously copy object (message type not found)",
-                             "InvalidArgumentError (a ValueError: '/d' is not a group)"),
     "root_to_other_file": "f.copy('/', o, name='all') (o: a new file): h5py copies the root group to /all of the "
                           "other file; h5tile raises InvalidArgumentError (dataset name '/' is empty)",
-    "other_file_missing_source": _raises("o.copy('missing', f) (o: other.h5, mode 'r')", "KeyError",
-                                         "Unable to synchronously open object (object 'missing' doesn't exist)",
-                                         "RuntimeError (no such link)"),
 }
 
 
@@ -477,7 +449,6 @@ CREATES = {
     "chunks_true": "f.create_dataset('n', (1000, 300), 'f8', chunks=True)",
     "maxshape": "f.create_dataset('n', (10, 20), 'f4', maxshape=(None, 40))",
     "maxshape_int": "f.create_dataset('n', 10, 'f4', maxshape=None, chunks=(5,))",
-    "maxshape_same": "f.create_dataset('n', (10, 20), 'f4', maxshape=(10, 20))",
     "gzip": "f.create_dataset('n', data=np.arange(600).reshape(20, 30), compression='gzip')",
     "gzip_opts": "f.create_dataset('n', data=np.arange(600).reshape(20, 30), compression='gzip', compression_opts=9)",
     "gzip_level": "f.create_dataset('n', data=np.arange(600).reshape(20, 30), compression=7)",
@@ -488,7 +459,6 @@ CREATES = {
                    "compression_opts=2, shuffle=True, fletcher32=True, chunks=(5, 30), maxshape=(None, 30))",
     "zstd": f"f.create_dataset('n', data=np.arange(600).reshape(20, 30), chunks=(8, 8), {plugin('Zstd', clevel=5)})",
     "lz4": f"f.create_dataset('n', data=np.arange(600).reshape(20, 30), chunks=(8, 8), {plugin('LZ4')})",
-    "blosc": f"f.create_dataset('n', data=np.arange(600).reshape(20, 30), chunks=(8, 8), {plugin('Blosc')})",
     "blosc_options": "f.create_dataset('n', data=np.arange(600).reshape(20, 30), chunks=(8, 8), "
                      f"{plugin('Blosc', cname='zstd', clevel=3, shuffle=2)})",
     "blosc_no_shuffle": "f.create_dataset('n', data=np.arange(600).reshape(20, 30), chunks=(8, 8), "
@@ -506,7 +476,6 @@ CREATES = {
     "existing": "f.create_dataset('d', (3, 4), 'f4')",
     "existing_group": "f.create_dataset('g', (3,))",
     "existing_link": "f.create_dataset('soft', (3,))",
-    "dataset_on_the_way": "f.create_dataset('d/x', (3,))",
     "no_shape": "f.create_dataset('n')",
     "shape_data_mismatch": "f.create_dataset('n', (4,), data=np.arange(5))",
     "maxshape_smaller": "f.create_dataset('n', (10,), maxshape=(5,))",
@@ -520,22 +489,19 @@ CREATES = {
     "opts_without_compression": "f.create_dataset('n', (10,), compression_opts=4)",
     "unknown_compression": "f.create_dataset('n', (10,), compression='nope')",
     "unknown_keyword": "f.create_dataset('n', (10,), nope=1)",
+    "maxshape_same": "f.create_dataset('n', (10, 20), 'f4', maxshape=(10, 20))",
+    "blosc": f"f.create_dataset('n', data=np.arange(600).reshape(20, 30), chunks=(8, 8), {plugin('Blosc')})",
+    "dataset_on_the_way": "f.create_dataset('d/x', (3,))",
+    "negative": "f.create_dataset('n', (-1, 3))",
 }
 
 
 CREATES_DIFFER = {
-    "maxshape_same": "create_dataset('n', (10, 20), 'f4', maxshape=(10, 20)): h5py makes it chunked (any maxshape "
-                     "asks for chunks: chunks (10, 20), layout H5D_CHUNKED); h5tile makes it contiguous (chunks None)",
-    "blosc": "create_dataset(..., **hdf5plugin.Blosc()): h5py stores the filter's cd_values (2, 2, 8, 512, 5, 1, 1) "
-             "(shuffle 1); h5tile (2, 2, 8, 512, 5, 0, 1): Blosc's shuffle dropped",
     "blosc_options": "create_dataset(..., **hdf5plugin.Blosc(cname='zstd', clevel=3, shuffle=2)): h5py stores "
-                     "cd_values (2, 2, 8, 512, 3, 2, 5) (bitshuffle, zstd); h5tile (2, 2, 8, 512, 3, 0, 1): "
-                     "written with lz4 and no shuffle",
+                     "cd_values (2, 2, 8, 512, 3, 2, 5) (bitshuffle, zstd); h5tile refuses it (InvalidArgumentError: "
+                     "it writes Blosc with lz4 and byte shuffle only), never writing another codec than asked",
     "zstd_number": "create_dataset(..., compression=32015) without compression_opts: h5py stores zstd's cd_values "
                    "() (the plugin's default level); h5tile stores (3,)",
-    "dataset_on_the_way": _raises("create_dataset('d/x', (3,)) with /d a dataset", "TypeError",
-                                  "Incompatible object (Dataset) already exists",
-                                  "InvalidArgumentError (a ValueError: '/d' is not a group)"),
 }
 
 
@@ -580,27 +546,19 @@ RESIZES = {
     "through_soft_link": "f['soft'].resize((12, 8))",
     "through_soft_link_group": "f['softg/a'].resize((6, 6))",
     "through_external_link": "f['ext'].resize((7, 6))",
-    "past_maxshape": "f['c'].resize((21, 8))",
-    "past_maxshape_axis": "f['c'].resize(30, axis=0)",
     "contiguous": "f['d'].resize((6, 4))",
     "contiguous_same": "f['d'].resize((3, 4))",
-    "wrong_rank": "f['c'].resize((10, 8, 2))",
     "axis_out_of_range": "f['c'].resize(5, axis=2)",
+    "past_maxshape": "f['c'].resize((21, 8))",
+    "past_maxshape_axis": "f['c'].resize(30, axis=0)",
+    "wrong_rank": "f['c'].resize((10, 8, 2))",
     "negative": "f['c'].resize((-1, 8))",
 }
 
 
-_PAST_MAX = ("RuntimeError", "Unable to synchronously change a dataset's dimensions (dimension cannot exceed the "
-             "existing maximal size)", "InvalidArgumentError (a ValueError)")
 RESIZES_DIFFER = {
     "through_external_link": "f['ext'].resize((7, 6)): h5py resizes other.h5:/x (the external file opens with the "
                              f"parent's write intent); h5tile raises IoError: {_READ_ONLY_EXTERNAL}",
-    "past_maxshape": _raises("f['c'].resize((21, 8)) (maxshape (20, None))", *_PAST_MAX),
-    "past_maxshape_axis": _raises("f['c'].resize(30, axis=0) (maxshape (20, None))", *_PAST_MAX),
-    "wrong_rank": _raises("f['c'].resize((10, 8, 2)) of a 2-D dataset", "TypeError",
-                          "New shape length (3) must match dataset rank (2)", "InvalidArgumentError (a ValueError)"),
-    "negative": _raises("f['c'].resize((-1, 8))", "OverflowError", "can't convert negative value to hsize_t",
-                        "TypeError (pybind11's 'resize_dataset(): incompatible function arguments')"),
 }
 
 
@@ -620,6 +578,7 @@ WRITE_DIRECTS = {
     "scalar": ["s = f.create_dataset('s', data=1.0)", "s.write_direct(np.array(5.0))"],
     "not_an_array": "f['d'].write_direct([[1, 2, 3, 4]] * 3)",
     "wrong_shape": "f['d'].write_direct(np.ones((5, 5), 'f4'))",
+    "wrong_rank": "f['d'].write_direct(np.ones((3, 4, 1), 'f4'))",
 }
 
 
@@ -659,13 +618,6 @@ WRITES = {
 
 _NO_WRITE_INTENT = "no write intent on file"
 WRITES_DIFFER = {
-    "external_link-r": _raises("f['e'] = ExternalLink('other.h5', '/x') in mode 'r'", "RuntimeError",
-                               f"Unable to create external link ({_NO_WRITE_INTENT})", "IoError (an OSError)"),
-    "hard_link-r": _raises("f['h'] = f['g'] in mode 'r'", "OSError", f"Unable to create link ({_NO_WRITE_INTENT})",
-                           "InvalidArgumentError (a ValueError)"),
-    "resize-r": _raises("f['c'].resize((12, 8)) in mode 'r'", "RuntimeError",
-                        f"Unable to synchronously change a dataset's dimensions ({_NO_WRITE_INTENT})",
-                        "IoError (an OSError)"),
 }
 
 
