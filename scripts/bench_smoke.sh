@@ -96,6 +96,7 @@ python3 -c "import h5py, numpy as np; h5py.File('$TMPDIR/contiguous.h5', 'w')['d
 run fresh_vs_reused.py 60 python3 bench/fresh_vs_reused.py "$TMPDIR/contiguous.h5" --rounds 1 --fresh 1
 run compressed_read.py 90 python3 bench/compressed_read.py 8 --cold-rounds 1
 run compressed_write.py 60 python3 bench/compressed_write.py 8 2
+run partial_write.py 60 python3 bench/partial_write.py --box 4 --repeats 1 --appends 50 --dir "$TMPDIR"
 run batched_memory.py 60 python3 bench/batched_memory.py 8 1
 run dask_read.py 60 python3 bench/dask_read.py --mib 8 --dir "$TMPDIR"
 run dask_write.py 60 python3 bench/dask_write.py --gib 0.008 --gzip-gib 0.004 --rounds 1 --block-mib 2 \
