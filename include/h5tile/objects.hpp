@@ -154,4 +154,20 @@ struct DatasetCreation {
 /// shape, filters without chunks), FileNotFound, NotHdf5File.
 void create_dataset(const std::filesystem::path& path, const std::string& dataset, const DatasetCreation& creation);
 
+/// Keeps the local file `path` open for writing until release_for_writing: the changes this
+/// process makes to it in place (write_into, attributes, create_group, ... above) go through
+/// that one open instead of opening and flushing the file each time, as h5py's File in a write
+/// mode holds its file; reads in this process see them at once (HDF5 shares the open), other
+/// processes once they are flushed (flush_writes, the last release, or a to_file of the path).
+/// Each hold needs a release. Throws as an open of the file for writing (FileNotFound,
+/// NotHdf5File, InvalidArgument for a URL).
+void hold_for_writing(const std::filesystem::path& path);
+
+/// Flushes what this process changed in the held file `path` to the kernel (h5py's
+/// File.flush); nothing where it is not held.
+void flush_writes(const std::filesystem::path& path);
+
+/// Ends one hold of `path`; the last flushes and closes it (throwing what the flush throws).
+void release_for_writing(const std::filesystem::path& path);
+
 }  // namespace h5tile

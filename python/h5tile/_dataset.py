@@ -513,11 +513,11 @@ class Dataset(_Object):
         dataset's chunks are read, merged and encoded on every core. When the call returns the
         data is in the file and ``value`` may change."""
         self._file._check_writable(f"write dataset '{self._name}'")
-        shape = self.shape
+        info = self._info  # described once for the whole call (a row at a time is a hot loop)
+        shape = None if info.get("null_space") else tuple(int(n) for n in info["shape"])
         sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
-        if self._info["layout"] != "virtual":
-            self._write_selection(sel, value)
-            self._file._written()
+        if info["layout"] != "virtual":
+            self._write_selection(sel, value, _dtypes.numpy_dtype(info))  # the core lets go of kept reads
             return
         if not (sel.is_box and tuple(sel.offset) == (0,) * len(shape) and tuple(sel.extent) == shape
                 and sel.result_shape == shape):
@@ -556,7 +556,7 @@ class Dataset(_Object):
         the old shape read as the fill value; those cut off are gone. TypeError for a dataset that
         is not chunked."""
         self._file._check_writable(f"resize dataset '{self._name}'", RuntimeError)
-        shape = self.shape
+        shape = tuple(int(n) for n in self._info["shape"])
         if axis is not None:
             if not isinstance(axis, (int, np.integer)) or not 0 <= axis < len(shape):
                 raise ValueError(_args.without_secrets(f"Invalid axis (0 to {len(shape) - 1} allowed)"))
@@ -570,19 +570,18 @@ class Dataset(_Object):
         if any(n < 0 for n in new):
             raise OverflowError(_args.without_secrets(f"cannot resize '{self._name}' to {tuple(new)}: a negative "
                                                       "length"))
-        self._file._written()
         try:
-            _h5tile.resize_dataset(self._file.filename, self._name, new)
+            _h5tile.resize_dataset(self._file._path_text, self._name, new)
         except InvalidArgumentError as e:  # past the maximum shape: h5py's RuntimeError
             raise RuntimeError(_args.without_secrets(str(e))) from None
-        finally:
-            self._file._written()
+        self._file._reshaped(self._name, tuple(new))
 
-    def _write_selection(self, sel: _Selection, value: Any) -> None:
-        """``value`` written into `sel` in place: one write of each strided box the selection is
-        made of (an axis picked by a list: one box per run of consecutive indices); a boolean mask
-        of the whole shape: its covering box read, changed and written back."""
-        data = np.asarray(value, dtype=self.dtype)
+    def _write_selection(self, sel: _Selection, value: Any, dtype: np.dtype) -> None:
+        """``value`` (converted to `dtype`, the dataset's) written into `sel` in place: one write
+        of each strided box the selection is made of (an axis picked by a list: one box per run of
+        consecutive indices); a boolean mask of the whole shape: its covering box read, changed
+        and written back."""
+        data = np.asarray(value, dtype=dtype)
         try:
             data = np.broadcast_to(data, sel.result_shape)
         except ValueError:
@@ -615,7 +614,7 @@ class Dataset(_Object):
 
     def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
         array, sized = prepare(np.ascontiguousarray(data), "value")
-        _h5tile.write_into(self._file.filename, self._name, array, sized, [int(o) for o in offset],
+        _h5tile.write_into(self._file._path_text, self._name, array, sized, [int(o) for o in offset],
                            [int(s) for s in step], self._file._options["threads"])
 
 

@@ -13,6 +13,7 @@ import os
 import posixpath
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import ItemsView, KeysView, MutableMapping, ValuesView
 from typing import Any, Callable, Iterator, Optional, Union
@@ -876,6 +877,15 @@ class File(Group):
         _h5tile.read_attributes(self._path_text, "/")  # the file exists and is HDF5 (errors as h5py's)
         if userblock is not None:
             self._check_userblock(userblock)
+        self._hold()
+
+    def _hold(self) -> None:
+        """In a write mode, the file is held open for writing until close() (or until this File
+        is collected), as h5py holds it: each write goes through that open, not an open of its own."""
+        self._release = None
+        if self._mode != "r" and self._open:
+            _h5tile.hold_for_writing(self._path_text)
+            self._release = weakref.finalize(self, _h5tile.release_for_writing, self._path_text)
 
     def _check_userblock(self, size: Any) -> None:
         """h5py's check of ``userblock_size`` when it opens an existing file: the file's own."""
@@ -929,9 +939,16 @@ class File(Group):
             reader.close()
         if self.__dict__.get("_file_object") is not None:
             _file_objects.unregister(self._path_text)  # the core lets go of its bytes or descriptor
+        release = self.__dict__.get("_release")
+        if release is not None and release.alive:
+            release()  # flushes what was written, and lets go of the file (raising what the flush raised)
 
     def flush(self) -> None:
-        """Nothing to do: every write is complete on disk when it returns."""
+        """Flushes what was written through this File to the file (h5py's ``flush``): other
+        processes then read it; this process reads each write at once."""
+        self._check_open()
+        if self._mode != "r":
+            _h5tile.flush_writes(self._path_text)
 
     def __enter__(self) -> File:
         return self
@@ -952,8 +969,11 @@ class File(Group):
     # -- what objects share
     @property
     def _shown(self) -> str:
-        """The path or URL as messages and reprs show it (a URL without its secrets)."""
-        return _args.redacted(self._path_text)
+        """The path or URL as messages and reprs show it (a URL without its secrets), made once."""
+        shown = self.__dict__.get("_shown_text")
+        if shown is None:
+            shown = self.__dict__["_shown_text"] = _args.redacted(self._path_text)
+        return shown
 
     def _is_url(self) -> bool:
         return _args.is_url(self._path_text)
@@ -1116,6 +1136,18 @@ class File(Group):
         for reader in readers:
             reader.close()  # waits for its reads in progress
 
+    def _reshaped(self, name: str, shape: tuple) -> None:
+        """After a resize of dataset `name` through this File: its description says the new shape
+        and its reader is made anew (the other datasets' stay)."""
+        with self._catalog.lock:
+            info = self._catalog.described.get(name)
+            if info is not None:
+                self._catalog.described[name] = {**info, "shape": tuple(shape)}
+        with self._readers_lock:
+            reader = self._readers.pop(name, None)
+        if reader is not None:
+            reader.close()
+
 
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f = File.__new__(File)
@@ -1123,6 +1155,7 @@ def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f._catalog, f._open = _Catalog(), is_open
     f._readers, f._readers_lock = OrderedDict(), threading.Lock()
     _Object.__init__(f, f, "/")
+    f._hold()
     return f
 
 

@@ -235,6 +235,29 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "object"_a, "name"_a);
 
+  // A file held open for writing while an h5tile.File in a write mode is open.
+  m.def(
+      "hold_for_writing",
+      [](const std::filesystem::path& path) {
+        nb::gil_scoped_release release;
+        h5tile::hold_for_writing(path);
+      },
+      "path"_a);
+  m.def(
+      "flush_writes",
+      [](const std::filesystem::path& path) {
+        nb::gil_scoped_release release;
+        h5tile::flush_writes(path);
+      },
+      "path"_a);
+  m.def(
+      "release_for_writing",
+      [](const std::filesystem::path& path) {
+        nb::gil_scoped_release release;
+        h5tile::release_for_writing(path);
+      },
+      "path"_a);
+
   // Changes to the structure (include/h5tile/objects.hpp), for h5tile.File's modes and groups.
   m.def(
       "create_file",

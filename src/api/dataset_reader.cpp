@@ -326,8 +326,11 @@ void let_go(DatasetReader::State& state) {
 }  // namespace
 
 void release_kept(const fs::path& path) {
-  const auto key = write_key(path);
-  for (const auto& state : kept_states([&](const auto& s) { return write_key(s.path) == key; })) {
+  std::optional<fs::path> key;  // made only where a reader exists (it stats the folders)
+  for (const auto& state : kept_states([&](const auto& s) {
+         if (!key) key = write_key(path);
+         return write_key(s.path) == *key;
+       })) {
     const std::unique_lock lock(state->use);
     let_go(*state);
   }

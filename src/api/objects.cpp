@@ -5,6 +5,7 @@
 #include <h5tile/objects.hpp>
 
 #include "api/dataset_reader.hpp"
+#include "api/held_files.hpp"
 #include "api/pending_writes.hpp"
 #include "api/probe.hpp"
 #include "api/resolve.hpp"
@@ -38,14 +39,12 @@ void change_attributes(const fs::path& path, const std::string& object, const st
                     object, path.string()));
   }
   const auto normalized = object_name(object);
-  settle_before_open(path);
-  release_kept(path);
-  const auto file = open_local_file(path, true);
+  FileChange changing(path);
   {
-    const auto handle = open_object(file.get(), normalized, path);
+    const auto handle = open_object(changing.file(), normalized, path);
     change(handle.get(), normalized);
   }
-  flush_file(file.get(), path);
+  changing.finish();
 }
 
 }  // namespace

@@ -49,6 +49,7 @@ void PendingWrites::wait_for(const fs::path& path) {
   std::vector<std::shared_future<void>> waits;
   {
     const std::lock_guard lock(mutex_);
+    if (pending_.empty()) return;  // the common case: no key to make (it stats the folders)
     const auto [lo, hi] = pending_.equal_range(write_key(path));
     for (auto it = lo; it != hi; ++it) {
       waits.push_back(it->second);

@@ -6,6 +6,7 @@
 #include <h5tile/objects.hpp>
 
 #include "api/dataset_reader.hpp"
+#include "api/held_files.hpp"
 #include "api/write_checks.hpp"
 #include "engine/codecs/compression.hpp"
 #include "hdf5/create.hpp"
@@ -17,15 +18,6 @@ namespace h5tile {
 namespace fs = std::filesystem;
 
 namespace {
-
-// Opens the existing local file `path` read-write for a change, after the writes of `path` this
-// process started, and with no dataset of it kept open by a reader of this process.
-detail::FileHandle open_for_change(const fs::path& path) {
-  detail::check_not_remote(path);
-  detail::settle_before_open(path);
-  detail::release_kept(path);
-  return detail::open_local_file(path, true);
-}
 
 // `name` as an absolute path ("/a/b"); InvalidArgument for an empty one or the root.
 std::string link_name(const std::string& name, const fs::path& path, std::string_view what) {
@@ -75,49 +67,54 @@ void create_file(const fs::path& path, bool exclusive, const FileCreation& optio
 
 void create_group(const fs::path& path, const std::string& group, bool track_order) {
   const auto name = link_name(group, path, "create group");
-  const auto file = open_for_change(path);
-  check_new_name(file.get(), name, path, "create group");
-  detail::create_group(file.get(), name, track_order,
-                       fmt::format("cannot create group '{}' in '{}'", name, path.string()));
-  detail::flush_file(file.get(), path);
+  detail::FileChange change(path);
+  const hid_t file = change.file();
+  check_new_name(file, name, path, "create group");
+  detail::create_group(file, name, track_order, fmt::format("cannot create group '{}' in '{}'", name, path.string()));
+  change.finish();
 }
 
 void delete_link(const fs::path& path, const std::string& link) {
   const auto name = link_name(link, path, "delete");
-  const auto file = open_for_change(path);
-  check_existing(file.get(), name, path, "delete");
-  detail::delete_link(file.get(), name, fmt::format("cannot delete '{}' in '{}'", name, path.string()));
-  detail::flush_file(file.get(), path);
+  detail::FileChange change(path);
+  const hid_t file = change.file();
+  check_existing(file, name, path, "delete");
+  change.forget_datasets();  // a name may lead elsewhere after the change
+  detail::delete_link(file, name, fmt::format("cannot delete '{}' in '{}'", name, path.string()));
+  change.finish();
 }
 
 void move_link(const fs::path& path, const std::string& from, const std::string& to) {
   const auto source = link_name(from, path, "move");
   const auto target = link_name(to, path, "move to");
-  const auto file = open_for_change(path);
-  check_existing(file.get(), source, path, "move");
+  detail::FileChange change(path);
+  const hid_t file = change.file();
+  check_existing(file, source, path, "move");
   if (source == target) return;  // h5py: nothing to do
-  check_new_name(file.get(), target, path, fmt::format("move '{}' to", source));
-  detail::move_link(file.get(), source, target,
+  check_new_name(file, target, path, fmt::format("move '{}' to", source));
+  change.forget_datasets();  // a name may lead elsewhere after the change
+  detail::move_link(file, source, target,
                     fmt::format("cannot move '{}' to '{}' in '{}'", source, target, path.string()));
-  detail::flush_file(file.get(), path);
+  change.finish();
 }
 
 void create_link(const fs::path& path, const std::string& link, const Link& value) {
   const auto name = link_name(link, path, "create link");
-  const auto file = open_for_change(path);
-  check_new_name(file.get(), name, path, "create link");
+  detail::FileChange change(path);
+  const hid_t file = change.file();
+  check_new_name(file, name, path, "create link");
   const auto what = fmt::format("cannot create link '{}' in '{}'", name, path.string());
   switch (value.kind) {
-    case LinkKind::Soft: detail::create_soft_link(file.get(), name, value.target, what); break;
-    case LinkKind::External: detail::create_external_link(file.get(), name, value.file, value.target, what); break;
+    case LinkKind::Soft: detail::create_soft_link(file, name, value.target, what); break;
+    case LinkKind::External: detail::create_external_link(file, name, value.file, value.target, what); break;
     case LinkKind::Hard: {
       const auto target = link_name(value.target, path, "link to");
-      check_existing(file.get(), target, path, "link to");
-      detail::create_hard_link(file.get(), name, target, what);
+      check_existing(file, target, path, "link to");
+      detail::create_hard_link(file, name, target, what);
       break;
     }
   }
-  detail::flush_file(file.get(), path);
+  change.finish();
 }
 
 void copy_object(const fs::path& source, const std::string& from, const fs::path& destination, const std::string& to,
@@ -125,25 +122,27 @@ void copy_object(const fs::path& source, const std::string& from, const fs::path
   const auto name = link_name(from, source, "copy");
   const auto target = link_name(to, destination, "copy to");
   detail::check_not_remote(source);
-  const bool same = fs::equivalent(source, destination);
-  const auto into = open_for_change(destination);
+  std::error_code ec;
+  const bool same = fs::equivalent(source, destination, ec);  // false where either is missing: the opens say so
+  detail::FileChange change(destination);
+  const hid_t into = change.file();
   const auto from_file = same ? detail::FileHandle() : detail::open_local_file(source);
-  const hid_t src = same ? into.get() : from_file.get();
+  const hid_t src = same ? into : from_file.get();
   check_existing(src, name, source, "copy");
-  check_new_name(into.get(), target, destination, fmt::format("copy '{}' to", name));
+  check_new_name(into, target, destination, fmt::format("copy '{}' to", name));
   detail::copy_object(
-      src, name, into.get(), target,
+      src, name, into, target,
       {options.shallow, options.expand_soft, options.expand_external, options.expand_references,
        options.without_attributes},
       fmt::format("cannot copy '{}' of '{}' to '{}' of '{}'", name, source.string(), target, destination.string()));
-  detail::flush_file(into.get(), destination);
+  change.finish();
 }
 
 void resize_dataset(const fs::path& path, const std::string& dataset, const Shape& shape) {
   const auto name = link_name(dataset, path, "resize");
-  const auto file = open_for_change(path);
+  detail::FileChange change(path);
   const auto where = detail::where(path, name);
-  const auto handle = detail::open_dataset_to_change(file.get(), name, path);
+  const auto handle = change.dataset(name);
   const auto described = detail::describe_dataset(handle.get(), where);
   if (described.storage != detail::Storage::Chunked) {
     throw UnsupportedType(fmt::format("cannot resize {}: only chunked datasets can be resized (it is {})", where,
@@ -161,7 +160,7 @@ void resize_dataset(const fs::path& path, const std::string& dataset, const Shap
     }
   }
   detail::set_extent(handle.get(), shape, fmt::format("cannot resize {}", where));
-  detail::flush_file(file.get(), path);
+  change.finish();
 }
 
 void create_dataset(const fs::path& path, const std::string& dataset, const DatasetCreation& creation) {
@@ -193,8 +192,9 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
     refuse(
         fmt::format("a fill value of {} bytes for elements of {}", creation.fill_value.size(), creation.dtype.size()));
   }
-  const auto file = open_for_change(path);
-  check_new_name(file.get(), name, path, "create dataset");
+  detail::FileChange change(path);
+  const hid_t file = change.file();
+  check_new_name(file, name, path, "create dataset");
   const auto type = detail::make_type(creation.dtype);
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
@@ -208,9 +208,8 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   if (!creation.fill_value.empty()) detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
   if (creation.track_order) detail::set_track_order(dcpl.get(), false);
   const auto space = rank == 0 ? detail::make_space(Shape{}) : detail::make_space(creation.shape, max_shape);
-  (void)detail::create_dataset(file.get(), name, type.get(), space.get(), dcpl.get(),
-                               fmt::format("cannot create {}", where));
-  detail::flush_file(file.get(), path);
+  (void)detail::create_dataset(file, name, type.get(), space.get(), dcpl.get(), fmt::format("cannot create {}", where));
+  change.finish();
 }
 
 }  // namespace h5tile

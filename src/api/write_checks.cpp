@@ -12,6 +12,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "api/held_files.hpp"
 #include "api/resolve.hpp"
 #include "core/path_status.hpp"
 #include "engine/codecs/compression.hpp"
@@ -167,6 +168,7 @@ void check_target(const fs::path& path, Mode mode, const std::string& dataset) {
     throw InvalidArgument("the file path is empty");
   }
   check_not_remote(path);
+  flush_held(path);  // a file this process holds for writing: its changes are in it before it is copied or replaced
   std::error_code ec;
   // A symbolic-link loop is an IoError (ELOOP) naming it: the rename at the end would otherwise
   // replace the link without a word. Other errors (a name too long, a folder on the way that

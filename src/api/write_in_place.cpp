@@ -8,7 +8,7 @@
 #include <h5tile/io.hpp>
 #include <h5tile/settings.hpp>
 
-#include "api/dataset_reader.hpp"
+#include "api/held_files.hpp"
 #include "api/resolve.hpp"
 #include "api/write_checks.hpp"
 #include "hdf5/dataset_io.hpp"
@@ -81,6 +81,12 @@ std::optional<std::variant<std::monostate, detail::FilterPipeline>> chunk_pipeli
   return std::move(std::get<detail::FilterPipeline>(made));
 }
 
+// Whether HDF5 itself applies every one of `filters` (its built-in ones; h5tile loads no plugins).
+bool hdf5_encodes(const std::vector<std::string>& filters) {
+  return std::all_of(filters.begin(), filters.end(),
+                     [](const std::string& f) { return f == "deflate" || f == "shuffle" || f == "fletcher32"; });
+}
+
 }  // namespace
 
 void write_into(const fs::path& path, const std::string& dataset, const ArrayView& given, const Shape& offset,
@@ -94,10 +100,11 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   if (!given.is_contiguous()) {
     throw InvalidArgument(fmt::format("cannot write into {}: the data must be C-contiguous", where));
   }
-  detail::settle_before_open(path);
-  detail::release_kept(path);
-  const auto file = detail::open_local_file(path, true);
-  const auto handle = detail::open_dataset_to_change(file.get(), name, path);
+  detail::FileChange change(path);
+  // Where the file is held (an h5tile.File in a write mode), the dataset stays open between
+  // writes, so that HDF5's chunk cache keeps the chunk a row at a time goes to (h5py's way).
+  auto handle = change.dataset(name);
+  const bool held = change.held();
   const auto described = detail::describe_dataset(handle.get(), where);
   if (described.dtype.kind() == DTypeKind::VarString) {
     throw UnsupportedType(
@@ -123,19 +130,35 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   const auto elem_size = described.dtype.size();
   const auto memory_type = described.memory_type.get();
   const Box box{selection.offset, data.shape};
+  if (held && described.storage == detail::Storage::Chunked && hdf5_encodes(described.filters) &&
+      byte_count(data.shape, elem_size) < element_count(described.chunk) * elem_size) {
+    // Less than a chunk: through the dataset kept open, its chunk kept in HDF5's cache between
+    // calls (not read again for the next row), and written to the file before the call returns
+    // (this process's reads pread it; HDF5 would otherwise hold it until evicted).
+    detail::hdf5_write(handle.get(), memory_type, selection.offset, data.shape, selection.step, data.data);
+    detail::flush_dataset(handle.get());
+    change.finish();
+    return;
+  }
+  if (held) {
+    // Written other than through HDF5 below: no open of it may keep chunks or a sieve buffer.
+    handle = detail::DatasetHandle();
+    change.forget_datasets(name);
+    handle = change.dataset(name);  // opened anew, and kept again
+  }
   auto config = detail::write_config(WriteOptions{});
   if (threads > 0) config.threads = threads;
   config.sync = false;
   const auto base = described.storage == detail::Storage::Contiguous && unit_steps
                         ? detail::raw_offset(handle.get(), memory_type)
                         : std::nullopt;
-  const auto held = base ? detail::file_holding(handle.get()) : std::nullopt;
+  const auto holding = base ? detail::file_holding(handle.get()) : std::nullopt;
   auto pipeline = described.storage == detail::Storage::Chunked ? chunk_pipeline(handle.get(), memory_type, elem_size)
                                                                 : std::nullopt;
-  if (held) {
+  if (holding) {
     // Stored as in memory and allocated: the workers pwrite their runs of the box into the file
     // HDF5 holds it in (another, where an external link led there); HDF5 keeps no raw data of it.
-    const auto out = detail::PosixFile::adopt(held->fd, held->name, settings::DirectIo::Off);
+    const auto out = detail::PosixFile::adopt(holding->fd, holding->name, settings::DirectIo::Off);
     detail::Progress progress({}, box.count() * elem_size);
     detail::write_tile_bytes({&out, *base, described.shape, elem_size}, box, data, progress, config);
   } else if (pipeline) {
@@ -148,7 +171,7 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   } else {
     detail::hdf5_write(handle.get(), memory_type, selection.offset, data.shape, selection.step, data.data);
   }
-  detail::flush_file(file.get(), path);
+  change.finish();
 }
 
 }  // namespace h5tile

@@ -95,6 +95,11 @@ void hdf5_write(hid_t dataset, hid_t memory_type, const Shape& start, const Shap
   check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data), "H5Dwrite");
 }
 
+void flush_dataset(hid_t dataset) {
+  const Hdf5Lock lock;
+  check(H5Dflush(dataset), "H5Dflush");
+}
+
 void write_chunk(hid_t dataset, const Shape& offset, const void* data, std::size_t bytes, unsigned filter_mask) {
   const Hdf5Lock lock;
   const auto start = hsizes(offset);

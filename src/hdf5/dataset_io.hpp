@@ -31,6 +31,9 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 void hdf5_write(hid_t dataset, hid_t memory_type, const Shape& start, const Shape& count, const Shape& step,
                 const void* data);
 
+// Writes what HDF5 holds of `dataset` in memory (its chunk cache) to the file (H5Dflush).
+void flush_dataset(hid_t dataset);
+
 // Writes one whole chunk (`data` holds the full chunk, padded at the dataset's edges, and
 // already filtered, except the filters whose bit is set in `filter_mask`) at element offset
 // `offset`, without type conversion or filters (H5Dwrite_chunk).

@@ -337,6 +337,12 @@ DatasetHandle open_dataset_at(hid_t location, const std::string& name) {
   return DatasetHandle(check(H5Dopen2(location, name.c_str(), H5P_DEFAULT), "H5Dopen2"));
 }
 
+DatasetHandle share_dataset(hid_t dataset) {
+  const Hdf5Lock lock;
+  check(H5Iinc_ref(dataset), "H5Iinc_ref");
+  return DatasetHandle(dataset);
+}
+
 void check_replaceable(hid_t file, const std::string& name, const fs::path& path) {
   const Hdf5Lock lock;
   std::size_t pos = 1;

@@ -75,6 +75,9 @@ class GuardedLinks;
 // throws Hdf5Error where HDF5 cannot open it.
 [[nodiscard]] DatasetHandle open_dataset_at(hid_t location, const std::string& name);
 
+// Another handle of the open dataset `dataset` (H5Iinc_ref): each closes its own.
+[[nodiscard]] DatasetHandle share_dataset(hid_t dataset);
+
 // Whether a write may put dataset `name` (normalised) into `file`, replacing what is there:
 // throws NotADataset where `name` is a group or a named datatype (append mode replaces only
 // datasets), or where a part of its path is not a group ("'/data' is a dataset").

@@ -1,0 +1,178 @@
+#include "api/held_files.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+
+#include <h5tile/objects.hpp>
+
+#include "api/dataset_reader.hpp"
+#include "api/pending_writes.hpp"
+#include "api/write_checks.hpp"
+#include "hdf5/file.hpp"
+
+namespace h5tile {
+namespace fs = std::filesystem;
+
+namespace detail {
+namespace {
+
+// One held file: the open, how many holds it has, the process that opened it (a child of fork()
+// must not write through its parent's open) and the file it is (device and inode: a path
+// renamed over since names another file).
+struct Held {
+  FileHandle file;
+  std::map<std::string, DatasetHandle> datasets;  // kept open by held_dataset; closed before `file`
+  unsigned holds = 0;
+  pid_t pid = 0;
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::map<fs::path, Held> files;  // by write_key
+  // write_key of the paths changed while files are held, as given (write_key stats each folder
+  // on the way: a row appended at a time would pay it every call). A path whose folders changed
+  // since still names the file it names now: each change compares its inode with the held one's.
+  std::map<std::string, fs::path> keys;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+// The device and inode of `path`, or nullopt where stat(2) fails.
+std::optional<std::pair<dev_t, ino_t>> identity_of(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return std::pair{st.st_dev, st.st_ino};
+}
+
+// Opens `path` read-write into `held`.
+void open_into(Held& held, const fs::path& path) {
+  held.file = open_local_file(path, true);
+  const auto identity = identity_of(path);
+  held.device = identity ? identity->first : 0;
+  held.inode = identity ? identity->second : 0;
+  held.pid = ::getpid();
+}
+
+// The entry of `key` (write_key) usable by this process (the caller holds the registry's lock),
+// or nullptr.
+Held* held_here(const fs::path& key) {
+  auto& files = registry().files;
+  const auto it = files.find(key);
+  return it == files.end() || it->second.pid != ::getpid() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+FileChange::FileChange(const fs::path& path) : path_(path) {
+  check_not_remote(path);
+  settle_before_open(path);
+  release_kept(path);
+  const std::lock_guard lock(registry().mutex);
+  if (registry().files.empty()) {  // the common case without holds: no key to make (it stats folders)
+    file_ = open_local_file(path, true);
+    return;
+  }
+  auto& keys = registry().keys;
+  const auto known = keys.find(path.native());
+  key_ = known != keys.end() ? known->second : keys.emplace(path.native(), write_key(path)).first->second;
+  Held* held = held_here(key_);
+  if (held == nullptr) {
+    file_ = open_local_file(path, true);
+    return;
+  }
+  if (identity_of(path) != std::pair{held->device, held->inode}) {
+    held->datasets.clear();
+    flush_file(held->file.get(), path);  // into the file it was (replaced since), then let go
+    held->file = FileHandle();
+    open_into(*held, path);
+  }
+  file_ = reopen_file(held->file.get());
+  held_ = true;
+}
+
+DatasetHandle FileChange::dataset(const std::string& name) {
+  if (!held_) return open_dataset_to_change(file_.get(), name, path_);
+  const std::lock_guard lock(registry().mutex);
+  Held* held = held_here(key_);
+  if (held == nullptr) return open_dataset_to_change(file_.get(), name, path_);  // released meanwhile
+  auto it = held->datasets.find(name);
+  if (it == held->datasets.end()) {
+    it = held->datasets.emplace(name, open_dataset_to_change(file_.get(), name, path_)).first;
+  }
+  return share_dataset(it->second.get());
+}
+
+void FileChange::forget_datasets(const std::string& name) {
+  if (!held_) return;
+  const std::lock_guard lock(registry().mutex);
+  Held* held = held_here(key_);
+  if (held == nullptr) return;
+  if (name.empty()) {
+    held->datasets.clear();
+  } else {
+    held->datasets.erase(name);
+  }
+}
+
+void FileChange::finish() {
+  if (!held_) flush_file(file_.get(), path_);
+}
+
+void flush_held(const fs::path& path) {
+  const std::lock_guard lock(registry().mutex);
+  if (registry().files.empty()) return;
+  if (Held* held = held_here(write_key(path))) flush_file(held->file.get(), path);
+}
+
+}  // namespace detail
+
+void hold_for_writing(const fs::path& path) {
+  detail::check_not_remote(path);
+  detail::settle_before_open(path);
+  detail::release_kept(path);
+  const std::lock_guard lock(detail::registry().mutex);
+  auto& files = detail::registry().files;
+  const auto key = detail::write_key(path);
+  auto it = files.find(key);
+  if (it != files.end() && it->second.pid != ::getpid()) {
+    (void)it->second.file.release();  // the parent's open (before fork()): not this process's to close
+    files.erase(it);
+    it = files.end();
+  }
+  if (it == files.end()) {
+    detail::Held held;
+    detail::open_into(held, path);
+    it = files.emplace(key, std::move(held)).first;
+    detail::registry().keys.clear();  // bounded: made anew for each set of held files
+  }
+  ++it->second.holds;
+}
+
+void flush_writes(const fs::path& path) { detail::flush_held(path); }
+
+void release_for_writing(const fs::path& path) {
+  const std::lock_guard lock(detail::registry().mutex);
+  auto& files = detail::registry().files;
+  const auto it = files.find(detail::write_key(path));
+  if (it == files.end()) return;
+  if (it->second.pid != ::getpid()) {
+    (void)it->second.file.release();
+    files.erase(it);
+    return;
+  }
+  if (--it->second.holds > 0) return;
+  const auto file = std::move(it->second.file);
+  files.erase(it);
+  detail::registry().keys.clear();
+  detail::flush_file(file.get(), path);  // closed as `file` goes
+}
+
+}  // namespace h5tile
