@@ -159,6 +159,9 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
     // Stored as in memory and allocated: the workers pwrite their runs of the box into the file
     // HDF5 holds it in (another, where an external link led there); HDF5 keeps no raw data of it.
     const auto out = detail::PosixFile::adopt(holding->fd, holding->name, settings::DirectIo::Off);
+    // Buffered writes into one file take its inode's lock in turn: past a few workers they only
+    // queue (bench/probes/contiguous_write_threads.py, 16 cores: 1-4 workers 1.03x h5py, 16 0.92x).
+    config.threads = std::min(config.threads, 4U);
     detail::Progress progress({}, box.count() * elem_size);
     detail::write_tile_bytes({&out, *base, described.shape, elem_size}, box, data, progress, config);
   } else if (pipeline) {
