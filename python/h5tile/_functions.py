@@ -12,7 +12,7 @@ from . import _arguments as _args
 from ._arrays import is_legate as _is_legate, prepare as _prepare
 from . import _dtypes, _h5tile, _writes
 from ._writes import WriteHandle
-from ._h5tile import ArgumentTypeError, CancelledError, Error, InvalidArgumentError
+from ._h5tile import ArgumentTypeError, CancelledError, Error, InvalidArgumentError, UnsupportedTypeError
 
 _whole, _wholes, _chunk_list, _compression = _args.whole, _args.wholes, _args.chunk_list, _args.compression
 
@@ -22,7 +22,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             chunks: "Optional[Sequence[int] | bool]" = None, compression: Optional[str] = None,
             level: Optional[int] = None, shuffle: bool = False, fletcher32: bool = False, comm: Any = None,
             progress: Optional[Callable[[int, int], Optional[bool]]] = None,
-            compression_opts: Optional[int] = None) -> WriteHandle:
+            compression_opts: Optional[int] = None, copy: bool = False) -> WriteHandle:
     """Write ``array`` to ``dataset_name`` in ``path``: a new file (mode "w", the default, replaces
     the file and every dataset in it; ``mode="a"`` adds the dataset to the file), tiles in parallel.
 
@@ -71,11 +71,15 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         progress: called as ``progress(bytes_done, bytes_total)`` from a worker thread (with the
             GIL); return False to cancel (the write then fails with :class:`CancelledError` and the
             previous file stays). Works with tqdm: ``lambda d, t: bar.update(d - bar.n)``.
+        copy: snapshot the array when the call is made (a copy in the same kind of memory, made
+            before this returns), so that the caller may change or free it at once; off: the
+            array is written from where it is, with no copy (the write is asynchronous).
 
     Returns:
         A :class:`WriteHandle`; ``wait()`` it or call :func:`fence` before other programs read the
-        file. Reads by this program are ordered after the write without waiting. The array is
-        not copied: leave it unchanged until then (changes made meanwhile may or may not be written).
+        file. Reads by this program are ordered after the write without waiting. Without
+        ``copy=True`` the array is not copied: leave it unchanged until then (changes made
+        meanwhile may or may not be written).
 
     Raises:
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
@@ -114,9 +118,22 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
                    shuffle=shuffle, fletcher32=fletcher32)
         return WriteHandle(_writes.CompletedWrite(), None)  # collective writes return when done
     core, sized = _prepare(array)
+    if _args.flag("copy", copy):
+        core = _snapshot(core)
     handle = _h5tile.to_file(core, path, dataset_name, sized, layout, mode, _whole("ranks", ranks), sync,
                              keep_previous, _chunk_list(chunks), *filters, progress)
     return _writes.tracked(WriteHandle(handle, core, os.fspath(path), dataset_name))
+
+
+def _snapshot(core: Any) -> Any:
+    """A copy of the array `core` (as _prepare gives it) in its own kind of memory, C-contiguous:
+    NumPy's or CuPy's ``copy()``, PyTorch's ``clone()``."""
+    for method in ("copy", "clone"):
+        made = getattr(core, method, None)
+        if callable(made):
+            return made()
+    raise UnsupportedTypeError(_args.without_secrets(f"to_file(copy=True): h5tile copies arrays that have copy() or "
+                                                     f"clone() (NumPy, CuPy, PyTorch), not {type(core).__name__}"))
 
 
 _device_of, _probe = _args.device, _args.probe

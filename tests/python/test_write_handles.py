@@ -140,3 +140,19 @@ def test_replacing_a_file_leaves_no_folder_of_a_dataset_it_no_longer_has(tmp_pat
     with h5py.File(tmp_path / "two.h5", "r") as f:
         assert (f["g/a"][...] == a).all() and (f["b"][...] == b).all()
     assert sorted(p.name for p in tiles.iterdir()) == ["b", "g"]
+
+
+def test_copy_snapshots_the_array_at_the_call(tmp_path):
+    # to_file(copy=True) writes the array as it was when called, whatever the caller does to it
+    # after (here: overwrites and frees it before the write may even have started). A large
+    # array, so that the write is still running when the caller changes it.
+    a = np.arange(8 << 20, dtype=np.float32)
+    expected = a.copy()
+    handle = h5tile.to_file(a, tmp_path / "c.h5", "/x", copy=True, ranks=2)
+    a[:] = -1
+    del a
+    handle.wait()
+    with h5py.File(tmp_path / "c.h5", "r") as f:
+        assert np.array_equal(f["x"][()], expected)
+    with pytest.raises(TypeError, match="copy"):
+        h5tile.to_file(np.arange(3), tmp_path / "d.h5", "/x", copy="yes")
