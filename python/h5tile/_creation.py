@@ -152,7 +152,8 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     fillvalue = keywords.pop("fillvalue", None)
     track_order = bool(keywords.pop("track_order", None) or False)
     for name in ("scaleoffset", "external", "dcpl", "fill_time", "allow_unknown_filter"):
-        if keywords.get(name) not in (None, False):
+        value = keywords.get(name)
+        if value is not None and value is not False:  # scaleoffset=0 asks for the filter too
             raise InvalidArgumentError(_args.without_secrets(f"create_dataset: h5tile does not make datasets with "
                                                              f"{name}= yet"))
         keywords.pop(name, None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import math
+import threading
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 
 import numpy as np
@@ -40,6 +41,10 @@ _GAP_BYTES = {"plain": 64 << 10, "decoded": 4 << 10, "url": 1 << 20}
 _SLAB_ATTEMPTS = 3
 
 _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
+
+
+# A write through a boolean mask reads its covering box, changes it and writes it back: one at a time.
+_MASK_WRITES = threading.Lock()
 
 
 def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
@@ -581,17 +586,23 @@ class Dataset(_Object):
         of each strided box the selection is made of (an axis picked by a list: one box per run of
         consecutive indices); a boolean mask of the whole shape: its covering box read, changed
         and written back."""
-        data = np.asarray(value, dtype=dtype)
+        if isinstance(value, np.ndarray) and value.dtype != dtype and dtype.names is None:
+            data = _as_hdf5_converts(value, dtype)  # as HDF5 converts an array h5py writes: limits, no wrap
+        else:
+            data = np.asarray(value, dtype=dtype)
         try:
             data = np.broadcast_to(data, sel.result_shape)
         except ValueError:
             raise TypeError(_args.without_secrets(f"can't broadcast {data.shape} -> {sel.result_shape} (writing "
                                                   f"'{self._name}' in '{self._file._shown}')")) from None
         if sel.mask is not None:
-            box = tuple(slice(o, o + e) for o, e in zip(sel.offset, sel.extent))
-            covering = self[box]
-            covering[sel.mask[box]] = data
-            self._write_box(covering, sel.offset, [1] * len(sel.offset))
+            if sel.count == 0:
+                return  # an all-False mask: nothing to write (h5py: a no-op)
+            with _MASK_WRITES:  # read, changed, written back: no other mask write of this process between
+                box = tuple(slice(o, o + e) for o, e in zip(sel.offset, sel.extent))
+                covering = self[box]
+                covering[sel.mask[box]] = data
+                self._write_box(covering, sel.offset, [1] * len(sel.offset))
             return
         picked = data.reshape(tuple(p.count for p in sel.axes))
         if 0 in picked.shape:

@@ -884,8 +884,9 @@ class File(Group):
         is collected), as h5py holds it: each write goes through that open, not an open of its own."""
         self._release = None
         if self._mode != "r" and self._open:
-            _h5tile.hold_for_writing(self._path_text)
-            self._release = weakref.finalize(self, _h5tile.release_for_writing, self._path_text)
+            held = os.path.abspath(self._path_text)  # released by this name, whatever the working folder is then
+            _h5tile.hold_for_writing(held)
+            self._release = weakref.finalize(self, _h5tile.release_for_writing, held)
 
     def _check_userblock(self, size: Any) -> None:
         """h5py's check of ``userblock_size`` when it opens an existing file: the file's own."""
@@ -1137,15 +1138,18 @@ class File(Group):
             reader.close()  # waits for its reads in progress
 
     def _reshaped(self, name: str, shape: tuple) -> None:
-        """After a resize of dataset `name` through this File: its description says the new shape
-        and its reader is made anew (the other datasets' stay)."""
+        """After a resize of dataset `name` through this File: its description says the new shape,
+        every other description is read again and every reader made anew (a link may lead to the
+        same dataset under another name)."""
         with self._catalog.lock:
             info = self._catalog.described.get(name)
+            # Other names may lead to the same dataset (links): their descriptions go.
+            self._catalog.described.clear()
             if info is not None:
                 self._catalog.described[name] = {**info, "shape": tuple(shape)}
         with self._readers_lock:
-            reader = self._readers.pop(name, None)
-        if reader is not None:
+            readers, self._readers = list(self._readers.values()), OrderedDict()
+        for reader in readers:
             reader.close()
 
 

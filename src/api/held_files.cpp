@@ -6,6 +6,9 @@
 #include <map>
 #include <mutex>
 
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
 #include <h5tile/objects.hpp>
 
 #include "api/dataset_reader.hpp"
@@ -61,12 +64,21 @@ void open_into(Held& held, const fs::path& path) {
   held.pid = ::getpid();
 }
 
-// The entry of `key` (write_key) usable by this process (the caller holds the registry's lock),
-// or nullptr.
-Held* held_here(const fs::path& key) {
+// The entry of `key` (write_key) (the caller holds the registry's lock), or nullptr. Throws
+// InvalidArgument in a child of fork() for a file its parent holds: HDF5 in the child would hand
+// back the parent's open, as it was at the fork, and its flushes would undo the parent's writes.
+Held* held_here(const fs::path& key, const fs::path& path) {
   auto& files = registry().files;
   const auto it = files.find(key);
-  return it == files.end() || it->second.pid != ::getpid() ? nullptr : &it->second;
+  if (it == files.end()) return nullptr;
+  if (it->second.pid != ::getpid()) {
+    throw InvalidArgument(
+        fmt::format("cannot change '{}' in this process: its parent process holds it open for "
+                    "writing (an h5tile.File in a write mode, open when it forked); change it "
+                    "in the parent, or close it there before the fork",
+                    path.string()));
+  }
+  return &it->second;
 }
 
 }  // namespace
@@ -83,16 +95,21 @@ FileChange::FileChange(const fs::path& path) : path_(path) {
   auto& keys = registry().keys;
   const auto known = keys.find(path.native());
   key_ = known != keys.end() ? known->second : keys.emplace(path.native(), write_key(path)).first->second;
-  Held* held = held_here(key_);
+  Held* held = held_here(key_, path);
   if (held == nullptr) {
     file_ = open_local_file(path, true);
     return;
   }
   if (identity_of(path) != std::pair{held->device, held->inode}) {
+    // The path names another file now (a rename over it): the new one is opened first (where
+    // that fails, the hold stays on the old one), then the old is flushed and let go.
+    Held fresh;
+    open_into(fresh, path);
     held->datasets.clear();
-    flush_file(held->file.get(), path);  // into the file it was (replaced since), then let go
-    held->file = FileHandle();
-    open_into(*held, path);
+    flush_file(held->file.get(), path);
+    held->file = std::move(fresh.file);
+    held->device = fresh.device;
+    held->inode = fresh.inode;
   }
   file_ = reopen_file(held->file.get());
   held_ = true;
@@ -101,11 +118,14 @@ FileChange::FileChange(const fs::path& path) : path_(path) {
 DatasetHandle FileChange::dataset(const std::string& name) {
   if (!held_) return open_dataset_to_change(file_.get(), name, path_);
   const std::lock_guard lock(registry().mutex);
-  Held* held = held_here(key_);
+  Held* held = held_here(key_, path_);
   if (held == nullptr) return open_dataset_to_change(file_.get(), name, path_);  // released meanwhile
   auto it = held->datasets.find(name);
   if (it == held->datasets.end()) {
-    it = held->datasets.emplace(name, open_dataset_to_change(file_.get(), name, path_)).first;
+    auto opened = open_dataset_to_change(file_.get(), name, path_);
+    // One in another file (an external link) is not kept: that file may be replaced meanwhile.
+    if (file_name_of(opened.get()) != file_name_of(file_.get())) return opened;
+    it = held->datasets.emplace(name, std::move(opened)).first;
   }
   return share_dataset(it->second.get());
 }
@@ -113,7 +133,7 @@ DatasetHandle FileChange::dataset(const std::string& name) {
 void FileChange::forget_datasets(const std::string& name) {
   if (!held_) return;
   const std::lock_guard lock(registry().mutex);
-  Held* held = held_here(key_);
+  Held* held = held_here(key_, path_);
   if (held == nullptr) return;
   if (name.empty()) {
     held->datasets.clear();
@@ -129,7 +149,7 @@ void FileChange::finish() {
 void flush_held(const fs::path& path) {
   const std::lock_guard lock(registry().mutex);
   if (registry().files.empty()) return;
-  if (Held* held = held_here(write_key(path))) flush_file(held->file.get(), path);
+  if (Held* held = held_here(write_key(path), path)) flush_file(held->file.get(), path);
 }
 
 }  // namespace detail
@@ -142,11 +162,7 @@ void hold_for_writing(const fs::path& path) {
   auto& files = detail::registry().files;
   const auto key = detail::write_key(path);
   auto it = files.find(key);
-  if (it != files.end() && it->second.pid != ::getpid()) {
-    (void)it->second.file.release();  // the parent's open (before fork()): not this process's to close
-    files.erase(it);
-    it = files.end();
-  }
+  if (it != files.end()) (void)detail::held_here(key, path);  // refused in a child of fork()
   if (it == files.end()) {
     detail::Held held;
     detail::open_into(held, path);

@@ -1,6 +1,7 @@
 // Changes to a file's structure, in place, as h5py makes them (include/h5tile/objects.hpp):
 // files, groups, links, copies, new datasets and their shapes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <h5tile/error.hpp>
 #include <h5tile/objects.hpp>
@@ -10,6 +11,7 @@
 #include "api/write_checks.hpp"
 #include "engine/codecs/compression.hpp"
 #include "hdf5/create.hpp"
+#include "hdf5/dataset_io.hpp"
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
@@ -159,7 +161,21 @@ void resize_dataset(const fs::path& path, const std::string& dataset, const Shap
                                         to_string(described.max_shape)));
     }
   }
-  detail::set_extent(handle.get(), shape, fmt::format("cannot resize {}", where));
+  bool shrinks = false;
+  for (std::size_t a = 0; a < shape.size(); ++a) shrinks = shrinks || shape[a] < described.shape[a];
+  if (shrinks && !detail::hdf5_applies_filters(handle.get())) {
+    // HDF5 rewrites the chunks a shrink cuts through, through the filters, which it cannot load.
+    throw UnsupportedType(
+        fmt::format("cannot shrink {} to {}: its filters ({}) are h5tile's, which HDF5 here does not "
+                    "apply itself to the chunks a shrink cuts (growing it works)",
+                    where, to_string(shape), fmt::join(described.filters, ", ")));
+  }
+  try {
+    detail::set_extent(handle.get(), shape, fmt::format("cannot resize {}", where));
+  } catch (...) {
+    change.forget_datasets();  // no open keeps an extent the file may not have
+    throw;
+  }
   change.finish();
 }
 

@@ -1,5 +1,6 @@
 // write_into: a part of an existing dataset written in place (include/h5tile/io.hpp).
 #include <algorithm>
+#include <mutex>
 #include <variant>
 
 #include <fmt/format.h>
@@ -81,23 +82,21 @@ std::optional<std::variant<std::monostate, detail::FilterPipeline>> chunk_pipeli
   return std::move(std::get<detail::FilterPipeline>(made));
 }
 
-// Whether HDF5 itself applies every one of `filters` (its built-in ones; h5tile loads no plugins).
-bool hdf5_encodes(const std::vector<std::string>& filters) {
-  return std::all_of(filters.begin(), filters.end(),
-                     [](const std::string& f) { return f == "deflate" || f == "shuffle" || f == "fletcher32"; });
-}
-
 }  // namespace
 
 void write_into(const fs::path& path, const std::string& dataset, const ArrayView& given, const Shape& offset,
                 const Shape& step, unsigned threads) {
+  // One write in place at a time in this process (as h5py's lock does): a chunk is read, merged
+  // and written back, and two writes merging into one chunk at once would lose one of them.
+  static std::mutex one_at_a_time;
+  const std::lock_guard serial(one_at_a_time);
   detail::check_not_remote(path);
   const auto name = detail::normalize_dataset_name(dataset);
   const auto where = detail::where(path, name);
   if (given.memory == MemoryKind::Device) {
     throw InvalidArgument(fmt::format("cannot write into {}: write_into writes from host memory", where));
   }
-  if (!given.is_contiguous()) {
+  if (element_count(given.shape) > 0 && !given.is_contiguous()) {
     throw InvalidArgument(fmt::format("cannot write into {}: the data must be C-contiguous", where));
   }
   detail::FileChange change(path);
@@ -130,7 +129,7 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   const auto elem_size = described.dtype.size();
   const auto memory_type = described.memory_type.get();
   const Box box{selection.offset, data.shape};
-  if (held && described.storage == detail::Storage::Chunked && hdf5_encodes(described.filters) &&
+  if (held && described.storage == detail::Storage::Chunked && detail::hdf5_applies_filters(handle.get()) &&
       byte_count(data.shape, elem_size) < element_count(described.chunk) * elem_size) {
     // Less than a chunk: through the dataset kept open, its chunk kept in HDF5's cache between
     // calls (not read again for the next row), and written to the file before the call returns
@@ -141,9 +140,10 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
     return;
   }
   if (held) {
-    // Written other than through HDF5 below: no open of it may keep chunks or a sieve buffer.
+    // Written other than through HDF5 below: no open of it may keep chunks or a sieve buffer,
+    // under this name or another (a soft or hard link to the same object shares its state).
     handle = detail::DatasetHandle();
-    change.forget_datasets(name);
+    change.forget_datasets();
     handle = change.dataset(name);  // opened anew, and kept again
   }
   auto config = detail::write_config(WriteOptions{});

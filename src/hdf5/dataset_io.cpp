@@ -95,6 +95,23 @@ void hdf5_write(hid_t dataset, hid_t memory_type, const Shape& start, const Shap
   check(H5Dwrite(dataset, memory_type, memory_space.get(), file_space.get(), H5P_DEFAULT, data), "H5Dwrite");
 }
 
+bool hdf5_applies_filters(hid_t dataset) {
+  const Hdf5Lock lock;
+  const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
+  const int count = H5Pget_nfilters(dcpl.get());
+  for (int i = 0; i < count; ++i) {
+    unsigned flags = 0;
+    std::size_t values = 0;
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &values, nullptr, 0, nullptr, nullptr);
+    if (id < 0 || H5Zfilter_avail(id) <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      return false;
+    }
+  }
+  return count >= 0;
+}
+
 void flush_dataset(hid_t dataset) {
   const Hdf5Lock lock;
   check(H5Dflush(dataset), "H5Dflush");
@@ -112,10 +129,18 @@ std::optional<std::uint64_t> contiguous_offset(hid_t dataset) {
   if (H5Pget_layout(dcpl.get()) != H5D_CONTIGUOUS || H5Pget_external_count(dcpl.get()) != 0) {
     return std::nullopt;
   }
+  // Not allocated: HDF5 supplies the fill value. H5Dget_offset alone does not say so in a file
+  // with a user block: it adds the block's size to the undefined address, which wraps round to a
+  // small offset (the superblock's).
+  H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+  if (H5Dget_space_status(dataset, &status) < 0 || status != H5D_SPACE_STATUS_ALLOCATED) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
   const haddr_t address = H5Dget_offset(dataset);
   if (address == HADDR_UNDEF) {
     H5Eclear2(H5E_DEFAULT);
-    return std::nullopt;  // not allocated: HDF5 supplies the fill value
+    return std::nullopt;
   }
   // H5Dget_offset counts from the start of the file, user block included (tested).
   return static_cast<std::uint64_t>(address);

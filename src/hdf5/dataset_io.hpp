@@ -31,6 +31,10 @@ void hdf5_write_all(hid_t dataset, hid_t memory_type, const void* data);
 void hdf5_write(hid_t dataset, hid_t memory_type, const Shape& start, const Shape& count, const Shape& step,
                 const void* data);
 
+// Whether this HDF5 can apply every filter of `dataset`'s pipeline itself (H5Zfilter_avail: its
+// built-in ones; h5tile loads no plugins): it then writes partial chunks (H5Dwrite, a shrink).
+[[nodiscard]] bool hdf5_applies_filters(hid_t dataset);
+
 // Writes what HDF5 holds of `dataset` in memory (its chunk cache) to the file (H5Dflush).
 void flush_dataset(hid_t dataset);
 

@@ -121,3 +121,57 @@ def read_in_another_process_x(path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return eval(out.stdout)  # noqa: S307 - a list of ints printed by the child
+
+
+def test_a_forked_child_may_not_write_a_file_its_parent_holds(tmp_path):
+    # HDF5 in the child would hand back the parent's open as it was at the fork, and its flush
+    # would undo the parent's writes: refused by name.
+    import multiprocessing as mp
+    path = tmp_path / "f.h5"
+    with h5tile.File(path, "w") as f:
+        f["d"] = np.arange(4)
+        ctx = mp.get_context("fork")
+        queue = ctx.Queue()
+
+        def child():
+            try:
+                with h5tile.File(path, "a") as g:
+                    g["d"][0] = 99
+                queue.put("written")
+            except h5tile.InvalidArgumentError as e:
+                queue.put(str(e))
+
+        process = ctx.Process(target=child)
+        process.start()
+        said = queue.get(timeout=60)
+        process.join(60)
+        assert "parent process holds it" in said, said
+        f["d"][1] = 5
+    with h5py.File(path, "r") as f:
+        assert list(f["d"][()]) == [0, 5, 2, 3]
+
+
+def test_close_after_a_change_of_working_folder_lets_go(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    f = h5tile.File("rel.h5", "w")
+    f["x"] = np.arange(3)
+    monkeypatch.chdir(tmp_path / "b")
+    f.close()
+    assert read_in_another_process_x(tmp_path / "a" / "rel.h5") == [0, 1, 2]  # flushed, and not locked
+
+
+def test_a_shrink_hdf5_cannot_filter_is_refused_and_a_grow_works(tmp_path):
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    path = tmp_path / "z.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", data=np.arange(12.0), chunks=(4,), maxshape=(None,), **hdf5plugin.Zstd())
+    with h5tile.File(path, "a") as f:
+        with pytest.raises(TypeError, match="cannot shrink"):
+            f["d"].resize((6,))
+        assert f["d"].shape == (12,)
+        f["d"].resize((14,))
+        f["d"][12:] = 5
+    with h5py.File(path, "r") as f:
+        assert list(f["d"][()]) == list(range(12)) + [5, 5]

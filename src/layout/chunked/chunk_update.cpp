@@ -126,8 +126,26 @@ void write_chunks_in_place(const ChunkedTarget& target, const std::byte* data, c
     parallel_for(count, workers, [&](std::size_t i) {
       update_chunk(target, src, part, chunks[first + i], places[first + i], encoded[i]);
     });
+    // HDF5 rewrites a chunk of the same stored size in place and keeps its old filter mask: a
+    // chunk stored with a filter skipped (h5py's LZF leaves incompressible chunks raw) would then
+    // be read as if every filter had run. Such a chunk is first written at another size, so that
+    // HDF5 stores it anew with the mask written.
+    std::vector<std::optional<StoredChunk>> old;
+    if (target.pipeline != nullptr) {
+      std::vector<Shape> origins;
+      for (std::size_t i = 0; i < count; ++i) origins.push_back(chunks[first + i].offset);
+      old = stored_chunks(target.dataset, origins);
+    }
     for (std::size_t i = 0; i < count; ++i) {
-      write_chunk(target.dataset, chunks[first + i].offset, encoded[i].bytes.data(), encoded[i].bytes.size());
+      auto& bytes = encoded[i].bytes;
+      const auto& origin = chunks[first + i].offset;
+      if (!old.empty() && old[i] && old[i]->filter_mask != 0 && old[i]->size == bytes.size()) {
+        auto& longer = encoded[i].scratch;
+        longer.resize(bytes.size() + 1);
+        std::memcpy(longer.data(), bytes.data(), bytes.size());
+        write_chunk(target.dataset, origin, longer.data(), longer.size());
+      }
+      write_chunk(target.dataset, origin, bytes.data(), bytes.size());
     }
   }
 }
