@@ -394,7 +394,7 @@ def _attribute_value(kind: str, shape: tuple, value: Any, width: int) -> Any:
         # No elements: the core gives None for the strings.
         return np.array(value if value is not None else [], dtype=f"S{max(width, 1)}").reshape(shape)
     if kind == "variable_strings":
-        texts = [v.decode("utf-8", "surrogateescape") for v in value]
+        texts = [v.decode("utf-8", "surrogateescape") for v in value or ()]  # None: no elements
         if shape == ():
             return texts[0]
         out = np.empty(len(texts), dtype=object)

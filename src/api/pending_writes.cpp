@@ -48,6 +48,7 @@ WriteHandle PendingWrites::start(const fs::path& path, std::function<void()> wor
 void PendingWrites::wait_for(const fs::path& path) {
   std::vector<std::shared_future<void>> waits;
   {
+    if (path.empty()) (void)write_key(path);  // every call comes here first: FileNotFound naming the empty name
     const std::lock_guard lock(mutex_);
     if (pending_.empty()) return;  // the common case: no key to make (it stats the folders)
     const auto [lo, hi] = pending_.equal_range(write_key(path));

@@ -109,7 +109,7 @@ std::optional<std::vector<std::string>> read_strings_attribute(hid_t attribute, 
     return std::nullopt;
   }
   std::vector<char> text(count * width);
-  check(H5Aread(attribute, type.get(), text.data()), "H5Aread");
+  if (!text.empty()) check(H5Aread(attribute, type.get(), text.data()), "H5Aread");
   std::vector<std::string> strings;
   strings.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -137,6 +137,7 @@ void read_strings(hid_t attribute, hid_t type, std::uint64_t count, Attribute& o
     const TypeHandle memory(check(H5Tcopy(H5T_C_S1), "H5Tcopy"));
     check(H5Tset_size(memory.get(), H5T_VARIABLE), "H5Tset_size");
     check(H5Tset_cset(memory.get(), H5Tget_cset(type)), "H5Tset_cset");
+    if (count == 0) return;  // no elements: HDF5 refuses a read into no buffer ("null attribute buffer")
     std::vector<char*> pointers(count, nullptr);
     check(H5Aread(attribute, memory.get(), pointers.data()), "H5Aread");
     for (char* p : pointers) out.strings.emplace_back(p == nullptr ? "" : p);

