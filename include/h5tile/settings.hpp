@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace h5tile::settings {
 
@@ -23,7 +24,14 @@ enum class Kind : unsigned char {
   Text,     ///< a string (a path)
 };
 
-/// One setting, as all() lists it.
+/// A setting's value as get() and set() carry it: a count, a size (bytes) or a flag (0 or 1) as a
+/// whole number, seconds as a double, a mode (its word: "auto", "on", "stream", ...) or a text as
+/// a string.
+using Value = std::variant<std::uint64_t, double, std::string>;
+
+/// One setting, as all() lists it. A new setting is a row of the table in settings.cpp (and its
+/// typed getter and setter below): the environment is parsed, values checked, Python's
+/// h5tile.settings functions made and docs/SETTINGS.md printed from the row.
 struct Setting {
   std::string_view name;      ///< "threads": settings::threads() and set_threads(), Python h5tile.settings.threads()
   std::string_view variable;  ///< its environment variable: "H5TILE_THREADS"
@@ -33,12 +41,19 @@ struct Setting {
   std::string_view values;    ///< what it takes, as docs/SETTINGS.md says it: "1 to 4096"
   std::string_view fallback;  ///< its default, as docs/SETTINGS.md says it: "the number of cores"
   std::string_view doc;       ///< what it sets, as docs/SETTINGS.md says it
+  Value (*get)() = nullptr;             ///< its value, as its getter gives it
+  void (*set)(const Value&) = nullptr;  ///< changes it, checked as its setter checks
 };
 
 /// Every setting, in the order docs/SETTINGS.md lists them.
 [[nodiscard]] std::span<const Setting> all() noexcept;
 /// The setting called `name`; throws InvalidArgument for a name no setting has.
 [[nodiscard]] const Setting& setting(std::string_view name);
+/// The value of the setting called `name` (what its getter gives, as a Value).
+[[nodiscard]] Value get(std::string_view name);
+/// Changes the setting called `name`, checked as its setter checks it; a mode takes one of its
+/// words, a value of the wrong alternative throws InvalidArgument naming the setting.
+void set(std::string_view name, const Value& value);
 
 /// The size syntax of every size setting and of the h5tile command's size options: a positive
 /// number of bytes, optionally with a fraction and a binary suffix K, M, G or T (also KB/KiB,

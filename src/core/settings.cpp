@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -29,19 +31,84 @@ constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 constexpr auto kMaxSeconds = static_cast<std::uint64_t>(kMaxProbeTimeout);
 
+// What the rows' setters take from a Value: the alternative their kind carries, or an
+// InvalidArgument naming the setting.
+std::uint64_t whole(const Value& value, std::string_view name) {
+  if (const auto* v = std::get_if<std::uint64_t>(&value)) return *v;
+  throw InvalidArgument(fmt::format("the setting {} takes a whole number", name));
+}
+
+// A count: a whole number within the row's bounds (checked here, before it is narrowed).
+unsigned count(const Value& value, std::string_view name) {
+  const auto v = whole(value, name);
+  const auto& row = setting(name);
+  if (v < row.least || v > row.most) {
+    throw InvalidArgument(fmt::format("the setting {} must be from {} to {}, got {}", name, row.least, row.most, v));
+  }
+  return static_cast<unsigned>(v);
+}
+
+bool flag(const Value& value, std::string_view name) {
+  const auto v = whole(value, name);
+  if (v > 1) throw InvalidArgument(fmt::format("the setting {} takes 0 or 1, got {}", name, v));
+  return v == 1;
+}
+
+double seconds(const Value& value, std::string_view name) {
+  if (const auto* v = std::get_if<double>(&value)) return *v;
+  if (const auto* v = std::get_if<std::uint64_t>(&value)) return static_cast<double>(*v);
+  throw InvalidArgument(fmt::format("the setting {} takes a number of seconds", name));
+}
+
+std::string text(const Value& value, std::string_view name) {
+  if (const auto* v = std::get_if<std::string>(&value)) return *v;
+  throw InvalidArgument(fmt::format("the setting {} takes a string", name));
+}
+
+template <class Mode>
+std::string word(Mode mode) {
+  if constexpr (std::is_same_v<Mode, ColdReads>) {
+    return mode == ColdReads::Parallel ? "parallel" : mode == ColdReads::Stream ? "stream" : "auto";
+  } else {
+    return mode == Mode::On ? "on" : mode == Mode::Off ? "off" : "auto";
+  }
+}
+
+template <class Mode>
+Mode auto_on_off_word(const Value& value, std::string_view name) {
+  const auto w = text(value, name);
+  if (w == "auto") return Mode::Auto;
+  if (w == "on") return Mode::On;
+  if (w == "off") return Mode::Off;
+  throw InvalidArgument(fmt::format("{} must be 'auto', 'on' or 'off', not '{}'", name, w));
+}
+
+ColdReads cold_reads_word(const Value& value) {
+  const auto w = text(value, "cold_reads");
+  if (w == "auto") return ColdReads::Auto;
+  if (w == "parallel") return ColdReads::Parallel;
+  if (w == "stream") return ColdReads::Stream;
+  throw InvalidArgument(fmt::format("cold_reads must be 'auto', 'parallel' or 'stream', not '{}'", w));
+}
+
 // Every setting: what the environment is parsed against, what the setters check, what Python's
 // h5tile.settings and docs/SETTINGS.md say (tests/python/test_settings.py checks that page
-// against this table). A new setting: a row here, its getter and setter below, and in Python a
-// line of python/src/settings.cpp and its function in h5tile/settings.py.
+// against this table), and what settings::get and set (Python's h5tile.settings functions, made
+// from the table) call. A new setting: a row here, its typed getter and setter below and in
+// include/h5tile/settings.hpp, and a line in kAll.
 constexpr Setting kThreads{"threads",          "H5TILE_THREADS",
                            Kind::Count,        1,
                            kMaxThreads,        "1 to 4096 (a count: no suffix)",
-                           "hardware threads", "worker threads (and default ranks of `to_file`)"};
-constexpr Setting kTaskSize{"task_size", "H5TILE_TASK_SIZE", Kind::Size, 1, 0, "a size", "8 MiB", "bytes per I/O task"};
+                           "hardware threads", "worker threads (and default ranks of `to_file`)",
+ [] { return Value{std::uint64_t{threads()}}; }, [](const Value& v) { set_threads(count(v, "threads")); }};
+constexpr Setting kTaskSize{"task_size", "H5TILE_TASK_SIZE", Kind::Size, 1, 0, "a size", "8 MiB", "bytes per I/O task",
+ [] { return Value{std::uint64_t{task_size()}}; }, [](const Value& v) { set_task_size(whole(v, "task_size")); }};
 constexpr Setting kAlignment{"alignment", "H5TILE_ALIGNMENT", Kind::Size, 1,
-                             0,           "a power of two",   "4096",     "alignment of raw data in files written"};
+                             0,           "a power of two",   "4096",     "alignment of raw data in files written",
+ [] { return Value{std::uint64_t{alignment()}}; }, [](const Value& v) { set_alignment(whole(v, "alignment")); }};
 constexpr Setting kStaging{"staging_bytes", "H5TILE_STAGING_BYTES",         Kind::Size, 1, 0, "a size",
-                           "128 MiB",       "pinned staging memory per GPU"};
+                           "128 MiB",       "pinned staging memory per GPU",
+ [] { return Value{std::uint64_t{staging_bytes()}}; }, [](const Value& v) { set_staging_bytes(whole(v, "staging_bytes")); }};
 constexpr Setting kHostPool{
     "host_pool_bytes",
     "H5TILE_HOST_POOL",
@@ -51,11 +118,13 @@ constexpr Setting kHostPool{
     "a size; `0` or `off`: none",
     "a quarter of physical memory",
     "host memory kept for reuse by read results (freed results of 128 KiB or more; from 32 MiB up marked "
-    "`MADV_FREE`, so the kernel takes it back under memory pressure; at most 256 MiB in smaller ones)"};
+    "`MADV_FREE`, so the kernel takes it back under memory pressure; at most 256 MiB in smaller ones)",
+ [] { return Value{host_pool_bytes()}; }, [](const Value& v) { set_host_pool_bytes(whole(v, "host_pool_bytes")); }};
 constexpr Setting kGds{"gds",      "H5TILE_GDS",
                        Kind::Mode, 0,
                        0,          "`auto`, `on` (fail if unusable), `off`",
-                       "`auto`",   "GPUDirect Storage (cuFile)"};
+                       "`auto`",   "GPUDirect Storage (cuFile)",
+ [] { return Value{word(gds())}; }, [](const Value& v) { set_gds(auto_on_off_word<Gds>(v, "gds")); }};
 constexpr Setting kGpuDecode{
     "gpu_decode",
     "H5TILE_GPU_DECODE",
@@ -67,7 +136,8 @@ constexpr Setting kGpuDecode{
     "compressed chunks read into device memory decoded on the GPU (nvCOMP): `auto`: gzip, zstd and lz4 where "
     "nvCOMP loads, on whichever of the GPU and the CPU measured faster on the first read of 32 MiB or more per "
     "device and codec, kept for the process; gzip's Adler-32 checked either way, zstd and lz4 carry no "
-    "checksum; `on`: on the GPU, and fail, naming why, where the GPU cannot; `off`: on the CPU"};
+    "checksum; `on`: on the GPU, and fail, naming why, where the GPU cannot; `off`: on the CPU",
+ [] { return Value{word(gpu_decode())}; }, [](const Value& v) { set_gpu_decode(auto_on_off_word<GpuDecode>(v, "gpu_decode")); }};
 constexpr Setting kNvcompLibrary{
     "nvcomp_library",
     "H5TILE_NVCOMP_LIBRARY",
@@ -76,14 +146,17 @@ constexpr Setting kNvcompLibrary{
     0,
     "a path, or empty",
     "`\"\"`: `libnvcomp.so.6` on the library path (Python: the `nvidia-libnvcomp-cu13` wheel's where installed)",
-    "the nvCOMP library loaded for GPU decoding"};
+    "the nvCOMP library loaded for GPU decoding",
+ [] { return Value{nvcomp_library()}; }, [](const Value& v) { set_nvcomp_library(text(v, "nvcomp_library")); }};
 constexpr Setting kRawIo{
     "raw_io", "H5TILE_RAW_IO", Kind::Flag, 0,
-    0,        "0 or 1",        "1",        "pread/pwrite where the storage allows (0: every read through HDF5)"};
+    0,        "0 or 1",        "1",        "pread/pwrite where the storage allows (0: every read through HDF5)",
+ [] { return Value{std::uint64_t{raw_io()}}; }, [](const Value& v) { set_raw_io(flag(v, "raw_io")); }};
 constexpr Setting kDirectIo{"direct_io", "H5TILE_DIRECT_IO",
                             Kind::Mode,  0,
                             0,           "`auto` (files of half the memory or more), `on` (or 1), `off` (or 0)",
-                            "`auto`",    "uncached data read with `O_DIRECT`"};
+                            "`auto`",    "uncached data read with `O_DIRECT`",
+ [] { return Value{word(direct_io())}; }, [](const Value& v) { set_direct_io(auto_on_off_word<DirectIo>(v, "direct_io")); }};
 constexpr Setting kColdReads{
     "cold_reads",
     "H5TILE_COLD_READS",
@@ -94,9 +167,11 @@ constexpr Setting kColdReads{
     "`auto`",
     "how large reads of local data outside the page cache run: `parallel` (as warm data: one task per worker), "
     "`stream` (few readers of large requests in file order), `auto` (a `mincore` sample of the read's pages: "
-    "reads of 64 MiB or more mostly not cached are streamed); `last_read_pattern()` says which ran"};
+    "reads of 64 MiB or more mostly not cached are streamed); `last_read_pattern()` says which ran",
+ [] { return Value{word(cold_reads())}; }, [](const Value& v) { set_cold_reads(cold_reads_word(v)); }};
 constexpr Setting kColdReaders{"cold_readers", "H5TILE_COLD_READERS", Kind::Count, 1,
-                               kMaxThreads,    "1 to 4096",           "1",         "readers of a streamed cold read"};
+                               kMaxThreads,    "1 to 4096",           "1",         "readers of a streamed cold read",
+ [] { return Value{std::uint64_t{cold_readers()}}; }, [](const Value& v) { set_cold_readers(count(v, "cold_readers")); }};
 constexpr Setting kColdRequest{"cold_request_size",
                                "H5TILE_COLD_REQUEST",
                                Kind::Size,
@@ -104,7 +179,8 @@ constexpr Setting kColdRequest{"cold_request_size",
                                kGiB,
                                "1 MiB to 1 GiB",
                                "32 MiB",
-                               "one request of a streamed cold read"};
+                               "one request of a streamed cold read",
+ [] { return Value{cold_request_size()}; }, [](const Value& v) { set_cold_request_size(whole(v, "cold_request_size")); }};
 constexpr Setting kEarlyReads{
     "early_reads",
     "H5TILE_EARLY_READS",
@@ -113,7 +189,8 @@ constexpr Setting kEarlyReads{
     0,
     "0 or 1",
     "1",
-    "reads of virtual datasets start from h5tile's tile index while HDF5 opens them (0: wait)"};
+    "reads of virtual datasets start from h5tile's tile index while HDF5 opens them (0: wait)",
+ [] { return Value{std::uint64_t{early_reads()}}; }, [](const Value& v) { set_early_reads(flag(v, "early_reads")); }};
 constexpr Setting kProbe{"probe",
                          "H5TILE_PROBE",
                          Kind::Flag,
@@ -122,7 +199,8 @@ constexpr Setting kProbe{"probe",
                          "0 or 1",
                          "0 (per call: `ReadOptions::probe`, Python `probe=`)",
                          "untrusted files: open the metadata in a child process first (see "
-                         "[RELIABILITY.md](RELIABILITY.md#untrusted-files-the-probe))"};
+                         "[RELIABILITY.md](RELIABILITY.md#untrusted-files-the-probe))",
+ [] { return Value{std::uint64_t{probe()}}; }, [](const Value& v) { set_probe(flag(v, "probe")); }};
 constexpr Setting kProbeTimeout{"probe_timeout",
                                 "H5TILE_PROBE_TIMEOUT",
                                 Kind::Seconds,
@@ -130,7 +208,8 @@ constexpr Setting kProbeTimeout{"probe_timeout",
                                 kMaxSeconds,
                                 "seconds, above 0, at most 86400",
                                 "60",
-                                "the longest that child process may take"};
+                                "the longest that child process may take",
+ [] { return Value{probe_timeout()}; }, [](const Value& v) { set_probe_timeout(seconds(v, "probe_timeout")); }};
 constexpr Setting kRemoteConnections{"remote_connections",
                                      "H5TILE_REMOTE_CONNECTIONS",
                                      Kind::Count,
@@ -138,7 +217,8 @@ constexpr Setting kRemoteConnections{"remote_connections",
                                      1024,
                                      "1 to 1024",
                                      "16",
-                                     "connections to a server for reads of a URL, shared by the workers"};
+                                     "connections to a server for reads of a URL, shared by the workers",
+ [] { return Value{std::uint64_t{remote_connections()}}; }, [](const Value& v) { set_remote_connections(count(v, "remote_connections")); }};
 constexpr Setting kRemoteBlock{"remote_block_size",
                                "H5TILE_REMOTE_BLOCK_SIZE",
                                Kind::Size,
@@ -146,7 +226,8 @@ constexpr Setting kRemoteBlock{"remote_block_size",
                                kGiB,
                                "4 KiB to 1 GiB",
                                "4 MiB",
-                               "the first request of a URL, and HDF5's metadata blocks of it"};
+                               "the first request of a URL, and HDF5's metadata blocks of it",
+ [] { return Value{remote_block_size()}; }, [](const Value& v) { set_remote_block_size(whole(v, "remote_block_size")); }};
 constexpr Setting kRemoteTimeout{
     "remote_timeout",
     "H5TILE_REMOTE_TIMEOUT",
@@ -155,7 +236,8 @@ constexpr Setting kRemoteTimeout{
     kMaxSeconds,
     "seconds, above 0, at most 86400",
     "30",
-    "seconds to connect, or that a response may stall; one range is not retried after 4 times this"};
+    "seconds to connect, or that a response may stall; one range is not retried after 4 times this",
+ [] { return Value{remote_timeout()}; }, [](const Value& v) { set_remote_timeout(seconds(v, "remote_timeout")); }};
 constexpr Setting kRemoteRetries{
     "remote_retries",
     "H5TILE_REMOTE_RETRIES",
@@ -164,7 +246,8 @@ constexpr Setting kRemoteRetries{
     100,
     "0 to 100",
     "5",
-    "retries of one range (HTTP 5xx and 429, dropped connections, timeouts, short bodies)"};
+    "retries of one range (HTTP 5xx and 429, dropped connections, timeouts, short bodies)",
+ [] { return Value{std::uint64_t{remote_retries()}}; }, [](const Value& v) { set_remote_retries(count(v, "remote_retries")); }};
 constexpr Setting kLz4Block{
     "lz4_block_size",
     "H5TILE_LZ4_BLOCK_SIZE",
@@ -175,7 +258,8 @@ constexpr Setting kLz4Block{
     "0",
     "the blocks into which h5tile cuts each lz4 chunk it writes; every LZ4 filter reads any block size; small "
     "blocks let nvCOMP spread one chunk over the GPU and cost the CPU codec time (one H200, 1 GiB: `64K` reads "
-    "27.4 GB/s into device memory against 18.8, and 17.5 into host memory against 20.3)"};
+    "27.4 GB/s into device memory against 18.8, and 17.5 into host memory against 20.3)",
+ [] { return Value{lz4_block_size()}; }, [](const Value& v) { set_lz4_block_size(whole(v, "lz4_block_size")); }};
 
 constexpr std::array kAll = {
     kThreads,       kTaskSize,     kAlignment,         kStaging,     kHostPool,      kGds,           kGpuDecode,
@@ -459,28 +543,11 @@ const Setting& setting(std::string_view name) {
   throw InvalidArgument(fmt::format("no setting is called '{}'", name));
 }
 
+Value get(std::string_view name) { return setting(name).get(); }
+void set(std::string_view name, const Value& value) { setting(name).set(value); }
+
 void check_environment() {
-  (void)threads();
-  (void)task_size();
-  (void)alignment();
-  (void)staging_bytes();
-  (void)raw_io();
-  (void)early_reads();
-  (void)direct_io();
-  (void)cold_reads();
-  (void)cold_readers();
-  (void)cold_request_size();
-  (void)host_pool_bytes();
-  (void)probe();
-  (void)probe_timeout();
-  (void)gds();
-  (void)gpu_decode();
-  (void)nvcomp_library();
-  (void)remote_connections();
-  (void)remote_block_size();
-  (void)remote_timeout();
-  (void)remote_retries();
-  (void)lz4_block_size();
+  for (const auto& row : kAll) (void)row.get();
 }
 
 std::uint64_t host_pool_bytes() { return host_pool_value().load(); }

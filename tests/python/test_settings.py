@@ -311,6 +311,8 @@ def test_the_settings_page_shows_the_core_table():
     table = settings.table()
     assert [row["variable"] for row in table] and all(row["variable"].startswith("H5TILE_") for row in table)
     assert settings_table.markdown(table) in (ROOT / "docs" / "SETTINGS.md").read_text()
+    # The type stub names every function the module makes from the table, with its kind's types.
+    assert settings_table.stub(table) == (ROOT / "python" / "h5tile" / "settings.pyi").read_text()
     # Every setting has its getter and setter here, and the environment test above covers each.
     assert all(callable(getattr(settings, row["name"])) and callable(getattr(settings, "set_" + row["name"]))
                for row in table)

@@ -1,6 +1,8 @@
 #include <complex>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -127,6 +129,41 @@ TEST(Settings, RejectInvalidValues) {
   settings::set_task_size(12345);
   EXPECT_EQ(settings::task_size(), 12345U);
   settings::set_task_size(old);
+}
+
+// Every row of the table carries its value: get() gives what the typed getter gives, set() of that
+// value changes nothing, and set() refuses a value of another kind or beyond a count's bounds.
+TEST(Settings, TheTableGetsAndSetsEverySetting) {
+  for (const auto& row : settings::all()) {
+    ASSERT_NE(row.get, nullptr) << row.name;
+    ASSERT_NE(row.set, nullptr) << row.name;
+    const auto before = settings::get(row.name);
+    settings::set(row.name, before);
+    EXPECT_EQ(settings::get(row.name), before) << row.name;
+    const bool takes_text = row.kind == settings::Kind::Mode || row.kind == settings::Kind::Text;
+    EXPECT_EQ(std::holds_alternative<std::string>(before), takes_text) << row.name;
+    if (row.kind == settings::Kind::Seconds) {
+      EXPECT_THROW(settings::set(row.name, settings::Value{std::string("1")}), InvalidArgument) << row.name;
+    } else if (takes_text) {
+      EXPECT_THROW(settings::set(row.name, settings::Value{std::uint64_t{1}}), InvalidArgument) << row.name;
+    } else {
+      EXPECT_THROW(settings::set(row.name, settings::Value{1.5}), InvalidArgument) << row.name;
+    }
+    if (row.kind == settings::Kind::Count) {
+      EXPECT_THROW(settings::set(row.name, settings::Value{std::uint64_t{row.most} + 1}), InvalidArgument) << row.name;
+      EXPECT_THROW(settings::set(row.name, settings::Value{std::uint64_t{1} << 40}), InvalidArgument) << row.name;
+    }
+    EXPECT_EQ(settings::get(row.name), before) << row.name;
+  }
+  const auto threads = settings::threads();
+  settings::set("threads", settings::Value{std::uint64_t{3}});
+  EXPECT_EQ(settings::threads(), 3U);
+  settings::set("threads", settings::Value{std::uint64_t{threads}});
+  settings::set("cold_reads", settings::Value{std::string("stream")});
+  EXPECT_EQ(settings::cold_reads(), settings::ColdReads::Stream);
+  EXPECT_THROW(settings::set("cold_reads", settings::Value{std::string("on")}), InvalidArgument);
+  settings::set("cold_reads", settings::Value{std::string("auto")});
+  EXPECT_THROW((void)settings::get("no_such_setting"), InvalidArgument);
 }
 
 }  // namespace
