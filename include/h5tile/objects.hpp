@@ -138,6 +138,10 @@ void resize_dataset(const std::filesystem::path& path, const std::string& datase
 /// What create_dataset makes (h5py's create_dataset keywords).
 struct DatasetCreation {
   DType dtype{DTypeKind::Float32};
+  /// A compound, enum, array, tagged or big-endian type: the NumPy dtype h5py stores it as, in the
+  /// JSON form of DatasetInfo::numpy_type (also a type string such as ">i4"); `dtype` is then
+  /// opaque bytes of its size (DType::opaque). Empty: the type of `dtype`.
+  std::string numpy_type;
   Shape shape;
   Shape max_shape;  ///< empty: `shape`; kUnlimitedExtent for an axis without limit
   Shape chunk;      ///< empty: contiguous (or compact); needed with filters or a max shape

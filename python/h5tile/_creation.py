@@ -10,6 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _arguments as _args
+from . import _dtypes
 from ._h5tile import InvalidArgumentError, UnsupportedTypeError
 
 # h5py's guess of a chunk shape: chunks of about 16 KiB for a dataset of 1 MiB, twice that for
@@ -181,7 +182,9 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     fill = b""
     if fillvalue is not None:
         fill = np.array(fillvalue, dtype=dtype).tobytes()
-    core = dict(dtype=core_dtype_name(dtype), shape=list(shape),
+    numpy_type = _dtypes.numpy_type_json(dtype)
+    core = dict(dtype=f"V{dtype.itemsize}" if numpy_type else core_dtype_name(dtype), numpy_type=numpy_type,
+                shape=list(shape),
                 max_shape=list(maxshape) if maxshape is not None else [], chunk=list(chunks),
                 compressor=compressor, level=level, shuffle=shuffle, fletcher32=fletcher32,
                 fill_value=fill, track_order=track_order)

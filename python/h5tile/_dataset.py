@@ -586,6 +586,20 @@ class Dataset(_Object):
         of each strided box the selection is made of (an axis picked by a list: one box per run of
         consecutive indices); a boolean mask of the whole shape: its covering box read, changed
         and written back."""
+        if dtype.subdtype is not None:  # NumPy turns a sub-array dtype into axes: written as its elements' bytes
+            base, sub = dtype.subdtype
+            if np.ndim(value) == 0:
+                raise TypeError(_args.without_secrets(f"Scalar broadcasting is not supported for array dtypes "
+                                                      f"(writing '{self._name}' in '{self._file._shown}')"))
+            try:
+                axes = np.broadcast_to(np.asarray(value, dtype=base), tuple(sel.result_shape) + sub)
+            except ValueError:
+                raise TypeError(_args.without_secrets(f"can't broadcast {np.shape(value)} -> {sel.result_shape} "
+                                                      f"of {dtype} (writing '{self._name}' in "
+                                                      f"'{self._file._shown}')")) from None
+            flat = np.ascontiguousarray(axes).reshape(tuple(sel.result_shape) + (-1,))
+            value = flat.view(np.dtype(f"V{dtype.itemsize}"))[..., 0]
+            dtype = value.dtype
         if isinstance(value, np.ndarray) and value.dtype != dtype and dtype.names is None:
             data = _as_hdf5_converts(value, dtype)  # as HDF5 converts an array h5py writes: limits, no wrap
         else:
@@ -624,7 +638,10 @@ class Dataset(_Object):
         self._write_box(picked, [r[0][0] for r in runs], [r[0][2] for r in runs])
 
     def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
-        array, sized = prepare(np.ascontiguousarray(data), "value")
+        data = np.ascontiguousarray(data)
+        if _dtypes.is_structured(self._info):  # the core writes compounds, enums, sub-arrays as their bytes
+            data = data.view(np.dtype(f"V{data.dtype.itemsize}"))
+        array, sized = prepare(data, "value")
         _h5tile.write_into(self._file._path_text, self._name, array, sized, [int(o) for o in offset],
                            [int(s) for s in step], self._file._options["threads"])
 

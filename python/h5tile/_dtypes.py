@@ -13,6 +13,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from . import _arguments as _args
+from ._h5tile import UnsupportedTypeError
 
 
 def _from_json(described: Any) -> np.dtype:
@@ -29,6 +30,44 @@ def _from_json(described: Any) -> np.dtype:
     if "h5py_opaque" in described:  # datetime64 / timedelta64 as h5py stores them
         return np.dtype(base, metadata={"h5py_opaque": True})
     return np.dtype(base, metadata={"h5py_encoding": described["h5py_encoding"]})
+
+
+def _to_json(dtype: np.dtype) -> Any:
+    """The inverse of _from_json: ``dtype`` in the core's JSON form."""
+    if dtype.fields is not None:
+        names = list(dtype.names)
+        return {"names": names, "formats": [_to_json(dtype.fields[n][0]) for n in names],
+                "offsets": [dtype.fields[n][1] for n in names], "itemsize": dtype.itemsize}
+    if dtype.subdtype is not None:
+        base, shape = dtype.subdtype
+        return {"base": _to_json(base), "shape": list(shape)}
+    metadata = dtype.metadata or {}
+    if "enum" in metadata:
+        return {"base": np.dtype(dtype.str).str, "enum": {str(k): int(v) for k, v in metadata["enum"].items()}}
+    if dtype.kind in "Mm":  # stored as h5py stores them: only where marked so (h5py.opaque_dtype), as in h5py
+        if not metadata.get("h5py_opaque"):
+            raise TypeError(_args.without_secrets(f"No conversion path for dtype: {dtype!r} (h5py.opaque_dtype "
+                                                  "stores datetime64 and timedelta64 as opaque bytes)"))
+        return {"base": dtype.str, "h5py_opaque": True}
+    if dtype.kind == "S" and metadata.get("h5py_encoding") == "utf-8":
+        return {"base": dtype.str, "h5py_encoding": "utf-8"}
+    if dtype.kind in "biufcSV":
+        return dtype.str
+    raise UnsupportedTypeError(_args.without_secrets(f"h5tile does not create datasets of {dtype} yet (it makes "
+                                                     "numbers, bool, complex, fixed-length strings, opaque bytes, "
+                                                     "and compounds, enums and sub-arrays of them)"))
+
+
+def numpy_type_json(dtype: np.dtype) -> str:
+    """``dtype`` in the JSON form of the core's ``numpy_type`` where the core cannot name it itself
+    (compounds, sub-arrays, enums, datetimes, big-endian numbers, UTF-8 fixed-length strings); ""
+    for the dtypes the core names."""
+    plain = dtype.fields is None and dtype.subdtype is None and not (dtype.metadata or {}).get("enum")
+    if plain and dtype.kind in "biufcV" and dtype.byteorder != ">":
+        return ""
+    if plain and dtype.kind == "S" and (dtype.metadata or {}).get("h5py_encoding") != "utf-8":
+        return ""
+    return json.dumps(_to_json(dtype))
 
 
 def numpy_dtype(info: dict) -> np.dtype:

@@ -326,9 +326,10 @@ void bind_objects(nb::module_& m) {
       [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,
          const h5tile::Shape& shape, const std::vector<std::optional<std::uint64_t>>& max_shape,
          const h5tile::Shape& chunk, const std::string& compressor, int level, bool shuffle, bool fletcher32,
-         bool compact, const nb::bytes& fill_value, bool track_order) {
+         bool compact, const nb::bytes& fill_value, bool track_order, const std::string& numpy_type) {
         h5tile::DatasetCreation creation;
         creation.dtype = h5tile::DType::from_name(dtype);
+        creation.numpy_type = numpy_type;
         creation.shape = shape;
         for (const auto& m : max_shape) creation.max_shape.push_back(m.value_or(h5tile::kUnlimitedExtent));
         creation.chunk = chunk;
@@ -344,8 +345,9 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "name"_a, "dtype"_a, "shape"_a, "max_shape"_a, "chunk"_a, "compressor"_a = "", "level"_a = -1,
       "shuffle"_a = false, "fletcher32"_a = false, "compact"_a = false, "fill_value"_a = nb::bytes(""),
-      "track_order"_a = false,
-      "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`.");
+      "track_order"_a = false, "numpy_type"_a = "",
+      "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; "
+      "`numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).");
 }
 
 }  // namespace h5tile::python

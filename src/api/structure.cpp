@@ -211,7 +211,12 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   detail::FileChange change(path);
   const hid_t file = change.file();
   check_new_name(file, name, path, "create dataset");
-  const auto type = detail::make_type(creation.dtype);
+  if (!creation.numpy_type.empty() && creation.dtype.kind() != DTypeKind::Opaque) {
+    refuse(fmt::format("a type given as NumPy's ({}) needs the dtype of opaque bytes of its size, not {}",
+                       creation.numpy_type, creation.dtype.name()));
+  }
+  const auto type = creation.numpy_type.empty() ? detail::make_type(creation.dtype)
+                                                : detail::make_structured_type(creation.numpy_type, creation.dtype.size());
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
   if (!chunk.empty()) {

@@ -301,6 +301,138 @@ std::string structured_numpy_type(hid_t type) {
   }
 }
 
+namespace {
+
+// An integer or float type of NumPy's kind `kind` ('i', 'u', 'f') and `size` bytes, little-endian
+// unless `big`; nullopt for a size NumPy has but HDF5's standard types do not (f16 and wider).
+std::optional<TypeHandle> number_type(char kind, std::size_t size, bool big) {
+  hid_t base = H5I_INVALID_HID;
+  if (kind == 'i') {
+    base = size == 1 ? H5T_STD_I8LE : size == 2 ? H5T_STD_I16LE : size == 4 ? H5T_STD_I32LE : H5T_STD_I64LE;
+  } else if (kind == 'u') {
+    base = size == 1 ? H5T_STD_U8LE : size == 2 ? H5T_STD_U16LE : size == 4 ? H5T_STD_U32LE : H5T_STD_U64LE;
+  }
+  if ((kind == 'i' || kind == 'u') && size != 1 && size != 2 && size != 4 && size != 8) return std::nullopt;
+  if (kind == 'f' && size != 2 && size != 4 && size != 8) return std::nullopt;
+  auto t = kind == 'f' ? (size == 2 ? half_type() : copy_type(size == 4 ? H5T_IEEE_F32LE : H5T_IEEE_F64LE))
+                       : copy_type(base);
+  if (big && size > 1) check(H5Tset_order(t.get(), H5T_ORDER_BE), "H5Tset_order");
+  return t;
+}
+
+// The HDF5 type h5py makes for the NumPy type string `text` ("<i4", ">f8", "|b1", "<c8", "|S5",
+// "|V4"); UnsupportedType for the others.
+TypeHandle type_from_numpy_string(const std::string& text) {
+  auto refuse = [&] { return UnsupportedType(fmt::format("h5tile does not create HDF5 types for NumPy's '{}'", text)); };
+  if (text.size() < 3) throw refuse();
+  const bool big = text[0] == '>';
+  const char kind = text[1];
+  std::size_t size = 0;
+  for (std::size_t i = 2; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9' || size > (std::size_t{1} << 32)) throw refuse();
+    size = size * 10 + static_cast<std::size_t>(text[i] - '0');
+  }
+  if (size == 0) throw refuse();
+  switch (kind) {
+    case 'b':
+      if (size == 1) return bool_type();
+      break;
+    case 'i':
+    case 'u':
+    case 'f':
+      if (auto t = number_type(kind, size, big)) return std::move(*t);
+      break;
+    case 'c':
+      if (auto part = number_type('f', size / 2, big); part && size % 2 == 0 && size >= 8) {
+        return complex_type(part->get(), size / 2);
+      }
+      break;
+    case 'S': return string_type(size, H5T_CSET_ASCII);
+    case 'V': return TypeHandle(check(H5Tcreate(H5T_OPAQUE, size), "H5Tcreate(opaque)"));
+    default: break;
+  }
+  throw refuse();
+}
+
+// The inverse of numpy_json: the HDF5 type h5py makes for the NumPy dtype that `json` describes.
+TypeHandle type_from_numpy_json(const nlohmann::json& json) {
+  if (json.is_string()) return type_from_numpy_string(json.get<std::string>());
+  if (json.contains("names")) {
+    const auto& names = json.at("names");
+    const auto& formats = json.at("formats");
+    const auto& offsets = json.at("offsets");
+    if (names.size() != formats.size() || names.size() != offsets.size() || names.empty()) {
+      throw InvalidArgument(fmt::format("a compound type's names, formats and offsets differ in number: {}",
+                                        json.dump()));
+    }
+    auto t = TypeHandle(check(H5Tcreate(H5T_COMPOUND, json.at("itemsize").get<std::size_t>()), "H5Tcreate(compound)"));
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const auto member = type_from_numpy_json(formats[i]);
+      check(H5Tinsert(t.get(), names[i].get<std::string>().c_str(), offsets[i].get<std::size_t>(), member.get()),
+            "H5Tinsert");
+    }
+    return t;
+  }
+  if (json.value("h5py_opaque", false)) {  // datetime64 / timedelta64, tagged as h5py tags them
+    const auto numpy = json.at("base").get<std::string>();
+    std::size_t size = 0;
+    for (auto c = numpy.begin() + 2; c != numpy.end() && *c >= '0' && *c <= '9'; ++c) size = size * 10 + (*c - '0');
+    auto t = TypeHandle(check(H5Tcreate(H5T_OPAQUE, size == 0 ? 8 : size), "H5Tcreate(opaque)"));
+    check(H5Tset_tag(t.get(), ("NUMPY:" + numpy).c_str()), "H5Tset_tag");
+    return t;
+  }
+  const auto base = type_from_numpy_json(json.at("base"));
+  if (json.contains("shape")) {
+    const auto dims = json.at("shape").get<std::vector<hsize_t>>();
+    if (dims.empty()) return copy_type(base.get());
+    return TypeHandle(
+        check(H5Tarray_create2(base.get(), static_cast<unsigned>(dims.size()), dims.data()), "H5Tarray_create2"));
+  }
+  if (json.contains("enum")) {
+    if (H5Tget_class(base.get()) != H5T_INTEGER) {
+      throw UnsupportedType(fmt::format("an enum's base must be an integer type: {}", json.dump()));
+    }
+    auto t = TypeHandle(check(H5Tenum_create(base.get()), "H5Tenum_create"));
+    const auto size = H5Tget_size(base.get());
+    const bool big = H5Tget_order(base.get()) == H5T_ORDER_BE;
+    for (const auto& [name, value] : json.at("enum").items()) {
+      const auto bits = static_cast<std::uint64_t>(value.get<std::int64_t>());
+      std::vector<unsigned char> raw(size);
+      for (std::size_t i = 0; i < size; ++i) raw[big ? size - 1 - i : i] = static_cast<unsigned char>(bits >> (8 * i));
+      check(H5Tenum_insert(t.get(), name.c_str(), raw.data()), "H5Tenum_insert");
+    }
+    return t;
+  }
+  if (json.contains("h5py_encoding")) {
+    check(H5Tset_cset(base.get(), json.at("h5py_encoding") == "utf-8" ? H5T_CSET_UTF8 : H5T_CSET_ASCII), "H5Tset_cset");
+    return copy_type(base.get());
+  }
+  throw UnsupportedType(fmt::format("h5tile does not create HDF5 types for {}", json.dump()));
+}
+
+}  // namespace
+
+TypeHandle make_structured_type(const std::string& numpy_type, std::size_t size) {
+  const Hdf5Lock lock;
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(numpy_type);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidArgument(fmt::format("not a NumPy type in h5tile's JSON form: {} ({})", numpy_type, e.what()));
+  }
+  TypeHandle type;
+  try {
+    type = type_from_numpy_json(json);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidArgument(fmt::format("not a NumPy type in h5tile's JSON form: {} ({})", numpy_type, e.what()));
+  }
+  if (H5Tget_size(type.get()) != size) {
+    throw InvalidArgument(
+        fmt::format("the type {} has {} bytes, not the {} its elements have", numpy_type, H5Tget_size(type.get()), size));
+  }
+  return type;
+}
+
 TypeHandle make_type(DType dtype) {
   const Hdf5Lock lock;
   switch (dtype.kind()) {

@@ -12,6 +12,12 @@ namespace h5tile::detail {
 // The type h5tile writes for `dtype`; on this (little-endian) host it is also the in-memory type.
 [[nodiscard]] TypeHandle make_type(DType dtype);
 
+// The HDF5 type h5py makes for the NumPy dtype that `numpy_type` describes, in the JSON form of
+// DatasetInfo::numpy_type (a compound, an array, an enum, a tagged or encoded type, or a type
+// string such as ">i4"), of `size` bytes. Throws InvalidArgument for text not in that form or a
+// size that differs, UnsupportedType for a NumPy type h5py stores otherwise (datetime units aside).
+[[nodiscard]] TypeHandle make_structured_type(const std::string& numpy_type, std::size_t size);
+
 // The dtype that a dataset of HDF5 type `type` reads as. Throws UnsupportedType naming the
 // HDF5 type (for example "variable-length string") and `where` (file and dataset).
 [[nodiscard]] DType dtype_of_type(hid_t type, const std::string& where);

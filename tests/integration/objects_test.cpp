@@ -1,4 +1,5 @@
 // list_objects and attributes: what a file holds besides array data, read and written back.
+#include <cstring>
 #include <filesystem>
 
 #include "temp_dir.hpp"
@@ -96,6 +97,41 @@ TEST_F(Objects, ErrorsNameWhatIsMissing) {
   std::filesystem::create_directory(path("dir.h5"));
   EXPECT_THROW((void)list_objects(path("dir.h5")), IsADirectory);
   EXPECT_THROW((void)read_attributes(path("dir.h5"), "/"), IsADirectory);
+}
+
+// A type given as NumPy's (DatasetCreation::numpy_type) is made as h5py makes it: describe reads
+// back the same NumPy type; its elements are opaque bytes of its size, written and read unchanged.
+TEST_F(Objects, CreatesStructuredTypesAsNumpyDescribesThem) {
+  create_file(path("f.h5"), true);
+  const std::vector<std::pair<std::string, std::size_t>> types{
+      {R"({"formats":["<i4",{"formats":["|u1","<f2"],"itemsize":4,"names":["x","y"],"offsets":[0,2]}],)"
+       R"("itemsize":12,"names":["a","b"],"offsets":[0,8]})",
+       12},
+      {R"({"base":"|i1","enum":{"BLUE":42,"GREEN":1,"RED":0}})", 1},
+      {R"({"base":">f8","shape":[2,3]})", 48},
+  };
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const auto name = "/t" + std::to_string(i);
+    DatasetCreation creation{.dtype = DType::opaque(types[i].second), .numpy_type = types[i].first, .shape = {3}};
+    create_dataset(path("f.h5"), name, creation);
+    EXPECT_EQ(describe(path("f.h5"), name).numpy_type, types[i].first) << name;
+    std::vector<unsigned char> bytes(3 * types[i].second);
+    for (std::size_t b = 0; b < bytes.size(); ++b) bytes[b] = static_cast<unsigned char>(b % 251);
+    write_into(path("f.h5"), name, ArrayView{.data = bytes.data(), .dtype = creation.dtype, .shape = {3}}, {0});
+    const auto back = from_file(path("f.h5"), name);
+    ASSERT_EQ(back.nbytes(), bytes.size());
+    EXPECT_EQ(std::memcmp(back.data(), bytes.data(), bytes.size()), 0) << name;
+  }
+  DatasetCreation big{.dtype = DType::opaque(4), .numpy_type = "\">i4\"", .shape = {2}};
+  create_dataset(path("f.h5"), "/big", big);
+  EXPECT_EQ(describe(path("f.h5"), "/big").dtype, DType(DTypeKind::Int32));  // read as native numbers
+  DatasetCreation wrong{.dtype = DType::opaque(8), .numpy_type = "\"<i4\"", .shape = {2}};
+  EXPECT_THROW(create_dataset(path("f.h5"), "/wrong", wrong), InvalidArgument);
+  DatasetCreation text{.dtype = DType::opaque(4), .numpy_type = "not json", .shape = {2}};
+  EXPECT_THROW(create_dataset(path("f.h5"), "/text", text), InvalidArgument);
+  DatasetCreation unknown{.dtype = DType::opaque(16), .numpy_type = "\"<U4\"", .shape = {2}};
+  EXPECT_THROW(create_dataset(path("f.h5"), "/unknown", unknown), UnsupportedType);
+  EXPECT_FALSE(describe(path("f.h5"), "/t0").numpy_type.empty());
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ def dataset_state(f, ds):
     return {"shape": ds.shape, "maxshape": ds.maxshape, "layout": dcpl.get_layout(), "chunks": ds.chunks,
             "compression": ds.compression, "compression_opts": ds.compression_opts, "shuffle": ds.shuffle,
             "fletcher32": ds.fletcher32, "filters": filters, "fillvalue": plain(ds.fillvalue),
-            "dtype": ds.dtype.str, "values": values, "attr_order": dcpl.get_attr_creation_order(),
+            "dtype": ds.dtype.str, "hdf5_type": ds.id.get_type().encode(), "values": values, "attr_order": dcpl.get_attr_creation_order(),
             "attrs": attributes(ds)}
 
 
@@ -151,7 +151,7 @@ def run(library, folder, statements, mode="a"):
     returns what each raised (None where it did not)."""
     m = LIBRARIES[library]
     outcomes = []
-    ns = {"m": m, "np": np, "hdf5plugin": hdf5plugin, "folder": str(folder),
+    ns = {"m": m, "np": np, "h5py": h5py, "hdf5plugin": hdf5plugin, "folder": str(folder),
           "other": str(folder / "other.h5"), "third": str(folder / "third.h5")}
     ns["f"] = m.File(folder / NAME, mode)
     try:
@@ -443,6 +443,26 @@ CREATES = {
                "f.create_dataset('h', data=np.arange(4, dtype='f2'))",
                "f.create_dataset('s', data=np.array([b'ab', b'cde']))",
                "f.create_dataset('u', (3,), 'u8', fillvalue=2**63)"],
+    "compound": ["t = np.dtype([('a', '<i4'), ('b', '<f8'), ('c', 'S3'), ('d', '<f4', (2, 3))])",
+                 "x = np.zeros(10, t); x['a'] = np.arange(10); x['c'] = b'xy'; x['d'] = 7",
+                 "n = f.create_dataset('n', data=x, chunks=(4,), compression='gzip')", "n[2] = x[7]",
+                 "n[5:7] = np.array([(1, 2.0, b'q', np.ones((2, 3)))] * 2, t)",
+                 "f.create_dataset('s', data=x[3])"],
+    "compound_nested_padded": ["t = np.dtype({'names': ['a', 'b'], 'formats': ['u1', [('x', '<i2'), ('y', 'f2')]], "
+                               "'offsets': [0, 4], 'itemsize': 12})",
+                               "f.create_dataset('n', (5,), t, fillvalue=np.array((3, (4, 0.5)), t))",
+                               "f['n'][1] = np.array((9, (8, 1.5)), t)"],
+    "subarray": ["n = f.create_dataset('n', (4,), np.dtype('(3,)f8'))", "n[...] = np.arange(12.0).reshape(4, 3)",
+                 "n[1] = [9, 9, 9]"],
+    "subarray_scalar_refused": ["n = f.create_dataset('n', (4,), np.dtype('(3,)i4'))", "n[...] = 42"],
+    "enum": "f.create_dataset('n', data=np.array([0, 1, 42], 'i1'), "
+            "dtype=h5py.enum_dtype({'RED': 0, 'GREEN': 1, 'BLUE': 42}, basetype='i1'))",
+    "big_endian": "f.create_dataset('n', data=np.arange(6, dtype='>i4').reshape(2, 3), chunks=(1, 3))",
+    "utf8_fixed": "f.create_dataset('n', data=np.array([b'ab', b'c'], dtype=h5py.string_dtype('utf-8', 4)))",
+    "datetime": ["d = h5py.opaque_dtype(np.dtype('M8[D]'))",
+                 "f.create_dataset('n', data=np.array(['2020-01-01', '1999-12-31'], 'M8[D]').astype(d))",
+                 "f.create_dataset('m', (2,), dtype=d)", "f['m'][0] = np.datetime64('2001-01-01')"],
+    "datetime_unmarked": "f.create_dataset('n', data=np.array(['2020-01-01', '1999-12-31'], 'M8[D]'))",
     "chunks": "f.create_dataset('n', data=np.arange(100).reshape(10, 10), chunks=(3, 4))",
     "chunks_bigger_unlimited": "f.create_dataset('n', (2, 3), chunks=(4, 4), maxshape=(None, None))",
     "in_external_group": "f.create_dataset('extg/n', data=np.arange(3))",
