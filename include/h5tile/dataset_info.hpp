@@ -55,7 +55,7 @@ struct DatasetInfo {
   /// throws UnsupportedType. Only describe() gives such an info; it is no scalar.
   bool null_space = false;
   /// One element of the fill value (HDF5's, or the one set at creation) as read: `dtype.size()`
-  /// bytes; empty for variable-length strings.
+  /// bytes; for variable-length strings the string's bytes (empty where none is set).
   std::vector<std::uint8_t> fill_value;
   std::size_t virtual_sources = 0;  ///< number of mappings (virtual only)
   std::uint64_t stored_bytes = 0;   ///< bytes on disk: the dataset's storage, plus its source files if virtual

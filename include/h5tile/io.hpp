@@ -217,6 +217,16 @@ void read_into(const std::filesystem::path& path, const std::string& dataset, co
 void write_into(const std::filesystem::path& path, const std::string& dataset, const ArrayView& data,
                 const Shape& offset = {}, const Shape& step = {}, unsigned threads = 0);
 
+/// Writes `values` (row-major, as many as `shape` has elements) into the part of shape `shape` at
+/// `offset` (every `step`-th element; empty: 1) of the dataset of variable-length strings (dtype
+/// "object") `dataset` in the local file `path`, in place, through HDF5 (the strings go to the
+/// file's global heap). Each string's bytes are stored as given (h5py stores str as UTF-8). Empty
+/// `offset`: the whole dataset (`shape` must be its shape). Throws InvalidArgument for another
+/// dtype, a part that does not fit or a count of values that differs, UnsupportedType for a
+/// virtual dataset, and as write_into for the file.
+void write_strings(const std::filesystem::path& path, const std::string& dataset, const std::vector<std::string>& values,
+                   const Shape& shape, const Shape& offset = {}, const Shape& step = {});
+
 /// A dataset kept open for many small reads, as h5py's Dataset keeps its file: the file, the
 /// dataset and where its bytes lie (chunk addresses, a virtual dataset's mapping) are opened at
 /// the first read and kept until close() or destruction, instead of being found again by every

@@ -142,12 +142,15 @@ struct DatasetCreation {
   /// JSON form of DatasetInfo::numpy_type (also a type string such as ">i4"); `dtype` is then
   /// opaque bytes of its size (DType::opaque). Empty: the type of `dtype`.
   std::string numpy_type;
+  /// Strings (dtype S<n> or object, that is variable-length): their character set, "ascii" (also
+  /// empty) or "utf-8", as h5py stores bytes and str.
+  std::string charset;
   Shape shape;
   Shape max_shape;  ///< empty: `shape`; kUnlimitedExtent for an axis without limit
   Shape chunk;      ///< empty: contiguous (or compact); needed with filters or a max shape
   Compression compression{};
   bool compact = false;               ///< the data in the object header (at most 64 KiB)
-  std::vector<std::byte> fill_value;  ///< one element of `dtype`, or empty: zeros
+  std::vector<std::byte> fill_value;  ///< one element of `dtype` (object: the string's bytes), or empty: zeros
   bool track_order = false;
 };
 

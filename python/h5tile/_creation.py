@@ -44,8 +44,39 @@ def guess_chunk(shape: tuple, itemsize: int) -> tuple:
     return tuple(int(c) for c in chunk)
 
 
+def string_kind(dtype: np.dtype) -> "type | None":
+    """str or bytes for h5py's variable-length string dtypes (``h5py.string_dtype()``: an object
+    dtype whose metadata says ``vlen``); None for any other dtype."""
+    vlen = (dtype.metadata or {}).get("vlen") if dtype.kind == "O" else None
+    return vlen if vlen in (str, bytes) else None
+
+
+def _item_type(data: Any) -> "type | None":
+    """str or bytes where every item of the (nested) lists, tuples or object array `data` is one,
+    as h5py's ``guess_dtype`` finds them; None otherwise."""
+    if isinstance(data, (str, bytes)):
+        return type(data) if type(data) in (str, bytes) else (str if isinstance(data, str) else bytes)
+    if isinstance(data, np.ndarray) and data.dtype.kind != "O":
+        return None
+    if not isinstance(data, (list, tuple, np.ndarray)):
+        return None
+    found = {_item_type(item) for item in data}
+    return found.pop() if len(found) == 1 else None
+
+
+def guess_string_dtype(data: Any) -> "np.dtype | None":
+    """h5py's variable-length string dtype for data made of str (UTF-8) or bytes (ASCII) items."""
+    kind = _item_type(data)
+    return None if kind is None else np.dtype("O", metadata={"vlen": kind})
+
+
 def core_dtype_name(dtype: np.dtype) -> str:
-    """The core's name of ``dtype`` ("float32", "S5", "V7"); UnsupportedTypeError for the others."""
+    """The core's name of ``dtype`` ("float32", "S5", "V7", "object" for variable-length strings);
+    UnsupportedTypeError for the others."""
+    if string_kind(dtype) is not None:
+        return "object"
+    if dtype.kind == "O":
+        raise TypeError(_args.without_secrets(f"Object dtype {dtype!r} has no native HDF5 equivalent"))
     if dtype.kind == "S":
         return f"S{dtype.itemsize}"
     if dtype.kind == "V" and dtype.fields is None and dtype.subdtype is None:
@@ -118,6 +149,8 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     keywords = dict(keywords)
     for name in _TAKEN_AS_IS:
         keywords.pop(name, None)
+    if data is not None and dtype is None:
+        dtype = guess_string_dtype(data)  # str and bytes items: variable-length strings, as h5py guesses
     if data is not None and not isinstance(data, np.ndarray):
         data = np.asarray(data, order="C", dtype=dtype)
     elif data is not None and dtype is not None:
@@ -181,9 +214,13 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
                                                        f"any dimension. {chunks} is not compatible with {shape}"))
     fill = b""
     if fillvalue is not None:
-        fill = np.array(fillvalue, dtype=dtype).tobytes()
-    numpy_type = _dtypes.numpy_type_json(dtype)
-    core = dict(dtype=f"V{dtype.itemsize}" if numpy_type else core_dtype_name(dtype), numpy_type=numpy_type,
+        if string_kind(dtype) is not None:  # a variable-length string's fill value: its bytes
+            fill = fillvalue.encode("utf-8") if isinstance(fillvalue, str) else bytes(fillvalue)
+        else:
+            fill = np.array(fillvalue, dtype=dtype).tobytes()
+    numpy_type = "" if string_kind(dtype) else _dtypes.numpy_type_json(dtype)
+    charset = {str: "utf-8", bytes: "ascii"}.get(string_kind(dtype), "")
+    core = dict(dtype=f"V{dtype.itemsize}" if numpy_type else core_dtype_name(dtype), numpy_type=numpy_type, charset=charset,
                 shape=list(shape),
                 max_shape=list(maxshape) if maxshape is not None else [], chunk=list(chunks),
                 compressor=compressor, level=level, shuffle=shuffle, fletcher32=fletcher32,

@@ -248,15 +248,10 @@ class Dataset(_Object):
     @property
     def fillvalue(self) -> Any:
         """The value of elements never written, as h5py gives it: a NumPy scalar of the dtype;
-        for variable-length strings the bytes set (read through h5py where it is installed, for a
-        local file; else ``b""``)."""
+        for variable-length strings the bytes set (``b""`` where none is)."""
         raw = self._info.get("fill_value") or b""
-        if not raw:
-            if self._info.get("dtype") == "object" and not self._file._is_url():
-                value = _via_h5py.fillvalue(self._file._path_text, self._name)
-                if value is not _via_h5py.MISSING:
-                    return value
-            return b""
+        if not raw or self._info.get("dtype") == "object":
+            return bytes(raw)
         value = np.frombuffer(raw, np.dtype(self._info["dtype"])).copy()[0]
         return _dtypes.as_numpy(value, self.dtype) if _dtypes.is_structured(self._info) else value
 
@@ -638,12 +633,27 @@ class Dataset(_Object):
         self._write_box(picked, [r[0][0] for r in runs], [r[0][2] for r in runs])
 
     def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
+        if self._info["dtype"] == "object":  # variable-length strings: through HDF5, each one's bytes
+            _h5tile.write_strings(self._file._path_text, self._name, [_string_bytes(v) for v in data.ravel()],
+                                  list(data.shape), [int(o) for o in offset], [int(s) for s in step])
+            return
         data = np.ascontiguousarray(data)
         if _dtypes.is_structured(self._info):  # the core writes compounds, enums, sub-arrays as their bytes
             data = data.view(np.dtype(f"V{data.dtype.itemsize}"))
         array, sized = prepare(data, "value")
         _h5tile.write_into(self._file._path_text, self._name, array, sized, [int(o) for o in offset],
                            [int(s) for s in step], self._file._options["threads"])
+
+
+def _string_bytes(value: Any) -> bytes:
+    """One element written into a variable-length string dataset: str as UTF-8 (as h5py stores
+    it), bytes as they are."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    if isinstance(value, bytes):
+        return value
+    raise TypeError(_args.without_secrets(f"Can't implicitly convert non-string objects to strings "
+                                          f"({type(value).__name__})"))
 
 
 def _runs(indices: Any) -> "list[tuple[int, int, int]]":

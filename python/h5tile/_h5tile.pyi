@@ -138,9 +138,14 @@ def copy_object(source: str | os.PathLike, source_name: str, destination: str | 
 
 def resize_dataset(path: str | os.PathLike, name: str, shape: Sequence[int]) -> None: ...
 
-def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False) -> None:
+def write_strings(path: str | os.PathLike, dataset: str, values: Sequence[bytes], shape: Sequence[int], offset: Sequence[int], step: Sequence[int]) -> None:
     """
-    An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`.
+    Variable-length strings (each one's bytes) written into a part of a dataset (h5tile::write_strings).
+    """
+
+def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False, numpy_type: str = '', charset: str = '') -> None:
+    """
+    An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; `numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).
     """
 
 def open_hdf5_objects() -> int:

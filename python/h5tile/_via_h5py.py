@@ -90,15 +90,6 @@ def dataset_attribute(path: str, name: str, attribute: str) -> Any:
         return value
 
 
-def fillvalue(path: str, name: str) -> Any:
-    """The fill value of dataset `name` as h5py gives it, or MISSING where h5py is not installed."""
-    file_class = _h5py_file()
-    if file_class is None:
-        return MISSING
-    with file_class(path, "r") as f:
-        return f[name].fillvalue
-
-
 def is_region_reference(key: Any) -> bool:
     """Whether `key` is h5py's RegionReference (a selection only HDF5 can apply)."""
     return type(key).__name__ == "RegionReference" and type(key).__module__.startswith("h5py")

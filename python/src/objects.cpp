@@ -322,14 +322,28 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "name"_a, "shape"_a);
   m.def(
+      "write_strings",
+      [](const std::filesystem::path& path, const std::string& dataset, const std::vector<nb::bytes>& values,
+         const h5tile::Shape& shape, const h5tile::Shape& offset, const h5tile::Shape& step) {
+        std::vector<std::string> strings;
+        strings.reserve(values.size());
+        for (const auto& v : values) strings.emplace_back(v.c_str(), v.size());
+        nb::gil_scoped_release release;
+        h5tile::write_strings(path, dataset, strings, shape, offset, step);
+      },
+      "path"_a, "dataset"_a, "values"_a, "shape"_a, "offset"_a, "step"_a,
+      "Variable-length strings (each one's bytes) written into a part of a dataset (h5tile::write_strings).");
+  m.def(
       "create_dataset",
       [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,
          const h5tile::Shape& shape, const std::vector<std::optional<std::uint64_t>>& max_shape,
          const h5tile::Shape& chunk, const std::string& compressor, int level, bool shuffle, bool fletcher32,
-         bool compact, const nb::bytes& fill_value, bool track_order, const std::string& numpy_type) {
+         bool compact, const nb::bytes& fill_value, bool track_order, const std::string& numpy_type,
+         const std::string& charset) {
         h5tile::DatasetCreation creation;
         creation.dtype = h5tile::DType::from_name(dtype);
         creation.numpy_type = numpy_type;
+        creation.charset = charset;
         creation.shape = shape;
         for (const auto& m : max_shape) creation.max_shape.push_back(m.value_or(h5tile::kUnlimitedExtent));
         creation.chunk = chunk;
@@ -345,7 +359,7 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "name"_a, "dtype"_a, "shape"_a, "max_shape"_a, "chunk"_a, "compressor"_a = "", "level"_a = -1,
       "shuffle"_a = false, "fletcher32"_a = false, "compact"_a = false, "fill_value"_a = nb::bytes(""),
-      "track_order"_a = false, "numpy_type"_a = "",
+      "track_order"_a = false, "numpy_type"_a = "", "charset"_a = "",
       "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; "
       "`numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).");
 }

@@ -204,7 +204,8 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
     refuse("compression, checksums and a maximum shape other than the shape need chunks");
   }
   if (creation.compact && !chunk.empty()) refuse("a compact dataset has no chunks");
-  if (!creation.fill_value.empty() && creation.fill_value.size() != creation.dtype.size()) {
+  const bool var_strings = creation.dtype.kind() == DTypeKind::VarString;  // a fill value: the string's bytes
+  if (!var_strings && !creation.fill_value.empty() && creation.fill_value.size() != creation.dtype.size()) {
     refuse(
         fmt::format("a fill value of {} bytes for elements of {}", creation.fill_value.size(), creation.dtype.size()));
   }
@@ -215,8 +216,14 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
     refuse(fmt::format("a type given as NumPy's ({}) needs the dtype of opaque bytes of its size, not {}",
                        creation.numpy_type, creation.dtype.name()));
   }
-  const auto type = creation.numpy_type.empty() ? detail::make_type(creation.dtype)
-                                                : detail::make_structured_type(creation.numpy_type, creation.dtype.size());
+  if (!creation.charset.empty() && creation.charset != "ascii" && creation.charset != "utf-8") {
+    refuse(fmt::format("the character set '{}' is neither 'ascii' nor 'utf-8'", creation.charset));
+  }
+  const bool strings = creation.dtype.kind() == DTypeKind::Bytes || creation.dtype.kind() == DTypeKind::VarString;
+  if (!creation.charset.empty() && !strings) refuse(fmt::format("{} holds no strings", creation.dtype.name()));
+  const auto type = !creation.numpy_type.empty() ? detail::make_structured_type(creation.numpy_type, creation.dtype.size())
+                    : strings ? detail::make_string_type(creation.dtype, creation.charset == "utf-8")
+                              : detail::make_type(creation.dtype);
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
   if (!chunk.empty()) {
@@ -226,7 +233,13 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
       detail::add_filter(dcpl.get(), f.id, f.optional, f.params);
     }
   }
-  if (!creation.fill_value.empty()) detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
+  if (var_strings && !creation.fill_value.empty()) {
+    const std::string fill(reinterpret_cast<const char*>(creation.fill_value.data()), creation.fill_value.size());
+    const char* element = fill.c_str();  // a variable-length string's element is its char*
+    detail::set_fill_value(dcpl.get(), type.get(), static_cast<const void*>(&element));
+  } else if (!creation.fill_value.empty()) {
+    detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
+  }
   if (creation.track_order) detail::set_track_order(dcpl.get(), false);
   const auto space = rank == 0 ? detail::make_space(Shape{}) : detail::make_space(creation.shape, max_shape);
   (void)detail::create_dataset(file, name, type.get(), space.get(), dcpl.get(), fmt::format("cannot create {}", where));

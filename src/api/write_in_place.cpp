@@ -82,14 +82,18 @@ std::optional<std::variant<std::monostate, detail::FilterPipeline>> chunk_pipeli
   return std::move(std::get<detail::FilterPipeline>(made));
 }
 
+// One write in place at a time in this process (as h5py's lock does): a chunk is read, merged
+// and written back, and two writes merging into one chunk at once would lose one of them.
+std::mutex& one_write_at_a_time() {
+  static std::mutex mutex;
+  return mutex;
+}
+
 }  // namespace
 
 void write_into(const fs::path& path, const std::string& dataset, const ArrayView& given, const Shape& offset,
                 const Shape& step, unsigned threads) {
-  // One write in place at a time in this process (as h5py's lock does): a chunk is read, merged
-  // and written back, and two writes merging into one chunk at once would lose one of them.
-  static std::mutex one_at_a_time;
-  const std::lock_guard serial(one_at_a_time);
+  const std::lock_guard serial(one_write_at_a_time());
   detail::check_not_remote(path);
   const auto name = detail::normalize_dataset_name(dataset);
   const auto where = detail::where(path, name);
@@ -174,6 +178,40 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   } else {
     detail::hdf5_write(handle.get(), memory_type, selection.offset, data.shape, selection.step, data.data);
   }
+  change.finish();
+}
+
+void write_strings(const fs::path& path, const std::string& dataset, const std::vector<std::string>& values,
+                   const Shape& shape, const Shape& offset, const Shape& step) {
+  const std::lock_guard serial(one_write_at_a_time());
+  detail::check_not_remote(path);
+  const auto name = detail::normalize_dataset_name(dataset);
+  const auto where = detail::where(path, name);
+  if (values.size() != element_count(shape)) {
+    throw InvalidArgument(fmt::format("cannot write {} strings into {} as a part of shape {}", values.size(), where,
+                                      to_string(shape)));
+  }
+  detail::FileChange change(path);
+  auto handle = change.dataset(name);
+  const auto described = detail::describe_dataset(handle.get(), where);
+  if (described.dtype.kind() != DTypeKind::VarString) {
+    throw InvalidArgument(fmt::format("cannot write strings into {}, which holds {}: write_strings writes "
+                                      "variable-length strings",
+                                      where, described.dtype.name()));
+  }
+  if (described.storage == detail::Storage::Virtual) {
+    throw UnsupportedType(fmt::format("{} is a virtual dataset: h5tile does not write into its sources", where));
+  }
+  ArrayView part{.dtype = described.dtype, .shape = shape};
+  if (described.shape.empty() && offset.empty() && shape.size() == 1 && shape[0] == 1) part.shape = {};
+  const auto selection = checked_selection(described.shape, part, offset, step, where);
+  // HDF5 copies each string into the file's global heap from a char* per element.
+  std::vector<const char*> pointers;
+  pointers.reserve(values.size());
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  detail::hdf5_write(handle.get(), described.memory_type.get(), selection.offset, part.shape, selection.step,
+                     pointers.data());
+  detail::flush_dataset(handle.get());
   change.finish();
 }
 

@@ -102,4 +102,15 @@ void fill_value(hid_t dataset, hid_t memory_type, void* out) {
   check(H5Pget_fill_value(dcpl.get(), memory_type, out), "H5Pget_fill_value");
 }
 
+std::string string_fill_value(hid_t dataset, hid_t memory_type) {
+  const Hdf5Lock lock;
+  const auto dcpl = creation_plist(dataset);
+  char* element = nullptr;  // HDF5 allocates the string (none where no fill value is set)
+  check(H5Pget_fill_value(dcpl.get(), memory_type, static_cast<void*>(&element)), "H5Pget_fill_value");
+  if (element == nullptr) return {};
+  std::string value(element);
+  H5free_memory(element);
+  return value;
+}
+
 }  // namespace h5tile::detail

@@ -50,5 +50,8 @@ struct DatasetDescription {
 
 // The dataset's fill value as `memory_type`, into `out` (one element).
 void fill_value(hid_t dataset, hid_t memory_type, void* out);
+// The fill value of a dataset of variable-length strings (`memory_type`: char*): its bytes, or ""
+// where none is set.
+[[nodiscard]] std::string string_fill_value(hid_t dataset, hid_t memory_type);
 
 }  // namespace h5tile::detail

@@ -412,6 +412,14 @@ TypeHandle type_from_numpy_json(const nlohmann::json& json) {
 
 }  // namespace
 
+TypeHandle make_string_type(DType dtype, bool utf8) {
+  const Hdf5Lock lock;
+  const auto cset = utf8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII;
+  if (dtype.kind() == DTypeKind::VarString) return string_type(H5T_VARIABLE, cset);
+  if (dtype.kind() == DTypeKind::Bytes) return string_type(dtype.size(), cset);
+  throw InvalidArgument(fmt::format("{} is not a string type", dtype.name()));
+}
+
 TypeHandle make_structured_type(const std::string& numpy_type, std::size_t size) {
   const Hdf5Lock lock;
   nlohmann::json json;

@@ -12,6 +12,10 @@ namespace h5tile::detail {
 // The type h5tile writes for `dtype`; on this (little-endian) host it is also the in-memory type.
 [[nodiscard]] TypeHandle make_type(DType dtype);
 
+// A string type as h5py makes it: fixed-length null-padded for DTypeKind::Bytes, variable-length for
+// DTypeKind::VarString (HDF5's H5T_VARIABLE: a char* in memory), in UTF-8 or ASCII.
+[[nodiscard]] TypeHandle make_string_type(DType dtype, bool utf8);
+
 // The HDF5 type h5py makes for the NumPy dtype that `numpy_type` describes, in the JSON form of
 // DatasetInfo::numpy_type (a compound, an array, an enum, a tagged or encoded type, or a type
 // string such as ">i4"), of `size` bytes. Throws InvalidArgument for text not in that form or a

@@ -37,6 +37,9 @@ DatasetDescription describe(OpenedDataset& opened) {
   if (info.dtype.kind() != DTypeKind::VarString) {
     info.fill_value.resize(info.dtype.size());
     fill_value(opened.dataset.get(), opened.memory_type.get(), info.fill_value.data());
+  } else {
+    const auto text = string_fill_value(opened.dataset.get(), opened.memory_type.get());
+    info.fill_value.assign(text.begin(), text.end());
   }
   return described;
 }

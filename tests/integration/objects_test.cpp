@@ -102,6 +102,13 @@ TEST_F(Objects, ErrorsNameWhatIsMissing) {
 // A type given as NumPy's (DatasetCreation::numpy_type) is made as h5py makes it: describe reads
 // back the same NumPy type; its elements are opaque bytes of its size, written and read unchanged.
 TEST_F(Objects, CreatesStructuredTypesAsNumpyDescribesThem) {
+  const auto made = [](DType dtype, std::string numpy_type, Shape shape) {
+    DatasetCreation creation;
+    creation.dtype = dtype;
+    creation.numpy_type = std::move(numpy_type);
+    creation.shape = std::move(shape);
+    return creation;
+  };
   create_file(path("f.h5"), true);
   const std::vector<std::pair<std::string, std::size_t>> types{
       {R"({"formats":["<i4",{"formats":["|u1","<f2"],"itemsize":4,"names":["x","y"],"offsets":[0,2]}],)"
@@ -112,26 +119,54 @@ TEST_F(Objects, CreatesStructuredTypesAsNumpyDescribesThem) {
   };
   for (std::size_t i = 0; i < types.size(); ++i) {
     const auto name = "/t" + std::to_string(i);
-    DatasetCreation creation{.dtype = DType::opaque(types[i].second), .numpy_type = types[i].first, .shape = {3}};
+    const auto creation = made(DType::opaque(types[i].second), types[i].first, {3});
     create_dataset(path("f.h5"), name, creation);
     EXPECT_EQ(describe(path("f.h5"), name).numpy_type, types[i].first) << name;
     std::vector<unsigned char> bytes(3 * types[i].second);
     for (std::size_t b = 0; b < bytes.size(); ++b) bytes[b] = static_cast<unsigned char>(b % 251);
-    write_into(path("f.h5"), name, ArrayView{.data = bytes.data(), .dtype = creation.dtype, .shape = {3}}, {0});
+    ArrayView data;
+    data.data = bytes.data();
+    data.dtype = creation.dtype;
+    data.shape = {3};
+    write_into(path("f.h5"), name, data, {0});
     const auto back = from_file(path("f.h5"), name);
     ASSERT_EQ(back.nbytes(), bytes.size());
     EXPECT_EQ(std::memcmp(back.data(), bytes.data(), bytes.size()), 0) << name;
   }
-  DatasetCreation big{.dtype = DType::opaque(4), .numpy_type = "\">i4\"", .shape = {2}};
+  const auto big = made(DType::opaque(4), "\">i4\"", {2});
   create_dataset(path("f.h5"), "/big", big);
   EXPECT_EQ(describe(path("f.h5"), "/big").dtype, DType(DTypeKind::Int32));  // read as native numbers
-  DatasetCreation wrong{.dtype = DType::opaque(8), .numpy_type = "\"<i4\"", .shape = {2}};
+  const auto wrong = made(DType::opaque(8), "\"<i4\"", {2});
   EXPECT_THROW(create_dataset(path("f.h5"), "/wrong", wrong), InvalidArgument);
-  DatasetCreation text{.dtype = DType::opaque(4), .numpy_type = "not json", .shape = {2}};
+  const auto text = made(DType::opaque(4), "not json", {2});
   EXPECT_THROW(create_dataset(path("f.h5"), "/text", text), InvalidArgument);
-  DatasetCreation unknown{.dtype = DType::opaque(16), .numpy_type = "\"<U4\"", .shape = {2}};
+  const auto unknown = made(DType::opaque(16), "\"<U4\"", {2});
   EXPECT_THROW(create_dataset(path("f.h5"), "/unknown", unknown), UnsupportedType);
   EXPECT_FALSE(describe(path("f.h5"), "/t0").numpy_type.empty());
+}
+
+// Variable-length strings: made in UTF-8 with a fill value, written in part (write_strings), read
+// back by read_strings with the fill value where nothing was written.
+TEST_F(Objects, WritesVariableLengthStringsInPlace) {
+  create_file(path("f.h5"), true);
+  DatasetCreation creation;
+  creation.dtype = DType(DTypeKind::VarString);
+  creation.charset = "utf-8";
+  creation.shape = {2, 3};
+  const std::string fill = "f\xc3\xbcll";
+  for (const char c : fill) creation.fill_value.push_back(static_cast<std::byte>(c));
+  create_dataset(path("f.h5"), "/s", creation);
+  const auto info = describe(path("f.h5"), "/s");
+  EXPECT_EQ(info.charset, "utf-8");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(info.fill_value.data()), info.fill_value.size()), fill);
+  write_strings(path("f.h5"), "/s", {"a", "", "Gr\xc3\xbc\xc3\x9f"}, {1, 3}, {1, 0});
+  write_strings(path("f.h5"), "/s", {"x", "y"}, {1, 2}, {0, 0}, {1, 2});
+  const std::vector<std::string> expected{"x", fill, "y", "a", "", "Gr\xc3\xbc\xc3\x9f"};
+  EXPECT_EQ(read_strings(path("f.h5"), "/s"), expected);
+  EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a"}, {1, 2}, {0, 0}), InvalidArgument);        // too few
+  EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a", "b"}, {1, 2}, {0, 2}), InvalidArgument);   // past the end
+  creation.charset = "latin-1";
+  EXPECT_THROW(create_dataset(path("f.h5"), "/t", creation), InvalidArgument);
 }
 
 }  // namespace

@@ -96,14 +96,14 @@ def attributes(obj):
 def dataset_state(f, ds):
     dcpl = ds.id.get_create_plist()
     filters = [(dcpl.get_filter(i)[0], dcpl.get_filter(i)[2]) for i in range(dcpl.get_nfilters())]
-    if ds.dtype == h5py.ref_dtype:
+    if h5py.check_ref_dtype(ds.dtype) is not None:
         values = [f[r].name if r else None for r in ds[()].ravel()]
     else:
         values = plain(ds[()])
     return {"shape": ds.shape, "maxshape": ds.maxshape, "layout": dcpl.get_layout(), "chunks": ds.chunks,
             "compression": ds.compression, "compression_opts": ds.compression_opts, "shuffle": ds.shuffle,
             "fletcher32": ds.fletcher32, "filters": filters, "fillvalue": plain(ds.fillvalue),
-            "dtype": ds.dtype.str, "hdf5_type": ds.id.get_type().encode(), "values": values, "attr_order": dcpl.get_attr_creation_order(),
+            "dtype": ds.dtype.str, "strings": h5py.check_string_dtype(ds.dtype), "hdf5_type": ds.id.get_type().encode(), "values": values, "attr_order": dcpl.get_attr_creation_order(),
             "attrs": attributes(ds)}
 
 
@@ -463,6 +463,23 @@ CREATES = {
                  "f.create_dataset('n', data=np.array(['2020-01-01', '1999-12-31'], 'M8[D]').astype(d))",
                  "f.create_dataset('m', (2,), dtype=d)", "f['m'][0] = np.datetime64('2001-01-01')"],
     "datetime_unmarked": "f.create_dataset('n', data=np.array(['2020-01-01', '1999-12-31'], 'M8[D]'))",
+    "vlen_str": ["f.create_dataset('n', data=['abc', 'Grüße', ''])", "f['n'][1] = 'x'"],
+    "vlen_bytes": "f.create_dataset('n', data=[b'x', b'yz'])",
+    "vlen_scalar": "f.create_dataset('n', data='hello')",
+    "vlen_object_array": "f.create_dataset('n', data=np.array([['a', 'bc'], ['d', '']], dtype=object))",
+    "vlen_partial": ["n = f.create_dataset('n', (4, 3), dtype=h5py.string_dtype(), chunks=(2, 2), compression='gzip')",
+                     "n[1:3, ::2] = [['a', 'b'], ['c', 'd']]", "n[0] = 'z'", "n[[1, 3], 1] = ['p', 'q']",
+                     "n[np.array([[False] * 3] * 3 + [[True, False, True]])] = ['m1', 'm2']"],
+    "vlen_ascii": ["n = f.create_dataset('n', (3,), dtype=h5py.string_dtype('ascii'), maxshape=(None,))",
+                   "n[...] = [b'a', b'b', b'c']", "n.resize((5,))", "n[3:] = b'e'"],
+    "vlen_fillvalue": ["f.create_dataset('n', (4,), dtype=h5py.string_dtype(), fillvalue='bár')",
+                       # every chunk written: HDF5 2.0 (h5py's) cannot read an unallocated chunk of a variable-
+                       # length fill value from a file open read-only ("no write intent on file")
+                       "f.create_dataset('m', (2,), dtype=h5py.string_dtype('ascii'), fillvalue=b'x', chunks=(2,))",
+                       "f['m'][0] = b'y'", "assert f['n'].fillvalue == 'bár'.encode() and f['m'][1] == b'x'"],
+    "vlen_non_string": ["n = f.create_dataset('n', (2,), dtype=h5py.string_dtype())", "n[0] = 5"],
+    "unicode_array": "f.create_dataset('n', data=np.array(['a', 'b']))",
+    "object_dtype": "f.create_dataset('n', (3,), dtype=object)",
     "chunks": "f.create_dataset('n', data=np.arange(100).reshape(10, 10), chunks=(3, 4))",
     "chunks_bigger_unlimited": "f.create_dataset('n', (2, 3), chunks=(4, 4), maxshape=(None, None))",
     "in_external_group": "f.create_dataset('extg/n', data=np.arange(3))",
