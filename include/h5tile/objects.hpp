@@ -135,6 +135,20 @@ void copy_object(const std::filesystem::path& source, const std::string& from, c
 /// rank or past the maximum shape.
 void resize_dataset(const std::filesystem::path& path, const std::string& dataset, const Shape& shape);
 
+/// When HDF5 writes the fill value into a dataset's storage (H5Pset_fill_time; h5py's fill_time).
+enum class FillTime : unsigned char {
+  IfSet,  ///< when storage is allocated, where a fill value was set (HDF5's and h5py's default)
+  Alloc,  ///< whenever storage is allocated
+  Never,  ///< never: elements never written hold whatever the storage held
+};
+
+/// One file of a dataset stored in external files (H5Pset_external; h5py's `external`).
+struct ExternalFile {
+  std::string name;                         ///< as HDF5 takes it (relative names: to the process's folder)
+  std::uint64_t offset = 0;                 ///< where the dataset's bytes start in it
+  std::uint64_t size = kUnlimitedExtent;    ///< bytes of it used; kUnlimitedExtent: as many as needed
+};
+
 /// What create_dataset makes (h5py's create_dataset keywords).
 struct DatasetCreation {
   DType dtype{DTypeKind::Float32};
@@ -152,6 +166,12 @@ struct DatasetCreation {
   bool compact = false;               ///< the data in the object header (at most 64 KiB)
   std::vector<std::byte> fill_value;  ///< one element of `dtype` (object: the string's bytes), or empty: zeros
   bool track_order = false;
+  FillTime fill_time = FillTime::IfSet;
+  /// HDF5's scale-offset filter before the others: integers keep this many bits (0: as many as
+  /// HDF5 finds the chunk needs), floats this many decimal digits (D-scale; lossy). Needs chunks.
+  std::optional<unsigned> scale_offset;
+  std::vector<ExternalFile> external;  ///< contiguous data kept in these files instead of this one
+  bool null_space = false;             ///< no elements at all (h5py's Empty); `shape` must be empty
 };
 
 /// Creates the empty dataset `dataset` (an absolute path; groups missing on its way made) in the

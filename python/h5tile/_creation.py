@@ -5,6 +5,8 @@ h5tile cannot honour is refused by name, never dropped."""
 from __future__ import annotations
 
 import math
+import operator
+import os
 from typing import Any, Optional
 
 import numpy as np
@@ -21,6 +23,7 @@ _CHUNK_BASE, _CHUNK_MIN, _CHUNK_MAX = 16 * 1024, 8 * 1024, 1024 * 1024
 _COMPRESSORS = {"gzip": "gzip", 1: "gzip", "lzf": "lzf", 32000: "lzf", 32015: "zstd", 32004: "lz4", 32001: "blosc"}
 
 # h5py's create_dataset keywords that change nothing in what h5tile makes or reads.
+_UNLIMITED = 2**64 - 1  # h5py's h5f.UNLIMITED: an external file used as far as needed
 _TAKEN_AS_IS = ("track_times", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots", "efile_prefix", "virtual_prefix", "dapl")
 
 
@@ -149,6 +152,8 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     keywords = dict(keywords)
     for name in _TAKEN_AS_IS:
         keywords.pop(name, None)
+    if _is_empty(data):  # h5py.Empty(dtype) or h5tile.Empty(dtype) as the data: no elements
+        dtype, data, shape = data.dtype if dtype is None else dtype, None, None
     if data is not None and dtype is None:
         dtype = guess_string_dtype(data)  # str and bytes items: variable-length strings, as h5py guesses
     if data is not None and not isinstance(data, np.ndarray):
@@ -161,8 +166,11 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
         shape = _shape(shape) if shape is not None else data.shape
         data = data.reshape(shape)
         dtype = data.dtype
-    elif shape is None:
-        raise TypeError("One of data, shape or dtype must be specified")
+    null_space = False
+    if data is None and shape is None:
+        if dtype is None:
+            raise TypeError("One of data, shape or dtype must be specified")
+        null_space, shape = True, ()  # h5py's Empty: a dataset without elements
     shape = _shape(shape)
     dtype = np.dtype("f4" if dtype is None else dtype)
     maxshape = keywords.pop("maxshape", None)
@@ -185,7 +193,13 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     fletcher32 = bool(keywords.pop("fletcher32", False))
     fillvalue = keywords.pop("fillvalue", None)
     track_order = bool(keywords.pop("track_order", None) or False)
-    for name in ("scaleoffset", "external", "dcpl", "fill_time", "allow_unknown_filter"):
+    scaleoffset = _scale_offset(keywords.pop("scaleoffset", None), dtype, fletcher32)
+    external = _external(keywords.pop("external", None))
+    fill_time = keywords.pop("fill_time", None)
+    if fill_time is not None and fill_time not in ("ifset", "alloc", "never"):
+        raise ValueError(_args.without_secrets("fill_time must be one of the following choices: 'alloc', 'never' or "
+                                               f"'ifset', but it is {fill_time}."))
+    for name in ("dcpl", "allow_unknown_filter"):
         value = keywords.get(name)
         if value is not None and value is not False:  # scaleoffset=0 asks for the filter too
             raise InvalidArgumentError(_args.without_secrets(f"create_dataset: h5tile does not make datasets with "
@@ -194,10 +208,13 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     if keywords:
         raise TypeError(_args.without_secrets(f"create_dataset() got an unexpected keyword argument "
                                               f"{next(iter(keywords))!r}"))
-    filtered = bool(compressor) or shuffle or fletcher32
-    if chunks is False and (filtered or maxshape is not None):
+    filtered = bool(compressor) or shuffle or fletcher32 or scaleoffset is not None
+    if null_space and (filtered or chunks or maxshape):
+        raise TypeError("Empty datasets don't support chunk/filter options")
+    extendable = maxshape is not None and not external  # external storage grows without chunks
+    if chunks is False and (filtered or extendable):
         raise ValueError("Chunked format required for given storage options")
-    if chunks is True or (chunks is None and (filtered or maxshape is not None)):
+    if chunks is True or (chunks is None and (filtered or extendable)):
         if not shape:
             raise TypeError("Scalar datasets don't support chunk/filter options")
         chunks = guess_chunk(shape, dtype.itemsize)
@@ -224,5 +241,50 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
                 shape=list(shape),
                 max_shape=list(maxshape) if maxshape is not None else [], chunk=list(chunks),
                 compressor=compressor, level=level, shuffle=shuffle, fletcher32=fletcher32,
-                fill_value=fill, track_order=track_order)
+                fill_value=fill, track_order=track_order, fill_time=fill_time or "ifset", scale_offset=scaleoffset,
+                external=external, null_space=null_space)
     return core, data
+
+
+def _is_empty(data: Any) -> bool:
+    """Whether `data` is h5py's or h5tile's ``Empty`` (a dtype and no elements)."""
+    return type(data).__name__ == "Empty" and hasattr(data, "dtype") and not isinstance(data, np.ndarray)
+
+
+def _scale_offset(value: Any, dtype: np.dtype, fletcher32: bool) -> "Optional[int]":
+    """The scale-offset filter's factor as h5py takes ``scaleoffset``: True for integers (HDF5
+    finds the bits), a whole number of bits (integers) or decimal digits (floats); None: none."""
+    if value is None:
+        return None
+    if value < 0:
+        raise ValueError("scale factor must be >= 0")
+    if dtype.kind == "f":
+        if value is True:
+            raise ValueError("integer scaleoffset must be provided for floating point types")
+    elif dtype.kind in "ui":
+        if value is True:
+            value = 0  # HDF5's H5Z_SO_INT_MINBITS_DEFAULT
+    else:
+        raise TypeError("scale/offset filter only supported for integer and floating-point types")
+    if fletcher32:
+        raise ValueError("fletcher32 cannot be used with potentially lossy scale/offset filter")
+    return int(value)
+
+
+def _external(value: Any) -> list:
+    """h5py's ``external``: a file name, or tuples of (name, offset, size), as (name, offset, size
+    or None for as much as needed)."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes, os.PathLike)):
+        value = [(value, 0, None)]
+    entries = []
+    for entry in value:
+        if not isinstance(entry, tuple):
+            raise TypeError("Each external entry must be a tuple of (name, offset, size)")
+        name, offset, size = entry  # ValueError without three items, as h5py
+        name = os.fsdecode(name)
+        offset = operator.index(offset)
+        size = None if size is None or size == _UNLIMITED else operator.index(size)
+        entries.append((name, offset, size))
+    return entries

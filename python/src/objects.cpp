@@ -4,6 +4,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -339,8 +340,22 @@ void bind_objects(nb::module_& m) {
          const h5tile::Shape& shape, const std::vector<std::optional<std::uint64_t>>& max_shape,
          const h5tile::Shape& chunk, const std::string& compressor, int level, bool shuffle, bool fletcher32,
          bool compact, const nb::bytes& fill_value, bool track_order, const std::string& numpy_type,
-         const std::string& charset) {
+         const std::string& charset, const std::string& fill_time, std::optional<unsigned> scale_offset,
+         const std::vector<std::tuple<std::string, std::uint64_t, std::optional<std::uint64_t>>>& external,
+         bool null_space) {
         h5tile::DatasetCreation creation;
+        if (fill_time == "alloc") {
+          creation.fill_time = h5tile::FillTime::Alloc;
+        } else if (fill_time == "never") {
+          creation.fill_time = h5tile::FillTime::Never;
+        } else if (fill_time != "ifset") {
+          throw h5tile::InvalidArgument("fill_time must be 'ifset', 'alloc' or 'never', not '" + fill_time + "'");
+        }
+        creation.scale_offset = scale_offset;
+        for (const auto& [file, offset, size] : external) {
+          creation.external.push_back({file, offset, size.value_or(h5tile::kUnlimitedExtent)});
+        }
+        creation.null_space = null_space;
         creation.dtype = h5tile::DType::from_name(dtype);
         creation.numpy_type = numpy_type;
         creation.charset = charset;
@@ -359,7 +374,8 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "name"_a, "dtype"_a, "shape"_a, "max_shape"_a, "chunk"_a, "compressor"_a = "", "level"_a = -1,
       "shuffle"_a = false, "fletcher32"_a = false, "compact"_a = false, "fill_value"_a = nb::bytes(""),
-      "track_order"_a = false, "numpy_type"_a = "", "charset"_a = "",
+      "track_order"_a = false, "numpy_type"_a = "", "charset"_a = "", "fill_time"_a = "ifset",
+      "scale_offset"_a = nb::none(), "external"_a = nb::list(), "null_space"_a = false,
       "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; "
       "`numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).");
 }

@@ -200,10 +200,24 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
         refuse(fmt::format("chunks {} do not fit its maximum shape {}", to_string(chunk), to_string(max_shape)));
       }
     }
-  } else if (creation.compression.any() || extendable) {
+  } else if (creation.compression.any() || (extendable && creation.external.empty())) {
     refuse("compression, checksums and a maximum shape other than the shape need chunks");
   }
   if (creation.compact && !chunk.empty()) refuse("a compact dataset has no chunks");
+  if (creation.null_space && (rank != 0 || !chunk.empty() || creation.compact || !creation.external.empty())) {
+    refuse("a dataset without elements (a null dataspace) has no shape, chunks or storage");
+  }
+  if (creation.scale_offset) {
+    const auto kind = creation.dtype.kind();
+    const bool numbers = kind >= DTypeKind::Int8 && kind <= DTypeKind::Float64 && kind != DTypeKind::Float16;
+    if (!numbers || !creation.numpy_type.empty()) {
+      refuse(fmt::format("the scale-offset filter takes integers and floats, not {}", creation.dtype.name()));
+    }
+    if (chunk.empty()) refuse("the scale-offset filter needs chunks");
+  }
+  if (!creation.external.empty() && (!chunk.empty() || creation.compact)) {
+    refuse("external storage is contiguous: it has no chunks");
+  }
   const bool var_strings = creation.dtype.kind() == DTypeKind::VarString;  // a fill value: the string's bytes
   if (!var_strings && !creation.fill_value.empty() && creation.fill_value.size() != creation.dtype.size()) {
     refuse(
@@ -226,8 +240,14 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
                               : detail::make_type(creation.dtype);
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
+  for (const auto& file : creation.external) detail::add_external(dcpl.get(), file);
+  if (creation.fill_time != FillTime::IfSet) detail::set_fill_time(dcpl.get(), creation.fill_time);
   if (!chunk.empty()) {
     detail::set_chunk(dcpl.get(), chunk);
+    if (creation.scale_offset) {
+      const bool floats = creation.dtype.kind() == DTypeKind::Float32 || creation.dtype.kind() == DTypeKind::Float64;
+      detail::set_scale_offset(dcpl.get(), floats, *creation.scale_offset);
+    }
     const auto chunk_bytes = element_count(chunk) * creation.dtype.size();
     for (const auto& f : detail::write_filters(creation.compression, creation.dtype.size(), chunk_bytes)) {
       detail::add_filter(dcpl.get(), f.id, f.optional, f.params);
@@ -241,7 +261,9 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
     detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
   }
   if (creation.track_order) detail::set_track_order(dcpl.get(), false);
-  const auto space = rank == 0 ? detail::make_space(Shape{}) : detail::make_space(creation.shape, max_shape);
+  const auto space = creation.null_space ? detail::make_null_space()
+                     : rank == 0            ? detail::make_space(Shape{})
+                                            : detail::make_space(creation.shape, max_shape);
   (void)detail::create_dataset(file, name, type.get(), space.get(), dcpl.get(), fmt::format("cannot create {}", where));
   change.finish();
 }

@@ -134,6 +134,31 @@ void set_compact(hid_t dcpl) {
   check(H5Pset_layout(dcpl, H5D_COMPACT), "H5Pset_layout");
 }
 
+void set_fill_time(hid_t dcpl, FillTime when) {
+  const Hdf5Lock lock;
+  const auto time = when == FillTime::Alloc   ? H5D_FILL_TIME_ALLOC
+                    : when == FillTime::Never ? H5D_FILL_TIME_NEVER
+                                              : H5D_FILL_TIME_IFSET;
+  check(H5Pset_fill_time(dcpl, time), "H5Pset_fill_time");
+}
+
+void set_scale_offset(hid_t dcpl, bool floats, unsigned factor) {
+  const Hdf5Lock lock;
+  check(H5Pset_scaleoffset(dcpl, floats ? H5Z_SO_FLOAT_DSCALE : H5Z_SO_INT, static_cast<int>(factor)),
+        "H5Pset_scaleoffset");
+}
+
+void add_external(hid_t dcpl, const ExternalFile& file) {
+  const Hdf5Lock lock;
+  const auto size = file.size == kUnlimitedExtent ? H5F_UNLIMITED : static_cast<hsize_t>(file.size);
+  check(H5Pset_external(dcpl, file.name.c_str(), static_cast<off_t>(file.offset), size), "H5Pset_external");
+}
+
+SpaceHandle make_null_space() {
+  const Hdf5Lock lock;
+  return SpaceHandle(check(H5Screate(H5S_NULL), "H5Screate(null)"));
+}
+
 void set_fill_value(hid_t dcpl, hid_t type, const void* value) {
   const Hdf5Lock lock;
   check(H5Pset_fill_value(dcpl, type, value), "H5Pset_fill_value");

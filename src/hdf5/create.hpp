@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
+#include <h5tile/objects.hpp>
 
 #include "hdf5/handle.hpp"
 
@@ -75,6 +76,19 @@ void set_track_order(hid_t cpl, bool links);
 
 // Compact storage (H5Pset_layout; the data in the object header, at most 64 KiB).
 void set_compact(hid_t dcpl);
+
+// When the fill value is written (H5Pset_fill_time).
+void set_fill_time(hid_t dcpl, FillTime when);
+
+// HDF5's scale-offset filter (H5Pset_scaleoffset): integers keep `factor` bits (0: HDF5 decides),
+// floats `factor` decimal digits.
+void set_scale_offset(hid_t dcpl, bool floats, unsigned factor);
+
+// A file of external storage (H5Pset_external).
+void add_external(hid_t dcpl, const ExternalFile& file);
+
+// A null dataspace (no elements: h5py's Empty).
+[[nodiscard]] SpaceHandle make_null_space();
 
 // The fill value: one element of `type` at `value` (H5Pset_fill_value).
 void set_fill_value(hid_t dcpl, hid_t type, const void* value);

@@ -169,5 +169,53 @@ TEST_F(Objects, WritesVariableLengthStringsInPlace) {
   EXPECT_THROW(create_dataset(path("f.h5"), "/t", creation), InvalidArgument);
 }
 
+// The storage keywords of h5py's create_dataset: a null dataspace, the scale-offset filter,
+// external files, when fill values are written; and the combinations HDF5 cannot make, refused.
+TEST_F(Objects, CreatesDatasetsWithHdf5sStorageOptions) {
+  create_file(path("f.h5"), true);
+  DatasetCreation empty;
+  empty.null_space = true;
+  create_dataset(path("f.h5"), "/empty", empty);
+  EXPECT_TRUE(describe(path("f.h5"), "/empty").null_space);
+
+  DatasetCreation scaled;
+  scaled.dtype = DType(DTypeKind::Int32);
+  scaled.shape = {100};
+  scaled.chunk = {10};
+  scaled.scale_offset = 0;
+  scaled.fill_time = FillTime::Alloc;
+  create_dataset(path("f.h5"), "/scaled", scaled);
+  std::vector<std::int32_t> values(100);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<std::int32_t>(i * 3);
+  write_into(path("f.h5"), "/scaled", view(values.data(), {100}));
+  const auto back = from_file(path("f.h5"), "/scaled");
+  EXPECT_EQ(std::memcmp(back.data(), values.data(), values.size() * sizeof(std::int32_t)), 0);
+  EXPECT_EQ(describe(path("f.h5"), "/scaled").filters, (std::vector<std::string>{"scaleoffset"}));
+
+  DatasetCreation outside;
+  outside.dtype = DType(DTypeKind::Float64);
+  outside.shape = {4};
+  outside.max_shape = {kUnlimitedExtent};  // external storage grows without chunks
+  outside.external = {{path("e.bin").string(), 8, kUnlimitedExtent}};
+  create_dataset(path("f.h5"), "/outside", outside);
+  const std::vector<double> four{1, 2, 3, 4};
+  write_into(path("f.h5"), "/outside", view(four.data(), {4}));
+  EXPECT_EQ(std::filesystem::file_size(path("e.bin")), 8 + 4 * sizeof(double));
+  EXPECT_EQ(std::memcmp(from_file(path("f.h5"), "/outside").data(), four.data(), 4 * sizeof(double)), 0);
+
+  auto refused = scaled;
+  refused.dtype = DType(DTypeKind::Bool);
+  EXPECT_THROW(create_dataset(path("f.h5"), "/bool", refused), InvalidArgument);  // scale-offset: numbers only
+  refused = scaled;
+  refused.chunk = {};
+  EXPECT_THROW(create_dataset(path("f.h5"), "/unchunked", refused), InvalidArgument);
+  refused = outside;
+  refused.chunk = {2};
+  EXPECT_THROW(create_dataset(path("f.h5"), "/chunked_external", refused), InvalidArgument);
+  refused = empty;
+  refused.shape = {3};
+  EXPECT_THROW(create_dataset(path("f.h5"), "/empty_shaped", refused), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace h5tile
