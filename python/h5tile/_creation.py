@@ -139,6 +139,8 @@ def _compression(compression: Any, opts: Any) -> "tuple[str, int, bool]":
         if not isinstance(level, (int, np.integer)) or not 0 <= level <= 9:
             raise ValueError(_args.without_secrets(f"GZIP setting must be an integer from 0-9, not {level!r}"))
         return name, int(level), False
+    if name == "lzf" and opts is not None:
+        raise ValueError("LZF compression filter accepts no options")
     if name == "zstd" and opts:
         return name, int(opts[0] if isinstance(opts, (tuple, list)) else opts), False
     if name == "blosc":

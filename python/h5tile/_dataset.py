@@ -44,7 +44,7 @@ _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
 
 
 # A write through a boolean mask reads its covering box, changes it and writes it back: one at a time.
-_MASK_WRITES = threading.Lock()
+_MASK_WRITES = threading.RLock()  # re-entered: a field write of a masked selection
 
 
 def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
@@ -513,6 +513,15 @@ class Dataset(_Object):
         dataset's chunks are read, merged and encoded on every core. When the call returns the
         data is in the file and ``value`` may change."""
         self._file._check_writable(f"write dataset '{self._name}'")
+        parts = key if isinstance(key, tuple) else (key,)
+        if self.dtype.names is None and any(isinstance(p, str) for p in parts):
+            raise TypeError(_args.without_secrets(f"Illegal slicing argument (not a compound dataset): dataset "
+                                                  f"'{self._name}' in '{self._file._shown}' is of type {self.dtype}"))
+        if self.dtype.names is not None:
+            names, rest = _dtypes.split_field_names(key, self.dtype, f"dataset '{self._name}'")
+            if names:  # some fields of a compound: the others kept as they are, as HDF5 keeps them
+                self._write_fields(names, rest, value)
+                return
         info = self._info  # described once for the whole call (a row at a time is a hot loop)
         shape = None if info.get("null_space") else tuple(int(n) for n in info["shape"])
         sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
@@ -543,6 +552,18 @@ class Dataset(_Object):
         for name, raw in kept.items():
             if name not in now:
                 self.attrs._write_raw(name, raw)
+
+    def _write_fields(self, names: tuple, key: Any, value: Any) -> None:
+        """``ds["a", key] = value`` (h5py's writes of named fields): the selection read, the fields
+        set (from the same fields of a compound value, else from the value itself) and written back,
+        with no other such write of this process in between."""
+        key = key[0] if len(key) == 1 else (key or ...)
+        with _MASK_WRITES:
+            current = np.array(self[key])
+            compound = isinstance(value, np.ndarray) and value.dtype.names is not None
+            for name in names:
+                current[name] = value[name] if compound else value
+            self[key] = current
 
     def write_direct(self, source: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
         """Writes ``source[source_sel]`` into ``self[dest_sel]`` (h5py's ``write_direct``)."""

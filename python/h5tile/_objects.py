@@ -625,6 +625,17 @@ class Group(_Object, MutableMapping):
             dataset[...] = data
         return dataset
 
+    def create_dataset_like(self, name: Optional[str], other: Any, **kwupdate: Any) -> Dataset:
+        """A new dataset ``name`` made as ``other`` (an h5tile or h5py Dataset) is: its shape, dtype,
+        chunks, filters and fill value, and its maximum shape where that differs from its shape;
+        ``kwupdate`` overrides any of them (h5py's ``create_dataset_like``)."""
+        for key in ("shape", "dtype", "chunks", "compression", "compression_opts", "scaleoffset", "shuffle",
+                    "fletcher32", "fillvalue"):
+            kwupdate.setdefault(key, getattr(other, key))
+        if other.maxshape != other.shape:
+            kwupdate.setdefault("maxshape", other.maxshape)
+        return self.create_dataset(name, **kwupdate)
+
     def require_dataset(self, name: str, shape: Any, dtype: Any, exact: bool = False, **kwds: Any) -> Dataset:
         """The dataset ``name`` where it exists with this shape and a dtype ``dtype`` converts to
         safely (``exact``: the same dtype), else TypeError; made (create_dataset) where it does not
