@@ -159,6 +159,9 @@ struct DatasetCreation {
   /// Strings (dtype S<n> or object, that is variable-length): their character set, "ascii" (also
   /// empty) or "utf-8", as h5py stores bytes and str.
   std::string charset;
+  /// A named datatype of the same file (an absolute path): the dataset's type is it, linked to it
+  /// as h5py links a dataset made with `dtype=f[name]`; `dtype` must have its size.
+  std::string named_type;
   Shape shape;
   Shape max_shape;  ///< empty: `shape`; kUnlimitedExtent for an axis without limit
   Shape chunk;      ///< empty: contiguous (or compact); needed with filters or a max shape
@@ -180,6 +183,12 @@ struct DatasetCreation {
 /// dataset, or the creation does not fit together (a chunk of another rank, a max shape below the
 /// shape, filters without chunks), FileNotFound, NotHdf5File.
 void create_dataset(const std::filesystem::path& path, const std::string& dataset, const DatasetCreation& creation);
+
+/// Commits the named datatype `name` (an absolute path; groups missing on its way made) in the
+/// local file `path`, as h5py's `group[name] = numpy.dtype(...)` does: the type that `type`'s
+/// `dtype`, `numpy_type` and `charset` describe (its other fields are not used). Throws
+/// InvalidArgument where the name exists, as create_dataset for the type.
+void commit_datatype(const std::filesystem::path& path, const std::string& name, const DatasetCreation& type);
 
 /// Keeps the local file `path` open for writing until release_for_writing: the changes this
 /// process makes to it in place (write_into, attributes, create_group, ... above) go through

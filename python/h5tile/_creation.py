@@ -73,6 +73,15 @@ def guess_string_dtype(data: Any) -> "np.dtype | None":
     return None if kind is None else np.dtype("O", metadata={"vlen": kind})
 
 
+def type_keywords(dtype: np.dtype) -> dict:
+    """The core's ``dtype``, ``numpy_type`` and ``charset`` of a NumPy dtype (create_dataset's and
+    commit_datatype's)."""
+    numpy_type = "" if string_kind(dtype) else _dtypes.numpy_type_json(dtype)
+    charset = {str: "utf-8", bytes: "ascii"}.get(string_kind(dtype), "")
+    return dict(dtype=f"V{dtype.itemsize}" if numpy_type else core_dtype_name(dtype), numpy_type=numpy_type,
+                charset=charset)
+
+
 def core_dtype_name(dtype: np.dtype) -> str:
     """The core's name of ``dtype`` ("float32", "S5", "V7", "object" for variable-length strings);
     UnsupportedTypeError for the others."""
@@ -237,10 +246,7 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
             fill = fillvalue.encode("utf-8") if isinstance(fillvalue, str) else bytes(fillvalue)
         else:
             fill = np.array(fillvalue, dtype=dtype).tobytes()
-    numpy_type = "" if string_kind(dtype) else _dtypes.numpy_type_json(dtype)
-    charset = {str: "utf-8", bytes: "ascii"}.get(string_kind(dtype), "")
-    core = dict(dtype=f"V{dtype.itemsize}" if numpy_type else core_dtype_name(dtype), numpy_type=numpy_type, charset=charset,
-                shape=list(shape),
+    core = dict(**type_keywords(dtype), shape=list(shape),
                 max_shape=list(maxshape) if maxshape is not None else [], chunk=list(chunks),
                 compressor=compressor, level=level, shuffle=shuffle, fletcher32=fletcher32,
                 fill_value=fill, track_order=track_order, fill_time=fill_time or "ifset", scale_offset=scaleoffset,

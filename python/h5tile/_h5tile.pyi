@@ -138,12 +138,17 @@ def copy_object(source: str | os.PathLike, source_name: str, destination: str | 
 
 def resize_dataset(path: str | os.PathLike, name: str, shape: Sequence[int]) -> None: ...
 
+def commit_datatype(path: str | os.PathLike, name: str, dtype: str, numpy_type: str = '', charset: str = '') -> None:
+    """
+    A named datatype (h5tile::commit_datatype): `dtype` the core's name, `numpy_type` as create_dataset's.
+    """
+
 def write_strings(path: str | os.PathLike, dataset: str, values: Sequence[bytes], shape: Sequence[int], offset: Sequence[int], step: Sequence[int]) -> None:
     """
     Variable-length strings (each one's bytes) written into a part of a dataset (h5tile::write_strings).
     """
 
-def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False, numpy_type: str = '', charset: str = '') -> None:
+def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False, numpy_type: str = '', charset: str = '', fill_time: str = 'ifset', scale_offset: int | None = None, external: Sequence[tuple[str, int, int | None]] = [], null_space: bool = False, named_type: str = '') -> None:
     """
     An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; `numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).
     """

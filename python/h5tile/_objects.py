@@ -538,7 +538,8 @@ class Group(_Object, MutableMapping):
 
     def __setitem__(self, name: str, obj: Any) -> None:
         """h5py's ``group[name] = obj``: a SoftLink or ExternalLink makes that link, a Group or
-        Dataset of this file a hard link to it, anything else a new dataset of it
+        Dataset of this file a hard link to it, a NumPy dtype a named datatype, anything else a new
+        dataset of it
         (``create_dataset(name, data=obj)``). OSError where the name exists (as h5py)."""
         full = self._path(name)
         # h5py's classes: a soft link OSError, an external link RuntimeError, a hard link OSError
@@ -551,6 +552,8 @@ class Group(_Object, MutableMapping):
             message = f"Unable to create link '{full}' in '{self._file._shown}' (name already exists)"
             if refusal is RuntimeError:
                 raise RuntimeError(_args.without_secrets(message))
+            if isinstance(obj, np.dtype):  # h5py: HDF5's commit fails, a KeyError
+                raise KeyError(_args.without_secrets(message))
             raise IoError(errno.EEXIST, _args.without_secrets(message))
         path = self._file._path_text
         if isinstance(obj, SoftLink):
@@ -564,6 +567,9 @@ class Group(_Object, MutableMapping):
                                                                  "file: interfile hard links are not allowed (use "
                                                                  "an ExternalLink)"))
             self._change(f"link '{full}'", lambda: _h5tile.create_link(path, full, "hard", obj.name))
+        elif isinstance(obj, np.dtype):  # a named datatype, committed (h5py's)
+            type_keywords = _creation.type_keywords(obj)
+            self._change(f"commit datatype '{full}'", lambda: _h5tile.commit_datatype(path, full, **type_keywords))
         else:
             try:
                 self.create_dataset(name, data=obj)
@@ -612,7 +618,12 @@ class Group(_Object, MutableMapping):
             raise InvalidArgumentError("h5tile does not make anonymous datasets (name=None): give a name")
         full = self._path(name)
         self._file._check_writable(f"create dataset '{full}'", InvalidArgumentError)
+        named = ""
+        if isinstance(dtype, Datatype):  # a named datatype: of this file, the dataset's type is it (h5py's)
+            named = dtype.name if os.path.abspath(dtype.file.filename) == os.path.abspath(self._file.filename) else ""
+            dtype = dtype.dtype
         core, data = _creation.plan(shape, dtype, data, kwds)
+        core["named_type"] = named
         try:
             self._change(f"create dataset '{full}'",
                          lambda: _h5tile.create_dataset(self._file._path_text, full, **core))

@@ -323,6 +323,19 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "name"_a, "shape"_a);
   m.def(
+      "commit_datatype",
+      [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,
+         const std::string& numpy_type, const std::string& charset) {
+        h5tile::DatasetCreation type;
+        type.dtype = h5tile::DType::from_name(dtype);
+        type.numpy_type = numpy_type;
+        type.charset = charset;
+        nb::gil_scoped_release release;
+        h5tile::commit_datatype(path, name, type);
+      },
+      "path"_a, "name"_a, "dtype"_a, "numpy_type"_a = "", "charset"_a = "",
+      "A named datatype (h5tile::commit_datatype): `dtype` the core's name, `numpy_type` as create_dataset's.");
+  m.def(
       "write_strings",
       [](const std::filesystem::path& path, const std::string& dataset, const std::vector<nb::bytes>& values,
          const h5tile::Shape& shape, const h5tile::Shape& offset, const h5tile::Shape& step) {
@@ -342,8 +355,9 @@ void bind_objects(nb::module_& m) {
          bool compact, const nb::bytes& fill_value, bool track_order, const std::string& numpy_type,
          const std::string& charset, const std::string& fill_time, std::optional<unsigned> scale_offset,
          const std::vector<std::tuple<std::string, std::uint64_t, std::optional<std::uint64_t>>>& external,
-         bool null_space) {
+         bool null_space, const std::string& named_type) {
         h5tile::DatasetCreation creation;
+        creation.named_type = named_type;
         if (fill_time == "alloc") {
           creation.fill_time = h5tile::FillTime::Alloc;
         } else if (fill_time == "never") {
@@ -375,7 +389,7 @@ void bind_objects(nb::module_& m) {
       "path"_a, "name"_a, "dtype"_a, "shape"_a, "max_shape"_a, "chunk"_a, "compressor"_a = "", "level"_a = -1,
       "shuffle"_a = false, "fletcher32"_a = false, "compact"_a = false, "fill_value"_a = nb::bytes(""),
       "track_order"_a = false, "numpy_type"_a = "", "charset"_a = "", "fill_time"_a = "ifset",
-      "scale_offset"_a = nb::none(), "external"_a = nb::list(), "null_space"_a = false,
+      "scale_offset"_a = nb::none(), "external"_a = nb::list(), "null_space"_a = false, "named_type"_a = "",
       "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; "
       "`numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).");
 }

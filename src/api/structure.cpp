@@ -1,5 +1,7 @@
 // Changes to a file's structure, in place, as h5py makes them (include/h5tile/objects.hpp):
 // files, groups, links, copies, new datasets and their shapes.
+#include <functional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -179,6 +181,39 @@ void resize_dataset(const fs::path& path, const std::string& dataset, const Shap
   change.finish();
 }
 
+namespace {
+
+// The HDF5 type of a dataset or named datatype that `creation` describes (its dtype, NumPy type,
+// character set); `refuse` throws what is wrong.
+detail::TypeHandle creation_type(const DatasetCreation& creation, const std::function<void(const std::string&)>& refuse) {
+  if (!creation.numpy_type.empty() && creation.dtype.kind() != DTypeKind::Opaque) {
+    refuse(fmt::format("a type given as NumPy's ({}) needs the dtype of opaque bytes of its size, not {}",
+                       creation.numpy_type, creation.dtype.name()));
+  }
+  if (!creation.charset.empty() && creation.charset != "ascii" && creation.charset != "utf-8") {
+    refuse(fmt::format("the character set '{}' is neither 'ascii' nor 'utf-8'", creation.charset));
+  }
+  const bool strings = creation.dtype.kind() == DTypeKind::Bytes || creation.dtype.kind() == DTypeKind::VarString;
+  if (!creation.charset.empty() && !strings) refuse(fmt::format("{} holds no strings", creation.dtype.name()));
+  if (!creation.numpy_type.empty()) return detail::make_structured_type(creation.numpy_type, creation.dtype.size());
+  if (strings) return detail::make_string_type(creation.dtype, creation.charset == "utf-8");
+  return detail::make_type(creation.dtype);
+}
+
+}  // namespace
+
+void commit_datatype(const fs::path& path, const std::string& name, const DatasetCreation& type) {
+  const auto link = link_name(name, path, "commit datatype");
+  const auto where = fmt::format("'{}' in '{}'", link, path.string());
+  const auto made = creation_type(type, [&](const std::string& why) {
+    throw InvalidArgument(fmt::format("cannot commit the datatype {}: {}", where, why));
+  });
+  detail::FileChange change(path);
+  check_new_name(change.file(), link, path, "commit datatype");
+  detail::commit_type(change.file(), link, made.get(), fmt::format("cannot commit the datatype {}", where));
+  change.finish();
+}
+
 void create_dataset(const fs::path& path, const std::string& dataset, const DatasetCreation& creation) {
   const auto name = link_name(dataset, path, "create dataset");
   const auto where = detail::where(path, name);
@@ -226,21 +261,18 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   detail::FileChange change(path);
   const hid_t file = change.file();
   check_new_name(file, name, path, "create dataset");
-  if (!creation.numpy_type.empty() && creation.dtype.kind() != DTypeKind::Opaque) {
-    refuse(fmt::format("a type given as NumPy's ({}) needs the dtype of opaque bytes of its size, not {}",
-                       creation.numpy_type, creation.dtype.name()));
+  const auto type = creation.named_type.empty()
+                        ? creation_type(creation, refuse)
+                        : detail::open_named_type(file, creation.named_type,
+                                                  fmt::format("cannot create {}: no named datatype '{}'", where,
+                                                              creation.named_type));
+  if (detail::type_size(type.get()) != creation.dtype.size()) {
+    refuse(fmt::format("the named datatype '{}' has {} bytes, not {}", creation.named_type,
+                       detail::type_size(type.get()), creation.dtype.size()));
   }
-  if (!creation.charset.empty() && creation.charset != "ascii" && creation.charset != "utf-8") {
-    refuse(fmt::format("the character set '{}' is neither 'ascii' nor 'utf-8'", creation.charset));
-  }
-  const bool strings = creation.dtype.kind() == DTypeKind::Bytes || creation.dtype.kind() == DTypeKind::VarString;
-  if (!creation.charset.empty() && !strings) refuse(fmt::format("{} holds no strings", creation.dtype.name()));
-  const auto type = !creation.numpy_type.empty() ? detail::make_structured_type(creation.numpy_type, creation.dtype.size())
-                    : strings ? detail::make_string_type(creation.dtype, creation.charset == "utf-8")
-                              : detail::make_type(creation.dtype);
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
-  for (const auto& file : creation.external) detail::add_external(dcpl.get(), file);
+  for (const auto& external : creation.external) detail::add_external(dcpl.get(), external);
   if (creation.fill_time != FillTime::IfSet) detail::set_fill_time(dcpl.get(), creation.fill_time);
   if (!chunk.empty()) {
     detail::set_chunk(dcpl.get(), chunk);

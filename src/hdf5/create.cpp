@@ -248,4 +248,14 @@ DatasetHandle create_dataset(hid_t file, const std::string& name, hid_t type, hi
       check(H5Dcreate2(file, name.c_str(), type, space, intermediate_groups().get(), dcpl, H5P_DEFAULT), what));
 }
 
+void commit_type(hid_t file, const std::string& name, hid_t type, std::string_view what) {
+  const Hdf5Lock lock;
+  check(H5Tcommit2(file, name.c_str(), type, intermediate_groups().get(), H5P_DEFAULT, H5P_DEFAULT), what);
+}
+
+TypeHandle open_named_type(hid_t file, const std::string& name, std::string_view what) {
+  const Hdf5Lock lock;
+  return TypeHandle(check(H5Topen2(file, name.c_str(), H5P_DEFAULT), what));
+}
+
 }  // namespace h5tile::detail

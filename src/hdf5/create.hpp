@@ -128,6 +128,13 @@ void set_dense_attributes(hid_t dcpl);
 [[nodiscard]] DatasetHandle create_dataset(hid_t file, const std::string& name, hid_t type, hid_t space, hid_t dcpl,
                                            std::string_view what);
 
+// Commits `type` as the named datatype `name` at `file`, with the groups missing on its way
+// (H5Tcommit2). Throws Hdf5Error "<what>: <reason>".
+void commit_type(hid_t file, const std::string& name, hid_t type, std::string_view what);
+
+// The named datatype `name` at `file` (H5Topen2): a dataset made with it links to it, as h5py's.
+[[nodiscard]] TypeHandle open_named_type(hid_t file, const std::string& name, std::string_view what);
+
 // A simple dataspace of `shape` whose maximum shape is `max_shape` (kUnlimitedExtent: unlimited).
 [[nodiscard]] SpaceHandle make_space(const Shape& shape, const Shape& max_shape);
 

@@ -217,5 +217,28 @@ TEST_F(Objects, CreatesDatasetsWithHdf5sStorageOptions) {
   EXPECT_THROW(create_dataset(path("f.h5"), "/empty_shaped", refused), InvalidArgument);
 }
 
+// Named datatypes: committed (h5py's group[name] = dtype), listed as such, and used by a dataset
+// made with it; a second commit of the name and a dataset of another size refused.
+TEST_F(Objects, CommitsNamedDatatypesThatDatasetsUse) {
+  create_file(path("f.h5"), true);
+  DatasetCreation type;
+  type.dtype = DType::opaque(12);
+  type.numpy_type = R"({"formats":["<i4","<f8"],"itemsize":12,"names":["a","b"],"offsets":[0,4]})";
+  commit_datatype(path("f.h5"), "/types/pair", type);
+  EXPECT_EQ(describe_named_type(path("f.h5"), "/types/pair").numpy_type, type.numpy_type);
+  EXPECT_THROW(commit_datatype(path("f.h5"), "/types/pair", type), InvalidArgument);
+  DatasetCreation uses = type;
+  uses.numpy_type.clear();
+  uses.named_type = "/types/pair";
+  uses.shape = {2};
+  create_dataset(path("f.h5"), "/d", uses);
+  EXPECT_EQ(describe(path("f.h5"), "/d").numpy_type, type.numpy_type);
+  uses.dtype = DType::opaque(8);
+  EXPECT_THROW(create_dataset(path("f.h5"), "/e", uses), InvalidArgument);
+  uses.dtype = DType::opaque(12);
+  uses.named_type = "/types/none";
+  EXPECT_THROW(create_dataset(path("f.h5"), "/f", uses), Error);
+}
+
 }  // namespace
 }  // namespace h5tile

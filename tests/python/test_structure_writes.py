@@ -353,10 +353,7 @@ SETITEMS = {
 }
 
 
-SETITEMS_DIFFER = {
-    "named_datatype": "f['t'] = np.dtype('<f4'): h5py commits a named datatype /t; h5tile raises "
-                      "UnsupportedTypeError (it tries a dataset of the dtype object)",
-}
+SETITEMS_DIFFER: dict = {}
 
 
 @pytest.mark.parametrize("statements", cases(SETITEMS, SETITEMS_DIFFER))
@@ -463,6 +460,11 @@ CREATES = {
              "shuffle=True, fillvalue=3, maxshape=(None, 30))", "f.create_dataset_like('n', f['a'])",
              "f.create_dataset_like('m', f['a'], shape=(4, 30), compression='lzf')",
              "f.create_dataset_like('k', f['d'])"],
+    "named_types": ["f['t'] = np.dtype('<i4')", "f['g/c'] = np.dtype([('a', 'u1'), ('b', '<f8')])",
+                    "f['s'] = h5py.string_dtype()", "f['t'].attrs['units'] = 'm'",
+                    "n = f.create_dataset('n', (3,), dtype=f['g/c'])", "n[1] = (7, 2.5)",
+                    "f.create_dataset('m', data=np.arange(4, dtype='i4'), dtype=f['t'])"],
+    "named_type_exists": ["f['t'] = np.dtype('f4')", "f['t'] = np.dtype('f8')"],
     "subarray": ["n = f.create_dataset('n', (4,), np.dtype('(3,)f8'))", "n[...] = np.arange(12.0).reshape(4, 3)",
                  "n[1] = [9, 9, 9]"],
     "subarray_scalar_refused": ["n = f.create_dataset('n', (4,), np.dtype('(3,)i4'))", "n[...] = 42"],
