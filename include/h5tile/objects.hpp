@@ -203,6 +203,11 @@ void hold_for_writing(const std::filesystem::path& path);
 /// File.flush); nothing where it is not held.
 void flush_writes(const std::filesystem::path& path);
 
+/// Whether this process holds the local file `path` open for writing (hold_for_writing): another
+/// HDF5 library in the process (h5py's) must then flush_writes first and open it without HDF5's
+/// file locking, which that open's lock would refuse.
+[[nodiscard]] bool held_for_writing(const std::filesystem::path& path);
+
 /// Ends one hold of `path`; the last flushes and closes it (throwing what the flush throws).
 void release_for_writing(const std::filesystem::path& path);
 

@@ -16,7 +16,7 @@ from ._functions import to_file
 from ._arrays import prepare
 from ._attributes import Empty
 from ._base import _Object
-from ._h5tile import InvalidArgumentError, IoError
+from ._h5tile import InvalidArgumentError, IoError, UnsupportedTypeError
 from ._selection import _Selection
 
 if TYPE_CHECKING:
@@ -523,6 +523,10 @@ class Dataset(_Object):
                 self._write_fields(names, rest, value)
                 return
         info = self._info  # described once for the whole call (a row at a time is a hot loop)
+        if info.get("via_h5py"):
+            raise UnsupportedTypeError(_args.without_secrets(
+                f"h5tile does not write dataset '{self._name}' in '{self._file._shown}' of {self.dtype} yet "
+                "(variable-length sequences, references and compounds with such members are read through h5py)"))
         shape = None if info.get("null_space") else tuple(int(n) for n in info["shape"])
         sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
         if info["layout"] != "virtual":

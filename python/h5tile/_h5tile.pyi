@@ -138,6 +138,11 @@ def copy_object(source: str | os.PathLike, source_name: str, destination: str | 
 
 def resize_dataset(path: str | os.PathLike, name: str, shape: Sequence[int]) -> None: ...
 
+def held_for_writing(path: str | os.PathLike) -> bool:
+    """
+    Whether this process holds `path` open for writing (h5tile::held_for_writing).
+    """
+
 def commit_datatype(path: str | os.PathLike, name: str, dtype: str, numpy_type: str = '', charset: str = '') -> None:
     """
     A named datatype (h5tile::commit_datatype): `dtype` the core's name, `numpy_type` as create_dataset's.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from . import _h5tile
+
 _LAYOUTS = {0: "compact", 1: "contiguous", 2: "chunked", 3: "virtual"}
 
 
@@ -22,6 +24,18 @@ def _h5py_file() -> Any:
     except ImportError:
         return None
     return File
+
+
+def _open(path: str) -> Any:
+    """h5py's File of `path`, read-only (h5py must be installed). Where this process holds the file
+    open for writing (an h5tile.File in a write mode), what h5tile changed is flushed first, and
+    h5py opens it without HDF5's file locking, which h5tile's own open would refuse it (h5py's
+    HDF5 is another library in this process)."""
+    file_class = _h5py_file()
+    if _h5tile.held_for_writing(path):
+        _h5tile.flush_writes(path)
+        return file_class(path, "r", locking=False)
+    return file_class(path, "r")
 
 
 def _filters(dataset: Any, names: dict) -> "tuple[list, list]":
@@ -41,7 +55,7 @@ def describe(path: str, name: str, filter_names: dict) -> Optional[dict]:
     file_class = _h5py_file()
     if file_class is None:
         return None
-    with file_class(path, "r") as f:
+    with _open(path) as f:
         dataset = f[name]
         filters, values = _filters(dataset, filter_names)
         layout = _LAYOUTS.get(dataset.id.get_create_plist().get_layout(), "other")
@@ -58,7 +72,7 @@ def describe(path: str, name: str, filter_names: dict) -> Optional[dict]:
 
 def read(path: str, name: str, key: Any) -> Any:
     """``h5py.File(path)[name][key]``: what h5py reads, as h5py returns it."""
-    with _h5py_file()(path, "r") as f:
+    with _open(path) as f:
         return f[name][key]
 
 
@@ -71,7 +85,7 @@ def attribute(path: str, obj: str, name: str) -> Any:
     file_class = _h5py_file()
     if file_class is None:
         return MISSING
-    with file_class(path, "r") as f:
+    with _open(path) as f:
         return f[obj].attrs[name]
 
 
@@ -82,7 +96,7 @@ def dataset_attribute(path: str, name: str, attribute: str) -> Any:
     file_class = _h5py_file()
     if file_class is None:
         return MISSING
-    with file_class(path, "r") as f:
+    with _open(path) as f:
         value = getattr(f[name], attribute)
         if attribute == "virtual_sources":
             sources = value()
@@ -102,6 +116,5 @@ def is_reference(name: Any) -> bool:
 
 def referenced_name(path: str, reference: Any) -> str:
     """The path of the object `reference` points to in the file `path` (h5py: ``f[ref].name``)."""
-    file_class = _h5py_file()
-    with file_class(path, "r") as f:
+    with _open(path) as f:
         return f[reference].name

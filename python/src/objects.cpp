@@ -322,6 +322,8 @@ void bind_objects(nb::module_& m) {
         h5tile::resize_dataset(path, name, shape);
       },
       "path"_a, "name"_a, "shape"_a);
+  m.def("held_for_writing", [](const std::filesystem::path& path) { return h5tile::held_for_writing(path); },
+        "path"_a, "Whether this process holds `path` open for writing (h5tile::held_for_writing).");
   m.def(
       "commit_datatype",
       [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,

@@ -174,6 +174,14 @@ void hold_for_writing(const fs::path& path) {
 
 void flush_writes(const fs::path& path) { detail::flush_held(path); }
 
+bool held_for_writing(const fs::path& path) {
+  const std::lock_guard lock(detail::registry().mutex);
+  const auto& files = detail::registry().files;
+  if (files.empty()) return false;
+  const auto it = files.find(detail::write_key(path));
+  return it != files.end() && it->second.pid == ::getpid();
+}
+
 void release_for_writing(const fs::path& path) {
   const std::lock_guard lock(detail::registry().mutex);
   auto& files = detail::registry().files;

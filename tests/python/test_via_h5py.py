@@ -74,3 +74,23 @@ def test_attributes_only_hdf5_reads_and_references_as_paths(path):
             assert got.dtype == expected.dtype
         # h5tile reads an object reference as the paths it leads to; a group opens it as h5py's reference.
         assert t["x"].attrs["target"] == ("/seq",) and t[t["x"].attrs["target"]] == t["seq"]
+
+
+def test_a_file_open_for_writing_is_read_through_h5py_too(path):
+    """A File in a write mode holds its file open, with HDF5's lock: h5py (another HDF5 library in
+    the process) reads it after h5tile's changes are flushed, without a lock of its own, and sees
+    those changes (before: BlockingIOError "unable to lock file")."""
+    with h5py.File(path, "r") as f:
+        expected = {name: f[name][()] for name in ("seq", "table", "quad")}
+    with h5tile.File(path, "a") as f:
+        for name, value in expected.items():
+            same(f[name][()], value)
+        f["seq"].attrs["note"] = "changed"
+        f.create_dataset("more", data=[[1, 2], [3, 4]])
+        same(f["seq"][()], expected["seq"])  # read through h5py after the changes
+        with pytest.raises(h5tile.UnsupportedTypeError, match="variable-length sequences"):
+            f["seq"][1:3] = f["seq"][1:3]  # not written yet: refused by name, the data unchanged
+        assert f["seq"].attrs["note"] == "changed" and f["more"][1, 0] == 3
+        assert f["refs"][0] and f[f["refs"][0]].name == "/x"
+    with h5py.File(path, "r") as f:  # the changes were written, and h5tile let go of the file
+        assert f["seq"].attrs["note"] == "changed" and f["more"][1, 1] == 4
