@@ -177,6 +177,11 @@ class AttributeManager(MutableMapping):
     ...     dict(f["x"].attrs)                     # {'units': 'm/s'}
     """
 
+    def get_id(self, name: str) -> Any:
+        """h5py's low-level ``AttrID`` of attribute `name`, from h5py's read-only open of the file
+        (see ``Dataset.id``)."""
+        return self._obj._file._h5py_view()[self._obj._name].attrs.get_id(name)
+
     def __init__(self, obj: _Object):
         self._obj = obj
 

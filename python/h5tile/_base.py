@@ -37,6 +37,15 @@ class _Object:
         return self._file[posixpath.dirname(self._name) or "/"]
 
     @property
+    def id(self) -> Any:
+        """h5py's low-level identifier of this object (a ``DatasetID``, ``GroupID``, ``TypeID``),
+        from h5py's own read-only open of the file (h5py must be installed; local files only), for
+        what h5py's low-level API inspects: the type, property lists, storage, chunk info. Writes
+        through it fail (HDF5: no write intent). The next change through this File closes it (take
+        it again to see the change), and so does closing the File, as h5py's."""
+        return self._file._h5py_view()[self._name].id
+
+    @property
     def attrs(self) -> AttributeManager:
         """The object's attributes, as a mapping (read; write in mode "a" or "r+")."""
         return AttributeManager(self)

@@ -658,6 +658,7 @@ class Dataset(_Object):
         self._write_box(picked, [r[0][0] for r in runs], [r[0][2] for r in runs])
 
     def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
+        self._file._drop_h5py_view()  # h5py's identifiers taken before the write closed; .id sees it
         if self._info["dtype"] == "object":  # variable-length strings: through HDF5, each one's bytes
             _h5tile.write_strings(self._file._path_text, self._name, [_string_bytes(v) for v in data.ravel()],
                                   list(data.shape), [int(o) for o in offset], [int(s) for s in step])

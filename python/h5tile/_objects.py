@@ -952,10 +952,38 @@ class File(Group):
         file no writer holds open; every read sees the file as it is then)."""
         return False
 
+    @property
+    def id(self) -> Any:
+        """h5py's low-level ``FileID`` of the file, from h5py's own read-only open of it (see
+        ``Dataset.id``)."""
+        return self._h5py_view().id
+
+    def _h5py_view(self) -> Any:
+        """h5py's read-only open of this file behind ``.id``, made at the first use after the last
+        change through this File (each change closes the one before it, with the identifiers taken
+        from it: HDF5 shares one open of a file among all opens of it in the library, so only a
+        fresh open sees the change)."""
+        self._check_open()
+        if self._is_url() or self.__dict__.get("_file_object") is not None:
+            raise UnsupportedTypeError(_args.without_secrets(f"h5py's low-level identifiers (.id) of "
+                                                             f"'{self._shown}': h5tile gives them for local files "
+                                                             "opened by name only"))
+        view = self.__dict__.get("_h5py_open")
+        if view is None:
+            view = self._h5py_open = _via_h5py.view(self._path_text)
+        return view
+
+    def _drop_h5py_view(self) -> None:
+        """Closes h5py's open behind ``.id`` (with the identifiers taken from it), if any."""
+        view = self.__dict__.pop("_h5py_open", None)
+        if view is not None:
+            view.close()
+
     def close(self) -> None:
         """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
-        marks the objects closed."""
+        marks the objects closed (h5py's identifiers taken from it too)."""
         self._open = False
+        self._drop_h5py_view()
         with self._readers_lock:
             readers, self._readers = list(self._readers.values()), OrderedDict()
         for reader in readers:
@@ -1056,6 +1084,7 @@ class File(Group):
                 raise _read_only(what, self._path_text)
             raise refusal(_args.without_secrets(f"cannot {what}: '{self._shown}' is open read-only (mode 'r'): no "
                                                 "write intent on file"))
+        self._drop_h5py_view()  # a change follows: h5py's identifiers taken before it closed
 
     def _links(self) -> _LinkTables:
         self._check_open()
@@ -1153,6 +1182,7 @@ class File(Group):
         reader made anew from it (a reader fails the reads of a dataset that no longer has the
         description it was made with)."""
         self._catalog.reset()
+        self._drop_h5py_view()  # the next .id opens the file again, to see the change
         with self._readers_lock:
             readers = list(self._readers.values())
             self._readers.clear()
@@ -1163,6 +1193,7 @@ class File(Group):
         """After a resize of dataset `name` through this File: its description says the new shape,
         every other description is read again and every reader made anew (a link may lead to the
         same dataset under another name)."""
+        self._drop_h5py_view()
         with self._catalog.lock:
             info = self._catalog.described.get(name)
             # Other names may lead to the same dataset (links): their descriptions go.

@@ -38,6 +38,15 @@ def _open(path: str) -> Any:
     return file_class(path, "r")
 
 
+def view(path: str) -> Any:
+    """An open h5py File of the local file `path`, read-only, for h5py's low-level identifiers
+    (``.id``): opened as _open opens it (h5tile's changes flushed first where this process holds the
+    file); the caller closes it. UnsupportedTypeError where h5py is not installed."""
+    if _h5py_file() is None:
+        raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id) need h5py, which is not installed")
+    return _open(path)
+
+
 def _filters(dataset: Any, names: dict) -> "tuple[list, list]":
     """(names as h5tile's core names them, client data) of the dataset's filter pipeline."""
     dcpl = dataset.id.get_create_plist()

@@ -94,3 +94,28 @@ def test_a_file_open_for_writing_is_read_through_h5py_too(path):
         assert f["refs"][0] and f[f["refs"][0]].name == "/x"
     with h5py.File(path, "r") as f:  # the changes were written, and h5tile let go of the file
         assert f["seq"].attrs["note"] == "changed" and f["more"][1, 1] == 4
+
+
+def test_low_level_ids_come_from_a_read_only_open_of_h5py(path):
+    """``.id`` gives h5py's identifiers of the objects, as the file is after h5tile's last change
+    (flushed first), read-only; closing the File closes them, as h5py's."""
+    with h5py.File(path, "r") as f:
+        chunks = f["seq"].id.get_create_plist().get_chunk()
+        size = f["x"].id.get_storage_size()
+    with h5tile.File(path, "a") as f:
+        assert f["seq"].id.get_create_plist().get_chunk() == chunks
+        assert f["x"].id.get_storage_size() == size and f["x"].id.get_type().get_size() == 8
+        f.create_dataset("new", data=np.arange(6, dtype="i2"), chunks=(3,))
+        assert f["new"].id.get_create_plist().get_chunk() == (3,)  # after the change: seen
+        f["seq"].attrs["a"] = 1
+        assert f["seq"].attrs.get_id("a").get_type().get_size() == 8
+        assert isinstance(f.id, h5py.h5f.FileID) and f.id.get_filesize() > 0
+        kept = f["x"].id
+        with pytest.raises(OSError):  # read-only: a write through it is HDF5's error
+            kept.write(h5py.h5s.ALL, h5py.h5s.ALL, np.zeros(10, dtype="<i8"))
+        f["seq"].attrs["b"] = 2
+        assert not kept.valid  # a change closes the identifiers taken before it
+        kept = f["x"].id
+    assert not kept.valid  # and so does closing the File
+    with h5py.File(path, "r") as f:
+        np.testing.assert_array_equal(f["x"][()], np.arange(10))  # unchanged by the refused write
