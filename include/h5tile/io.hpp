@@ -224,8 +224,9 @@ void write_into(const std::filesystem::path& path, const std::string& dataset, c
 /// `offset`: the whole dataset (`shape` must be its shape). Throws InvalidArgument for another
 /// dtype, a part that does not fit or a count of values that differs, UnsupportedType for a
 /// virtual dataset, and as write_into for the file.
-void write_strings(const std::filesystem::path& path, const std::string& dataset, const std::vector<std::string>& values,
-                   const Shape& shape, const Shape& offset = {}, const Shape& step = {});
+void write_strings(const std::filesystem::path& path, const std::string& dataset,
+                   const std::vector<std::string>& values, const Shape& shape, const Shape& offset = {},
+                   const Shape& step = {});
 
 /// A dataset kept open for many small reads, as h5py's Dataset keeps its file: the file, the
 /// dataset and where its bytes lie (chunk addresses, a virtual dataset's mapping) are opened at

@@ -144,9 +144,9 @@ enum class FillTime : unsigned char {
 
 /// One file of a dataset stored in external files (H5Pset_external; h5py's `external`).
 struct ExternalFile {
-  std::string name;                         ///< as HDF5 takes it (relative names: to the process's folder)
-  std::uint64_t offset = 0;                 ///< where the dataset's bytes start in it
-  std::uint64_t size = kUnlimitedExtent;    ///< bytes of it used; kUnlimitedExtent: as many as needed
+  std::string name;                       ///< as HDF5 takes it (relative names: to the process's folder)
+  std::uint64_t offset = 0;               ///< where the dataset's bytes start in it
+  std::uint64_t size = kUnlimitedExtent;  ///< bytes of it used; kUnlimitedExtent: as many as needed
 };
 
 /// What create_dataset makes (h5py's create_dataset keywords).

@@ -36,11 +36,11 @@ struct Setting {
   std::string_view name;      ///< "threads": settings::threads() and set_threads(), Python h5tile.settings.threads()
   std::string_view variable;  ///< its environment variable: "H5TILE_THREADS"
   Kind kind = Kind::Count;
-  std::uint64_t least = 0;    ///< Count, Size: the lowest value; Seconds: the value it must be above
-  std::uint64_t most = 0;     ///< Count, Size, Seconds: the highest value (Size: 0 for no bound)
-  std::string_view values;    ///< what it takes, as docs/SETTINGS.md says it: "1 to 4096"
-  std::string_view fallback;  ///< its default, as docs/SETTINGS.md says it: "the number of cores"
-  std::string_view doc;       ///< what it sets, as docs/SETTINGS.md says it
+  std::uint64_t least = 0;              ///< Count, Size: the lowest value; Seconds: the value it must be above
+  std::uint64_t most = 0;               ///< Count, Size, Seconds: the highest value (Size: 0 for no bound)
+  std::string_view values;              ///< what it takes, as docs/SETTINGS.md says it: "1 to 4096"
+  std::string_view fallback;            ///< its default, as docs/SETTINGS.md says it: "the number of cores"
+  std::string_view doc;                 ///< what it sets, as docs/SETTINGS.md says it
   Value (*get)() = nullptr;             ///< its value, as its getter gives it
   void (*set)(const Value&) = nullptr;  ///< changes it, checked as its setter checks
 };

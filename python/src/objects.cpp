@@ -4,8 +4,8 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
-#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <filesystem>
@@ -322,8 +322,9 @@ void bind_objects(nb::module_& m) {
         h5tile::resize_dataset(path, name, shape);
       },
       "path"_a, "name"_a, "shape"_a);
-  m.def("held_for_writing", [](const std::filesystem::path& path) { return h5tile::held_for_writing(path); },
-        "path"_a, "Whether this process holds `path` open for writing (h5tile::held_for_writing).");
+  m.def(
+      "held_for_writing", [](const std::filesystem::path& path) { return h5tile::held_for_writing(path); }, "path"_a,
+      "Whether this process holds `path` open for writing (h5tile::held_for_writing).");
   m.def(
       "commit_datatype",
       [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,

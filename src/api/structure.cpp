@@ -185,7 +185,8 @@ namespace {
 
 // The HDF5 type of a dataset or named datatype that `creation` describes (its dtype, NumPy type,
 // character set); `refuse` throws what is wrong.
-detail::TypeHandle creation_type(const DatasetCreation& creation, const std::function<void(const std::string&)>& refuse) {
+detail::TypeHandle creation_type(const DatasetCreation& creation,
+                                 const std::function<void(const std::string&)>& refuse) {
   if (!creation.numpy_type.empty() && creation.dtype.kind() != DTypeKind::Opaque) {
     refuse(fmt::format("a type given as NumPy's ({}) needs the dtype of opaque bytes of its size, not {}",
                        creation.numpy_type, creation.dtype.name()));
@@ -263,9 +264,9 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   check_new_name(file, name, path, "create dataset");
   const auto type = creation.named_type.empty()
                         ? creation_type(creation, refuse)
-                        : detail::open_named_type(file, creation.named_type,
-                                                  fmt::format("cannot create {}: no named datatype '{}'", where,
-                                                              creation.named_type));
+                        : detail::open_named_type(
+                              file, creation.named_type,
+                              fmt::format("cannot create {}: no named datatype '{}'", where, creation.named_type));
   if (detail::type_size(type.get()) != creation.dtype.size()) {
     refuse(fmt::format("the named datatype '{}' has {} bytes, not {}", creation.named_type,
                        detail::type_size(type.get()), creation.dtype.size()));
@@ -294,8 +295,8 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   }
   if (creation.track_order) detail::set_track_order(dcpl.get(), false);
   const auto space = creation.null_space ? detail::make_null_space()
-                     : rank == 0            ? detail::make_space(Shape{})
-                                            : detail::make_space(creation.shape, max_shape);
+                     : rank == 0         ? detail::make_space(Shape{})
+                                         : detail::make_space(creation.shape, max_shape);
   (void)detail::create_dataset(file, name, type.get(), space.get(), dcpl.get(), fmt::format("cannot create {}", where));
   change.finish();
 }

@@ -188,16 +188,17 @@ void write_strings(const fs::path& path, const std::string& dataset, const std::
   const auto name = detail::normalize_dataset_name(dataset);
   const auto where = detail::where(path, name);
   if (values.size() != element_count(shape)) {
-    throw InvalidArgument(fmt::format("cannot write {} strings into {} as a part of shape {}", values.size(), where,
-                                      to_string(shape)));
+    throw InvalidArgument(
+        fmt::format("cannot write {} strings into {} as a part of shape {}", values.size(), where, to_string(shape)));
   }
   detail::FileChange change(path);
   auto handle = change.dataset(name);
   const auto described = detail::describe_dataset(handle.get(), where);
   if (described.dtype.kind() != DTypeKind::VarString) {
-    throw InvalidArgument(fmt::format("cannot write strings into {}, which holds {}: write_strings writes "
-                                      "variable-length strings",
-                                      where, described.dtype.name()));
+    throw InvalidArgument(
+        fmt::format("cannot write strings into {}, which holds {}: write_strings writes "
+                    "variable-length strings",
+                    where, described.dtype.name()));
   }
   if (described.storage == detail::Storage::Virtual) {
     throw UnsupportedType(fmt::format("{} is a virtual dataset: h5tile does not write into its sources", where));

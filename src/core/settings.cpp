@@ -96,19 +96,46 @@ ColdReads cold_reads_word(const Value& value) {
 // against this table), and what settings::get and set (Python's h5tile.settings functions, made
 // from the table) call. A new setting: a row here, its typed getter and setter below and in
 // include/h5tile/settings.hpp, and a line in kAll.
-constexpr Setting kThreads{"threads",          "H5TILE_THREADS",
-                           Kind::Count,        1,
-                           kMaxThreads,        "1 to 4096 (a count: no suffix)",
-                           "hardware threads", "worker threads (and default ranks of `to_file`)",
- [] { return Value{std::uint64_t{threads()}}; }, [](const Value& v) { set_threads(count(v, "threads")); }};
-constexpr Setting kTaskSize{"task_size", "H5TILE_TASK_SIZE", Kind::Size, 1, 0, "a size", "8 MiB", "bytes per I/O task",
- [] { return Value{std::uint64_t{task_size()}}; }, [](const Value& v) { set_task_size(whole(v, "task_size")); }};
-constexpr Setting kAlignment{"alignment", "H5TILE_ALIGNMENT", Kind::Size, 1,
-                             0,           "a power of two",   "4096",     "alignment of raw data in files written",
- [] { return Value{std::uint64_t{alignment()}}; }, [](const Value& v) { set_alignment(whole(v, "alignment")); }};
-constexpr Setting kStaging{"staging_bytes", "H5TILE_STAGING_BYTES",         Kind::Size, 1, 0, "a size",
-                           "128 MiB",       "pinned staging memory per GPU",
- [] { return Value{std::uint64_t{staging_bytes()}}; }, [](const Value& v) { set_staging_bytes(whole(v, "staging_bytes")); }};
+constexpr Setting kThreads{"threads",
+                           "H5TILE_THREADS",
+                           Kind::Count,
+                           1,
+                           kMaxThreads,
+                           "1 to 4096 (a count: no suffix)",
+                           "hardware threads",
+                           "worker threads (and default ranks of `to_file`)",
+                           [] { return Value{std::uint64_t{threads()}}; },
+                           [](const Value& v) { set_threads(count(v, "threads")); }};
+constexpr Setting kTaskSize{"task_size",
+                            "H5TILE_TASK_SIZE",
+                            Kind::Size,
+                            1,
+                            0,
+                            "a size",
+                            "8 MiB",
+                            "bytes per I/O task",
+                            [] { return Value{std::uint64_t{task_size()}}; },
+                            [](const Value& v) { set_task_size(whole(v, "task_size")); }};
+constexpr Setting kAlignment{"alignment",
+                             "H5TILE_ALIGNMENT",
+                             Kind::Size,
+                             1,
+                             0,
+                             "a power of two",
+                             "4096",
+                             "alignment of raw data in files written",
+                             [] { return Value{std::uint64_t{alignment()}}; },
+                             [](const Value& v) { set_alignment(whole(v, "alignment")); }};
+constexpr Setting kStaging{"staging_bytes",
+                           "H5TILE_STAGING_BYTES",
+                           Kind::Size,
+                           1,
+                           0,
+                           "a size",
+                           "128 MiB",
+                           "pinned staging memory per GPU",
+                           [] { return Value{std::uint64_t{staging_bytes()}}; },
+                           [](const Value& v) { set_staging_bytes(whole(v, "staging_bytes")); }};
 constexpr Setting kHostPool{
     "host_pool_bytes",
     "H5TILE_HOST_POOL",
@@ -119,12 +146,18 @@ constexpr Setting kHostPool{
     "a quarter of physical memory",
     "host memory kept for reuse by read results (freed results of 128 KiB or more; from 32 MiB up marked "
     "`MADV_FREE`, so the kernel takes it back under memory pressure; at most 256 MiB in smaller ones)",
- [] { return Value{host_pool_bytes()}; }, [](const Value& v) { set_host_pool_bytes(whole(v, "host_pool_bytes")); }};
-constexpr Setting kGds{"gds",      "H5TILE_GDS",
-                       Kind::Mode, 0,
-                       0,          "`auto`, `on` (fail if unusable), `off`",
-                       "`auto`",   "GPUDirect Storage (cuFile)",
- [] { return Value{word(gds())}; }, [](const Value& v) { set_gds(auto_on_off_word<Gds>(v, "gds")); }};
+    [] { return Value{host_pool_bytes()}; },
+    [](const Value& v) { set_host_pool_bytes(whole(v, "host_pool_bytes")); }};
+constexpr Setting kGds{"gds",
+                       "H5TILE_GDS",
+                       Kind::Mode,
+                       0,
+                       0,
+                       "`auto`, `on` (fail if unusable), `off`",
+                       "`auto`",
+                       "GPUDirect Storage (cuFile)",
+                       [] { return Value{word(gds())}; },
+                       [](const Value& v) { set_gds(auto_on_off_word<Gds>(v, "gds")); }};
 constexpr Setting kGpuDecode{
     "gpu_decode",
     "H5TILE_GPU_DECODE",
@@ -137,7 +170,8 @@ constexpr Setting kGpuDecode{
     "nvCOMP loads, on whichever of the GPU and the CPU measured faster on the first read of 32 MiB or more per "
     "device and codec, kept for the process; gzip's Adler-32 checked either way, zstd and lz4 carry no "
     "checksum; `on`: on the GPU, and fail, naming why, where the GPU cannot; `off`: on the CPU",
- [] { return Value{word(gpu_decode())}; }, [](const Value& v) { set_gpu_decode(auto_on_off_word<GpuDecode>(v, "gpu_decode")); }};
+    [] { return Value{word(gpu_decode())}; },
+    [](const Value& v) { set_gpu_decode(auto_on_off_word<GpuDecode>(v, "gpu_decode")); }};
 constexpr Setting kNvcompLibrary{
     "nvcomp_library",
     "H5TILE_NVCOMP_LIBRARY",
@@ -147,16 +181,28 @@ constexpr Setting kNvcompLibrary{
     "a path, or empty",
     "`\"\"`: `libnvcomp.so.6` on the library path (Python: the `nvidia-libnvcomp-cu13` wheel's where installed)",
     "the nvCOMP library loaded for GPU decoding",
- [] { return Value{nvcomp_library()}; }, [](const Value& v) { set_nvcomp_library(text(v, "nvcomp_library")); }};
-constexpr Setting kRawIo{
-    "raw_io", "H5TILE_RAW_IO", Kind::Flag, 0,
-    0,        "0 or 1",        "1",        "pread/pwrite where the storage allows (0: every read through HDF5)",
- [] { return Value{std::uint64_t{raw_io()}}; }, [](const Value& v) { set_raw_io(flag(v, "raw_io")); }};
-constexpr Setting kDirectIo{"direct_io", "H5TILE_DIRECT_IO",
-                            Kind::Mode,  0,
-                            0,           "`auto` (files of half the memory or more), `on` (or 1), `off` (or 0)",
-                            "`auto`",    "uncached data read with `O_DIRECT`",
- [] { return Value{word(direct_io())}; }, [](const Value& v) { set_direct_io(auto_on_off_word<DirectIo>(v, "direct_io")); }};
+    [] { return Value{nvcomp_library()}; },
+    [](const Value& v) { set_nvcomp_library(text(v, "nvcomp_library")); }};
+constexpr Setting kRawIo{"raw_io",
+                         "H5TILE_RAW_IO",
+                         Kind::Flag,
+                         0,
+                         0,
+                         "0 or 1",
+                         "1",
+                         "pread/pwrite where the storage allows (0: every read through HDF5)",
+                         [] { return Value{std::uint64_t{raw_io()}}; },
+                         [](const Value& v) { set_raw_io(flag(v, "raw_io")); }};
+constexpr Setting kDirectIo{"direct_io",
+                            "H5TILE_DIRECT_IO",
+                            Kind::Mode,
+                            0,
+                            0,
+                            "`auto` (files of half the memory or more), `on` (or 1), `off` (or 0)",
+                            "`auto`",
+                            "uncached data read with `O_DIRECT`",
+                            [] { return Value{word(direct_io())}; },
+                            [](const Value& v) { set_direct_io(auto_on_off_word<DirectIo>(v, "direct_io")); }};
 constexpr Setting kColdReads{
     "cold_reads",
     "H5TILE_COLD_READS",
@@ -168,10 +214,18 @@ constexpr Setting kColdReads{
     "how large reads of local data outside the page cache run: `parallel` (as warm data: one task per worker), "
     "`stream` (few readers of large requests in file order), `auto` (a `mincore` sample of the read's pages: "
     "reads of 64 MiB or more mostly not cached are streamed); `last_read_pattern()` says which ran",
- [] { return Value{word(cold_reads())}; }, [](const Value& v) { set_cold_reads(cold_reads_word(v)); }};
-constexpr Setting kColdReaders{"cold_readers", "H5TILE_COLD_READERS", Kind::Count, 1,
-                               kMaxThreads,    "1 to 4096",           "1",         "readers of a streamed cold read",
- [] { return Value{std::uint64_t{cold_readers()}}; }, [](const Value& v) { set_cold_readers(count(v, "cold_readers")); }};
+    [] { return Value{word(cold_reads())}; },
+    [](const Value& v) { set_cold_reads(cold_reads_word(v)); }};
+constexpr Setting kColdReaders{"cold_readers",
+                               "H5TILE_COLD_READERS",
+                               Kind::Count,
+                               1,
+                               kMaxThreads,
+                               "1 to 4096",
+                               "1",
+                               "readers of a streamed cold read",
+                               [] { return Value{std::uint64_t{cold_readers()}}; },
+                               [](const Value& v) { set_cold_readers(count(v, "cold_readers")); }};
 constexpr Setting kColdRequest{"cold_request_size",
                                "H5TILE_COLD_REQUEST",
                                Kind::Size,
@@ -180,7 +234,8 @@ constexpr Setting kColdRequest{"cold_request_size",
                                "1 MiB to 1 GiB",
                                "32 MiB",
                                "one request of a streamed cold read",
- [] { return Value{cold_request_size()}; }, [](const Value& v) { set_cold_request_size(whole(v, "cold_request_size")); }};
+                               [] { return Value{cold_request_size()}; },
+                               [](const Value& v) { set_cold_request_size(whole(v, "cold_request_size")); }};
 constexpr Setting kEarlyReads{
     "early_reads",
     "H5TILE_EARLY_READS",
@@ -190,7 +245,8 @@ constexpr Setting kEarlyReads{
     "0 or 1",
     "1",
     "reads of virtual datasets start from h5tile's tile index while HDF5 opens them (0: wait)",
- [] { return Value{std::uint64_t{early_reads()}}; }, [](const Value& v) { set_early_reads(flag(v, "early_reads")); }};
+    [] { return Value{std::uint64_t{early_reads()}}; },
+    [](const Value& v) { set_early_reads(flag(v, "early_reads")); }};
 constexpr Setting kProbe{"probe",
                          "H5TILE_PROBE",
                          Kind::Flag,
@@ -200,7 +256,8 @@ constexpr Setting kProbe{"probe",
                          "0 (per call: `ReadOptions::probe`, Python `probe=`)",
                          "untrusted files: open the metadata in a child process first (see "
                          "[RELIABILITY.md](RELIABILITY.md#untrusted-files-the-probe))",
- [] { return Value{std::uint64_t{probe()}}; }, [](const Value& v) { set_probe(flag(v, "probe")); }};
+                         [] { return Value{std::uint64_t{probe()}}; },
+                         [](const Value& v) { set_probe(flag(v, "probe")); }};
 constexpr Setting kProbeTimeout{"probe_timeout",
                                 "H5TILE_PROBE_TIMEOUT",
                                 Kind::Seconds,
@@ -209,7 +266,8 @@ constexpr Setting kProbeTimeout{"probe_timeout",
                                 "seconds, above 0, at most 86400",
                                 "60",
                                 "the longest that child process may take",
- [] { return Value{probe_timeout()}; }, [](const Value& v) { set_probe_timeout(seconds(v, "probe_timeout")); }};
+                                [] { return Value{probe_timeout()}; },
+                                [](const Value& v) { set_probe_timeout(seconds(v, "probe_timeout")); }};
 constexpr Setting kRemoteConnections{"remote_connections",
                                      "H5TILE_REMOTE_CONNECTIONS",
                                      Kind::Count,
@@ -218,7 +276,8 @@ constexpr Setting kRemoteConnections{"remote_connections",
                                      "1 to 1024",
                                      "16",
                                      "connections to a server for reads of a URL, shared by the workers",
- [] { return Value{std::uint64_t{remote_connections()}}; }, [](const Value& v) { set_remote_connections(count(v, "remote_connections")); }};
+                                     [] { return Value{std::uint64_t{remote_connections()}}; },
+                                     [](const Value& v) { set_remote_connections(count(v, "remote_connections")); }};
 constexpr Setting kRemoteBlock{"remote_block_size",
                                "H5TILE_REMOTE_BLOCK_SIZE",
                                Kind::Size,
@@ -227,7 +286,8 @@ constexpr Setting kRemoteBlock{"remote_block_size",
                                "4 KiB to 1 GiB",
                                "4 MiB",
                                "the first request of a URL, and HDF5's metadata blocks of it",
- [] { return Value{remote_block_size()}; }, [](const Value& v) { set_remote_block_size(whole(v, "remote_block_size")); }};
+                               [] { return Value{remote_block_size()}; },
+                               [](const Value& v) { set_remote_block_size(whole(v, "remote_block_size")); }};
 constexpr Setting kRemoteTimeout{
     "remote_timeout",
     "H5TILE_REMOTE_TIMEOUT",
@@ -237,17 +297,18 @@ constexpr Setting kRemoteTimeout{
     "seconds, above 0, at most 86400",
     "30",
     "seconds to connect, or that a response may stall; one range is not retried after 4 times this",
- [] { return Value{remote_timeout()}; }, [](const Value& v) { set_remote_timeout(seconds(v, "remote_timeout")); }};
-constexpr Setting kRemoteRetries{
-    "remote_retries",
-    "H5TILE_REMOTE_RETRIES",
-    Kind::Count,
-    0,
-    100,
-    "0 to 100",
-    "5",
-    "retries of one range (HTTP 5xx and 429, dropped connections, timeouts, short bodies)",
- [] { return Value{std::uint64_t{remote_retries()}}; }, [](const Value& v) { set_remote_retries(count(v, "remote_retries")); }};
+    [] { return Value{remote_timeout()}; },
+    [](const Value& v) { set_remote_timeout(seconds(v, "remote_timeout")); }};
+constexpr Setting kRemoteRetries{"remote_retries",
+                                 "H5TILE_REMOTE_RETRIES",
+                                 Kind::Count,
+                                 0,
+                                 100,
+                                 "0 to 100",
+                                 "5",
+                                 "retries of one range (HTTP 5xx and 429, dropped connections, timeouts, short bodies)",
+                                 [] { return Value{std::uint64_t{remote_retries()}}; },
+                                 [](const Value& v) { set_remote_retries(count(v, "remote_retries")); }};
 constexpr Setting kLz4Block{
     "lz4_block_size",
     "H5TILE_LZ4_BLOCK_SIZE",
@@ -259,7 +320,8 @@ constexpr Setting kLz4Block{
     "the blocks into which h5tile cuts each lz4 chunk it writes; every LZ4 filter reads any block size; small "
     "blocks let nvCOMP spread one chunk over the GPU and cost the CPU codec time (one H200, 1 GiB: `64K` reads "
     "27.4 GB/s into device memory against 18.8, and 17.5 into host memory against 20.3)",
- [] { return Value{lz4_block_size()}; }, [](const Value& v) { set_lz4_block_size(whole(v, "lz4_block_size")); }};
+    [] { return Value{lz4_block_size()}; },
+    [](const Value& v) { set_lz4_block_size(whole(v, "lz4_block_size")); }};
 
 constexpr std::array kAll = {
     kThreads,       kTaskSize,     kAlignment,         kStaging,     kHostPool,      kGds,           kGpuDecode,

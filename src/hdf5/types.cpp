@@ -323,7 +323,9 @@ std::optional<TypeHandle> number_type(char kind, std::size_t size, bool big) {
 // The HDF5 type h5py makes for the NumPy type string `text` ("<i4", ">f8", "|b1", "<c8", "|S5",
 // "|V4"); UnsupportedType for the others.
 TypeHandle type_from_numpy_string(const std::string& text) {
-  auto refuse = [&] { return UnsupportedType(fmt::format("h5tile does not create HDF5 types for NumPy's '{}'", text)); };
+  auto refuse = [&] {
+    return UnsupportedType(fmt::format("h5tile does not create HDF5 types for NumPy's '{}'", text));
+  };
   if (text.size() < 3) throw refuse();
   const bool big = text[0] == '>';
   const char kind = text[1];
@@ -362,8 +364,8 @@ TypeHandle type_from_numpy_json(const nlohmann::json& json) {
     const auto& formats = json.at("formats");
     const auto& offsets = json.at("offsets");
     if (names.size() != formats.size() || names.size() != offsets.size() || names.empty()) {
-      throw InvalidArgument(fmt::format("a compound type's names, formats and offsets differ in number: {}",
-                                        json.dump()));
+      throw InvalidArgument(
+          fmt::format("a compound type's names, formats and offsets differ in number: {}", json.dump()));
     }
     auto t = TypeHandle(check(H5Tcreate(H5T_COMPOUND, json.at("itemsize").get<std::size_t>()), "H5Tcreate(compound)"));
     for (std::size_t i = 0; i < names.size(); ++i) {
@@ -435,8 +437,8 @@ TypeHandle make_structured_type(const std::string& numpy_type, std::size_t size)
     throw InvalidArgument(fmt::format("not a NumPy type in h5tile's JSON form: {} ({})", numpy_type, e.what()));
   }
   if (H5Tget_size(type.get()) != size) {
-    throw InvalidArgument(
-        fmt::format("the type {} has {} bytes, not the {} its elements have", numpy_type, H5Tget_size(type.get()), size));
+    throw InvalidArgument(fmt::format("the type {} has {} bytes, not the {} its elements have", numpy_type,
+                                      H5Tget_size(type.get()), size));
   }
   return type;
 }

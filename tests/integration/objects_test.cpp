@@ -163,8 +163,8 @@ TEST_F(Objects, WritesVariableLengthStringsInPlace) {
   write_strings(path("f.h5"), "/s", {"x", "y"}, {1, 2}, {0, 0}, {1, 2});
   const std::vector<std::string> expected{"x", fill, "y", "a", "", "Gr\xc3\xbc\xc3\x9f"};
   EXPECT_EQ(read_strings(path("f.h5"), "/s"), expected);
-  EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a"}, {1, 2}, {0, 0}), InvalidArgument);        // too few
-  EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a", "b"}, {1, 2}, {0, 2}), InvalidArgument);   // past the end
+  EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a"}, {1, 2}, {0, 0}), InvalidArgument);       // too few
+  EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a", "b"}, {1, 2}, {0, 2}), InvalidArgument);  // past the end
   creation.charset = "latin-1";
   EXPECT_THROW(create_dataset(path("f.h5"), "/t", creation), InvalidArgument);
 }
