@@ -46,6 +46,13 @@ class _Object:
         return self._file._h5py_view()[self._name].id
 
     @property
+    def ref(self) -> Any:
+        """An object reference to this object (h5py's ``Reference``), made by h5py on its read-only
+        open of the file (see ``id``): store it where h5py stores references, or give it back as a
+        name (``f[ref]``)."""
+        return self._file._h5py_view()[self._name].ref
+
+    @property
     def attrs(self) -> AttributeManager:
         """The object's attributes, as a mapping (read; write in mode "a" or "r+")."""
         return AttributeManager(self)

@@ -241,6 +241,14 @@ class Dataset(_Object):
         return self._from_h5py("virtual_sources")()
 
     @property
+    def regionref(self) -> Any:
+        """h5py's maker of region references (``ds.regionref[2:5]``): not made by h5tile yet (HDF5
+        writes each region into the file's global heap); UnsupportedTypeError."""
+        raise UnsupportedTypeError(_args.without_secrets(
+            f"h5tile does not make region references yet (dataset '{self._name}' in '{self._file._shown}'): HDF5 "
+            "stores each region in the file; they read (ds[regionref]) where h5py made them"))
+
+    @property
     def is_virtual(self) -> bool:
         """Whether the dataset is a virtual dataset (h5py's ``is_virtual``)."""
         return self._info["layout"] == "virtual"

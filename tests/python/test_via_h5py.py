@@ -119,3 +119,18 @@ def test_low_level_ids_come_from_a_read_only_open_of_h5py(path):
     assert not kept.valid  # and so does closing the File
     with h5py.File(path, "r") as f:
         np.testing.assert_array_equal(f["x"][()], np.arange(10))  # unchanged by the refused write
+
+
+def test_object_references_made_by_h5tile_objects_lead_back_to_them(path):
+    """``obj.ref`` is an object reference (h5py's, made on its read-only open of the file) that
+    ``f[ref]`` opens as the object, in h5tile and in h5py; region references are refused by name."""
+    with h5tile.File(path, "a") as f:
+        group = f.create_group("g")
+        refs = {name: f[name].ref for name in ("x", "seq", "g")}
+        for name, ref in refs.items():
+            assert f[ref] == f[name] and f[ref].name == "/" + name
+        assert isinstance(refs["g"], h5py.Reference) and f[refs["g"]] == group
+        with pytest.raises(h5tile.UnsupportedTypeError, match="region references"):
+            f["x"].regionref[2:5]
+    with h5py.File(path, "r") as f:
+        assert f[refs["x"]].name == "/x" and f[refs["g"]].name == "/g"
