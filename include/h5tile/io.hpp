@@ -222,7 +222,8 @@ void write_into(const std::filesystem::path& path, const std::string& dataset, c
 /// "object") `dataset` in the local file `path`, in place, through HDF5 (the strings go to the
 /// file's global heap). Each string's bytes are stored as given (h5py stores str as UTF-8). Empty
 /// `offset`: the whole dataset (`shape` must be its shape). Throws InvalidArgument for another
-/// dtype, a part that does not fit or a count of values that differs, UnsupportedType for a
+/// dtype, a part that does not fit, a count of values that differs or a string with an embedded
+/// NUL (HDF5 stores a variable-length string up to its first NUL), UnsupportedType for a
 /// virtual dataset, and as write_into for the file.
 void write_strings(const std::filesystem::path& path, const std::string& dataset,
                    const std::vector<std::string>& values, const Shape& shape, const Shape& offset = {},

@@ -184,6 +184,24 @@ struct DatasetCreation {
 /// shape, filters without chunks), FileNotFound, NotHdf5File.
 void create_dataset(const std::filesystem::path& path, const std::string& dataset, const DatasetCreation& creation);
 
+/// One mapping of a virtual dataset made by create_virtual_dataset: a part of it that a part of a
+/// source dataset fills. Each part is a dataspace with its selection in HDF5's own encoding
+/// (H5Sencode; h5py's `SpaceID.encode()`), so that any selection HDF5 maps is taken.
+struct VirtualMapping {
+  std::vector<std::byte> selection;         ///< the virtual dataset's part (its dataspace, selected)
+  std::string file;                         ///< the source file as HDF5 stores it ("." for this file)
+  std::string dataset;                      ///< the source dataset's path in it
+  std::vector<std::byte> source_selection;  ///< the source's part (its dataspace, selected)
+};
+
+/// Creates the virtual dataset `dataset` (groups missing on its way made) in the local file `path`
+/// (h5py's create_virtual_dataset): of `creation`'s type, shape, maximum shape and fill value
+/// (its storage fields are not used), made of `mappings`, which HDF5 checks (a mapping whose two
+/// parts differ in size: InvalidArgument naming it). Reads follow the sources under the same
+/// confinement as every virtual dataset's. Throws InvalidArgument where the name exists.
+void create_virtual_dataset(const std::filesystem::path& path, const std::string& dataset,
+                            const DatasetCreation& creation, const std::vector<VirtualMapping>& mappings);
+
 /// Commits the named datatype `name` (an absolute path; groups missing on its way made) in the
 /// local file `path`, as h5py's `group[name] = numpy.dtype(...)` does: the type that `type`'s
 /// `dtype`, `numpy_type` and `charset` describe (its other fields are not used). Throws

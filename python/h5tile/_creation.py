@@ -56,9 +56,9 @@ def string_kind(dtype: np.dtype) -> "type | None":
 
 def _item_type(data: Any) -> "type | None":
     """str or bytes where every item of the (nested) lists, tuples or object array `data` is one,
-    as h5py's ``guess_dtype`` finds them; None otherwise."""
-    if isinstance(data, (str, bytes)):
-        return type(data) if type(data) in (str, bytes) else (str if isinstance(data, str) else bytes)
+    exactly (not NumPy's str_ or bytes_), as h5py's ``guess_dtype`` finds them; None otherwise."""
+    if type(data) in (str, bytes):
+        return type(data)
     if isinstance(data, np.ndarray) and data.dtype.kind != "O":
         return None
     if not isinstance(data, (list, tuple, np.ndarray)):
@@ -68,7 +68,10 @@ def _item_type(data: Any) -> "type | None":
 
 
 def guess_string_dtype(data: Any) -> "np.dtype | None":
-    """h5py's variable-length string dtype for data made of str (UTF-8) or bytes (ASCII) items."""
+    """h5py's variable-length string dtype for data made of str (UTF-8) or bytes (ASCII) items;
+    None for an array that already says its string dtype (kept, as h5py keeps it)."""
+    if isinstance(data, np.ndarray) and string_kind(data.dtype) is not None:
+        return None
     kind = _item_type(data)
     return None if kind is None else np.dtype("O", metadata={"vlen": kind})
 
@@ -167,6 +170,10 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
         dtype, data, shape = data.dtype if dtype is None else dtype, None, None
     if data is not None and dtype is None:
         dtype = guess_string_dtype(data)  # str and bytes items: variable-length strings, as h5py guesses
+    if data is not None and dtype is not None and np.dtype(dtype).subdtype is not None:
+        raise ValueError(_args.without_secrets(f"data= with the sub-array dtype {np.dtype(dtype)}: NumPy would "
+                                               "spread each element over new axes; create the dataset with a "
+                                               "shape, then write the data"))
     if data is not None and not isinstance(data, np.ndarray):
         data = np.asarray(data, order="C", dtype=dtype)
     elif data is not None and dtype is not None:
@@ -243,7 +250,7 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     fill = b""
     if fillvalue is not None:
         if string_kind(dtype) is not None:  # a variable-length string's fill value: its bytes
-            fill = fillvalue.encode("utf-8") if isinstance(fillvalue, str) else bytes(fillvalue)
+            fill = _string_fill(fillvalue, string_kind(dtype))
         else:
             fill = np.array(fillvalue, dtype=dtype).tobytes()
     core = dict(**type_keywords(dtype), shape=list(shape),
@@ -252,6 +259,21 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
                 fill_value=fill, track_order=track_order, fill_time=fill_time or "ifset", scale_offset=scaleoffset,
                 external=external, null_space=null_space)
     return core, data
+
+
+def _string_fill(value: Any, kind: type) -> bytes:
+    """The bytes of a variable-length string's fill value: a str (encoded as the dataset's strings
+    are), bytes, or a NumPy scalar or 0-d array of one; anything else TypeError."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value.item()
+    if isinstance(value, str):
+        value = value.encode("utf-8" if kind is str else "ascii")
+    if not isinstance(value, bytes):
+        raise TypeError(_args.without_secrets(f"the fill value of a variable-length string dataset must be a str "
+                                              f"or bytes, not {type(value).__name__}"))
+    if b"\0" in value:
+        raise ValueError("VLEN strings do not support embedded NULLs")
+    return bytes(value)
 
 
 def _is_empty(data: Any) -> bool:

@@ -44,7 +44,7 @@ _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
 
 
 # A write through a boolean mask reads its covering box, changes it and writes it back: one at a time.
-_MASK_WRITES = threading.RLock()  # re-entered: a field write of a masked selection
+_MASK_WRITES = threading.RLock()  # re-entered: a field write of a masked selection; held by every write
 
 
 def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
@@ -67,6 +67,17 @@ def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
             return out
         source = np.iinfo(data.dtype)
         return np.clip(data, max(limits.min, source.min), min(limits.max, source.max)).astype(dtype)
+
+
+def _converted(values: Any, dtype: np.dtype) -> np.ndarray:
+    """`values` (an array, or anything NumPy makes one of) converted to `dtype` as HDF5 converts:
+    numbers clamped, compounds by field name; a sub-array dtype's elements to its base type."""
+    base = dtype.subdtype[0] if dtype.subdtype is not None else dtype
+    if not isinstance(values, np.ndarray):
+        values = np.asarray(values)
+        if values.dtype.kind in "OUS" or base.names is not None:  # tuples, strings: as NumPy makes them
+            return np.asarray(values, dtype=base) if base.names is None else np.array(values.tolist(), dtype=base)
+    return _as_hdf5_converts(values, base)
 
 
 def _by_field_names(data: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -530,6 +541,15 @@ class Dataset(_Object):
             if names:  # some fields of a compound: the others kept as they are, as HDF5 keeps them
                 self._write_fields(names, rest, value)
                 return
+            given = value.dtype.names if isinstance(value, np.ndarray) else None
+            if given is not None and not set(self.dtype.names) <= set(given):
+                # HDF5 converts compounds by name: the fields the value has are written, the others kept
+                common = tuple(n for n in self.dtype.names if n in given)
+                if not common:
+                    raise TypeError(_args.without_secrets(f"no field of the value ({list(given)}) is a field of "
+                                                          f"dataset '{self._name}' ({list(self.dtype.names)})"))
+                self._write_fields(common, rest if isinstance(rest, tuple) else (rest,), value)
+                return
         info = self._info  # described once for the whole call (a row at a time is a hot loop)
         if info.get("via_h5py"):
             raise UnsupportedTypeError(_args.without_secrets(
@@ -574,7 +594,7 @@ class Dataset(_Object):
             current = np.array(self[key])
             compound = isinstance(value, np.ndarray) and value.dtype.names is not None
             for name in names:
-                current[name] = value[name] if compound else value
+                current[name] = _converted(value[name] if compound else value, self.dtype.fields[name][0])
             self[key] = current
 
     def write_direct(self, source: np.ndarray, source_sel: Any = None, dest_sel: Any = None) -> None:
@@ -620,7 +640,7 @@ class Dataset(_Object):
                 raise TypeError(_args.without_secrets(f"Scalar broadcasting is not supported for array dtypes "
                                                       f"(writing '{self._name}' in '{self._file._shown}')"))
             try:
-                axes = np.broadcast_to(np.asarray(value, dtype=base), tuple(sel.result_shape) + sub)
+                axes = np.broadcast_to(_converted(value, base), tuple(sel.result_shape) + sub)
             except ValueError:
                 raise TypeError(_args.without_secrets(f"can't broadcast {np.shape(value)} -> {sel.result_shape} "
                                                       f"of {dtype} (writing '{self._name}' in "
@@ -628,8 +648,8 @@ class Dataset(_Object):
             flat = np.ascontiguousarray(axes).reshape(tuple(sel.result_shape) + (-1,))
             value = flat.view(np.dtype(f"V{dtype.itemsize}"))[..., 0]
             dtype = value.dtype
-        if isinstance(value, np.ndarray) and value.dtype != dtype and dtype.names is None:
-            data = _as_hdf5_converts(value, dtype)  # as HDF5 converts an array h5py writes: limits, no wrap
+        if isinstance(value, np.ndarray) and value.dtype != dtype and (dtype.names is None or value.dtype.names):
+            data = _as_hdf5_converts(value, dtype)  # numbers clamped as HDF5 does; compounds by field name  # as HDF5 converts an array h5py writes: limits, no wrap
         else:
             data = np.asarray(value, dtype=dtype)
         try:
@@ -667,27 +687,34 @@ class Dataset(_Object):
 
     def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
         self._file._drop_h5py_view()  # h5py's identifiers taken before the write closed; .id sees it
+        offset, step = [int(o) for o in offset], [int(s) for s in step]
+        path = self._file._path_text
         if self._info["dtype"] == "object":  # variable-length strings: through HDF5, each one's bytes
-            _h5tile.write_strings(self._file._path_text, self._name, [_string_bytes(v) for v in data.ravel()],
-                                  list(data.shape), [int(o) for o in offset], [int(s) for s in step])
+            ascii_only = self._info.get("charset") != "utf-8"
+            values = [_string_bytes(v, ascii_only) for v in data.ravel()]
+            with _MASK_WRITES:  # not between the read and the write back of a mask or field write
+                _h5tile.write_strings(path, self._name, values, list(data.shape), offset, step)
             return
         data = np.ascontiguousarray(data)
         if _dtypes.is_structured(self._info):  # the core writes compounds, enums, sub-arrays as their bytes
             data = data.view(np.dtype(f"V{data.dtype.itemsize}"))
         array, sized = prepare(data, "value")
-        _h5tile.write_into(self._file._path_text, self._name, array, sized, [int(o) for o in offset],
-                           [int(s) for s in step], self._file._options["threads"])
+        with _MASK_WRITES:
+            _h5tile.write_into(path, self._name, array, sized, offset, step, self._file._options["threads"])
 
 
-def _string_bytes(value: Any) -> bytes:
-    """One element written into a variable-length string dataset: str as UTF-8 (as h5py stores
-    it), bytes as they are."""
+def _string_bytes(value: Any, ascii_only: bool) -> bytes:
+    """One element written into a variable-length string dataset, as h5py stores it: str encoded
+    (ASCII for an ASCII dataset, else UTF-8; one that does not encode raises UnicodeEncodeError),
+    bytes as they are; an embedded NUL would end the string in the file, so it is refused."""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape")
-    if isinstance(value, bytes):
-        return value
-    raise TypeError(_args.without_secrets(f"Can't implicitly convert non-string objects to strings "
-                                          f"({type(value).__name__})"))
+        value = value.encode("ascii" if ascii_only else "utf-8")
+    elif not isinstance(value, bytes):
+        raise TypeError(_args.without_secrets(f"Can't implicitly convert non-string objects to strings "
+                                              f"({type(value).__name__})"))
+    if b"\0" in value:
+        raise ValueError("VLEN strings do not support embedded NULLs")
+    return bytes(value)
 
 
 def _runs(indices: Any) -> "list[tuple[int, int, int]]":

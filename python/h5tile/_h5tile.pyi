@@ -138,6 +138,11 @@ def copy_object(source: str | os.PathLike, source_name: str, destination: str | 
 
 def resize_dataset(path: str | os.PathLike, name: str, shape: Sequence[int]) -> None: ...
 
+def create_virtual_dataset(path: str | os.PathLike, name: str, dtype: str, numpy_type: str, charset: str, named_type: str, shape: Sequence[int], max_shape: Sequence[int | None], fill_value: bytes, mappings: Sequence[tuple[bytes, str, str, bytes]]) -> None:
+    """
+    A virtual dataset (h5tile::create_virtual_dataset); mappings: (selection, file, dataset, source selection), selections as H5Sencode writes them.
+    """
+
 def held_for_writing(path: str | os.PathLike) -> bool:
     """
     Whether this process holds `path` open for writing (h5tile::held_for_writing).

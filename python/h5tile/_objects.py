@@ -8,6 +8,7 @@ described; objects pickle as (path, name) and reopen where they are unpickled (a
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import posixpath
@@ -646,6 +647,39 @@ class Group(_Object, MutableMapping):
         if other.maxshape != other.shape:
             kwupdate.setdefault("maxshape", other.maxshape)
         return self.create_dataset(name, **kwupdate)
+
+    def create_virtual_dataset(self, name: str, layout: Any, fillvalue: Any = None) -> Dataset:
+        """h5py's ``create_virtual_dataset``: a virtual dataset ``name`` of h5py's ``VirtualLayout``
+        (its shape, maxshape, dtype and mappings, made with h5py's ``VirtualSource``), reading
+        ``fillvalue`` where no source maps. Its sources are read under h5tile's confinement, as
+        every virtual dataset's (a source outside the file's folder needs allow_external_sources)."""
+        full = self._path(name)
+        self._file._check_writable(f"create virtual dataset '{full}'", InvalidArgumentError)
+        dcpl = layout._get_dcpl(self._file.filename)  # h5py's mappings ('.' for sources in this file)
+        mappings = [(dcpl.get_virtual_vspace(i).encode(), dcpl.get_virtual_filename(i),
+                     dcpl.get_virtual_dsetname(i), dcpl.get_virtual_srcspace(i).encode())
+                    for i in range(dcpl.get_virtual_count())]
+        dtype, named = layout.dtype, ""
+        if isinstance(dtype, Datatype):
+            dtype, named = dtype.dtype, dtype.name
+        dtype = np.dtype(dtype)
+        fill = b"" if fillvalue is None else np.array(fillvalue, dtype=dtype).tobytes()
+        maxshape = layout.maxshape if layout.maxshape is not None else layout.shape
+        keywords = _creation.type_keywords(dtype)
+        self._change(f"create virtual dataset '{full}'", lambda: _h5tile.create_virtual_dataset(
+            self._file._path_text, full, keywords["dtype"], keywords["numpy_type"], keywords["charset"], named,
+            list(layout.shape), list(maxshape), fill, mappings))
+        return Dataset(self._file, full)
+
+    @contextlib.contextmanager
+    def build_virtual_dataset(self, name: str, shape: Any, dtype: Any, maxshape: Any = None,
+                              fillvalue: Any = None) -> Iterator[Any]:
+        """h5py's ``build_virtual_dataset``: ``with group.build_virtual_dataset(name, shape, dtype)
+        as layout: layout[0] = h5py.VirtualSource(...)`` makes the dataset when the block ends."""
+        from h5py import VirtualLayout  # h5py's layouts and sources are how mappings are written
+        layout = VirtualLayout(shape, dtype, maxshape, self._file.filename)
+        yield layout
+        self.create_virtual_dataset(name, layout, fillvalue)
 
     def require_dataset(self, name: str, shape: Any, dtype: Any, exact: bool = False, **kwds: Any) -> Dataset:
         """The dataset ``name`` where it exists with this shape and a dtype ``dtype`` converts to

@@ -323,6 +323,36 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a, "name"_a, "shape"_a);
   m.def(
+      "create_virtual_dataset",
+      [](const std::filesystem::path& path, const std::string& name, const std::string& dtype,
+         const std::string& numpy_type, const std::string& charset, const std::string& named_type,
+         const h5tile::Shape& shape, const std::vector<std::optional<std::uint64_t>>& max_shape,
+         const nb::bytes& fill_value,
+         const std::vector<std::tuple<nb::bytes, std::string, std::string, nb::bytes>>& mappings) {
+        h5tile::DatasetCreation creation;
+        creation.dtype = h5tile::DType::from_name(dtype);
+        creation.numpy_type = numpy_type;
+        creation.charset = charset;
+        creation.named_type = named_type;
+        creation.shape = shape;
+        for (const auto& m : max_shape) creation.max_shape.push_back(m.value_or(h5tile::kUnlimitedExtent));
+        const auto bytes_of = [](const nb::bytes& b) {
+          const auto* begin = static_cast<const std::byte*>(static_cast<const void*>(b.c_str()));
+          return std::vector<std::byte>(begin, begin + b.size());
+        };
+        creation.fill_value = bytes_of(fill_value);
+        std::vector<h5tile::VirtualMapping> made;
+        for (const auto& [selection, file, dataset, source] : mappings) {
+          made.push_back({bytes_of(selection), file, dataset, bytes_of(source)});
+        }
+        nb::gil_scoped_release release;
+        h5tile::create_virtual_dataset(path, name, creation, made);
+      },
+      "path"_a, "name"_a, "dtype"_a, "numpy_type"_a, "charset"_a, "named_type"_a, "shape"_a, "max_shape"_a,
+      "fill_value"_a, "mappings"_a,
+      "A virtual dataset (h5tile::create_virtual_dataset); mappings: (selection, file, dataset, source "
+      "selection), selections as H5Sencode writes them.");
+  m.def(
       "held_for_writing", [](const std::filesystem::path& path) { return h5tile::held_for_writing(path); }, "path"_a,
       "Whether this process holds `path` open for writing (h5tile::held_for_writing).");
   m.def(

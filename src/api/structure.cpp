@@ -17,6 +17,7 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/types.hpp"
+#include "hdf5/virtual.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -297,6 +298,47 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   const auto space = creation.null_space ? detail::make_null_space()
                      : rank == 0         ? detail::make_space(Shape{})
                                          : detail::make_space(creation.shape, max_shape);
+  (void)detail::create_dataset(file, name, type.get(), space.get(), dcpl.get(), fmt::format("cannot create {}", where));
+  change.finish();
+}
+
+void create_virtual_dataset(const fs::path& path, const std::string& dataset, const DatasetCreation& creation,
+                            const std::vector<VirtualMapping>& mappings) {
+  const auto name = link_name(dataset, path, "create virtual dataset");
+  const auto where = detail::where(path, name);
+  auto refuse = [&](const std::string& why) {
+    throw InvalidArgument(fmt::format("cannot create the virtual dataset {}: {}", where, why));
+  };
+  const auto max_shape = creation.max_shape.empty() ? creation.shape : creation.max_shape;
+  if (max_shape.size() != creation.shape.size()) refuse("its maximum shape has another rank");
+  if (!creation.fill_value.empty() && creation.fill_value.size() != creation.dtype.size()) {
+    refuse(
+        fmt::format("a fill value of {} bytes for elements of {}", creation.fill_value.size(), creation.dtype.size()));
+  }
+  if (creation.dtype.kind() == DTypeKind::VarString) refuse("h5tile makes virtual datasets of fixed-size elements");
+  detail::FileChange change(path);
+  const hid_t file = change.file();
+  check_new_name(file, name, path, "create virtual dataset");
+  const auto type = creation.named_type.empty()
+                        ? creation_type(creation, refuse)
+                        : detail::open_named_type(
+                              file, creation.named_type,
+                              fmt::format("cannot create {}: no named datatype '{}'", where, creation.named_type));
+  const auto dcpl = detail::dataset_creation();
+  for (std::size_t i = 0; i < mappings.size(); ++i) {
+    const auto& m = mappings[i];
+    const auto what = fmt::format("cannot create the virtual dataset {}: mapping {} (from '{}' in '{}')", where, i,
+                                  m.dataset, m.file);
+    const auto part = detail::decode_space(m.selection, what);
+    const auto source = detail::decode_space(m.source_selection, what);
+    try {
+      detail::add_virtual_mapping(dcpl.get(), part.get(), m.file, m.dataset, source.get(), what);
+    } catch (const Hdf5Error& e) {
+      throw InvalidArgument(e.what());  // HDF5 refuses the mapping itself (parts of different sizes)
+    }
+  }
+  if (!creation.fill_value.empty()) detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
+  const auto space = detail::make_space(creation.shape, max_shape);
   (void)detail::create_dataset(file, name, type.get(), space.get(), dcpl.get(), fmt::format("cannot create {}", where));
   change.finish();
 }

@@ -209,7 +209,13 @@ void write_strings(const fs::path& path, const std::string& dataset, const std::
   // HDF5 copies each string into the file's global heap from a char* per element.
   std::vector<const char*> pointers;
   pointers.reserve(values.size());
-  for (const auto& v : values) pointers.push_back(v.c_str());
+  for (const auto& v : values) {
+    if (v.find('\0') != std::string::npos) {  // HDF5 would store the string up to it: a silent cut
+      throw InvalidArgument(
+          fmt::format("cannot write a string with an embedded NUL into {} (string {})", where, pointers.size()));
+    }
+    pointers.push_back(v.c_str());
+  }
   detail::hdf5_write(handle.get(), described.memory_type.get(), selection.offset, part.shape, selection.step,
                      pointers.data());
   detail::flush_dataset(handle.get());

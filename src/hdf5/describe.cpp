@@ -1,6 +1,7 @@
 #include "hdf5/describe.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -96,15 +97,32 @@ std::uint64_t storage_bytes(hid_t dataset) {
   return H5Dget_storage_size(dataset);
 }
 
+namespace {
+
+// Whether `dcpl` has a fill value HDF5 can give (H5Pget_fill_value fails for one made undefined
+// with H5Pset_fill_value(dcpl, type, NULL): what never-written elements then hold is unknown).
+bool fill_value_known(hid_t dcpl) {
+  H5D_fill_value_t status{};
+  check(H5Pfill_value_defined(dcpl, &status), "H5Pfill_value_defined");
+  return status != H5D_FILL_VALUE_UNDEFINED;
+}
+
+}  // namespace
+
 void fill_value(hid_t dataset, hid_t memory_type, void* out) {
   const Hdf5Lock lock;
   const auto dcpl = creation_plist(dataset);
+  if (!fill_value_known(dcpl.get())) {  // zeros, as h5py's fillvalue gives then
+    std::memset(out, 0, H5Tget_size(memory_type));
+    return;
+  }
   check(H5Pget_fill_value(dcpl.get(), memory_type, out), "H5Pget_fill_value");
 }
 
 std::string string_fill_value(hid_t dataset, hid_t memory_type) {
   const Hdf5Lock lock;
   const auto dcpl = creation_plist(dataset);
+  if (!fill_value_known(dcpl.get())) return {};
   char* element = nullptr;  // HDF5 allocates the string (none where no fill value is set)
   check(H5Pget_fill_value(dcpl.get(), memory_type, static_cast<void*>(&element)), "H5Pget_fill_value");
   if (element == nullptr) return {};

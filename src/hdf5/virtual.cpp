@@ -1,7 +1,12 @@
 #include "hdf5/virtual.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <vector>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
 
 #include "hdf5/file.hpp"
 
@@ -31,6 +36,12 @@ void add_virtual_mapping(hid_t dcpl, hid_t vspace, const std::string& file, cons
                          std::string_view what) {
   const Hdf5Lock lock;
   check(H5Pset_virtual(dcpl, vspace, file.c_str(), dataset.c_str(), src_space), what);
+}
+
+SpaceHandle decode_space(const std::vector<std::byte>& encoded, std::string_view what) {
+  const Hdf5Lock lock;
+  if (encoded.empty()) throw InvalidArgument(fmt::format("{}: an empty encoded dataspace", what));
+  return SpaceHandle(check(H5Sdecode(encoded.data()), what));
 }
 
 std::size_t virtual_count(hid_t dcpl) {

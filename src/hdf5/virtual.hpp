@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <h5tile/array.hpp>
 
@@ -21,6 +22,10 @@ namespace h5tile::detail {
 // `src_space` of dataset `dataset` in file `file` (both as stored). Throws Hdf5Error "<what>: <reason>".
 void add_virtual_mapping(hid_t dcpl, hid_t vspace, const std::string& file, const std::string& dataset, hid_t src_space,
                          std::string_view what);
+
+// A dataspace with its selection from HDF5's encoding of it (H5Sdecode of what H5Sencode wrote,
+// as h5py's SpaceID.encode gives it). Throws Hdf5Error "<what>: <reason>" for bytes it cannot decode.
+[[nodiscard]] SpaceHandle decode_space(const std::vector<std::byte>& encoded, std::string_view what);
 
 // How many mappings `dcpl` has.
 [[nodiscard]] std::size_t virtual_count(hid_t dcpl);

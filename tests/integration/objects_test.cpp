@@ -165,6 +165,8 @@ TEST_F(Objects, WritesVariableLengthStringsInPlace) {
   EXPECT_EQ(read_strings(path("f.h5"), "/s"), expected);
   EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a"}, {1, 2}, {0, 0}), InvalidArgument);       // too few
   EXPECT_THROW(write_strings(path("f.h5"), "/s", {"a", "b"}, {1, 2}, {0, 2}), InvalidArgument);  // past the end
+  EXPECT_THROW(write_strings(path("f.h5"), "/s", {std::string("a\0b", 3)}, {1, 1}, {0, 0}), InvalidArgument);
+  EXPECT_EQ(read_strings(path("f.h5"), "/s"), expected);  // nothing of the refused write
   creation.charset = "latin-1";
   EXPECT_THROW(create_dataset(path("f.h5"), "/t", creation), InvalidArgument);
 }

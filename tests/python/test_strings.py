@@ -207,3 +207,31 @@ def test_writing_str_and_object_arrays_is_refused_clearly(tmp_path, array):
     with pytest.raises(h5tile.UnsupportedTypeError, match=r"does not write str or object arrays.*S<n>"):
         h5tile.to_file(array, tmp_path / "w.h5", "/s", layout="contiguous")
     assert not (tmp_path / "w.h5").exists()
+
+
+def test_a_fill_value_made_undefined_reads_as_h5py_reads_it(tmp_path):
+    """HDF5 lets a dataset's fill value be undefined (H5Pset_fill_value with no value); h5py reads
+    such datasets (unwritten elements: zeros, empty strings), and so must h5tile (it used to fail
+    asking HDF5 for the fill value)."""
+    import ctypes
+    import glob
+    import os
+    libraries = [p for p in glob.glob(os.path.join(os.path.dirname(h5py.__file__), "..", "h5py.libs", "libhdf5-*"))
+                 if "hl" not in os.path.basename(p)]
+    if not libraries:
+        pytest.skip("h5py's wheel has no bundled HDF5 library to call H5Pset_fill_value(..., NULL) through")
+    hdf5 = ctypes.CDLL(libraries[0])
+    path = tmp_path / "undefined.h5"
+    with h5py.File(path, "w") as f:
+        for name, dtype in (("v", h5py.string_dtype()), ("i", np.dtype("i4"))):
+            tid = h5py.h5t.py_create(dtype, logical=True)
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            assert hdf5.H5Pset_fill_value(ctypes.c_int64(dcpl.id), ctypes.c_int64(tid.id), None) >= 0
+            h5py.h5d.create(f.id, name.encode(), tid, h5py.h5s.create_simple((3,)), dcpl=dcpl)
+        f["v"][0], f["i"][0] = "x", 1
+    with h5py.File(path, "r") as f:
+        expected = {name: f[name][...] for name in ("v", "i")}
+    with h5tile.File(path) as f:
+        for name, value in expected.items():
+            got = f[name][...]
+            assert got.dtype == value.dtype and got.tolist() == value.tolist(), name

@@ -454,6 +454,13 @@ CREATES = {
                         "n = f.create_dataset('n', data=x, chunks=(4,))", "n['a'] = 42", "n['b', 1:3] = [1.5, 2.5]",
                         "y = x.copy(); y['a'] = -1; y['c'] = 9", "n['a', 'c'] = y", "n[4, 'c'] = [7, 8]",
                         "n[np.array([True, False] * 3), 'b'] = 9.5"],
+    "compound_by_name": ["t = np.dtype([('a', '<i2'), ('b', '<f8')])", "n = f.create_dataset('n', (3,), t)",
+                         "n[...] = np.array([(1, 1.5)] * 3, t)",
+                         "n[0:2] = np.array([(2.5, 7), (3.5, 8)], [('b', '<f8'), ('a', '<i4')])",
+                         "n[2] = np.array((70000, 9.5), [('a', '<i8'), ('b', '<f4')])",
+                         "n[1:3] = np.array([(-70000,), (5,)], [('a', '<i8')])"],
+    "subarray_clamped": ["n = f.create_dataset('n', (2,), np.dtype('(2,)i2'))",
+                         "n[...] = np.array([[70000, 1], [-70000, 3]], 'i8')"],
     "compound_field_unknown": ["n = f.create_dataset('n', (3,), [('a', 'i4')])", "n['z'] = 1"],
     "field_of_numbers": ["n = f.create_dataset('n', (3,), 'i4')", "n['a'] = 1"],
     "like": ["f.create_dataset('a', data=np.arange(600.).reshape(20, 30), chunks=(5, 30), compression='gzip', "
@@ -465,6 +472,17 @@ CREATES = {
                     "n = f.create_dataset('n', (3,), dtype=f['g/c'])", "n[1] = (7, 2.5)",
                     "f.create_dataset('m', data=np.arange(4, dtype='i4'), dtype=f['t'])"],
     "named_type_exists": ["f['t'] = np.dtype('f4')", "f['t'] = np.dtype('f8')"],
+    "virtual": ["lay = h5py.VirtualLayout(shape=(8, 6), dtype='i2', maxshape=(None, 6))",
+                "lay[0:4] = h5py.VirtualSource('other.h5', 'x', shape=(4, 6))",
+                "lay[4:8:2, ::2] = h5py.VirtualSource('other.h5', 'x', shape=(4, 6))[0:2, 0:3]",
+                "v = f.create_virtual_dataset('g/v', lay, fillvalue=-5)",
+                "assert v[5, 0] == -5 and v[4, 2] == 1 and v[3, 5] == 23"],
+    "virtual_same_file": ["lay = h5py.VirtualLayout((2, 3, 4), 'f4')",
+                          "lay[1] = h5py.VirtualSource(f.filename, 'd', shape=(3, 4))",
+                          "f.create_virtual_dataset('v', lay)", "assert f['v'][1, 2, 3] == 11"],
+    "virtual_build": "with f.build_virtual_dataset('w', (4, 5), 'i2', fillvalue=7) as l2:\n"
+                     "    l2[1, :] = h5py.VirtualSource('other.h5', 'x', shape=(4, 6))[0, :5]",
+    "virtual_exists": ["lay = h5py.VirtualLayout((3, 4), 'f4')", "f.create_virtual_dataset('d', lay)"],
     "subarray": ["n = f.create_dataset('n', (4,), np.dtype('(3,)f8'))", "n[...] = np.arange(12.0).reshape(4, 3)",
                  "n[1] = [9, 9, 9]"],
     "subarray_scalar_refused": ["n = f.create_dataset('n', (4,), np.dtype('(3,)i4'))", "n[...] = 42"],
@@ -490,6 +508,17 @@ CREATES = {
                        # length fill value from a file open read-only ("no write intent on file")
                        "f.create_dataset('m', (2,), dtype=h5py.string_dtype('ascii'), fillvalue=b'x', chunks=(2,))",
                        "f['m'][0] = b'y'", "assert f['n'].fillvalue == 'bár'.encode() and f['m'][1] == b'x'"],
+    "vlen_nul": ["n = f.create_dataset('n', (2,), dtype=h5py.string_dtype())", "n[0] = 'a\\x00b'"],
+    "vlen_nul_data": "f.create_dataset('n', data=['x\\x00y'])",
+    "vlen_ascii_unicode": ["n = f.create_dataset('n', (2,), dtype=h5py.string_dtype('ascii'))", "n[0] = 'é'"],
+    "vlen_surrogate": ["n = f.create_dataset('n', (2,), dtype=h5py.string_dtype())", "n[0] = '\\udcff'"],
+    "vlen_fill_arrays": ["f.create_dataset('n', (2,), dtype=h5py.string_dtype(), "
+                         "fillvalue=np.array(b'abc', dtype=h5py.string_dtype()))",
+                         "f.create_dataset('m', (2,), dtype=h5py.string_dtype(), fillvalue=np.array('uv'))",
+                         "assert f['n'][1] == b'abc' and f['m'][0] == b'uv'"],
+    "vlen_guess_keeps_encoding": ["f.create_dataset('n', data=np.array([b'a'], dtype=h5py.string_dtype('utf-8')))",
+                                  "f.create_dataset('m', data=np.array(['a'], dtype=h5py.string_dtype('ascii')))",
+                                  "f.create_dataset('k', data=[np.bytes_(b'ab'), np.bytes_(b'c')])"],
     "vlen_non_string": ["n = f.create_dataset('n', (2,), dtype=h5py.string_dtype())", "n[0] = 5"],
     "fill_time": ["f.create_dataset('n', (10,), 'f4', fillvalue=4.0, fill_time='never')",
                   "f.create_dataset('m', (10,), 'f4', fillvalue=4.0, chunks=(2,), fill_time='alloc')",
@@ -781,3 +810,12 @@ def test_h5dump_reads_a_file_h5tile_made(tmp_path):
     assert 'GROUP "c"' not in dumped.stdout
     reference = subprocess.run(["h5dump", str(theirs / NAME)], capture_output=True, text=True, timeout=60)
     assert dumped.stdout.replace(str(ours), "") == reference.stdout.replace(str(theirs), "")
+
+
+def test_data_with_a_sub_array_dtype_is_refused_and_nothing_made(tmp_path):
+    """h5py makes the dataset and then fails to write the data (OSError: no conversion path);
+    h5tile refuses before it makes anything (NumPy would spread each element over new axes)."""
+    with h5tile.File(tmp_path / "f.h5", "w") as f:
+        with pytest.raises(ValueError, match="sub-array dtype"):
+            f.create_dataset("n", data=np.ones((4, 2), "i2"), dtype=np.dtype("(2,)i2"))
+        assert "n" not in f
