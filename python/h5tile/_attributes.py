@@ -3,8 +3,9 @@
 attribute functions; the file is opened by path on each call, as the objects do."""
 from __future__ import annotations
 
+import functools
 from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
@@ -160,6 +161,15 @@ def _core_strides(array: np.ndarray) -> np.ndarray:
     return np.lib.stride_tricks.as_strided(array, shape=array.shape, strides=tuple(strides))
 
 
+def _writing(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A write of attributes: with no read through h5py of this process meanwhile."""
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with _via_h5py.WRITES:
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class AttributeManager(MutableMapping):
     """The attributes of a group or dataset (``obj.attrs``), as h5py's: a mapping from names to
     values. Numbers read as NumPy scalars or arrays, fixed-length strings as ``bytes``
@@ -227,6 +237,7 @@ class AttributeManager(MutableMapping):
     def __setitem__(self, name: str, value: Any) -> None:
         self.create(name, value)
 
+    @_writing
     def create(self, name: str, data: Any, shape: Any = None, dtype: Any = None) -> None:
         """Creates (or replaces) attribute ``name`` from ``data``, as h5py's ``create``: the dtype
         guessed as h5py guesses it (``str``, and lists or object arrays of ``str``: variable-length
@@ -247,6 +258,7 @@ class AttributeManager(MutableMapping):
         array, vlen = self._new_value(name, data, shape, dtype)
         self._write(name, array, vlen, data)
 
+    @_writing
     def modify(self, name: str, value: Any) -> None:
         """Changes the value of attribute ``name`` keeping its type and shape, as h5py's ``modify``:
         the value is converted to the attribute's dtype (a NumPy array as HDF5 converts it:
@@ -365,12 +377,14 @@ class AttributeManager(MutableMapping):
         core, sized = prepare(_core_strides(np.array(array, order="C", copy=True)), f"attribute '{name}'")
         _h5tile.write_attribute(f.filename, self._obj._name, name, core, sized)
 
+    @_writing
     def __delitem__(self, name: str) -> None:
         name = _text_name(name)
         f = self._obj._file
         f._check_writable(f"delete attribute '{name}' of '{self._obj._name}'")
         _h5tile.delete_attribute(f.filename, self._obj._name, name)
 
+    @_writing
     def _write_raw(self, name: str, raw: tuple) -> None:
         kind, shape, value, width = raw
         f = self._obj._file

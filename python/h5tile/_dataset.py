@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import errno
 import math
-import threading
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple
 
 import numpy as np
@@ -44,7 +43,7 @@ _COMPRESSION_NAMES = {"deflate": "gzip", "lzf": "lzf", "szip": "szip"}
 
 
 # A write through a boolean mask reads its covering box, changes it and writes it back: one at a time.
-_MASK_WRITES = threading.RLock()  # re-entered: a field write of a masked selection; held by every write
+_MASK_WRITES = _via_h5py.WRITES  # re-entered: a field write of a masked selection; held by every write
 
 
 def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:

@@ -498,7 +498,8 @@ class Group(_Object, MutableMapping):
         self._file._check_writable(what, refusal)
         self._file._written()
         try:
-            return change()
+            with _via_h5py.WRITES:  # no read through h5py of this process meanwhile
+                return change()
         finally:
             self._file._written()
 

@@ -9,7 +9,9 @@ file itself, under its confinement, before it gets here): h5py would follow an e
 anywhere. Without h5py, the core's UnsupportedTypeError stands."""
 from __future__ import annotations
 
-from typing import Any, Optional
+import contextlib
+import threading
+from typing import Any, Iterator, Optional
 
 from . import _h5tile
 
@@ -24,6 +26,19 @@ def _h5py_file() -> Any:
     except ImportError:
         return None
     return File
+
+
+# Held by every write through h5tile.File in this process (Dataset writes, changes of structure,
+# attributes) and by every read through h5py of a file this process holds for writing: h5py's
+# HDF5 must not read the file while h5tile's changes it.
+WRITES = threading.RLock()
+
+
+@contextlib.contextmanager
+def _reading(path: str) -> Iterator[Any]:
+    """h5py's File of `path` (see _open), with no h5tile write of this process meanwhile."""
+    with WRITES, _open(path) as f:
+        yield f
 
 
 def _open(path: str) -> Any:
@@ -64,7 +79,7 @@ def describe(path: str, name: str, filter_names: dict) -> Optional[dict]:
     file_class = _h5py_file()
     if file_class is None:
         return None
-    with _open(path) as f:
+    with _reading(path) as f:
         dataset = f[name]
         filters, values = _filters(dataset, filter_names)
         layout = _LAYOUTS.get(dataset.id.get_create_plist().get_layout(), "other")
@@ -81,7 +96,7 @@ def describe(path: str, name: str, filter_names: dict) -> Optional[dict]:
 
 def read(path: str, name: str, key: Any) -> Any:
     """``h5py.File(path)[name][key]``: what h5py reads, as h5py returns it."""
-    with _open(path) as f:
+    with _reading(path) as f:
         return f[name][key]
 
 
@@ -94,7 +109,7 @@ def attribute(path: str, obj: str, name: str) -> Any:
     file_class = _h5py_file()
     if file_class is None:
         return MISSING
-    with _open(path) as f:
+    with _reading(path) as f:
         return f[obj].attrs[name]
 
 
@@ -105,7 +120,7 @@ def dataset_attribute(path: str, name: str, attribute: str) -> Any:
     file_class = _h5py_file()
     if file_class is None:
         return MISSING
-    with _open(path) as f:
+    with _reading(path) as f:
         value = getattr(f[name], attribute)
         if attribute == "virtual_sources":
             sources = value()
@@ -125,5 +140,5 @@ def is_reference(name: Any) -> bool:
 
 def referenced_name(path: str, reference: Any) -> str:
     """The path of the object `reference` points to in the file `path` (h5py: ``f[ref].name``)."""
-    with _open(path) as f:
+    with _reading(path) as f:
         return f[reference].name
