@@ -263,17 +263,10 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
 
 def _string_fill(value: Any, kind: type) -> bytes:
     """The bytes of a variable-length string's fill value: a str (encoded as the dataset's strings
-    are), bytes, or a NumPy scalar or 0-d array of one; anything else TypeError."""
+    are), bytes, or a NumPy scalar or 0-d array of one."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value.item()
-    if isinstance(value, str):
-        value = value.encode("utf-8" if kind is str else "ascii")
-    if not isinstance(value, bytes):
-        raise TypeError(_args.without_secrets(f"the fill value of a variable-length string dataset must be a str "
-                                              f"or bytes, not {type(value).__name__}"))
-    if b"\0" in value:
-        raise ValueError("VLEN strings do not support embedded NULLs")
-    return bytes(value)
+    return _dtypes.string_bytes(value, ascii_only=kind is bytes)
 
 
 def _is_empty(data: Any) -> bool:

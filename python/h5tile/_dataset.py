@@ -690,7 +690,7 @@ class Dataset(_Object):
         path = self._file._path_text
         if self._info["dtype"] == "object":  # variable-length strings: through HDF5, each one's bytes
             ascii_only = self._info.get("charset") != "utf-8"
-            values = [_string_bytes(v, ascii_only) for v in data.ravel()]
+            values = [_dtypes.string_bytes(v, ascii_only) for v in data.ravel()]
             with _MASK_WRITES:  # not between the read and the write back of a mask or field write
                 _h5tile.write_strings(path, self._name, values, list(data.shape), offset, step)
             return
@@ -700,20 +700,6 @@ class Dataset(_Object):
         array, sized = prepare(data, "value")
         with _MASK_WRITES:
             _h5tile.write_into(path, self._name, array, sized, offset, step, self._file._options["threads"])
-
-
-def _string_bytes(value: Any, ascii_only: bool) -> bytes:
-    """One element written into a variable-length string dataset, as h5py stores it: str encoded
-    (ASCII for an ASCII dataset, else UTF-8; one that does not encode raises UnicodeEncodeError),
-    bytes as they are; an embedded NUL would end the string in the file, so it is refused."""
-    if isinstance(value, str):
-        value = value.encode("ascii" if ascii_only else "utf-8")
-    elif not isinstance(value, bytes):
-        raise TypeError(_args.without_secrets(f"Can't implicitly convert non-string objects to strings "
-                                              f"({type(value).__name__})"))
-    if b"\0" in value:
-        raise ValueError("VLEN strings do not support embedded NULLs")
-    return bytes(value)
 
 
 def _runs(indices: Any) -> "list[tuple[int, int, int]]":

@@ -70,6 +70,20 @@ def numpy_type_json(dtype: np.dtype) -> str:
     return json.dumps(_to_json(dtype))
 
 
+def string_bytes(value: Any, ascii_only: bool) -> bytes:
+    """One variable-length string as h5py stores it: a str encoded (ASCII where the strings are,
+    else UTF-8; one that does not encode raises UnicodeEncodeError), bytes as they are; anything
+    else TypeError, and an embedded NUL (it would end the string in the file) ValueError."""
+    if isinstance(value, str):
+        value = value.encode("ascii" if ascii_only else "utf-8")
+    elif not isinstance(value, bytes):
+        raise TypeError(_args.without_secrets(f"Can't implicitly convert non-string objects to strings "
+                                              f"({type(value).__name__})"))
+    if b"\0" in value:
+        raise ValueError("VLEN strings do not support embedded NULLs")
+    return bytes(value)
+
+
 def numpy_dtype(info: dict) -> np.dtype:
     """The dtype of a described dataset as h5py gives it (kept in `info` once made)."""
     made = info.get("_numpy_dtype")

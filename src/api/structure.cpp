@@ -202,6 +202,22 @@ detail::TypeHandle creation_type(const DatasetCreation& creation,
   return detail::make_type(creation.dtype);
 }
 
+// The type of a new dataset: the named datatype `creation` names (of `file`), else the one it
+// describes; of the size of its dtype.
+detail::TypeHandle dataset_type(hid_t file, const DatasetCreation& creation, const std::string& where,
+                                const std::function<void(const std::string&)>& refuse) {
+  auto type = creation.named_type.empty()
+                  ? creation_type(creation, refuse)
+                  : detail::open_named_type(
+                        file, creation.named_type,
+                        fmt::format("cannot create {}: no named datatype '{}'", where, creation.named_type));
+  if (detail::type_size(type.get()) != creation.dtype.size()) {
+    refuse(fmt::format("its type has {} bytes, not the {} of {}", detail::type_size(type.get()), creation.dtype.size(),
+                       creation.dtype.name()));
+  }
+  return type;
+}
+
 }  // namespace
 
 void commit_datatype(const fs::path& path, const std::string& name, const DatasetCreation& type) {
@@ -263,15 +279,7 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   detail::FileChange change(path);
   const hid_t file = change.file();
   check_new_name(file, name, path, "create dataset");
-  const auto type = creation.named_type.empty()
-                        ? creation_type(creation, refuse)
-                        : detail::open_named_type(
-                              file, creation.named_type,
-                              fmt::format("cannot create {}: no named datatype '{}'", where, creation.named_type));
-  if (detail::type_size(type.get()) != creation.dtype.size()) {
-    refuse(fmt::format("the named datatype '{}' has {} bytes, not {}", creation.named_type,
-                       detail::type_size(type.get()), creation.dtype.size()));
-  }
+  const auto type = dataset_type(file, creation, where, refuse);
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
   for (const auto& external : creation.external) detail::add_external(dcpl.get(), external);
@@ -319,11 +327,7 @@ void create_virtual_dataset(const fs::path& path, const std::string& dataset, co
   detail::FileChange change(path);
   const hid_t file = change.file();
   check_new_name(file, name, path, "create virtual dataset");
-  const auto type = creation.named_type.empty()
-                        ? creation_type(creation, refuse)
-                        : detail::open_named_type(
-                              file, creation.named_type,
-                              fmt::format("cannot create {}: no named datatype '{}'", where, creation.named_type));
+  const auto type = dataset_type(file, creation, where, refuse);
   const auto dcpl = detail::dataset_creation();
   for (std::size_t i = 0; i < mappings.size(); ++i) {
     const auto& m = mappings[i];
