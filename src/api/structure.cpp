@@ -282,8 +282,14 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
   const auto type = dataset_type(file, creation, where, refuse);
   const auto dcpl = detail::dataset_creation();
   if (creation.compact) detail::set_compact(dcpl.get());
-  for (const auto& external : creation.external) detail::add_external(dcpl.get(), external);
-  if (creation.fill_time != FillTime::IfSet) detail::set_fill_time(dcpl.get(), creation.fill_time);
+  for (const auto& external : creation.external) {
+    const auto size = external.size == kUnlimitedExtent ? H5F_UNLIMITED : static_cast<hsize_t>(external.size);
+    detail::add_external(dcpl.get(), external.name, external.offset, size);
+  }
+  if (creation.fill_time != FillTime::IfSet) {
+    detail::set_fill_time(dcpl.get(),
+                          creation.fill_time == FillTime::Alloc ? H5D_FILL_TIME_ALLOC : H5D_FILL_TIME_NEVER);
+  }
   if (!chunk.empty()) {
     detail::set_chunk(dcpl.get(), chunk);
     if (creation.scale_offset) {

@@ -134,12 +134,9 @@ void set_compact(hid_t dcpl) {
   check(H5Pset_layout(dcpl, H5D_COMPACT), "H5Pset_layout");
 }
 
-void set_fill_time(hid_t dcpl, FillTime when) {
+void set_fill_time(hid_t dcpl, H5D_fill_time_t when) {
   const Hdf5Lock lock;
-  const auto time = when == FillTime::Alloc   ? H5D_FILL_TIME_ALLOC
-                    : when == FillTime::Never ? H5D_FILL_TIME_NEVER
-                                              : H5D_FILL_TIME_IFSET;
-  check(H5Pset_fill_time(dcpl, time), "H5Pset_fill_time");
+  check(H5Pset_fill_time(dcpl, when), "H5Pset_fill_time");
 }
 
 void set_scale_offset(hid_t dcpl, bool floats, unsigned factor) {
@@ -148,10 +145,9 @@ void set_scale_offset(hid_t dcpl, bool floats, unsigned factor) {
         "H5Pset_scaleoffset");
 }
 
-void add_external(hid_t dcpl, const ExternalFile& file) {
+void add_external(hid_t dcpl, const std::string& name, std::uint64_t offset, hsize_t size) {
   const Hdf5Lock lock;
-  const auto size = file.size == kUnlimitedExtent ? H5F_UNLIMITED : static_cast<hsize_t>(file.size);
-  check(H5Pset_external(dcpl, file.name.c_str(), static_cast<off_t>(file.offset), size), "H5Pset_external");
+  check(H5Pset_external(dcpl, name.c_str(), static_cast<off_t>(offset), size), "H5Pset_external");
 }
 
 SpaceHandle make_null_space() {

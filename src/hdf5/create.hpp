@@ -9,7 +9,6 @@
 #include <vector>
 
 #include <h5tile/array.hpp>
-#include <h5tile/objects.hpp>
 
 #include "hdf5/handle.hpp"
 
@@ -78,14 +77,15 @@ void set_track_order(hid_t cpl, bool links);
 void set_compact(hid_t dcpl);
 
 // When the fill value is written (H5Pset_fill_time).
-void set_fill_time(hid_t dcpl, FillTime when);
+void set_fill_time(hid_t dcpl, H5D_fill_time_t when);
 
 // HDF5's scale-offset filter (H5Pset_scaleoffset): integers keep `factor` bits (0: HDF5 decides),
 // floats `factor` decimal digits.
 void set_scale_offset(hid_t dcpl, bool floats, unsigned factor);
 
-// A file of external storage (H5Pset_external).
-void add_external(hid_t dcpl, const ExternalFile& file);
+// A file of external storage (H5Pset_external): `size` bytes of it from `offset` (H5F_UNLIMITED:
+// as many as needed).
+void add_external(hid_t dcpl, const std::string& name, std::uint64_t offset, hsize_t size);
 
 // A null dataspace (no elements: h5py's Empty).
 [[nodiscard]] SpaceHandle make_null_space();
