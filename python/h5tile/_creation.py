@@ -24,7 +24,7 @@ _COMPRESSORS = {"gzip": "gzip", 1: "gzip", "lzf": "lzf", 32000: "lzf", 32015: "z
 
 # h5py's create_dataset keywords that change nothing in what h5tile makes or reads.
 _UNLIMITED = 2**64 - 1  # h5py's h5f.UNLIMITED: an external file used as far as needed
-_TAKEN_AS_IS = ("track_times", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots", "efile_prefix", "virtual_prefix", "dapl")
+_TAKEN_AS_IS = ("track_times", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots", "virtual_prefix", "dapl")
 
 
 def guess_chunk(shape: tuple, itemsize: int) -> tuple:
@@ -213,6 +213,10 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
     track_order = bool(keywords.pop("track_order", None) or False)
     scaleoffset = _scale_offset(keywords.pop("scaleoffset", None), dtype, fletcher32)
     external = _external(keywords.pop("external", None))
+    if keywords.pop("efile_prefix", None) is not None and any(not os.path.isabs(e[0]) for e in external):
+        # HDF5 would find relative external files in that folder; h5tile's would be in the process's
+        raise InvalidArgumentError(_args.without_secrets("create_dataset: h5tile does not take efile_prefix yet: "
+                                                         "give the external files absolute names"))
     fill_time = keywords.pop("fill_time", None)
     if fill_time is not None and fill_time not in ("ifset", "alloc", "never"):
         raise ValueError(_args.without_secrets("fill_time must be one of the following choices: 'alloc', 'never' or "

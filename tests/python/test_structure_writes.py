@@ -819,3 +819,17 @@ def test_data_with_a_sub_array_dtype_is_refused_and_nothing_made(tmp_path):
         with pytest.raises(ValueError, match="sub-array dtype"):
             f.create_dataset("n", data=np.ones((4, 2), "i2"), dtype=np.dtype("(2,)i2"))
         assert "n" not in f
+
+
+def test_a_relative_external_file_with_efile_prefix_is_refused_not_written_elsewhere(tmp_path, monkeypatch):
+    """h5py finds a relative external file in efile_prefix's folder; h5tile, which does not take
+    that prefix yet, refuses rather than write the data into the process's folder."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    with h5tile.File(tmp_path / "f.h5", "w") as f:
+        with pytest.raises(h5tile.InvalidArgumentError, match="efile_prefix"):
+            f.create_dataset("n", data=np.arange(6.0), external=[("ext.bin", 0, 48)],
+                             efile_prefix=str(tmp_path / "data"))
+        assert "n" not in f
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "f.h5"]
+
