@@ -685,7 +685,6 @@ class Dataset(_Object):
         self._write_box(picked, [r[0][0] for r in runs], [r[0][2] for r in runs])
 
     def _write_box(self, data: np.ndarray, offset: "list[int]", step: "list[int]") -> None:
-        self._file._drop_h5py_view()  # h5py's identifiers taken before the write closed; .id sees it
         offset, step = [int(o) for o in offset], [int(s) for s in step]
         path = self._file._path_text
         if self._info["dtype"] == "object":  # variable-length strings: through HDF5, each one's bytes

@@ -620,10 +620,7 @@ class Group(_Object, MutableMapping):
             raise InvalidArgumentError("h5tile does not make anonymous datasets (name=None): give a name")
         full = self._path(name)
         self._file._check_writable(f"create dataset '{full}'", InvalidArgumentError)
-        named = ""
-        if isinstance(dtype, Datatype):  # a named datatype: of this file, the dataset's type is it (h5py's)
-            named = dtype.name if os.path.abspath(dtype.file.filename) == os.path.abspath(self._file.filename) else ""
-            dtype = dtype.dtype
+        dtype, named = self._named_type(dtype)
         core, data = _creation.plan(shape, dtype, data, kwds)
         core["named_type"] = named
         try:
@@ -649,6 +646,15 @@ class Group(_Object, MutableMapping):
             kwupdate.setdefault("maxshape", other.maxshape)
         return self.create_dataset(name, **kwupdate)
 
+    def _named_type(self, dtype: Any) -> "tuple[Any, str]":
+        """(the dtype, the path of the named datatype a new dataset's type is, or "") of a
+        ``dtype`` argument: a named datatype of this file is used as it is (h5py's way); one of
+        another file gives its dtype only."""
+        if not isinstance(dtype, Datatype):
+            return dtype, ""
+        same = os.path.abspath(dtype.file.filename) == os.path.abspath(self._file.filename)
+        return dtype.dtype, dtype.name if same else ""
+
     def create_virtual_dataset(self, name: str, layout: Any, fillvalue: Any = None) -> Dataset:
         """h5py's ``create_virtual_dataset``: a virtual dataset ``name`` of h5py's ``VirtualLayout``
         (its shape, maxshape, dtype and mappings, made with h5py's ``VirtualSource``), reading
@@ -660,9 +666,7 @@ class Group(_Object, MutableMapping):
         mappings = [(dcpl.get_virtual_vspace(i).encode(), dcpl.get_virtual_filename(i),
                      dcpl.get_virtual_dsetname(i), dcpl.get_virtual_srcspace(i).encode())
                     for i in range(dcpl.get_virtual_count())]
-        dtype, named = layout.dtype, ""
-        if isinstance(dtype, Datatype):
-            dtype, named = dtype.dtype, dtype.name
+        dtype, named = self._named_type(layout.dtype)
         dtype = np.dtype(dtype)
         fill = b"" if fillvalue is None else np.array(fillvalue, dtype=dtype).tobytes()
         maxshape = layout.maxshape if layout.maxshape is not None else layout.shape
