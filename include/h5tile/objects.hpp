@@ -226,6 +226,20 @@ void flush_writes(const std::filesystem::path& path);
 /// file locking, which that open's lock would refuse.
 [[nodiscard]] bool held_for_writing(const std::filesystem::path& path);
 
+/// Lends the held file `path` to another HDF5 library in this process (h5py's, whose low-level
+/// identifiers write what h5tile does not): what h5tile changed is flushed and its open of the
+/// file closed (its kept datasets, and every reader's kept open of the file, first), so that the
+/// other library may open it read-write with nothing of h5tile's cached beside it. The holds
+/// stay. Until take_back_for_writing, h5tile's changes of `path` throw InvalidArgument (reads open
+/// the file as they open one another process writes: the other library flushes first). Throws
+/// InvalidArgument where this process does not hold `path`, or where h5tile still has an object of
+/// it open (a read or change in progress in another thread). Nothing where it is lent already.
+void lend_for_writing(const std::filesystem::path& path);
+
+/// Ends lend_for_writing (the other library must have closed the file): h5tile opens it again
+/// for its changes. Nothing where `path` is not lent.
+void take_back_for_writing(const std::filesystem::path& path);
+
 /// Ends one hold of `path`; the last flushes and closes it (throwing what the flush throws).
 void release_for_writing(const std::filesystem::path& path);
 

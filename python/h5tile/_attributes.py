@@ -170,6 +170,11 @@ def _writing(method: Callable[..., Any]) -> Callable[..., Any]:
     return locked
 
 
+class _OnlyHdf5Writes(Exception):
+    """An attribute of a type h5tile's core does not write (variable-length sequences, references,
+    HDF5 array types): raised before the file changes, and made by h5py instead (create)."""
+
+
 class AttributeManager(MutableMapping):
     """The attributes of a group or dataset (``obj.attrs``), as h5py's: a mapping from names to
     values. Numbers read as NumPy scalars or arrays, fixed-length strings as ``bytes``
@@ -255,8 +260,12 @@ class AttributeManager(MutableMapping):
             _h5tile.write_empty_attribute(f.filename, self._obj._name, name,
                                           f"V{empty.itemsize}" if empty.kind == "V" else empty.name)
             return
-        array, vlen = self._new_value(name, data, shape, dtype)
-        self._write(name, array, vlen, data)
+        try:
+            array, vlen = self._new_value(name, data, shape, dtype)
+            self._write(name, array, vlen, data)
+        except _OnlyHdf5Writes:  # made by h5py, which h5tile lends the file to (File._through_h5py)
+            with f._through_h5py(f"write attribute '{name}' of '{self._obj._name}'") as h5py_file:
+                _via_h5py.object_of(h5py_file, self._obj._name).attrs.create(name, data, shape=shape, dtype=dtype)
 
     @_writing
     def modify(self, name: str, value: Any) -> None:
@@ -311,9 +320,7 @@ class AttributeManager(MutableMapping):
         metadata = final.metadata or {}
         if final.kind == "O" and (_vlen_encoding(final) is None and metadata.get("vlen") is not None
                                   or metadata.get("ref") is not None):
-            raise UnsupportedTypeError(_args.without_secrets(f"attribute '{name}': h5tile does not write "
-                                                             "variable-length sequences or references (h5py's "
-                                                             f"dtype {final} with {metadata})"))
+            raise _OnlyHdf5Writes()  # variable-length sequences, references
         if shape is None:
             shape = array.shape
         elif isinstance(shape, (int, np.integer)):
@@ -324,9 +331,7 @@ class AttributeManager(MutableMapping):
             if shape[len(shape) - len(subshape):] != subshape:
                 raise InvalidArgumentError(_args.without_secrets(f"attribute '{name}': Array dtype shape {subshape} "
                                                                  f"is incompatible with data shape {shape}"))
-            raise UnsupportedTypeError(_args.without_secrets(f"attribute '{name}': h5tile does not write HDF5 array "
-                                                             f"types (dtype {final}): give the full shape and the "
-                                                             "element dtype"))
+            raise _OnlyHdf5Writes()  # an HDF5 array type
         if int(np.prod(shape)) != array.size:
             raise InvalidArgumentError(_args.without_secrets(f"attribute '{name}': Shape of new attribute conflicts "
                                                              f"with shape of data ({shape} for {array.shape})"))
@@ -358,8 +363,7 @@ class AttributeManager(MutableMapping):
         if kind in "OU":
             item = _find_item_type(data)
             if kind == "O" and _is_h5py_reference_type(item):
-                raise UnsupportedTypeError(_args.without_secrets(f"{where}: h5tile does not write references (h5py's "
-                                                                 f"{item.__name__}); write it with h5py"))
+                raise _OnlyHdf5Writes()
             what = (f"NumPy makes it a str array (dtype {array.dtype}), for which HDF5 has no type (h5py refuses "
                     "it too): store a str or a list of str (variable-length UTF-8), or array.astype(object)"
                     if kind == "U" else

@@ -54,6 +54,40 @@ def string_kind(dtype: np.dtype) -> "type | None":
     return vlen if vlen in (str, bytes) else None
 
 
+def only_hdf5_writes(dtype: Any, data: Any = None) -> bool:
+    """Whether a new dataset of ``dtype`` (or, where it is None, of ``data``) is of a type h5tile's
+    core does not write and HDF5 does (h5py makes it then, _objects.Group.create_dataset):
+    variable-length sequences, references, compounds and sub-arrays with such members or with
+    variable-length strings, 128-bit floats and 256-bit complex numbers."""
+    if dtype is None:
+        if _is_empty(data) or isinstance(data, np.ndarray):
+            dtype = data.dtype
+        elif isinstance(data, (list, tuple)) and data:
+            return _is_h5py_reference(data[0])
+        else:
+            return _is_h5py_reference(data)
+    if isinstance(dtype, np.dtype) or isinstance(dtype, (str, type)):
+        return _only_hdf5(np.dtype(dtype))
+    return False
+
+
+def _only_hdf5(dtype: np.dtype) -> bool:
+    if dtype.fields is not None:
+        members = [dtype.fields[n][0] for n in dtype.names]
+        return any(string_kind(m) is not None or _only_hdf5(m) for m in members)
+    if dtype.subdtype is not None:
+        base = dtype.subdtype[0]
+        return string_kind(base) is not None or _only_hdf5(base)
+    if dtype.kind == "O":
+        return string_kind(dtype) is None and bool({"vlen", "ref"} & set(dtype.metadata or {}))
+    return (dtype.kind == "f" and dtype.itemsize > 8) or (dtype.kind == "c" and dtype.itemsize > 16)
+
+
+def _is_h5py_reference(value: Any) -> bool:
+    kind = type(value)
+    return kind.__name__ in ("Reference", "RegionReference") and kind.__module__.startswith("h5py")
+
+
 def _item_type(data: Any) -> "type | None":
     """str or bytes where every item of the (nested) lists, tuples or object array `data` is one,
     exactly (not NumPy's str_ or bytes_), as h5py's ``guess_dtype`` finds them; None otherwise."""

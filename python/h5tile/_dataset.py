@@ -170,6 +170,11 @@ class Dataset(_Object):
         ``ds.dims[0][0]`` (the first scale of axis 0, a Dataset), ``ds.dims[0].keys()``."""
         return _dims.DimensionManager(self)
 
+    def make_scale(self, name: str = "") -> None:
+        """Makes this dataset a dimension scale named ``name`` (h5py's ``make_scale``), through
+        HDF5's dimension scale API (see ``dims``)."""
+        _dims.make_scale(self, name)
+
     @property
     def is_scale(self) -> bool:
         """Whether this dataset is a dimension scale (h5py's ``is_scale``)."""
@@ -252,11 +257,14 @@ class Dataset(_Object):
 
     @property
     def regionref(self) -> Any:
-        """h5py's maker of region references (``ds.regionref[2:5]``): not made by h5tile yet (HDF5
-        writes each region into the file's global heap); UnsupportedTypeError."""
-        raise UnsupportedTypeError(_args.without_secrets(
-            f"h5tile does not make region references yet (dataset '{self._name}' in '{self._file._shown}'): HDF5 "
-            "stores each region in the file; they read (ds[regionref]) where h5py made them"))
+        """h5py's maker of region references (``ds.regionref[2:5]``), made by h5py: HDF5 writes each
+        region into the file's global heap, so a File in a write mode lends the file to h5py for it
+        (see ``id``); in mode "r" UnsupportedTypeError. They read (``ds[regionref]``) in any mode."""
+        if self._file._mode == "r":
+            raise UnsupportedTypeError(_args.without_secrets(
+                f"cannot make region references of dataset '{self._name}' in '{self._file._shown}': it is open "
+                "read-only, and HDF5 writes each region into the file (open it in mode 'a')"))
+        return _RegionReferences(self)
 
     @property
     def is_virtual(self) -> bool:
@@ -550,10 +558,10 @@ class Dataset(_Object):
                 self._write_fields(common, rest if isinstance(rest, tuple) else (rest,), value)
                 return
         info = self._info  # described once for the whole call (a row at a time is a hot loop)
-        if info.get("via_h5py"):
-            raise UnsupportedTypeError(_args.without_secrets(
-                f"h5tile does not write dataset '{self._name}' in '{self._file._shown}' of {self.dtype} yet "
-                "(variable-length sequences, references and compounds with such members are read through h5py)"))
+        if info.get("via_h5py"):  # a type only HDF5 writes: through h5py, which h5tile lends the file to
+            with self._file._through_h5py(f"write dataset '{self._name}'") as f:
+                _via_h5py.object_of(f, self._name)[key] = value
+            return
         shape = None if info.get("null_space") else tuple(int(n) for n in info["shape"])
         sel = _Selection(key, shape, f"dataset '{self._name}' in '{self._file._shown}'")
         if info["layout"] != "virtual":
@@ -699,6 +707,32 @@ class Dataset(_Object):
         array, sized = prepare(data, "value")
         with _MASK_WRITES:
             _h5tile.write_into(path, self._name, array, sized, offset, step, self._file._options["threads"])
+
+
+class _RegionReferences:
+    """``ds.regionref``: h5py's region references of a dataset (``ds.regionref[0:10, ::2]``), made
+    by h5py through the file h5tile lends it (Dataset.regionref); ``shape`` and ``selection`` of a
+    reference as h5py's."""
+
+    def __init__(self, dataset: Dataset):
+        self._dataset = dataset
+
+    def __getitem__(self, key: Any) -> Any:
+        name = self._dataset._name
+        with self._dataset._file._through_h5py(f"make a region reference of dataset '{name}'") as f:
+            return _via_h5py.object_of(f, name).regionref[key]
+
+    def _ask(self, what: str, reference: Any) -> Any:
+        with _via_h5py._reading(self._dataset._file._path_text) as f:
+            return getattr(_via_h5py.object_of(f, self._dataset._name).regionref, what)(reference)
+
+    def shape(self, reference: Any) -> tuple:
+        """The shape of the dataset `reference` points into."""
+        return self._ask("shape", reference)
+
+    def selection(self, reference: Any) -> tuple:
+        """The shape of the selection `reference` makes."""
+        return self._ask("selection", reference)
 
 
 def _runs(indices: Any) -> "list[tuple[int, int, int]]":

@@ -1,7 +1,9 @@
 """Dimension scales as h5py shows them (``ds.dims``), read from the attributes HDF5's dimension
 scale API writes: DIMENSION_LIST (per axis, references to the scale datasets; h5tile reads them
 as the paths they lead to), DIMENSION_LABELS (per axis, a label), and on each scale CLASS
-("DIMENSION_SCALE") and NAME (its name). Attaching and labelling (writes) are issue 41's."""
+("DIMENSION_SCALE") and NAME (its name). Attaching, detaching, labelling and making scales
+(writes) go through h5py's own dimension scale calls (HDF5's H5DS API), on the file h5tile lends
+to h5py for them (File._through_h5py)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterator, List, Tuple
@@ -48,6 +50,24 @@ class DimensionProxy:
             return ""
         labels = np.asarray(labels, dtype=object).reshape(-1)
         return _text(labels[self._dimension]) if self._dimension < len(labels) else ""
+
+    @label.setter
+    def label(self, value: Any) -> None:
+        self._change(f"label axis {self._dimension}",
+                     lambda h5ds, dataset, open_: h5ds.set_label(dataset, self._dimension, _encoded(value)))
+
+    def attach_scale(self, scale: Any) -> None:
+        """Attaches the dimension scale ``scale`` (a dataset of this file) to this axis."""
+        self._change(f"attach a scale to axis {self._dimension}",
+                     lambda h5ds, dataset, open_: h5ds.attach_scale(dataset, open_(scale.name), self._dimension))
+
+    def detach_scale(self, scale: Any) -> None:
+        """Detaches the dimension scale ``scale`` from this axis."""
+        self._change(f"detach a scale from axis {self._dimension}",
+                     lambda h5ds, dataset, open_: h5ds.detach_scale(dataset, open_(scale.name), self._dimension))
+
+    def _change(self, what: str, change: Any) -> None:
+        change_scales(self._dataset, what, change)
 
     def _attached(self) -> "List[str] | None":
         """The paths of the scales attached to this axis; None where the dataset has no
@@ -114,6 +134,28 @@ class DimensionProxy:
                                      f'"{self._dataset.name}">')
 
 
+def _encoded(text: Any) -> bytes:
+    """A name or label as HDF5's dimension scale calls take it (str as UTF-8, as h5py)."""
+    return text if isinstance(text, bytes) else str(text).encode("utf-8")
+
+
+def change_scales(dataset: Dataset, what: str, change: Any) -> None:
+    """``change(h5py.h5ds, the dataset's h5py DatasetID, open)`` (``open(name)``: the h5py
+    DatasetID of another dataset of the file), made with HDF5's dimension scale calls through h5py
+    on the file h5tile lends it (File._through_h5py). Low-level identifiers, not h5py's high-level
+    objects, whose methods a program (or a test harness) may have rebound."""
+    from h5py import h5d, h5ds
+    with dataset.file._through_h5py(f"{what} of dataset '{dataset.name}'") as f:
+        def open_(name: str) -> Any:
+            return h5d.open(f.id, _encoded(name))
+        change(h5ds, open_(dataset.name), open_)
+
+
+def make_scale(dataset: Dataset, name: Any) -> None:
+    """Makes `dataset` a dimension scale named `name` (h5py's ``make_scale``)."""
+    change_scales(dataset, "make a dimension scale", lambda h5ds, ds, open_: h5ds.set_scale(ds, _encoded(name)))
+
+
 class DimensionManager:
     """``ds.dims``: one :class:`DimensionProxy` per axis, as h5py's ``DimensionManager``."""
 
@@ -131,6 +173,11 @@ class DimensionManager:
 
     def __iter__(self) -> Iterator[DimensionProxy]:
         return (self[i] for i in range(len(self)))
+
+    def create_scale(self, dataset: Any, name: str = "") -> None:
+        """Makes ``dataset`` a dimension scale named ``name`` (h5py's deprecated ``create_scale``;
+        ``dataset.make_scale(name)`` is the same)."""
+        make_scale(dataset, name)
 
     def __repr__(self) -> str:
         if not self._dataset.file._open:

@@ -621,6 +621,13 @@ class Group(_Object, MutableMapping):
         full = self._path(name)
         self._file._check_writable(f"create dataset '{full}'", InvalidArgumentError)
         dtype, named = self._named_type(dtype)
+        if _creation.only_hdf5_writes(dtype, data):  # made by h5py, which h5tile lends the file to
+            if name in self:
+                raise InvalidArgumentError(_args.without_secrets(f"Unable to synchronously create dataset "
+                                                                 f"'{full}' (name already exists)"))
+            with self._file._through_h5py(f"create dataset '{full}'") as f:
+                f.create_dataset(full, shape, dtype, data, **kwds)
+            return Dataset(self._file, full)
         core, data = _creation.plan(shape, dtype, data, kwds)
         core["named_type"] = named
         try:
@@ -903,6 +910,8 @@ class File(Group):
             raise NoSuchFileError("cannot open '': the file name is empty; h5tile.File opens a path such as "
                                   "'data.h5' or a URL")
         self._path_text = os.fspath(path)
+        # The file held (and lent), by this name whatever the working folder is then.
+        self._held_path = os.path.abspath(self._path_text)
         if mode is None:
             mode = "r"
         if mode not in _FILE_MODES:
@@ -945,9 +954,8 @@ class File(Group):
         is collected), as h5py holds it: each write goes through that open, not an open of its own."""
         self._release = None
         if self._mode != "r" and self._open:
-            held = os.path.abspath(self._path_text)  # released by this name, whatever the working folder is then
-            _h5tile.hold_for_writing(held)
-            self._release = weakref.finalize(self, _h5tile.release_for_writing, held)
+            _h5tile.hold_for_writing(self._held_path)
+            self._release = weakref.finalize(self, _release_held, self._held_path)
 
     def _check_userblock(self, size: Any) -> None:
         """h5py's check of ``userblock_size`` when it opens an existing file: the file's own."""
@@ -993,30 +1001,49 @@ class File(Group):
 
     @property
     def id(self) -> Any:
-        """h5py's low-level ``FileID`` of the file, from h5py's own read-only open of it (see
-        ``Dataset.id``)."""
+        """h5py's low-level ``FileID`` of the file (see ``Dataset.id``)."""
         return self._h5py_view().id
 
     def _h5py_view(self) -> Any:
-        """h5py's read-only open of this file behind ``.id``, made at the first use after the last
-        change through this File (each change closes the one before it, with the identifiers taken
-        from it: HDF5 shares one open of a file among all opens of it in the library, so only a
-        fresh open sees the change)."""
+        """h5py's open of this file behind ``.id``. In mode "r", h5py's own read-only open, made at
+        the first use after the last change through any File of it (HDF5 shares one open of a
+        file among all opens of it in the library, so only a fresh open sees a change). In a write
+        mode, h5py's read-write open, to which h5tile lends the file (_via_h5py.lend): h5py's
+        identifiers write it, h5tile's reads see what they wrote, and the next change through
+        h5tile takes the file back, closing them."""
         self._check_open()
         if self._is_url() or self.__dict__.get("_file_object") is not None:
             raise UnsupportedTypeError(_args.without_secrets(f"h5py's low-level identifiers (.id) of "
                                                              f"'{self._shown}': h5tile gives them for local files "
                                                              "opened by name only"))
+        if self._mode != "r":
+            return _via_h5py.lend(self._held_path)
         view = self.__dict__.get("_h5py_open")
         if view is None:
             view = self._h5py_open = _via_h5py.view(self._path_text)
         return view
 
+    @contextlib.contextmanager
+    def _through_h5py(self, what: str) -> Iterator[Any]:
+        """h5py's read-write File of this file, for a change h5tile does not make itself (types
+        only HDF5 writes: variable-length sequences, references; dimension scales): made through
+        h5py, which h5tile lends the file to (see _h5py_view), as any change through this File,
+        then taken back. UnsupportedTypeError where h5py is not installed."""
+        self._check_writable(what)
+        try:
+            with _via_h5py.WRITES:
+                yield _via_h5py.lend(self._held_path)
+        finally:
+            self._written()
+
     def _drop_h5py_view(self) -> None:
-        """Closes h5py's open behind ``.id`` (with the identifiers taken from it), if any."""
+        """Closes h5py's open behind ``.id`` (with the identifiers taken from it), if any: the
+        read-only one, or the read-write one the file is lent to (taken back)."""
         view = self.__dict__.pop("_h5py_open", None)
         if view is not None:
             view.close()
+        if _via_h5py.LENT and self._mode != "r":
+            _via_h5py.take_back(self._held_path)
 
     def close(self) -> None:
         """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
@@ -1113,6 +1140,17 @@ class File(Group):
     def _check_open(self) -> None:
         if not self._open:
             raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is closed"))
+        if _via_h5py.LENT and _via_h5py.sync(self._held_path):
+            self._forget_reads()  # h5py's identifiers may have changed anything since
+
+    def _forget_reads(self) -> None:
+        """Every description and link table read again, every dataset's reader made anew."""
+        self._catalog.reset()
+        with self._readers_lock:
+            readers = list(self._readers.values())
+            self._readers.clear()
+        for reader in readers:
+            reader.close()  # waits for its reads in progress
 
     def _check_writable(self, what: str, refusal: Optional[type] = None) -> None:
         """Raises for a write to a file open read-only: ``refusal`` (h5py's class for that write)
@@ -1220,13 +1258,8 @@ class File(Group):
         """After a write through this File: every description read again, and every dataset's
         reader made anew from it (a reader fails the reads of a dataset that no longer has the
         description it was made with)."""
-        self._catalog.reset()
         self._drop_h5py_view()  # the next .id opens the file again, to see the change
-        with self._readers_lock:
-            readers = list(self._readers.values())
-            self._readers.clear()
-        for reader in readers:
-            reader.close()  # waits for its reads in progress
+        self._forget_reads()
 
     def _reshaped(self, name: str, shape: tuple) -> None:
         """After a resize of dataset `name` through this File: its description says the new shape,
@@ -1245,9 +1278,17 @@ class File(Group):
             reader.close()
 
 
+def _release_held(path: str) -> None:
+    """Ends a File's hold of `path` (at close(), or when it is collected): h5py's open of it, where
+    it is lent, closed first."""
+    _via_h5py.take_back(path)
+    _h5tile.release_for_writing(path)
+
+
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f = File.__new__(File)
     f._path_text, f._mode, f._options = path, mode, dict(options)
+    f._held_path = os.path.abspath(path)
     f._catalog, f._open = _Catalog(), is_open
     f._readers, f._readers_lock = OrderedDict(), threading.Lock()
     _Object.__init__(f, f, "/")

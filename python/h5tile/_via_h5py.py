@@ -10,6 +10,7 @@ anywhere. Without h5py, the core's UnsupportedTypeError stands."""
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from typing import Any, Iterator, Optional
 
@@ -51,6 +52,75 @@ def _open(path: str) -> Any:
         _h5tile.flush_writes(path)
         return file_class(path, "r", locking=False)
     return file_class(path, "r")
+
+
+# Files lent to h5py for writing (lend), by their real path: h5py's read-write File of each.
+LENT: dict = {}
+
+
+def lend(path: str) -> Any:
+    """h5py's read-write File of the held local file `path`, to which h5tile lends it (for h5py's
+    low-level identifiers, ``.id``, in a write mode, and for writes h5tile does not make itself):
+    h5tile flushes what it changed and closes its own open first (_h5tile.lend_for_writing), so
+    that two HDF5 libraries never change one file at once. Kept until take_back; h5tile's reads
+    meanwhile call sync first."""
+    if _h5py_file() is None:
+        raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id), and writes of types h5tile does not "
+                                           "write itself, need h5py, which is not installed")
+    key = os.path.realpath(path)
+    with WRITES:
+        lent = LENT.get(key)
+        if lent is None:
+            _h5tile.lend_for_writing(path)
+            try:
+                lent = _h5py_file()(path, "r+", locking=False)  # h5tile's reads meanwhile: see sync
+            except BaseException:
+                _h5tile.take_back_for_writing(path)
+                raise
+            LENT[key] = lent
+        return lent
+
+
+def sync(path: str) -> bool:
+    """Before h5tile reads the file `path`: where it is lent to h5py, h5py's changes are flushed and
+    h5tile's readers let go of what they kept open of the file (their opens would not see
+    them). Whether it is lent (the caller then forgets what it read of the file before)."""
+    key = os.path.realpath(path)
+    with WRITES:
+        lent = LENT.get(key)
+        if lent is None:
+            return False
+        lent.flush()
+        _h5tile.lend_for_writing(path)  # lent already: lets go of the readers' kept opens again
+        return True
+
+
+def take_back(path: str) -> None:
+    """Ends lend: h5py's File closed (every identifier taken from it with it), and the file open
+    for h5tile's changes again. Nothing where `path` is not lent."""
+    key = os.path.realpath(path)
+    with WRITES:
+        lent = LENT.pop(key, None)
+        if lent is None:
+            return
+        try:
+            lent.close()
+        finally:
+            _h5tile.take_back_for_writing(path)
+
+
+def object_of(file: Any, name: str) -> Any:
+    """h5py's object `name` of h5py's File `file`, made from its low-level identifier with h5py's
+    classes from their modules (``file[name]``, and the classes' names at h5py's top level, a
+    program or a test harness may have rebound)."""
+    from h5py import h5d, h5g, h5o
+    from h5py._hl.dataset import Dataset
+    from h5py._hl.datatype import Datatype
+    from h5py._hl.group import Group
+    identifier = h5o.open(file.id, name.encode("utf-8"))
+    if isinstance(identifier, h5d.DatasetID):
+        return Dataset(identifier)
+    return Group(identifier) if isinstance(identifier, h5g.GroupID) else Datatype(identifier)
 
 
 def view(path: str) -> Any:

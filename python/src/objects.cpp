@@ -252,6 +252,20 @@ void bind_objects(nb::module_& m) {
       },
       "path"_a);
   m.def(
+      "lend_for_writing",
+      [](const std::filesystem::path& path) {
+        nb::gil_scoped_release release;
+        h5tile::lend_for_writing(path);
+      },
+      "path"_a, "Lends the held file to h5py's HDF5 (h5tile::lend_for_writing).");
+  m.def(
+      "take_back_for_writing",
+      [](const std::filesystem::path& path) {
+        nb::gil_scoped_release release;
+        h5tile::take_back_for_writing(path);
+      },
+      "path"_a, "Ends lend_for_writing (h5tile::take_back_for_writing).");
+  m.def(
       "release_for_writing",
       [](const std::filesystem::path& path) {
         nb::gil_scoped_release release;

@@ -29,6 +29,7 @@ struct Held {
   FileHandle file;
   std::map<std::string, DatasetHandle> datasets;  // kept open by held_dataset; closed before `file`
   unsigned holds = 0;
+  bool lent = false;  // lend_for_writing: `file` closed, another HDF5 library in this process writes it
   pid_t pid = 0;
   dev_t device = 0;
   ino_t inode = 0;
@@ -100,6 +101,12 @@ FileChange::FileChange(const fs::path& path) : path_(path) {
     file_ = open_local_file(path, true);
     return;
   }
+  if (held->lent) {
+    throw InvalidArgument(
+        fmt::format("cannot change '{}' through h5tile now: it is lent to h5py, whose low-level "
+                    "identifiers (.id) write it; the h5tile.File takes it back first",
+                    path.string()));
+  }
   if (identity_of(path) != std::pair{held->device, held->inode}) {
     // The path names another file now (a rename over it): the new one is opened first (where
     // that fails, the hold stays on the old one), then the old is flushed and let go.
@@ -149,7 +156,9 @@ void FileChange::finish() {
 void flush_held(const fs::path& path) {
   const std::lock_guard lock(registry().mutex);
   if (registry().files.empty()) return;
-  if (Held* held = held_here(write_key(path), path)) flush_file(held->file.get(), path);
+  if (Held* held = held_here(write_key(path), path); held != nullptr && !held->lent) {
+    flush_file(held->file.get(), path);
+  }
 }
 
 }  // namespace detail
@@ -174,6 +183,36 @@ void hold_for_writing(const fs::path& path) {
 
 void flush_writes(const fs::path& path) { detail::flush_held(path); }
 
+void lend_for_writing(const fs::path& path) {
+  detail::release_kept(path);  // readers' kept opens of it: HDF5 shares them with the held one
+  const std::lock_guard lock(detail::registry().mutex);
+  detail::Held* held = detail::registry().files.empty() ? nullptr : detail::held_here(detail::write_key(path), path);
+  if (held == nullptr) {
+    throw InvalidArgument(
+        fmt::format("cannot lend '{}' to h5py: this process does not hold it open for writing", path.string()));
+  }
+  if (held->lent) return;
+  held->datasets.clear();
+  if (const long open = detail::identifiers_open_on(held->file.get()); open != 1) {
+    throw InvalidArgument(
+        fmt::format("cannot lend '{}' to h5py: h5tile has {} other object(s) of it open (a read or "
+                    "write in progress in another thread); try again when it ends",
+                    path.string(), open - 1));
+  }
+  detail::flush_file(held->file.get(), path);
+  held->file.reset();
+  held->lent = true;
+}
+
+void take_back_for_writing(const fs::path& path) {
+  const std::lock_guard lock(detail::registry().mutex);
+  if (detail::registry().files.empty()) return;
+  detail::Held* held = detail::held_here(detail::write_key(path), path);
+  if (held == nullptr || !held->lent) return;
+  detail::open_into(*held, path);
+  held->lent = false;
+}
+
 bool held_for_writing(const fs::path& path) {
   const std::lock_guard lock(detail::registry().mutex);
   const auto& files = detail::registry().files;
@@ -193,6 +232,11 @@ void release_for_writing(const fs::path& path) {
     return;
   }
   if (--it->second.holds > 0) return;
+  if (it->second.lent) {  // nothing of h5tile's to flush: the other library has the file
+    files.erase(it);
+    detail::registry().keys.clear();
+    return;
+  }
   const auto file = std::move(it->second.file);
   files.erase(it);
   detail::registry().keys.clear();

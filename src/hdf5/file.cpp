@@ -284,6 +284,13 @@ void flush_file(hid_t file, const fs::path& path) {
   check(H5Fflush(file, H5F_SCOPE_GLOBAL), fmt::format("cannot write the metadata of '{}'", path.string()));
 }
 
+long identifiers_open_on(hid_t file) {
+  const Hdf5Lock lock;
+  const ssize_t count = H5Fget_obj_count(file, H5F_OBJ_ALL);
+  check(count < 0 ? -1 : 0, "cannot count the objects open in a file");
+  return static_cast<long>(count);
+}
+
 DatasetHandle open_dataset(hid_t file, const std::string& name, const fs::path& path, const GuardedLinks& links) {
   const Hdf5Lock lock;
   const hid_t lapl = links.lapl();

@@ -63,6 +63,10 @@ class WritableFile {
 // Writes HDF5's cached metadata of the file open for writing as `file` (`path`, for messages).
 void flush_file(hid_t file, const std::filesystem::path& path);
 
+// How many identifiers of this library are open on the file `file` belongs to (its own
+// included): one where `file` is the only one.
+[[nodiscard]] long identifiers_open_on(hid_t file);
+
 class GuardedLinks;
 
 // Opens dataset `name` (normalised), following external links on its path only where `links`

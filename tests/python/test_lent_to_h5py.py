@@ -1,0 +1,184 @@
+"""An h5tile.File in a write mode lends its file to h5py for what h5tile does not write itself
+(issue 41): h5py's low-level identifiers (``.id``) that write, dimension scales, variable-length
+sequences, references, region references, HDF5 array attributes. h5tile closes its own open of
+the file first and takes it back at its next change (closing h5py's), so that two HDF5 libraries
+never change one file at once. Each result is compared with h5py making the same calls."""
+import gc
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+from h5tile import _h5tile  # noqa: E402
+
+
+def scales_of(path):
+    """Every dataset's dimension scales as h5py reads them: labels and scale names per axis."""
+    out = {}
+    with h5py.File(path, "r") as f:
+        for name, ds in f.items():
+            out[name] = ([d.label for d in ds.dims], [[s.name for s in d.values()] for d in ds.dims],
+                         h5py.h5ds.is_scale(ds.id), ds[...].tolist())
+    return out
+
+
+def low_level_scales(m, path):
+    """h5py's test_dimension_scales setUp, through `m`'s File and h5py's low-level calls on .id."""
+    with m.File(path, "w") as f:
+        f["data"] = np.arange(24, dtype="f4").reshape(4, 3, 2)
+        f["x1"] = np.ones(2, "f")
+        h5py.h5ds.set_scale(f["x1"].id)
+        h5py.h5ds.attach_scale(f["data"].id, f["x1"].id, 2)
+        f["x2"] = np.arange(2, dtype="f")
+        h5py.h5ds.set_scale(f["x2"].id, b"x2 name")
+        h5py.h5ds.attach_scale(f["data"].id, f["x2"].id, 2)
+        f["y1"] = np.ones(3, "f")
+        h5py.h5ds.set_scale(f["y1"].id, b"y1 name")
+        h5py.h5ds.attach_scale(f["data"].id, f["y1"].id, 1)
+        h5py.h5ds.set_label(f["data"].id, 0, b"z")
+        h5py.h5ds.set_label(f["data"].id, 2, b"x")
+        seen = (f["data"].dims[2].label, list(f["data"].dims[2].keys()), len(f["data"].dims[1]))
+    return seen
+
+
+def test_low_level_dimension_scales_on_id_match_h5py(tmp_path):
+    theirs = low_level_scales(h5py, tmp_path / "h5py.h5")
+    ours = low_level_scales(h5tile, tmp_path / "h5tile.h5")
+    assert ours == theirs == ("x", ["", "x2 name"], 1)
+    assert scales_of(tmp_path / "h5tile.h5") == scales_of(tmp_path / "h5py.h5")
+
+
+def high_level_scales(m, path):
+    with m.File(path, "w") as f:
+        f["t"] = np.arange(5.0)
+        f["v"] = np.zeros((5, 2))
+        f["w"] = np.ones(2)
+        f["t"].make_scale("time")
+        f["w"].make_scale()
+        f["v"].dims[0].attach_scale(f["t"])
+        f["v"].dims[1].attach_scale(f["w"])
+        f["v"].dims[0].label = "T"
+        f["v"].dims[1].label = "side"
+        f["v"].dims[1].detach_scale(f["w"])
+        return f["v"].dims[0]["time"].name, f["t"].is_scale, len(f["v"].dims[1])
+
+
+def test_dimension_scale_writes_match_h5py(tmp_path):
+    theirs = high_level_scales(h5py, tmp_path / "h5py.h5")
+    ours = high_level_scales(h5tile, tmp_path / "h5tile.h5")
+    assert ours == theirs == ("/t", True, 0)
+    assert scales_of(tmp_path / "h5tile.h5") == scales_of(tmp_path / "h5py.h5")
+
+
+def test_low_level_writes_are_read_at_once_and_identifiers_close_at_the_next_change(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5tile.File(path, "w") as f:
+        f["a"] = np.zeros(6, "i4")
+        space = h5py.h5s.create_simple((3,))
+        made = h5py.h5d.create(f.id, b"low", h5py.h5t.NATIVE_INT32, space)
+        made.write(h5py.h5s.ALL, h5py.h5s.ALL, np.array([7, 8, 9], "i4"))
+        f["a"].id.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6, dtype="i4") * 2)
+        assert f["low"][...].tolist() == [7, 8, 9]  # h5tile reads what h5py's identifiers wrote
+        assert f["a"][...].tolist() == [0, 2, 4, 6, 8, 10]
+        with h5tile.File(path, "r") as other:  # another File of the path sees them too
+            assert other["low"][...].tolist() == [7, 8, 9]
+        f["b"] = np.ones(2)  # a change through h5tile: the file taken back, h5py's identifiers closed
+        assert not made.valid
+        with pytest.raises((ValueError, RuntimeError)):
+            made.get_space()
+        f["low"][1] = -1  # h5tile writes where h5py made
+    with h5py.File(path, "r") as g:
+        assert g["low"][...].tolist() == [7, -1, 9]
+        assert g["a"][...].tolist() == [0, 2, 4, 6, 8, 10]
+        assert g["b"][...].tolist() == [1.0, 1.0]
+
+
+def hdf5_only_types(m, path):
+    """Datasets and attributes of types h5tile's core does not write: made by h5py for h5tile."""
+    with m.File(path, "w") as f:
+        seq = f.create_dataset("seq", (3,), dtype=h5py.vlen_dtype("i4"))
+        seq[0] = np.arange(3, dtype="i4")
+        seq[2] = np.arange(5, dtype="i4")
+        f["num"] = np.arange(10)
+        refs = f.create_dataset("refs", (2,), dtype=h5py.ref_dtype)
+        refs[0] = f["num"].ref
+        regions = f.create_dataset("regions", (1,), dtype=h5py.regionref_dtype)
+        regions[0] = f["num"].regionref[2:5]
+        f["num"].attrs.create("lengths", [np.arange(2), np.arange(4)], dtype=h5py.vlen_dtype("i8"))
+        f["num"].attrs.create("triple", np.arange(6).reshape(2, 3), dtype=np.dtype(("i4", (3,))))
+        f.create_dataset("quad", data=np.arange(3, dtype=np.longdouble))
+        compound = np.dtype([("n", "i4"), ("s", h5py.string_dtype())])
+        f.create_dataset("rec", data=np.array([(1, "a"), (2, "bc")], dtype=compound))
+        # read back through the same File
+        return ([list(x) for x in f["seq"][...]], f[f["refs"][0]].name, f["num"][f["regions"][0]].tolist(),
+                [list(x) for x in f["num"].attrs["lengths"]], f["num"].attrs["triple"].tolist(),
+                f["quad"][...].tolist(), f["rec"][...].tolist())
+
+
+def test_types_only_hdf5_writes_made_through_h5py_match_h5py(tmp_path):
+    theirs = hdf5_only_types(h5py, tmp_path / "h5py.h5")
+    ours = hdf5_only_types(h5tile, tmp_path / "h5tile.h5")
+    assert ours == theirs
+    with h5py.File(tmp_path / "h5tile.h5", "r") as a, h5py.File(tmp_path / "h5py.h5", "r") as b:
+        for name in b:
+            assert a[name].id.get_type().encode() == b[name].id.get_type().encode(), name
+        for name in b["num"].attrs:
+            assert a["num"].attrs.get_id(name).get_type().encode() == b["num"].attrs.get_id(name).get_type().encode()
+
+
+def test_read_only_files_refuse_what_h5py_would_write(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g["x"] = np.arange(4)
+    with h5tile.File(path, "r") as f:
+        with pytest.raises(h5tile.UnsupportedTypeError, match="read-only"):
+            f["x"].regionref[1:2]
+        with pytest.raises(OSError, match="read-only"):
+            f["x"].make_scale("x")
+        with pytest.raises(h5tile.InvalidArgumentError, match="read-only"):
+            f.create_dataset("v", (2,), dtype=h5py.vlen_dtype("i4"))
+        assert not h5py.h5ds.is_scale(f["x"].id)  # .id in mode "r": h5py's read-only open
+    with h5py.File(path, "r") as g:
+        assert list(g) == ["x"]
+
+
+def test_the_core_refuses_changes_while_the_file_is_lent(tmp_path):
+    path = str(tmp_path / "a.h5")
+    with h5py.File(path, "w") as g:
+        g["x"] = np.arange(4)
+    with pytest.raises(h5tile.InvalidArgumentError, match="does not hold it"):
+        _h5tile.lend_for_writing(path)
+    _h5tile.hold_for_writing(path)
+    try:
+        _h5tile.lend_for_writing(path)
+        with pytest.raises(h5tile.InvalidArgumentError, match="lent to h5py"):
+            _h5tile.create_group(path, "/g")
+        _h5tile.take_back_for_writing(path)
+        _h5tile.create_group(path, "/g")
+    finally:
+        _h5tile.release_for_writing(path)
+    with h5py.File(path, "r") as g:
+        assert sorted(g) == ["g", "x"]
+
+
+def test_a_file_closed_while_lent_keeps_h5py_changes(tmp_path):
+    path = tmp_path / "a.h5"
+    f = h5tile.File(path, "w")
+    f["x"] = np.arange(3.0)
+    h5py.h5ds.set_scale(f["x"].id, b"xs")
+    f.close()
+    with h5py.File(path, "r") as g:
+        assert g["x"].is_scale and h5py.h5ds.get_scale_name(g["x"].id) == b"xs"
+    f = h5tile.File(path, "a")
+    f["x"].attrs.create("v", [np.arange(2), np.arange(3)], dtype=h5py.vlen_dtype("i4"))
+    h5py.h5ds.set_label(f["x"].id, 0, b"n")  # lent again
+    del f  # collected, not closed: h5py's open closed and the hold released all the same
+    gc.collect()
+    with h5py.File(path, "r") as g:
+        assert g["x"].attrs["v"][1].tolist() == [0, 1, 2]
+        assert g["x"].dims[0].label == "n"
