@@ -169,6 +169,9 @@ struct DatasetCreation {
   bool compact = false;               ///< the data in the object header (at most 64 KiB)
   std::vector<std::byte> fill_value;  ///< one element of `dtype` (object: the string's bytes), or empty: zeros
   bool track_order = false;
+  /// Whether the dataset records its times (HDF5's default); not, as h5py makes datasets, so
+  /// that the same content makes the same bytes.
+  bool track_times = false;
   FillTime fill_time = FillTime::IfSet;
   /// HDF5's scale-offset filter before the others: integers keep this many bits (0: as many as
   /// HDF5 finds the chunk needs), floats this many decimal digits (D-scale; lossy). Needs chunks.

@@ -4,6 +4,7 @@ attribute functions; the file is opened by path on each call, as the objects do.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -170,6 +171,14 @@ def _writing(method: Callable[..., Any]) -> Callable[..., Any]:
     return locked
 
 
+def _named_type_in(dtype: Any, file: Any) -> "str | None":
+    """The path of `dtype` where it is a named datatype (h5tile's Datatype) of `file`, else None."""
+    if type(dtype).__name__ != "Datatype" or not hasattr(dtype, "file") or not hasattr(dtype, "name"):
+        return None
+    same = os.path.abspath(dtype.file.filename) == os.path.abspath(file.filename)
+    return dtype.name if same else None
+
+
 class _OnlyHdf5Writes(Exception):
     """An attribute of a type h5tile's core does not write (variable-length sequences, references,
     HDF5 array types): raised before the file changes, and made by h5py instead (create)."""
@@ -195,7 +204,7 @@ class AttributeManager(MutableMapping):
     def get_id(self, name: str) -> Any:
         """h5py's low-level ``AttrID`` of attribute `name`, from h5py's read-only open of the file
         (see ``Dataset.id``)."""
-        return self._obj._file._h5py_view()[self._obj._name].attrs.get_id(name)
+        return _via_h5py.object_of(self._obj._file._h5py_view(), self._obj._name).attrs.get_id(name)
 
     def __init__(self, obj: _Object):
         self._obj = obj
@@ -260,11 +269,16 @@ class AttributeManager(MutableMapping):
             _h5tile.write_empty_attribute(f.filename, self._obj._name, name,
                                           f"V{empty.itemsize}" if empty.kind == "V" else empty.name)
             return
+        named = _named_type_in(dtype, f)
         try:
+            if named is not None:
+                raise _OnlyHdf5Writes()  # the attribute's type is the named type itself, as h5py links it
             array, vlen = self._new_value(name, data, shape, dtype)
             self._write(name, array, vlen, data)
         except _OnlyHdf5Writes:  # made by h5py, which h5tile lends the file to (File._through_h5py)
             with f._through_h5py(f"write attribute '{name}' of '{self._obj._name}'") as h5py_file:
+                if named is not None:
+                    dtype = _via_h5py.object_of(h5py_file, named)
                 _via_h5py.object_of(h5py_file, self._obj._name).attrs.create(name, data, shape=shape, dtype=dtype)
 
     @_writing

@@ -7,6 +7,7 @@ import posixpath
 from typing import TYPE_CHECKING, Any
 
 from . import _arguments as _args
+from . import _via_h5py
 from ._attributes import AttributeManager
 
 if TYPE_CHECKING:
@@ -39,18 +40,24 @@ class _Object:
     @property
     def id(self) -> Any:
         """h5py's low-level identifier of this object (a ``DatasetID``, ``GroupID``, ``TypeID``),
-        from h5py's own read-only open of the file (h5py must be installed; local files only), for
-        what h5py's low-level API inspects: the type, property lists, storage, chunk info. Writes
-        through it fail (HDF5: no write intent). The next change through this File closes it (take
-        it again to see the change), and so does closing the File, as h5py's."""
-        return self._file._h5py_view()[self._name].id
+        from h5py's own open of the file (h5py must be installed; local files and file objects): in
+        mode "r" read-only, for what h5py's low-level API inspects (the type, property lists,
+        storage, chunk info); in a write mode read-write, h5tile lending the file to h5py (its
+        low-level writers work: ``h5ds.set_scale``, ``h5d.create``). The next change through this
+        File closes it (take it again to see the change), and so does closing the File, as h5py's."""
+        return self._file._low_level_id(lambda view: _via_h5py.object_of(view, self._name).id, self)
+
+    @property
+    def _id(self) -> Any:
+        """``id`` by h5py's private name, which h5py's own tests and some programs use."""
+        return self.id
 
     @property
     def ref(self) -> Any:
         """An object reference to this object (h5py's ``Reference``), made by h5py on its read-only
         open of the file (see ``id``): store it where h5py stores references, or give it back as a
         name (``f[ref]``)."""
-        return self._file._h5py_view()[self._name].ref
+        return _via_h5py.object_of(self._file._h5py_view(), self._name).ref
 
     @property
     def attrs(self) -> AttributeManager:

@@ -24,7 +24,7 @@ _COMPRESSORS = {"gzip": "gzip", 1: "gzip", "lzf": "lzf", 32000: "lzf", 32015: "z
 
 # h5py's create_dataset keywords that change nothing in what h5tile makes or reads.
 _UNLIMITED = 2**64 - 1  # h5py's h5f.UNLIMITED: an external file used as far as needed
-_TAKEN_AS_IS = ("track_times", "rdcc_nbytes", "rdcc_w0", "rdcc_nslots", "virtual_prefix", "dapl")
+_TAKEN_AS_IS = ("rdcc_nbytes", "rdcc_w0", "rdcc_nslots", "virtual_prefix", "dapl")
 
 
 def guess_chunk(shape: tuple, itemsize: int) -> tuple:
@@ -66,9 +66,11 @@ def only_hdf5_writes(dtype: Any, data: Any = None) -> bool:
             return _is_h5py_reference(data[0])
         else:
             return _is_h5py_reference(data)
-    if isinstance(dtype, np.dtype) or isinstance(dtype, (str, type)):
-        return _only_hdf5(np.dtype(dtype))
-    return False
+    try:  # a dtype, or what NumPy makes one of (a name, a type, a list of fields)
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError):
+        return False  # create_dataset's own checks name it
+    return _only_hdf5(dtype)
 
 
 def _only_hdf5(dtype: np.dtype) -> bool:
@@ -225,6 +227,8 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
         null_space, shape = True, ()  # h5py's Empty: a dataset without elements
     shape = _shape(shape)
     dtype = np.dtype("f4" if dtype is None else dtype)
+    if not shape:
+        _check_no_chunks(null_space, keywords)
     maxshape = keywords.pop("maxshape", None)
     if maxshape is not None:
         maxshape = (maxshape,) if isinstance(maxshape, (int, np.integer)) or maxshape is None else tuple(maxshape)
@@ -243,6 +247,9 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
                                        "and not HDF5's shuffle filter before it")
         shuffle = blosc_shuffle
     fletcher32 = bool(keywords.pop("fletcher32", False))
+    track_times = keywords.pop("track_times", None)
+    if track_times not in (None, True, False):
+        raise TypeError("track_times must be either True or False")
     fillvalue = keywords.pop("fillvalue", None)
     track_order = bool(keywords.pop("track_order", None) or False)
     scaleoffset = _scale_offset(keywords.pop("scaleoffset", None), dtype, fletcher32)
@@ -265,14 +272,10 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
         raise TypeError(_args.without_secrets(f"create_dataset() got an unexpected keyword argument "
                                               f"{next(iter(keywords))!r}"))
     filtered = bool(compressor) or shuffle or fletcher32 or scaleoffset is not None
-    if null_space and (filtered or chunks or maxshape):
-        raise TypeError("Empty datasets don't support chunk/filter options")
-    extendable = maxshape is not None and not external  # external storage grows without chunks
+    extendable = bool(maxshape) and not external  # external storage grows without chunks; () for a scalar
     if chunks is False and (filtered or extendable):
         raise ValueError("Chunked format required for given storage options")
-    if chunks is True or (chunks is None and (filtered or extendable)):
-        if not shape:
-            raise TypeError("Scalar datasets don't support chunk/filter options")
+    if chunks is True or (chunks is None and (filtered or extendable)):  # (a shape: _check_no_chunks)
         chunks = guess_chunk(shape, dtype.itemsize)
     elif chunks in (None, False):
         chunks = ()
@@ -290,13 +293,28 @@ def plan(shape: Any, dtype: Any, data: Any, keywords: dict) -> "tuple[dict, Opti
         if string_kind(dtype) is not None:  # a variable-length string's fill value: its bytes
             fill = _string_fill(fillvalue, string_kind(dtype))
         else:
+            given = np.asarray(fillvalue)
+            if dtype.names is not None and given.dtype.names is None:  # HDF5 converts no number to a compound
+                raise ValueError(_args.without_secrets(f"fillvalue {fillvalue!r} for the compound dtype {dtype}: give "
+                                                       "a value of that dtype (h5py: no conversion path)"))
             fill = np.array(fillvalue, dtype=dtype).tobytes()
     core = dict(**type_keywords(dtype), shape=list(shape),
                 max_shape=list(maxshape) if maxshape is not None else [], chunk=list(chunks),
                 compressor=compressor, level=level, shuffle=shuffle, fletcher32=fletcher32,
                 fill_value=fill, track_order=track_order, fill_time=fill_time or "ifset", scale_offset=scaleoffset,
-                external=external, null_space=null_space)
+                external=external, null_space=null_space, track_times=bool(track_times))
     return core, data
+
+
+def _check_no_chunks(null_space: bool, keywords: dict) -> None:
+    """h5py's refusals for an empty (null dataspace) or scalar dataset: no chunks or filters
+    (TypeError, before any other check of them), no maximum shape."""
+    kind = "Empty" if null_space else "Scalar"
+    options = ("chunks", "compression", "compression_opts", "shuffle", "fletcher32")
+    if any(keywords.get(k) for k in options) or keywords.get("scaleoffset") is not None:
+        raise TypeError(_args.without_secrets(f"{kind} datasets don't support chunk/filter options"))
+    if keywords.get("maxshape") not in (None, ()):
+        raise TypeError(_args.without_secrets(f"{kind} datasets cannot be extended"))
 
 
 def _string_fill(value: Any, kind: type) -> bytes:
@@ -309,7 +327,8 @@ def _string_fill(value: Any, kind: type) -> bytes:
 
 def _is_empty(data: Any) -> bool:
     """Whether `data` is h5py's or h5tile's ``Empty`` (a dtype and no elements)."""
-    return type(data).__name__ == "Empty" and hasattr(data, "dtype") and not isinstance(data, np.ndarray)
+    named = any(c.__name__ == "Empty" for c in type(data).__mro__)  # a subclass of either too
+    return named and hasattr(data, "dtype") and not isinstance(data, np.ndarray)
 
 
 def _scale_offset(value: Any, dtype: np.dtype, fletcher32: bool) -> "Optional[int]":

@@ -68,6 +68,18 @@ def _as_hdf5_converts(data: np.ndarray, dtype: Any) -> np.ndarray:
         return np.clip(data, max(limits.min, source.min), min(limits.max, source.max)).astype(dtype)
 
 
+def _utf8_encoded(value: Any) -> Any:
+    """A value for a UTF-8 fixed-length string dataset as h5py converts it: str encoded as UTF-8,
+    bytes as they are; a NumPy str array is refused (TypeError), as h5py refuses it."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "U":
+        raise TypeError(_args.without_secrets(f"No conversion path for dtype: {value.dtype!r} (a NumPy str array; "
+                                              "give str, bytes or an object array of them)"))
+    if isinstance(value, np.ndarray) and value.dtype.kind != "O":
+        return value
+    items = np.asarray(value, dtype=object)
+    return np.vectorize(lambda v: v.encode("utf-8") if isinstance(v, str) else v, otypes=[object])(items)
+
+
 def _converted(values: Any, dtype: np.dtype) -> np.ndarray:
     """`values` (an array, or anything NumPy makes one of) converted to `dtype` as HDF5 converts:
     numbers clamped, compounds by field name; a sub-array dtype's elements to its base type."""
@@ -655,8 +667,10 @@ class Dataset(_Object):
             flat = np.ascontiguousarray(axes).reshape(tuple(sel.result_shape) + (-1,))
             value = flat.view(np.dtype(f"V{dtype.itemsize}"))[..., 0]
             dtype = value.dtype
+        if dtype.kind == "S" and (dtype.metadata or {}).get("h5py_encoding") == "utf-8":
+            value = _utf8_encoded(value)
         if isinstance(value, np.ndarray) and value.dtype != dtype and (dtype.names is None or value.dtype.names):
-            data = _as_hdf5_converts(value, dtype)  # numbers clamped as HDF5 does; compounds by field name  # as HDF5 converts an array h5py writes: limits, no wrap
+            data = _as_hdf5_converts(value, dtype)  # numbers clamped as HDF5 does; compounds by field name
         else:
             data = np.asarray(value, dtype=dtype)
         try:

@@ -119,6 +119,12 @@ def hold_for_writing(path: str | os.PathLike) -> None: ...
 
 def flush_writes(path: str | os.PathLike) -> None: ...
 
+def lend_for_writing(path: str | os.PathLike) -> None:
+    """Lends the held file to h5py's HDF5 (h5tile::lend_for_writing)."""
+
+def take_back_for_writing(path: str | os.PathLike) -> None:
+    """Ends lend_for_writing (h5tile::take_back_for_writing)."""
+
 def release_for_writing(path: str | os.PathLike) -> None: ...
 
 def create_file(path: str | os.PathLike, exclusive: bool, track_order: bool = False, userblock_size: int = 0) -> None: ...
@@ -158,7 +164,7 @@ def write_strings(path: str | os.PathLike, dataset: str, values: Sequence[bytes]
     Variable-length strings (each one's bytes) written into a part of a dataset (h5tile::write_strings).
     """
 
-def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False, numpy_type: str = '', charset: str = '', fill_time: str = 'ifset', scale_offset: int | None = None, external: Sequence[tuple[str, int, int | None]] = [], null_space: bool = False, named_type: str = '') -> None:
+def create_dataset(path: str | os.PathLike, name: str, dtype: str, shape: Sequence[int], max_shape: Sequence[int | None], chunk: Sequence[int], compressor: str = '', level: int = -1, shuffle: bool = False, fletcher32: bool = False, compact: bool = False, fill_value: bytes = ..., track_order: bool = False, numpy_type: str = '', charset: str = '', fill_time: str = 'ifset', scale_offset: int | None = None, external: Sequence[tuple[str, int, int | None]] = [], null_space: bool = False, named_type: str = '', track_times: bool = False) -> None:
     """
     An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; `numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).
     """

@@ -264,6 +264,15 @@ class _LinkTables:
                 stack.append((iter(self._by_name(link.object_id)), name + "/"))
 
 
+def _h5py_link_as_ours(obj: Any) -> Any:
+    """h5py's SoftLink or ExternalLink (a program may use both libraries) as h5tile's; anything
+    else as it is."""
+    kind = type(obj)
+    if not kind.__module__.startswith("h5py") or kind.__name__ not in ("SoftLink", "ExternalLink"):
+        return obj
+    return SoftLink(obj.path) if kind.__name__ == "SoftLink" else ExternalLink(obj.filename, obj.path)
+
+
 def _link_object(link: _Link) -> "Union[HardLink, SoftLink, ExternalLink]":
     """h5py's object for a link: what ``get(name, getlink=True)`` and ``visititems_links`` give."""
     if link.kind == "soft":
@@ -398,7 +407,7 @@ class Group(_Object, MutableMapping):
         group, the last must be a link of it (a dangling soft link or an external link counts; its
         target is not opened). "" and paths through ".." are not names."""
         full = self._path(name)  # type: ignore[arg-type]  (TypeError for a name that is not text, as h5py)
-        if name in ("", b""):
+        if name in ("", b"") or not self._file._open:  # a closed File has no members (h5py: False)
             return False
         if full == "/" or self._file._links().link(full) is not None:
             return True
@@ -544,6 +553,7 @@ class Group(_Object, MutableMapping):
         dataset of it
         (``create_dataset(name, data=obj)``). OSError where the name exists (as h5py)."""
         full = self._path(name)
+        obj = _h5py_link_as_ours(obj)
         # h5py's classes: a soft link OSError, an external link RuntimeError, a hard link OSError
         # (in mode "r" and where the name exists), a dataset ValueError in mode "r", OSError where
         # the name exists or a dataset is on its way.
@@ -644,13 +654,19 @@ class Group(_Object, MutableMapping):
 
     def create_dataset_like(self, name: Optional[str], other: Any, **kwupdate: Any) -> Dataset:
         """A new dataset ``name`` made as ``other`` (an h5tile or h5py Dataset) is: its shape, dtype,
-        chunks, filters and fill value, and its maximum shape where that differs from its shape;
-        ``kwupdate`` overrides any of them (h5py's ``create_dataset_like``)."""
+        chunks, filters, fill value and whether it records times, and its maximum shape where that
+        differs from its shape; ``kwupdate`` overrides any of them (h5py's ``create_dataset_like``)."""
         for key in ("shape", "dtype", "chunks", "compression", "compression_opts", "scaleoffset", "shuffle",
                     "fletcher32", "fillvalue"):
             kwupdate.setdefault(key, getattr(other, key))
         if other.maxshape != other.shape:
             kwupdate.setdefault("maxshape", other.maxshape)
+        if "track_times" not in kwupdate and (not isinstance(other, _Object) or not other.file._is_url()):
+            try:  # a dataset that records times has a modification time (HDF5's reopened dcpl says True always)
+                from h5py import h5g
+                kwupdate["track_times"] = h5g.get_objinfo(other.id).mtime != 0
+            except (ImportError, UnsupportedTypeError):  # without h5py: h5py's default
+                pass
         return self.create_dataset(name, **kwupdate)
 
     def _named_type(self, dtype: Any) -> "tuple[Any, str]":
@@ -694,9 +710,9 @@ class Group(_Object, MutableMapping):
         self.create_virtual_dataset(name, layout, fillvalue)
 
     def require_dataset(self, name: str, shape: Any, dtype: Any, exact: bool = False, **kwds: Any) -> Dataset:
-        """The dataset ``name`` where it exists with this shape and a dtype ``dtype`` converts to
-        safely (``exact``: the same dtype), else TypeError; made (create_dataset) where it does not
-        exist (h5py's ``require_dataset``)."""
+        """The dataset ``name`` where it exists with this shape (or, with ``maxshape``, this maximum
+        shape) and a dtype ``dtype`` converts to safely (``exact``: the same dtype), else TypeError;
+        made (create_dataset) where it does not exist (h5py's ``require_dataset``)."""
         if name not in self:
             return self.create_dataset(name, shape, dtype, **kwds)
         found = self[name]
@@ -704,7 +720,13 @@ class Group(_Object, MutableMapping):
             raise TypeError(_args.without_secrets(f"Incompatible object ({type(found).__name__}) already exists"))
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         if shape != found.shape:
-            raise TypeError(_args.without_secrets(f"Shapes do not match (existing {found.shape} vs new {shape})"))
+            if "maxshape" not in kwds:
+                raise TypeError(_args.without_secrets(f"Shapes do not match (existing {found.shape} vs new {shape})"))
+            maxshape = kwds["maxshape"]
+            maxshape = (maxshape,) if isinstance(maxshape, (int, np.integer)) or maxshape is None else tuple(maxshape)
+            if maxshape != found.maxshape:  # a shape within the same maximum shape: the dataset it may grow to
+                raise TypeError(_args.without_secrets(f"Max shapes do not match (existing {found.maxshape} vs new "
+                                                      f"{maxshape})"))
         dtype = np.dtype(dtype)
         if exact and dtype != found.dtype:
             raise TypeError(_args.without_secrets(f"Datatypes do not exactly match (existing {found.dtype} vs new "
@@ -1002,7 +1024,17 @@ class File(Group):
     @property
     def id(self) -> Any:
         """h5py's low-level ``FileID`` of the file (see ``Dataset.id``)."""
-        return self._h5py_view().id
+        return self._low_level_id(lambda view: view.id)
+
+    def _low_level_id(self, of: Callable[[Any], Any], kept: Optional[_Object] = None) -> Any:
+        """``of(h5py's open behind .id)``, kept on `kept` (this File by default): for a closed File
+        the last one taken is given back, closed (h5py's identifiers of a closed file are invalid,
+        not an error); never taken, the closed File's error."""
+        kept = self if kept is None else kept
+        if not self._open and kept.__dict__.get("_last_id") is not None:
+            return kept._last_id
+        identifier = kept._last_id = of(self._h5py_view())
+        return identifier
 
     def _h5py_view(self) -> Any:
         """h5py's open of this file behind ``.id``. In mode "r", h5py's own read-only open, made at
@@ -1012,15 +1044,15 @@ class File(Group):
         identifiers write it, h5tile's reads see what they wrote, and the next change through
         h5tile takes the file back, closing them."""
         self._check_open()
-        if self._is_url() or self.__dict__.get("_file_object") is not None:
+        if self._is_url() and self.__dict__.get("_file_object") is None:
             raise UnsupportedTypeError(_args.without_secrets(f"h5py's low-level identifiers (.id) of "
                                                              f"'{self._shown}': h5tile gives them for local files "
-                                                             "opened by name only"))
+                                                             "and file objects, not for a URL"))
         if self._mode != "r":
             return _via_h5py.lend(self._held_path)
         view = self.__dict__.get("_h5py_open")
         if view is None:
-            view = self._h5py_open = _via_h5py.view(self._path_text)
+            view = self._h5py_open = _via_h5py.view(self.__dict__.get("_file_object") or self._path_text)
         return view
 
     @contextlib.contextmanager

@@ -123,13 +123,14 @@ def object_of(file: Any, name: str) -> Any:
     return Group(identifier) if isinstance(identifier, h5g.GroupID) else Datatype(identifier)
 
 
-def view(path: str) -> Any:
-    """An open h5py File of the local file `path`, read-only, for h5py's low-level identifiers
-    (``.id``): opened as _open opens it (h5tile's changes flushed first where this process holds the
-    file); the caller closes it. UnsupportedTypeError where h5py is not installed."""
+def view(source: Any) -> Any:
+    """An open h5py File of the local file `source` (a path, or a file object h5tile.File reads),
+    read-only, for h5py's low-level identifiers (``.id``): a path opened as _open opens it (h5tile's
+    changes flushed first where this process holds the file); the caller closes it.
+    UnsupportedTypeError where h5py is not installed."""
     if _h5py_file() is None:
         raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id) need h5py, which is not installed")
-    return _open(path)
+    return _open(source) if isinstance(source, str) else _h5py_file()(source, "r")
 
 
 def _filters(dataset: Any, names: dict) -> "tuple[list, list]":

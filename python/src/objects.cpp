@@ -402,9 +402,10 @@ void bind_objects(nb::module_& m) {
          bool compact, const nb::bytes& fill_value, bool track_order, const std::string& numpy_type,
          const std::string& charset, const std::string& fill_time, std::optional<unsigned> scale_offset,
          const std::vector<std::tuple<std::string, std::uint64_t, std::optional<std::uint64_t>>>& external,
-         bool null_space, const std::string& named_type) {
+         bool null_space, const std::string& named_type, bool track_times) {
         h5tile::DatasetCreation creation;
         creation.named_type = named_type;
+        creation.track_times = track_times;
         if (fill_time == "alloc") {
           creation.fill_time = h5tile::FillTime::Alloc;
         } else if (fill_time == "never") {
@@ -437,6 +438,7 @@ void bind_objects(nb::module_& m) {
       "shuffle"_a = false, "fletcher32"_a = false, "compact"_a = false, "fill_value"_a = nb::bytes(""),
       "track_order"_a = false, "numpy_type"_a = "", "charset"_a = "", "fill_time"_a = "ifset",
       "scale_offset"_a = nb::none(), "external"_a = nb::list(), "null_space"_a = false, "named_type"_a = "",
+      "track_times"_a = false,
       "An empty dataset (h5tile::create_dataset); `max_shape`: None for an unlimited axis, empty for `shape`; "
       "`numpy_type`: a structured type in DatasetInfo::numpy_type's JSON form (`dtype` then V<n>).");
 }

@@ -309,6 +309,7 @@ void create_dataset(const fs::path& path, const std::string& dataset, const Data
     detail::set_fill_value(dcpl.get(), type.get(), creation.fill_value.data());
   }
   if (creation.track_order) detail::set_track_order(dcpl.get(), false);
+  detail::set_track_times(dcpl.get(), creation.track_times);
   const auto space = creation.null_space ? detail::make_null_space()
                      : rank == 0         ? detail::make_space(Shape{})
                                          : detail::make_space(creation.shape, max_shape);
@@ -335,6 +336,7 @@ void create_virtual_dataset(const fs::path& path, const std::string& dataset, co
   check_new_name(file, name, path, "create virtual dataset");
   const auto type = dataset_type(file, creation, where, refuse);
   const auto dcpl = detail::dataset_creation();
+  detail::set_virtual_layout(dcpl.get());
   for (std::size_t i = 0; i < mappings.size(); ++i) {
     const auto& m = mappings[i];
     const auto what = fmt::format("cannot create the virtual dataset {}: mapping {} (from '{}' in '{}')", where, i,

@@ -1,5 +1,7 @@
 #include "hdf5/create.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <h5tile/dataset_info.hpp>
@@ -61,10 +63,14 @@ FileHandle create_plain_file(const fs::path& path, bool truncate, bool track_ord
 
 namespace {
 
-// A link creation property list that makes the groups missing on the way.
-PlistHandle intermediate_groups() {
+// A link creation property list for the new link `name`: the groups missing on the way made, and
+// the name stored as UTF-8 where it is not ASCII (as h5py stores it; ASCII names stay ASCII).
+PlistHandle link_creation(const std::string& name) {
   PlistHandle lcpl(check(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate(link)"));
   check(H5Pset_create_intermediate_group(lcpl.get(), 1), "H5Pset_create_intermediate_group");
+  if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; })) {
+    check(H5Pset_char_encoding(lcpl.get(), H5T_CSET_UTF8), "H5Pset_char_encoding");
+  }
   return lcpl;
 }
 
@@ -77,36 +83,45 @@ void set_track_order(hid_t cpl, bool links) {
   check(H5Pset_attr_creation_order(cpl, flags), "H5Pset_attr_creation_order");
 }
 
+void set_track_times(hid_t cpl, bool track) {
+  const Hdf5Lock lock;
+  check(H5Pset_obj_track_times(cpl, track ? 1 : 0), "H5Pset_obj_track_times");
+}
+
+void set_virtual_layout(hid_t dcpl) {
+  const Hdf5Lock lock;
+  check(H5Pset_layout(dcpl, H5D_VIRTUAL), "H5Pset_layout(virtual)");
+}
+
 void create_group(hid_t location, const std::string& name, bool track_order, std::string_view what) {
   const Hdf5Lock lock;
   const PlistHandle gcpl(check(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate(group)"));
   if (track_order) set_track_order(gcpl.get(), true);
   const GroupHandle group(
-      check(H5Gcreate2(location, name.c_str(), intermediate_groups().get(), gcpl.get(), H5P_DEFAULT), what));
+      check(H5Gcreate2(location, name.c_str(), link_creation(name).get(), gcpl.get(), H5P_DEFAULT), what));
 }
 
 void create_soft_link(hid_t location, const std::string& name, const std::string& target, std::string_view what) {
   const Hdf5Lock lock;
-  check(H5Lcreate_soft(target.c_str(), location, name.c_str(), intermediate_groups().get(), H5P_DEFAULT), what);
+  check(H5Lcreate_soft(target.c_str(), location, name.c_str(), link_creation(name).get(), H5P_DEFAULT), what);
 }
 
 void create_external_link(hid_t location, const std::string& name, const std::string& file, const std::string& target,
                           std::string_view what) {
   const Hdf5Lock lock;
-  check(H5Lcreate_external(file.c_str(), target.c_str(), location, name.c_str(), intermediate_groups().get(),
-                           H5P_DEFAULT),
-        what);
+  check(
+      H5Lcreate_external(file.c_str(), target.c_str(), location, name.c_str(), link_creation(name).get(), H5P_DEFAULT),
+      what);
 }
 
 void create_hard_link(hid_t location, const std::string& name, const std::string& target, std::string_view what) {
   const Hdf5Lock lock;
-  check(H5Lcreate_hard(location, target.c_str(), location, name.c_str(), intermediate_groups().get(), H5P_DEFAULT),
-        what);
+  check(H5Lcreate_hard(location, target.c_str(), location, name.c_str(), link_creation(name).get(), H5P_DEFAULT), what);
 }
 
 void move_link(hid_t location, const std::string& from, const std::string& to, std::string_view what) {
   const Hdf5Lock lock;
-  check(H5Lmove(location, from.c_str(), location, to.c_str(), intermediate_groups().get(), H5P_DEFAULT), what);
+  check(H5Lmove(location, from.c_str(), location, to.c_str(), link_creation(to).get(), H5P_DEFAULT), what);
 }
 
 void copy_object(hid_t source, const std::string& from, hid_t destination, const std::string& to, CopyFlags flags,
@@ -120,7 +135,7 @@ void copy_object(hid_t source, const std::string& from, hid_t destination, const
   if (flags.expand_references) options |= H5O_COPY_EXPAND_REFERENCE_FLAG;
   if (flags.without_attributes) options |= H5O_COPY_WITHOUT_ATTR_FLAG;
   check(H5Pset_copy_object(ocpypl.get(), options), "H5Pset_copy_object");
-  check(H5Ocopy(source, from.c_str(), destination, to.c_str(), ocpypl.get(), intermediate_groups().get()), what);
+  check(H5Ocopy(source, from.c_str(), destination, to.c_str(), ocpypl.get(), link_creation(to).get()), what);
 }
 
 void set_extent(hid_t dataset, const Shape& shape, std::string_view what) {
@@ -241,12 +256,12 @@ DatasetHandle create_dataset(hid_t file, const std::string& name, hid_t type, hi
                              std::string_view what) {
   const Hdf5Lock lock;
   return DatasetHandle(
-      check(H5Dcreate2(file, name.c_str(), type, space, intermediate_groups().get(), dcpl, H5P_DEFAULT), what));
+      check(H5Dcreate2(file, name.c_str(), type, space, link_creation(name).get(), dcpl, H5P_DEFAULT), what));
 }
 
 void commit_type(hid_t file, const std::string& name, hid_t type, std::string_view what) {
   const Hdf5Lock lock;
-  check(H5Tcommit2(file, name.c_str(), type, intermediate_groups().get(), H5P_DEFAULT, H5P_DEFAULT), what);
+  check(H5Tcommit2(file, name.c_str(), type, link_creation(name).get(), H5P_DEFAULT, H5P_DEFAULT), what);
 }
 
 TypeHandle open_named_type(hid_t file, const std::string& name, std::string_view what) {

@@ -73,6 +73,14 @@ void set_extent(hid_t dataset, const Shape& shape, std::string_view what);
 // creation property list `cpl` (h5py's track_order=True).
 void set_track_order(hid_t cpl, bool links);
 
+// Whether the object made with the creation property list `cpl` records its times (HDF5's
+// default; h5py's is not to, which keeps a file's bytes the same for the same content).
+void set_track_times(hid_t cpl, bool track);
+
+// The virtual layout, set before any mapping is added: a virtual dataset without mappings (every
+// element its fill value) stays virtual, as h5py makes it.
+void set_virtual_layout(hid_t dcpl);
+
 // Compact storage (H5Pset_layout; the data in the object header, at most 64 KiB).
 void set_compact(hid_t dcpl);
 
