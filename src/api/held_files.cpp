@@ -14,7 +14,9 @@
 #include "api/dataset_reader.hpp"
 #include "api/pending_writes.hpp"
 #include "api/write_checks.hpp"
+#include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/reserve.hpp"
 
 namespace h5tile {
 namespace fs = std::filesystem;
@@ -27,6 +29,7 @@ namespace {
 // renamed over since names another file).
 struct Held {
   FileHandle file;
+  int descriptor = -1;                            // HDF5's of `file` (hdf5_descriptor), looked up once
   std::map<std::string, DatasetHandle> datasets;  // kept open by held_dataset; closed before `file`
   unsigned holds = 0;
   bool lent = false;  // lend_for_writing: `file` closed, another HDF5 library in this process writes it
@@ -59,6 +62,7 @@ std::optional<std::pair<dev_t, ino_t>> identity_of(const fs::path& path) {
 // Opens `path` read-write into `held`.
 void open_into(Held& held, const fs::path& path) {
   held.file = open_local_file(path, true);
+  held.descriptor = hdf5_descriptor(held.file.get());
   const auto identity = identity_of(path);
   held.device = identity ? identity->first : 0;
   held.inode = identity ? identity->second : 0;
@@ -115,10 +119,12 @@ FileChange::FileChange(const fs::path& path) : path_(path) {
     held->datasets.clear();
     flush_file(held->file.get(), path);
     held->file = std::move(fresh.file);
+    held->descriptor = fresh.descriptor;
     held->device = fresh.device;
     held->inode = fresh.inode;
   }
   file_ = reopen_file(held->file.get());
+  descriptor_ = held->descriptor;
   held_ = true;
 }
 
@@ -151,6 +157,11 @@ void FileChange::forget_datasets(const std::string& name) {
 
 void FileChange::finish() {
   if (!held_) flush_file(file_.get(), path_);
+}
+
+void FileChange::finish(hid_t dataset) {
+  if (held_) flush_dataset(dataset);
+  finish();
 }
 
 void flush_held(const fs::path& path) {
@@ -201,6 +212,7 @@ void lend_for_writing(const fs::path& path) {
   }
   detail::flush_file(held->file.get(), path);
   held->file.reset();
+  held->descriptor = -1;
   held->lent = true;
 }
 

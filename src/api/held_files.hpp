@@ -20,6 +20,9 @@ class FileChange {
   explicit FileChange(const std::filesystem::path& path);
   [[nodiscard]] hid_t file() const noexcept { return file_.get(); }
   [[nodiscard]] bool held() const noexcept { return held_; }
+  // HDF5's descriptor of the file (hdf5_descriptor), looked up once per held file; -1 where the
+  // file is not held (then look it up) or not HDF5's sec2 driver's.
+  [[nodiscard]] int descriptor() const noexcept { return descriptor_; }
   // Dataset `name` (normalised): where the file is held, kept open from its first use to the last
   // release or a change of structure, so that HDF5's chunk cache keeps its chunks between small
   // writes as h5py's open Dataset does; else opened for this change. Both with external links
@@ -32,11 +35,16 @@ class FileChange {
   // The change is done: its metadata flushed to the kernel, unless the file is held (then at
   // flush_writes or the last release).
   void finish();
+  // A change of the data or shape of `dataset` alone is done: as finish(), and where the file is
+  // held the dataset's own metadata (its chunk index, its shape) flushed to the kernel now, so that
+  // a process killed after the call returns leaves the file with it (docs/RELIABILITY.md).
+  void finish(hid_t dataset);
 
  private:
   std::filesystem::path path_;
   std::filesystem::path key_;  // write_key(path_)
   FileHandle file_;
+  int descriptor_ = -1;
   bool held_ = false;
 };
 

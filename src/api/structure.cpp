@@ -179,7 +179,7 @@ void resize_dataset(const fs::path& path, const std::string& dataset, const Shap
     change.forget_datasets();  // no open keeps an extent the file may not have
     throw;
   }
-  change.finish();
+  change.finish(handle.get());
 }
 
 namespace {

@@ -16,6 +16,7 @@
 #include "hdf5/describe.hpp"
 #include "hdf5/file.hpp"
 #include "hdf5/links.hpp"
+#include "hdf5/reserve.hpp"
 #include "io/posix/posix_file.hpp"
 #include "layout/chunked/chunk_update.hpp"
 #include "layout/data_files.hpp"
@@ -25,6 +26,18 @@ namespace h5tile {
 namespace fs = std::filesystem;
 
 namespace {
+
+// How many chunks of the extent `chunk` the strided selection (offset, step, shape) touches at
+// most (the product over the axes of the chunks its span crosses).
+std::uint64_t chunks_touched(const Shape& offset, const Shape& step, const Shape& shape, const Shape& chunk) {
+  std::uint64_t count = 1;
+  for (std::size_t a = 0; a < chunk.size() && a < shape.size(); ++a) {
+    if (shape[a] == 0 || chunk[a] == 0) return 0;
+    const auto last = offset[a] + (shape[a] - 1) * step[a];
+    count *= last / chunk[a] - offset[a] / chunk[a] + 1;
+  }
+  return count;
+}
 
 // The selection of write_into, checked against the dataset: `offset` and `step` filled in.
 struct Selection {
@@ -137,7 +150,13 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
       byte_count(data.shape, elem_size) < element_count(described.chunk) * elem_size) {
     // Less than a chunk: through the dataset kept open, its chunk kept in HDF5's cache between
     // calls (not read again for the next row), and written to the file before the call returns
-    // (this process's reads pread it; HDF5 would otherwise hold it until evicted).
+    // (this process's reads pread it; HDF5 would otherwise hold it until evicted). Room for the
+    // chunks it touches, stored anew by HDF5, is reserved first (at most their size, a little
+    // more for a filter's worst case): a full disk fails here, before HDF5 frees or writes any.
+    const auto touched = chunks_touched(selection.offset, selection.step, data.shape, described.chunk);
+    const auto chunk_bytes = element_count(described.chunk) * elem_size;
+    const detail::SpaceReservation room(change.descriptor(), path.string(),
+                                        touched * (chunk_bytes + chunk_bytes / 64) + detail::kRoomForTheIndex);
     detail::hdf5_write(handle.get(), memory_type, selection.offset, data.shape, selection.step, data.data);
     detail::flush_dataset(handle.get());
     change.finish();
@@ -178,7 +197,7 @@ void write_into(const fs::path& path, const std::string& dataset, const ArrayVie
   } else {
     detail::hdf5_write(handle.get(), memory_type, selection.offset, data.shape, selection.step, data.data);
   }
-  change.finish();
+  change.finish(handle.get());
 }
 
 void write_strings(const fs::path& path, const std::string& dataset, const std::vector<std::string>& values,

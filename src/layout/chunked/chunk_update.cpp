@@ -12,6 +12,7 @@
 #include "engine/thread_pool.hpp"
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
+#include "hdf5/reserve.hpp"
 #include "layout/boxes.hpp"
 #include "layout/chunk_encoding.hpp"
 
@@ -136,10 +137,20 @@ void write_chunks_in_place(const ChunkedTarget& target, const std::byte* data, c
       for (std::size_t i = 0; i < count; ++i) origins.push_back(chunks[first + i].offset);
       old = stored_chunks(target.dataset, origins);
     }
+    const auto stored_longer_first = [&](std::size_t i) {
+      return !old.empty() && old[i] && old[i]->filter_mask != 0 && old[i]->size == encoded[i].bytes.size();
+    };
+    // Room for the round's chunks where HDF5 stores them anew (past the end of the file), before
+    // it frees or writes any: a full disk fails here, with every chunk still wholly old.
+    std::uint64_t room = kRoomForTheIndex;
+    for (std::size_t i = 0; i < count; ++i) {
+      room += encoded[i].bytes.size() + (stored_longer_first(i) ? encoded[i].bytes.size() + 1 : 0);
+    }
+    const SpaceReservation reserved(target.dataset, room);
     for (std::size_t i = 0; i < count; ++i) {
       auto& bytes = encoded[i].bytes;
       const auto& origin = chunks[first + i].offset;
-      if (!old.empty() && old[i] && old[i]->filter_mask != 0 && old[i]->size == bytes.size()) {
+      if (stored_longer_first(i)) {
         auto& longer = encoded[i].scratch;
         longer.resize(bytes.size() + 1);
         std::memcpy(longer.data(), bytes.data(), bytes.size());
