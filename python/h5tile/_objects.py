@@ -441,7 +441,10 @@ class Group(_Object, MutableMapping):
         if name not in self:
             return default
         try:
-            obj = self[name]
+            if elink_mode is not None and self._file._links().resolve(full)[0] == "external":
+                obj = self._file._through_external(full, elink_mode)
+            else:
+                obj = self[name]
         except KeyError:  # a dangling link, or an external one whose target is missing: h5py's default
             return default
         return type(obj) if getclass else obj
@@ -831,18 +834,16 @@ def _check_h5py_file_options(mode: str, options: dict) -> None:
 
 def _check_elink_options(file: File, mode: Optional[str], locking: Any, swmr: Optional[bool]) -> None:
     """h5py's checks of ``Group.get``'s keywords for external links (its make_lapl). h5tile opens
-    the file of an external link read-only (File._through_external), which is ``elink_mode="r"``;
-    ``elink_swmr`` and ``elink_locking`` change nothing it reads (as File's swmr and locking);
-    ``elink_mode="r+"`` is refused, from a file opened read-only as h5py refuses it, else because
-    h5tile would still open the other file read-only."""
+    the file of an external link in ``elink_mode`` ("r" or "r+"; by default the linking File's
+    mode, File._through_external); ``elink_swmr`` and ``elink_locking`` change nothing it reads
+    (as File's swmr and locking); ``elink_mode="r+"`` from a file opened read-only is refused, as
+    h5py refuses it."""
     if mode is None and locking is None and swmr is None:
         return
     if file.mode == "r" and mode == "r+":
         raise InvalidArgumentError("Opening external links in write mode from a file opened in read-only mode is "
                                    "not supported")
-    if mode == "r+":
-        raise InvalidArgumentError("elink_mode='r+': h5tile opens the file of an external link read-only")
-    if mode not in (None, "r"):
+    if mode not in (None, "r", "r+"):
         raise RuntimeError(_args.without_secrets(f"Unsupported link access mode: {mode!r}"))
     _check_locking("elink_locking", locking)
 
@@ -1082,6 +1083,8 @@ class File(Group):
         marks the objects closed (h5py's identifiers taken from it too)."""
         self._open = False
         self._drop_h5py_view()
+        for other in self.__dict__.pop("_external_files", {}).values():
+            other.close()  # the files external links led to
         with self._readers_lock:
             readers, self._readers = list(self._readers.values()), OrderedDict()
         for reader in readers:
@@ -1151,12 +1154,14 @@ class File(Group):
             oldest.close()  # waits for its reads in progress
         return reader
 
-    def _through_external(self, full: str) -> "Union[Group, Dataset]":
+    def _through_external(self, full: str, mode: Optional[str] = None) -> "Union[Group, Dataset]":
         """The object `full` leads to through an external link, as h5py gives it: an object of
         the other file (its ``file`` that file, its ``name`` its path there), opened with this
-        File's options. The core says where the link leads, under the confinement of every
-        external link h5tile follows (refused outside this file's folder unless
-        allow_external_sources, naming the link and why)."""
+        File's options in `mode` (h5py's ``elink_mode``; by default this File's: writes through
+        the link change the other file, as h5py's do), one File for each file and mode, closed
+        with this one (a File in a write mode holds its file until closed). The core says where
+        the link leads, under the confinement of every external link h5tile follows (refused
+        outside this file's folder unless allow_external_sources, naming the link and why)."""
         link, rest = self._links().external(full)
         hops = self.__dict__.get("_external_hops", 0) + 1
         if hops > _MAX_EXTERNAL_HOPS:  # a loop of external links (a.h5 -> b.h5 -> a.h5): as HDF5's nlinks
@@ -1164,9 +1169,14 @@ class File(Group):
                                                              f"links ({_MAX_EXTERNAL_HOPS} external links followed)"))
         o = self._options
         target, inside = _h5tile.external_link_target(self._path_text, link, o["allow_external_sources"])
-        other = File(target, "r", threads=o["threads"], probe=o["probe"],
-                     allow_external_sources=o["allow_external_sources"], verify_checksums=o["verify_checksums"])
-        other._external_hops = hops
+        mode = mode or self.mode
+        opened = self.__dict__.setdefault("_external_files", {})
+        other = opened.get((target, mode))
+        if other is None or not other._open:
+            other = opened[(target, mode)] = File(
+                target, mode, threads=o["threads"], probe=o["probe"], allow_external_sources=o["allow_external_sources"],
+                verify_checksums=o["verify_checksums"])
+            other._external_hops = hops
         return other[posixpath.join(inside, rest) if rest else inside]
 
     def _check_open(self) -> None:

@@ -437,8 +437,10 @@ def test_get_takes_h5py_external_link_keywords(external, kwargs, name):
             assert np.array_equal(got[...], h[name][...])
 
 
-def test_get_elink_mode_r_plus_is_refused_from_a_writable_file(external):
+def test_get_elink_mode_opens_the_other_file_in_that_mode(external):
     with h5tile.File(external, "a") as t:
-        with pytest.raises(ValueError, match="read-only"):
-            t.get("ext_data", elink_mode="r+")
-        assert np.array_equal(t.get("ext_data", elink_mode="r")[...], np.arange(3))
+        assert t.get("ext_data", elink_mode="r+").file.mode == "r+" and t["ext_data"].file.mode == "r+"
+        read_only = t.get("ext_data", elink_mode="r")
+        assert read_only.file.mode == "r" and np.array_equal(read_only[...], np.arange(3))
+        with pytest.raises(OSError, match="read-only"):
+            read_only[0] = 5

@@ -177,3 +177,29 @@ def test_a_compound_with_a_variable_length_member_given_as_a_list_of_fields(tmp_
         return f["x"].dtype.names, f["x"][1]["a"], f["x"][1]["b"].tolist()
     _, made = same_outcome(tmp_path, make)
     assert made == (("a", "b"), 5, [0, 1, 2])
+
+
+def test_writes_through_an_external_link_change_the_other_file_as_h5py(tmp_path):
+    outcomes = {}
+    for m in (h5py, h5tile):
+        folder = tmp_path / m.__name__
+        folder.mkdir()
+        with h5py.File(folder / "other.h5", "w") as g:
+            g.create_dataset("data", data=np.zeros(6, "i4"), chunks=(2,), compression="gzip")
+            g.create_group("grp")
+        with h5py.File(folder / "main.h5", "w") as g:
+            g["link"] = h5py.ExternalLink("other.h5", "/data")
+            g["glink"] = h5py.ExternalLink("other.h5", "/grp")
+        with m.File(folder / "main.h5", "a") as f:
+            f["link"][1:3] = [7, 8]
+            f["glink"].create_dataset("new", data=[1.5, 2.5])
+            f["glink"].attrs["note"] = "through the link"
+            modes = (f["link"].file.mode, f.get("link", elink_mode="r").file.mode)
+        with m.File(folder / "main.h5", "r") as f:
+            with pytest.raises(ValueError):
+                f.get("link", elink_mode="r+")  # from a read-only file: refused, as h5py refuses it
+        with h5py.File(folder / "other.h5", "r") as g:
+            outcomes[m.__name__] = (modes, g["data"][...].tolist(), g["grp/new"][...].tolist(),
+                                    g["grp"].attrs["note"])
+    assert outcomes["h5tile"] == outcomes["h5py"]
+    assert outcomes["h5py"] == (("r+", "r"), [0, 7, 8, 0, 0, 0], [1.5, 2.5], "through the link")
