@@ -6,6 +6,7 @@ Installing h5tile registers the engine (an ``xarray.backends`` entry point)::
     ds = xr.open_dataset("data.nc", engine="h5tile", chunks={})   # Dask, the file's chunks
     ds = xr.open_dataset("data.nc", engine="h5tile", group="grp/sub")
     ds = xr.open_mfdataset(["a.nc", "b.nc"], engine="h5tile")
+    tree = xr.open_datatree("data.nc", engine="h5tile")           # every group, as a DataTree
 
 The Dataset is the one ``engine="h5netcdf"`` returns: dimensions from the netCDF-4 dimension
 scales (``DIMENSION_LIST``, ``_Netcdf4Dimid``, ``_Netcdf4Coordinates``), phony dimensions for
@@ -137,18 +138,33 @@ class _Netcdf:
         self.real_count = 0  # real dimensions seen so far (h5netcdf's _max_dim_id + 1)
         self.links = file._links()
         self.objects: dict = {}  # group path -> [_StoredDataset] of its datasets
+        self.left_out: dict = {}  # group path -> [(dataset path, why)] of the datasets h5tile does not read
         self.dimensions: dict = {}  # group path -> {name: _Dimension}, in h5netcdf's order
-        chain = ["/"]
-        for part in [p for p in group.split("/") if p]:
-            chain.append(posixpath.join(chain[-1], part))
+        self.chain: list = []
+        self.group = "/"
         if phony_dims == "sort":  # every group, depth first, before the one asked for
             for path in self._groups_depth_first("/"):
                 self._initialise(path)
-        else:  # "access": the groups on the way to the one asked for
-            for path in chain:
+        self.focus(group)
+
+    def focus(self, group: str, warn: bool = True) -> None:
+        """Makes `group` the one this view shows (the groups on the way to it read first where
+        they were not: h5netcdf's "access" order, numbering phony dimensions as it goes), warning
+        (`warn`) of the datasets of `group` itself that are left out."""
+        chain = ["/"]
+        for part in [p for p in group.split("/") if p]:
+            chain.append(posixpath.join(chain[-1], part))
+        for path in chain:
+            if path not in self.objects:
                 self._initialise(path)
         self.chain = chain
         self.group = chain[-1]
+        for path, why in self.left_out.get(self.group, []) if warn else ():
+            warnings.warn(_args.without_secrets(f"'{path}' in '{self.file._shown}' is left out: {why}"), stacklevel=6)
+
+    def subgroups(self, group: str) -> list:
+        """`group` and every group below it, depth first, in h5netcdf's order (each group once)."""
+        return self._groups_depth_first(group)
 
     def _members(self, group: str, kind: str) -> list:
         """The members of ``group`` of ``kind`` under every name its links give (hard links to one
@@ -174,8 +190,7 @@ class _Netcdf:
             try:
                 objects.append(_StoredDataset(self.file, path))
             except UnsupportedTypeError as e:  # compound, enum...: the other variables still open
-                warnings.warn(_args.without_secrets(f"'{path}' in '{self.file._shown}' is left out: "
-                                                    f"{e}"), stacklevel=5)
+                self.left_out.setdefault(group, []).append((path, str(e)))  # warned of by focus
         self.objects[group] = objects
         dims: dict = {}
         phony: Counter = Counter()
@@ -312,22 +327,31 @@ class H5tileStore(AbstractDataStore):
     """xarray's view of one group of a file read through h5tile (what ``open_dataset`` builds
     the Dataset from)."""
 
-    def __init__(self, file: File, group: Optional[str] = None, phony_dims: str = "access"):
+    def __init__(self, file: File, group: Optional[str] = None, phony_dims: str = "access",
+                 netcdf: Optional[_Netcdf] = None):
+        """`netcdf`: the view of the file another store of it built (open_groups_as_dict: one view
+        for all the groups, its phony dimensions numbered across them as h5netcdf numbers them)."""
         if phony_dims not in ("sort", "access"):
             raise ValueError(_args.without_secrets(f"unknown value {phony_dims!r} for phony_dims: use 'sort' "
                                                    "(netCDF-C's naming) or 'access' (h5netcdf's default)"))
         self.file = file
         group = "/" + (group or "").strip("/")
-        file._preload()  # every dataset and attribute read below, from two opens of the file in all
+        if netcdf is None:
+            file._preload()  # every dataset and attribute read below, from two opens of the file in all
         kind, _ = file._links().resolve(group)
         if kind != "group":
             what = f" (it is a {kind})" if kind not in ("missing", "dangling") else ""
             raise OSError(_args.without_secrets(f"group '{group}' not found in '{file._shown}'{what}"))
         self.group = group
-        self.netcdf = _Netcdf(file, group, phony_dims)
+        if netcdf is None:
+            netcdf = _Netcdf(file, group, phony_dims)
+        else:
+            netcdf.focus(group)
+        self.netcdf = netcdf
 
     def get_variables(self) -> FrozenDict:
         variables = {}
+        self.netcdf.focus(self.group, warn=False)  # a view shared with the stores of other groups
         for obj in self.netcdf.variables():
             dims = self.netcdf.dimensions_of(obj)
             visible = self.netcdf.visible_dimensions()
@@ -390,15 +414,18 @@ class H5tileBackendEntrypoint(BackendEntrypoint):
 
     Arguments besides xarray's own: ``group`` (a path, "/" by default), ``phony_dims`` ("access",
     the default, or "sort": how dimensions of datasets without dimension scales are named, as
-    h5netcdf's argument), ``threads`` (worker threads of each read; 0: h5tile's setting).
-    Paths and URLs are what :class:`h5tile.File` opens (local files, http(s)://, s3://).
+    h5netcdf's argument), ``threads`` (worker threads of each read; 0: h5tile's setting), and
+    h5netcdf's keywords as _open_file takes them. Paths and URLs are what :class:`h5tile.File`
+    opens (local files, http(s)://, s3://). ``open_datatree`` and ``open_groups_as_dict`` open every
+    group below ``group`` at once.
     """
 
     description = "Open netCDF-4 and HDF5 files with h5tile (parallel reads, no HDF5 global lock) in xarray"
     url = "https://github.com/h5tile/h5tile#xarray"
     open_dataset_parameters = ("filename_or_obj", "mask_and_scale", "decode_times", "concat_characters",
                                "decode_coords", "drop_variables", "use_cftime", "decode_timedelta", "group",
-                               "phony_dims", "threads")
+                               "phony_dims", "threads", "format", "lock", "invalid_netcdf", "decode_vlen_strings",
+                               "driver", "driver_kwds", "storage_options")
 
     def guess_can_open(self, filename_or_obj: Any) -> bool:
         path = _path_of(filename_or_obj)
@@ -416,13 +443,83 @@ class H5tileBackendEntrypoint(BackendEntrypoint):
                      concat_characters: bool = True, decode_coords: bool = True,
                      drop_variables: Optional[Iterable[str]] = None, use_cftime: Any = None,
                      decode_timedelta: Any = None, group: Optional[str] = None, phony_dims: Optional[str] = None,
-                     threads: int = 0) -> "xarray.Dataset":
-        path = _path_of(filename_or_obj)
-        if path is None:
-            raise TypeError(_args.without_secrets("engine='h5tile' opens a path or URL, not "
-                                                  f"{type(filename_or_obj).__name__}"))
-        store = H5tileStore(File(path, threads=threads), group=group, phony_dims=phony_dims or "access")
+                     threads: int = 0, **h5netcdf_keywords: Any) -> "xarray.Dataset":
+        """The group `group` of the file as a Dataset (see the class). h5netcdf's keywords are
+        taken as _open_file says."""
+        store = H5tileStore(_open_file(filename_or_obj, threads, h5netcdf_keywords), group=group,
+                            phony_dims=phony_dims or "access")
         return StoreBackendEntrypoint().open_dataset(
             store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
             decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
             decode_timedelta=decode_timedelta)
+
+    def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True, decode_times: bool = True,
+                            concat_characters: bool = True, decode_coords: bool = True,
+                            drop_variables: Optional[Iterable[str]] = None, use_cftime: Any = None,
+                            decode_timedelta: Any = None, group: Optional[str] = None,
+                            phony_dims: Optional[str] = None, threads: int = 0,
+                            **h5netcdf_keywords: Any) -> "dict[str, xarray.Dataset]":
+        """Every group of the file below `group` (the root by default), the group itself first,
+        each as open_dataset opens it, by its path (relative to `group` where one is given, "."
+        for `group` itself, as xarray names them):
+        what ``xr.open_groups(path, engine="h5tile")`` returns, as engine="h5netcdf" gives it. One
+        open of the file and one netCDF view serve all the groups (phony dimensions numbered
+        across them as h5netcdf numbers them)."""
+        from xarray.core.treenode import NodePath
+        file = _open_file(filename_or_obj, threads, h5netcdf_keywords)
+        parent = "/" + (group or "").strip("/")
+        first = H5tileStore(file, group=parent, phony_dims=phony_dims or "access")
+        groups = {}
+        for path in first.netcdf.subgroups(parent):
+            store = first if path == parent else H5tileStore(file, group=path, phony_dims=phony_dims or "access",
+                                                             netcdf=first.netcdf)
+            name = str(NodePath(path).relative_to(NodePath(parent))) if group else path
+            groups[name] = StoreBackendEntrypoint().open_dataset(
+                store, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                concat_characters=concat_characters, decode_coords=decode_coords, drop_variables=drop_variables,
+                use_cftime=use_cftime, decode_timedelta=decode_timedelta)
+        return groups
+
+    def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
+        """The file's groups as an ``xarray.DataTree`` (``xr.open_datatree(path, engine="h5tile")``),
+        from open_groups_as_dict (the same keywords)."""
+        from xarray.backends.common import datatree_from_dict_with_io_cleanup
+        return datatree_from_dict_with_io_cleanup(self.open_groups_as_dict(filename_or_obj, **kwargs))
+
+
+def _open_file(filename_or_obj: Any, threads: int, keywords: dict) -> File:
+    """The h5tile.File of a path or URL, with h5netcdf's keywords taken where they mean something
+    to h5tile and refused, naming them, where they do not: ``format`` ("NETCDF4" only),
+    ``driver``/``driver_kwds`` (h5py's drivers of one file, as h5tile.File takes them), ``lock``
+    (taken, unused: h5tile reads without HDF5's global lock), ``invalid_netcdf`` (a writer's),
+    ``decode_vlen_strings`` (True: strings read as str), ``storage_options`` (refused: h5tile
+    reads S3 credentials from the AWS_* environment and AWS profiles, docs/REMOTE.md)."""
+    path = _path_of(filename_or_obj)
+    if path is None:
+        raise TypeError(_args.without_secrets("engine='h5tile' opens a path or URL, not "
+                                              f"{type(filename_or_obj).__name__}"))
+    keywords = dict(keywords)
+    fmt = keywords.pop("format", None)
+    if fmt not in (None, "NETCDF4"):
+        raise ValueError(_args.without_secrets(f"format={fmt!r}: engine='h5tile' reads netCDF-4 (HDF5) files, "
+                                               "format='NETCDF4'"))
+    keywords.pop("lock", None)  # h5tile's reads take no global lock
+    keywords.pop("invalid_netcdf", None)  # what a writer may make; a reader reads what is there
+    if keywords.pop("decode_vlen_strings", True) is not True:
+        raise ValueError("decode_vlen_strings=False: engine='h5tile' reads variable-length strings as str "
+                         "(h5netcdf's default); decode them with .str.encode() where bytes are wanted")
+    storage = keywords.pop("storage_options", None)
+    if storage:
+        raise ValueError(_args.without_secrets(
+            f"storage_options {sorted(storage)}: engine='h5tile' takes S3 credentials, region and endpoint from "
+            "the AWS_* environment variables and AWS profiles (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
+            "AWS_REGION, AWS_ENDPOINT_URL, AWS_NO_SIGN_REQUEST=YES for anon=True; docs/REMOTE.md), not yet "
+            "from storage_options"))
+    options = dict(keywords.pop("driver_kwds", None) or {})
+    driver = keywords.pop("driver", None)
+    if driver is not None:
+        options["driver"] = driver
+    if keywords:
+        raise TypeError(_args.without_secrets(f"open_dataset() got an unexpected keyword argument "
+                                              f"{next(iter(keywords))!r} for engine='h5tile'"))
+    return File(path, threads=threads, **options)

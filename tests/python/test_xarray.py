@@ -445,3 +445,57 @@ def test_preloaded_attributes_are_read_afresh_by_each_access(tmp_path):
             assert np.array_equal(dict(store.file["x"].attrs)["valid_range"], f["x"].attrs["valid_range"])
     finally:
         store.file.close()
+
+
+def open_trees(path, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # h5netcdf's note on its phony_dims default
+        expected = xr.open_datatree(path, engine="h5netcdf", **kwargs)
+        expected_groups = xr.open_groups(path, engine="h5netcdf", **kwargs)
+    return xr.open_datatree(path, engine=ENGINE, **kwargs), expected, xr.open_groups(path, engine=ENGINE, **kwargs), \
+        expected_groups
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"group": "forecast"}, {"decode_cf": False}])
+def test_open_datatree_and_open_groups_as_h5netcdf(netcdf4_file, kwargs):
+    tree, expected, groups, expected_groups = open_trees(netcdf4_file, **kwargs)
+    xr.testing.assert_identical(tree, expected)
+    assert list(groups) == list(expected_groups) and len(groups) >= 2
+    for name, ds in expected_groups.items():
+        xr.testing.assert_identical(groups[name], ds)
+        assert groups[name].encoding == ds.encoding
+
+
+@pytest.mark.parametrize("phony_dims", ["access", "sort"])
+def test_open_datatree_numbers_phony_dimensions_across_groups_as_h5netcdf(h5py_file, phony_dims):
+    tree, expected, groups, expected_groups = open_trees(h5py_file, phony_dims=phony_dims)
+    xr.testing.assert_identical(tree, expected)
+    assert list(groups) == ["/", "/g"] == list(expected_groups)
+    assert all(d.startswith("phony_dim_") for d in tree["g"].dims)
+
+
+def test_h5netcdf_keywords_are_taken_or_refused_by_name(netcdf4_file):
+    plain = xr.open_dataset(netcdf4_file, engine=ENGINE)
+    same = xr.open_dataset(netcdf4_file, engine=ENGINE, format="NETCDF4", lock=False, invalid_netcdf=None,
+                           decode_vlen_strings=True, driver="sec2", driver_kwds={})
+    xr.testing.assert_identical(same, plain)
+    with pytest.raises(ValueError, match="storage_options \\['anon'\\].*AWS_NO_SIGN_REQUEST"):
+        xr.open_dataset(netcdf4_file, engine=ENGINE, storage_options={"anon": True})
+    with pytest.raises(ValueError, match="format='NETCDF3_64BIT'"):
+        xr.open_dataset(netcdf4_file, engine=ENGINE, format="NETCDF3_64BIT")
+    with pytest.raises(ValueError, match="decode_vlen_strings=False"):
+        xr.open_dataset(netcdf4_file, engine=ENGINE, decode_vlen_strings=False)
+    with pytest.raises(TypeError, match="'colour'"):
+        xr.open_dataset(netcdf4_file, engine=ENGINE, colour="red")
+
+
+def test_a_group_is_not_warned_of_what_its_parents_leave_out(h5py_file, monkeypatch):
+    with h5py.File(h5py_file, "a") as f:
+        f["quad"] = np.arange(4, dtype=np.longdouble)  # in the root group
+    from h5tile import _via_h5py
+    monkeypatch.setattr(_via_h5py, "_h5py_file", lambda: None)  # the core alone does not read it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails
+        xr.open_dataset(h5py_file, engine=ENGINE, group="g")
+    with pytest.warns(UserWarning, match="'/quad' in .* is left out"):
+        xr.open_dataset(h5py_file, engine=ENGINE)
