@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _arguments as _args
 from ._arrays import is_legate as _is_legate, prepare as _prepare
-from . import _dtypes, _h5tile, _writes
+from . import _dtypes, _h5tile, _via_h5py, _writes
 from ._writes import WriteHandle
 from ._h5tile import ArgumentTypeError, CancelledError, Error, InvalidArgumentError, UnsupportedTypeError
 
@@ -85,6 +85,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         IsADirectoryPathError, InvalidArgumentError (ValueError), UnsupportedTypeError (TypeError),
         FileAlreadyExistsError (FileExistsError; mode "x"), and the write's own errors from ``wait()``.
     """
+    _via_h5py.reclaim(path)  # a file this process lent to h5py (File.id): taken back first
     path = _args.path("path", path)
     dataset_name = _args.dataset_name(dataset_name)
     level = _args.level_or_opts(level, compression_opts)
@@ -176,6 +177,7 @@ def from_file(path: "os.PathLike[str] | str", dataset_name: str, *, device: Opti
         NotADatasetError (ValueError), UnsupportedTypeError (TypeError), VirtualSourceError;
         KeyboardInterrupt on Ctrl-C, within a moment: the read is cancelled first.
     """
+    _via_h5py.settle(path)  # a file this process lent to h5py (File.id): its changes first
     path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     threads = _whole("threads", threads)
     probe = _probe(probe)
@@ -247,6 +249,7 @@ def read_box(path: "os.PathLike[str] | str", dataset_name: str, offset: Sequence
              device: Optional[int] = None, threads: int = 0, allow_external_sources: bool = False,
              verify_checksums: bool = False, probe: Optional[bool] = None) -> Any:
     """Read the region ``[offset, offset + shape)`` of a dataset (options as :func:`from_file`)."""
+    _via_h5py.settle(path)  # a file this process lent to h5py (File.id): its changes first
     path, dataset_name = _args.path("path", path), _args.dataset_name(dataset_name)
     data = _h5tile.read_box(path, dataset_name, _wholes("offset", offset), _wholes("shape", shape),
                             _device_of(device), _whole("threads", threads),
@@ -273,6 +276,7 @@ def describe(path: "os.PathLike[str] | str", dataset_name: str, *, probe: Option
     in parallel) or "hdf5" (the HDF5 library, one call at a time), with ``decoder_reason`` saying
     why (``"h5tile does not decode szip"``, ...); both None when nothing is filtered and for a
     virtual dataset (``probe`` as in :func:`from_file`)."""
+    _via_h5py.settle(path)  # a file this process lent to h5py (File.id): its changes first
     return _h5tile.describe(_args.path("path", path), _args.dataset_name(dataset_name), _probe(probe))
 
 
@@ -326,6 +330,7 @@ def from_file_batched(path: "os.PathLike[str] | str", dataset_name: str, chunks:
     with an element <= 0. ``probe``, ``allow_external_sources`` and ``verify_checksums`` as in
     :func:`from_file`.
     """
+    _via_h5py.settle(path)  # a file this process lent to h5py (File.id): its changes first
     if chunks is not None and chunk_size is not None:
         raise InvalidArgumentError("from_file_batched takes chunks or chunk_size (its other name), not both")
     if chunks is None and chunk_size is None:
@@ -385,6 +390,8 @@ def consolidate(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: 
     exists (FileAlreadyExistsError), "w" replaces it, "a" adds the dataset to it (or replaces that
     dataset there). ``keep_previous`` as in :func:`to_file`; ``probe`` (of the input) as in
     :func:`from_file`."""
+    _via_h5py.settle(path_in)  # a file this process lent to h5py (File.id): its changes first
+    _via_h5py.reclaim(path_out)  # a file this process lent to h5py (File.id): taken back first
     _h5tile.consolidate(_args.path("path_in", path_in), _args.dataset_name(dataset_name),
                         _args.path("path_out", path_out), _whole("threads", threads), _args.flag("sync", sync),
                         _args.flag("keep_previous", keep_previous), _chunk_list(chunks),
@@ -401,6 +408,8 @@ def split(path_in: "os.PathLike[str] | str", dataset_name: str, path_out: "os.Pa
     core), each tile file compressed as ``compression``, ``level``, ``shuffle`` and
     ``fletcher32`` say (in chunks of ``chunks``, default at most 1 MiB), as in :func:`to_file`.
     Holds the dataset in memory. ``mode`` "x" (default) fails if ``path_out`` exists, "w" replaces it."""
+    _via_h5py.settle(path_in)  # a file this process lent to h5py (File.id): its changes first
+    _via_h5py.reclaim(path_out)  # a file this process lent to h5py (File.id): taken back first
     path_in, path_out = _args.path("path_in", path_in), _args.path("path_out", path_out)
     tiles, mode = _whole("tiles", tiles), _args.name_in("mode", mode, _MODES)
     _compression(compression, level, shuffle, fletcher32)
@@ -422,6 +431,7 @@ def write_tile(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *,
     raises the same error and the previous file is left intact. ``layout="auto"`` is "virtual" here
     (each rank's tile in its own file); "contiguous" and "chunked" write one self-contained file.
     Compression as in :func:`to_file` (layout "chunked": every chunk must lie in one tile)."""
+    _via_h5py.reclaim(path)  # a file this process lent to h5py (File.id): taken back first
     comm = _args.communicator(comm)
 
     def arguments():
@@ -440,6 +450,7 @@ def read_tile(path: "os.PathLike[str] | str", dataset_name: str, *, comm: Any, d
     """Collective (MPI): every rank reads its share of the dataset, the split following the
     on-disk layout. Returns ``(array, offset)``. ``probe`` as in :func:`from_file` (rank 0
     probes, for every rank, before any rank opens the file)."""
+    _via_h5py.settle(path)  # a file this process lent to h5py (File.id): its changes first
     comm = _args.communicator(comm)
     return _h5tile.read_tile(comm, *_checked_on_every_rank(comm, lambda: (
         _args.path("path", path), _args.dataset_name(dataset_name), _device_of(device), _whole("threads", threads),

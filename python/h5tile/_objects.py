@@ -1052,7 +1052,7 @@ class File(Group):
         if self._mode != "r":
             return _via_h5py.lend(self._held_path)
         view = self.__dict__.get("_h5py_open")
-        if view is None:
+        if view is None or not view.id.valid:  # (closed by a lend of the file: _via_h5py.VIEWS)
             view = self._h5py_open = _via_h5py.view(self.__dict__.get("_file_object") or self._path_text)
         return view
 
@@ -1082,18 +1082,22 @@ class File(Group):
         """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
         marks the objects closed (h5py's identifiers taken from it too)."""
         self._open = False
-        self._drop_h5py_view()
-        for other in self.__dict__.pop("_external_files", {}).values():
-            other.close()  # the files external links led to
-        with self._readers_lock:
-            readers, self._readers = list(self._readers.values()), OrderedDict()
-        for reader in readers:
-            reader.close()
-        if self.__dict__.get("_file_object") is not None:
-            _file_objects.unregister(self._path_text)  # the core lets go of its bytes or descriptor
-        release = self.__dict__.get("_release")
-        if release is not None and release.alive:
-            release()  # flushes what was written, and lets go of the file (raising what the flush raised)
+        try:
+            view = self.__dict__.pop("_h5py_open", None)
+            if view is not None:
+                view.close()
+            for other in self.__dict__.pop("_external_files", {}).values():
+                other.close()  # the files external links led to
+            with self._readers_lock:
+                readers, self._readers = list(self._readers.values()), OrderedDict()
+            for reader in readers:
+                reader.close()
+            if self.__dict__.get("_file_object") is not None:
+                _file_objects.unregister(self._path_text)  # the core lets go of its bytes or descriptor
+        finally:  # the hold ends whatever failed above
+            release = self.__dict__.get("_release")
+            if release is not None and release.alive:
+                release()  # takes the file back from h5py where lent, flushes what was written, lets go of it
 
     def flush(self) -> None:
         """Flushes what was written through this File to the file (h5py's ``flush``): other
@@ -1184,6 +1188,9 @@ class File(Group):
             raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is closed"))
         if _via_h5py.LENT and _via_h5py.sync(self._held_path):
             self._forget_reads()  # h5py's identifiers may have changed anything since
+        if _CHANGES and _CHANGES.get(self._held_path, 0) != self.__dict__.get("_seen_changes", 0):
+            self._seen_changes = _CHANGES.get(self._held_path, 0)
+            self._forget_reads()  # another File of this process changed the file
 
     def _forget_reads(self) -> None:
         """Every description and link table read again, every dataset's reader made anew."""
@@ -1302,12 +1309,14 @@ class File(Group):
         description it was made with)."""
         self._drop_h5py_view()  # the next .id opens the file again, to see the change
         self._forget_reads()
+        self._seen_changes = _changed(self._held_path)
 
     def _reshaped(self, name: str, shape: tuple) -> None:
         """After a resize of dataset `name` through this File: its description says the new shape,
         every other description is read again and every reader made anew (a link may lead to the
         same dataset under another name)."""
         self._drop_h5py_view()
+        self._seen_changes = _changed(self._held_path)
         with self._catalog.lock:
             info = self._catalog.described.get(name)
             # Other names may lead to the same dataset (links): their descriptions go.
@@ -1320,11 +1329,25 @@ class File(Group):
             reader.close()
 
 
+# Changes made through the Files of this process, by the path held (File._held_path): a File
+# whose count of them differs from the one it last saw forgets what it read (another File of the
+# same file changed it: one opened through an external link, or by the program).
+_CHANGES: dict = {}
+
+
+def _changed(path: str) -> int:
+    """Counts a change of `path` made through a File; the new count."""
+    _CHANGES[path] = _CHANGES.get(path, 0) + 1
+    return _CHANGES[path]
+
+
 def _release_held(path: str) -> None:
     """Ends a File's hold of `path` (at close(), or when it is collected): h5py's open of it, where
-    it is lent, closed first."""
-    _via_h5py.take_back(path)
-    _h5tile.release_for_writing(path)
+    it is lent, closed first; the hold ends even where that fails (the file removed meanwhile)."""
+    try:
+        _via_h5py.take_back(path)
+    finally:
+        _h5tile.release_for_writing(path)
 
 
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:

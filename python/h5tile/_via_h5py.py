@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import weakref
 from typing import Any, Iterator, Optional
 
 from . import _h5tile
@@ -57,6 +58,35 @@ def _open(path: str) -> Any:
 # Files lent to h5py for writing (lend), by their real path: h5py's read-write File of each.
 LENT: dict = {}
 
+# h5py's read-only opens behind ``.id`` of Files in mode "r" (view), by real path. h5py's HDF5
+# shares one open of a file among all its opens of it: a view opened before a lend would make
+# the lend's read-write open fail, and one open while lent would keep that open alive past
+# take_back (h5py's HDF5 then writing its stale metadata over h5tile's changes). Each is closed,
+# with the identifiers taken from it, before the file is lent and before it is taken back.
+VIEWS: dict = {}
+
+
+def _close_views(key: str) -> None:
+    for opened in list(VIEWS.pop(key, ())):
+        try:
+            opened.close()
+        except Exception:  # noqa: BLE001 - closed already, or its file gone: nothing of it stays open
+            pass
+
+
+def settle(path: Any) -> None:
+    """Before a module-level read of `path` (from_file, read_box, describe...): where this process
+    lent it to h5py, h5py's changes are flushed first (see sync). Nothing otherwise."""
+    if LENT and isinstance(path, (str, os.PathLike)):
+        sync(os.fspath(path))
+
+
+def reclaim(path: Any) -> None:
+    """Before a module-level write of `path` (to_file...): where this process lent it to h5py, it
+    is taken back (see take_back). Nothing otherwise."""
+    if LENT and isinstance(path, (str, os.PathLike)):
+        take_back(os.fspath(path))
+
 
 def lend(path: str) -> Any:
     """h5py's read-write File of the held local file `path`, to which h5tile lends it (for h5py's
@@ -71,6 +101,7 @@ def lend(path: str) -> Any:
     with WRITES:
         lent = LENT.get(key)
         if lent is None:
+            _close_views(key)
             _h5tile.lend_for_writing(path)
             try:
                 lent = _h5py_file()(path, "r+", locking=False)  # h5tile's reads meanwhile: see sync
@@ -104,6 +135,7 @@ def take_back(path: str) -> None:
         if lent is None:
             return
         try:
+            _close_views(key)  # opened while lent, they share the read-write open: closed first
             lent.close()
         finally:
             _h5tile.take_back_for_writing(path)
@@ -130,7 +162,11 @@ def view(source: Any) -> Any:
     UnsupportedTypeError where h5py is not installed."""
     if _h5py_file() is None:
         raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id) need h5py, which is not installed")
-    return _open(source) if isinstance(source, str) else _h5py_file()(source, "r")
+    if not isinstance(source, str):
+        return _h5py_file()(source, "r")
+    opened = _open(source)
+    VIEWS.setdefault(os.path.realpath(source), weakref.WeakSet()).add(opened)
+    return opened
 
 
 def _filters(dataset: Any, names: dict) -> "tuple[list, list]":

@@ -43,6 +43,7 @@ except ImportError as e:  # pragma: no cover - the extra is missing
 
 from h5tile import _arguments as _args
 from h5tile import _functions
+from h5tile import _via_h5py
 from h5tile import _arrays
 from h5tile import _h5tile
 
@@ -91,6 +92,7 @@ class _Source:
         return owned[1]
 
     def _reader(self):
+        _via_h5py.settle(self.path)  # a file this process lent to h5py (File.id): its changes first
         kept = self._kept
         if kept is not None and kept[0] == os.getpid():
             return kept[1]

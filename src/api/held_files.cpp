@@ -111,13 +111,13 @@ FileChange::FileChange(const fs::path& path) : path_(path) {
                     "identifiers (.id) write it; the h5tile.File takes it back first",
                     path.string()));
   }
-  if (identity_of(path) != std::pair{held->device, held->inode}) {
+  if (!held->file || identity_of(path) != std::pair{held->device, held->inode}) {
     // The path names another file now (a rename over it): the new one is opened first (where
     // that fails, the hold stays on the old one), then the old is flushed and let go.
     Held fresh;
     open_into(fresh, path);
     held->datasets.clear();
-    flush_file(held->file.get(), path);
+    if (held->file) flush_file(held->file.get(), path);  // (none where taking it back failed)
     held->file = std::move(fresh.file);
     held->descriptor = fresh.descriptor;
     held->device = fresh.device;
@@ -221,8 +221,8 @@ void take_back_for_writing(const fs::path& path) {
   if (detail::registry().files.empty()) return;
   detail::Held* held = detail::held_here(detail::write_key(path), path);
   if (held == nullptr || !held->lent) return;
+  held->lent = false;  // where the open fails (the file removed), the next change opens the path anew
   detail::open_into(*held, path);
-  held->lent = false;
 }
 
 bool held_for_writing(const fs::path& path) {
@@ -244,7 +244,7 @@ void release_for_writing(const fs::path& path) {
     return;
   }
   if (--it->second.holds > 0) return;
-  if (it->second.lent) {  // nothing of h5tile's to flush: the other library has the file
+  if (it->second.lent || !it->second.file) {  // nothing of h5tile's to flush: lent, or not reopened
     files.erase(it);
     detail::registry().keys.clear();
     return;

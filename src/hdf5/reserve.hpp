@@ -36,8 +36,8 @@ class SpaceReservation {
   ~SpaceReservation();
 
  private:
-  int fd_ = -1;              // HDF5's descriptor (not ours to close); -1: nothing reserved
-  std::uint64_t end_ = 0;    // the end of the reserved range
+  int fd_ = -1;            // HDF5's descriptor (not ours to close); -1: nothing reserved
+  std::uint64_t end_ = 0;  // the end of the reserved range
 };
 
 }  // namespace h5tile::detail

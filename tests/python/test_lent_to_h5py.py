@@ -182,3 +182,71 @@ def test_a_file_closed_while_lent_keeps_h5py_changes(tmp_path):
     with h5py.File(path, "r") as g:
         assert g["x"].attrs["v"][1].tolist() == [0, 1, 2]
         assert g["x"].dims[0].label == "n"
+
+
+def test_a_read_only_files_identifiers_never_keep_h5pys_open_alive(tmp_path):
+    """A mode-"r" File's .id shares h5py's open of a lent file: it is closed when the file is
+    lent and when it is taken back, so that h5py's HDF5 never writes its stale view over h5tile's
+    changes (it truncated the file before: "addr overflow")."""
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g["x"] = np.arange(10)
+    writer, reader = h5tile.File(path, "r+"), h5tile.File(path, "r")
+    before = reader.id  # h5py's read-only open, before the lend
+    assert writer.id and not before  # lent: the read-only view closed first (h5py cannot reopen it r+ beside it)
+    taken = reader.id  # while lent: shares h5py's read-write open
+    writer.create_dataset("big", data=np.arange(200_000, dtype="f8"))  # taken back: both closed
+    writer.attrs["note"] = 7
+    assert not taken and reader["x"][...].tolist() == list(range(10))
+    writer.close()
+    reader.close()
+    with h5py.File(path, "r") as g:
+        assert sorted(g) == ["big", "x"] and g.attrs["note"] == 7 and g["big"][-1] == 199_999
+
+
+def test_module_level_reads_see_what_h5py_wrote_while_lent(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g.create_dataset("c", data=np.zeros((8, 8)), chunks=(4, 4), compression="gzip")
+        g.create_dataset("r", (0,), "f8", maxshape=(None,), chunks=(4,))
+    with h5tile.File(path, "a") as f:
+        h5f = h5py.File(f.id)  # h5py's read-write File of the lent file
+        h5f["c"][3, 3] = 7
+        h5f["r"].resize((5,))
+        h5f["r"][...] = 1.5
+        h5f["new"] = np.arange(3)
+        assert h5tile.from_file(path, "c")[3, 3] == 7
+        assert tuple(h5tile.describe(path, "r")["shape"]) == (5,)
+        assert h5tile.read_box(path, "r", [0], [5]).tolist() == [1.5] * 5
+        assert h5tile.from_file(path, "new").tolist() == [0, 1, 2]
+        f["c"][0, 0] = 1  # taken back: h5py's File closed
+        assert not h5f.id.valid
+
+
+def test_a_hold_ends_even_where_taking_the_file_back_fails(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g["x"] = np.arange(3)
+    f = h5tile.File(path, "a")
+    assert f.id  # lent
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        f.close()  # h5tile cannot open the removed file again
+    with h5py.File(path, "w") as g:  # a new file at the path: writable through h5tile
+        g["y"] = np.arange(2)
+    with h5tile.File(path, "a") as f:
+        f["y"][0] = 5
+    with h5py.File(path, "r") as g:
+        assert g["y"][...].tolist() == [5, 1]
+
+
+def test_another_file_of_the_same_path_sees_changes_through_an_external_link(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g.create_dataset("x", data=np.zeros(10), maxshape=(None,), chunks=(5,))
+        g["e"] = h5py.ExternalLink("a.h5", "/x")  # to itself: a second File of the path
+    with h5tile.File(path, "a") as f:
+        assert f["x"].shape == (10,)
+        f["e"].resize((20,))
+        f["e"][:3] = 7
+        assert f["x"].shape == (20,) and f["x"][:4].tolist() == [7, 7, 7, 0] and f["x"][15] == 0
