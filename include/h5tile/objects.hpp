@@ -3,6 +3,7 @@
 /// What a file holds besides array data: its groups and datasets, and the attributes of each
 /// object (what h5py's `keys()`, `visit()` and `.attrs` show).
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -228,6 +229,10 @@ void flush_writes(const std::filesystem::path& path);
 /// HDF5 library in the process (h5py's) must then flush_writes first and open it without HDF5's
 /// file locking, which that open's lock would refuse.
 [[nodiscard]] bool held_for_writing(const std::filesystem::path& path);
+
+/// The version of the HDF5 library this build of h5tile reads and writes files with (major,
+/// minor, release): the newest file format its changes may use (h5py's `File.libver` names it).
+[[nodiscard]] std::array<unsigned, 3> hdf5_library_version();
 
 /// Lends the held file `path` to another HDF5 library in this process (h5py's, whose low-level
 /// identifiers write what h5tile does not): what h5tile changed is flushed and its open of the

@@ -163,11 +163,15 @@ def _core_strides(array: np.ndarray) -> np.ndarray:
 
 
 def _writing(method: Callable[..., Any]) -> Callable[..., Any]:
-    """A write of attributes: with no read through h5py of this process meanwhile."""
+    """A write of attributes: with no read through h5py of this process meanwhile; counted as a
+    change of the file (other Files of it forget the attributes they read)."""
     @functools.wraps(method)
     def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
         with _via_h5py.WRITES:
-            return method(self, *args, **kwargs)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self._obj._file._attributes_changed()
     return locked
 
 

@@ -119,6 +119,11 @@ def hold_for_writing(path: str | os.PathLike) -> None: ...
 
 def flush_writes(path: str | os.PathLike) -> None: ...
 
+def hdf5_library_version() -> list[int]:
+    """
+    (major, minor, release) of the HDF5 library h5tile reads and writes files with.
+    """
+
 def lend_for_writing(path: str | os.PathLike) -> None:
     """Lends the held file to h5py's HDF5 (h5tile::lend_for_writing)."""
 

@@ -935,6 +935,7 @@ class File(Group):
         self._path_text = os.fspath(path)
         # The file held (and lent), by this name whatever the working folder is then.
         self._held_path = os.path.abspath(self._path_text)
+        self._file_identity = None  # the file's (device, inode), once it is open (_hold)
         if mode is None:
             mode = "r"
         if mode not in _FILE_MODES:
@@ -951,6 +952,7 @@ class File(Group):
             if url:
                 raise InvalidArgumentError(_args.without_secrets(f"'{_args.redacted(self._path_text)}' is a URL: "
                                                                  f"URLs open in mode 'r' only (not {mode!r})"))
+            _via_h5py.reclaim(self._path_text)  # a file this process lent to h5py: taken back first
             _h5tile.create_file(self._path_text, mode != "w",
                                 track_order=bool(h5py_options.get("track_order") or False),
                                 userblock_size=_args.whole("userblock_size", userblock or 0, _args.UINT64_MAX))
@@ -976,9 +978,10 @@ class File(Group):
         """In a write mode, the file is held open for writing until close() (or until this File
         is collected), as h5py holds it: each write goes through that open, not an open of its own."""
         self._release = None
+        self._file_identity = _via_h5py.identity(self._held_path)  # (device, inode): how files are told apart
         if self._mode != "r" and self._open:
             _h5tile.hold_for_writing(self._held_path)
-            self._release = weakref.finalize(self, _release_held, self._held_path)
+            self._release = weakref.finalize(self, _release_held, self._held_path, self._file_identity)
 
     def _check_userblock(self, size: Any) -> None:
         """h5py's check of ``userblock_size`` when it opens an existing file: the file's own."""
@@ -1017,6 +1020,15 @@ class File(Group):
         return None if self._is_url() else _userblock_size(self._path_text)
 
     @property
+    def libver(self) -> tuple:
+        """The bounds of the file format h5tile's changes use, as h5py names them: ("earliest", the
+        newest format of the HDF5 h5tile was built with: "v110" for HDF5 1.10, "v114" for 1.14,
+        "v200" for 2.0). h5tile's changes keep to its own HDF5's defaults whatever ``libver`` the
+        File was given (checked as h5py checks it, not applied)."""
+        major, minor, _ = _h5tile.hdf5_library_version()
+        return ("earliest", f"v{major}{minor:02d}")
+
+    @property
     def swmr_mode(self) -> bool:
         """False: h5tile never opens a file in HDF5's SWMR read mode (``swmr=True`` is taken for a
         file no writer holds open; every read sees the file as it is then)."""
@@ -1050,7 +1062,7 @@ class File(Group):
                                                              f"'{self._shown}': h5tile gives them for local files "
                                                              "and file objects, not for a URL"))
         if self._mode != "r":
-            return _via_h5py.lend(self._held_path)
+            return _via_h5py.lend(self._held_path, self._file_identity)
         view = self.__dict__.get("_h5py_open")
         if view is None or not view.id.valid:  # (closed by a lend of the file: _via_h5py.VIEWS)
             view = self._h5py_open = _via_h5py.view(self.__dict__.get("_file_object") or self._path_text)
@@ -1065,7 +1077,7 @@ class File(Group):
         self._check_writable(what)
         try:
             with _via_h5py.WRITES:
-                yield _via_h5py.lend(self._held_path)
+                yield _via_h5py.lend(self._held_path, self._file_identity)
         finally:
             self._written()
 
@@ -1076,7 +1088,7 @@ class File(Group):
         if view is not None:
             view.close()
         if _via_h5py.LENT and self._mode != "r":
-            _via_h5py.take_back(self._held_path)
+            _via_h5py.take_back(self._held_path, self._file_identity)
 
     def close(self) -> None:
         """Closes the file: lets go of the datasets kept open (waiting for reads in progress) and
@@ -1186,14 +1198,19 @@ class File(Group):
     def _check_open(self) -> None:
         if not self._open:
             raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is closed"))
-        if _via_h5py.LENT and _via_h5py.sync(self._held_path):
+        if _via_h5py.LENT and _via_h5py.sync(self._held_path, self._file_identity):
             self._forget_reads()  # h5py's identifiers may have changed anything since
-        if _CHANGES and _CHANGES.get(self._held_path, 0) != self.__dict__.get("_seen_changes", 0):
-            self._seen_changes = _CHANGES.get(self._held_path, 0)
-            self._forget_reads()  # another File of this process changed the file
+        changes = _via_h5py.CHANGES
+        if changes and changes.get(self._file_identity, 0) != self.__dict__.get("_seen_changes", 0):
+            self._seen_changes = changes.get(self._file_identity, 0)
+            self._forget_reads()  # another File of this process (or h5py) changed the file
 
     def _forget_reads(self) -> None:
-        """Every description and link table read again, every dataset's reader made anew."""
+        """Every description and link table read again, every dataset's reader made anew, h5py's
+        read-only open behind ``.id`` (mode "r") opened anew."""
+        view = self.__dict__.pop("_h5py_open", None)
+        if view is not None:
+            view.close()
         self._catalog.reset()
         with self._readers_lock:
             readers = list(self._readers.values())
@@ -1309,14 +1326,21 @@ class File(Group):
         description it was made with)."""
         self._drop_h5py_view()  # the next .id opens the file again, to see the change
         self._forget_reads()
-        self._seen_changes = _changed(self._held_path)
+        self._seen_changes = _via_h5py.changed(self._file_identity)
+
+    def _attributes_changed(self) -> None:
+        """After a write of attributes through this File: the attributes it read are read anew,
+        and other Files of the file forget what they read (the count of changes)."""
+        self._seen_changes = _via_h5py.changed(self._file_identity)
+        with self._catalog.lock:
+            self._catalog.attributes.clear()
 
     def _reshaped(self, name: str, shape: tuple) -> None:
         """After a resize of dataset `name` through this File: its description says the new shape,
         every other description is read again and every reader made anew (a link may lead to the
         same dataset under another name)."""
         self._drop_h5py_view()
-        self._seen_changes = _changed(self._held_path)
+        self._seen_changes = _via_h5py.changed(self._file_identity)
         with self._catalog.lock:
             info = self._catalog.described.get(name)
             # Other names may lead to the same dataset (links): their descriptions go.
@@ -1329,23 +1353,12 @@ class File(Group):
             reader.close()
 
 
-# Changes made through the Files of this process, by the path held (File._held_path): a File
-# whose count of them differs from the one it last saw forgets what it read (another File of the
-# same file changed it: one opened through an external link, or by the program).
-_CHANGES: dict = {}
-
-
-def _changed(path: str) -> int:
-    """Counts a change of `path` made through a File; the new count."""
-    _CHANGES[path] = _CHANGES.get(path, 0) + 1
-    return _CHANGES[path]
-
-
-def _release_held(path: str) -> None:
-    """Ends a File's hold of `path` (at close(), or when it is collected): h5py's open of it, where
-    it is lent, closed first; the hold ends even where that fails (the file removed meanwhile)."""
+def _release_held(path: str, key: Optional[tuple]) -> None:
+    """Ends a File's hold of `path` (of identity `key`) at close(), or when it is collected: h5py's
+    opens of it, where it is lent, closed first; the hold ends even where that fails (the file
+    removed meanwhile)."""
     try:
-        _via_h5py.take_back(path)
+        _via_h5py.take_back(path, key)
     finally:
         _h5tile.release_for_writing(path)
 

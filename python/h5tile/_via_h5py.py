@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import weakref
 from typing import Any, Iterator, Optional
 
 from . import _h5tile
@@ -55,23 +54,45 @@ def _open(path: str) -> Any:
     return file_class(path, "r")
 
 
-# Files lent to h5py for writing (lend), by their real path: h5py's read-write File of each.
+def identity(path: Any) -> Optional[tuple]:
+    """(device, inode) of the local file `path`, or None (a URL, or a file that does not exist):
+    what HDF5 tells one file from another by, whatever its path is spelled as (symbolic links,
+    hard links)."""
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+# Files lent to h5py for writing (lend), by identity: (h5py's read-write File, the path lent).
 LENT: dict = {}
 
-# h5py's read-only opens behind ``.id`` of Files in mode "r" (view), by real path. h5py's HDF5
-# shares one open of a file among all its opens of it: a view opened before a lend would make
-# the lend's read-write open fail, and one open while lent would keep that open alive past
-# take_back (h5py's HDF5 then writing its stale metadata over h5tile's changes). Each is closed,
-# with the identifiers taken from it, before the file is lent and before it is taken back.
-VIEWS: dict = {}
+# Changes made through h5tile.Files of this process and through h5py while lent, by identity: a
+# File whose count differs from the one it last saw forgets what it read (_objects.File).
+CHANGES: dict = {}
 
 
-def _close_views(key: str) -> None:
-    for opened in list(VIEWS.pop(key, ())):
+def changed(key: Optional[tuple]) -> int:
+    """Counts a change of the file of identity `key`; the new count."""
+    CHANGES[key] = CHANGES.get(key, 0) + 1
+    return CHANGES[key]
+
+
+def _close_every_open_of(key: Optional[tuple]) -> None:
+    """Closes every identifier h5py's HDF5 has of the file `key` (the lent File's, read-only
+    views behind ``.id`` of Files in mode "r", identifiers a program kept from them, its own
+    h5py.File of the file): h5py's HDF5 shares one open of a file among all its opens of it, and
+    one left open would keep it alive past take_back, h5py's HDF5 then writing its stale metadata
+    over h5tile's changes when it closes (or, before a lend, make the read-write open fail)."""
+    from h5py import h5f
+    for fid in h5f.get_obj_ids(h5f.OBJ_ALL, h5f.OBJ_FILE):
         try:
-            opened.close()
-        except Exception:  # noqa: BLE001 - closed already, or its file gone: nothing of it stays open
-            pass
+            st = os.fstat(fid.get_vfd_handle())
+        except Exception:  # noqa: BLE001 - closed meanwhile, or not a descriptor (not this file)
+            continue
+        if (st.st_dev, st.st_ino) == key:
+            fid._close_open_objects(h5f.OBJ_ALL)  # h5py's File.close() without OBJ_LOCAL: all of them
 
 
 def settle(path: Any) -> None:
@@ -83,62 +104,69 @@ def settle(path: Any) -> None:
 
 def reclaim(path: Any) -> None:
     """Before a module-level write of `path` (to_file...): where this process lent it to h5py, it
-    is taken back (see take_back). Nothing otherwise."""
-    if LENT and isinstance(path, (str, os.PathLike)):
-        take_back(os.fspath(path))
+    is taken back (see take_back); the change is counted (CHANGES)."""
+    if isinstance(path, (str, os.PathLike)):
+        key = identity(path)
+        if LENT:
+            take_back(os.fspath(path), key)
+        if key is not None:
+            changed(key)
 
 
-def lend(path: str) -> Any:
+def lend(path: str, key: Optional[tuple] = None) -> Any:
     """h5py's read-write File of the held local file `path`, to which h5tile lends it (for h5py's
     low-level identifiers, ``.id``, in a write mode, and for writes h5tile does not make itself):
-    h5tile flushes what it changed and closes its own open first (_h5tile.lend_for_writing), so
-    that two HDF5 libraries never change one file at once. Kept until take_back; h5tile's reads
-    meanwhile call sync first."""
+    h5tile flushes what it changed and closes its own open first (_h5tile.lend_for_writing), and
+    h5py's HDF5 has no other open of it, so that two HDF5 libraries never change one file at once.
+    Kept until take_back; h5tile's reads meanwhile call sync first. `key`: the file's identity,
+    where known."""
     if _h5py_file() is None:
         raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id), and writes of types h5tile does not "
                                            "write itself, need h5py, which is not installed")
-    key = os.path.realpath(path)
+    key = identity(path) if key is None else key
     with WRITES:
         lent = LENT.get(key)
         if lent is None:
-            _close_views(key)
+            _close_every_open_of(key)
             _h5tile.lend_for_writing(path)
             try:
-                lent = _h5py_file()(path, "r+", locking=False)  # h5tile's reads meanwhile: see sync
+                opened = _h5py_file()(path, "r+", locking=False)  # h5tile's reads meanwhile: see sync
             except BaseException:
                 _h5tile.take_back_for_writing(path)
                 raise
-            LENT[key] = lent
-        return lent
+            lent = LENT[key] = (opened, path)
+        return lent[0]
 
 
-def sync(path: str) -> bool:
-    """Before h5tile reads the file `path`: where it is lent to h5py, h5py's changes are flushed and
-    h5tile's readers let go of what they kept open of the file (their opens would not see
-    them). Whether it is lent (the caller then forgets what it read of the file before)."""
-    key = os.path.realpath(path)
+def sync(path: str, key: Optional[tuple] = None) -> bool:
+    """Before h5tile reads the file `path` (of identity `key`, where known): where it is lent to
+    h5py, h5py's changes are flushed and h5tile's readers let go of what they kept open of the
+    file (their opens would not see them). Whether it is lent (the caller then forgets what it
+    read of the file before)."""
     with WRITES:
-        lent = LENT.get(key)
+        lent = LENT.get(identity(path) if key is None else key)
         if lent is None:
             return False
-        lent.flush()
-        _h5tile.lend_for_writing(path)  # lent already: lets go of the readers' kept opens again
+        lent[0].flush()
+        _h5tile.lend_for_writing(lent[1])  # lent already: lets go of the readers' kept opens again
         return True
 
 
-def take_back(path: str) -> None:
-    """Ends lend: h5py's File closed (every identifier taken from it with it), and the file open
-    for h5tile's changes again. Nothing where `path` is not lent."""
-    key = os.path.realpath(path)
+def take_back(path: str, key: Optional[tuple] = None) -> None:
+    """Ends lend: every open h5py's HDF5 has of the file closed (the lent File's, with every
+    identifier taken from it; see _close_every_open_of), and the file open for h5tile's changes
+    again; the change counted (CHANGES: h5py may have changed anything). Nothing where the file of
+    `path` (of identity `key`, where known) is not lent."""
+    key = identity(path) if key is None else key
     with WRITES:
         lent = LENT.pop(key, None)
         if lent is None:
             return
         try:
-            _close_views(key)  # opened while lent, they share the read-write open: closed first
-            lent.close()
+            _close_every_open_of(key)
         finally:
-            _h5tile.take_back_for_writing(path)
+            changed(key)
+            _h5tile.take_back_for_writing(lent[1])
 
 
 def object_of(file: Any, name: str) -> Any:
@@ -162,11 +190,7 @@ def view(source: Any) -> Any:
     UnsupportedTypeError where h5py is not installed."""
     if _h5py_file() is None:
         raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id) need h5py, which is not installed")
-    if not isinstance(source, str):
-        return _h5py_file()(source, "r")
-    opened = _open(source)
-    VIEWS.setdefault(os.path.realpath(source), weakref.WeakSet()).add(opened)
-    return opened
+    return _open(source) if isinstance(source, str) else _h5py_file()(source, "r")
 
 
 def _filters(dataset: Any, names: dict) -> "tuple[list, list]":

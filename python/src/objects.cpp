@@ -2,6 +2,7 @@
 // listing of a file's objects and the reads and writes of attributes (include/h5tile/objects.hpp).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -251,6 +252,9 @@ void bind_objects(nb::module_& m) {
         h5tile::flush_writes(path);
       },
       "path"_a);
+  m.def(
+      "hdf5_library_version", [] { return h5tile::hdf5_library_version(); },
+      "(major, minor, release) of the HDF5 library h5tile reads and writes files with.");
   m.def(
       "lend_for_writing",
       [](const std::filesystem::path& path) {

@@ -207,7 +207,8 @@ void lend_for_writing(const fs::path& path) {
   if (const long open = detail::identifiers_open_on(held->file.get()); open != 1) {
     throw InvalidArgument(
         fmt::format("cannot lend '{}' to h5py: h5tile has {} other object(s) of it open (a read or "
-                    "write in progress in another thread); try again when it ends",
+                    "write in progress in another thread, or another h5tile.File holding it for writing "
+                    "under another name: a symbolic or hard link); try again when it ends",
                     path.string(), open - 1));
   }
   detail::flush_file(held->file.get(), path);

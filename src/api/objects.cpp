@@ -195,4 +195,6 @@ void delete_attribute(const fs::path& path, const std::string& object, const std
   });
 }
 
+std::array<unsigned, 3> hdf5_library_version() { return detail::library_version(); }
+
 }  // namespace h5tile

@@ -62,14 +62,17 @@ herr_t innermost(unsigned n, const H5E_error2_t* err, void* client) {
 }
 
 std::string hdf5_version() {
-  unsigned major = 0;
-  unsigned minor = 0;
-  unsigned release = 0;
-  H5get_libversion(&major, &minor, &release);
-  return fmt::format("{}.{}.{}", major, minor, release);
+  const auto v = library_version();
+  return fmt::format("{}.{}.{}", v[0], v[1], v[2]);
 }
 
 }  // namespace
+
+std::array<unsigned, 3> library_version() {
+  std::array<unsigned, 3> v{};
+  H5get_libversion(&v[0], &v[1], &v[2]);
+  return v;
+}
 
 Hdf5Lock::Hdf5Lock() : lock_(hdf5_mutex()) {
   // The error stack and its printing are per thread in thread-safe builds: silence the

@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include <array>
+
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -114,6 +116,9 @@ void disable_plugin_loading();
 
 // Throws as throw_hdf5_failure<Hdf5Error>(what) when `status` is negative; returns it otherwise.
 hid_t check(hid_t status, std::string_view what);
+
+// The version of the HDF5 library linked (major, minor, release).
+[[nodiscard]] std::array<unsigned, 3> library_version();
 inline herr_t check(herr_t status, std::string_view what) {
   return static_cast<herr_t>(check(static_cast<hid_t>(status), what));
 }

@@ -203,3 +203,13 @@ def test_writes_through_an_external_link_change_the_other_file_as_h5py(tmp_path)
                                     g["grp"].attrs["note"])
     assert outcomes["h5tile"] == outcomes["h5py"]
     assert outcomes["h5py"] == (("r+", "r"), [0, 7, 8, 0, 0, 0], [1.5, 2.5], "through the link")
+
+
+def test_libver_names_the_format_bounds_h5tiles_changes_use(tmp_path):
+    major, minor, _ = h5tile._h5tile.hdf5_library_version()
+    with h5tile.File(tmp_path / "a.h5", "w", libver="latest") as f:
+        f["x"] = np.arange(3)
+        bounds = f.libver
+    assert bounds == ("earliest", f"v{major}{minor:02d}")
+    with h5py.File(tmp_path / "a.h5", "r") as g:  # h5py names the same versions
+        assert bounds[1] in ("v108", "v110", "v112", "v114", "v200") and g.libver[0] == "earliest"

@@ -4,6 +4,7 @@ sequences, references, region references, HDF5 array attributes. h5tile closes i
 the file first and takes it back at its next change (closing h5py's), so that two HDF5 libraries
 never change one file at once. Each result is compared with h5py making the same calls."""
 import gc
+import os
 import sys
 
 import h5py
@@ -250,3 +251,58 @@ def test_another_file_of_the_same_path_sees_changes_through_an_external_link(tmp
         f["e"].resize((20,))
         f["e"][:3] = 7
         assert f["x"].shape == (20,) and f["x"][:4].tolist() == [7, 7, 7, 0] and f["x"][15] == 0
+
+
+def test_identifiers_outliving_their_file_object_are_closed_at_take_back(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g.create_dataset("x", data=np.arange(10), maxshape=(None,), chunks=(5,))
+    writer = h5tile.File(path, "a")
+    assert writer.id  # lent
+
+    def taken():  # a mode-"r" File's identifier, the File itself dropped
+        return h5tile.File(path, "r")["x"].id
+
+    kept = taken()
+    gc.collect()
+    assert kept.valid  # shares h5py's read-write open of the lent file
+    writer.create_group("g")  # taken back: every open h5py's HDF5 has of the file closed
+    writer["x"].resize((1000,))
+    writer.create_dataset("big", data=np.ones(100_000))
+    assert not kept.valid
+    writer.close()
+    with h5py.File(path, "r") as g:
+        assert sorted(g) == ["big", "g", "x"] and g["x"].shape == (1000,) and g["big"][-1] == 1
+
+
+def test_other_files_of_the_file_see_what_h5py_and_attribute_writes_changed(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g.create_dataset("x", data=np.arange(10), maxshape=(None,), chunks=(5,))
+        g.attrs["a"] = 1
+    os.link(path, tmp_path / "hard.h5")
+    writer, other = h5tile.File(path, "a"), h5tile.File(tmp_path / "hard.h5", "r")
+    assert other["x"].shape == (10,) and other.attrs["a"] == 1 and dict(other.attrs) == {"a": 1}
+    h5f = h5py.File(writer.id)
+    h5f["x"].resize((20,))
+    h5f["x"][10:] = 5
+    writer.close()  # taken back, and closed
+    assert other["x"].shape == (20,) and other["x"][-1] == 5  # through a hard link too
+    with h5tile.File(path, "a") as again:
+        again.attrs["a"] = 2
+        again.attrs["b"] = 3
+    assert dict(other.attrs) == {"a": 2, "b": 3}
+    other.close()
+
+
+def test_a_new_file_over_a_lent_one_is_refused_and_the_lent_one_kept(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g["x"] = np.arange(4)
+    with h5tile.File(path, "a") as f:
+        assert f.id
+        with pytest.raises(h5tile.Error, match="truncate a file which is already open"):
+            h5tile.File(path, "w")
+        f["x"][0] = 9
+    with h5py.File(path, "r") as g:
+        assert g["x"][...].tolist() == [9, 1, 2, 3]
