@@ -1198,12 +1198,19 @@ class File(Group):
     def _check_open(self) -> None:
         if not self._open:
             raise InvalidArgumentError(_args.without_secrets(f"'{self._shown}' is closed"))
-        if _via_h5py.LENT and _via_h5py.sync(self._held_path, self._file_identity):
+        key = self._file_identity
+        if key is None:  # a URL or a file object: never lent, never changed in this process
+            return
+        if _via_h5py.LENT and _via_h5py.sync(self._held_path, key):
             self._forget_reads()  # h5py's identifiers may have changed anything since
-        changes = _via_h5py.CHANGES
-        if changes and changes.get(self._file_identity, 0) != self.__dict__.get("_seen_changes", 0):
-            self._seen_changes = changes.get(self._file_identity, 0)
-            self._forget_reads()  # another File of this process (or h5py) changed the file
+        if _via_h5py.CHANGES:
+            count = _via_h5py.seen(key, self._held_path)
+            if count != self.__dict__.get("_seen_changes", 0):
+                # Another File of this process (or h5py) changed the file, or replaced it (to_file
+                # renames a new file over the path): read anew, as the path's file is now.
+                self._file_identity = _via_h5py.identity(self._held_path) or key
+                self._seen_changes = _via_h5py.seen(self._file_identity, self._held_path)
+                self._forget_reads()
 
     def _forget_reads(self) -> None:
         """Every description and link table read again, every dataset's reader made anew, h5py's
@@ -1326,12 +1333,12 @@ class File(Group):
         description it was made with)."""
         self._drop_h5py_view()  # the next .id opens the file again, to see the change
         self._forget_reads()
-        self._seen_changes = _via_h5py.changed(self._file_identity)
+        self._seen_changes = _via_h5py.changed(self._file_identity, self._held_path)
 
     def _attributes_changed(self) -> None:
         """After a write of attributes through this File: the attributes it read are read anew,
         and other Files of the file forget what they read (the count of changes)."""
-        self._seen_changes = _via_h5py.changed(self._file_identity)
+        self._seen_changes = _via_h5py.changed(self._file_identity, self._held_path)
         with self._catalog.lock:
             self._catalog.attributes.clear()
 
@@ -1340,7 +1347,7 @@ class File(Group):
         every other description is read again and every reader made anew (a link may lead to the
         same dataset under another name)."""
         self._drop_h5py_view()
-        self._seen_changes = _via_h5py.changed(self._file_identity)
+        self._seen_changes = _via_h5py.changed(self._file_identity, self._held_path)
         with self._catalog.lock:
             info = self._catalog.described.get(name)
             # Other names may lead to the same dataset (links): their descriptions go.

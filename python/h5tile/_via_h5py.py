@@ -65,18 +65,37 @@ def identity(path: Any) -> Optional[tuple]:
     return (st.st_dev, st.st_ino)
 
 
-# Files lent to h5py for writing (lend), by identity: (h5py's read-write File, the path lent).
+# Files lent to h5py for writing (lend), by the identity of the file h5py opened: (h5py's
+# read-write File, the path lent).
 LENT: dict = {}
 
-# Changes made through h5tile.Files of this process and through h5py while lent, by identity: a
-# File whose count differs from the one it last saw forgets what it read (_objects.File).
+# Changes made through h5tile.Files of this process and through h5py while lent, by identity and
+# by path (a file replaced by rename keeps its path, a link gives another path to one identity): a
+# File whose counts differ from the ones it last saw forgets what it read (_objects.File).
 CHANGES: dict = {}
 
 
-def changed(key: Optional[tuple]) -> int:
-    """Counts a change of the file of identity `key`; the new count."""
-    CHANGES[key] = CHANGES.get(key, 0) + 1
-    return CHANGES[key]
+def changed(key: Optional[tuple], path: Optional[str] = None) -> int:
+    """Counts a change of the file of identity `key` (and path `path`, where given); the File that
+    made it sees the counts it returns (seen)."""
+    for k in (key, path):
+        if k is not None:
+            CHANGES[k] = CHANGES.get(k, 0) + 1
+    return seen(key, path)
+
+
+def seen(key: Optional[tuple], path: Optional[str]) -> int:
+    """The count of changes a File of identity `key` and path `path` compares with its own."""
+    return CHANGES.get(key, 0) + CHANGES.get(path, 0)
+
+
+def _fd_identity(opened: Any) -> Optional[tuple]:
+    """(device, inode) of the file h5py's File `opened` has open (sec2), or None."""
+    try:
+        st = os.fstat(opened.id.get_vfd_handle())
+    except Exception:  # noqa: BLE001 - not a descriptor: another driver
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _close_every_open_of(key: Optional[tuple]) -> None:
@@ -85,6 +104,8 @@ def _close_every_open_of(key: Optional[tuple]) -> None:
     h5py.File of the file): h5py's HDF5 shares one open of a file among all its opens of it, and
     one left open would keep it alive past take_back, h5py's HDF5 then writing its stale metadata
     over h5tile's changes when it closes (or, before a lend, make the read-write open fail)."""
+    if key is None:
+        return
     from h5py import h5f
     for fid in h5f.get_obj_ids(h5f.OBJ_ALL, h5f.OBJ_FILE):
         try:
@@ -95,22 +116,36 @@ def _close_every_open_of(key: Optional[tuple]) -> None:
             fid._close_open_objects(h5f.OBJ_ALL)  # h5py's File.close() without OBJ_LOCAL: all of them
 
 
+def _lent_key(path: str, key: Optional[tuple]) -> Optional[tuple]:
+    """The LENT entry of the file lent under `path` or of identity `key` (a File's identity may be
+    an old one: the path replaced by rename since), or None."""
+    if key is not None and key in LENT:
+        return key
+    for k, (_, lent_path) in LENT.items():
+        if lent_path == path:
+            return k
+    if key is not None:  # a File's own lookup (each of its reads): no stat
+        return None
+    now = identity(path)
+    return now if now in LENT else None
+
+
 def settle(path: Any) -> None:
     """Before a module-level read of `path` (from_file, read_box, describe...): where this process
     lent it to h5py, h5py's changes are flushed first (see sync). Nothing otherwise."""
     if LENT and isinstance(path, (str, os.PathLike)):
-        sync(os.fspath(path))
+        sync(os.path.abspath(os.fspath(path)))
 
 
 def reclaim(path: Any) -> None:
     """Before a module-level write of `path` (to_file...): where this process lent it to h5py, it
     is taken back (see take_back); the change is counted (CHANGES)."""
     if isinstance(path, (str, os.PathLike)):
+        path = os.path.abspath(os.fspath(path))
         key = identity(path)
         if LENT:
-            take_back(os.fspath(path), key)
-        if key is not None:
-            changed(key)
+            take_back(path, key)
+        changed(key, path)
 
 
 def lend(path: str, key: Optional[tuple] = None) -> Any:
@@ -118,24 +153,24 @@ def lend(path: str, key: Optional[tuple] = None) -> Any:
     low-level identifiers, ``.id``, in a write mode, and for writes h5tile does not make itself):
     h5tile flushes what it changed and closes its own open first (_h5tile.lend_for_writing), and
     h5py's HDF5 has no other open of it, so that two HDF5 libraries never change one file at once.
-    Kept until take_back; h5tile's reads meanwhile call sync first. `key`: the file's identity,
-    where known."""
+    Kept until take_back; h5tile's reads meanwhile call sync first. `key`: the identity the
+    caller knows the file by (found again by path where it is an old one)."""
     if _h5py_file() is None:
         raise _h5tile.UnsupportedTypeError("h5py's low-level identifiers (.id), and writes of types h5tile does not "
                                            "write itself, need h5py, which is not installed")
-    key = identity(path) if key is None else key
     with WRITES:
-        lent = LENT.get(key)
-        if lent is None:
-            _close_every_open_of(key)
-            _h5tile.lend_for_writing(path)
-            try:
-                opened = _h5py_file()(path, "r+", locking=False)  # h5tile's reads meanwhile: see sync
-            except BaseException:
-                _h5tile.take_back_for_writing(path)
-                raise
-            lent = LENT[key] = (opened, path)
-        return lent[0]
+        found = _lent_key(path, key)
+        if found is not None:
+            return LENT[found][0]
+        _close_every_open_of(identity(path))  # the file at the path now
+        _h5tile.lend_for_writing(path)
+        try:
+            opened = _h5py_file()(path, "r+", locking=False)  # h5tile's reads meanwhile: see sync
+        except BaseException:
+            _h5tile.take_back_for_writing(path)
+            raise
+        LENT[_fd_identity(opened) or identity(path)] = (opened, path)  # the file h5py has open
+        return opened
 
 
 def sync(path: str, key: Optional[tuple] = None) -> bool:
@@ -144,11 +179,12 @@ def sync(path: str, key: Optional[tuple] = None) -> bool:
     file (their opens would not see them). Whether it is lent (the caller then forgets what it
     read of the file before)."""
     with WRITES:
-        lent = LENT.get(identity(path) if key is None else key)
-        if lent is None:
+        found = _lent_key(path, key)
+        if found is None:
             return False
-        lent[0].flush()
-        _h5tile.lend_for_writing(lent[1])  # lent already: lets go of the readers' kept opens again
+        opened, lent_path = LENT[found]
+        opened.flush()
+        _h5tile.lend_for_writing(lent_path)  # lent already: lets go of the readers' kept opens again
         return True
 
 
@@ -157,16 +193,16 @@ def take_back(path: str, key: Optional[tuple] = None) -> None:
     identifier taken from it; see _close_every_open_of), and the file open for h5tile's changes
     again; the change counted (CHANGES: h5py may have changed anything). Nothing where the file of
     `path` (of identity `key`, where known) is not lent."""
-    key = identity(path) if key is None else key
     with WRITES:
-        lent = LENT.pop(key, None)
-        if lent is None:
+        found = _lent_key(path, key)
+        if found is None:
             return
+        _, lent_path = LENT.pop(found)
         try:
-            _close_every_open_of(key)
+            _close_every_open_of(found)
         finally:
-            changed(key)
-            _h5tile.take_back_for_writing(lent[1])
+            changed(found, lent_path)
+            _h5tile.take_back_for_writing(lent_path)
 
 
 def object_of(file: Any, name: str) -> Any:

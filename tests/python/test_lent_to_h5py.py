@@ -306,3 +306,27 @@ def test_a_new_file_over_a_lent_one_is_refused_and_the_lent_one_kept(tmp_path):
         f["x"][0] = 9
     with h5py.File(path, "r") as g:
         assert g["x"][...].tolist() == [9, 1, 2, 3]
+
+
+def test_a_held_file_replaced_by_to_file_is_lent_and_taken_back_as_the_file_it_is_now(tmp_path):
+    """to_file renames a new file over the path (a new inode): the lend and the take-back find
+    the file h5py opened (not the one the File was opened on), and a mode-"r" File of the path
+    reads what the path's file is now."""
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as g:
+        g["x"] = np.arange(10)
+    writer, reader = h5tile.File(path, "a"), h5tile.File(path, "r")
+    assert list(reader) == ["x"]
+    h5tile.to_file(np.arange(3), path, "y").wait()  # replaced: a new inode
+    kept = h5py.File(writer.id).create_dataset("hp", data=np.arange(50_000))  # lent: the new file
+    writer.create_group("g")  # taken back: h5py's opens of the new file closed
+    for i in range(5):
+        writer.create_dataset(f"d{i}", data=np.ones(10_000))
+    assert not kept.id.valid
+    assert sorted(reader) == ["d0", "d1", "d2", "d3", "d4", "g", "hp", "y"]
+    writer.close()
+    reader.close()
+    from h5py import h5f
+    assert not [fid for fid in h5f.get_obj_ids(h5f.OBJ_ALL, h5f.OBJ_FILE) if fid.name.endswith(b"a.h5")]
+    with h5py.File(path, "r") as g:
+        assert sorted(g) == ["d0", "d1", "d2", "d3", "d4", "g", "hp", "y"] and g["hp"][-1] == 49_999
