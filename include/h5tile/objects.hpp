@@ -241,7 +241,8 @@ void flush_writes(const std::filesystem::path& path);
 /// stay. Until take_back_for_writing, h5tile's changes of `path` throw InvalidArgument (reads open
 /// the file as they open one another process writes: the other library flushes first). Throws
 /// InvalidArgument where this process does not hold `path`, or where h5tile still has an object of
-/// it open (a read or change in progress in another thread). Nothing where it is lent already.
+/// it open (a read or change in progress in another thread). Where it is lent already, only
+/// the readers' kept opens are let go again (the other library may have changed the file since).
 void lend_for_writing(const std::filesystem::path& path);
 
 /// Ends lend_for_writing (the other library must have closed the file): h5tile opens it again

@@ -1064,7 +1064,7 @@ class File(Group):
         if self._mode != "r":
             return _via_h5py.lend(self._held_path, self._file_identity)
         view = self.__dict__.get("_h5py_open")
-        if view is None or not view.id.valid:  # (closed by a lend of the file: _via_h5py.VIEWS)
+        if view is None or not view.id.valid:  # (closed at a lend: _via_h5py._close_every_open_of)
             view = self._h5py_open = _via_h5py.view(self.__dict__.get("_file_object") or self._path_text)
         return view
 
