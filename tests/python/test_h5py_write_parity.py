@@ -2,6 +2,7 @@
 through h5py and through h5tile on files of their own and compared: the exception class, what
 h5py reads back, and HDF5's own record of it (times, link character sets, types)."""
 import io
+import os
 import sys
 
 import h5py
@@ -213,3 +214,20 @@ def test_libver_names_the_format_bounds_h5tiles_changes_use(tmp_path):
     assert bounds == ("earliest", f"v{major}{minor:02d}")
     with h5py.File(tmp_path / "a.h5", "r") as g:  # h5py names the same versions
         assert bounds[1] in ("v108", "v110", "v112", "v114", "v200") and g.libver[0] == "earliest"
+
+
+def test_writes_through_an_external_link_never_open_a_fifo_or_a_device(tmp_path):
+    """External links now open the other file for writing (mode "a"): one to a FIFO, or to a
+    symbolic link to a device, is refused by name before anything opens it for writing."""
+    import stat
+    os.mkfifo(tmp_path / "pipe.h5")
+    os.symlink("/dev/null", tmp_path / "null.h5")
+    with h5py.File(tmp_path / "main.h5", "w") as g:
+        g["p"] = h5py.ExternalLink("pipe.h5", "/x")
+        g["n"] = h5py.ExternalLink("null.h5", "/x")
+    with h5tile.File(tmp_path / "main.h5", "a") as f:
+        for name, kind in (("p", "FIFO"), ("n", "character device")):
+            with pytest.raises(h5tile.VirtualSourceError, match=kind):
+                f[name][0] = 1
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "pipe.h5").st_mode)
+    assert os.readlink(tmp_path / "null.h5") == "/dev/null" and stat.S_ISCHR(os.stat("/dev/null").st_mode)
