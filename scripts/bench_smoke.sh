@@ -102,6 +102,7 @@ run dask_read.py 60 python3 bench/dask_read.py --mib 8 --dir "$TMPDIR"
 run dask_write.py 60 python3 bench/dask_write.py --gib 0.008 --gzip-gib 0.004 --rounds 1 --block-mib 2 \
   --dir "$TMPDIR"
 run xarray_read.py 60 python3 bench/xarray_read.py --gib 0.008 --rounds 1 --schedulers threads --dir "$TMPDIR"
+run xarray_write.py 60 python3 bench/xarray_write.py --gib 0.008 --rounds 1 --dir "$TMPDIR"
 # Cold reads by evicting the file with posix_fadvise (no root needed); host memory where no device.
 cold_patterns=(python3 bench/cold_patterns.py --gib 0.01 --rounds 1 --no-legate --dir "$TMPDIR/cold-patterns")
 [ -n "$cupy" ] && cold_patterns+=(--host-only)

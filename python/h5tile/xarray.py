@@ -523,3 +523,18 @@ def _open_file(filename_or_obj: Any, threads: int, keywords: dict) -> File:
         raise TypeError(_args.without_secrets(f"open_dataset() got an unexpected keyword argument "
                                               f"{next(iter(keywords))!r} for engine='h5tile'"))
     return File(path, threads=threads, **options)
+
+
+def _register_writer() -> None:
+    """``to_netcdf(engine="h5tile")``: xarray keeps its netCDF writers in a table of its own
+    (``xarray.backends.writers.WRITEABLE_STORES``, not an entry point); importing this module, as
+    any ``open_dataset(..., engine="h5tile")`` does, adds h5tile's (h5tile._xarray_writes)."""
+    try:
+        from xarray.backends import writers
+    except ImportError:  # pragma: no cover - an xarray before its writers module: no engine="h5tile" writes
+        return
+    from ._xarray_writes import H5tileWriteStore
+    writers.WRITEABLE_STORES.setdefault("h5tile", H5tileWriteStore.open)
+
+
+_register_writer()

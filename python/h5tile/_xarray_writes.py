@@ -1,0 +1,181 @@
+"""``ds.to_netcdf(path, engine="h5tile")``: netCDF-4 files laid out by h5netcdf, filled by h5tile.
+
+The netCDF-4 structure of a file (groups, dimensions as HDF5 dimension scales with their
+``REFERENCE_LIST``/``DIMENSION_LIST``, ``_Netcdf4Dimid``, ``_NCProperties``, variables created
+with their chunks, filters and fill values, attributes) is what h5netcdf writes: xarray's own
+``H5NetCDFStore`` makes it, so ncdump, netCDF4-python and h5netcdf read the file as they read
+h5netcdf's. No variable's values go through h5netcdf: each write of a variable is recorded
+while the structure is made, and once it is complete (the first write of a Dask block, or the
+store's close) h5netcdf's open is closed and one :class:`h5tile.File` in mode "a" writes them,
+each a box of the variable in place (chunks compressed on h5tile's threads, no HDF5 global lock
+around them). Dask blocks are written from the threads that computed them, through that File.
+
+With a scheduler of processes (``dask.distributed``, ``multiprocessing``), xarray closes the store
+before the blocks are computed; each block task then opens the file in mode "a" in its worker,
+under xarray's lock of the file for that scheduler (a ``distributed.Lock``), writes its block and
+closes it: writes of one file from several processes take turns (HDF5 lets one process write a
+file at a time); each still compresses its chunks on all of its worker's threads.
+
+Targets other than a local path (``to_netcdf()`` returning bytes) are written by h5netcdf
+throughout; URLs are refused (h5tile writes local files).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Optional
+
+from xarray.backends.h5netcdf_ import H5NetCDFStore
+from xarray.backends.locks import get_write_lock
+
+from . import _arguments as _args
+from . import _via_h5py
+from ._objects import File
+
+__all__ = ["H5tileWriteStore"]
+
+
+class _Writes:
+    """The values of one file's variables, written by h5tile once h5netcdf has laid the file out.
+
+    Shared by a store and its groups' stores. ``laying_out`` counts stores inside ``store()``:
+    a write then is one of xarray's writes of an in-memory variable, kept (the array, not a copy)
+    until the layout is done; any later write (a Dask block) first ends the layout. Pickled for a
+    worker process, it keeps the path and the lock only: there each write opens the file."""
+
+    def __init__(self, path: str, store: "H5tileWriteStore", lock: Any):
+        self.path, self._store, self._lock = path, store, lock
+        self.laying_out = 0
+        self._pending: list = []
+        self._file: Optional[File] = None
+        self._handed_over = False
+        self._guard = threading.Lock()
+        self._pid = os.getpid()
+
+    def __getstate__(self) -> dict:
+        if self._pending:
+            raise RuntimeError(_args.without_secrets(
+                f"to_netcdf to {_args.redacted(self.path)!r}: values of variables not written before the store "
+                "was pickled"))
+        return {"path": self.path, "lock": self._lock}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["path"], None, state["lock"])
+        self._handed_over = True  # the store that laid the file out is in another process
+
+    def write(self, name: str, key: Any, value: Any) -> None:
+        if os.getpid() != self._pid or self._store is None:
+            with self._lock, File(self.path, "a") as f:  # another process: one open per block, in turn
+                f[name][key] = value
+            return
+        with self._guard:
+            if self.laying_out and not self._handed_over:
+                self._pending.append((name, key, value))
+                return
+        self._file_for_writes()[name][key] = value
+
+    def _file_for_writes(self) -> File:
+        """The File the values go through: made by ending the layout (h5netcdf's open of the file
+        closed, h5py's too) the first time, then the values kept until now written."""
+        with self._guard:
+            if self._file is None:
+                self._hand_over()
+                self._file = File(self.path, "a")
+                pending, self._pending = self._pending, []
+                for name, key, value in pending:
+                    self._file[name][key] = value
+            return self._file
+
+    def _hand_over(self) -> None:
+        if not self._handed_over:
+            self._handed_over = True
+            self._store._manager.close()
+            # None of h5py's opens of the file may outlive h5netcdf's (h5py's HDF5 would write its
+            # metadata over h5tile's at its close); h5tile Files of it forget what they had read.
+            _via_h5py._close_every_open_of(_via_h5py.identity(self.path))
+            _via_h5py.reclaim(self.path)
+
+    def sync(self) -> bool:
+        """Pending values written (the layout ended); False where the layout goes on (nothing done)."""
+        if self._pid != os.getpid() or self._store is None:
+            return True
+        if self._file is None and not self._pending and not self._handed_over:
+            return False
+        self._file_for_writes()
+        return True
+
+    def close(self) -> None:
+        """Everything written and the file closed, whatever fails on the way."""
+        try:
+            if self._pid == os.getpid() and self._store is not None and (self._pending or not self._handed_over):
+                self._file_for_writes()
+        finally:
+            file, self._file = self._file, None
+            if file is not None:
+                file.close()
+
+
+class _Target:
+    """Where xarray writes one variable: ``target[key] = value`` (a region of the variable: its
+    whole, or a Dask block's box), through the file's :class:`_Writes`."""
+
+    def __init__(self, writes: _Writes, name: str, shape: tuple, dtype: Any):
+        self.writes, self.name, self.shape, self.dtype = writes, name, shape, dtype
+        self.ndim = len(shape)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.writes.write(self.name, key, value)
+
+
+class H5tileWriteStore(H5NetCDFStore):
+    """xarray's h5netcdf store with the values of variables written by h5tile (see the module)."""
+
+    @classmethod
+    def open(cls, filename: Any, mode: str = "w", format: Optional[str] = "NETCDF4", group: Optional[str] = None,
+             lock: Any = None, autoclose: bool = False, **keywords: Any) -> Any:
+        """What ``to_netcdf(engine="h5tile")`` writes through: this store for a local path (the
+        values written by h5tile), xarray's h5netcdf store for bytes in memory; a URL refused."""
+        if mode == "r":
+            raise ValueError("engine='h5tile' writes in modes 'w', 'a' and 'r+'; open_dataset reads")
+        if not isinstance(filename, (str, os.PathLike)):  # to_netcdf() without a path: bytes in memory
+            return H5NetCDFStore.open(filename, mode=mode, format=format, group=group, lock=lock,
+                                      autoclose=autoclose, **keywords)
+        path = os.fspath(filename)
+        if "://" in path:
+            raise ValueError(_args.without_secrets(
+                f"to_netcdf to {_args.redacted(path)!r}: engine='h5tile' writes local files; write one locally and "
+                "copy it (h5tile reads URLs in place)"))
+        store = super().open(path, mode=mode, format=format, group=group, lock=lock, autoclose=autoclose,
+                             **keywords)
+        store._writes = _Writes(os.path.abspath(path), store, get_write_lock(os.path.abspath(path)))
+        return store
+
+    def get_child_store(self, group: str) -> Any:
+        child = super().get_child_store(group)
+        child._writes = self._writes
+        return child
+
+    def store(self, *args: Any, **kwargs: Any) -> None:
+        self._writes.laying_out += 1
+        try:
+            super().store(*args, **kwargs)
+        finally:
+            self._writes.laying_out -= 1
+
+    def prepare_variable(self, name: str, variable: Any, check_encoding: bool = False,
+                         unlimited_dims: Any = None) -> tuple:
+        _, data = super().prepare_variable(name, variable, check_encoding, unlimited_dims)
+        stored = self.ds.variables[name]
+        # The HDF5 name h5netcdf gave it (a variable named as a dimension it does not hold is
+        # stored as "_nc4_non_coord_<name>", as netCDF-C stores it).
+        return _Target(self._writes, stored._h5ds.name, tuple(stored.shape), stored.dtype), data
+
+    def sync(self) -> None:
+        if not self._writes.sync():
+            super().sync()
+
+    def close(self, **kwargs: Any) -> None:
+        try:
+            self._writes.close()
+        finally:
+            super().close(**kwargs)
