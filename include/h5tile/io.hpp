@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -389,6 +390,16 @@ struct RemoteIoReport {
   std::uint64_t critical_path = 0;
 };
 [[nodiscard]] RemoteIoReport last_remote_io();
+
+/// S3 settings for the s3:// URLs that start with `prefix` (s3://bucket/key, as redacted_path
+/// shows URLs), laid over the environment's AWS variables where such a URL opens, in this process:
+/// each value replaces the variable's (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+/// AWS_REGION, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, AWS_NO_SIGN_REQUEST,
+/// AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), an empty value unsets it. The
+/// longest prefix of a URL applies; setting a prefix again replaces its settings, an empty map
+/// forgets them. h5tile.File's `storage_options` (fsspec's keys) set them for its URL.
+/// InvalidArgument, naming it, for a prefix that is not an s3:// URL or another variable.
+void set_s3_settings(const std::string& prefix, const std::map<std::string, std::string>& settings);
 
 /// Files that are not at a path: h5tile.File over a Python file-like object. Each is known by a
 /// name of the form "python://<id>/<name>", which every read function then takes as its path

@@ -1,6 +1,6 @@
 """h5tile's C++ core (use the h5tile package, not this module)"""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 import os
 from typing import Annotated
 
@@ -209,6 +209,11 @@ def known_compressors() -> list[str]:
     """
 
 def last_remote_io() -> dict: ...
+
+def set_s3_settings(prefix: str, settings: Mapping[str, str]) -> None:
+    """
+    h5tile::set_s3_settings: AWS variables for the s3:// URLs under `prefix`, laid over the environment's (an empty value unsets one; an empty dict forgets the prefix).
+    """
 
 def last_read_pattern() -> dict: ...
 

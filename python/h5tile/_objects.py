@@ -23,7 +23,7 @@ import numpy as np
 
 from . import _arguments as _args
 from . import _h5tile
-from . import _creation, _file_objects, _via_h5py
+from . import _creation, _file_objects, _storage_options, _via_h5py
 from ._datatype import Datatype
 from ._attributes import AttributeManager, Empty, _by_name  # noqa: F401 (Empty: re-exported)
 from ._base import _Object
@@ -877,6 +877,12 @@ class File(Group):
             attributes, copies, resizes. ``track_order`` and ``userblock_size`` apply to a new file.
         threads: worker threads of each read (0: the ``threads`` setting).
         probe, allow_external_sources, verify_checksums: as in :func:`h5tile.from_file`.
+        storage_options: for an ``s3://`` URL, its credentials, endpoint and region as fsspec
+            (s3fs) takes them: ``anon``, ``key``/``secret``/``token``, ``profile``, ``endpoint_url``,
+            ``region_name``, ``client_kwargs`` (``endpoint_url``, ``region_name``,
+            ``aws_access_key_id``...). They replace the AWS variables of the environment for that
+            URL, in this process (and where the File is unpickled); other keys, and options for a
+            local path or an http(s) URL, are refused naming them (h5tile._storage_options).
         h5py's keywords (keyword only), checked as h5py checks them: those that change nothing
             h5tile reads are taken and left unused (``libver``, ``rdcc_nslots``, ``rdcc_nbytes``,
             ``rdcc_w0``, ``page_buf_size``, ``min_meta_keep``, ``min_raw_keep``, ``locking``,
@@ -920,7 +926,7 @@ class File(Group):
 
     def __init__(self, name: Union[str, "os.PathLike[str]"], mode: str = "r", *, threads: int = 0,
                  probe: Optional[bool] = None, allow_external_sources: bool = False, verify_checksums: bool = False,
-                 **h5py_options: Any):
+                 storage_options: Optional[dict] = None, **h5py_options: Any):
         self._file_object = None
         if _file_objects.is_file_object(name):
             if mode != "r":
@@ -933,6 +939,8 @@ class File(Group):
             raise NoSuchFileError("cannot open '': the file name is empty; h5tile.File opens a path such as "
                                   "'data.h5' or a URL")
         self._path_text = os.fspath(path)
+        s3_settings = _storage_options.s3_settings(storage_options, self._path_text)
+        _storage_options.apply(s3_settings, self._path_text)  # before the first open of the URL
         # The file held (and lent), by this name whatever the working folder is then.
         self._held_path = os.path.abspath(self._path_text)
         self._file_identity = None  # the file's (device, inode), once it is open (_hold)
@@ -960,7 +968,8 @@ class File(Group):
         self._mode = "r" if mode == "r" else "r+"
         self._options = dict(threads=_args.whole("threads", threads), probe=_args.probe(probe),
                              allow_external_sources=_args.flag("allow_external_sources", allow_external_sources),
-                             verify_checksums=_args.flag("verify_checksums", verify_checksums))
+                             verify_checksums=_args.flag("verify_checksums", verify_checksums),
+                             s3_settings=s3_settings)
         self._catalog = _Catalog()
         self._readers: "OrderedDict[str, Any]" = OrderedDict()  # name -> _h5tile._Reader, most recent last
         self._readers_lock = threading.Lock()
@@ -1373,6 +1382,7 @@ def _release_held(path: str, key: Optional[tuple]) -> None:
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f = File.__new__(File)
     f._path_text, f._mode, f._options = path, mode, dict(options)
+    _storage_options.apply(f._options.get("s3_settings") or {}, path)  # where it is unpickled too
     f._held_path = os.path.abspath(path)
     f._catalog, f._open = _Catalog(), is_open
     f._readers, f._readers_lock = OrderedDict(), threading.Lock()

@@ -492,8 +492,8 @@ def _open_file(filename_or_obj: Any, threads: int, keywords: dict) -> File:
     to h5tile and refused, naming them, where they do not: ``format`` ("NETCDF4" only),
     ``driver``/``driver_kwds`` (h5py's drivers of one file, as h5tile.File takes them), ``lock``
     (taken, unused: h5tile reads without HDF5's global lock), ``invalid_netcdf`` (a writer's),
-    ``decode_vlen_strings`` (True: strings read as str), ``storage_options`` (refused: h5tile
-    reads S3 credentials from the AWS_* environment and AWS profiles, docs/REMOTE.md)."""
+    ``decode_vlen_strings`` (True: strings read as str), ``storage_options`` (fsspec's keys for
+    an s3:// URL, as :class:`h5tile.File` takes them: credentials, endpoint, region)."""
     path = _path_of(filename_or_obj)
     if path is None:
         raise TypeError(_args.without_secrets("engine='h5tile' opens a path or URL, not "
@@ -508,14 +508,10 @@ def _open_file(filename_or_obj: Any, threads: int, keywords: dict) -> File:
     if keywords.pop("decode_vlen_strings", True) is not True:
         raise ValueError("decode_vlen_strings=False: engine='h5tile' reads variable-length strings as str "
                          "(h5netcdf's default); decode them with .str.encode() where bytes are wanted")
+    options = dict(keywords.pop("driver_kwds", None) or {})
     storage = keywords.pop("storage_options", None)
     if storage:
-        raise ValueError(_args.without_secrets(
-            f"storage_options {sorted(storage)}: engine='h5tile' takes S3 credentials, region and endpoint from "
-            "the AWS_* environment variables and AWS profiles (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, "
-            "AWS_REGION, AWS_ENDPOINT_URL, AWS_NO_SIGN_REQUEST=YES for anon=True; docs/REMOTE.md), not yet "
-            "from storage_options"))
-    options = dict(keywords.pop("driver_kwds", None) or {})
+        options["storage_options"] = storage
     driver = keywords.pop("driver", None)
     if driver is not None:
         options["driver"] = driver

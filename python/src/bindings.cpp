@@ -7,6 +7,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -409,6 +410,9 @@ NB_MODULE(_h5tile, m) {
     d["critical_path"] = r.critical_path;
     return d;
   });
+  m.def("set_s3_settings", &h5tile::set_s3_settings, "prefix"_a, "settings"_a,
+        "h5tile::set_s3_settings: AWS variables for the s3:// URLs under `prefix`, laid over the "
+        "environment's (an empty value unsets one; an empty dict forgets the prefix).");
   m.def("last_read_pattern", [] { return read_pattern_dict(h5tile::last_read_pattern()); });
   m.def("last_device_io", [] {
     const auto r = h5tile::last_device_io();

@@ -8,6 +8,7 @@
 
 #include "io/http/aws_profile.hpp"
 #include "io/http/s3_dialect.hpp"
+#include "io/http/s3_settings.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -244,6 +245,38 @@ TEST(AwsProfile, WithoutProfileVariablesTheEnvironmentIsAsGiven) {
   EXPECT_EQ(s3::complete_credentials(kKeys), kKeys);
   const s3::Environment none;
   EXPECT_EQ(s3::complete_credentials(none), none);
+}
+
+// Settings given for URLs (h5tile.File's storage_options): the longest prefix's laid over the
+// environment, an empty value unsetting a variable, other URLs untouched, bad input named.
+TEST(S3Settings, TheLongestPrefixIsLaidOverTheEnvironment) {
+  s3::set_settings("s3://settings-bucket/", {{"AWS_REGION", "eu-west-3"}});
+  s3::set_settings("s3://settings-bucket/deep/file.nc",
+                   {{"AWS_NO_SIGN_REQUEST", "YES"}, {"AWS_ACCESS_KEY_ID", ""}, {"AWS_SECRET_ACCESS_KEY", ""}});
+  const auto env = with(kKeys, {{"AWS_REGION", "us-west-2"}});
+  const auto shallow = s3::with_settings("s3://settings-bucket/other.nc", env);
+  EXPECT_EQ(shallow.at("AWS_REGION"), "eu-west-3");
+  EXPECT_EQ(shallow.at("AWS_ACCESS_KEY_ID"), "AKIDEXAMPLE");
+  const auto deep = s3::with_settings("s3://settings-bucket/deep/file.nc", env);
+  EXPECT_EQ(deep.at("AWS_REGION"), "us-west-2");  // the longest prefix alone applies
+  EXPECT_EQ(deep.at("AWS_NO_SIGN_REQUEST"), "YES");
+  EXPECT_FALSE(deep.contains("AWS_ACCESS_KEY_ID"));
+  EXPECT_FALSE(deep.contains("AWS_SECRET_ACCESS_KEY"));
+  EXPECT_EQ(s3::with_settings("s3://another-bucket/file.nc", env), env);
+  s3::set_settings("s3://settings-bucket/", {});
+  s3::set_settings("s3://settings-bucket/deep/file.nc", {});
+  EXPECT_EQ(s3::with_settings("s3://settings-bucket/deep/file.nc", env), env);
+}
+
+TEST(S3Settings, BadInputIsNamed) {
+  EXPECT_NE(message_of([] {
+              s3::set_settings("https://host/file.nc", {{"AWS_REGION", "x"}});
+            }).find("https://host"),
+            std::string::npos);
+  EXPECT_NE(message_of([] {
+              s3::set_settings("s3://b/k", {{"AWS_SECRET", "x"}});
+            }).find("'AWS_SECRET'"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "io/http/aws_profile.hpp"
 #include "io/http/s3_dialect.hpp"
+#include "io/http/s3_settings.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -26,14 +27,17 @@ class PlainHttp final : public HttpDialect {
   std::string url_;
 };
 
+std::string object_url(const Url& url) { return url.scheme + "://" + url.authority + url.path; }
+
 // s3://bucket/key: ranged GETs of the object's HTTP(S) URL, signed by libcurl (SigV4) with the
 // credentials resolved from the AWS variables, or unsigned for a public bucket.
 class S3 final : public HttpDialect {
  public:
-  // The AWS_* variables, completed from the profile's files, its credential_process or the
-  // container's endpoint where they hold no keys (io/http/aws_profile.hpp).
+  // The AWS_* variables with the settings given for this URL laid over them (io/http/s3_settings.hpp),
+  // completed from the profile's files, its credential_process or the container's endpoint where
+  // they hold no keys (io/http/aws_profile.hpp).
   S3(const Url& url, const s3::Environment& env)
-      : request_(s3::resolve(url.scheme + "://" + url.authority + url.path, s3::complete_credentials(env))) {}
+      : request_(s3::resolve(object_url(url), s3::complete_credentials(s3::with_settings(object_url(url), env)))) {}
 
   [[nodiscard]] HttpRequest range_request(std::uint64_t /*offset*/, std::uint64_t /*size*/,
                                           const ObjectVersion* version) const override {

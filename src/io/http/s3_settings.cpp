@@ -1,0 +1,68 @@
+#include "io/http/s3_settings.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+namespace h5tile::detail::s3 {
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, Environment, std::less<>> by_prefix;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void set_settings(const std::string& prefix, const Environment& settings) {
+  if (!prefix.starts_with("s3://") || prefix.size() == 5) {
+    throw InvalidArgument(fmt::format("S3 settings are given for s3:// URLs (s3://bucket/key), not for '{}'",
+                                      prefix.substr(0, prefix.find('?'))));
+  }
+  for (const auto& [name, value] : settings) {
+    if (std::find(std::begin(kSettingNames), std::end(kSettingNames), name) == std::end(kSettingNames)) {
+      throw InvalidArgument(fmt::format("'{}' is not an S3 setting h5tile takes (one of {})", name,
+                                        fmt::join(kSettingNames, ", ")));
+    }
+  }
+  auto& r = registry();
+  const std::lock_guard lock(r.mutex);
+  if (settings.empty()) {
+    r.by_prefix.erase(prefix);
+  } else {
+    r.by_prefix.insert_or_assign(prefix, settings);
+  }
+}
+
+Environment with_settings(std::string_view url, Environment environment) {
+  auto& r = registry();
+  const std::lock_guard lock(r.mutex);
+  const Environment* best = nullptr;
+  std::size_t best_length = 0;
+  for (const auto& [prefix, settings] : r.by_prefix) {
+    if (url.starts_with(prefix) && prefix.size() >= best_length) {
+      best = &settings;
+      best_length = prefix.size();
+    }
+  }
+  if (best == nullptr) return environment;
+  for (const auto& [name, value] : *best) {
+    if (value.empty()) {
+      environment.erase(name);
+    } else {
+      environment.insert_or_assign(name, value);
+    }
+  }
+  return environment;
+}
+
+}  // namespace h5tile::detail::s3
