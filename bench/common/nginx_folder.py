@@ -3,6 +3,7 @@
     with NginxFolder(folder, work_dir) as web:
         web.url("file.h5")           # http://127.0.0.1:<port>/file.h5 (Range, ETag, keep-alive)
         web.requests()               # requests served so far (lines of its access log)
+        web.ranges()                 # (Range header, bytes sent) of each of them
 
 Debian's nginx, started as the current user in the foreground (`daemon off`), with a generated
 configuration, its pid, logs and temporary folders inside `work_dir`, on a free port of
@@ -30,7 +31,9 @@ pid {work}/nginx.pid;
 error_log {work}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
-    access_log {work}/access.log;
+    log_format ranges '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
+                      '"$http_referer" "$http_user_agent" "$http_range"';
+    access_log {work}/access.log ranges;
     client_body_temp_path {work}/client_body;
     proxy_temp_path {work}/proxy;
     fastcgi_temp_path {work}/fastcgi;
@@ -122,6 +125,18 @@ class NginxFolder:
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/{name}"
+
+    def ranges(self) -> list:
+        """(Range header or "", bytes sent) of every request logged so far, in order."""
+        try:
+            lines = (self.work / "access.log").read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            fields = line.split('"')
+            out.append((fields[-2] if fields[-2] != "-" else "", int(fields[2].split()[1])))
+        return out
 
     def requests(self) -> int:
         """Requests logged so far (nginx writes each line when the response is complete)."""

@@ -167,10 +167,13 @@ void disable_hdf5_plugins();
 
 /// Describes each of `datasets`, in order, as describe() does, with the file opened once for all
 /// (for a URL: its first block and metadata fetched once, not once a dataset). Throws as
-/// describe() for the first dataset that fails.
+/// describe() for the first dataset that fails. `stored_bytes` false leaves DatasetInfo's
+/// stored_bytes 0 for datasets stored in the file: HDF5 learns a chunked dataset's by walking its
+/// chunk index, which over a URL fetches the blocks that index is spread across.
 [[nodiscard]] std::vector<DatasetInfo> describe_each(const std::filesystem::path& path,
                                                      const std::vector<std::string>& datasets,
-                                                     std::optional<bool> probe = std::nullopt);
+                                                     std::optional<bool> probe = std::nullopt,
+                                                     bool stored_bytes = true);
 
 /// Reads the whole dataset into host memory, tiles in parallel, the tiling following the
 /// on-disk layout. Throws as describe(), and VirtualSourceError for a virtual dataset whose
@@ -400,6 +403,26 @@ struct RemoteIoReport {
 /// forgets them. h5tile.File's `storage_options` (fsspec's keys) set them for its URL.
 /// InvalidArgument, naming it, for a prefix that is not an s3:// URL or another variable.
 void set_s3_settings(const std::string& prefix, const std::map<std::string, std::string>& settings);
+
+/// While a KeptOpen of a URL lives, every call of this process that opens that URL (listings,
+/// descriptions, attributes, datasets) uses that one open (HDF5's H5Freopen of it): the object is
+/// fetched once and its metadata blocks are read once, and all those calls see the one version
+/// the object had when the KeptOpen was made. For a sequence of calls over one URL (h5tile.File's
+/// catalog, xarray's open_dataset); nothing for a local path. Throws what an open of the URL
+/// throws. Keeps of one URL nest (the first made is used until the last ends).
+class KeptOpen {
+ public:
+  explicit KeptOpen(const std::filesystem::path& path);
+  ~KeptOpen();
+  KeptOpen(const KeptOpen&) = delete;
+  KeptOpen& operator=(const KeptOpen&) = delete;
+  KeptOpen(KeptOpen&&) = delete;
+  KeptOpen& operator=(KeptOpen&&) = delete;
+
+ private:
+  std::filesystem::path path_;
+  bool kept_ = false;
+};
 
 /// Files that are not at a path: h5tile.File over a Python file-like object. Each is known by a
 /// name of the form "python://<id>/<name>", which every read function then takes as its path

@@ -56,7 +56,9 @@ def read_box(path: str | os.PathLike, dataset: str, offset: Sequence[int], exten
 def describe(path: str | os.PathLike, dataset: str, probe: bool | None = None) -> dict: ...
 
 def describe_each(path: str | os.PathLike, datasets: Sequence[str], probe: bool | None = None) -> list:
-    """describe() of each dataset, in order, from one open of the file."""
+    """
+    describe() of each dataset, in order, from one open of the file (its size on disk not computed: describe() has none either).
+    """
 
 def list_objects(path: str | os.PathLike) -> list:
     """

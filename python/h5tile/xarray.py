@@ -25,11 +25,12 @@ name), so a Dataset opened here travels to Dask workers (threads or processes).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import warnings
 from collections import Counter
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 import xarray
@@ -40,6 +41,7 @@ from xarray.core.utils import FrozenDict
 from xarray.core.variable import Variable
 
 from . import _arguments as _args
+from . import _h5tile, _storage_options
 from ._attributes import _attribute_value
 from ._h5tile import UnsupportedTypeError
 from ._objects import Dataset, File
@@ -369,7 +371,13 @@ class H5tileStore(AbstractDataStore):
 
     def _variable(self, obj: _StoredDataset, dims: tuple) -> Variable:
         dataset = obj.dataset
-        data = indexing.LazilyIndexedArray(H5tileArray(dataset))
+        if dims and obj.name == dims[0] and (len(dims) == 1 or (len(dims) == 2 and dataset.dtype == "S1")):
+            # A dimension coordinate (of characters too: xarray joins them into strings), which
+            # xarray reads whole for its index as soon as the open returns: read here, from the
+            # open the catalog came from (one fetch of a URL).
+            data = dataset[()]
+        else:
+            data = indexing.LazilyIndexedArray(H5tileArray(dataset))
         encoding: dict = {}
         dtype = dataset.dtype
         encoding["dtype"] = str if dtype.kind == "O" else dtype
@@ -446,12 +454,12 @@ class H5tileBackendEntrypoint(BackendEntrypoint):
                      threads: int = 0, **h5netcdf_keywords: Any) -> "xarray.Dataset":
         """The group `group` of the file as a Dataset (see the class). h5netcdf's keywords are
         taken as _open_file says."""
-        store = H5tileStore(_open_file(filename_or_obj, threads, h5netcdf_keywords), group=group,
-                            phony_dims=phony_dims or "access")
-        return StoreBackendEntrypoint().open_dataset(
-            store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
-            decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
-            decode_timedelta=decode_timedelta)
+        with _opened(filename_or_obj, threads, h5netcdf_keywords) as file:
+            store = H5tileStore(file, group=group, phony_dims=phony_dims or "access")
+            return StoreBackendEntrypoint().open_dataset(
+                store, mask_and_scale=mask_and_scale, decode_times=decode_times, concat_characters=concat_characters,
+                decode_coords=decode_coords, drop_variables=drop_variables, use_cftime=use_cftime,
+                decode_timedelta=decode_timedelta)
 
     def open_groups_as_dict(self, filename_or_obj: Any, *, mask_and_scale: bool = True, decode_times: bool = True,
                             concat_characters: bool = True, decode_coords: bool = True,
@@ -466,25 +474,43 @@ class H5tileBackendEntrypoint(BackendEntrypoint):
         open of the file and one netCDF view serve all the groups (phony dimensions numbered
         across them as h5netcdf numbers them)."""
         from xarray.core.treenode import NodePath
-        file = _open_file(filename_or_obj, threads, h5netcdf_keywords)
-        parent = "/" + (group or "").strip("/")
-        first = H5tileStore(file, group=parent, phony_dims=phony_dims or "access")
-        groups = {}
-        for path in first.netcdf.subgroups(parent):
-            store = first if path == parent else H5tileStore(file, group=path, phony_dims=phony_dims or "access",
-                                                             netcdf=first.netcdf)
-            name = str(NodePath(path).relative_to(NodePath(parent))) if group else path
-            groups[name] = StoreBackendEntrypoint().open_dataset(
-                store, mask_and_scale=mask_and_scale, decode_times=decode_times,
-                concat_characters=concat_characters, decode_coords=decode_coords, drop_variables=drop_variables,
-                use_cftime=use_cftime, decode_timedelta=decode_timedelta)
-        return groups
+        with _opened(filename_or_obj, threads, h5netcdf_keywords) as file:
+            parent = "/" + (group or "").strip("/")
+            first = H5tileStore(file, group=parent, phony_dims=phony_dims or "access")
+            groups = {}
+            for path in first.netcdf.subgroups(parent):
+                store = first if path == parent else H5tileStore(file, group=path, phony_dims=phony_dims or "access",
+                                                                 netcdf=first.netcdf)
+                name = str(NodePath(path).relative_to(NodePath(parent))) if group else path
+                groups[name] = StoreBackendEntrypoint().open_dataset(
+                    store, mask_and_scale=mask_and_scale, decode_times=decode_times,
+                    concat_characters=concat_characters, decode_coords=decode_coords, drop_variables=drop_variables,
+                    use_cftime=use_cftime, decode_timedelta=decode_timedelta)
+            return groups
 
     def open_datatree(self, filename_or_obj: Any, **kwargs: Any) -> Any:
         """The file's groups as an ``xarray.DataTree`` (``xr.open_datatree(path, engine="h5tile")``),
         from open_groups_as_dict (the same keywords)."""
         from xarray.backends.common import datatree_from_dict_with_io_cleanup
         return datatree_from_dict_with_io_cleanup(self.open_groups_as_dict(filename_or_obj, **kwargs))
+
+
+@contextlib.contextmanager
+def _opened(filename_or_obj: Any, threads: int, keywords: dict) -> Iterator[File]:
+    """The h5tile.File of `filename_or_obj` (_open_file), inside one open of it where it is a URL:
+    the File's own check, its catalog (listing, descriptions, attributes) and the index
+    coordinates xarray reads at open come from one fetch of the object, as from h5netcdf's one
+    open. The File reads as every File does once the open is over."""
+    path = _path_of(filename_or_obj)
+    kept = None
+    if path is not None and "://" in path and _args.is_url(path):
+        # The object's S3 settings first (File applies them again), then the one open.
+        _storage_options.apply(_storage_options.s3_settings(keywords.get("storage_options"), path), path)
+        kept = _h5tile._KeptOpen(path)
+    try:
+        yield _open_file(filename_or_obj, threads, keywords)
+    finally:
+        del kept
 
 
 def _open_file(filename_or_obj: Any, threads: int, keywords: dict) -> File:

@@ -410,6 +410,10 @@ NB_MODULE(_h5tile, m) {
     d["critical_path"] = r.critical_path;
     return d;
   });
+  nb::class_<h5tile::KeptOpen>(m, "_KeptOpen",
+                               "h5tile::KeptOpen: while this object lives, the calls that open its URL share one open "
+                               "(nothing for a local path).")
+      .def(nb::init<const std::filesystem::path&>(), "path"_a, nb::call_guard<nb::gil_scoped_release>());
   m.def("set_s3_settings", &h5tile::set_s3_settings, "prefix"_a, "settings"_a,
         "h5tile::set_s3_settings: AWS variables for the s3:// URLs under `prefix`, laid over the "
         "environment's (an empty value unsets one; an empty dict forgets the prefix).");

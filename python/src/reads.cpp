@@ -226,14 +226,15 @@ void bind_reads(nb::module_& m) {
         std::vector<h5tile::DatasetInfo> infos;
         {
           nb::gil_scoped_release release;
-          infos = h5tile::describe_each(path, datasets, probe);
+          infos = h5tile::describe_each(path, datasets, probe, /*stored_bytes=*/false);  // not in info_dict
         }
         nb::list out;
         for (const auto& info : infos) out.append(info_dict(info));
         return out;
       },
       "path"_a, "datasets"_a, "probe"_a = nb::none(),
-      "describe() of each dataset, in order, from one open of the file.");
+      "describe() of each dataset, in order, from one open of the file (its size on disk not computed: "
+      "describe() has none either).");
 
   nb::class_<PyBatched>(m, "_Batched")
       .def(nb::init<const std::filesystem::path&, const std::string&, h5tile::Shape, int, unsigned, std::optional<bool>,

@@ -110,11 +110,12 @@ DatasetInfo describe(const fs::path& path, const std::string& dataset, std::opti
 }
 
 std::vector<DatasetInfo> describe_each(const fs::path& path, const std::vector<std::string>& datasets,
-                                       std::optional<bool> probe) {
-  if (datasets.size() == 1) return {describe(path, datasets.front(), probe)};
+                                       std::optional<bool> probe, bool stored_bytes) {
+  if (datasets.size() == 1 && stored_bytes) return {describe(path, datasets.front(), probe)};
   settle_before_open(path);
   const auto location = Location::of(path);
   auto options = describe_options();
+  options.stored_bytes = stored_bytes;
   fit_to_path(options, location, 0);
   // One open of the file, each dataset described through a handle of its own to it (reopen_file
   // shares the open: a URL's blocks are fetched once).

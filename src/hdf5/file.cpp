@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -56,13 +59,66 @@ FileHandle reopen_file(hid_t file) {
   return FileHandle(check(H5Freopen(file), "H5Freopen"));
 }
 
+namespace {
+
+// The URLs kept open by keep_remote_open, by their text, with how many keeps hold each.
+struct KeptRemote {
+  std::shared_ptr<const FileHandle> file;
+  int holders = 0;
+};
+std::mutex kept_mutex;
+std::map<std::string, KeptRemote, std::less<>>& kept_remote() {
+  static std::map<std::string, KeptRemote, std::less<>> kept;
+  return kept;
+}
+
+std::shared_ptr<const FileHandle> kept_open_of(const std::string& url) {
+  const std::lock_guard lock(kept_mutex);
+  const auto found = kept_remote().find(url);
+  return found == kept_remote().end() ? nullptr : found->second.file;
+}
+
+FileHandle open_remote_object(const Location& file, const RemoteOptions& remote) {
+  // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
+  return open_remote_file(open_remote(file.text(), remote), remote.block_size, 16 * remote.block_size, remote.parallel);
+}
+
+}  // namespace
+
 FileHandle open_file(const Location& file, const RemoteOptions& remote) {
   if (file.remote()) {
-    // HDF5's metadata cache over the object: the blocks of one open, a few dozen at most.
-    return open_remote_file(open_remote(file.text(), remote), remote.block_size, 16 * remote.block_size,
-                            remote.parallel);
+    if (const auto kept = kept_open_of(file.text())) return reopen_file(kept->get());
+    return open_remote_object(file, remote);
   }
   return open_local_file(file.path());
+}
+
+void keep_remote_open(const Location& file, const RemoteOptions& remote) {
+  if (!file.remote()) return;
+  {
+    const std::lock_guard lock(kept_mutex);
+    if (const auto found = kept_remote().find(file.text()); found != kept_remote().end()) {
+      ++found->second.holders;
+      return;
+    }
+  }
+  auto opened = std::make_shared<const FileHandle>(open_remote_object(file, remote));  // no lock held meanwhile
+  const std::lock_guard lock(kept_mutex);
+  auto& entry = kept_remote()[file.text()];
+  if (!entry.file) entry.file = std::move(opened);  // else another thread kept it meanwhile: theirs is used
+  ++entry.holders;
+}
+
+void release_remote_open(const Location& file) noexcept {
+  if (!file.remote()) return;
+  std::shared_ptr<const FileHandle> closing;  // closed after the lock is let go (HDF5's lock is taken then)
+  const std::lock_guard lock(kept_mutex);
+  const auto found = kept_remote().find(file.text());
+  if (found == kept_remote().end()) return;
+  if (--found->second.holders == 0) {
+    closing = std::move(found->second.file);
+    kept_remote().erase(found);
+  }
 }
 
 FileHandle open_local_file(const fs::path& path, bool writable) {

@@ -60,6 +60,13 @@ class WritableFile {
 // not fetched again.
 [[nodiscard]] FileHandle reopen_file(hid_t file);
 
+// Keeps the URL `file` open until as many release_remote_open as keep_remote_open calls: meanwhile
+// open_file of it gives another ID of that open (reopen_file), so that the calls of a sequence
+// (a File's listing, descriptions, attributes and first reads) fetch the object once and see one
+// version of it. Nothing for a local path. Throws what open_file throws (nothing kept then).
+void keep_remote_open(const Location& file, const RemoteOptions& remote);
+void release_remote_open(const Location& file) noexcept;
+
 // Writes HDF5's cached metadata of the file open for writing as `file` (`path`, for messages).
 void flush_file(hid_t file, const std::filesystem::path& path);
 

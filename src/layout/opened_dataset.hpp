@@ -44,6 +44,9 @@ struct OpenOptions {
   // Fill info() without opening a virtual dataset's sources (so that a damaged one can still be
   // described); such a dataset must not be read.
   bool metadata_only = false;
+  // info().stored_bytes of a dataset stored in the file computed (H5Dget_storage_size walks a
+  // chunked dataset's index); false: 0.
+  bool stored_bytes = true;
   // Move bytes with pread where the storage allows; off: through HDF5.
   bool raw_io = true;
   // Threads for opening and checking many sources (a virtual dataset's tiles).

@@ -48,7 +48,7 @@ DatasetDescription describe(OpenedDataset& opened) {
 // source, read with pread where its layout and filters allow, else through HDF5.
 void open_stored(OpenedDataset& opened) {
   auto& info = opened.info;
-  info.stored_bytes = storage_bytes(opened.dataset.get());
+  if (opened.options.stored_bytes) info.stored_bytes = storage_bytes(opened.dataset.get());
   auto self = std::make_unique<Source>();
   self->file = opened.location.path();
   self->dataset = opened.name;

@@ -310,6 +310,25 @@ def test_url_over_http(nginx_server, netcdf4_file):
         xr.testing.assert_identical(got.compute(), expected)
 
 
+def test_a_url_opens_once_for_the_catalog_and_the_index_coordinates(nginx_server, netcdf4_file):
+    """xr.open_dataset of a URL: the File's check, its listing, descriptions, attributes and the
+    index coordinates xarray loads come from one fetch of the object's first block (the core's
+    KeptOpen), not one each; a later open fetches it again (nothing is kept past the open)."""
+    (nginx_server.root / "f.nc").write_bytes(netcdf4_file.read_bytes())
+    url = f"{nginx_server.url}/f.nc"
+
+    def opens(lines):
+        return sum(1 for line in lines if line.endswith('"bytes=0-4194303"'))
+    for round_ in range(2):
+        before = len(nginx_server.requests())
+        with xr.open_dataset(url, engine=ENGINE) as got:
+            sent = nginx_server.requests()[before:]
+            assert opens(sent) == 1, sent
+            assert len(sent) == 1, sent  # the file is smaller than one block: its metadata comes with it
+            with xr.open_dataset(netcdf4_file, engine="h5netcdf") as expected:
+                xr.testing.assert_identical(got.load(), expected)
+
+
 def test_entry_point_is_declared_and_guess_can_open(netcdf4_file, h5py_file, tmp_path):
     import importlib.metadata
     pyproject = (ROOT / "pyproject.toml").read_text()

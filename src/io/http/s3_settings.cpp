@@ -30,8 +30,8 @@ void set_settings(const std::string& prefix, const Environment& settings) {
   }
   for (const auto& [name, value] : settings) {
     if (std::find(std::begin(kSettingNames), std::end(kSettingNames), name) == std::end(kSettingNames)) {
-      throw InvalidArgument(fmt::format("'{}' is not an S3 setting h5tile takes (one of {})", name,
-                                        fmt::join(kSettingNames, ", ")));
+      throw InvalidArgument(
+          fmt::format("'{}' is not an S3 setting h5tile takes (one of {})", name, fmt::join(kSettingNames, ", ")));
     }
   }
   auto& r = registry();

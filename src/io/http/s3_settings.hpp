@@ -20,8 +20,8 @@ void set_settings(const std::string& prefix, const Environment& settings);
 
 // The variables set_settings takes: those the S3 dialect and its credential chain read.
 inline constexpr std::string_view kSettingNames[] = {
-    "AWS_ACCESS_KEY_ID",   "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
-    "AWS_DEFAULT_REGION",  "AWS_ENDPOINT_URL",      "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST",
-    "AWS_PROFILE",         "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"};
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",   "AWS_REGION",  "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL",  "AWS_ENDPOINT_URL_S3",   "AWS_NO_SIGN_REQUEST", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE"};
 
 }  // namespace h5tile::detail::s3

@@ -69,7 +69,10 @@ pid {w / 'nginx.pid'};
 error_log {w / 'error.log'} info;
 events {{ worker_connections 256; }}
 http {{
-    access_log {self.access_log};
+    # nginx's combined format, the request's Range header appended (which part each request took).
+    log_format ranges '$remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent '
+                      '"$http_referer" "$http_user_agent" "$http_range"';
+    access_log {self.access_log} ranges;
 {temps}
     default_type application/octet-stream;
     keepalive_requests 100000;
