@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, runs the C++ tests (CTest) and the
 # Python cross-checks against h5py (pytest), h5py's own test suite over h5tile's reads
-# (scripts/h5py_suite.sh), every benchmark of bench/ at a tiny size (scripts/bench_smoke.sh),
+# (scripts/h5py_suite.sh), xarray's own backend tests over engine="h5tile" (scripts/xarray_suite.sh),
+# every benchmark of bench/ at a tiny size (scripts/bench_smoke.sh),
 # checks the formatting of the C++ sources, checks
 # `cmake --install` + find_package(h5tile) from a consumer project, checks a plain `pip install`
 # into a fresh venv, runs the C++ tests again under ASan+UBSan and TSan, and fuzzes the file
@@ -30,6 +31,8 @@ build="${H5TILE_BUILD_DIR:-build}"
 H5TILE_BUILD_DIR="$build" python3 -m pytest -q -rs tests/python || status=1
 # h5py's own high-level tests, writes through h5py and reads through h5tile (docs/H5PY.md).
 H5TILE_BUILD_DIR="$build" scripts/h5py_suite.sh || status=1
+# xarray's own backend tests with engine="h5tile", reads and writes (tests/xarray_suite/README.md).
+H5TILE_BUILD_DIR="$build" scripts/xarray_suite.sh || status=1
 H5TILE_BUILD_DIR="$build" scripts/bench_smoke.sh || status=1
 # The same C++ tests and pytest suite against a current HDF5 (1.14, built once into build-hdf5-1.14/).
 scripts/test_hdf5_current.sh || status=1

@@ -40,16 +40,18 @@ class _Writes:
 
     Shared by a store and its groups' stores. ``laying_out`` counts stores inside ``store()``:
     a write then is one of xarray's writes of an in-memory variable, kept (the array, not a copy)
-    until the layout is done; any later write (a Dask block) first ends the layout. Pickled for a
-    worker process, it keeps the path and the lock only: there each write opens the file."""
+    until the layout is done. The file is open in one library at a time: h5netcdf's open (the
+    layout, and reads through the store) is closed before h5tile's File opens it for a write, and
+    that File is closed before h5netcdf opens it again (a read through the store after writes, as
+    ``xr.decode_cf(store)`` makes). Pickled for a worker process, it keeps the path and the lock
+    only: there each write opens the file."""
 
-    def __init__(self, path: str, store: "H5tileWriteStore", lock: Any):
+    def __init__(self, path: str, store: Optional["H5tileWriteStore"], lock: Any):
         self.path, self._store, self._lock = path, store, lock
         self.laying_out = 0
         self._pending: list = []
         self._file: Optional[File] = None
-        self._handed_over = False
-        self._guard = threading.Lock()
+        self._guard = threading.RLock()
         self._pid = os.getpid()
 
     def __getstate__(self) -> dict:
@@ -60,54 +62,65 @@ class _Writes:
         return {"path": self.path, "lock": self._lock}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["path"], None, state["lock"])
-        self._handed_over = True  # the store that laid the file out is in another process
+        self.__init__(state["path"], None, state["lock"])  # the store that laid the file out is elsewhere
+
+    def _here(self) -> bool:
+        return self._store is not None and os.getpid() == self._pid
 
     def write(self, name: str, key: Any, value: Any) -> None:
-        if os.getpid() != self._pid or self._store is None:
+        if not self._here():
             with self._lock, File(self.path, "a") as f:  # another process: one open per block, in turn
                 f[name][key] = value
             return
         with self._guard:
-            if self.laying_out and not self._handed_over:
+            if self.laying_out:
                 self._pending.append((name, key, value))
                 return
-        self._file_for_writes()[name][key] = value
+            file = self._file_for_writes()
+        file[name][key] = value
 
     def _file_for_writes(self) -> File:
-        """The File the values go through: made by ending the layout (h5netcdf's open of the file
-        closed, h5py's too) the first time, then the values kept until now written."""
+        """The File the values go through (h5netcdf's open closed first, where it is open), the
+        values kept until now written through it first."""
         with self._guard:
             if self._file is None:
-                self._hand_over()
+                self._store._manager.close()
+                # None of h5py's opens of the file may outlive h5netcdf's (h5py's HDF5 would write
+                # its metadata over h5tile's at its close); h5tile Files of it forget what they read.
+                _via_h5py._close_every_open_of(_via_h5py.identity(self.path))
+                _via_h5py.reclaim(self.path)
                 self._file = File(self.path, "a")
-                pending, self._pending = self._pending, []
-                for name, key, value in pending:
-                    self._file[name][key] = value
+            pending, self._pending = self._pending, []
+            for name, key, value in pending:
+                self._file[name][key] = value
             return self._file
 
-    def _hand_over(self) -> None:
-        if not self._handed_over:
-            self._handed_over = True
-            self._store._manager.close()
-            # None of h5py's opens of the file may outlive h5netcdf's (h5py's HDF5 would write its
-            # metadata over h5tile's at its close); h5tile Files of it forget what they had read.
-            _via_h5py._close_every_open_of(_via_h5py.identity(self.path))
-            _via_h5py.reclaim(self.path)
+    def to_h5netcdf(self) -> None:
+        """Before h5netcdf opens the file (a read through the store, more layout): the values
+        kept written (outside a layout) and h5tile's File closed. Nothing where it is not open."""
+        if not self._here():
+            return
+        with self._guard:
+            if self._pending and not self.laying_out:
+                self._file_for_writes()
+            file, self._file = self._file, None
+            if file is not None:
+                file.close()
 
-    def sync(self) -> bool:
-        """Pending values written (the layout ended); False where the layout goes on (nothing done)."""
-        if self._pid != os.getpid() or self._store is None:
+    def flush(self) -> bool:
+        """The values kept written (outside a layout); whether h5tile's File holds the file (its
+        writes are in the file as each returns) rather than h5netcdf."""
+        if not self._here():
             return True
-        if self._file is None and not self._pending and not self._handed_over:
-            return False
-        self._file_for_writes()
-        return True
+        with self._guard:
+            if self._pending and not self.laying_out:
+                self._file_for_writes()
+            return self._file is not None
 
     def close(self) -> None:
-        """Everything written and the file closed, whatever fails on the way."""
+        """Everything written and h5tile's File closed, whatever fails on the way."""
         try:
-            if self._pid == os.getpid() and self._store is not None and (self._pending or not self._handed_over):
+            if self._here() and self._pending:
                 self._file_for_writes()
         finally:
             file, self._file = self._file, None
@@ -155,10 +168,11 @@ class H5tileWriteStore(H5NetCDFStore):
         child._writes = self._writes
         return child
 
-    def store(self, *args: Any, **kwargs: Any) -> None:
+    def store(self, variables: Any, attributes: Any, *args: Any, **kwargs: Any) -> None:
+        _check_bytes_attributes(attributes, variables)
         self._writes.laying_out += 1
         try:
-            super().store(*args, **kwargs)
+            super().store(variables, attributes, *args, **kwargs)
         finally:
             self._writes.laying_out -= 1
 
@@ -170,8 +184,14 @@ class H5tileWriteStore(H5NetCDFStore):
         # stored as "_nc4_non_coord_<name>", as netCDF-C stores it).
         return _Target(self._writes, stored._h5ds.name, tuple(stored.shape), stored.dtype), data
 
+    def _acquire(self, needs_lock: bool = True) -> Any:
+        writes = self.__dict__.get("_writes")  # None while xarray's __init__ reads the file name
+        if writes is not None:
+            writes.to_h5netcdf()  # every access of h5netcdf's open of the file goes through here
+        return super()._acquire(needs_lock)
+
     def sync(self) -> None:
-        if not self._writes.sync():
+        if not self._writes.flush():
             super().sync()
 
     def close(self, **kwargs: Any) -> None:
@@ -179,3 +199,26 @@ class H5tileWriteStore(H5NetCDFStore):
             self._writes.close()
         finally:
             super().close(**kwargs)
+
+
+def _check_bytes_attributes(attributes: Any, variables: Any) -> None:
+    """xarray's check of bytes attributes for engine="h5netcdf" (its writers._validate_attrs, which
+    it makes for that engine's name only), before anything is written: the layout is h5netcdf's,
+    whose HDF5 strings hold UTF-8 without NUL."""
+    every = [("", attributes)] + [(f" of variable {name!r}", v.attrs) for name, v in variables.items()]
+    for where, attrs in every:
+        for name, value in attrs.items():
+            if not isinstance(value, bytes):
+                continue
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(_args.without_secrets(
+                    f"Invalid value provided for attribute {name!r}{where}: {value!r}. Only binary data derived from "
+                    "UTF-8 encoded strings is allowed for the 'h5tile' engine (h5netcdf's netCDF-4 layout). Consider "
+                    "using the 'netcdf4' engine.")) from e
+            if b"\x00" in value:
+                raise ValueError(_args.without_secrets(
+                    f"Invalid value provided for attribute {name!r}{where}: {value!r}. Null characters are not "
+                    "permitted for the 'h5tile' engine (h5netcdf's netCDF-4 layout). Consider using the 'netcdf4' "
+                    "engine."))

@@ -275,11 +275,20 @@ def _netcdf_attribute(kind: str, shape: tuple, value: Any, width: int) -> Any:
     return out
 
 
-def _attributes(raw: dict, where: str) -> dict:
+def _attributes(raw: dict, where: str, manager: Any) -> dict:
+    """The netCDF attributes of `raw` (the core's read of an object's attributes), as h5netcdf
+    gives them; those of a type the core does not read (an enum ``_FillValue``: h5netcdf gives its
+    integer) read through `manager` (the object's AttributeManager: h5py, for a local file)."""
     attrs = {}
     for name, (kind, shape, value, width) in raw.items():
         if name in _HIDDEN_ATTRIBUTES:
             continue
+        if kind == "unsupported" and not manager._obj._file._is_url():
+            try:
+                attrs[name] = manager[name]
+                continue
+            except Exception:  # noqa: BLE001 - h5py missing or failing too: left out below, warned of
+                pass
         if kind in ("unsupported", "references"):
             what = value if kind == "unsupported" else "object references"
             warnings.warn(_args.without_secrets(f"attribute '{name}' of {where} is left out: h5tile does not read its "
@@ -375,7 +384,7 @@ class H5tileStore(AbstractDataStore):
             # A dimension coordinate (of characters too: xarray joins them into strings), which
             # xarray reads whole for its index as soon as the open returns: read here, from the
             # open the catalog came from (one fetch of a URL).
-            data = dataset[()]
+            data = H5tileArray(dataset)._getitem(())  # as a lazy read gives it (strings as str)
         else:
             data = indexing.LazilyIndexedArray(H5tileArray(dataset))
         encoding: dict = {}
@@ -392,11 +401,11 @@ class H5tileStore(AbstractDataStore):
         encoding.update(_filters(dataset))
         encoding["source"] = self.file.filename
         encoding["original_shape"] = obj.shape
-        return Variable(dims, data, _attributes(obj.raw, f"'{obj.path}'"), encoding)
+        return Variable(dims, data, _attributes(obj.raw, f"'{obj.path}'", dataset.attrs), encoding)
 
     def get_attrs(self) -> FrozenDict:
-        raw = self.file[self.group].attrs._raw() if self.group != "/" else self.file.attrs._raw()
-        return FrozenDict(_attributes(raw, f"group '{self.group}'"))
+        group = self.file[self.group] if self.group != "/" else self.file
+        return FrozenDict(_attributes(group.attrs._raw(), f"group '{self.group}'", group.attrs))
 
     def get_dimensions(self) -> FrozenDict:
         return FrozenDict((name, dim.size) for name, dim in self.netcdf.dimensions[self.group].items())
