@@ -394,14 +394,15 @@ struct RemoteIoReport {
 };
 [[nodiscard]] RemoteIoReport last_remote_io();
 
-/// S3 settings for the s3:// URLs that start with `prefix` (s3://bucket/key, as redacted_path
-/// shows URLs), laid over the environment's AWS variables where such a URL opens, in this process:
-/// each value replaces the variable's (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
-/// AWS_REGION, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, AWS_NO_SIGN_REQUEST,
-/// AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), an empty value unsets it. The
-/// longest prefix of a URL applies; setting a prefix again replaces its settings, an empty map
-/// forgets them. h5tile.File's `storage_options` (fsspec's keys) set them for its URL.
-/// InvalidArgument, naming it, for a prefix that is not an s3:// URL or another variable.
+/// S3 settings for the s3:// URLs under `prefix` where it ends with '/' (s3://bucket/dir/), else
+/// for the URL `prefix` alone (s3://bucket/key, as redacted_path shows URLs), laid over the
+/// environment's AWS variables where such a URL opens, in this process: each value replaces the
+/// variable's (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION,
+/// AWS_DEFAULT_REGION, AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_S3, AWS_NO_SIGN_REQUEST, AWS_PROFILE,
+/// AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), an empty value unsets it. The longest prefix
+/// covering a URL applies; setting a prefix again replaces its settings, an empty map forgets
+/// them. h5tile.File's `storage_options` (fsspec's keys) set them for its URL. InvalidArgument,
+/// naming it, for a prefix that is not an s3:// URL or another variable.
 void set_s3_settings(const std::string& prefix, const std::map<std::string, std::string>& settings);
 
 /// While a KeptOpen of a URL lives, every call of this process that opens that URL (listings,

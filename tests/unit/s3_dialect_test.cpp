@@ -263,6 +263,8 @@ TEST(S3Settings, TheLongestPrefixIsLaidOverTheEnvironment) {
   EXPECT_FALSE(deep.contains("AWS_ACCESS_KEY_ID"));
   EXPECT_FALSE(deep.contains("AWS_SECRET_ACCESS_KEY"));
   EXPECT_EQ(s3::with_settings("s3://another-bucket/file.nc", env), env);
+  EXPECT_EQ(s3::with_settings("s3://settings-bucket/deep/file.nc4", env).at("AWS_REGION"), "eu-west-3");  // not deep's
+  EXPECT_TRUE(s3::with_settings("s3://settings-bucket/deep/file.nc4", env).contains("AWS_ACCESS_KEY_ID"));
   s3::set_settings("s3://settings-bucket/", {});
   s3::set_settings("s3://settings-bucket/deep/file.nc", {});
   EXPECT_EQ(s3::with_settings("s3://settings-bucket/deep/file.nc", env), env);

@@ -49,7 +49,10 @@ Environment with_settings(std::string_view url, Environment environment) {
   const Environment* best = nullptr;
   std::size_t best_length = 0;
   for (const auto& [prefix, settings] : r.by_prefix) {
-    if (url.starts_with(prefix) && prefix.size() >= best_length) {
+    // "s3://bucket/dir/" covers the objects under it; "s3://bucket/key" that object only (not
+    // "s3://bucket/key2").
+    const bool covers = prefix.ends_with('/') ? url.starts_with(prefix) : url == prefix;
+    if (covers && prefix.size() >= best_length) {
       best = &settings;
       best_length = prefix.size();
     }

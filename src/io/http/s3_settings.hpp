@@ -9,12 +9,13 @@
 
 namespace h5tile::detail::s3 {
 
-// Keeps `settings` for the s3:// URLs that start with `prefix` (scheme://bucket/key, as messages
-// show URLs); an empty map forgets the prefix. InvalidArgument (naming it) for a prefix that is
+// Keeps `settings` for the s3:// URLs under `prefix` where it ends with '/' (s3://bucket/dir/),
+// else for the URL `prefix` alone (s3://bucket/key, as messages show URLs); an empty map forgets
+// the prefix. InvalidArgument (naming it) for a prefix that is
 // not an s3:// URL or a name that is not one of kSettingNames.
 void set_settings(const std::string& prefix, const Environment& settings);
 
-// `environment` with the settings of the longest prefix of `url` laid over it: each value replaces
+// `environment` with the settings of the longest prefix covering `url` laid over it: each value replaces
 // the environment's, an empty value removes it. `environment` itself where no prefix matches.
 [[nodiscard]] Environment with_settings(std::string_view url, Environment environment);
 
