@@ -15,13 +15,18 @@ the same attributes (netCDF's hidden ones left out, strings as ``str``), and the
 (chunk sizes, filters, unlimited dimensions). CF decoding is xarray's, as for every engine.
 
 Where it differs from h5netcdf: a variable shorter than its unlimited dimension (netCDF lets
-one be, h5netcdf pads it with the fill value) is refused with an error naming it; a variable or an
-attribute of a type h5tile does not read (compound, enum) is left out with a warning naming it and
-why; variables are listed in
-name order (h5netcdf: creation order where the file tracks it), which Datasets compare without.
+one be, h5netcdf pads it with the fill value) is refused with an error naming it; a variable of a
+type h5tile does not read is left out with a warning naming it and why, as is an attribute of such
+a type in a URL (in a local file, h5py reads it, as for h5netcdf); variables are listed in name
+order (h5netcdf: creation order where the file tracks it), which Datasets compare without.
 
-Nothing is held open: variables hold :class:`h5tile.Dataset` objects, which pickle as (path,
-name), so a Dataset opened here travels to Dask workers (threads or processes).
+Nothing is held open once ``open_dataset`` returns: variables hold :class:`h5tile.Dataset`
+objects, which pickle as (path, name), so a Dataset opened here travels to Dask workers (threads
+or processes). While it opens, a URL is fetched once (the core's KeptOpen) for the catalog and the
+index coordinates, which are read then, as xarray reads them at once for its indexes.
+
+``ds.to_netcdf(path, engine="h5tile")`` writes, once this module is imported: see
+:mod:`h5tile._xarray_writes`.
 """
 from __future__ import annotations
 
@@ -163,6 +168,21 @@ class _Netcdf:
         self.group = chain[-1]
         for path, why in self.left_out.get(self.group, []) if warn else ():
             warnings.warn(_args.without_secrets(f"'{path}' in '{self.file._shown}' is left out: {why}"), stacklevel=6)
+
+    def enum_name(self, variable: str, dtype: np.dtype) -> Optional[str]:
+        """The name of the enum type (a named datatype of the variable's group or of a group
+        above it, nearest first) that the enum variable `variable` has, as h5netcdf finds it
+        (the same base type and members); None where none is."""
+        members = (dtype.metadata or {}).get("enum")
+        group = posixpath.dirname(variable)
+        while True:
+            for path in self._members(group, "datatype"):
+                named = self.file[path].dtype
+                if named == dtype and (named.metadata or {}).get("enum") == members:
+                    return posixpath.basename(path)
+            if group == "/":
+                return None
+            group = posixpath.dirname(group)
 
     def subgroups(self, group: str) -> list:
         """`group` and every group below it, depth first, in h5netcdf's order (each group once)."""
@@ -390,6 +410,10 @@ class H5tileStore(AbstractDataStore):
         encoding: dict = {}
         dtype = dataset.dtype
         encoding["dtype"] = str if dtype.kind == "O" else dtype
+        if dtype.metadata and "enum" in dtype.metadata:
+            name = self.netcdf.enum_name(obj.path, dtype)
+            if name is not None:  # as h5netcdf's: the type's name travels to the next write
+                encoding["dtype"] = np.dtype(dtype, metadata={"enum": dtype.metadata["enum"], "enum_name": name})
         chunks = dataset.chunks if obj.shape else None
         if chunks:
             encoding["contiguous"] = False

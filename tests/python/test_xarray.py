@@ -518,3 +518,26 @@ def test_a_group_is_not_warned_of_what_its_parents_leave_out(h5py_file, monkeypa
         xr.open_dataset(h5py_file, engine=ENGINE, group="g")
     with pytest.warns(UserWarning, match="'/quad' in .* is left out"):
         xr.open_dataset(h5py_file, engine=ENGINE)
+
+
+def test_an_enum_variable_names_its_type_as_h5netcdf(tmp_path):
+    """An enum variable's encoding carries the enum type's name (h5netcdf's ``enum_name``), so a
+    Dataset read and written again keeps the type's name; an enum _FillValue masks as h5netcdf's."""
+    path = tmp_path / "enum.nc"
+    with netCDF4.Dataset(path, "w") as nc:
+        nc.createDimension("time", 3)
+        kind = nc.createEnumType(np.uint8, "cloud_type", {"clear": 0, "cloudy": 1, "missing": 255})
+        v = nc.createVariable("clouds", kind, "time", fill_value=255)
+        v[:] = np.array([0, 1, 255], dtype="u1")
+        inner = nc.createGroup("inner")
+        inner.createVariable("more", kind, "time", fill_value=255)[:] = np.array([1, 1, 0], dtype="u1")
+    for group in (None, "inner"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            expected = xr.open_dataset(path, engine="h5netcdf", group=group)
+        got = xr.open_dataset(path, engine=ENGINE, group=group)
+        with got, expected:
+            xr.testing.assert_identical(got.load(), expected.load())
+            for name in expected.data_vars:
+                assert got[name].encoding["dtype"].metadata == expected[name].encoding["dtype"].metadata
+                assert got[name].encoding["dtype"].metadata["enum_name"] == "cloud_type"
