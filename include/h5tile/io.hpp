@@ -410,7 +410,9 @@ void set_s3_settings(const std::string& prefix, const std::map<std::string, std:
 /// fetched once and its metadata blocks are read once, and all those calls see the one version
 /// the object had when the KeptOpen was made. For a sequence of calls over one URL (h5tile.File's
 /// catalog, xarray's open_dataset); nothing for a local path. Throws what an open of the URL
-/// throws. Keeps of one URL nest (the first made is used until the last ends).
+/// throws. Keeps of one URL nest (the first made is used until the last ends). Other threads'
+/// opens of the URL meanwhile use it too (their work runs on h5tile's workers as well): a read
+/// that found the object changed then fails (HTTP 412) rather than reading the new version.
 class KeptOpen {
  public:
   explicit KeptOpen(const std::filesystem::path& path);

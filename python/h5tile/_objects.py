@@ -940,7 +940,7 @@ class File(Group):
                                   "'data.h5' or a URL")
         self._path_text = os.fspath(path)
         s3_settings = _storage_options.s3_settings(storage_options, self._path_text)
-        _storage_options.apply(s3_settings, self._path_text)  # before the first open of the URL
+        _storage_options.apply(s3_settings, self._path_text, self)  # before the first open of the URL
         # The file held (and lent), by this name whatever the working folder is then.
         self._held_path = os.path.abspath(self._path_text)
         self._file_identity = None  # the file's (device, inode), once it is open (_hold)
@@ -1382,7 +1382,7 @@ def _release_held(path: str, key: Optional[tuple]) -> None:
 def _reopen_file(path: str, mode: str, options: dict, is_open: bool) -> File:
     f = File.__new__(File)
     f._path_text, f._mode, f._options = path, mode, dict(options)
-    _storage_options.apply(f._options.get("s3_settings") or {}, path)  # where it is unpickled too
+    _storage_options.apply(f._options.get("s3_settings") or {}, path, f)  # where it is unpickled too
     f._held_path = os.path.abspath(path)
     f._catalog, f._open = _Catalog(), is_open
     f._readers, f._readers_lock = OrderedDict(), threading.Lock()

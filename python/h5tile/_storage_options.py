@@ -4,13 +4,16 @@ xarray and fsspec users pass them, mapped onto the AWS variables h5tile's S3 rea
 h5tile reads S3 settings from the environment (``AWS_ACCESS_KEY_ID``, ``AWS_REGION``,
 ``AWS_ENDPOINT_URL``, ``AWS_NO_SIGN_REQUEST``, AWS profiles: docs/REMOTE.md). ``storage_options``
 given for one ``s3://`` URL replace them for that URL, in this process (the core's
-``set_s3_settings``): its keys say which variables, and a set of credentials replaces the
+``set_s3_settings``, which keeps one set per URL: other options for a URL that an open File reads
+with are refused, see apply): its keys say which variables, and a set of credentials replaces the
 environment's whole (``anon=True`` drops the environment's keys; ``key``/``secret`` drop its
 profile). Keys that s3fs takes and h5tile has no meaning for are refused by name, as are
 ``storage_options`` for a local path or an http(s) URL (whose signature, if any, is in the URL).
 """
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any, Mapping, Optional
 
 from . import _arguments as _args
@@ -112,7 +115,30 @@ def s3_settings(storage_options: Optional[Mapping[str, Any]], url: str) -> dict:
     return settings
 
 
-def apply(settings: dict, url: str) -> None:
-    """Makes `settings` (s3_settings's) those of `url` in this process; nothing for none."""
-    if settings:
-        _h5tile.set_s3_settings(_args.redacted(url), settings)
+# URL -> (its settings, the Files that gave them): one set of settings per URL in a process.
+_given: dict = {}
+_given_lock = threading.Lock()
+
+
+def apply(settings: dict, url: str, owner: Any = None) -> None:
+    """Makes `settings` (s3_settings's) those of `url` in this process (`owner`: the File that
+    gives them); nothing for none. The core keeps one set per URL for the whole process: other
+    settings for a URL that an open File (or a Dataset opened from it) reads with are refused, since
+    its later reads would go where the new ones say."""
+    if not settings:
+        return
+    with _given_lock:
+        given, owners = _given.get(url, (None, None))
+        if given is not None and given != settings:
+            if any(getattr(ref(), "_open", False) for ref in owners):
+                raise InvalidArgumentError(_args.without_secrets(
+                    f"'{_args.redacted(url)}' is open in this process with other storage_options: h5tile keeps one "
+                    "set of S3 settings for a URL in a process (its reads would go where the new ones say); close the "
+                    "other Files of it (and Datasets opened from it) first, or give the same options"))
+            given = None
+        if given is None:
+            _given[url] = (dict(settings), [])
+        if owner is not None:  # weak references (not a WeakSet: a File is hashed by what it has not set yet)
+            owners = _given[url][1]
+            owners[:] = [ref for ref in owners if ref() is not None] + [weakref.ref(owner)]
+        _h5tile.set_s3_settings(url, settings)  # the core names the object as its reads do

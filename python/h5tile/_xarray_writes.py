@@ -4,7 +4,8 @@ The netCDF-4 structure of a file (groups, dimensions as HDF5 dimension scales wi
 ``REFERENCE_LIST``/``DIMENSION_LIST``, ``_Netcdf4Dimid``, ``_NCProperties``, variables created
 with their chunks, filters and fill values, attributes) is what h5netcdf writes: xarray's own
 ``H5NetCDFStore`` makes it, so ncdump, netCDF4-python and h5netcdf read the file as they read
-h5netcdf's. No variable's values go through h5netcdf: each write of a variable is recorded
+h5netcdf's. No numeric variable's values go through h5netcdf (strings do, as h5netcdf writes
+them, while it lays the file out; Dask-backed ones computed then): each write of one is recorded
 while the structure is made, and once it is complete (the first write of a Dask block, or the
 store's close) h5netcdf's open is closed and one :class:`h5tile.File` in mode "a" writes them,
 each a box of the variable in place (chunks compressed on h5tile's threads, no HDF5 global lock
@@ -25,8 +26,10 @@ import os
 import threading
 from typing import Any, Optional
 
+import numpy as np
 from xarray.backends.h5netcdf_ import H5NetCDFStore
 from xarray.backends.locks import get_write_lock
+from xarray.namedarray.pycompat import is_chunked_array
 
 from . import _arguments as _args
 from . import _via_h5py
@@ -53,6 +56,7 @@ class _Writes:
         self._file: Optional[File] = None
         self._guard = threading.RLock()
         self._pid = os.getpid()
+        self._closed = False  # the store closed: later writes (a block still running after another failed) refused
 
     def __getstate__(self) -> dict:
         if self._pending:
@@ -68,8 +72,12 @@ class _Writes:
         return self._store is not None and os.getpid() == self._pid
 
     def write(self, name: str, key: Any, value: Any) -> None:
-        if not self._here():
-            with self._lock, File(self.path, "a") as f:  # another process: one open per block, in turn
+        if self._closed:
+            self._check_open()
+        if not self._here() or (self._store.autoclose and not self.laying_out):
+            # Another process, or a store xarray keeps closed between writes (a scheduler of
+            # processes: autoclose): one open per block, in turn.
+            with self._lock, File(self.path, "a") as f:
                 f[name][key] = value
             return
         with self._guard:
@@ -77,12 +85,19 @@ class _Writes:
                 self._pending.append((name, key, value))
                 return
             file = self._file_for_writes()
-        file[name][key] = value
+        file[name][key] = value  # a File closed meanwhile (by close()) refuses it: nothing reopens
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(_args.without_secrets(
+                f"to_netcdf to {_args.redacted(self.path)!r} is over (its store was closed, as after another "
+                "block's failure): this write is not made"))
 
     def _file_for_writes(self) -> File:
         """The File the values go through (h5netcdf's open closed first, where it is open), the
         values kept until now written through it first."""
         with self._guard:
+            self._check_open()
             if self._file is None:
                 self._store._manager.close()
                 # None of h5py's opens of the file may outlive h5netcdf's (h5py's HDF5 would write
@@ -118,12 +133,18 @@ class _Writes:
             return self._file is not None
 
     def close(self) -> None:
-        """Everything written and h5tile's File closed, whatever fails on the way."""
+        """What is kept written (outside a layout) and h5tile's File closed, whatever fails on the
+        way. The store's last close (not one of those xarray makes after each write where it keeps
+        the store closed between writes, autoclose) ends the writes: later ones (of blocks still
+        running after another failed) are refused, not made in a file reopened."""
         try:
-            if self._here() and self._pending:
+            if self._here() and self._pending and not self.laying_out:
                 self._file_for_writes()
         finally:
-            file, self._file = self._file, None
+            with self._guard:
+                if self._here() and not self._store.autoclose and not self.laying_out:
+                    self._closed = True
+                file, self._file = self._file, None
             if file is not None:
                 file.close()
 
@@ -178,8 +199,15 @@ class H5tileWriteStore(H5NetCDFStore):
 
     def prepare_variable(self, name: str, variable: Any, check_encoding: bool = False,
                          unlimited_dims: Any = None) -> tuple:
-        _, data = super().prepare_variable(name, variable, check_encoding, unlimited_dims)
+        target, data = super().prepare_variable(name, variable, check_encoding, unlimited_dims)
         stored = self.ds.variables[name]
+        if stored.dtype.kind in "SUO":
+            # Strings (fixed, variable-length, characters) as h5netcdf writes them, by h5netcdf, now:
+            # it writes fixed strings with the file's own type (a NULLTERM one of the classic
+            # format holds as many characters as its size), where a conversion would cut one.
+            if is_chunked_array(data):
+                data = np.asarray(data)
+            return target, data
         # The HDF5 name h5netcdf gave it (a variable named as a dimension it does not hold is
         # stored as "_nc4_non_coord_<name>", as netCDF-C stores it).
         return _Target(self._writes, stored._h5ds.name, tuple(stored.shape), stored.dtype), data

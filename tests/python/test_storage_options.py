@@ -157,3 +157,32 @@ def test_xarray_open_dataset_with_storage_options_as_h5netcdf(stored):
             _h5tile.set_s3_settings(url, {})  # as in a fresh worker process
             restored = pickle.loads(data)  # as a Dask worker gets it
             xr.testing.assert_identical(restored.load(), expected.load())
+
+
+def test_other_options_for_a_url_an_open_file_reads_are_refused(stored):
+    server, url, a = stored
+    first = h5tile.File(url, storage_options=options_of(server))
+    other = options_of(server, client_kwargs={"endpoint_url": "http://127.0.0.1:9", "region_name": server.region})
+    with pytest.raises(h5tile.InvalidArgumentError, match="other storage_options"):
+        h5tile.File(url, storage_options=other)
+    assert same_bytes(first["data"][()], a)  # still read where its own options say
+    with h5tile.File(url, storage_options=options_of(server)) as same:  # the same options: taken
+        assert same_bytes(same["data"][()], a)
+    first.close()
+    with pytest.raises((h5tile.IoError, h5tile.NoSuchFileError)):  # no File reads with the first ones now
+        h5tile.File(url, storage_options=other)["data"][()]
+
+
+def test_a_key_with_a_hash_is_its_own_object(stored, seaweedfs_server, tmp_path):
+    server, url, a = stored
+    hashed = url[:-3] + "#v2.nc"
+    with h5py.File(tmp_path / "h.h5", "w") as f:
+        f["data"] = a * 2
+    server.upload(tmp_path / "h.h5", hashed.split("/")[2], hashed.split("/", 3)[3])
+    try:
+        with h5tile.File(hashed, storage_options=options_of(server)) as f:
+            assert same_bytes(f["data"][()], a * 2)
+        with pytest.raises((h5tile.IoError, h5tile.NoSuchFileError)):  # the options were the hashed key's only
+            h5tile.File(url[:-3])["data"][()]
+    finally:
+        _h5tile.set_s3_settings(hashed, {})

@@ -80,8 +80,8 @@ def hdf5_contents(path):
 
 
 def same_value(a, b):
-    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
-        return True
+    if isinstance(a, (float, np.floating)) and isinstance(b, (float, np.floating)) and np.isnan(a) and np.isnan(b):
+        return type(a) is type(b)
     return type(a) is type(b) and a == b
 
 
@@ -196,12 +196,16 @@ def test_distributed_local_cluster(tmp_path):
     assert_same_files(path, reference)
 
 
-def test_no_value_goes_through_h5netcdf(tmp_path, monkeypatch):
-    """h5netcdf lays the file out; every variable's values are h5tile's writes."""
+def test_no_number_goes_through_h5netcdf(tmp_path, monkeypatch):
+    """h5netcdf lays the file out; every numeric variable's values are h5tile's writes (strings are
+    h5netcdf's, written as it writes them)."""
     import h5netcdf
+    written = h5netcdf.Variable.__setitem__
 
     def refused(self, key, value):
-        raise AssertionError(f"a value of {self.name} written through h5netcdf")
+        if self.dtype.kind not in "SUO":
+            raise AssertionError(f"a value of {self.name} written through h5netcdf")
+        written(self, key, value)
     monkeypatch.setattr(h5netcdf.Variable, "__setitem__", refused)
     ds, encoding = sample({"time": 5})
     path = tmp_path / "ours.nc"
@@ -209,4 +213,45 @@ def test_no_value_goes_through_h5netcdf(tmp_path, monkeypatch):
     monkeypatch.undo()
     reference = tmp_path / "reference.nc"
     ds.to_netcdf(reference, engine="h5netcdf", encoding=encoding, unlimited_dims=["time"])
+    assert_same_files(path, reference)
+
+
+@pytest.mark.parametrize("chunks", [None, {"y": 7}], ids=["numpy", "dask"])
+def test_classic_format_strings_and_characters_as_h5netcdf(tmp_path, chunks):
+    """NETCDF4_CLASSIC lays characters out as NULLTERM fixed strings, which h5netcdf writes with the
+    file's own type: written otherwise, a conversion would cut each to nothing."""
+    ds, _ = sample(chunks)
+    ds = ds.drop_vars("station").assign(
+        name=("y", np.array([f"n{i:02d}" for i in range(ds.sizes["y"])], dtype="S3")),
+        chars=(("y", "n3"), np.array([list(f"c{i:02d}") for i in range(ds.sizes["y"])], dtype="S1")))
+    if chunks:
+        ds = ds.chunk(chunks)
+    ours, theirs = write_both(tmp_path, ds, format="NETCDF4_CLASSIC")
+    assert_same_files(ours, theirs)
+    with xr.open_dataset(ours, engine="netcdf4") as back:
+        assert back["name"].values.tolist()[:2] == [b"n00", b"n01"]  # not cut by a conversion
+
+
+def test_a_block_still_running_after_another_failed_writes_nothing(tmp_path):
+    """Dask's threaded scheduler raises at the first failure while blocks already running go on;
+    xarray then closes the store. A block that ends later must not reopen the file (it would hold
+    it, and its close would write over the next write's metadata): its write is refused, and the
+    path is free. Made deterministic: the store closed, then a Dask block's write."""
+    from xarray.backends.common import ArrayWriter
+
+    from h5tile._xarray_writes import H5tileWriteStore
+    ds, encoding = sample({"time": 3})
+    path = tmp_path / "late.nc"
+    store = H5tileWriteStore.open(str(path), mode="w")
+    writer = ArrayWriter()
+    xr.backends.writers.dump_to_store(ds, store, writer, encoding=encoding)
+    late = writer.targets[writer.sources.index(next(s for s in writer.sources if s.ndim == 3))]
+    store.close()  # as xarray closes it when a block failed
+    with pytest.raises(RuntimeError, match="is over"):
+        late[0:3] = np.zeros((3, 30, 40), "f4")
+    assert not h5tile._h5tile.held_for_writing(str(path))
+    fine, _ = sample({"time": 6})
+    fine.to_netcdf(path, engine="h5tile", mode="w", encoding=encoding)
+    reference = tmp_path / "reference.nc"
+    fine.to_netcdf(reference, engine="h5netcdf", encoding=encoding)
     assert_same_files(path, reference)

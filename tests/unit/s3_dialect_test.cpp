@@ -270,6 +270,17 @@ TEST(S3Settings, TheLongestPrefixIsLaidOverTheEnvironment) {
   EXPECT_EQ(s3::with_settings("s3://settings-bucket/deep/file.nc", env), env);
 }
 
+TEST(S3Settings, AKeyWithQuestionMarksAndHashesIsItsOwnObject) {
+  s3::set_settings("s3://settings-bucket/data#v2.nc", {{"AWS_REGION", "ap-south-1"}});
+  s3::set_settings("s3://someone@settings-bucket/q?x=1.nc", {{"AWS_REGION", "sa-east-1"}});
+  EXPECT_EQ(s3::with_settings("s3://settings-bucket/data#v2.nc", {}).at("AWS_REGION"), "ap-south-1");
+  EXPECT_EQ(s3::with_settings("s3://settings-bucket/q?x=1.nc", {}).at("AWS_REGION"), "sa-east-1");
+  EXPECT_TRUE(s3::with_settings("s3://settings-bucket/data", {}).empty());
+  EXPECT_TRUE(s3::with_settings("s3://settings-bucket/q", {}).empty());
+  s3::set_settings("s3://settings-bucket/data#v2.nc", {});
+  s3::set_settings("s3://settings-bucket/q?x=1.nc", {});
+}
+
 TEST(S3Settings, BadInputIsNamed) {
   EXPECT_NE(message_of([] {
               s3::set_settings("https://host/file.nc", {{"AWS_REGION", "x"}});

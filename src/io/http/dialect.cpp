@@ -27,8 +27,6 @@ class PlainHttp final : public HttpDialect {
   std::string url_;
 };
 
-std::string object_url(const Url& url) { return url.scheme + "://" + url.authority + url.path; }
-
 // s3://bucket/key: ranged GETs of the object's HTTP(S) URL, signed by libcurl (SigV4) with the
 // credentials resolved from the AWS variables, or unsigned for a public bucket.
 class S3 final : public HttpDialect {

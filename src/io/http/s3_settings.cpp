@@ -8,6 +8,8 @@
 
 #include <h5tile/error.hpp>
 
+#include "io/http/url.hpp"
+
 namespace h5tile::detail::s3 {
 namespace {
 
@@ -23,11 +25,14 @@ Registry& registry() {
 
 }  // namespace
 
-void set_settings(const std::string& prefix, const Environment& settings) {
-  if (!prefix.starts_with("s3://") || prefix.size() == 5) {
-    throw InvalidArgument(fmt::format("S3 settings are given for s3:// URLs (s3://bucket/key), not for '{}'",
-                                      prefix.substr(0, prefix.find('?'))));
+void set_settings(const std::string& given, const Environment& settings) {
+  const auto url = detail::parse_url(given);
+  if (!url || url->scheme != "s3") {
+    throw InvalidArgument(
+        fmt::format("S3 settings are given for s3:// URLs (s3://bucket/key), not for '{}'", redacted(given)));
   }
+  // As the S3 dialect names the object (user information left out; a key's '?' and '#' kept).
+  const auto prefix = object_url(*url);
   for (const auto& [name, value] : settings) {
     if (std::find(std::begin(kSettingNames), std::end(kSettingNames), name) == std::end(kSettingNames)) {
       throw InvalidArgument(

@@ -96,6 +96,8 @@ std::string display_name(std::string_view path_or_url) {
   return is_url(path_or_url) ? redacted(path_or_url) : std::string(path_or_url);
 }
 
+std::string object_url(const Url& url) { return url.scheme + "://" + url.authority + url.path; }
+
 std::string full_text(const Url& url) {
   std::string out = url.scheme + "://";
   if (!url.userinfo.empty()) out += url.userinfo + "@";

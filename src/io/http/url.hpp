@@ -49,6 +49,9 @@ inline constexpr std::string_view kSupportedSchemes =
 
 // The whole URL, as requests use it (user information and query string included).
 [[nodiscard]] std::string full_text(const Url& url);
+// scheme://authority/path: the object a URL names, without user information or query (an s3://
+// key's '?' and '#' are in its path).
+[[nodiscard]] std::string object_url(const Url& url);
 
 // `text` with every byte but RFC 3986's unreserved characters (and those in `keep`) percent-
 // encoded: a name as one part of a URL's path, so that a server decoding the path once finds
