@@ -257,12 +257,18 @@ def main() -> int:
              f"Read-side pass rate: {total['rs_passed']} of {total['rs_passed'] + total['rs_failed']} read-side "
              f"tests that ran pass ({rate(total['rs_passed'], total['rs_failed'])}); {total['rs_skipped']} skipped.",
              "", "Failures by cause (tests/h5py_suite/known_failures.txt):", "", *cause_table(tests, known)]
-    report = "\n".join(lines) + "\n"
+    return publish("\n".join(lines) + "\n", args.markdown, tests, known, lambda t: t["message"])
+
+
+def publish(report: str, markdown: "str | None", tests: dict, known: dict, message) -> int:
+    """Prints `report` (and writes it to `markdown`), then the gate's findings; 1 where a test
+    fails that `known` does not list (`message`: what to show of such a test), else 0. Shared by
+    tests/xarray_suite/report.py."""
     print(report)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as out:
+    if markdown:
+        with open(markdown, "w", encoding="utf-8") as out:
             out.write(report)
-        print(f"(written to {args.markdown})")
+        print(f"(written to {markdown})")
     regressions, fixed, lucky, absent = gate(tests, known)
     for node_id in lucky:
         print(f"listed as flaky in known_failures.txt, passed this time: {node_id}")
@@ -271,7 +277,7 @@ def main() -> int:
     for node_id in fixed:
         print(f"listed in known_failures.txt but passes now (shorten the list): {node_id}")
     for node_id in regressions:
-        print(f"FAILS, not listed in known_failures.txt: {node_id}\n    {tests[node_id]['message']}")
+        print(f"FAILS, not listed in known_failures.txt: {node_id}\n    {message(tests[node_id])}")
     if regressions:
         print(f"{len(regressions)} test(s) fail that known_failures.txt does not list")
         return 1

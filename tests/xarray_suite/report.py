@@ -23,7 +23,7 @@ _spec = importlib.util.spec_from_file_location(
     "h5py_suite_report", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "h5py_suite", "report.py"))
 _h5py_suite_report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_h5py_suite_report)
-gate, rate = _h5py_suite_report.gate, _h5py_suite_report.rate
+gate, rate, publish = _h5py_suite_report.gate, _h5py_suite_report.rate, _h5py_suite_report.publish
 read_known_failures = _h5py_suite_report.read_known_failures
 
 _OUTCOMES = ("passed", "failed", "skipped", "xfailed")
@@ -87,25 +87,7 @@ def main() -> int:
              f"{counts['xfailed']} xfailed (xarray's own skips and expected failures).",
              "", f"Failures by cause ({args.known_failures or 'none expected: the self-check'}):", "",
              *cause_table(tests, known)]
-    report = "\n".join(lines) + "\n"
-    print(report)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as out:
-            out.write(report)
-        print(f"(written to {args.markdown})")
-    regressions, fixed, lucky, absent = gate(tests, known)
-    for node_id in lucky:
-        print(f"listed as flaky in known_failures.txt, passed this time: {node_id}")
-    for node_id in absent:
-        print(f"listed in known_failures.txt but skipped or not run: {node_id}")
-    for node_id in fixed:
-        print(f"listed in known_failures.txt but passes now (shorten the list): {node_id}")
-    for node_id in regressions:
-        print(f"FAILS, not listed in known_failures.txt: {node_id}\n    {message(tests[node_id])}")
-    if regressions:
-        print(f"{len(regressions)} test(s) fail that known_failures.txt does not list")
-        return 1
-    return 0
+    return publish("\n".join(lines) + "\n", args.markdown, tests, known, message)
 
 
 if __name__ == "__main__":
