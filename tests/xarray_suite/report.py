@@ -23,7 +23,7 @@ _spec = importlib.util.spec_from_file_location(
     "h5py_suite_report", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "h5py_suite", "report.py"))
 _h5py_suite_report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_h5py_suite_report)
-gate, rate, publish = _h5py_suite_report.gate, _h5py_suite_report.rate, _h5py_suite_report.publish
+rate, publish = _h5py_suite_report.rate, _h5py_suite_report.publish
 read_known_failures = _h5py_suite_report.read_known_failures
 
 _OUTCOMES = ("passed", "failed", "skipped", "xfailed")
