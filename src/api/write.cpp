@@ -39,7 +39,7 @@ std::string describe_rank(const Shape& shape, std::span<const Tile> tiles, const
   try {
     // The name is checked on every rank, so that every rank throws the same error (a rank
     // that threw alone would leave the others waiting for it).
-    (void)checked_dataset_name(dataset, path);
+    (void)checked_dataset_name(dataset, path, is_object_target(path));
     for (const auto& tile : tiles) {
       check_tile(tile, shape, path, dataset);
       if (!dtype_name.empty() && tile.data.dtype.name() != dtype_name) {
@@ -190,14 +190,24 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   const auto plan = agree_on_plan(comm.all_gather(describe_rank(global_shape, tiles, path, name, options)));
   auto config = write_config(options);
   if (threads != 0) config.threads = threads;
+  const bool object = is_object_target(plan.target);
+  if (object) {
+    check_object_target(plan.target, options.layout, options.mode, plan.dataset);
+    config.remote = remote_options();
+    // Compressed chunks may grow a little (incompressible data), and HDF5 adds its metadata.
+    const auto bytes = element_count(plan.shape) * plan.dtype.size();
+    config.object_bytes = bytes + bytes / 64 + (std::uint64_t{64} << 20);
+  }
   const auto writer = make_layout_writer(plan, config);
   const bool with_tiles = writes_tile_files(plan, options.layout);
 
   // 2. Rank 0 checks the target and starts the commit (a new generation); the others join it.
   std::optional<WriteCommit> commit;
   const auto generation = on_root(comm, 0, [&] {
-    check_target(plan.target, options.mode, plan.dataset);
-    create_parent_folders(plan.target);
+    if (!object) {
+      check_target(plan.target, options.mode, plan.dataset);
+      create_parent_folders(plan.target);
+    }
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
     return commit->generation();
   });
@@ -231,7 +241,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     (void)on_root(comm, 0, [&] {
       writer->finish(*commit, written);
       commit->publish();
-      release_kept(path);  // the replaced file, held open by readers, is let go now
+      if (!object) release_kept(path);  // the replaced file, held open by readers, is let go now
       return std::string();
     });
   } catch (...) {
@@ -246,7 +256,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
 
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
                  const std::string& dataset, const WriteOptions& options) {
-  check_not_remote(path);
+  const bool object = is_object_target(path);
   std::uint64_t bytes = 0;
   for (const auto& tile : tiles) {
     bytes += tile.data.dtype.size() * (tile.data.shape == tile.box.extent ? tile.box.count() : 0);
@@ -259,12 +269,17 @@ void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const 
 
 WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::string& dataset,
                     const WriteOptions& options) {
-  const auto name = checked_dataset_name(dataset, path);
+  const bool object = is_object_target(path);
+  const auto name = checked_dataset_name(dataset, path, object);
   check_array(array, path, name);
   WriteOptions effective = options;
   effective.layout = resolved_layout(options, true);
   check_layout_options(effective, path, name);
-  check_target(path, options.mode, name);
+  if (object) {
+    check_object_target(path, effective.layout, options.mode, name);
+  } else {
+    check_target(path, options.mode, name);
+  }
   const unsigned requested = threads_or_setting(options.ranks);
   auto boxes = split_for_ranks(array.shape, requested);
   unsigned threads = 0;  // each rank's workers: the `threads` setting
@@ -284,7 +299,7 @@ WriteHandle to_file(const ArrayView& array, const fs::path& path, const std::str
       boxes = split_for_ranks(array.shape, requested, effective.chunk[0]);
     }
   }
-  const auto target = fs::absolute(path).lexically_normal();
+  const auto target = object ? path : fs::absolute(path).lexically_normal();
   const int device = gpu::device_of(array);
   if (device >= 0 && options.compression.any()) {
     throw InvalidArgument(

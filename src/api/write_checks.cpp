@@ -148,12 +148,42 @@ void check_not_remote(const fs::path& path) {
   }
 }
 
-std::string checked_dataset_name(const std::string& dataset, const fs::path& path) {
-  check_not_remote(path);  // before the name: a URL is named only redacted
+bool is_object_target(const fs::path& path) {
+  const auto file = Location::of(path, Location::Use::Write);
+  if (!file.remote()) return false;
+  const auto url = parse_url(file.text());
+  if (!url || url->scheme != "s3") {
+    throw InvalidArgument(
+        fmt::format("cannot write '{}': remote writes go to s3:// URLs only (HTTP(S) and WebHDFS have no "
+                    "standard multipart upload); write a local file or an s3:// object",
+                    file.shown()));
+  }
+  return true;
+}
+
+void check_object_target(const fs::path& path, Layout layout, Mode mode, const std::string& dataset) {
+  const auto shown = Location::of(path, Location::Use::Write).shown();
+  if (layout != Layout::Contiguous && layout != Layout::Chunked) {
+    throw InvalidArgument(fmt::format(
+        "cannot write '{}' to '{}': layout '{}' writes a file per tile, which h5tile does not upload yet; an object "
+        "is written as one self-contained file (layout 'contiguous' or 'chunked')",
+        dataset, shown, layout_name(layout)));
+  }
+  if (mode == Mode::Append) {
+    throw InvalidArgument(
+        fmt::format("cannot add '{}' to '{}': an object is written whole, and mode 'a' changes a file in place "
+                    "(write a local file, or write every dataset to the object at once)",
+                    dataset, shown));
+  }
+}
+
+std::string checked_dataset_name(const std::string& dataset, const fs::path& path, bool object) {
+  if (!object) check_not_remote(path);  // before the name: a URL is named only redacted
   try {
     return normalize_dataset_name(dataset);
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(fmt::format("cannot write '{}': {}", path.string(), e.what()));
+    throw InvalidArgument(
+        fmt::format("cannot write '{}': {}", object ? redacted(path.native()) : path.string(), e.what()));
   }
 }
 

@@ -19,7 +19,16 @@ namespace h5tile::detail {
 // the file, for an empty name or one with an empty, '.' or '..' component or a NUL (which
 // would lead the tile folder out of the file's '.tiles' folder). A URL as `path` is refused first
 // (check_not_remote), so that no message names it unredacted.
-[[nodiscard]] std::string checked_dataset_name(const std::string& dataset, const std::filesystem::path& path);
+// `object`: `path` may be an object's URL (is_object_target).
+[[nodiscard]] std::string checked_dataset_name(const std::string& dataset, const std::filesystem::path& path,
+                                               bool object = false);
+
+// Whether `path` is an object to upload (an s3:// URL) rather than a local path; InvalidArgument
+// for a URL of another scheme (HTTP(S), WebHDFS: no standard multipart upload).
+[[nodiscard]] bool is_object_target(const std::filesystem::path& path);
+// An object target takes the write: one self-contained file (layout Contiguous or Chunked,
+// resolved), written whole (not mode Append). InvalidArgument saying what to do otherwise.
+void check_object_target(const std::filesystem::path& path, Layout layout, Mode mode, const std::string& dataset);
 
 // The array is usable: a dtype, a pointer when it has elements, strides of its rank.
 void check_array(const ArrayView& array, const std::filesystem::path& path, const std::string& dataset);

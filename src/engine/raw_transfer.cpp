@@ -165,8 +165,8 @@ class Coalescer {
     runs_.push_back(run);
   }
 
-  // The local file that writes go to (writes are local only: write_raw's callers open it).
-  [[nodiscard]] const PosixFile& writable() const { return *file_.file->posix_file(); }
+  // Where writes go (write_raw checked there is a sink).
+  [[nodiscard]] const ByteSink& writable() const { return *file_.writable(); }
 
   const RawDataset& file_;
   bool writing_;
@@ -254,8 +254,9 @@ std::vector<std::int64_t> rowmajor_strides(const Shape& shape, std::size_t elem_
 void read_raw(const RawDataset& src, const Box& box, const StridedBytes& dst) { transfer(src, box, dst, false); }
 
 void write_raw(const RawDataset& dst, const Box& box, const StridedBytes& src) {
-  if (dst.file->posix_file() == nullptr) {
-    throw RuntimeError(fmt::format("cannot write to '{}': remote writes are not supported yet", dst.file->name()));
+  if (dst.writable() == nullptr) {
+    throw RuntimeError(fmt::format("cannot write to '{}': it is read-only here",
+                                   dst.file != nullptr ? dst.file->name() : std::string("a byte source")));
   }
   transfer(dst, box, src, true);
 }

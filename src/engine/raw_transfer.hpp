@@ -15,12 +15,18 @@
 namespace h5tile::detail {
 
 // A dataset's raw bytes: row-major elements of `shape` starting at `base` in `file` (any byte
-// source for reads; a local file, PosixFile, for writes).
+// source, for reads) or `sink` (for writes; where none, `file`, which must then be a local file).
 struct RawDataset {
   const ByteSource* file = nullptr;
   std::uint64_t base = 0;
   Shape shape;
   std::size_t elem_size = 0;
+  const ByteSink* sink = nullptr;
+  // Where writes go.
+  [[nodiscard]] const ByteSink* writable() const noexcept {
+    if (sink != nullptr) return sink;
+    return file != nullptr ? file->posix_file() : nullptr;
+  }
 };
 
 // Memory for a box: `ptr` addresses the box's first element; `strides` are in bytes per axis.

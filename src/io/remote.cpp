@@ -9,6 +9,7 @@
 #include <h5tile/error.hpp>
 
 #include "io/http/http_source.hpp"
+#include "io/http/s3_upload.hpp"
 #include "io/http/url.hpp"
 
 namespace h5tile::detail {
@@ -51,6 +52,22 @@ std::shared_ptr<const ByteSource> open_remote(std::string_view text, const Remot
   }
   // One backend, http/, for every scheme: S3 and WebHDFS are its dialects (io/http/dialect.hpp).
   return open_http(*url, options);
+}
+
+std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOptions& options, bool exclusive,
+                                           std::uint64_t expected_bytes) {
+  // boto3's default part size: large enough that a request's cost is small beside its bytes, small
+  // enough that the parts in flight (2 x connections) stay a few hundred MiB.
+  constexpr std::uint64_t kPreferredPartBytes = std::uint64_t{8} << 20;
+  const auto url = parse_url(text);
+  if (!url || url->scheme != "s3") {
+    throw InvalidArgument(
+        fmt::format("cannot write '{}': remote writes go to s3:// URLs only (HTTP(S) and WebHDFS have no "
+                    "standard multipart upload); write a local file or an s3:// object",
+                    redacted(text)));
+  }
+  return std::make_shared<ObjectUpload>(start_s3_upload(text, options, exclusive),
+                                        part_size_for(expected_bytes, kPreferredPartBytes), options.connections);
 }
 
 }  // namespace h5tile::detail

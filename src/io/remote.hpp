@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "io/byte_source.hpp"
+#include "io/object_upload.hpp"
 #include "io/remote_options.hpp"
 
 namespace h5tile::detail {
@@ -19,6 +20,13 @@ namespace h5tile::detail {
 // A "python://" URL names a source registered with register_source (a Python file-like object,
 // python/src/file_objects.cpp); FileNotFound once it is unregistered.
 [[nodiscard]] std::shared_ptr<const ByteSource> open_remote(std::string_view url, const RemoteOptions& options);
+
+// Starts writing the object at `url` (s3:// only: HTTP(S) and WebHDFS have no standard multipart
+// upload, an InvalidArgument that says so) as an upload of at most about `expected_bytes` bytes,
+// in parts of 8 MiB or more, `options.connections` of them sent at once. With `exclusive`, an
+// object already there is a FileExists error. Throws as open_remote does.
+[[nodiscard]] std::shared_ptr<ObjectUpload> start_upload(std::string_view url, const RemoteOptions& options,
+                                                         bool exclusive, std::uint64_t expected_bytes);
 
 // Makes `source` what open_remote gives for `url` ("python://<id>/<name>"), until
 // unregister_source(url). InvalidArgument where `url` is not of that scheme or is taken.

@@ -1,5 +1,9 @@
 #include "layout/commit.hpp"
 
+#include <fcntl.h>
+
+#include <map>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -7,16 +11,44 @@
 
 #include <h5tile/error.hpp>
 
+#include "hdf5/create.hpp"
+#include "hdf5/upload_driver.hpp"
+#include "io/http/url.hpp"
 #include "io/posix/posix_file.hpp"
+#include "io/remote.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/virtual/sidecar.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The uploads being written, by generation, for the ranks that join them (threads of the process
+// that started them).
+std::mutex started_mutex;
+std::map<std::string, std::weak_ptr<ObjectUpload>>& started_uploads() {
+  static std::map<std::string, std::weak_ptr<ObjectUpload>> started;
+  return started;
+}
+
+// Files h5tile uploads have no alignment: it would only leave gaps between compressed chunks.
+constexpr std::uint64_t kUploadAlignment = 1;
+
+}  // namespace
+
 WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig& config, bool with_tiles)
-    : WriteCommit(std::move(target), std::move(dataset), config, with_tiles, new_generation()) {
-  if (with_tiles_) {
+    : target_(std::move(target)),
+      dataset_(std::move(dataset)),
+      config_(config),
+      with_tiles_(with_tiles),
+      generation_(new_generation()) {
+  if (is_url(target_.native())) {
+    upload_ = start_upload(target_.native(), config_.remote, config_.mode == Mode::Exclusive, config_.object_bytes);
+    const std::lock_guard lock(started_mutex);
+    std::erase_if(started_uploads(), [](const auto& entry) { return entry.second.expired(); });
+    started_uploads()[generation_] = upload_;
+  } else if (with_tiles_) {
     mark_in_progress(target_, dataset_, generation_);
   }
 }
@@ -27,11 +59,50 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
       dataset_(std::move(dataset)),
       config_(config),
       with_tiles_(with_tiles),
-      generation_(std::move(generation)) {}
+      generation_(std::move(generation)) {
+  if (is_url(target_.native())) {
+    const std::lock_guard lock(started_mutex);
+    if (const auto found = started_uploads().find(generation_); found != started_uploads().end())
+      upload_ = found->second.lock();
+    if (!upload_) {
+      throw RuntimeError(
+          fmt::format("cannot write '{}': an object is written by the ranks of one process (threads); "
+                      "from several processes (MPI), write a local file",
+                      shown()));
+    }
+  }
+}
 
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
+std::string WriteCommit::shown() const { return upload_ ? upload_->name() : target_.string(); }
+
+WritableFile WriteCommit::reopen_main() const {
+  if (!upload_) return reopen_file(temp(), config_.alignment);
+  const auto fapl = write_access(kUploadAlignment);
+  return {open_upload_file(upload_, fapl.get(), true), target_};
+}
+
+FileHandle WriteCommit::open_main_read_only() const {
+  return upload_ ? open_upload_file(upload_, H5P_DEFAULT, false) : open_local_file(temp());
+}
+
+std::shared_ptr<const ByteSink> WriteCommit::open_sink() const {
+  if (upload_) return upload_;
+  return std::make_shared<const PosixFile>(temp(), O_WRONLY);
+}
+
 WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
+  if (upload_) {
+    if (config_.mode == Mode::Append) {
+      throw InvalidArgument(
+          fmt::format("cannot add '{}' to '{}': an object is written whole (mode 'a' needs a "
+                      "local file)",
+                      dataset_, shown()));
+    }
+    const auto fapl = write_access(kUploadAlignment, low);
+    return {create_upload_file(upload_, fapl.get()), target_};
+  }
   if (config_.mode == Mode::Append) {
     copied_ = identity_of(target_);
     if (copied_->exists) {
@@ -43,6 +114,11 @@ WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
 }
 
 void WriteCommit::publish() {
+  if (upload_) {
+    upload_->finish();  // the object appears whole, or not at all
+    published_ = true;
+    return;
+  }
   const CommitLock lock(target_);
   // An append renames a copy of the target with one dataset added: where another write (another
   // process, or a path naming the same file by another spelling) replaced the target since that
@@ -85,6 +161,10 @@ void WriteCommit::publish() {
 void WriteCommit::abandon() const noexcept {
   if (published_) {
     return;  // the target is this write's file now: its generation is in use
+  }
+  if (upload_) {
+    upload_->abort();
+    return;
   }
   std::error_code ec;
   fs::remove(temp(), ec);

@@ -4,14 +4,22 @@
 // of the old file in Append mode); the commit, which renames it over the target under the
 // commit lock and then cleans up; or, where anything failed, the removal of everything this
 // write made, so that the previous file and its tiles stay as they were.
+//
+// A target that is an object (s3://) is written the same way by the layouts, through the
+// commit's handles to the main file (start_main_file, reopen_main, open_main_read_only,
+// open_sink): the file is the object's multipart upload (io/object_upload.hpp), its metadata built
+// by HDF5 in memory (hdf5/upload_driver.hpp), and the commit is the upload's completion.
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <h5tile/options.hpp>
 
 #include "hdf5/file.hpp"
+#include "io/byte_sink.hpp"
+#include "io/object_upload.hpp"
 #include "io/posix/posix_file.hpp"
 #include "layout/write_plan.hpp"
 
@@ -19,26 +27,39 @@ namespace h5tile::detail {
 
 class WriteCommit {
  public:
-  // Starts a write of `dataset` to `target` (absolute, normalised) as `config` says (its mode,
-  // sync, keep_previous, alignment): picks a new generation and, where the write has tiles of
-  // its own (`with_tiles`), creates its folder marked as being written. Call on one rank; other
-  // ranks join with `generation()`.
+  // Starts a write of `dataset` to `target` (absolute, normalised; or an s3:// URL) as `config`
+  // says (its mode, sync, keep_previous, alignment; for a URL its remote options): picks a new
+  // generation and, where the write has tiles of its own (`with_tiles`), creates its folder
+  // marked as being written; for a URL, starts the upload. Call on one rank; other ranks join
+  // with `generation()`.
   WriteCommit(std::filesystem::path target, std::string dataset, const WriteConfig& config, bool with_tiles);
-  // Joins a write that another rank started.
+  // Joins a write that another rank started (for a URL: a rank of the same process; RuntimeError
+  // otherwise).
   WriteCommit(std::filesystem::path target, std::string dataset, const WriteConfig& config, bool with_tiles,
               std::string generation);
 
   [[nodiscard]] const std::filesystem::path& target() const noexcept { return target_; }
   [[nodiscard]] const std::string& dataset() const noexcept { return dataset_; }
   [[nodiscard]] const std::string& generation() const noexcept { return generation_; }
-  // Where the new main file is built.
+  // Where the new main file is built (a local target).
   [[nodiscard]] std::filesystem::path temp() const;
+  // The target as messages show it.
+  [[nodiscard]] std::string shown() const;
+  // Whether the target is an object being uploaded.
+  [[nodiscard]] bool uploads() const noexcept { return upload_ != nullptr; }
 
   // Creates the new main file under its temporary name, open for adding the dataset: empty,
   // or in Append mode a copy of the target without `dataset`; new objects in formats of `low` or
   // later (write_access). Call close() on it once complete. In Append mode it records which
   // file it copied (or that there was none), for publish() to check.
   [[nodiscard]] WritableFile start_main_file(H5F_libver_t low = H5F_LIBVER_V18) const;
+  // The new main file (made by start_main_file and closed) opened again to add to it, with the
+  // access of start_main_file. Call close() on it.
+  [[nodiscard]] WritableFile reopen_main() const;
+  // The new main file (made and closed) opened read-only, to learn where HDF5 put things.
+  [[nodiscard]] FileHandle open_main_read_only() const;
+  // Where this rank writes raw bytes into the new main file at the offsets HDF5 gave them.
+  [[nodiscard]] std::shared_ptr<const ByteSink> open_sink() const;
 
   // Makes the new main file the target (one rename under the commit lock, after fsync when
   // the config's `sync`, and followed by fsync of its folder), then clears the in-progress mark and removes
@@ -51,9 +72,9 @@ class WriteCommit {
   // write added.
   void publish();
 
-  // Removes everything this write made (its temporary main file and its generation's tiles),
-  // unless publish() renamed the new file over the target: then that file maps the generation,
-  // and nothing is removed.
+  // Removes everything this write made (its temporary main file and its generation's tiles; an
+  // upload is aborted), unless publish() renamed the new file over the target: then that file
+  // maps the generation, and nothing is removed.
   void abandon() const noexcept;
 
  private:
@@ -66,6 +87,7 @@ class WriteCommit {
   // Append mode: the target start_main_file copied (exists false: there was none). Set by that
   // const function, which a layout writer calls through a const commit.
   mutable std::optional<FileIdentity> copied_;
+  std::shared_ptr<ObjectUpload> upload_;  // a target that is an object: its upload
 };
 
 }  // namespace h5tile::detail

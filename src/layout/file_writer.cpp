@@ -88,22 +88,21 @@ DatasetHandle create_chunked_dataset(hid_t file, const std::string& name, DType 
                         fmt::format("cannot create chunked dataset '{}'", name));
 }
 
-std::vector<std::optional<StoredChunk>> stored_chunks_in(const fs::path& path, const std::string& name,
+std::vector<std::optional<StoredChunk>> stored_chunks_in(hid_t file, const std::string& shown, const std::string& name,
                                                          const std::vector<Shape>& origins) {
-  const auto file = open_local_file(path);
-  const auto dataset = open_dataset(file.get(), name, path, GuardedLinks({}));  // a file just written
+  const auto dataset = open_dataset(file, name, shown, GuardedLinks({}));  // a file just written
   return stored_chunks(dataset.get(), origins);
 }
 
-std::vector<std::uint64_t> chunk_addresses(const fs::path& path, const std::string& name,
+std::vector<std::uint64_t> chunk_addresses(hid_t file, const std::string& shown, const std::string& name,
                                            const std::vector<Shape>& origins) {
-  const auto found = stored_chunks_in(path, name, origins);
+  const auto found = stored_chunks_in(file, shown, name, origins);
   std::vector<std::uint64_t> addresses;
   addresses.reserve(origins.size());
   for (std::size_t i = 0; i < origins.size(); ++i) {
     if (!found[i]) {
-      throw Hdf5Error(fmt::format("the chunk at {} of '{}' in '{}' has no space in the file", to_string(origins[i]),
-                                  name, path.string()));
+      throw Hdf5Error(
+          fmt::format("the chunk at {} of '{}' in '{}' has no space in the file", to_string(origins[i]), name, shown));
     }
     addresses.push_back(found[i]->offset);
   }

@@ -49,15 +49,16 @@ std::uint64_t create_raw_dataset(hid_t file, const std::string& name, DType dtyp
 [[nodiscard]] WritableFile reopen_file(const std::filesystem::path& path, std::uint64_t alignment);
 
 // Where each chunk (given by its origin, in elements) of a chunked dataset is stored, or nullopt
-// for one not allocated; opens `path` read-only (a file not open for writing: without
-// H5Dchunk_iter, a version-1 B-tree is then listed in one pass, chunk_directory.hpp).
-[[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks_in(const std::filesystem::path& path,
+// for one not allocated, in `file` opened read-only (WriteCommit::open_main_read_only: a file not
+// open for writing, so that without H5Dchunk_iter a version-1 B-tree is listed in one pass,
+// chunk_directory.hpp). `shown` names the file in messages.
+[[nodiscard]] std::vector<std::optional<StoredChunk>> stored_chunks_in(hid_t file, const std::string& shown,
                                                                        const std::string& name,
                                                                        const std::vector<Shape>& origins);
 
 // The file address of each chunk (given by its origin, in elements) of a chunked dataset whose
-// chunks are all allocated; opens `path` read-only. Throws Hdf5Error for an unallocated chunk.
-[[nodiscard]] std::vector<std::uint64_t> chunk_addresses(const std::filesystem::path& path, const std::string& name,
+// chunks are all allocated, in `file` opened read-only. Throws Hdf5Error for an unallocated chunk.
+[[nodiscard]] std::vector<std::uint64_t> chunk_addresses(hid_t file, const std::string& shown, const std::string& name,
                                                          const std::vector<Shape>& origins);
 
 // Creates a contiguous (or, for a 0-d or empty shape, small) dataset and writes `data`

@@ -1,7 +1,5 @@
 #include "layout/tile_bytes.hpp"
 
-#include <fcntl.h>
-
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
 
@@ -54,7 +52,7 @@ void start_writeback(const RawDataset& file, const Box& part) {
   const auto begin = (span.begin + kPage - 1) / kPage * kPage;
   const auto end = span.end / kPage * kPage;
   if (begin < end) {
-    file.file->posix_file()->start_writeback(begin, end - begin);
+    file.writable()->start_writeback(begin, end - begin);
   }
 }
 
@@ -65,14 +63,14 @@ PartWritten writeback_of(const RawDataset& file, const WriteConfig& config) {
   return [file](const Box& part) { start_writeback(file, part); };
 }
 
-void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,
-                      const std::function<void(const PosixFile& out, const Tile& tile)>& write_tile) {
-  const PosixFile out(file, O_WRONLY);
+void write_tiles_into(const WriteCommit& commit, std::span<const Tile> tiles, bool sync,
+                      const std::function<void(const ByteSink& out, const Tile& tile)>& write_tile) {
+  const auto out = commit.open_sink();
   for (const auto& tile : tiles) {
-    write_tile(out, tile);
+    write_tile(*out, tile);
   }
   if (sync) {
-    out.sync();
+    out->sync();
   }
 }
 

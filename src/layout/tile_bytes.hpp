@@ -11,7 +11,8 @@
 
 #include "engine/progress.hpp"
 #include "engine/raw_transfer.hpp"
-#include "io/posix/posix_file.hpp"
+#include "io/byte_sink.hpp"
+#include "layout/commit.hpp"
 #include "layout/write_plan.hpp"
 
 namespace h5tile::detail {
@@ -41,11 +42,12 @@ void start_writeback(const RawDataset& file, const Box& part);
 // The part `part` (dataset coordinates, inside `box`) of a tile whose memory `data` holds `box`.
 [[nodiscard]] ArrayView sub_view(const ArrayView& data, const Box& box, const Box& part);
 
-// For layouts whose tiles all go into the new main file: opens `file` for writing, calls
-// `write_tile` for each of this rank's `tiles`, then flushes this rank's bytes when `sync` (with
-// MPI, another node's page cache is not rank 0's to flush).
-void write_tiles_into(const std::filesystem::path& file, std::span<const Tile> tiles, bool sync,
-                      const std::function<void(const PosixFile& out, const Tile& tile)>& write_tile);
+// For layouts whose tiles all go into the new main file: opens the commit's sink (the main file
+// or the object being uploaded), calls `write_tile` for each of this rank's `tiles`, then
+// flushes this rank's bytes when `sync` (with MPI, another node's page cache is not rank 0's to
+// flush).
+void write_tiles_into(const WriteCommit& commit, std::span<const Tile> tiles, bool sync,
+                      const std::function<void(const ByteSink& out, const Tile& tile)>& write_tile);
 
 // A view's memory with its byte strides.
 [[nodiscard]] StridedBytes memory_of(const ArrayView& view);

@@ -15,6 +15,7 @@
 #include "engine/codecs/codec.hpp"
 #include "gpu/backend.hpp"
 #include "io/posix/posix_file.hpp"
+#include "io/remote_options.hpp"
 
 namespace h5tile::detail {
 
@@ -49,6 +50,8 @@ struct WriteConfig {
   gpu::Staging staging{};                  // writes from device memory
   DirectIo direct_reads = DirectIo::Auto;  // reading back a tile, copying the old file (Append)
   std::string vds_prefix{};                // HDF5_VDS_PREFIX ("" where unset), for the clean-up
+  RemoteOptions remote{};                  // a target that is an object (s3://): how to reach it
+  std::uint64_t object_bytes = 0;          // such a target: about the most bytes it will hold (sizes its parts)
 };
 
 // What a tile file holds: where its raw bytes start, the file's size, their checksum, and the

@@ -133,7 +133,7 @@ def test_a_chunk_record_past_the_end_of_a_remote_file_is_an_error(nginx_server):
 
 def test_writes_to_a_url_fail_at_once_and_write_nothing(nginx_server):
     before = sorted(p.name for p in nginx_server.root.iterdir())
-    with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported yet"):
+    with pytest.raises(h5tile.InvalidArgumentError, match="s3:// URLs only"):
         h5tile.to_file(np.arange(10), f"{nginx_server.url}/new.h5?sig=SECRET", "/data").wait()
     with pytest.raises(h5tile.InvalidArgumentError) as e:
         h5tile.to_file(np.arange(10), f"{nginx_server.url}/new.h5?sig=SECRET", "/data").wait()

@@ -20,6 +20,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "io/http/curl_pool.hpp"
 #include "io/http/dialect.hpp"
 #include "io/http/http_policy.hpp"
 #include "io/remote_io.hpp"
@@ -38,92 +39,6 @@ constexpr std::uint64_t kMaxStatus = std::uint64_t{1} << 20;
 // for hours. The first byte must come within the same window (the rate is 0 until then).
 constexpr long kMinBytesPerSecond = 1024;
 
-void global_init() {
-  static const CURLcode code = curl_global_init(CURL_GLOBAL_DEFAULT);
-  if (code != CURLE_OK) {
-    throw RuntimeError(fmt::format("cannot start libcurl: {}", curl_easy_strerror(code)));
-  }
-}
-
-// One cache of connections (and of DNS answers and TLS sessions) for the whole process: the many
-// objects of one server that a read opens (a remote virtual dataset's tiles) share keep-alive
-// connections, instead of each object's idle handles keeping connections (and descriptors) of
-// their own. Its size is CURLOPT_MAXCONNECTS of the handles (kMaxCachedConnections).
-class SharedConnections {
- public:
-  SharedConnections() : share_(curl_share_init()) {
-    if (share_ == nullptr) return;  // then every handle keeps its own cache, as without sharing
-    curl_share_setopt(share_, CURLSHOPT_LOCKFUNC, lock);
-    curl_share_setopt(share_, CURLSHOPT_UNLOCKFUNC, unlock);
-    curl_share_setopt(share_, CURLSHOPT_USERDATA, this);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-    curl_share_setopt(share_, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-  }
-  SharedConnections(const SharedConnections&) = delete;
-  SharedConnections& operator=(const SharedConnections&) = delete;
-  ~SharedConnections() = default;  // kept until exit: handles may still use it from other statics
-
-  [[nodiscard]] CURLSH* get() const noexcept { return share_; }
-
- private:
-  static void lock(CURL*, curl_lock_data data, curl_lock_access, void* self) {
-    static_cast<SharedConnections*>(self)->mutexes_.at(static_cast<std::size_t>(data)).lock();
-  }
-  static void unlock(CURL*, curl_lock_data data, void* self) {
-    static_cast<SharedConnections*>(self)->mutexes_.at(static_cast<std::size_t>(data)).unlock();
-  }
-
-  CURLSH* share_;
-  std::array<std::mutex, CURL_LOCK_DATA_LAST> mutexes_{};
-};
-
-// The most idle connections the shared cache keeps open (the oldest is closed beyond it).
-constexpr long kMaxCachedConnections = 32;
-
-CURLSH* shared_connections() {
-  static auto* shared = new SharedConnections();  // never destroyed: see ~SharedConnections
-  return shared->get();
-}
-
-struct CurlDeleter {
-  void operator()(CURL* handle) const noexcept { curl_easy_cleanup(handle); }
-};
-using CurlHandle = std::unique_ptr<CURL, CurlDeleter>;
-
-// Easy handles not in use, for requests to any object. Pooled for the process, not per object:
-// each handle keeps a socket pair of its own (the wake-up of libcurl's multi handle inside
-// curl_easy_perform), so a handle kept idle by each of thousands of objects held open (a remote
-// virtual dataset's tiles) would cost thousands of descriptors.
-class IdleHandles {
- public:
-  CurlHandle take() {
-    const std::lock_guard lock(mutex_);
-    if (idle_.empty()) return {};
-    auto h = std::move(idle_.back());
-    idle_.pop_back();
-    return h;
-  }
-  void give(CurlHandle handle) noexcept {
-    const std::lock_guard lock(mutex_);
-    if (idle_.size() < static_cast<std::size_t>(kMaxCachedConnections)) {
-      try {
-        idle_.push_back(std::move(handle));
-      } catch (...) {  // no memory for one more pointer: the handle is freed instead
-      }
-    }
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<CurlHandle> idle_;
-};
-
-IdleHandles& idle_handles() {
-  static auto* pool = new IdleHandles();  // never destroyed, as the shared connections
-  return *pool;
-}
-
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
@@ -137,21 +52,6 @@ std::string header_value(std::string_view line, std::size_t name_length) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
   return std::string(v);
-}
-
-// Transport failures worth another try: the server or the network may do better next time.
-bool retryable(CURLcode code) {
-  switch (code) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_GOT_NOTHING:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM: return true;
-    default: return false;
-  }
 }
 
 double uniform() {
@@ -579,19 +479,12 @@ class HttpSource final : public ByteSource {
       free_.wait(lock, [&] { return in_use_ < limit; });
       ++in_use_;
     }
-    CurlHandle h = idle_handles().take();
-    if (h) {
-      curl_easy_reset(h.get());  // keeps its caches; the connections are in the shared cache
-    } else {
-      h.reset(curl_easy_init());
-      if (!h) {
-        release(nullptr);
-        throw RuntimeError(fmt::format("cannot read '{}': curl_easy_init failed", name_));
-      }
-    }
-    if (CURLSH* share = shared_connections(); share != nullptr) {
-      curl_easy_setopt(h.get(), CURLOPT_SHARE, share);
-      curl_easy_setopt(h.get(), CURLOPT_MAXCONNECTS, std::max<long>(kMaxCachedConnections, options_.connections));
+    CurlHandle h;
+    try {
+      h = take_handle(options_.connections, fmt::format("cannot read '{}'", name_).c_str());
+    } catch (...) {
+      release(nullptr);
+      throw;
     }
     return Lease(*this, std::move(h));
   }
@@ -603,7 +496,7 @@ class HttpSource final : public ByteSource {
       --in_use_;
     }
     free_.notify_one();
-    if (handle) idle_handles().give(std::move(handle));
+    give_handle(std::move(handle));
   }
 
   std::string name_;

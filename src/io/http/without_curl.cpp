@@ -5,6 +5,7 @@
 
 #include "io/http/aws_profile.hpp"
 #include "io/http/http_source.hpp"
+#include "io/http/s3_upload.hpp"
 
 namespace h5tile::detail {
 
@@ -15,6 +16,14 @@ std::shared_ptr<const ByteSource> open_http(const Url& url, const RemoteOptions&
   throw RuntimeError(
       fmt::format("cannot read '{}': this build of h5tile has no remote reads (libcurl was not "
                   "found when it was built)",
+                  redacted(url)));
+}
+
+std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& /*options*/,
+                                              bool /*exclusive*/) {
+  throw RuntimeError(
+      fmt::format("cannot write '{}': this build of h5tile has no remote writes (libcurl was not found when it was "
+                  "built)",
                   redacted(url)));
 }
 

@@ -11,6 +11,7 @@
 
 #include <h5tile/settings.hpp>
 
+#include "io/byte_sink.hpp"
 #include "io/byte_source.hpp"
 
 namespace h5tile::detail {
@@ -27,7 +28,7 @@ using DirectIo = settings::DirectIo;
 // The same on this machine (its physical memory).
 [[nodiscard]] bool reads_bypass_cache(DirectIo mode, std::uint64_t file_size) noexcept;
 
-class PosixFile final : public ByteSource {
+class PosixFile final : public ByteSource, public ByteSink {
  public:
   PosixFile() = default;
   // Opens `path` with open(2) `flags` (O_CLOEXEC is added). Throws IoError naming the path.
@@ -39,6 +40,7 @@ class PosixFile final : public ByteSource {
   static PosixFile adopt(int fd, const std::filesystem::path& path, DirectIo direct);
   PosixFile(PosixFile&& other) noexcept
       : ByteSource(),
+        ByteSink(),
         fd_(std::exchange(other.fd_, -1)),
         path_(std::move(other.path_)),
         direct_(std::move(other.direct_)) {}
@@ -61,18 +63,18 @@ class PosixFile final : public ByteSource {
   // Whether large reads take what the page cache lacks with O_DIRECT (DirectIo).
   [[nodiscard]] bool bypasses_cache() const noexcept { return direct_ != nullptr; }
   // Writes exactly `size` bytes at `offset`.
-  void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const;
+  void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const override;
   // The same open file (the same inode, whatever its path names now) opened anew with `flags`
   // (through /proc/self/fd). Throws IoError when that is not possible.
   [[nodiscard]] PosixFile reopen(int flags) const;
   // fdatasync(2).
-  void sync() const;
+  void sync() const override;
   // Asks the kernel to start writing the dirty pages of [offset, offset + size) to the device
   // now (sync_file_range(2), SYNC_FILE_RANGE_WRITE), without waiting for them: a write that
   // ends in sync() then finds most of its bytes on their way already, instead of starting them
   // all there. Only a hint: durability still comes from sync(), which also reports any error
   // of this writeback, so failures here (a file system without it) are ignored.
-  void start_writeback(std::uint64_t offset, std::uint64_t size) const noexcept;
+  void start_writeback(std::uint64_t offset, std::uint64_t size) const noexcept override;
   // Closes, reporting a close(2) error (which can carry a deferred write error).
   void close();
   void reset() noexcept;

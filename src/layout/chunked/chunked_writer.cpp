@@ -4,7 +4,6 @@
 
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
-#include "io/posix/posix_file.hpp"
 #include "layout/boxes.hpp"
 #include "layout/file_writer.hpp"
 #include "layout/tile_bytes.hpp"
@@ -28,8 +27,8 @@ class ChunkedWriter final : public LayoutWriter {
 
   std::vector<WrittenTile> write(Communicator& /*comm*/, const WriteCommit& commit, const std::string& /*created*/,
                                  std::span<const Tile> tiles, std::size_t /*first*/, Progress& progress) override {
-    write_tiles_into(commit.temp(), tiles, config_.sync,
-                     [&](const PosixFile& out, const Tile& tile) { write_tile(out, commit.temp(), tile, progress); });
+    write_tiles_into(commit, tiles, config_.sync,
+                     [&](const ByteSink& out, const Tile& tile) { write_tile(out, commit, tile, progress); });
     return std::vector<WrittenTile>(tiles.size());
   }
 
@@ -38,12 +37,12 @@ class ChunkedWriter final : public LayoutWriter {
  private:
   // One task per chunk part; a part larger than the task size is split further by
   // write_tile_bytes (host) or staged piece by piece (device).
-  void write_tile(const PosixFile& out, const std::filesystem::path& path, const Tile& tile, Progress& progress) const {
+  void write_tile(const ByteSink& out, const WriteCommit& commit, const Tile& tile, Progress& progress) const {
     const auto chunks = chunks_touching(tile.box, plan_.chunk);
     std::vector<Shape> origins;
     origins.reserve(chunks.size());
     for (const auto& c : chunks) origins.push_back(c.offset);
-    const auto addresses = chunk_addresses(path, plan_.dataset, origins);
+    const auto addresses = chunk_addresses(commit.open_main_read_only().get(), commit.shown(), plan_.dataset, origins);
     const auto es = plan_.dtype.size();
     const auto part_of = [&](std::size_t i) {
       auto part = *intersect(tile.box, chunks[i]);
@@ -54,7 +53,7 @@ class ChunkedWriter final : public LayoutWriter {
     if (gpu::device_of(tile.data) >= 0 || chunks.size() == 1) {
       for (std::size_t i = 0; i < chunks.size(); ++i) {
         const auto [part, in_chunk] = part_of(i);
-        const RawDataset chunk{&out, addresses[i], plan_.chunk, es};
+        const RawDataset chunk{.base = addresses[i], .shape = plan_.chunk, .elem_size = es, .sink = &out};
         write_tile_bytes(chunk, in_chunk, sub_view(tile.data, tile.box, part), progress, config_,
                          writeback_of(chunk, config_));
       }
@@ -63,7 +62,7 @@ class ChunkedWriter final : public LayoutWriter {
     const auto memory = memory_of(tile.data);
     parallel_for(chunks.size(), config_.threads, [&](std::size_t i) {
       const auto [part, in_chunk] = part_of(i);
-      const RawDataset chunk{&out, addresses[i], plan_.chunk, es};
+      const RawDataset chunk{.base = addresses[i], .shape = plan_.chunk, .elem_size = es, .sink = &out};
       write_raw(chunk, in_chunk, sub_memory(memory, tile.box, part));
       if (config_.sync) {
         start_writeback(chunk, in_chunk);

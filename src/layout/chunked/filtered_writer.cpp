@@ -20,6 +20,7 @@
 #include "hdf5/chunk_directory.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/upload_driver.hpp"
 #include "io/posix/posix_file.hpp"
 #include "layout/boxes.hpp"
 #include "layout/chunk_encoding.hpp"
@@ -149,7 +150,7 @@ class FilteredChunkedWriter final : public LayoutWriter {
       return std::pair{lo, std::min(all[r].size(), lo + per_round)};
     };
 
-    std::optional<PosixFile> out;
+    std::shared_ptr<const ByteSink> out;
     for (std::size_t k = 0; k < rounds; ++k) {
       const auto [lo, hi] = round_of(rank, k);
       // 1. This rank's chunks of the round, compressed; every rank learns every size. (A copy of
@@ -174,7 +175,7 @@ class FilteredChunkedWriter final : public LayoutWriter {
         Unpacker in(placed);
         std::vector<std::uint64_t> addresses(before + encoded.size());
         for (auto& a : addresses) a = in.u64();
-        if (!out) out.emplace(commit.temp(), O_WRONLY);
+        if (!out) out = commit.open_sink();
         parallel_for(encoded.size(), config_.threads, [&](std::size_t j) {
           out->write_at(encoded[j].data(), encoded[j].size(), addresses[before + j]);
         });
@@ -197,7 +198,7 @@ class FilteredChunkedWriter final : public LayoutWriter {
     check_host(tiles);
     const auto chunks = chunks_of(plan_.boxes, 0, plan_.boxes.size(), plan_.chunk);
     const auto es = plan_.dtype.size();
-    auto file = reopen_file(commit.temp(), config_.alignment);
+    auto file = commit.reopen_main();
     {
       const auto dataset = open_dataset_at(file.get(), plan_.dataset);
       ChunkQueue queue(2 * std::max(1U, config_.threads));
@@ -205,7 +206,7 @@ class FilteredChunkedWriter final : public LayoutWriter {
       // few task sizes, so that the disk works while the rest is compressed and the commit's
       // fdatasync has little left.
       std::optional<PosixFile> flusher;
-      if (config_.sync) flusher.emplace(commit.temp(), O_WRONLY);
+      if (config_.sync && !commit.uploads()) flusher.emplace(commit.temp(), O_WRONLY);
       auto writer = start_task([&] {
         try {
           std::uint64_t unflushed = 0;
@@ -284,7 +285,7 @@ class FilteredChunkedWriter final : public LayoutWriter {
     std::vector<Shape> origins;
     std::vector<std::uint64_t> sizes;
     std::vector<std::optional<StoredChunk>> stored;
-    auto file = reopen_file(commit.temp(), config_.alignment);
+    auto file = commit.reopen_main();
     {
       const auto dataset = open_dataset_at(file.get(), plan_.dataset);
       std::vector<std::byte> zeros;
@@ -297,6 +298,7 @@ class FilteredChunkedWriter final : public LayoutWriter {
             write_chunk(dataset.get(), origin, own[j].data(), own[j].size());
           } else {
             if (zeros.size() < size) zeros.resize(size);
+            const SkippedRawWrites placeholder;  // rank r writes the chunk's bytes there itself
             write_chunk(dataset.get(), origin, zeros.data(), size);
           }
           origins.push_back(origin);
@@ -305,7 +307,8 @@ class FilteredChunkedWriter final : public LayoutWriter {
       }
     }
     file.close();
-    stored = stored_chunks_in(commit.temp(), plan_.dataset, origins);  // closed: its index is all in the file
+    // Closed: its index is all in the file.
+    stored = stored_chunks_in(commit.open_main_read_only().get(), commit.shown(), plan_.dataset, origins);
     Packer addresses;
     for (std::size_t i = 0; i < origins.size(); ++i) {
       if (!stored[i] || stored[i]->size != sizes[i]) {

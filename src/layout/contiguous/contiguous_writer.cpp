@@ -21,8 +21,8 @@ class ContiguousWriter final : public LayoutWriter {
   std::vector<WrittenTile> write(Communicator& /*comm*/, const WriteCommit& commit, const std::string& created,
                                  std::span<const Tile> tiles, std::size_t /*first*/, Progress& progress) override {
     const auto offset = std::stoull(created);
-    write_tiles_into(commit.temp(), tiles, config_.sync, [&](const PosixFile& out, const Tile& tile) {
-      const RawDataset raw{&out, offset, plan_.shape, plan_.dtype.size()};
+    write_tiles_into(commit, tiles, config_.sync, [&](const ByteSink& out, const Tile& tile) {
+      const RawDataset raw{.base = offset, .shape = plan_.shape, .elem_size = plan_.dtype.size(), .sink = &out};
       write_tile_bytes(raw, tile.box, tile.data, progress, config_, writeback_of(raw, config_));
     });
     return std::vector<WrittenTile>(tiles.size());

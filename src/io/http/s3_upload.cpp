@@ -1,0 +1,315 @@
+#include "io/http/s3_upload.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <h5tile/error.hpp>
+
+#include "io/http/aws_profile.hpp"
+#include "io/http/curl_pool.hpp"
+#include "io/http/http_policy.hpp"
+#include "io/http/s3_dialect.hpp"
+#include "io/http/s3_settings.hpp"
+#include "io/http/url.hpp"
+#include "io/remote_io.hpp"
+
+namespace h5tile::detail {
+namespace {
+
+// What one request answered.
+struct Reply {
+  long status = 0;
+  std::string etag{};
+  std::string body{};
+};
+
+// Sent with every request: the SHA-256 of its body, or UNSIGNED-PAYLOAD (the parts are not hashed:
+// TLS protects them in transit, as for the AWS SDKs' uploads over HTTPS).
+constexpr std::string_view kPayloadHashHeader = "x-amz-content-sha256:";
+
+// The longest answer body kept (S3's XML answers are a few KiB at most).
+constexpr std::size_t kMaxReplyBody = std::size_t{1} << 20;
+
+// The text of the first <tag>...</tag> of an S3 XML answer ("" where none).
+std::string xml_text(std::string_view body, std::string_view tag) {
+  const auto open = fmt::format("<{}>", tag);
+  const auto close = fmt::format("</{}>", tag);
+  const auto begin = body.find(open);
+  if (begin == std::string_view::npos) return {};
+  const auto from = begin + open.size();
+  const auto end = body.find(close, from);
+  return end == std::string_view::npos ? std::string() : std::string(body.substr(from, end - from));
+}
+
+// "HTTP 403 AccessDenied: Access Denied", from an answer and its S3 error body.
+std::string describe(const Reply& reply) {
+  auto text = fmt::format("HTTP {}", reply.status);
+  if (const auto code = xml_text(reply.body, "Code"); !code.empty()) text += " " + code;
+  if (const auto message = xml_text(reply.body, "Message"); !message.empty()) text += ": " + message;
+  return text;
+}
+
+double uniform() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+struct Body {
+  std::span<const std::byte> bytes;
+  std::size_t at = 0;
+};
+
+std::size_t on_read(char* into, std::size_t size, std::size_t count, void* user) {
+  auto& body = *static_cast<Body*>(user);
+  const auto n = std::min(size * count, body.bytes.size() - body.at);
+  std::memcpy(into, body.bytes.data() + body.at, n);
+  body.at += n;
+  return n;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& reply = *static_cast<Reply*>(user);
+  const std::string_view line(data, size * count);
+  if (line.substr(0, 5) == "HTTP/") {
+    reply.etag.clear();  // a new answer (after 100 Continue)
+  } else if (line.size() > 5 && (line[0] == 'E' || line[0] == 'e') &&
+             std::equal(line.begin(), line.begin() + 5, "etag:",
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
+    auto v = line.substr(5);
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+    reply.etag = std::string(v);
+  }
+  return size * count;
+}
+
+std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
+  auto& reply = *static_cast<Reply*>(user);
+  const auto n = size * count;
+  if (reply.body.size() < kMaxReplyBody) reply.body.append(data, std::min(n, kMaxReplyBody - reply.body.size()));
+  return n;
+}
+
+class S3Upload final : public PartUploader {
+ public:
+  S3Upload(std::string name, s3::Request request, const RemoteOptions& options)
+      : name_(std::move(name)), request_(std::move(request)), options_(options) {
+    policy_.retries = options.retries;
+    policy_.budget_s = 4 * options.timeout_s;
+  }
+  S3Upload(const S3Upload&) = delete;
+  S3Upload& operator=(const S3Upload&) = delete;
+  ~S3Upload() override = default;
+
+  [[nodiscard]] std::string name() const override { return name_; }
+
+  // HeadObject: whether the object is there (a refusal to say, 403, counts as not).
+  [[nodiscard]] bool exists() const {
+    const auto reply = send("HEAD", "", {}, {}, fmt::format("cannot write '{}'", name_), {200, 404, 403});
+    return reply.status == 200;
+  }
+
+  void start(bool exclusive) {
+    exclusive_ = exclusive;
+    const auto what = fmt::format("cannot start the upload of '{}'", name_);
+    const auto reply = send("POST", "uploads=", {}, {}, what, {200});
+    upload_id_ = xml_text(reply.body, "UploadId");
+    if (upload_id_.empty()) {
+      throw IoError(fmt::format("{}: the server's answer holds no UploadId", what), EPROTO);
+    }
+  }
+
+  std::string put_part(unsigned number, std::span<const std::byte> bytes) override {
+    const auto what = fmt::format("cannot upload part {} ({} bytes) of '{}'", number, bytes.size(), name_);
+    auto reply = send("PUT", fmt::format("partNumber={}&uploadId={}", number, id()), bytes, {}, what, {200});
+    if (reply.etag.empty()) {
+      throw IoError(fmt::format("{}: the server's answer holds no ETag", what), EPROTO);
+    }
+    count_remote_request(bytes.size(), 0);
+    return std::move(reply.etag);
+  }
+
+  void complete(const std::vector<std::string>& etags) override {
+    std::string xml = "<CompleteMultipartUpload>";
+    for (std::size_t i = 0; i < etags.size(); ++i) {
+      xml += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1, etags[i]);
+    }
+    xml += "</CompleteMultipartUpload>";
+    const auto what = fmt::format("cannot complete the upload of '{}'", name_);
+    std::vector<std::string> headers = {"Content-Type: application/xml"};
+    if (exclusive_) headers.emplace_back("If-None-Match: *");
+    const auto reply = send("POST", fmt::format("uploadId={}", id()), std::as_bytes(std::span(xml)), headers, what,
+                            {200, 404, 412}, etags.size());
+    if (reply.status == 412) {
+      throw FileExists(fmt::format("{}: it exists (mode 'w-' does not replace an object)", what));
+    }
+    if (reply.status == 404) throw IoError(fmt::format("{}: {}", what, describe(reply)), EIO);
+  }
+
+  void abort() noexcept override {
+    if (upload_id_.empty()) return;
+    try {
+      (void)send("DELETE", fmt::format("uploadId={}", id()), {}, {}, "abort", {204, 200, 404});
+    } catch (...) {  // the parts stay until the bucket's lifecycle rule removes them (docs/REMOTE.md)
+    }
+  }
+
+ private:
+  [[nodiscard]] std::string id() const { return percent_encoded(upload_id_); }
+
+  // One request, retried while its failure is worth another try; an answer of a status outside
+  // `accepted` is an error. `parts` (a completion): a retry whose answer is 404 NoSuchUpload asks
+  // whether an earlier try completed it after all (the object's ETag then ends in "-<parts>").
+  Reply send(const char* method, const std::string& query, std::span<const std::byte> body,
+             const std::vector<std::string>& headers, const std::string& what, std::initializer_list<long> accepted,
+             std::size_t parts = 0) const {
+    const auto start = std::chrono::steady_clock::now();
+    for (unsigned retry = 0;; ++retry) {
+      const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      Reply reply;
+      std::string error;
+      const CURLcode code = perform(method, query, body, headers, policy_.budget_s - spent, reply, error);
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      bool again = false;
+      std::string reason;
+      if (code != CURLE_OK) {
+        again = retryable(code);
+        reason = error.empty() ? curl_easy_strerror(code) : fmt::format("{} ({})", curl_easy_strerror(code), error);
+      } else if (reply.status >= 500 || reply.status == 429 ||
+                 (reply.status == 200 && xml_text(reply.body, "Code") == "InternalError")) {
+        again = true;  // S3 may answer a completion 200 and fail it in the body
+        reason = describe(reply);
+      } else if (parts != 0 && retry > 0 && reply.status == 404 && completed_earlier(parts)) {
+        return Reply{.status = 200};
+      } else if (std::find(accepted.begin(), accepted.end(), reply.status) != accepted.end()) {
+        if (reply.status == 200 && !xml_text(reply.body, "Code").empty() && reply.body.find("<Error>") != std::string::npos) {
+          throw IoError(fmt::format("{}: {}", what, describe(reply)), EIO);
+        }
+        return reply;
+      } else {
+        const int err = reply.status == 401 || reply.status == 403 ? EACCES : EIO;
+        throw IoError(fmt::format("{}: {} ({})", what, describe(reply), request_.credentials), err);
+      }
+      if (!again || !policy_.allows(retry + 1, elapsed)) {
+        throw IoError(fmt::format("{}: {}{}", what, again ? fmt::format("gave up after {} retries in {:.1f} s: ", retry, elapsed) : "",
+                                  reason),
+                      EIO);
+      }
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(std::min(policy_.delay(retry + 1, uniform()), policy_.budget_s - elapsed)));
+    }
+  }
+
+  // Whether the object is there with the ETag of a multipart upload of `parts` parts.
+  [[nodiscard]] bool completed_earlier(std::size_t parts) const {
+    try {
+      const auto head = send("HEAD", "", {}, {}, "check", {200, 404});
+      return head.status == 200 && head.etag.ends_with(fmt::format("-{}\"", parts));
+    } catch (...) {
+      return false;
+    }
+  }
+
+  CURLcode perform(const char* method, const std::string& query, std::span<const std::byte> body,
+                   const std::vector<std::string>& extra, double remaining_s, Reply& reply, std::string& error) const {
+    auto handle = take_handle(options_.connections, fmt::format("cannot write '{}'", name_).c_str());
+    CURL* h = handle.get();
+    char message[CURL_ERROR_SIZE] = {};
+    curl_slist* headers = nullptr;
+    for (const auto& header : request_.headers) {
+      // The dialect's hash is an empty body's (a GET's); a request with a body sends its own.
+      if (!header.starts_with(kPayloadHashHeader)) headers = curl_slist_append(headers, header.c_str());
+    }
+    const auto payload = fmt::format("{} {}", kPayloadHashHeader, body.empty() ? s3::kEmptyPayloadSha256 : "UNSIGNED-PAYLOAD");
+    headers = curl_slist_append(headers, payload.c_str());
+    for (const auto& header : extra) headers = curl_slist_append(headers, header.c_str());
+    // (No "Expect:" header to drop the 100-continue round trip: libcurl 7.88 signs it, empty, and
+    // then leaves it out, so that the server finds another signature. The wait is one round trip.)
+    const auto url = query.empty() ? request_.url : fmt::format("{}?{}", request_.url, query);
+    Body source{body};
+    const std::string_view verb(method);
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    if (verb == "PUT") {
+      curl_easy_setopt(h, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(h, CURLOPT_READFUNCTION, on_read);
+      curl_easy_setopt(h, CURLOPT_READDATA, &source);
+      curl_easy_setopt(h, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    } else if (verb == "POST") {
+      curl_easy_setopt(h, CURLOPT_POST, 1L);
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.empty() ? "" : reinterpret_cast<const char*>(body.data()));
+    } else if (verb == "HEAD") {
+      curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    }
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+#if LIBCURL_VERSION_NUM >= 0x074b00
+    if (!request_.anonymous) curl_easy_setopt(h, CURLOPT_AWS_SIGV4, request_.aws_sigv4.c_str());
+#endif
+    if (!request_.anonymous) curl_easy_setopt(h, CURLOPT_USERPWD, request_.userpwd.c_str());
+    const auto timeout_ms = static_cast<long>(std::ceil(options_.timeout_s * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options_.timeout_s))));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(std::ceil(remaining_s * 1000))));
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, message);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
+    if (!options_.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_bundle.c_str());
+    const CURLcode code = curl_easy_perform(h);
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &reply.status);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
+    curl_easy_setopt(h, CURLOPT_USERPWD, nullptr);  // the secret is not kept in a pooled handle
+    curl_slist_free_all(headers);
+    error = message;
+    if (code == CURLE_OK) give_handle(std::move(handle));  // else dropped: its connection may be in any state
+    return code;
+  }
+
+  std::string name_;
+  s3::Request request_;
+  RemoteOptions options_;
+  RetryPolicy policy_;
+  std::string upload_id_;
+  bool exclusive_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& options, bool exclusive) {
+  const auto parsed = parse_url(url);
+  if (!parsed || parsed->scheme != "s3") {
+    throw InvalidArgument(fmt::format("cannot write '{}': only s3:// objects are written remotely", redacted(url)));
+  }
+  const auto object = object_url(*parsed);
+  auto request = s3::resolve(object, s3::complete_credentials(s3::with_settings(object, options.aws)));
+  auto upload = std::make_unique<S3Upload>(object_name(*parsed), std::move(request), options);
+  if (exclusive && upload->exists()) {
+    throw FileExists(fmt::format("cannot write '{}': it exists (mode 'w-' does not replace an object)",
+                                 object_name(*parsed)));
+  }
+  upload->start(exclusive);
+  return upload;
+}
+
+}  // namespace h5tile::detail

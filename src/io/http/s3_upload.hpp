@@ -1,0 +1,23 @@
+#pragma once
+// S3's multipart upload as a PartUploader (io/object_upload.hpp): CreateMultipartUpload,
+// UploadPart, CompleteMultipartUpload and AbortMultipartUpload of one object, signed and resolved
+// as the reads' requests are (io/http/s3_dialect.hpp: the AWS_* variables, the settings given
+// for the URL, profiles), over the process's keep-alive connections (curl_pool.hpp), failures
+// worth it retried with backoff (http_policy.hpp). Built only with libcurl.
+
+#include <memory>
+#include <string_view>
+
+#include "io/object_upload.hpp"
+#include "io/remote_options.hpp"
+
+namespace h5tile::detail {
+
+// Starts a multipart upload of `url` (s3://bucket/key). With `exclusive`, an object already there
+// is a FileExists error, now (HeadObject) and at the commit (If-None-Match: *, where the server
+// honours it), so that the upload never replaces one. Throws FileExists, IoError (EACCES for a
+// refusal, EIO once retries are spent), InvalidArgument for a URL or settings S3 cannot take.
+[[nodiscard]] std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& options,
+                                                            bool exclusive);
+
+}  // namespace h5tile::detail

@@ -1,0 +1,254 @@
+"""Writes of HDF5 straight into S3 (to_file to an s3:// URL): one self-contained object uploaded
+in parts by the ranks, completed once (the commit), on a real S3 server started by the tests on
+loopback (SeaweedFS, signatures checked: servers/seaweedfs.py). Every object written is read back
+by h5py from a downloaded copy and by h5tile's own s3:// reads, and compared with the array
+written; h5dump reads it. Failures mid-upload (servers/s3_faults.py in front of the server: 5xx,
+dropped connections, a failed completion, a writer killed) leave no object and, where the writer
+lives to abort, no upload behind."""
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+from conftest import BUILD, changed_settings, compressible
+
+sys.path.insert(0, str(BUILD / "python"))
+import h5tile  # noqa: E402
+from servers.s3_faults import S3FaultProxy, multipart_uploads  # noqa: E402
+
+AWS_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                 "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_NO_SIGN_REQUEST",
+                 "AWS_CA_BUNDLE", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+MiB = 1 << 20
+
+
+@pytest.fixture(autouse=True)
+def remote_settings():
+    """Short timeouts and few retries, so that the failure tests end quickly."""
+    with changed_settings(h5tile.settings, remote_timeout=5, remote_retries=2):
+        yield
+
+
+@pytest.fixture
+def aws(monkeypatch, seaweedfs_server):
+    """The AWS_* variables set to reach `endpoint` (the server's, or a proxy's)."""
+    def set_env(endpoint=None):
+        for name in AWS_VARIABLES:
+            monkeypatch.delenv(name, raising=False)
+        env = seaweedfs_server.aws_env()
+        if endpoint is not None:
+            env["AWS_ENDPOINT_URL"] = endpoint
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        return env
+    set_env()
+    return set_env
+
+
+@pytest.fixture
+def bucket(seaweedfs_server, request):
+    """A new bucket for one test: its name's start and a hash of the whole (parameters included)."""
+    digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10]
+    name = "h5w-" + re.sub("[^a-z0-9-]", "-", request.node.name.lower())[:35].strip("-") + "-" + digest
+    seaweedfs_server.create_bucket(name)
+    return name
+
+
+@pytest.fixture
+def proxy(seaweedfs_server):
+    with S3FaultProxy.in_front_of(seaweedfs_server.endpoint) as p:
+        yield p
+
+
+def download(server, bucket, key, folder):
+    local = folder / key.replace("/", "_")
+    server.client().download_file(bucket, key, str(local))
+    return local
+
+
+def keys(server, bucket):
+    listing = server.client().list_objects_v2(Bucket=bucket)
+    return sorted(o["Key"] for o in listing.get("Contents", []))
+
+
+def check_object(server, bucket, key, name, expected, tmp_path, **h5py_checks):
+    """The object holds `expected` as dataset `name`: read by h5py from a downloaded copy (with
+    the layout details given) and by h5tile from the URL."""
+    local = download(server, bucket, key, tmp_path)
+    with h5py.File(local, "r") as f:
+        got = f[name]
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        np.testing.assert_array_equal(got[()], expected)
+        for attribute, value in h5py_checks.items():
+            assert getattr(got, attribute) == value, attribute
+    np.testing.assert_array_equal(h5tile.from_file(f"s3://{bucket}/{key}", name), expected)
+    return local
+
+
+CASES = {
+    "contiguous": dict(layout="contiguous"),
+    "auto": dict(),
+    "chunked": dict(chunks=(64, 100)),
+    "gzip_shuffle": dict(chunks=(64, 100), compression="gzip", shuffle=True),
+    "lzf_fletcher32": dict(chunks=(128, 100), compression="lzf", fletcher32=True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_objects_written_read_back_equal_by_h5py_and_h5tile(seaweedfs_server, aws, bucket, tmp_path, case, ranks):
+    """Larger than one part (8 MiB): several parts, sent by several senders; uneven rank tiles."""
+    data = compressible("float32", (5000, 700), seed=ranks)  # 14 MB
+    options = CASES[case]
+    h5tile.to_file(data, f"s3://{bucket}/f.h5", "/group/data", ranks=ranks, **options).wait()
+    checks = {}
+    if "compression" in options:
+        checks["compression"] = options["compression"]
+        checks["chunks"] = options["chunks"]
+    elif "chunks" in options:
+        checks["chunks"] = options["chunks"]
+    else:
+        checks["chunks"] = None
+    check_object(seaweedfs_server, bucket, "f.h5", "/group/data", data, tmp_path, **checks)
+    assert keys(seaweedfs_server, bucket) == ["f.h5"]
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float64", "complex64", "bool"])
+def test_dtypes_and_small_objects_of_one_part(seaweedfs_server, aws, bucket, tmp_path, dtype):
+    data = (np.arange(3 * 5 * 7).reshape(3, 5, 7) % 7).astype(dtype)
+    h5tile.to_file(data, f"s3://{bucket}/small.h5", "x", layout="contiguous").wait()
+    check_object(seaweedfs_server, bucket, "small.h5", "/x", data, tmp_path)
+
+
+def test_scalar_and_empty_datasets(seaweedfs_server, aws, bucket, tmp_path):
+    h5tile.to_file(np.float64(2.5), f"s3://{bucket}/scalar.h5", "s").wait()
+    check_object(seaweedfs_server, bucket, "scalar.h5", "/s", np.array(2.5), tmp_path)
+    empty = np.zeros((0, 4), "int32")
+    h5tile.to_file(empty, f"s3://{bucket}/empty.h5", "e").wait()
+    check_object(seaweedfs_server, bucket, "empty.h5", "/e", empty, tmp_path)
+
+
+def test_h5dump_reads_an_uploaded_object(seaweedfs_server, aws, bucket, tmp_path):
+    if shutil.which("h5dump") is None:
+        pytest.skip("h5dump is not installed (Debian hdf5-tools)")
+    data = np.arange(24, dtype="int32").reshape(4, 6)
+    h5tile.to_file(data, f"s3://{bucket}/d.h5", "d", chunks=(2, 3), compression="gzip").wait()
+    local = download(seaweedfs_server, bucket, "d.h5", tmp_path)
+    out = subprocess.run(["h5dump", "-d", "/d", str(local)], capture_output=True, text=True, check=True).stdout
+    values = [int(v) for line in out.split("DATA {")[1].split("}")[0].splitlines()
+              for v in line.split(":")[-1].replace(",", " ").split() if v.strip().lstrip("-").isdigit()]
+    assert values == data.ravel().tolist()
+
+
+def test_mode_w_replaces_the_object_only_at_the_commit(seaweedfs_server, aws, bucket, tmp_path, proxy):
+    old = np.full((2000, 1000), 7, "int32")  # 8 MB: two parts
+    h5tile.to_file(old, f"s3://{bucket}/r.h5", "d").wait()
+    new = np.arange(2000 * 1000, dtype="int32").reshape(2000, 1000)
+    aws(proxy.endpoint)
+    # A write that fails at its commit leaves the old object whole.
+    proxy.fail("CompleteMultipartUpload", nth=1, status=500, times=None)
+    with pytest.raises(OSError, match="r.h5"):
+        h5tile.to_file(new, f"s3://{bucket}/r.h5", "d").wait()
+    proxy.clear()
+    check_object(seaweedfs_server, bucket, "r.h5", "/d", old, tmp_path)
+    h5tile.to_file(new, f"s3://{bucket}/r.h5", "d").wait()
+    check_object(seaweedfs_server, bucket, "r.h5", "/d", new, tmp_path)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@pytest.mark.parametrize("mode", ["x", "w-"])
+def test_exclusive_modes_never_replace_an_object(seaweedfs_server, aws, bucket, tmp_path, mode):
+    first = np.ones((10, 10), "float32")
+    h5tile.to_file(first, f"s3://{bucket}/e.h5", "d", mode=mode).wait()
+    with pytest.raises(FileExistsError, match="e.h5"):
+        h5tile.to_file(np.zeros((10, 10), "float32"), f"s3://{bucket}/e.h5", "d", mode=mode).wait()
+    check_object(seaweedfs_server, bucket, "e.h5", "/d", first, tmp_path)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_what_an_object_cannot_take_is_refused_by_name(seaweedfs_server, aws, bucket):
+    data = np.ones((8, 8), "float32")
+    with pytest.raises(ValueError, match="layout 'virtual'"):
+        h5tile.to_file(data, f"s3://{bucket}/v.h5", "d", layout="virtual").wait()
+    with pytest.raises(ValueError, match="mode 'a'"):
+        h5tile.to_file(data, f"s3://{bucket}/a.h5", "d", mode="a").wait()
+    for url in ("http://127.0.0.1:9/x.h5", "https://example.invalid/x.h5", "webhdfs://127.0.0.1:9/x.h5"):
+        with pytest.raises(ValueError, match="s3:// URLs only"):
+            h5tile.to_file(data, url, "d").wait()
+    assert keys(seaweedfs_server, bucket) == []
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_a_part_that_fails_once_is_sent_again(seaweedfs_server, aws, bucket, tmp_path, proxy):
+    data = compressible("float32", (4000, 1000), seed=4)  # 16 MB: parts 1 and 2 whole, 3 the rest
+    aws(proxy.endpoint)
+    proxy.fail("UploadPart", nth=2, status=503)
+    proxy.drop("UploadPart", nth=3, after_bytes=65536)
+    h5tile.to_file(data, f"s3://{bucket}/retried.h5", "d").wait()
+    assert proxy.count("UploadPart") >= 5  # 3 parts (or more), and the two tries again
+    check_object(seaweedfs_server, bucket, "retried.h5", "/d", data, tmp_path)
+
+
+@pytest.mark.parametrize("fault", ["status", "drop", "complete", "complete_200_error"])
+def test_a_failed_upload_is_aborted_and_leaves_nothing(seaweedfs_server, aws, bucket, proxy, fault):
+    data = compressible("float32", (4000, 1000), seed=5)
+    aws(proxy.endpoint)
+    if fault == "status":
+        proxy.fail("UploadPart", nth=2, status=500, times=None)
+    elif fault == "drop":
+        proxy.drop("UploadPart", nth=2, after_bytes=4096, times=None)
+    elif fault == "complete":
+        proxy.fail("CompleteMultipartUpload", nth=1, status=503, times=None)
+    else:
+        proxy.fail("CompleteMultipartUpload", nth=1, status=200, times=None)
+    with pytest.raises(OSError) as raised:
+        h5tile.to_file(data, f"s3://{bucket}/failed.h5", "d").wait()
+    assert f"s3://{bucket}/failed.h5" in str(raised.value)
+    assert seaweedfs_server.aws_env()["AWS_SECRET_ACCESS_KEY"] not in str(raised.value)
+    assert proxy.count("AbortMultipartUpload") >= 1
+    assert keys(seaweedfs_server, bucket) == []
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_a_writer_killed_mid_upload_leaves_no_object(seaweedfs_server, aws, bucket, proxy, tmp_path):
+    """kill -9 leaves no process to abort: the object never appears; the upload's parts stay
+    listed until the bucket's lifecycle rule (AbortIncompleteMultipartUpload) or a user aborts it
+    (docs/REMOTE.md), which this test then does."""
+    env = dict(os.environ, **aws(proxy.endpoint), PYTHONPATH=str(BUILD / "python"))
+    proxy.delay("UploadPart", 3, times=None)  # the writer is mid-upload for a while
+    script = textwrap.dedent(f"""
+        import numpy as np, h5tile
+        h5tile.settings.remote_connections = 1
+        data = np.ones((16 << 20) // 4, "float32")
+        print("writing", flush=True)
+        h5tile.to_file(data, "s3://{bucket}/killed.h5", "d").wait()
+        print("done", flush=True)
+    """)
+    writer = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while proxy.count("UploadPart") < 1 and time.monotonic() < deadline and writer.poll() is None:
+            time.sleep(0.01)
+        assert writer.poll() is None, "the writer ended before it could be killed"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    assert keys(seaweedfs_server, bucket) == []
+    left = multipart_uploads(seaweedfs_server.client(), bucket)
+    assert [u["Key"] for u in left] == ["killed.h5"]
+    for u in left:
+        seaweedfs_server.client().abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
