@@ -194,8 +194,13 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   if (object) {
     check_object_target(plan.target, options.layout, options.mode, plan.dataset);
     config.remote = remote_options();
-    // Compressed chunks may grow a little (incompressible data), and HDF5 adds its metadata.
-    const auto bytes = element_count(plan.shape) * plan.dtype.size();
+    // Edge chunks are stored whole, compressed chunks may grow a little (incompressible data),
+    // and HDF5 adds its metadata.
+    Shape stored = plan.shape;
+    for (std::size_t a = 0; a < plan.chunk.size() && a < stored.size(); ++a) {
+      stored[a] = (stored[a] + plan.chunk[a] - 1) / plan.chunk[a] * plan.chunk[a];
+    }
+    const auto bytes = element_count(stored) * plan.dtype.size();
     config.object_bytes = bytes + bytes / 64 + (std::uint64_t{64} << 20);
   }
   const auto writer = make_layout_writer(plan, config);
@@ -211,13 +216,13 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
     return commit->generation();
   });
-  if (!commit) {
-    commit.emplace(plan.target, plan.dataset, config, with_tiles, generation);
-  }
-
   // 3. Every rank writes its tiles; 4. rank 0 completes the main file and commits. Any failure
   // removes the new files.
   try {
+    // Together: a rank that cannot join (an upload started in another process) fails them all.
+    agree(comm, [&] {
+      if (!commit) commit.emplace(plan.target, plan.dataset, config, with_tiles, generation);
+    });
     const auto created = on_root(comm, 0, [&] { return writer->create(*commit); });
     std::vector<WrittenTile> mine;
     agree(comm, [&] {
@@ -245,7 +250,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
       return std::string();
     });
   } catch (...) {
-    if (comm.rank() == 0) {
+    if (comm.rank() == 0 && commit) {
       commit->abandon();
     }
     throw;
@@ -256,7 +261,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
 
 void write_tiles(Communicator& comm, const Shape& global_shape, std::span<const Tile> tiles, const fs::path& path,
                  const std::string& dataset, const WriteOptions& options) {
-  const bool object = is_object_target(path);
+  (void)is_object_target(path);  // a URL of another scheme is refused before anything
   std::uint64_t bytes = 0;
   for (const auto& tile : tiles) {
     bytes += tile.data.dtype.size() * (tile.data.shape == tile.box.extent ? tile.box.count() : 0);

@@ -18,10 +18,7 @@ std::uint64_t part_size_for(std::uint64_t expected, std::uint64_t preferred) {
 }
 
 ObjectUpload::ObjectUpload(std::unique_ptr<PartUploader> uploader, std::uint64_t part_size, unsigned streams)
-    : uploader_(std::move(uploader)),
-      name_(uploader_->name()),
-      part_size_(part_size),
-      streams_(std::max(1U, streams)) {
+    : uploader_(std::move(uploader)), name_(uploader_->name()), part_size_(part_size), streams_(std::max(1U, streams)) {
   senders_.reserve(streams_);
   try {
     for (unsigned i = 0; i < streams_; ++i) senders_.emplace_back([this] { send_loop(); });
@@ -43,14 +40,15 @@ ObjectUpload::Part& ObjectUpload::part_to_write(std::uint64_t index, std::uint64
     throw RuntimeError(fmt::format("cannot write byte {} of '{}': an upload in parts of {} bytes ends at part {}",
                                    offset, name_, part_size_, kMaxParts));
   }
+  const auto sent = [&] {
+    return RuntimeError(fmt::format("cannot write byte {} of '{}': its part was sent already", offset, name_));
+  };
+  if (etags_.count(index) != 0) throw sent();
   auto [it, made] = parts_.try_emplace(index);
   if (made) {
     it->second.bytes = std::make_unique<std::byte[]>(part_size_);  // zeroed: bytes never written are 0
   } else if (it->second.state != State::Filling) {
-    throw RuntimeError(fmt::format("cannot write byte {} of '{}': its part was sent already", offset, name_));
-  }
-  if (etags_.count(index) != 0) {
-    throw RuntimeError(fmt::format("cannot write byte {} of '{}': its part was sent already", offset, name_));
+    throw sent();
   }
   return it->second;
 }
@@ -196,11 +194,15 @@ void ObjectUpload::finish() {
     auto& part = part_to_write(index, index * part_size_);  // made here where nothing was written
     queue(index, part, std::min(part_size_, end_ - std::min(end_, index * part_size_)));
   }
-  changed_.wait(lock, [&] { return etags_.size() == count || failure_; });
+  if (etags_.lower_bound(count) != etags_.end()) {
+    throw RuntimeError(
+        fmt::format("cannot write '{}': HDF5 ended the file at byte {}, before bytes already sent", name_, end_));
+  }
+  changed_.wait(lock, [&] { return etags_.size() == count || failure_ || aborted_; });
   rethrow_failure();
   std::vector<std::string> etags;
   etags.reserve(count);
-  for (auto& [index, etag] : etags_) etags.push_back(std::move(etag));
+  for (std::uint64_t index = 0; index < count; ++index) etags.push_back(etags_.at(index));
   lock.unlock();
   uploader_->complete(etags);
   lock.lock();

@@ -88,8 +88,8 @@ class ObjectUpload final : public ByteSink {
   enum class State : unsigned char { Filling, Queued, Sending, Sent };
   struct Part {
     std::unique_ptr<std::byte[]> bytes;
-    std::uint64_t raw = 0;   // raw bytes written
-    bool held = false;       // holds bytes that may be written again
+    std::uint64_t raw = 0;  // raw bytes written
+    bool held = false;      // holds bytes that may be written again
     State state = State::Filling;
     std::uint64_t size = 0;  // set when queued
   };

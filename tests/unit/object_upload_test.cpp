@@ -66,10 +66,10 @@ std::vector<std::byte> random_bytes(std::size_t n, unsigned seed) {
 
 TEST(ObjectUpload, AssemblesBytesWrittenInAnyOrderFromManyThreads) {
   constexpr std::uint64_t kPart = 64 << 10;
-  constexpr std::uint64_t kHeld = 3000;                   // "metadata" at the start
-  constexpr std::uint64_t kRawBegin = 8192;               // a gap of zeros between
+  constexpr std::uint64_t kHeld = 3000;      // "metadata" at the start
+  constexpr std::uint64_t kRawBegin = 8192;  // a gap of zeros between
   constexpr std::uint64_t kRawEnd = kRawBegin + 5 * kPart + 777;
-  constexpr std::uint64_t kEnd = kRawEnd + 100;           // allocated, never written
+  constexpr std::uint64_t kEnd = kRawEnd + 100;  // allocated, never written
   Store store;
   const auto raw = random_bytes(kRawEnd - kRawBegin, 1);
   auto held = random_bytes(kHeld, 2);
@@ -118,7 +118,9 @@ TEST(ObjectUpload, AssemblesBytesWrittenInAnyOrderFromManyThreads) {
   std::memcpy(expected.data() + kRawBegin, raw.data(), raw.size());
   EXPECT_EQ(store.object, expected);
   for (const auto& [number, bytes] : store.parts) {
-    if (number < store.parts.size()) EXPECT_EQ(bytes.size(), kPart) << "part " << number;
+    if (number < store.parts.size()) {
+      EXPECT_EQ(bytes.size(), kPart) << "part " << number;
+    }
   }
 }
 

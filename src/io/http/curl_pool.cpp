@@ -12,7 +12,6 @@
 namespace h5tile::detail {
 namespace {
 
-
 // One cache of connections (and of DNS answers and TLS sessions) for the whole process: the many
 // objects of one server that a read opens (a remote virtual dataset's tiles) share keep-alive
 // connections, instead of each object's idle handles keeping connections (and descriptors) of

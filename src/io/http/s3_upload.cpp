@@ -82,8 +82,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   if (line.substr(0, 5) == "HTTP/") {
     reply.etag.clear();  // a new answer (after 100 Continue)
   } else if (line.size() > 5 && (line[0] == 'E' || line[0] == 'e') &&
-             std::equal(line.begin(), line.begin() + 5, "etag:",
-                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
+             std::equal(line.begin(), line.begin() + 5,
+                        "etag:", [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
     auto v = line.substr(5);
     while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
     while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
@@ -112,16 +112,18 @@ class S3Upload final : public PartUploader {
 
   [[nodiscard]] std::string name() const override { return name_; }
 
-  // HeadObject: whether the object is there (a refusal to say, 403, counts as not).
-  [[nodiscard]] bool exists() const {
+  // HeadObject: whether the object is there (a refusal to say, 403, counts as not); its ETag is
+  // kept, so that a completion whose answer was lost is not taken for this object.
+  [[nodiscard]] bool exists() {
     const auto reply = send("HEAD", "", {}, {}, fmt::format("cannot write '{}'", name_), {200, 404, 403});
+    if (reply.status == 200) etag_before_ = reply.etag;
     return reply.status == 200;
   }
 
   void start(bool exclusive) {
     exclusive_ = exclusive;
     const auto what = fmt::format("cannot start the upload of '{}'", name_);
-    const auto reply = send("POST", "uploads=", {}, {}, what, {200});
+    const auto reply = send("POST", "uploads=", {}, {"Content-Type: application/x-hdf5"}, what, {200});
     upload_id_ = xml_text(reply.body, "UploadId");
     if (upload_id_.empty()) {
       throw IoError(fmt::format("{}: the server's answer holds no UploadId", what), EPROTO);
@@ -188,10 +190,13 @@ class S3Upload final : public PartUploader {
                  (reply.status == 200 && xml_text(reply.body, "Code") == "InternalError")) {
         again = true;  // S3 may answer a completion 200 and fail it in the body
         reason = describe(reply);
-      } else if (parts != 0 && retry > 0 && reply.status == 404 && completed_earlier(parts)) {
+      } else if (parts != 0 && retry > 0 && (reply.status == 404 || reply.status == 412) && completed_earlier(parts)) {
+        // An earlier try completed it, and its answer was lost: the upload is gone (404), or the
+        // object it made is there (412, mode x).
         return Reply{.status = 200};
       } else if (std::find(accepted.begin(), accepted.end(), reply.status) != accepted.end()) {
-        if (reply.status == 200 && !xml_text(reply.body, "Code").empty() && reply.body.find("<Error>") != std::string::npos) {
+        if (reply.status == 200 && !xml_text(reply.body, "Code").empty() &&
+            reply.body.find("<Error>") != std::string::npos) {
           throw IoError(fmt::format("{}: {}", what, describe(reply)), EIO);
         }
         return reply;
@@ -200,9 +205,10 @@ class S3Upload final : public PartUploader {
         throw IoError(fmt::format("{}: {} ({})", what, describe(reply), request_.credentials), err);
       }
       if (!again || !policy_.allows(retry + 1, elapsed)) {
-        throw IoError(fmt::format("{}: {}{}", what, again ? fmt::format("gave up after {} retries in {:.1f} s: ", retry, elapsed) : "",
-                                  reason),
-                      EIO);
+        throw IoError(
+            fmt::format("{}: {}{}", what,
+                        again ? fmt::format("gave up after {} retries in {:.1f} s: ", retry, elapsed) : "", reason),
+            EIO);
       }
       std::this_thread::sleep_for(
           std::chrono::duration<double>(std::min(policy_.delay(retry + 1, uniform()), policy_.budget_s - elapsed)));
@@ -213,7 +219,7 @@ class S3Upload final : public PartUploader {
   [[nodiscard]] bool completed_earlier(std::size_t parts) const {
     try {
       const auto head = send("HEAD", "", {}, {}, "check", {200, 404});
-      return head.status == 200 && head.etag.ends_with(fmt::format("-{}\"", parts));
+      return head.status == 200 && head.etag != etag_before_ && head.etag.ends_with(fmt::format("-{}\"", parts));
     } catch (...) {
       return false;
     }
@@ -229,7 +235,8 @@ class S3Upload final : public PartUploader {
       // The dialect's hash is an empty body's (a GET's); a request with a body sends its own.
       if (!header.starts_with(kPayloadHashHeader)) headers = curl_slist_append(headers, header.c_str());
     }
-    const auto payload = fmt::format("{} {}", kPayloadHashHeader, body.empty() ? s3::kEmptyPayloadSha256 : "UNSIGNED-PAYLOAD");
+    const auto payload =
+        fmt::format("{} {}", kPayloadHashHeader, body.empty() ? s3::kEmptyPayloadSha256 : "UNSIGNED-PAYLOAD");
     headers = curl_slist_append(headers, payload.c_str());
     for (const auto& header : extra) headers = curl_slist_append(headers, header.c_str());
     // (No "Expect:" header to drop the 100-continue round trip: libcurl 7.88 signs it, empty, and
@@ -291,6 +298,7 @@ class S3Upload final : public PartUploader {
   RemoteOptions options_;
   RetryPolicy policy_;
   std::string upload_id_;
+  std::string etag_before_;  // the object's ETag before the upload ("" where there was none)
   bool exclusive_ = false;
 };
 
@@ -304,9 +312,9 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
   const auto object = object_url(*parsed);
   auto request = s3::resolve(object, s3::complete_credentials(s3::with_settings(object, options.aws)));
   auto upload = std::make_unique<S3Upload>(object_name(*parsed), std::move(request), options);
-  if (exclusive && upload->exists()) {
-    throw FileExists(fmt::format("cannot write '{}': it exists (mode 'w-' does not replace an object)",
-                                 object_name(*parsed)));
+  if (upload->exists() && exclusive) {
+    throw FileExists(
+        fmt::format("cannot write '{}': it exists (mode 'w-' does not replace an object)", object_name(*parsed)));
   }
   upload->start(exclusive);
   return upload;
