@@ -252,3 +252,25 @@ def test_a_writer_killed_mid_upload_leaves_no_object(seaweedfs_server, aws, buck
     for u in left:
         seaweedfs_server.client().abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+MPI_TOOL = BUILD / "tests" / "h5tile_mpi_tool"
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None or not MPI_TOOL.exists(),
+                    reason="MPI not installed (mpirun or the MPI test tool missing)")
+def test_mpi_ranks_writing_one_object_all_fail_and_leave_nothing(seaweedfs_server, aws, bucket, tmp_path):
+    """An object is written by the thread ranks of one process: MPI ranks are refused, every rank
+    with the same error, quickly (not one rank waiting forever), and the upload rank 0 began is
+    aborted."""
+    env = dict(os.environ, **aws(), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", str(MPI_TOOL), "write", f"s3://{bucket}/mpi.h5",
+                           "contiguous", "64", "8"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("rank "))
+    assert proc.returncode != 0 and len(lines) == 2, (proc.stdout, proc.stderr)
+    assert all("several processes" in line for line in lines), lines
+    assert keys(seaweedfs_server, bucket) == []
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+    assert list(tmp_path.iterdir()) == []  # no local path made of the URL
