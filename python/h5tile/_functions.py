@@ -33,7 +33,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             point tasks, each its own tile (:func:`h5tile.legate.to_file`, the virtual layout),
             where the options allow (layout "auto" or "virtual", mode "w", no chunks, comm or
             progress).
-        path: the HDF5 file; missing folders are created.
+        path: the HDF5 file; missing folders are created. Or an ``s3://bucket/key`` URL: one
+            self-contained object (layout "auto", "contiguous" or "chunked"; mode "w", "x" or
+            "w-"), uploaded in parts as it is written and made visible only when complete
+            (docs/REMOTE.md, "Writing to S3").
         dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
         layout: "auto" (default): one self-contained file, "contiguous", or "chunked" when
             ``compression`` or ``chunks`` is given; with ``comm`` (separate processes, each writing

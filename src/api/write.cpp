@@ -216,13 +216,13 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
     return commit->generation();
   });
+  if (!commit) {
+    commit.emplace(plan.target, plan.dataset, config, with_tiles, generation);
+  }
+
   // 3. Every rank writes its tiles; 4. rank 0 completes the main file and commits. Any failure
   // removes the new files.
   try {
-    // Together: a rank that cannot join (an upload started in another process) fails them all.
-    agree(comm, [&] {
-      if (!commit) commit.emplace(plan.target, plan.dataset, config, with_tiles, generation);
-    });
     const auto created = on_root(comm, 0, [&] { return writer->create(*commit); });
     std::vector<WrittenTile> mine;
     agree(comm, [&] {
@@ -250,7 +250,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
       return std::string();
     });
   } catch (...) {
-    if (comm.rank() == 0 && commit) {
+    if (comm.rank() == 0) {
       commit->abandon();
     }
     throw;

@@ -62,38 +62,48 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
       generation_(std::move(generation)) {
   if (is_url(target_.native())) {
     const std::lock_guard lock(started_mutex);
-    if (const auto found = started_uploads().find(generation_); found != started_uploads().end())
+    if (const auto found = started_uploads().find(generation_); found != started_uploads().end()) {
       upload_ = found->second.lock();
-    if (!upload_) {
-      throw RuntimeError(
-          fmt::format("cannot write '{}': an object is written by the ranks of one process (threads); "
-                      "from several processes (MPI), write a local file",
-                      shown()));
     }
+    // Not found: a rank of another process. It fails at its first use of the main file, inside
+    // the write's collective steps, so that every rank fails together (and rank 0 aborts).
+    elsewhere_ = !upload_;
   }
+}
+
+const std::shared_ptr<ObjectUpload>& WriteCommit::upload() const {
+  if (elsewhere_) {
+    throw RuntimeError(
+        fmt::format("cannot write '{}': an object is written by the ranks of one process (threads); "
+                    "from several processes (MPI), write a local file",
+                    redacted(target_.native())));
+  }
+  return upload_;
 }
 
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
-std::string WriteCommit::shown() const { return upload_ ? upload_->name() : target_.string(); }
+std::string WriteCommit::shown() const {
+  return upload_ ? upload_->name() : (elsewhere_ ? redacted(target_.native()) : target_.string());
+}
 
 WritableFile WriteCommit::reopen_main() const {
-  if (!upload_) return reopen_file(temp(), config_.alignment);
+  if (!uploads()) return reopen_file(temp(), config_.alignment);
   const auto fapl = write_access(kUploadAlignment);
-  return {open_upload_file(upload_, fapl.get(), true), target_};
+  return {open_upload_file(upload(), fapl.get(), true), target_};
 }
 
 FileHandle WriteCommit::open_main_read_only() const {
-  return upload_ ? open_upload_file(upload_, H5P_DEFAULT, false) : open_local_file(temp());
+  return uploads() ? open_upload_file(upload(), H5P_DEFAULT, false) : open_local_file(temp());
 }
 
 std::shared_ptr<const ByteSink> WriteCommit::open_sink() const {
-  if (upload_) return upload_;
+  if (uploads()) return upload();
   return std::make_shared<const PosixFile>(temp(), O_WRONLY);
 }
 
 WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
-  if (upload_) {
+  if (uploads()) {
     if (config_.mode == Mode::Append) {
       throw InvalidArgument(
           fmt::format("cannot add '{}' to '{}': an object is written whole (mode 'a' needs a "
@@ -101,7 +111,7 @@ WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
                       dataset_, shown()));
     }
     const auto fapl = write_access(kUploadAlignment, low);
-    return {create_upload_file(upload_, fapl.get()), target_};
+    return {create_upload_file(upload(), fapl.get()), target_};
   }
   if (config_.mode == Mode::Append) {
     copied_ = identity_of(target_);
@@ -114,8 +124,8 @@ WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
 }
 
 void WriteCommit::publish() {
-  if (upload_) {
-    upload_->finish();  // the object appears whole, or not at all
+  if (uploads()) {
+    upload()->finish();  // the object appears whole, or not at all
     published_ = true;
     return;
   }
@@ -162,8 +172,8 @@ void WriteCommit::abandon() const noexcept {
   if (published_) {
     return;  // the target is this write's file now: its generation is in use
   }
-  if (upload_) {
-    upload_->abort();
+  if (uploads()) {
+    if (upload_) upload_->abort();
     return;
   }
   std::error_code ec;

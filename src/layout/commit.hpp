@@ -46,7 +46,7 @@ class WriteCommit {
   // The target as messages show it.
   [[nodiscard]] std::string shown() const;
   // Whether the target is an object being uploaded.
-  [[nodiscard]] bool uploads() const noexcept { return upload_ != nullptr; }
+  [[nodiscard]] bool uploads() const noexcept { return upload_ != nullptr || elsewhere_; }
 
   // Creates the new main file under its temporary name, open for adding the dataset: empty,
   // or in Append mode a copy of the target without `dataset`; new objects in formats of `low` or
@@ -87,7 +87,11 @@ class WriteCommit {
   // Append mode: the target start_main_file copied (exists false: there was none). Set by that
   // const function, which a layout writer calls through a const commit.
   mutable std::optional<FileIdentity> copied_;
+  // The upload; RuntimeError for a rank of a process other than the one that started it.
+  [[nodiscard]] const std::shared_ptr<ObjectUpload>& upload() const;
+
   std::shared_ptr<ObjectUpload> upload_;  // a target that is an object: its upload
+  bool elsewhere_ = false;                // ... started by a rank of another process
 };
 
 }  // namespace h5tile::detail
