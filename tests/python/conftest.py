@@ -16,7 +16,7 @@ import pytest
 if str(pathlib.Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from servers.fixtures import fault_server, nginx_server, webhdfs_server  # noqa: E402,F401 (fixtures)
-from servers.seaweedfs import seaweedfs_server  # noqa: E402,F401
+from servers.seaweedfs import bucket, seaweedfs_server  # noqa: E402,F401
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("H5TILE_BUILD_DIR", ROOT / "build"))

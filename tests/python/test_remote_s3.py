@@ -55,14 +55,6 @@ def aws(monkeypatch, seaweedfs_server):
     return set_env
 
 
-@pytest.fixture
-def bucket(seaweedfs_server, request):
-    """A new private bucket for one test (3+ lowercase characters, unique per test)."""
-    name = "h5t-" + request.node.name.lower().replace("_", "-").replace("[", "-").replace("]", "")[:40].strip("-")
-    seaweedfs_server.create_bucket(name)
-    return name
-
-
 def _local_read(path, name):
     with h5py.File(path, "r") as f:
         return f[name][()]

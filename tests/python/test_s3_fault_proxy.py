@@ -7,7 +7,6 @@ takes."""
 import http.client
 import io
 import os
-import re
 import time
 
 import pytest
@@ -24,14 +23,6 @@ from botocore.exceptions import ClientError, ConnectionError as BotoConnectionEr
 MiB = 1 << 20
 PART = 5 * MiB  # S3's smallest part but the last; SeaweedFS enforces it (see the test at the end)
 CONNECTION_ERRORS = (BotoConnectionError, HTTPClientError)
-
-
-@pytest.fixture
-def bucket(seaweedfs_server, request):
-    """A new private bucket for one test (3+ lowercase characters, unique per test)."""
-    name = "f-" + re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower())[:55].strip("-")
-    seaweedfs_server.create_bucket(name)
-    return name
 
 
 @pytest.fixture

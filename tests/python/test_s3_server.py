@@ -50,14 +50,6 @@ def _gets_settle_at(server, bucket, want, timeout=10.0):
     return server.s3_requests(bucket, "GET")
 
 
-@pytest.fixture
-def bucket(seaweedfs_server, request):
-    """A new private bucket for one test (3+ lowercase characters, unique per test)."""
-    name = "t-" + request.node.name.lower().replace("_", "-")[:50].strip("-")
-    seaweedfs_server.create_bucket(name)
-    return name
-
-
 def test_a_signed_ranged_get_returns_exactly_the_bytes_of_the_range(seaweedfs_server, bucket):
     data = np.random.default_rng(1).bytes(3 << 20)
     seaweedfs_server.put_bytes(bucket, "blob.bin", data)

@@ -5,9 +5,7 @@ by h5py from a downloaded copy and by h5tile's own s3:// reads, and compared wit
 written; h5dump reads it. Failures mid-upload (servers/s3_faults.py in front of the server: 5xx,
 dropped connections, a failed completion, a writer killed) leave no object and, where the writer
 lives to abort, no upload behind."""
-import hashlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -52,15 +50,6 @@ def aws(monkeypatch, seaweedfs_server):
         return env
     set_env()
     return set_env
-
-
-@pytest.fixture
-def bucket(seaweedfs_server, request):
-    """A new bucket for one test: its name's start and a hash of the whole (parameters included)."""
-    digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10]
-    name = "h5w-" + re.sub("[^a-z0-9-]", "-", request.node.name.lower())[:35].strip("-") + "-" + digest
-    seaweedfs_server.create_bucket(name)
-    return name
 
 
 @pytest.fixture

@@ -22,8 +22,10 @@ where the `weed` binary is missing.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -265,6 +267,20 @@ class SeaweedFS:
         except c.exceptions.BucketAlreadyOwnedByYou:
             pass
 
+    def delete_bucket(self, bucket: str):
+        """Removes `bucket` with its objects and unfinished uploads (each bucket holds a volume of
+        the server's 64 while it exists). Best effort: a bucket a test broke stays."""
+        c = self.client()
+        try:
+            for page in c.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+                for o in page.get("Contents", []):
+                    c.delete_object(Bucket=bucket, Key=o["Key"])
+            for u in c.list_multipart_uploads(Bucket=bucket).get("Uploads", []):
+                c.abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+            c.delete_bucket(Bucket=bucket)
+        except Exception:  # noqa: BLE001 (teardown: the test's own outcome stands)
+            pass
+
     def upload(self, path, bucket: str, key: str) -> str:
         """Uploads a local file (multipart where large); returns the object's ETag."""
         from boto3.s3.transfer import TransferConfig
@@ -329,3 +345,13 @@ if pytest is not None:
             yield server
         finally:
             server.stop()
+
+    @pytest.fixture
+    def bucket(seaweedfs_server, request):
+        """A new private bucket for one test: the start of its name and a hash of its whole id
+        (parameters included), so that every test and parametrisation has its own."""
+        digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:10]
+        name = "t-" + re.sub("[^a-z0-9-]+", "-", request.node.name.lower())[:40].strip("-") + "-" + digest
+        seaweedfs_server.create_bucket(name)
+        yield name
+        seaweedfs_server.delete_bucket(name)
