@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
 #include <mutex>
+#include <random>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,6 +15,9 @@
 namespace h5tile::detail {
 namespace {
 
+// An attempt slower than this over a window of remote_timeout seconds is given up (and retried
+// within the request's budget). The first byte must come within the same window.
+constexpr long kMinBytesPerSecond = 1024;
 // One cache of connections (and of DNS answers and TLS sessions) for the whole process: the many
 // objects of one server that a read opens (a remote virtual dataset's tiles) share keep-alive
 // connections, instead of each object's idle handles keeping connections (and descriptors) of
@@ -115,6 +121,58 @@ CurlHandle take_handle(unsigned connections, const char* what) {
 
 void give_handle(CurlHandle handle) noexcept {
   if (handle) idle_handles().give(std::move(handle));
+}
+
+void set_transport(CURL* h, const RemoteOptions& options, double remaining_s, const std::string& aws_sigv4,
+                   const std::string& userpwd, char* error) {
+#if LIBCURL_VERSION_NUM >= 0x075500
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+#if LIBCURL_VERSION_NUM >= 0x074b00
+  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, aws_sigv4.empty() ? nullptr : aws_sigv4.c_str());
+#endif
+  curl_easy_setopt(h, CURLOPT_USERPWD, userpwd.empty() ? nullptr : userpwd.c_str());
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::ceil(options.timeout_s * 1000)));
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options.timeout_s))));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(std::ceil(remaining_s * 1000))));
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+  if (!options.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_bundle.c_str());
+}
+
+void clear_transport(CURL* h) {
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
+  curl_easy_setopt(h, CURLOPT_USERPWD, nullptr);  // the secret is not kept in a pooled handle
+}
+
+RemoteOptions s3_transport(RemoteOptions options) {
+  if (const auto it = options.aws.find("AWS_CA_BUNDLE"); it != options.aws.end()) options.ca_bundle = it->second;
+  return options;
+}
+
+bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept {
+  if (text.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+std::string header_value(std::string_view line, std::size_t name_length) {
+  auto v = line.substr(name_length);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  return std::string(v);
+}
+
+double uniform() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
 }
 
 bool retryable(CURLcode code) noexcept {

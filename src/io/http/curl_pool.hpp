@@ -7,6 +7,10 @@
 #include <curl/curl.h>
 
 #include <memory>
+#include <string>
+#include <string_view>
+
+#include "io/remote_options.hpp"
 
 namespace h5tile::detail {
 
@@ -28,5 +32,27 @@ void give_handle(CurlHandle handle) noexcept;
 
 // Transport failures worth another try: the server or the network may do better next time.
 [[nodiscard]] bool retryable(CURLcode code) noexcept;
+
+// What every request sets alike on its handle `h`: http(s) only; signed with SigV4 where
+// `aws_sigv4` is given (with `userpwd`, which holds the secret: clear_transport takes it off);
+// `options`' connect timeout, and given up when slower than 1 KiB/s over that long (a server
+// trickling bytes would otherwise hold a request for hours) or after `remaining_s` in all; TCP
+// keep-alive; TLS verified against `options.ca_bundle` (libcurl's store where empty); libcurl's
+// error text into `error` (CURL_ERROR_SIZE bytes).
+void set_transport(CURL* h, const RemoteOptions& options, double remaining_s, const std::string& aws_sigv4,
+                   const std::string& userpwd, char* error);
+// After the request: takes off `h` what must not stay in a pooled handle or outlive the request
+// (the header list, the error buffer, the secret).
+void clear_transport(CURL* h);
+
+// `options` for requests to S3, whose clients take their CA bundle from AWS_CA_BUNDLE.
+[[nodiscard]] RemoteOptions s3_transport(RemoteOptions options);
+
+// Whether a header line starts with `prefix` (lower case, with its ':'), in any case.
+[[nodiscard]] bool starts_with_nocase(std::string_view text, std::string_view prefix) noexcept;
+// The value of a header line whose name (with its ':') is `name_length` long, trimmed.
+[[nodiscard]] std::string header_value(std::string_view line, std::size_t name_length);
+// A random number in [0, 1), for the jitter of retries.
+[[nodiscard]] double uniform();
 
 }  // namespace h5tile::detail

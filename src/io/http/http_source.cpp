@@ -34,31 +34,6 @@ constexpr std::uint64_t kJoinGap = std::uint64_t{256} << 10;
 constexpr std::uint64_t kMaxJoined = std::uint64_t{16} << 20;
 // The longest answer to a status request (WebHDFS's GETFILESTATUS: a few hundred bytes of JSON).
 constexpr std::uint64_t kMaxStatus = std::uint64_t{1} << 20;
-// An attempt slower than this over a window of remote_timeout seconds is given up (and retried
-// within the range's budget): a server trickling a few bytes a second would otherwise hold a read
-// for hours. The first byte must come within the same window (the rate is 0 until then).
-constexpr long kMinBytesPerSecond = 1024;
-
-bool starts_with_nocase(std::string_view text, std::string_view prefix) {
-  if (text.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
-  }
-  return true;
-}
-
-std::string header_value(std::string_view line, std::size_t name_length) {
-  auto v = line.substr(name_length);
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
-  return std::string(v);
-}
-
-double uniform() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
-}
-
 std::optional<std::uint64_t> parse_length(std::string_view text) {
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -181,10 +156,7 @@ class HttpSource final : public ByteSource {
         dialect_(make_dialect(url, options)),
         options_(options),
         policy_{.retries = options.retries, .budget_s = 4 * options.timeout_s} {
-    if (url.scheme == "s3") {
-      // S3 clients take their CA bundle from AWS_CA_BUNDLE.
-      if (const auto it = options.aws.find("AWS_CA_BUNDLE"); it != options.aws.end()) options_.ca_bundle = it->second;
-    }
+    if (url.scheme == "s3") options_ = s3_transport(options_);
   }
 
   [[nodiscard]] std::string name() const override { return name_; }
@@ -392,47 +364,31 @@ class HttpSource final : public ByteSource {
     check_headers(request);
     curl_slist* headers = nullptr;
     for (const auto& header : request.headers) headers = curl_slist_append(headers, header.c_str());
-    const auto timeout_ms = static_cast<long>(std::ceil(options_.timeout_s * 1000));
     curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
     curl_easy_setopt(h, CURLOPT_RANGE, request.range_header ? range.c_str() : nullptr);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     // Redirects only where the dialect expects them (WebHDFS: namenode to datanode), only to
     // http(s), and a few at most; credentials never go to another host (libcurl's default).
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, request.follow_redirects ? 1L : 0L);
     curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
 #if LIBCURL_VERSION_NUM >= 0x075500
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-#if LIBCURL_VERSION_NUM >= 0x074b00
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, request.aws_sigv4.empty() ? nullptr : request.aws_sigv4.c_str());
-#endif
-    curl_easy_setopt(h, CURLOPT_USERPWD, request.userpwd.empty() ? nullptr : request.userpwd.c_str());
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, kMinBytesPerSecond);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options_.timeout_s))));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(std::ceil(remaining_s * 1000))));
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error);
+    set_transport(h, options_, remaining_s, request.aws_sigv4, request.userpwd, error);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &a);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
-    if (!options_.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_bundle.c_str());
     const CURLcode code = curl_easy_perform(h);
     if (a.head.status == 0) {
       long status = 0;
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
       a.head.status = status;
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
-    curl_easy_setopt(h, CURLOPT_USERPWD, nullptr);  // the secret is not kept in a pooled handle
+    clear_transport(h);
     curl_slist_free_all(headers);
     if (code != CURLE_OK) {
       handle.drop();  // its connection may be in any state

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -58,11 +57,6 @@ std::string describe(const Reply& reply) {
   return text;
 }
 
-double uniform() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
-}
-
 struct Body {
   std::span<const std::byte> bytes;
   std::size_t at = 0;
@@ -81,13 +75,8 @@ std::size_t on_header(char* data, std::size_t size, std::size_t count, void* use
   const std::string_view line(data, size * count);
   if (line.substr(0, 5) == "HTTP/") {
     reply.etag.clear();  // a new answer (after 100 Continue)
-  } else if (line.size() > 5 && (line[0] == 'E' || line[0] == 'e') &&
-             std::equal(line.begin(), line.begin() + 5,
-                        "etag:", [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; })) {
-    auto v = line.substr(5);
-    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-    while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
-    reply.etag = std::string(v);
+  } else if (starts_with_nocase(line, "etag:")) {
+    reply.etag = header_value(line, 5);
   }
   return size * count;
 }
@@ -102,7 +91,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
 class S3Upload final : public PartUploader {
  public:
   S3Upload(std::string name, s3::Request request, const RemoteOptions& options)
-      : name_(std::move(name)), request_(std::move(request)), options_(options) {
+      : name_(std::move(name)), request_(std::move(request)), options_(s3_transport(options)) {
     policy_.retries = options.retries;
     policy_.budget_s = 4 * options.timeout_s;
   }
@@ -260,33 +249,14 @@ class S3Upload final : public PartUploader {
       curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     }
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-#if LIBCURL_VERSION_NUM >= 0x074b00
-    if (!request_.anonymous) curl_easy_setopt(h, CURLOPT_AWS_SIGV4, request_.aws_sigv4.c_str());
-#endif
-    if (!request_.anonymous) curl_easy_setopt(h, CURLOPT_USERPWD, request_.userpwd.c_str());
-    const auto timeout_ms = static_cast<long>(std::ceil(options_.timeout_s * 1000));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(std::ceil(options_.timeout_s))));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, std::max(1L, static_cast<long>(std::ceil(remaining_s * 1000))));
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, message);
+    set_transport(h, options_, remaining_s, request_.aws_sigv4, request_.userpwd, message);  // empty when anonymous
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply);
-    if (!options_.ca_bundle.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_bundle.c_str());
     const CURLcode code = curl_easy_perform(h);
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &reply.status);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, nullptr);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, nullptr);
-    curl_easy_setopt(h, CURLOPT_USERPWD, nullptr);  // the secret is not kept in a pooled handle
+    clear_transport(h);
     curl_slist_free_all(headers);
     error = message;
     if (code == CURLE_OK) give_handle(std::move(handle));  // else dropped: its connection may be in any state
@@ -311,6 +281,14 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
   }
   const auto object = object_url(*parsed);
   auto request = s3::resolve(object, s3::complete_credentials(s3::with_settings(object, options.aws)));
+#if LIBCURL_VERSION_NUM < 0x074b00
+  if (!request.anonymous) {
+    throw RuntimeError(
+        fmt::format("cannot write '{}': this libcurl ({}) cannot sign S3 requests (SigV4 needs 7.75 "
+                    "or later)",
+                    object_name(*parsed), LIBCURL_VERSION));
+  }
+#endif
   auto upload = std::make_unique<S3Upload>(object_name(*parsed), std::move(request), options);
   if (upload->exists() && exclusive) {
     throw FileExists(
