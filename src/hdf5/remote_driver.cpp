@@ -19,6 +19,7 @@
 #include <h5tile/error.hpp>
 
 #include "hdf5/btree_node.hpp"
+#include "hdf5/driver_class.hpp"
 #include "io/block_cache.hpp"
 
 namespace h5tile::detail {
@@ -93,13 +94,6 @@ void push_failure(const char* function, const std::string& message) {
 void* fapl_get(H5FD_t* file) {
   const auto* f = reinterpret_cast<RemoteFile*>(file);
   return new DriverConfig(f->config);
-}
-
-void* fapl_copy(const void* info) { return new DriverConfig(*static_cast<const DriverConfig*>(info)); }
-
-herr_t fapl_free(void* info) {
-  delete static_cast<DriverConfig*>(info);
-  return 0;
 }
 
 H5FD_t* open(const char* name, unsigned flags, hid_t fapl, haddr_t /*maxaddr*/) {
@@ -196,18 +190,8 @@ herr_t write(H5FD_t* file, H5FD_mem_t /*type*/, hid_t /*dxpl*/, haddr_t /*addr*/
 }
 
 H5FD_class_t make_class() {
-  H5FD_class_t c{};
-#if H5_VERSION_GE(1, 14, 0)
-  c.version = H5FD_CLASS_VERSION;
-  c.value = static_cast<H5FD_class_value_t>(0x1f7);  // in the range HDF5 leaves to drivers of its users
-#endif
-  c.name = "h5tile_remote";
-  c.maxaddr = static_cast<haddr_t>(std::numeric_limits<std::int64_t>::max());
-  c.fc_degree = H5F_CLOSE_WEAK;
-  c.fapl_size = sizeof(DriverConfig);
+  H5FD_class_t c = driver_class<DriverConfig>("h5tile_remote", 0x1f7);
   c.fapl_get = fapl_get;
-  c.fapl_copy = fapl_copy;
-  c.fapl_free = fapl_free;
   c.open = open;
   c.close = close;
   c.cmp = compare;
@@ -218,8 +202,6 @@ H5FD_class_t make_class() {
   c.get_handle = get_handle;
   c.read = read;
   c.write = write;
-  const H5FD_mem_t map[] = H5FD_FLMAP_DICHOTOMY;
-  std::copy(std::begin(map), std::end(map), std::begin(c.fl_map));
   return c;
 }
 
@@ -231,11 +213,8 @@ std::atomic<bool> registered{false};
 hid_t driver_id() {
   static const H5FD_class_t cls = make_class();
   static hid_t id = H5I_INVALID_HID;
-  if (id < 0 || H5Iis_valid(id) <= 0) {
-    id = check(H5FDregister(&cls), "cannot register h5tile's remote file driver with HDF5");
-    registered = true;
-  }
-  return id;
+  if (register_driver(cls, id)) registered = true;
+  return check(id, "cannot register h5tile's remote file driver with HDF5");
 }
 
 }  // namespace

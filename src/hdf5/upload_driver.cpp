@@ -1,18 +1,15 @@
 #include "hdf5/upload_driver.hpp"
 
-#include <hdf5.h>
-#if H5_VERSION_GE(1, 14, 0)
-#include <H5FDdevelop.h>
-#endif
-
 #include <algorithm>
 #include <cstdint>
-#include <limits>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
 #include <h5tile/error.hpp>
+
+#include "hdf5/driver_class.hpp"
 
 namespace h5tile::detail {
 namespace {
@@ -36,11 +33,6 @@ void push_failure(const char* function, const std::string& message) {
 }
 
 void* fapl_get(H5FD_t* file) { return new DriverConfig{reinterpret_cast<UploadFile*>(file)->upload}; }
-void* fapl_copy(const void* info) { return new DriverConfig(*static_cast<const DriverConfig*>(info)); }
-herr_t fapl_free(void* info) {
-  delete static_cast<DriverConfig*>(info);
-  return 0;
-}
 
 H5FD_t* open(const char* name, unsigned flags, hid_t fapl, haddr_t /*maxaddr*/) {
   const auto* config = static_cast<const DriverConfig*>(H5Pget_driver_info(fapl));
@@ -148,18 +140,8 @@ herr_t truncate(H5FD_t* file, hid_t /*dxpl*/, hbool_t /*closing*/) {
 }
 
 H5FD_class_t make_class() {
-  H5FD_class_t c{};
-#if H5_VERSION_GE(1, 14, 0)
-  c.version = H5FD_CLASS_VERSION;
-  c.value = static_cast<H5FD_class_value_t>(0x1f8);  // in the range HDF5 leaves to drivers of its users
-#endif
-  c.name = "h5tile_upload";
-  c.maxaddr = static_cast<haddr_t>(std::numeric_limits<std::int64_t>::max());
-  c.fc_degree = H5F_CLOSE_WEAK;
-  c.fapl_size = sizeof(DriverConfig);
+  H5FD_class_t c = driver_class<DriverConfig>("h5tile_upload", 0x1f8);
   c.fapl_get = fapl_get;
-  c.fapl_copy = fapl_copy;
-  c.fapl_free = fapl_free;
   c.open = open;
   c.close = close;
   c.cmp = compare;
@@ -171,8 +153,6 @@ H5FD_class_t make_class() {
   c.read = read;
   c.write = write;
   c.truncate = truncate;
-  const H5FD_mem_t map[] = H5FD_FLMAP_DICHOTOMY;
-  std::copy(std::begin(map), std::end(map), std::begin(c.fl_map));
   return c;
 }
 
@@ -180,10 +160,8 @@ H5FD_class_t make_class() {
 hid_t driver_id() {
   static const H5FD_class_t cls = make_class();
   static hid_t id = H5I_INVALID_HID;
-  if (id < 0 || H5Iis_valid(id) <= 0) {
-    id = check(H5FDregister(&cls), "cannot register h5tile's upload file driver with HDF5");
-  }
-  return id;
+  (void)register_driver(cls, id);
+  return check(id, "cannot register h5tile's upload file driver with HDF5");
 }
 
 // `fapl` copied, on the driver, with metadata gathered into blocks of 1 MiB.
