@@ -459,9 +459,9 @@ class S3FaultProxy:
                 break
             if deliver:  # 1xx (a late 100 Continue, 102 Processing): passed on
                 client.sendall(rhead)
-        reusable = self._relay_response(req, status, rhead, rheaders, ureader, client if deliver else None)
-        if deliver:
+        if deliver:  # logged before the client can see it: a test reads the log once it has its answer
             req.status = status
+        reusable = self._relay_response(req, status, rhead, rheaders, ureader, client if deliver else None)
         return deliver and reusable and status != 101
 
     def _relay_response(self, req, status, rhead, rheaders, ureader, client) -> bool:
@@ -487,8 +487,8 @@ class S3FaultProxy:
                 client.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             for piece in _body_pieces(link["creader"], framing):
                 req.body_bytes += len(piece)
+        req.status = rule.status  # logged before the client can see it, as in _forward
         client.sendall(self._error_response(req, rule, close=rule.before_body))
-        req.status = rule.status
         return not rule.before_body
 
     def _drop(self, link, req: Request, rule: Rule, framing, expect: bool):
