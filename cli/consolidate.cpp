@@ -98,8 +98,8 @@ int run_consolidate() {
                                  consolidate_options.output, in.dataset));
   }
   bar.finish();
-  print_line(stdout, "{}:{} -> {}:{} ({}{})", redacted_path(in.file), in.dataset, consolidate_options.output,
-             in.dataset,
+  print_line(stdout, "{}:{} -> {}:{} ({}{})", redacted_path(in.file), in.dataset,
+             redacted_path(consolidate_options.output), in.dataset,
              chunk.empty() ? std::string("contiguous") : "chunked [" + fmt::format("{}", fmt::join(chunk, ", ")) + "]",
              compression.any() ? " " + to_string(compression) : std::string());
   return kOk;
@@ -143,7 +143,8 @@ void add_consolidate(CLI::App& app) {
                                  "self-contained file, in parallel");
   cmd->add_option("IN", consolidate_options.input, "FILE:/DATASET to read")->required();
   cmd->add_option("OUT", consolidate_options.output,
-                  "file to write; an existing one only with --force or --append (changed only when complete)")
+                  "file to write, or an s3:// object (uploaded in parts, visible only once complete); an existing "
+                  "one only with --force or --append (changed only when complete; an object cannot be appended to)")
       ->required();
   cmd->add_option("--layout", consolidate_options.layout, "layout written")
       ->check(CLI::IsMember({"contiguous", "chunked"}))
@@ -168,6 +169,7 @@ void add_consolidate(CLI::App& app) {
       "  h5tile consolidate run.h5:/u u.h5 --layout chunked --chunk 256,1024\n"
       "  h5tile consolidate run.h5:/v u.h5 --append    add /v to u.h5\n"
       "  h5tile consolidate run.h5:/u u.h5 --layout chunked --compression gzip --shuffle\n"
+      "  h5tile consolidate run.h5:/u s3://bucket/u.h5 --layout chunked --compression zstd   publish to S3\n"
       "An existing OUT is left alone (exit code 1) unless --force or --append is given.\n"
       "Memory stays at a few 64 MiB blocks per thread, whatever the dataset's size.");
   cmd->callback([] { selected_command() = run_consolidate; });

@@ -85,14 +85,24 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     throw InvalidArgument(
         "consolidate writes one self-contained file: use Layout::Contiguous (with `chunk` for chunks)");
   }
-  const auto name = checked_dataset_name(dataset, out);  // a URL first: check_not_remote
+  // An s3:// output is uploaded as one object (a URL of another scheme is refused first).
+  const bool object = is_object_target(out);
+  const auto name = checked_dataset_name(dataset, out, object);
   settle_before_open(in);
   pending_writes().wait_for(out);
   std::error_code ec;
-  if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
-    throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
+  if (object) {
+    check_object_target(out, options.chunk.empty() ? Layout::Contiguous : Layout::Chunked, options.mode, name);
+    if (Location::of(in).text() == Location::of(out, Location::Use::Write).text()) {
+      throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input object",
+                                        Location::of(out, Location::Use::Write).shown()));
+    }
+  } else {
+    if (fs::exists(out, ec) && fs::equivalent(in, out, ec)) {
+      throw InvalidArgument(fmt::format("consolidate: the output '{}' is the input file", out.string()));
+    }
+    check_target(out, options.mode, name);
   }
-  check_target(out, options.mode, name);
   const auto input = Location::of(in);
   auto opening = open_options(options);
   fit_to_path(opening, input, options.threads);
@@ -126,9 +136,9 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
                       to_string(options.chunk), info.shape.size(), where(in, name)));
     }
   }
-  const auto target = fs::absolute(out).lexically_normal();
-  create_parent_folders(target);
-  if (!chunked && !untiled(info.shape)) {
+  const auto target = object ? out : fs::absolute(out).lexically_normal();
+  if (!object) create_parent_folders(target);
+  if (!object && !chunked && !untiled(info.shape)) {
     // A contiguous copy writes every byte, fill values included: one that cannot fit where it goes
     // (a sparse dataset of 2^63 bytes in a small file) fails at once, not after hours of writing.
     const auto bytes = byte_count(info.shape, info.dtype.size());
@@ -140,7 +150,9 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
                     ENOSPC);
     }
   }
-  WriteCommit commit(target, name, write_config(options), false);
+  auto config = write_config(options);
+  if (object) configure_object_write(config, info.shape, options.chunk, info.dtype.size());
+  WriteCommit commit(target, name, config, false);
   try {
     std::uint64_t offset = 0;
     const bool whole = untiled(info.shape);  // 0-d or empty: through HDF5 in one call
@@ -166,8 +178,8 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
     }
     if (!whole && !chunked) {
       const auto es = info.dtype.size();
-      const PosixFile dst(commit.temp(), O_WRONLY);
-      const RawDataset raw{&dst, offset, info.shape, es};
+      const auto dst = commit.open_sink();
+      const RawDataset raw{.base = offset, .shape = info.shape, .elem_size = es, .sink = dst.get()};
       const auto blocks = split_rowmajor(Box::whole(info.shape), es, kBlockBytes);
       Progress progress(options.progress, byte_count(info.shape, es));
       parallel_for(blocks.size(), threads_or_setting(options.threads), [&](std::size_t i) {
@@ -179,7 +191,7 @@ void consolidate(const fs::path& in, const std::string& dataset, const fs::path&
       });
     }
     commit.publish();
-    release_kept(out);  // the replaced file, held open by readers, is let go now
+    if (!object) release_kept(out);  // the replaced file, held open by readers, is let go now
   } catch (...) {
     commit.abandon();
     throw;

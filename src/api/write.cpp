@@ -193,15 +193,7 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   const bool object = is_object_target(plan.target);
   if (object) {
     check_object_target(plan.target, options.layout, options.mode, plan.dataset);
-    config.remote = remote_options();
-    // Edge chunks are stored whole, compressed chunks may grow a little (incompressible data),
-    // and HDF5 adds its metadata.
-    Shape stored = plan.shape;
-    for (std::size_t a = 0; a < plan.chunk.size() && a < stored.size(); ++a) {
-      stored[a] = (stored[a] + plan.chunk[a] - 1) / plan.chunk[a] * plan.chunk[a];
-    }
-    const auto bytes = element_count(stored) * plan.dtype.size();
-    config.object_bytes = bytes + bytes / 64 + (std::uint64_t{64} << 20);
+    configure_object_write(config, plan.shape, plan.chunk, plan.dtype.size());
   }
   const auto writer = make_layout_writer(plan, config);
   const bool with_tiles = writes_tile_files(plan, options.layout);

@@ -19,6 +19,7 @@
 #include "hdf5/file.hpp"
 #include "hdf5/links.hpp"
 #include "layout/data_files.hpp"
+#include "layout/write_plan.hpp"
 
 namespace h5tile::detail {
 namespace fs = std::filesystem;
@@ -175,6 +176,16 @@ void check_object_target(const fs::path& path, Layout layout, Mode mode, const s
                     "(write a local file, or write every dataset to the object at once)",
                     dataset, shown));
   }
+}
+
+void configure_object_write(WriteConfig& config, const Shape& shape, const Shape& chunk, std::size_t elem_size) {
+  config.remote = remote_options();
+  Shape stored = shape;
+  for (std::size_t a = 0; a < chunk.size() && a < stored.size(); ++a) {
+    stored[a] = (stored[a] + chunk[a] - 1) / chunk[a] * chunk[a];
+  }
+  const auto bytes = element_count(stored) * elem_size;
+  config.object_bytes = bytes + bytes / 64 + (std::uint64_t{64} << 20);
 }
 
 std::string checked_dataset_name(const std::string& dataset, const fs::path& path, bool object) {

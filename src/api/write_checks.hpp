@@ -13,6 +13,8 @@
 
 namespace h5tile::detail {
 
+struct WriteConfig;  // layout/write_plan.hpp
+
 // The one check of a dataset name that every write makes where it enters the library (to_file,
 // write_tiles, consolidate; the Python module, the Legate tasks, MPI and the command all come
 // through these): the normalised name ("/group/data"), or InvalidArgument naming the name and
@@ -29,6 +31,11 @@ namespace h5tile::detail {
 // An object target takes the write: one self-contained file (layout Contiguous or Chunked,
 // resolved), written whole (not mode Append). InvalidArgument saying what to do otherwise.
 void check_object_target(const std::filesystem::path& path, Layout layout, Mode mode, const std::string& dataset);
+
+// An object target's part of a write's config: how to reach it (remote_options) and about the
+// most bytes the object will hold (the data, edge chunks stored whole, compressed chunks grown a
+// little, HDF5's metadata), which sizes its parts. `chunk` empty: contiguous.
+void configure_object_write(WriteConfig& config, const Shape& shape, const Shape& chunk, std::size_t elem_size);
 
 // The array is usable: a dtype, a pointer when it has elements, strides of its rank.
 void check_array(const ArrayView& array, const std::filesystem::path& path, const std::string& dataset);

@@ -263,3 +263,68 @@ def test_mpi_ranks_writing_one_object_all_fail_and_leave_nothing(seaweedfs_serve
     assert keys(seaweedfs_server, bucket) == []
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
     assert list(tmp_path.iterdir()) == []  # no local path made of the URL
+
+
+# ---- consolidate into an object ---------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["contiguous", "chunked", "gzip"])
+def test_consolidate_uploads_one_object(seaweedfs_server, aws, bucket, tmp_path, case):
+    """consolidate (a virtual dataset of tiles here) into an s3:// object: contiguous in blocks
+    written by the threads, or chunks (compressed or not) through HDF5; read back by h5py and h5tile."""
+    data = compressible("float32", (3000, 900), seed=7)  # 10.8 MB: several parts
+    h5tile.to_file(data, tmp_path / "tiled.h5", "/u", layout="virtual", ranks=3).wait()
+    options = {"contiguous": {}, "chunked": {"chunks": (250, 300)},
+               "gzip": {"chunks": (256, 900), "compression": "gzip", "shuffle": True}}[case]
+    h5tile.consolidate(tmp_path / "tiled.h5", "/u", f"s3://{bucket}/u.h5", threads=2, **options)
+    checks = {"chunks": options.get("chunks")}
+    if "compression" in options:
+        checks.update(compression="gzip", shuffle=True)
+    check_object(seaweedfs_server, bucket, "u.h5", "/u", data, tmp_path, **checks)
+    assert keys(seaweedfs_server, bucket) == ["u.h5"]
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiled.h5", "tiled.h5.tiles", "u.h5"]  # u.h5: the check's
+
+
+def test_consolidate_to_an_object_keeps_the_modes(seaweedfs_server, aws, bucket, tmp_path, proxy):
+    first = np.arange(600 * 500, dtype="int32").reshape(600, 500)
+    second = first[::-1].copy()
+    h5tile.to_file(first, tmp_path / "a.h5", "d", layout="contiguous").wait()
+    h5tile.to_file(second, tmp_path / "b.h5", "d", layout="contiguous").wait()
+    url = f"s3://{bucket}/c.h5"
+    h5tile.consolidate(tmp_path / "a.h5", "d", url)
+    with pytest.raises(FileExistsError, match="c.h5"):
+        h5tile.consolidate(tmp_path / "b.h5", "d", url)  # mode "x", the default
+    with pytest.raises(ValueError, match="mode 'a'"):
+        h5tile.consolidate(tmp_path / "b.h5", "d", url, mode="a")
+    aws(proxy.endpoint)
+    proxy.fail("CompleteMultipartUpload", nth=1, status=500, times=None)
+    with pytest.raises(OSError, match="c.h5"):
+        h5tile.consolidate(tmp_path / "b.h5", "d", url, mode="w")
+    proxy.clear()
+    check_object(seaweedfs_server, bucket, "c.h5", "/d", first, tmp_path)  # the failed write changed nothing
+    h5tile.consolidate(tmp_path / "b.h5", "d", url, mode="w")
+    check_object(seaweedfs_server, bucket, "c.h5", "/d", second, tmp_path)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_consolidate_command_uploads_and_names_the_object(seaweedfs_server, aws, bucket, tmp_path):
+    data = compressible("float64", (700, 300), seed=8)
+    h5tile.to_file(data, tmp_path / "in.h5", "/g/v", layout="virtual", ranks=2).wait()
+    cli = BUILD / "cli" / "h5tile"
+    url = f"s3://{bucket}/out.h5"
+    proc = subprocess.run([str(cli), "consolidate", f"{tmp_path / 'in.h5'}:/g/v", url, "--layout", "chunked",
+                           "--compression", "gzip"], env=dict(os.environ), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"-> {url}:/g/v" in proc.stdout
+    check_object(seaweedfs_server, bucket, "out.h5", "/g/v", data, tmp_path, compression="gzip")
+    again = subprocess.run([str(cli), "consolidate", f"{tmp_path / 'in.h5'}:/g/v", url], env=dict(os.environ),
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode != 0 and "out.h5" in again.stderr and "--force" in again.stderr, again.stderr
+    refused = subprocess.run([str(cli), "consolidate", f"{tmp_path / 'in.h5'}:/g/v", url, "--append"],
+                             env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "mode 'a'" in refused.stderr, refused.stderr
+    for other in ("http://127.0.0.1:9/x.h5", "webhdfs://127.0.0.1:9/x.h5"):
+        proc = subprocess.run([str(cli), "consolidate", f"{tmp_path / 'in.h5'}:/g/v", other], env=dict(os.environ),
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode != 0 and "s3:// URLs only" in proc.stderr, proc.stderr
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
