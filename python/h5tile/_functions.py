@@ -35,8 +35,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
             progress).
         path: the HDF5 file; missing folders are created. Or an ``s3://bucket/key`` URL: one
             self-contained object (layout "auto", "contiguous" or "chunked"; mode "w", "x" or
-            "w-"), uploaded in parts as it is written and made visible only when complete
-            (docs/REMOTE.md, "Writing to S3").
+            "w-"), uploaded in parts as it is written and made visible only when complete; or,
+            layout "virtual", one object per tile under ``<key>.tiles/`` and the virtual dataset's
+            object last (docs/REMOTE.md, "Writing to S3").
         dataset_name: full path of the dataset ("/data", "/group/x"); missing groups are created.
         layout: "auto" (default): one self-contained file, "contiguous", or "chunked" when
             ``compression`` or ``chunks`` is given; with ``comm`` (separate processes, each writing

@@ -164,10 +164,10 @@ bool is_object_target(const fs::path& path) {
 
 void check_object_target(const fs::path& path, Layout layout, Mode mode, const std::string& dataset) {
   const auto shown = Location::of(path, Location::Use::Write).shown();
-  if (layout != Layout::Contiguous && layout != Layout::Chunked) {
+  if (layout != Layout::Contiguous && layout != Layout::Chunked && layout != Layout::Virtual) {
     throw InvalidArgument(fmt::format(
-        "cannot write '{}' to '{}': layout '{}' writes a file per tile, which h5tile does not upload yet; an object "
-        "is written as one self-contained file (layout 'contiguous' or 'chunked')",
+        "cannot write '{}' to '{}': layout '{}' cannot be uploaded; an object is written as one self-contained "
+        "file (layout 'contiguous' or 'chunked'), or as tile objects and a virtual dataset (layout 'virtual')",
         dataset, shown, layout_name(layout)));
   }
   if (mode == Mode::Append) {

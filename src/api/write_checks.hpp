@@ -29,7 +29,8 @@ struct WriteConfig;  // layout/write_plan.hpp
 // for a URL of another scheme (HTTP(S), WebHDFS: no standard multipart upload).
 [[nodiscard]] bool is_object_target(const std::filesystem::path& path);
 // An object target takes the write: one self-contained file (layout Contiguous or Chunked,
-// resolved), written whole (not mode Append). InvalidArgument saying what to do otherwise.
+// resolved) or tile objects beside a virtual dataset's (Virtual), written whole (not mode
+// Append). InvalidArgument saying what to do otherwise.
 void check_object_target(const std::filesystem::path& path, Layout layout, Mode mode, const std::string& dataset);
 
 // An object target's part of a write's config: how to reach it (remote_options) and about the

@@ -70,4 +70,6 @@ std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOp
                                         part_size_for(expected_bytes, kPreferredPartBytes), options.connections);
 }
 
+void delete_object(std::string_view url, const RemoteOptions& options) { delete_s3_object(url, options); }
+
 }  // namespace h5tile::detail

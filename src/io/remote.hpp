@@ -27,6 +27,8 @@ namespace h5tile::detail {
 // object already there is a FileExists error. Throws as open_remote does.
 [[nodiscard]] std::shared_ptr<ObjectUpload> start_upload(std::string_view url, const RemoteOptions& options,
                                                          bool exclusive, std::uint64_t expected_bytes);
+// Deletes the object `url` (s3://), or nothing where it is not there. Throws as start_upload does.
+void delete_object(std::string_view url, const RemoteOptions& options);
 
 // Makes `source` what open_remote gives for `url` ("python://<id>/<name>"), until
 // unregister_source(url). InvalidArgument where `url` is not of that scheme or is taken.

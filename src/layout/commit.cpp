@@ -24,11 +24,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The uploads being written, by generation, for the ranks that join them (threads of the process
-// that started them).
+// The uploads being written (and the objects each write makes beside its target), by generation,
+// for the ranks that join them (threads of the process that started them).
+struct Started {
+  std::weak_ptr<ObjectUpload> upload;
+  std::weak_ptr<WriteCommit::ObjectsBeside> beside;
+};
 std::mutex started_mutex;
-std::map<std::string, std::weak_ptr<ObjectUpload>>& started_uploads() {
-  static std::map<std::string, std::weak_ptr<ObjectUpload>> started;
+std::map<std::string, Started>& started_uploads() {
+  static std::map<std::string, Started> started;
   return started;
 }
 
@@ -45,9 +49,10 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
       generation_(new_generation()) {
   if (is_url(target_.native())) {
     upload_ = start_upload(target_.native(), config_.remote, config_.mode == Mode::Exclusive, config_.object_bytes);
+    beside_ = std::make_shared<ObjectsBeside>();
     const std::lock_guard lock(started_mutex);
-    std::erase_if(started_uploads(), [](const auto& entry) { return entry.second.expired(); });
-    started_uploads()[generation_] = upload_;
+    std::erase_if(started_uploads(), [](const auto& entry) { return entry.second.upload.expired(); });
+    started_uploads()[generation_] = {upload_, beside_};
   } else if (with_tiles_) {
     mark_in_progress(target_, dataset_, generation_);
   }
@@ -63,7 +68,8 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
   if (is_url(target_.native())) {
     const std::lock_guard lock(started_mutex);
     if (const auto found = started_uploads().find(generation_); found != started_uploads().end()) {
-      upload_ = found->second.lock();
+      upload_ = found->second.upload.lock();
+      beside_ = found->second.beside.lock();
     }
     // Not found: a rank of another process. It fails at its first use of the main file, inside
     // the write's collective steps, so that every rank fails together (and rank 0 aborts).
@@ -95,6 +101,16 @@ WritableFile WriteCommit::reopen_main() const {
 
 FileHandle WriteCommit::open_main_read_only() const {
   return uploads() ? open_upload_file(upload(), H5P_DEFAULT, false) : open_local_file(temp());
+}
+
+std::string WriteCommit::object_beside(const fs::path& relative) const {
+  (void)upload();  // a rank of another process: refused
+  // Text, not path arithmetic: a path would fold the URL's "//".
+  const auto& text = target_.native();
+  auto url = text.substr(0, text.rfind('/') + 1) + relative.native();
+  const std::lock_guard lock(beside_->mutex);
+  beside_->urls.push_back(url);
+  return url;
 }
 
 std::shared_ptr<const ByteSink> WriteCommit::open_sink() const {
@@ -174,6 +190,15 @@ void WriteCommit::abandon() const noexcept {
   }
   if (uploads()) {
     if (upload_) upload_->abort();
+    if (beside_) {
+      const std::lock_guard lock(beside_->mutex);
+      for (const auto& url : beside_->urls) {
+        try {
+          delete_object(url, config_.remote);
+        } catch (...) {  // left behind: the failed write's message stands (docs/REMOTE.md)
+        }
+      }
+    }
     return;
   }
   std::error_code ec;

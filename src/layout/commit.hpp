@@ -12,8 +12,10 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <h5tile/options.hpp>
 
@@ -60,6 +62,13 @@ class WriteCommit {
   [[nodiscard]] FileHandle open_main_read_only() const;
   // Where this rank writes raw bytes into the new main file at the offsets HDF5 gave them.
   [[nodiscard]] std::shared_ptr<const ByteSink> open_sink() const;
+  // A target that is an object: the URL of an object that this write makes beside it (`relative`
+  // to the target's folder: a tile of layout virtual), recorded first, so that abandon() deletes it
+  // (made or not) where the write fails; any rank of the write's process may call it. The objects
+  // beside appear as each completes, the target last, at publish().
+  [[nodiscard]] std::string object_beside(const std::filesystem::path& relative) const;
+  // How to reach the target where it is an object (the config's remote options).
+  [[nodiscard]] const RemoteOptions& remote() const noexcept { return config_.remote; }
 
   // Makes the new main file the target (one rename under the commit lock, after fsync when
   // the config's `sync`, and followed by fsync of its folder), then clears the in-progress mark and removes
@@ -77,6 +86,12 @@ class WriteCommit {
   // maps the generation, and nothing is removed.
   void abandon() const noexcept;
 
+  // The objects a write to an object target makes beside it, shared by its ranks.
+  struct ObjectsBeside {
+    std::mutex mutex;
+    std::vector<std::string> urls;
+  };
+
  private:
   std::filesystem::path target_;
   std::string dataset_;
@@ -90,8 +105,9 @@ class WriteCommit {
   // The upload; RuntimeError for a rank of a process other than the one that started it.
   [[nodiscard]] const std::shared_ptr<ObjectUpload>& upload() const;
 
-  std::shared_ptr<ObjectUpload> upload_;  // a target that is an object: its upload
-  bool elsewhere_ = false;                // ... started by a rank of another process
+  std::shared_ptr<ObjectUpload> upload_;   // a target that is an object: its upload
+  std::shared_ptr<ObjectsBeside> beside_;  // ... and the objects beside it
+  bool elsewhere_ = false;                 // ... started by a rank of another process
 };
 
 }  // namespace h5tile::detail

@@ -167,8 +167,6 @@ def test_exclusive_modes_never_replace_an_object(seaweedfs_server, aws, bucket, 
 
 def test_what_an_object_cannot_take_is_refused_by_name(seaweedfs_server, aws, bucket):
     data = np.ones((8, 8), "float32")
-    with pytest.raises(ValueError, match="layout 'virtual'"):
-        h5tile.to_file(data, f"s3://{bucket}/v.h5", "d", layout="virtual").wait()
     with pytest.raises(ValueError, match="mode 'a'"):
         h5tile.to_file(data, f"s3://{bucket}/a.h5", "d", mode="a").wait()
     for url in ("http://127.0.0.1:9/x.h5", "https://example.invalid/x.h5", "webhdfs://127.0.0.1:9/x.h5"):
@@ -328,3 +326,76 @@ def test_consolidate_command_uploads_and_names_the_object(seaweedfs_server, aws,
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode != 0 and "s3:// URLs only" in proc.stderr, proc.stderr
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+# ---- layout virtual: tile objects, then the virtual dataset's object -----------------------------------
+def mirror(server, bucket, prefix, folder):
+    """Every object under `prefix`, downloaded into `folder` at its key's path (a local copy of
+    the objects as the virtual dataset names them)."""
+    for key in keys(server, bucket):
+        if key.startswith(prefix):
+            local = folder / key
+            local.parent.mkdir(parents=True, exist_ok=True)
+            server.client().download_file(bucket, key, str(local))
+    return folder
+
+
+@pytest.mark.parametrize("case", ["raw", "gzip"])
+def test_virtual_layout_uploads_tile_objects_then_the_main_one(seaweedfs_server, aws, bucket, tmp_path, proxy, case):
+    data = compressible("float32", (3000, 700), seed=9)  # 8.4 MB: tiles of one part or two
+    options = {"chunks": (100, 700), "compression": "gzip"} if case == "gzip" else {}
+    aws(proxy.endpoint)
+    h5tile.to_file(data, f"s3://{bucket}/run/v.h5", "/g/d", layout="virtual", ranks=3, **options).wait()
+    stored = keys(seaweedfs_server, bucket)
+    assert stored[0] == "run/v.h5" and len(stored) == 4, stored
+    assert all(k.startswith("run/v.h5.tiles/g/d/") and k.endswith(".h5") for k in stored[1:]), stored
+    # The virtual dataset's object completes last: no reader finds it before its tiles.
+    completions = [r.key for r in proxy.requests("CompleteMultipartUpload")]
+    assert len(completions) == 4 and completions[-1] == "run/v.h5", completions
+    np.testing.assert_array_equal(h5tile.from_file(f"s3://{bucket}/run/v.h5", "/g/d"), data)
+    local = mirror(seaweedfs_server, bucket, "run/", tmp_path / "copy")
+    with h5py.File(local / "run" / "v.h5", "r") as f:
+        assert f["/g/d"].is_virtual
+        np.testing.assert_array_equal(f["/g/d"][()], data)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@pytest.mark.parametrize("fault", ["tile_part", "main_completion"])
+def test_a_failed_virtual_write_leaves_no_object(seaweedfs_server, aws, bucket, proxy, fault):
+    data = compressible("float32", (3000, 700), seed=10)
+    aws(proxy.endpoint)
+    if fault == "tile_part":
+        proxy.fail("UploadPart", nth=2, status=500, times=None)
+    else:  # the tiles complete first; the main object's completion fails
+        proxy.fail("CompleteMultipartUpload", nth=4, status=500, times=None)
+    with pytest.raises(OSError, match="v.h5"):
+        h5tile.to_file(data, f"s3://{bucket}/v.h5", "d", layout="virtual", ranks=3).wait()
+    assert keys(seaweedfs_server, bucket) == []  # the tiles made were deleted
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_virtual_object_modes(seaweedfs_server, aws, bucket, tmp_path):
+    first = np.arange(400 * 30, dtype="int64").reshape(400, 30)
+    url = f"s3://{bucket}/m.h5"
+    h5tile.to_file(first, url, "d", layout="virtual", ranks=2, mode="x").wait()
+    with pytest.raises(FileExistsError, match="m.h5"):
+        h5tile.to_file(first + 1, url, "d", layout="virtual", ranks=2, mode="x").wait()
+    assert len(keys(seaweedfs_server, bucket)) == 3  # nothing of the refused write
+    h5tile.to_file(first + 2, url, "d", layout="virtual", ranks=2, mode="w").wait()
+    np.testing.assert_array_equal(h5tile.from_file(url, "d"), first + 2)
+    # The replaced write's tiles stay for readers of the old object (docs/REMOTE.md).
+    assert len(keys(seaweedfs_server, bucket)) == 5
+    with pytest.raises(ValueError, match="mode 'a'"):
+        h5tile.to_file(first, url, "e", layout="virtual", mode="a").wait()
+
+
+def test_split_command_into_an_object_prefix(seaweedfs_server, aws, bucket, tmp_path):
+    data = compressible("float32", (900, 400), seed=11)
+    h5tile.to_file(data, tmp_path / "one.h5", "/u", layout="contiguous").wait()
+    url = f"s3://{bucket}/tiled.h5"
+    proc = subprocess.run([str(BUILD / "cli" / "h5tile"), "split", f"{tmp_path / 'one.h5'}:/u", url, "--tiles", "3"],
+                          env=dict(os.environ), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert f"-> {url}:/u (3 tiles" in proc.stdout, proc.stdout
+    assert len(keys(seaweedfs_server, bucket)) == 4
+    np.testing.assert_array_equal(h5tile.from_file(url, "/u"), data)

@@ -109,6 +109,9 @@ class S3Upload final : public PartUploader {
     return reply.status == 200;
   }
 
+  // DeleteObject: the object is gone (or was never there).
+  void remove() { (void)send("DELETE", "", {}, {}, fmt::format("cannot delete '{}'", name_), {204, 200, 404}); }
+
   void start(bool exclusive) {
     exclusive_ = exclusive;
     const auto what = fmt::format("cannot start the upload of '{}'", name_);
@@ -272,9 +275,8 @@ class S3Upload final : public PartUploader {
   bool exclusive_ = false;
 };
 
-}  // namespace
-
-std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& options, bool exclusive) {
+// The requests of object `url` (s3://bucket/key), resolved and signed as the reads' are.
+std::unique_ptr<S3Upload> s3_object(std::string_view url, const RemoteOptions& options) {
   const auto parsed = parse_url(url);
   if (!parsed || parsed->scheme != "s3") {
     throw InvalidArgument(fmt::format("cannot write '{}': only s3:// objects are written remotely", redacted(url)));
@@ -289,13 +291,21 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
                     object_name(*parsed), LIBCURL_VERSION));
   }
 #endif
-  auto upload = std::make_unique<S3Upload>(object_name(*parsed), std::move(request), options);
+  return std::make_unique<S3Upload>(object_name(*parsed), std::move(request), options);
+}
+
+}  // namespace
+
+std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& options, bool exclusive) {
+  auto upload = s3_object(url, options);
   if (upload->exists() && exclusive) {
     throw FileExists(
-        fmt::format("cannot write '{}': it exists (mode 'w-' does not replace an object)", object_name(*parsed)));
+        fmt::format("cannot write '{}': it exists (mode 'w-' does not replace an object)", upload->name()));
   }
   upload->start(exclusive);
   return upload;
 }
+
+void delete_s3_object(std::string_view url, const RemoteOptions& options) { s3_object(url, options)->remove(); }
 
 }  // namespace h5tile::detail

@@ -20,4 +20,8 @@ namespace h5tile::detail {
 [[nodiscard]] std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& options,
                                                             bool exclusive);
 
+// Deletes the object `url` (s3://bucket/key), one that is not there included (DeleteObject),
+// signed and retried as the uploads are. Throws IoError once retries are spent or where refused.
+void delete_s3_object(std::string_view url, const RemoteOptions& options);
+
 }  // namespace h5tile::detail

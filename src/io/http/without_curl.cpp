@@ -27,4 +27,8 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
                   redacted(url)));
 }
 
+void delete_s3_object(std::string_view url, const RemoteOptions& options) {
+  (void)start_s3_upload(url, options, false);  // throws: no remote writes
+}
+
 }  // namespace h5tile::detail

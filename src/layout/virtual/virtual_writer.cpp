@@ -13,9 +13,12 @@
 #include "engine/codecs/compression.hpp"
 #include "engine/thread_pool.hpp"
 #include "gpu/backend.hpp"
+#include "hdf5/create.hpp"
 #include "hdf5/dataset_io.hpp"
 #include "hdf5/file.hpp"
+#include "hdf5/upload_driver.hpp"
 #include "io/posix/posix_file.hpp"
+#include "io/remote.hpp"
 #include "layout/boxes.hpp"
 #include "layout/chunk_encoding.hpp"
 #include "layout/file_writer.hpp"
@@ -25,6 +28,19 @@
 
 namespace h5tile::detail {
 namespace {
+
+// Where one tile goes: its own local file, or (a target that is an object) its own object,
+// uploaded whole before the target is.
+struct TileTarget {
+  std::filesystem::path path;            // the file, or the object's URL
+  std::shared_ptr<ObjectUpload> upload;  // an object: its upload
+
+  [[nodiscard]] WritableFile create(std::uint64_t alignment) const {
+    if (!upload) return create_file(path, alignment);
+    const auto fapl = write_access(1);  // an object has no blocks to align to
+    return {create_upload_file(upload, fapl.get()), path};
+  }
+};
 
 class VirtualWriter final : public LayoutWriter {
  public:
@@ -40,9 +56,14 @@ class VirtualWriter final : public LayoutWriter {
                                  std::span<const Tile> tiles, std::size_t first, Progress& progress) override {
     std::vector<WrittenTile> written(tiles.size());
     for (std::size_t i = 0; i < tiles.size(); ++i) {
-      if (tiles[i].box.count() > 0) {
-        written[i] = pipeline_ ? write_filtered_tile_file(commit.generation(), first + i, tiles[i], progress)
-                               : write_tile_file(commit.generation(), first + i, tiles[i], progress);
+      if (tiles[i].box.count() == 0) continue;
+      const auto relative = tile_relative(plan_.target, plan_.dataset, commit.generation(), first + i);
+      if (commit.uploads()) {
+        written[i] = write_tile_object(commit, relative, tiles[i], progress);
+      } else {
+        const TileTarget out{plan_.target.parent_path() / relative, nullptr};
+        written[i] =
+            pipeline_ ? write_filtered_tile(out, tiles[i], progress) : write_tile_file(out.path, tiles[i], progress);
       }
     }
     return written;
@@ -58,8 +79,9 @@ class VirtualWriter final : public LayoutWriter {
       }
     }
     auto file = commit.start_main_file();
-    // Filtered tiles have no raw bytes to index: readers open them with HDF5 (and decode them).
-    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles, !pipeline_);
+    // Filtered tiles have no raw bytes to index, and tile objects were not read back to index
+    // them: readers open them with HDF5 (and decode them).
+    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles, !pipeline_ && !commit.uploads());
     file.close();
   }
 
@@ -67,9 +89,7 @@ class VirtualWriter final : public LayoutWriter {
   // Writes tile `index` to its own file; what the tile table records of it is read back from
   // the file as the tile is written (the checksum, part by part while the other parts are
   // written: RegionChecksum) and once it is (the identity).
-  WrittenTile write_tile_file(const std::string& generation, std::size_t index, const Tile& tile,
-                              Progress& progress) const {
-    const auto path = plan_.target.parent_path() / tile_relative(plan_.target, plan_.dataset, generation, index);
+  WrittenTile write_tile_file(const std::filesystem::path& path, const Tile& tile, Progress& progress) const {
     std::uint64_t offset = 0;
     {
       auto file = create_file(path, config_.alignment);
@@ -109,15 +129,40 @@ class VirtualWriter final : public LayoutWriter {
     return {offset, file_size, digest, *identity};
   }
 
-  // Writes tile `index` to its own file as a filtered chunked dataset (plan_.chunk, clipped to
-  // the tile), its chunks compressed on the rank's workers and written with H5Dwrite_chunk.
-  WrittenTile write_filtered_tile_file(const std::string& generation, std::size_t index, const Tile& tile,
-                                       Progress& progress) const {
+  // Writes the tile to its own object (`relative` to the target's folder): the tile's file built
+  // as a local one is, its bytes uploaded, the object completed; nothing is read back.
+  WrittenTile write_tile_object(const WriteCommit& commit, const std::filesystem::path& relative, const Tile& tile,
+                                Progress& progress) const {
+    const auto bytes = tile.box.count() * plan_.dtype.size();
+    const TileTarget out{commit.object_beside(relative), nullptr};
+    const auto upload = start_upload(out.path.native(), commit.remote(), false, bytes + bytes / 64 + (1 << 20));
+    const TileTarget object{out.path, upload};
+    if (pipeline_) {
+      (void)write_filtered_tile(object, tile, progress);
+    } else {
+      std::uint64_t offset = 0;
+      {
+        auto file = object.create(1);
+        offset = create_raw_dataset(file.get(), kTileDataset, plan_.dtype, tile.box.extent);
+        file.close();
+      }
+      const RawDataset raw{
+          .base = offset, .shape = tile.box.extent, .elem_size = plan_.dtype.size(), .sink = upload.get()};
+      write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_);
+    }
+    upload->finish();
+    return {0, upload->end(), 0, 0};
+  }
+
+  // Writes the tile to its own file or object as a filtered chunked dataset (plan_.chunk, clipped
+  // to the tile), its chunks compressed on the rank's workers and written with H5Dwrite_chunk.
+  // An object's upload is left to finish.
+  WrittenTile write_filtered_tile(const TileTarget& out, const Tile& tile, Progress& progress) const {
     if (gpu::device_of(tile.data) >= 0) {
       throw InvalidArgument(fmt::format("{}: compressed writes take arrays in host memory, not device memory",
                                         where(plan_.target, plan_.dataset)));
     }
-    const auto path = plan_.target.parent_path() / tile_relative(plan_.target, plan_.dataset, generation, index);
+    const auto& path = out.path;
     const auto& extent = tile.box.extent;
     Shape chunk = plan_.chunk;
     for (std::size_t a = 0; a < chunk.size(); ++a) chunk[a] = std::min(chunk[a], extent[a]);
@@ -125,7 +170,7 @@ class VirtualWriter final : public LayoutWriter {
     const auto whole = Box::whole(extent);
     const auto memory = memory_of(tile.data);
     {
-      auto file = create_file(path, config_.alignment);
+      auto file = out.create(config_.alignment);
       {
         const auto dataset = create_chunked_dataset(file.get(), kTileDataset, plan_.dtype, extent, chunk, false,
                                                     with_chunk_bytes(plan_.filters, element_count(chunk) * es));
@@ -140,6 +185,7 @@ class VirtualWriter final : public LayoutWriter {
       }
       file.close();
     }
+    if (out.upload) return {};
     if (config_.sync) {
       PosixFile(path, O_WRONLY).sync();
     }
