@@ -35,14 +35,17 @@ def is_url(text: str) -> bool:
         return False
 
 
-def check_writable_location(text: str, what: str) -> None:
+def check_writable_location(text: str, what: str, objects: bool = False) -> None:
     """Refuses a URL as the target of a write (`what`: the function, for the message), before
-    anything is written: remote writes are not supported yet here (h5tile.to_file uploads s3:// objects), and a scheme h5tile does not serve
-    ("gs://") is named rather than written as a local folder "gs:"."""
+    anything is written, and names a scheme h5tile does not serve ("gs://") rather than writing
+    it as a local folder "gs:". With `objects` (a writer whose tiles may be objects: layout
+    virtual), an s3:// URL passes: the core then checks it (and refuses HTTP(S) and WebHDFS)."""
+    if objects and text[:5].lower() == "s3://":
+        return
     if _h5tile.is_remote(text, writing=True):
         raise InvalidArgumentError(without_secrets(f"{what} writes local files, not '{redacted(text)}': remote "
                                                    "writes are not supported yet here (write a local file; "
-                                                   "h5tile.to_file uploads an s3:// object from one process)"))
+                                                   "h5tile.to_file uploads an s3:// object)"))
 
 
 def absolute(text: str) -> str:

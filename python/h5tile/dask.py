@@ -563,7 +563,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
         array: a ``dask.array.Array`` of a dtype h5tile writes (NumPy or CuPy blocks; CuPy blocks
             are written from device memory, uncompressed).
         path: the HDF5 file, local (or on a file system every worker and the client share);
-            missing folders are created.
+            missing folders are created. Or an ``s3://bucket/key.h5`` URL: each block's tile an
+            object of its own under ``<key>.tiles/``, uploaded by the worker that computed it,
+            and the virtual dataset's object last (docs/REMOTE.md, "Writing to S3").
         layout: "virtual" only. "contiguous" and "chunked" (one self-contained file) are refused:
             every block would have to write into one file that the client creates, an HDF5 file
             that the blocks' processes cannot extend without HDF5's metadata coordination
@@ -593,7 +595,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
                                   "processes; write 'virtual' and run h5tile.consolidate for one, or "
                                   "h5tile.to_file(array.compute(), ...) where the array fits in memory"))
     path = _args.path("path", path)
-    _args.check_writable_location(path, "h5tile.dask.to_file")  # before abspath, which would make 'http://h/f' local
+    # Before abspath, which would make 'http://h/f' local; s3:// takes the tiles as objects.
+    _args.check_writable_location(path, "h5tile.dask.to_file", objects=True)
     path = _args.absolute(path)  # an empty name, or one ending in '/', refused by the core's write
     if os.path.isdir(path):
         raise _h5tile.IsADirectoryPathError(_args.without_secrets(f"'{_args.redacted(path)}' is a directory: "

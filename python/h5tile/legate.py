@@ -454,7 +454,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     The write is a Legate task launch, ordered after the tasks that produce ``array`` and
     before later ones that change it. Because the tasks declare their errors, Legate makes the
     call wait until the file is complete (as ``issue_execution_fence(block=True)`` would). ``path`` may be relative (to the current folder at this
-    call); missing folders are created. ``sync`` (h5tile's default; legate.io.hdf5 does not)
+    call); missing folders are created. An ``s3://bucket/key.h5`` URL takes each task's tile as an
+    object of its own under ``<key>.tiles/`` and the virtual dataset's object last
+    (docs/REMOTE.md, "Writing to S3"). ``sync`` (h5tile's default; legate.io.hdf5 does not)
     flushes the tiles and the file to stable storage before the new file replaces the old one.
 
     Raises:
@@ -463,7 +465,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
         the write's own errors (h5tile.Error) from Legate, as for :func:`from_file`.
     """
     path = _args.path("path", path)
-    _args.check_writable_location(path, "h5tile.legate.to_file")  # before anything is written
+    # Before anything is written; s3:// takes the tiles as objects.
+    _args.check_writable_location(path, "h5tile.legate.to_file", objects=True)
     path = _args.absolute(path)
     if not path or path.endswith("/"):  # in the core's words, before a folder is made for the tiles
         raise _h5tile.InvalidArgumentError("the file path is empty") if not path else _h5tile.IsADirectoryPathError(
@@ -508,7 +511,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     rows = tile_rows(shape, None, _processors())
     partition = store.partition_by_tiling((rows,) + shape[1:])
     size = int(np.prod(partition.color_shape))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if not _h5tile.is_remote(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
     launch = runtime.create_manual_task(_write_tile.library, _write_tile.task_id, partition.color_shape)
     launch.add_input(partition)
     launch.add_scalar_arg(path, ty.string_type)

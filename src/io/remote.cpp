@@ -72,4 +72,8 @@ std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOp
 
 void delete_object(std::string_view url, const RemoteOptions& options) { delete_s3_object(url, options); }
 
+void delete_objects_under(std::string_view url, const RemoteOptions& options) {
+  for (const auto& object : list_s3_objects(url, options)) delete_s3_object(object, options);
+}
+
 }  // namespace h5tile::detail

@@ -29,6 +29,9 @@ namespace h5tile::detail {
                                                          bool exclusive, std::uint64_t expected_bytes);
 // Deletes the object `url` (s3://), or nothing where it is not there. Throws as start_upload does.
 void delete_object(std::string_view url, const RemoteOptions& options);
+// Deletes every object whose key starts with the key of `url` (s3://bucket/prefix/): listed, then
+// deleted one by one. Throws as start_upload does (a refusal to list included).
+void delete_objects_under(std::string_view url, const RemoteOptions& options);
 
 // Makes `source` what open_remote gives for `url` ("python://<id>/<name>"), until
 // unregister_source(url). InvalidArgument where `url` is not of that scheme or is taken.

@@ -103,13 +103,18 @@ FileHandle WriteCommit::open_main_read_only() const {
   return uploads() ? open_upload_file(upload(), H5P_DEFAULT, false) : open_local_file(temp());
 }
 
-std::string WriteCommit::object_beside(const fs::path& relative) const {
-  (void)upload();  // a rank of another process: refused
+std::string WriteCommit::url_beside(const fs::path& relative) const {
   // Text, not path arithmetic: a path would fold the URL's "//".
   const auto& text = target_.native();
-  auto url = text.substr(0, text.rfind('/') + 1) + relative.native();
-  const std::lock_guard lock(beside_->mutex);
-  beside_->urls.push_back(url);
+  return text.substr(0, text.rfind('/') + 1) + relative.native();
+}
+
+std::string WriteCommit::object_beside(const fs::path& relative) const {
+  auto url = url_beside(relative);
+  if (beside_) {  // a rank of another process records nothing: abandon() lists the generation's prefix
+    const std::lock_guard lock(beside_->mutex);
+    beside_->urls.push_back(url);
+  }
   return url;
 }
 
@@ -190,13 +195,23 @@ void WriteCommit::abandon() const noexcept {
   }
   if (uploads()) {
     if (upload_) upload_->abort();
+    // The objects this process made beside the target, then whatever the generation's prefix
+    // holds (tiles of ranks in other processes; listing may be refused where deleting is not).
+    // What cannot be deleted is left behind: the failed write's message stands (docs/REMOTE.md).
     if (beside_) {
       const std::lock_guard lock(beside_->mutex);
       for (const auto& url : beside_->urls) {
         try {
           delete_object(url, config_.remote);
-        } catch (...) {  // left behind: the failed write's message stands (docs/REMOTE.md)
+        } catch (...) {
         }
+      }
+    }
+    if (with_tiles_) {
+      try {
+        delete_objects_under(url_beside(tile_relative(target_, dataset_, generation_, 0).parent_path()) + "/",
+                             config_.remote);
+      } catch (...) {
       }
     }
     return;

@@ -64,7 +64,8 @@ class WriteCommit {
   [[nodiscard]] std::shared_ptr<const ByteSink> open_sink() const;
   // A target that is an object: the URL of an object that this write makes beside it (`relative`
   // to the target's folder: a tile of layout virtual), recorded first, so that abandon() deletes it
-  // (made or not) where the write fails; any rank of the write's process may call it. The objects
+  // (made or not) where the write fails. A rank of another process (MPI, Dask workers) may call
+  // it too: abandon() then finds its objects by listing the generation's prefix. The objects
   // beside appear as each completes, the target last, at publish().
   [[nodiscard]] std::string object_beside(const std::filesystem::path& relative) const;
   // How to reach the target where it is an object (the config's remote options).
@@ -107,7 +108,9 @@ class WriteCommit {
 
   std::shared_ptr<ObjectUpload> upload_;   // a target that is an object: its upload
   std::shared_ptr<ObjectsBeside> beside_;  // ... and the objects beside it
-  bool elsewhere_ = false;                 // ... started by a rank of another process
+  // The URL of `relative` (to the target's folder) where the target is an object.
+  [[nodiscard]] std::string url_beside(const std::filesystem::path& relative) const;
+  bool elsewhere_ = false;  // ... started by a rank of another process
 };
 
 }  // namespace h5tile::detail

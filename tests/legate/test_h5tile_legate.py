@@ -17,6 +17,7 @@ import h5tile.legate as hl
 import legate.io.hdf5 as lh
 from conftest import DTYPES, random_array, same_bytes
 from servers.fixtures import nginx_server  # noqa: F401 (a fixture: tests/python/servers/)
+from servers.seaweedfs import bucket, seaweedfs_server  # noqa: F401 (fixtures: tests/python/servers/)
 from legate.core.data_interface import as_logical_array
 from legate.core import ExceptionMode, LogicalArray, Scope, TaskTarget, Type, get_legate_runtime, get_machine
 
@@ -227,6 +228,22 @@ def legate_store(data: np.ndarray):
                                                          read_only=True)
 
 
+def test_to_file_into_an_s3_prefix(seaweedfs_server, bucket, monkeypatch, tmp_path):
+    """The point tasks each upload their tile as an object under the target's prefix; the
+    virtual dataset's object comes last (h5tile's virtual layout into S3, docs/REMOTE.md)."""
+    for name, value in seaweedfs_server.aws_env().items():
+        monkeypatch.setenv(name, value)
+    data = random_array("float64", SHAPE, seed=41)
+    url = f"s3://{bucket}/legate/w.h5"
+    hl.to_file(legate_store(data), url, "/d")
+    listing = seaweedfs_server.client().list_objects_v2(Bucket=bucket).get("Contents", [])
+    stored = sorted(o["Key"] for o in listing)
+    assert stored[0] == "legate/w.h5" and len(stored) == 1 + TILES, stored
+    assert all(k.startswith("legate/w.h5.tiles/d/") for k in stored[1:]), stored
+    assert same_bytes(h5tile.from_file(url, "/d"), data)
+    assert list(tmp_path.iterdir()) == []  # no local path made of the URL
+
+
 @pytest.mark.parametrize("dtype", LEGATE_DTYPES)
 def test_to_file_writes_every_dtype_as_h5py_reads_it(tmp_path, dtype):
     data = random_array(dtype, SHAPE, seed=10 + len(dtype))
@@ -399,9 +416,16 @@ def test_to_file_to_a_url_fails_at_once_and_writes_nothing(tmp_path, monkeypatch
     here = tmp_path / "cwd"  # where abspath would have made the URL the local path 'http:/127.0.0.1:.../w.h5'
     here.mkdir()
     monkeypatch.chdir(here)
-    for url in (f"{nginx_server.url}/w.h5?token=SECRET", "s3://bucket/w.h5"):
-        with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
-            hl.to_file(legate_store(np.ones((10, 2))), url, "/d")
-        assert "SECRET" not in str(e.value)
+    with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
+        hl.to_file(legate_store(np.ones((10, 2))), f"{nginx_server.url}/w.h5?token=SECRET", "/d")
+    assert "SECRET" not in str(e.value)
+    # s3:// is written (test_to_file_into_an_s3_prefix); without credentials, refused at once.
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE",
+                 "AWS_CONFIG_FILE", "AWS_NO_SIGN_REQUEST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    with pytest.raises(h5tile.InvalidArgumentError, match="no AWS credentials"):
+        hl.to_file(legate_store(np.ones((10, 2))), "s3://bucket/w.h5", "/d")
     assert list(here.iterdir()) == [] and list(nginx_server.root.iterdir()) == []
     assert not any(" PUT " in line or " POST " in line for line in nginx_server.requests())

@@ -399,3 +399,82 @@ def test_split_command_into_an_object_prefix(seaweedfs_server, aws, bucket, tmp_
     assert f"-> {url}:/u (3 tiles" in proc.stdout, proc.stdout
     assert len(keys(seaweedfs_server, bucket)) == 4
     np.testing.assert_array_equal(h5tile.from_file(url, "/u"), data)
+
+
+def mpi_tool(args, env, cwd, ranks):
+    return subprocess.run(["mpirun", "--oversubscribe", "-n", str(ranks), str(MPI_TOOL), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def mpi_pattern(rows, cols):
+    """The array mpi_tool writes: element i is (i * 2654435761 + 12345) mod 2^32."""
+    i = np.arange(rows * cols, dtype=np.uint64)
+    return ((i * np.uint64(2654435761) + np.uint64(12345)) % np.uint64(1 << 32)).astype(np.uint32).reshape(rows, cols)
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None or not MPI_TOOL.exists(),
+                    reason="MPI not installed (mpirun or the MPI test tool missing)")
+@pytest.mark.parametrize("gzip", [False, True])
+def test_mpi_ranks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws, bucket, tmp_path, gzip):
+    """Layout virtual from MPI ranks (separate processes): each rank uploads its own tile object,
+    rank 0 the virtual dataset's object last; every rank reads its tile and the whole array back
+    from the URL, and h5py reads a copy of the prefix."""
+    env = dict(os.environ, **aws(), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    url = f"s3://{bucket}/mpi/v.h5"
+    extra = ["--gzip", "4", "--chunk-rows", "100"] if gzip else []
+    written = mpi_tool(["write", url, "virtual", "3000", "500", *extra], env, tmp_path, 3)
+    assert written.returncode == 0, (written.stdout, written.stderr)
+    stored = keys(seaweedfs_server, bucket)
+    assert len(stored) == 4 and stored[0] == "mpi/v.h5", stored
+    read = mpi_tool(["read", url], env, tmp_path, 2)
+    assert read.returncode == 0 and read.stdout.count(": ok tile") == 2, (read.stdout, read.stderr)
+    local = mirror(seaweedfs_server, bucket, "mpi/", tmp_path / "copy")
+    with h5py.File(local / "mpi" / "v.h5", "r") as f:
+        np.testing.assert_array_equal(f["data"][()], mpi_pattern(3000, 500))
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # no local path made of the URL
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None or not MPI_TOOL.exists(),
+                    reason="MPI not installed (mpirun or the MPI test tool missing)")
+def test_a_failed_mpi_virtual_write_leaves_no_object(seaweedfs_server, aws, bucket, tmp_path, proxy):
+    """One rank's tile fails: every rank fails, and rank 0 deletes the tile objects the other
+    processes made (found by listing the write's prefix) and aborts the rest."""
+    env = dict(os.environ, **aws(proxy.endpoint), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    proxy.fail("UploadPart", nth=2, status=500, times=None)
+    proc = mpi_tool(["write", f"s3://{bucket}/bad.h5", "virtual", "3000", "500"], env, tmp_path, 3)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("rank ")]
+    assert proc.returncode != 0 and len(lines) == 3 and all(": error" in line for line in lines), proc.stdout
+    assert proxy.count("ListObjects") >= 1  # what other processes made, found
+    assert keys(seaweedfs_server, bucket) == []
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@pytest.mark.parametrize("where", ["threads", "worker processes"])
+def test_dask_blocks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws, bucket, tmp_path, where):
+    """h5tile.dask.to_file into s3://: every block its own tile object (uploaded by the thread or
+    the worker process that computed it), the client's virtual dataset object last."""
+    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    import h5tile.dask as h5d
+    data = compressible("float32", (2000, 300), seed=12)
+    x = da.from_array(data, chunks=(500, 300))
+    url = f"s3://{bucket}/dask/d.h5"
+    if where == "threads":
+        h5d.to_file(x, url, "/d")
+    else:
+        distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+        import dask
+        with dask.config.set({"temporary-directory": str(tmp_path)}), \
+                distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                         dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
+                distributed.Client(cluster):
+            h5d.to_file(x, url, "/d", chunks=(100, 300), compression="gzip")
+    stored = [k for k in keys(seaweedfs_server, bucket) if k.startswith("dask/")]
+    assert stored[0] == "dask/d.h5" and len(stored) == 5, stored
+    np.testing.assert_array_equal(h5tile.from_file(url, "/d"), data)
+    local = mirror(seaweedfs_server, bucket, "dask/", tmp_path / "copy")
+    with h5py.File(local / "dask" / "d.h5", "r") as f:
+        np.testing.assert_array_equal(f["d"][()], data)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []

@@ -49,6 +49,35 @@ std::string xml_text(std::string_view body, std::string_view tag) {
   return end == std::string_view::npos ? std::string() : std::string(body.substr(from, end - from));
 }
 
+// The texts of every <tag>...</tag> of an S3 XML answer, XML's five escapes undone.
+std::vector<std::string> xml_texts(std::string_view body, std::string_view tag) {
+  static constexpr std::pair<std::string_view, char> kEscapes[] = {
+      {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+  std::vector<std::string> out;
+  const auto open = fmt::format("<{}>", tag);
+  const auto close = fmt::format("</{}>", tag);
+  for (auto begin = body.find(open); begin != std::string_view::npos; begin = body.find(open, begin)) {
+    const auto from = begin + open.size();
+    const auto end = body.find(close, from);
+    if (end == std::string_view::npos) break;
+    std::string text;
+    for (auto i = from; i < end; ++i) {
+      const auto rest = body.substr(i, end - i);
+      const auto* escape = std::find_if(std::begin(kEscapes), std::end(kEscapes),
+                                        [&](const auto& e) { return rest.starts_with(e.first); });
+      if (escape != std::end(kEscapes)) {
+        text += escape->second;
+        i += escape->first.size() - 1;
+      } else {
+        text += body[i];
+      }
+    }
+    out.push_back(std::move(text));
+    begin = end + close.size();
+  }
+  return out;
+}
+
 // "HTTP 403 AccessDenied: Access Denied", from an answer and its S3 error body.
 std::string describe(const Reply& reply) {
   auto text = fmt::format("HTTP {}", reply.status);
@@ -111,6 +140,24 @@ class S3Upload final : public PartUploader {
 
   // DeleteObject: the object is gone (or was never there).
   void remove() { (void)send("DELETE", "", {}, {}, fmt::format("cannot delete '{}'", name_), {204, 200, 404}); }
+
+  // ListObjectsV2 of the bucket of this object (its requests then go to the bucket's URL): the
+  // keys under `prefix`, every page.
+  [[nodiscard]] std::vector<std::string> list(std::string_view prefix) {
+    request_.url.resize(request_.url.rfind('/') + 1);  // <endpoint>/<bucket>/ or https://<bucket>.s3...amazonaws.com/
+    std::vector<std::string> keys;
+    std::string token;
+    const auto what = fmt::format("cannot list '{}{}'", name_, prefix);
+    for (;;) {
+      auto query = fmt::format("list-type=2&prefix={}", percent_encoded(prefix));
+      if (!token.empty()) query += "&continuation-token=" + percent_encoded(token);
+      const auto reply = send("GET", query, {}, {}, what, {200});
+      auto page = xml_texts(reply.body, "Key");
+      keys.insert(keys.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
+      token = xml_text(reply.body, "NextContinuationToken");
+      if (xml_text(reply.body, "IsTruncated") != "true" || token.empty()) return keys;
+    }
+  }
 
   void start(bool exclusive) {
     exclusive_ = exclusive;
@@ -307,5 +354,19 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
 }
 
 void delete_s3_object(std::string_view url, const RemoteOptions& options) { s3_object(url, options)->remove(); }
+
+std::vector<std::string> list_s3_objects(std::string_view url, const RemoteOptions& options) {
+  const auto parsed = parse_url(url);
+  if (!parsed || parsed->scheme != "s3") {
+    throw InvalidArgument(fmt::format("cannot list '{}': not an s3:// URL", redacted(url)));
+  }
+  const auto bucket = fmt::format("s3://{}/", parsed->authority);
+  std::vector<std::string> urls;
+  // An object of the bucket resolves its requests (s3:// names an object, never a bucket alone).
+  for (auto& key : s3_object(bucket + "x", options)->list(std::string_view(parsed->path).substr(1))) {
+    urls.push_back(bucket + key);
+  }
+  return urls;
+}
 
 }  // namespace h5tile::detail

@@ -6,7 +6,9 @@
 // worth it retried with backoff (http_policy.hpp). Built only with libcurl.
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "io/object_upload.hpp"
 #include "io/remote_options.hpp"
@@ -23,5 +25,9 @@ namespace h5tile::detail {
 // Deletes the object `url` (s3://bucket/key), one that is not there included (DeleteObject),
 // signed and retried as the uploads are. Throws IoError once retries are spent or where refused.
 void delete_s3_object(std::string_view url, const RemoteOptions& options);
+
+// The objects whose keys start with the key of `url` (s3://bucket/prefix), as s3:// URLs
+// (ListObjectsV2, every page). Throws as delete_s3_object does.
+[[nodiscard]] std::vector<std::string> list_s3_objects(std::string_view url, const RemoteOptions& options);
 
 }  // namespace h5tile::detail
