@@ -193,7 +193,11 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   const bool object = is_object_target(plan.target);
   if (object) {
     check_object_target(plan.target, options.layout, options.mode, plan.dataset);
-    configure_object_write(config, plan.shape, plan.chunk, plan.dtype.size());
+    if (options.layout == Layout::Virtual) {
+      configure_object_write(config, {}, {}, 0);  // the main object holds metadata only (the tiles size their own)
+    } else {
+      configure_object_write(config, plan.shape, plan.chunk, plan.dtype.size());
+    }
   }
   const auto writer = make_layout_writer(plan, config);
   const bool with_tiles = writes_tile_files(plan, options.layout);
