@@ -157,5 +157,6 @@ void add_info(CLI::App& app);
 void add_verify(CLI::App& app);
 void add_consolidate(CLI::App& app);
 void add_bench(CLI::App& app);
+void add_uploads(CLI::App& app);
 
 }  // namespace h5tile::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   h5tile::cli::add_verify(app);
   h5tile::cli::add_consolidate(app);
   h5tile::cli::add_bench(app);
+  h5tile::cli::add_uploads(app);
   // A mistyped subcommand ("inof"): CLI11 would only say that one is required.
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;

@@ -405,6 +405,22 @@ struct RemoteIoReport {
 /// naming it, for a prefix that is not an s3:// URL or another variable.
 void set_s3_settings(const std::string& prefix, const std::map<std::string, std::string>& settings);
 
+/// An S3 multipart upload that began and was neither completed nor aborted: what a writer killed
+/// outright (kill -9, a lost machine) leaves in a bucket. Its parts take space (and cost) until
+/// aborted; no object appears from it.
+struct PendingUpload {
+  std::string url;        ///< s3://bucket/key: the object it would have made
+  std::string upload_id;  ///< the server's id of the upload
+  std::string initiated;  ///< when it began, as the server says (ISO 8601, UTC)
+};
+/// The unfinished multipart uploads of the objects whose keys start with the key of `prefix`
+/// (s3://bucket/ for the whole bucket, s3://bucket/runs/ for a folder), with the credentials and
+/// settings of reads (AWS_* variables, set_s3_settings). InvalidArgument for a URL that is not
+/// s3://; IoError where the server refuses (EACCES) or cannot be reached.
+[[nodiscard]] std::vector<PendingUpload> pending_uploads(const std::string& prefix);
+/// Aborts `upload` (AbortMultipartUpload): its parts are discarded; one already gone is no error.
+void abort_upload(const PendingUpload& upload);
+
 /// While a KeptOpen of a URL lives, every call of this process that opens that URL (listings,
 /// descriptions, attributes, datasets) uses that one open (HDF5's H5Freopen of it): the object is
 /// fetched once and its metadata blocks are read once, and all those calls see the one version

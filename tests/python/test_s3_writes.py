@@ -5,6 +5,7 @@ by h5py from a downloaded copy and by h5tile's own s3:// reads, and compared wit
 written; h5dump reads it. Failures mid-upload (servers/s3_faults.py in front of the server: 5xx,
 dropped connections, a failed completion, a writer killed) leave no object and, where the writer
 lives to abort, no upload behind."""
+import json
 import os
 import shutil
 import signal
@@ -236,9 +237,24 @@ def test_a_writer_killed_mid_upload_leaves_no_object(seaweedfs_server, aws, buck
     assert keys(seaweedfs_server, bucket) == []
     left = multipart_uploads(seaweedfs_server.client(), bucket)
     assert [u["Key"] for u in left] == ["killed.h5"]
-    for u in left:
-        seaweedfs_server.client().abort_multipart_upload(Bucket=bucket, Key=u["Key"], UploadId=u["UploadId"])
+    # `h5tile uploads` finds it, keeps it while younger than --older-than, and aborts it.
+    cli = BUILD / "cli" / "h5tile"
+    env = dict(os.environ, **aws())
+
+    def uploads(*args):
+        proc = subprocess.run([str(cli), "uploads", f"s3://{bucket}/", *args], env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+    listed = json.loads(uploads("--json"))
+    assert [(u["url"], u["upload_id"], u["aborted"]) for u in listed] == \
+        [(f"s3://{bucket}/killed.h5", left[0]["UploadId"], False)]
+    assert "1 unfinished upload under" in uploads()
+    assert "1 younger than 1d kept" in uploads("--abort", "--older-than", "1d")
+    assert len(multipart_uploads(seaweedfs_server.client(), bucket)) == 1
+    assert f"aborted s3://{bucket}/killed.h5" in uploads("--abort")
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+    assert "0 unfinished uploads under" in uploads()
 
 
 MPI_TOOL = BUILD / "tests" / "h5tile_mpi_tool"

@@ -1,6 +1,7 @@
 #include "io/http/s3_upload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -49,8 +50,9 @@ std::string xml_text(std::string_view body, std::string_view tag) {
   return end == std::string_view::npos ? std::string() : std::string(body.substr(from, end - from));
 }
 
-// The texts of every <tag>...</tag> of an S3 XML answer, XML's five escapes undone.
-std::vector<std::string> xml_texts(std::string_view body, std::string_view tag) {
+// The texts of every <tag>...</tag> of an S3 XML answer; XML's five escapes undone unless `raw`
+// (an element that holds others, whose texts are then taken from it).
+std::vector<std::string> xml_texts(std::string_view body, std::string_view tag, bool raw = false) {
   static constexpr std::pair<std::string_view, char> kEscapes[] = {
       {"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
   std::vector<std::string> out;
@@ -61,7 +63,8 @@ std::vector<std::string> xml_texts(std::string_view body, std::string_view tag) 
     const auto end = body.find(close, from);
     if (end == std::string_view::npos) break;
     std::string text;
-    for (auto i = from; i < end; ++i) {
+    for (auto i = from; i < end && raw; ++i) text += body[i];
+    for (auto i = from; i < end && !raw; ++i) {
       const auto rest = body.substr(i, end - i);
       const auto* escape = std::find_if(std::begin(kEscapes), std::end(kEscapes),
                                         [&](const auto& e) { return rest.starts_with(e.first); });
@@ -141,6 +144,47 @@ class S3Upload final : public PartUploader {
   // DeleteObject: the object is gone (or was never there).
   void remove() { (void)send("DELETE", "", {}, {}, fmt::format("cannot delete '{}'", name_), {204, 200, 404}); }
 
+  // ListMultipartUploads of the bucket of this object (its requests then go to the bucket's URL):
+  // the unfinished uploads of the keys under `prefix`, every page, as (key, upload id, initiated).
+  [[nodiscard]] std::vector<std::array<std::string, 3>> uploads(std::string_view prefix) {
+    request_.url.resize(request_.url.rfind('/') + 1);
+    std::vector<std::array<std::string, 3>> found;
+    std::string key_marker;
+    std::string id_marker;
+    const auto what = fmt::format("cannot list the uploads of '{}{}'", name_, prefix);
+    for (;;) {
+      // Parameters in the order SigV4 sorts them (libcurl signs the query as written), none empty
+      // but `uploads`.
+      std::string query;
+      if (!key_marker.empty()) query += fmt::format("key-marker={}&", percent_encoded(key_marker));
+      if (!prefix.empty()) query += fmt::format("prefix={}&", percent_encoded(prefix));
+      if (!key_marker.empty()) query += fmt::format("upload-id-marker={}&", percent_encoded(id_marker));
+      query += "uploads=";
+      const auto reply = send("GET", query, {}, {}, what, {200});
+      for (const auto& upload : xml_texts(reply.body, "Upload", true)) {
+        const auto key = xml_texts(upload, "Key");
+        const auto id = xml_texts(upload, "UploadId");
+        const auto initiated = xml_texts(upload, "Initiated");
+        if (key.empty() || id.empty()) continue;
+        found.push_back({key.front(), id.front(), initiated.empty() ? std::string() : initiated.front()});
+      }
+      const auto next_key = xml_texts(reply.body, "NextKeyMarker");
+      const auto next_id = xml_texts(reply.body, "NextUploadIdMarker");
+      if (xml_text(reply.body, "IsTruncated") != "true" || next_key.empty() || next_key.front().empty()) {
+        return found;
+      }
+      key_marker = next_key.front();
+      id_marker = next_id.empty() ? std::string() : next_id.front();
+    }
+  }
+
+  // AbortMultipartUpload of upload `id` of this object: its parts are discarded (an upload
+  // already gone, 404, too).
+  void abort_upload(std::string_view id) {
+    (void)send("DELETE", fmt::format("uploadId={}", percent_encoded(id)), {}, {},
+               fmt::format("cannot abort upload {} of '{}'", id, name_), {204, 200, 404});
+  }
+
   // ListObjectsV2 of the bucket of this object (its requests then go to the bucket's URL): the
   // keys under `prefix`, every page.
   [[nodiscard]] std::vector<std::string> list(std::string_view prefix) {
@@ -149,8 +193,11 @@ class S3Upload final : public PartUploader {
     std::string token;
     const auto what = fmt::format("cannot list '{}{}'", name_, prefix);
     for (;;) {
-      auto query = fmt::format("list-type=2&prefix={}", percent_encoded(prefix));
-      if (!token.empty()) query += "&continuation-token=" + percent_encoded(token);
+      // Parameters in the order SigV4 sorts them (libcurl signs the query as written).
+      std::string query;
+      if (!token.empty()) query += fmt::format("continuation-token={}&", percent_encoded(token));
+      query += "list-type=2";
+      if (!prefix.empty()) query += fmt::format("&prefix={}", percent_encoded(prefix));
       const auto reply = send("GET", query, {}, {}, what, {200});
       auto page = xml_texts(reply.body, "Key");
       keys.insert(keys.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
@@ -354,6 +401,24 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
 }
 
 void delete_s3_object(std::string_view url, const RemoteOptions& options) { s3_object(url, options)->remove(); }
+
+std::vector<PendingS3Upload> list_s3_uploads(std::string_view url, const RemoteOptions& options) {
+  const auto parsed = parse_url(url);
+  if (!parsed || parsed->scheme != "s3") {
+    throw InvalidArgument(fmt::format("cannot list the uploads of '{}': not an s3:// URL", redacted(url)));
+  }
+  const auto bucket = fmt::format("s3://{}/", parsed->authority);
+  std::vector<PendingS3Upload> found;
+  for (auto& [key, id, initiated] :
+       s3_object(bucket + "x", options)->uploads(std::string_view(parsed->path).substr(1))) {
+    found.push_back({bucket + key, std::move(id), std::move(initiated)});
+  }
+  return found;
+}
+
+void abort_s3_upload(std::string_view url, std::string_view upload_id, const RemoteOptions& options) {
+  s3_object(url, options)->abort_upload(upload_id);
+}
 
 std::vector<std::string> list_s3_objects(std::string_view url, const RemoteOptions& options) {
   const auto parsed = parse_url(url);

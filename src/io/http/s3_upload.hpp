@@ -26,6 +26,18 @@ namespace h5tile::detail {
 // signed and retried as the uploads are. Throws IoError once retries are spent or where refused.
 void delete_s3_object(std::string_view url, const RemoteOptions& options);
 
+// An unfinished multipart upload: the object's URL, its upload id, when it began (ISO 8601).
+struct PendingS3Upload {
+  std::string url;
+  std::string upload_id;
+  std::string initiated;
+};
+// The unfinished multipart uploads of the objects whose keys start with the key of `url`
+// (s3://bucket/prefix; s3://bucket/ for all), every page (ListMultipartUploads).
+[[nodiscard]] std::vector<PendingS3Upload> list_s3_uploads(std::string_view url, const RemoteOptions& options);
+// Aborts upload `upload_id` of the object `url`: its parts are discarded (one already gone too).
+void abort_s3_upload(std::string_view url, std::string_view upload_id, const RemoteOptions& options);
+
 // The objects whose keys start with the key of `url` (s3://bucket/prefix), as s3:// URLs
 // (ListObjectsV2, every page). Throws as delete_s3_object does.
 [[nodiscard]] std::vector<std::string> list_s3_objects(std::string_view url, const RemoteOptions& options);

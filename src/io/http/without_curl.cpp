@@ -31,6 +31,15 @@ void delete_s3_object(std::string_view url, const RemoteOptions& options) {
   (void)start_s3_upload(url, options, false);  // throws: no remote writes
 }
 
+std::vector<PendingS3Upload> list_s3_uploads(std::string_view url, const RemoteOptions& options) {
+  (void)start_s3_upload(url, options, false);  // throws: no remote writes
+  return {};
+}
+
+void abort_s3_upload(std::string_view url, std::string_view /*upload_id*/, const RemoteOptions& options) {
+  (void)start_s3_upload(url, options, false);  // throws: no remote writes
+}
+
 std::vector<std::string> list_s3_objects(std::string_view url, const RemoteOptions& options) {
   (void)start_s3_upload(url, options, false);  // throws: no remote writes
   return {};
