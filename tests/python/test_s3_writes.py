@@ -494,3 +494,21 @@ def test_dask_blocks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws
     with h5py.File(local / "dask" / "d.h5", "r") as f:
         np.testing.assert_array_equal(f["d"][()], data)
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_uploads_command_lists_and_aborts_more_than_a_thousand(seaweedfs_server, aws, bucket):
+    """More unfinished uploads than AWS puts in one ListMultipartUploads page (1000; SeaweedFS
+    answers them in one): every one under the prefix is listed, and --abort discards them all."""
+    client = seaweedfs_server.client()
+    made = {client.create_multipart_upload(Bucket=bucket, Key=f"many/k{i:04d}.h5")["UploadId"] for i in range(1010)}
+    client.create_multipart_upload(Bucket=bucket, Key="other/x.h5")  # outside the prefix
+    cli = BUILD / "cli" / "h5tile"
+    env = dict(os.environ, **aws())
+    proc = subprocess.run([str(cli), "uploads", f"s3://{bucket}/many/", "--json"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert {u["upload_id"] for u in json.loads(proc.stdout)} == made
+    proc = subprocess.run([str(cli), "uploads", f"s3://{bucket}/many/", "--abort"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and "1010 unfinished uploads" in proc.stdout, proc.stderr
+    assert [u["Key"] for u in multipart_uploads(client, bucket)] == ["other/x.h5"]
