@@ -512,3 +512,19 @@ def test_uploads_command_lists_and_aborts_more_than_a_thousand(seaweedfs_server,
                           text=True, timeout=300)
     assert proc.returncode == 0 and "1010 unfinished uploads" in proc.stdout, proc.stderr
     assert [u["Key"] for u in multipart_uploads(client, bucket)] == ["other/x.h5"]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "virtual"])
+def test_device_arrays_upload_as_host_arrays_do(seaweedfs_server, aws, bucket, tmp_path, layout):
+    """GPU machine (skipped elsewhere): to_file of a CuPy array into s3:// writes the bytes the
+    same write of the host array does (the datasets equal byte for byte, read by h5py)."""
+    cp = pytest.importorskip("cupy", reason="CuPy is not installed")
+    if h5tile.cuda_device_count() == 0:
+        pytest.skip("no CUDA device visible (or h5tile built without CUDA)")
+    data = compressible("float32", (3000, 1000), seed=13)  # 12 MB: parts of 8 MiB
+    h5tile.to_file(data, f"s3://{bucket}/host.h5", "d", layout=layout, ranks=3).wait()
+    h5tile.to_file(cp.asarray(data), f"s3://{bucket}/device.h5", "d", layout=layout, ranks=3).wait()
+    copies = mirror(seaweedfs_server, bucket, "", tmp_path / "copy")
+    with h5py.File(copies / "host.h5", "r") as h, h5py.File(copies / "device.h5", "r") as d:
+        assert h["d"][()].tobytes() == d["d"][()].tobytes() == data.tobytes()
+    assert cp.asnumpy(h5tile.from_file(f"s3://{bucket}/device.h5", "d", device=0)).tobytes() == data.tobytes()
