@@ -364,10 +364,17 @@ def test_an_empty_output_name_or_one_ending_in_a_slash_is_named(tmp_path, monkey
 def test_to_file_to_a_url_fails_at_once_and_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # where abspath would make 'http://h/w.h5' the local path 'http:/h/w.h5'
     x = da.ones((10, 4), chunks=(5, 4))
-    for url in ("http://127.0.0.1:1/w.h5?token=SECRET", "s3://bucket/w.h5"):
-        with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
-            h5d.to_file(x, url, "/d")
-        assert "SECRET" not in str(e.value)
+    with pytest.raises(h5tile.InvalidArgumentError, match="remote writes are not supported") as e:
+        h5d.to_file(x, "http://127.0.0.1:1/w.h5?token=SECRET", "/d")
+    assert "SECRET" not in str(e.value)
+    # s3:// is written (test_s3_writes.py); without credentials, refused before anything is sent.
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                 "AWS_NO_SIGN_REQUEST"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    with pytest.raises(h5tile.InvalidArgumentError, match="no AWS credentials"):
+        h5d.to_file(x, "s3://bucket/w.h5", "/d")
     # A scheme h5tile does not serve is named, never written as a local folder 'gs:' (nor read as one).
     for url in ("gs://bucket/w.h5", "file:///w.h5", "simplecache::s3://bucket/w.h5"):
         scheme = url.split("://")[0]

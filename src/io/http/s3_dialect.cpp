@@ -141,7 +141,7 @@ Request resolve(std::string_view url, const Environment& env) {
   const std::string_view secret = get(env, "AWS_SECRET_ACCESS_KEY");
   if (id.empty() && secret.empty()) {
     throw InvalidArgument(
-        fmt::format("no AWS credentials to read '{}': set AWS_ACCESS_KEY_ID and "
+        fmt::format("no AWS credentials for '{}': set AWS_ACCESS_KEY_ID and "
                     "AWS_SECRET_ACCESS_KEY, or AWS_NO_SIGN_REQUEST=YES for a public bucket",
                     url));
   }
