@@ -34,7 +34,11 @@ std::optional<double> duration_seconds(const std::string& text) {
     return std::nullopt;
   }
   const auto unit = text.substr(used);
-  const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : -1;
+  const double scale = unit.empty() || unit == "s" ? 1
+                       : unit == "m"               ? 60
+                       : unit == "h"               ? 3600
+                       : unit == "d"               ? 86400
+                                                   : -1;
   if (scale < 0 || !(value >= 0)) return std::nullopt;
   return value * scale;
 }
@@ -56,8 +60,8 @@ int run_uploads() {
   if (!uploads_options.older_than.empty()) {
     older = duration_seconds(uploads_options.older_than);
     if (!older) {
-      throw CLI::ValidationError("--older-than", fmt::format("'{}' is not a duration such as 90s, 30m, 2h or 1d",
-                                                             uploads_options.older_than));
+      throw CLI::ValidationError(
+          "--older-than", fmt::format("'{}' is not a duration such as 90s, 30m, 2h or 1d", uploads_options.older_than));
     }
   }
   const auto found = pending_uploads(uploads_options.prefix);

@@ -557,7 +557,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     A block recomputed after its worker died is written once, by its retry (Dask's
     ``distributed.scheduler.allowed-failures``); but a write task that Dask runs a second time
     (its worker lost while or after it wrote the tile) finds its tile file there, and the write
-    raises (h5tile creates tile files exclusively): run it again.
+    raises (h5tile creates tile files exclusively): run it again. (Into ``s3://``, such a task
+    uploads its tile object again, with the same bytes, replacing the first.)
 
     Args:
         array: a ``dask.array.Array`` of a dtype h5tile writes (NumPy or CuPy blocks; CuPy blocks

@@ -170,6 +170,19 @@ void check_object_target(const fs::path& path, Layout layout, Mode mode, const s
         "file (layout 'contiguous' or 'chunked'), or as tile objects and a virtual dataset (layout 'virtual')",
         dataset, shown, layout_name(layout)));
   }
+  if (layout == Layout::Virtual) {
+    // The tile objects' names hold the key and the dataset's name; the virtual dataset refers to
+    // them by relative names, in which a reader takes '?' or '#' for a query or a fragment.
+    const auto url = parse_url(path.native());
+    const auto key = url ? std::string_view(url->path) : std::string_view();
+    if (key.find_first_of("?#") != std::string_view::npos || dataset.find_first_of("?#") != std::string::npos) {
+      throw InvalidArgument(fmt::format(
+          "cannot write '{}' to '{}': layout 'virtual' names its tile objects after the key and the dataset, and a "
+          "'?' or '#' in either would not be found again by readers; use other names, or layout 'contiguous' "
+          "or 'chunked'",
+          dataset, shown));
+    }
+  }
   if (mode == Mode::Append) {
     throw InvalidArgument(
         fmt::format("cannot add '{}' to '{}': an object is written whole, and mode 'a' changes a file in place "

@@ -164,12 +164,12 @@ hid_t driver_id() {
   return check(id, "cannot register h5tile's upload file driver with HDF5");
 }
 
-// `fapl` copied, on the driver, with metadata gathered into blocks of 1 MiB.
+// `fapl` copied, on the driver, with metadata gathered into blocks (ObjectUpload::meta_block_bytes).
 PlistHandle upload_access(const std::shared_ptr<ObjectUpload>& upload, hid_t fapl) {
   PlistHandle access(check(fapl == H5P_DEFAULT ? H5Pcreate(H5P_FILE_ACCESS) : H5Pcopy(fapl), "H5Pcopy(file access)"));
   const DriverConfig config{upload};
   check(H5Pset_driver(access.get(), driver_id(), &config), "cannot set h5tile's upload file driver");
-  check(H5Pset_meta_block_size(access.get(), hsize_t{1} << 20), "H5Pset_meta_block_size");
+  check(H5Pset_meta_block_size(access.get(), upload->meta_block_bytes()), "H5Pset_meta_block_size");
   return access;
 }
 

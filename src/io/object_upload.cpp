@@ -203,12 +203,28 @@ void ObjectUpload::finish() {
   std::vector<std::string> etags;
   etags.reserve(count);
   for (std::uint64_t index = 0; index < count; ++index) etags.push_back(etags_.at(index));
+  complete_sent_ = true;
   lock.unlock();
-  uploader_->complete(etags);
+  try {
+    uploader_->complete(etags);
+  } catch (const FileExists&) {  // refused (mode x): this upload made nothing
+    const std::lock_guard again(mutex_);
+    complete_sent_ = false;
+    throw;
+  }
   lock.lock();
   completed_ = true;
   stopping_ = true;
   changed_.notify_all();
+}
+
+bool ObjectUpload::may_have_completed() noexcept {
+  {
+    const std::lock_guard lock(mutex_);
+    if (completed_) return true;
+    if (!complete_sent_) return false;
+  }
+  return uploader_->may_have_completed();
 }
 
 void ObjectUpload::abort() noexcept {

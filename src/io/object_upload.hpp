@@ -41,6 +41,9 @@ class PartUploader {
   virtual void complete(const std::vector<std::string>& etags) = 0;
   // Discards the parts sent: nothing of the upload becomes visible. Never throws.
   virtual void abort() noexcept = 0;
+  // After complete() threw: whether the object may have been made anyway (the answer to a
+  // completion the server carried out was lost); true where it cannot tell. Never throws.
+  [[nodiscard]] virtual bool may_have_completed() noexcept { return true; }
 };
 
 // S3's limits on the parts of one upload.
@@ -83,6 +86,13 @@ class ObjectUpload final : public ByteSink {
   void finish();
   // Stops sending, and discards the upload (AbortMultipartUpload). Never throws.
   void abort() noexcept;
+  // Whether the object may exist as this upload made it: completed, or a completion was sent
+  // and failed in a way that leaves it unknown (PartUploader::may_have_completed). Never throws.
+  [[nodiscard]] bool may_have_completed() noexcept;
+  // HDF5's metadata block for a file built into this upload (upload_driver.hpp): 1 MiB, which
+  // keeps metadata in few parts; less for a small object (each block is stored whole).
+  [[nodiscard]] std::uint64_t meta_block_bytes() const noexcept { return meta_block_bytes_; }
+  void set_meta_block_bytes(std::uint64_t bytes) noexcept { meta_block_bytes_ = bytes; }
 
  private:
   enum class State : unsigned char { Filling, Queued, Sending, Sent };
@@ -115,7 +125,9 @@ class ObjectUpload final : public ByteSink {
   mutable std::exception_ptr failure_;
   bool stopping_ = false;
   bool completed_ = false;
+  bool complete_sent_ = false;  // complete() was called and did not refuse outright
   bool aborted_ = false;
+  std::uint64_t meta_block_bytes_ = std::uint64_t{1} << 20;
   std::vector<std::thread> senders_;
 };
 

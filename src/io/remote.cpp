@@ -66,8 +66,12 @@ std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOp
                     "standard multipart upload); write a local file or an s3:// object",
                     redacted(text)));
   }
-  return std::make_shared<ObjectUpload>(start_s3_upload(text, options, exclusive),
-                                        part_size_for(expected_bytes, kPreferredPartBytes), options.connections);
+  auto upload = std::make_shared<ObjectUpload>(start_s3_upload(text, options, exclusive),
+                                               part_size_for(expected_bytes, kPreferredPartBytes), options.connections);
+  // A small object (a tile; a write's estimate holds 64 MiB for HDF5's metadata) gets small
+  // metadata blocks: each is stored whole.
+  if (expected_bytes < (std::uint64_t{128} << 20)) upload->set_meta_block_bytes(std::uint64_t{64} << 10);
+  return upload;
 }
 
 void delete_object(std::string_view url, const RemoteOptions& options) { delete_s3_object(url, options); }

@@ -194,6 +194,9 @@ void WriteCommit::abandon() const noexcept {
     return;  // the target is this write's file now: its generation is in use
   }
   if (uploads()) {
+    // A completion whose answer was lost may have made the object, which then maps this write's
+    // tiles: they stay (and the failure stands), rather than leave a visible object without them.
+    if (upload_ && upload_->may_have_completed()) return;
     if (upload_) upload_->abort();
     // The objects this process made beside the target, then whatever the generation's prefix
     // holds (tiles of ranks in other processes; listing may be refused where deleting is not).

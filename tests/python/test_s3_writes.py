@@ -178,7 +178,7 @@ def test_what_an_object_cannot_take_is_refused_by_name(seaweedfs_server, aws, bu
 
 
 def test_a_part_that_fails_once_is_sent_again(seaweedfs_server, aws, bucket, tmp_path, proxy):
-    data = compressible("float32", (4000, 1000), seed=4)  # 16 MB: parts 1 and 2 whole, 3 the rest
+    data = compressible("float32", (5000, 1000), seed=4)  # 20 MB: parts 1 and 2 whole, 3 the rest
     aws(proxy.endpoint)
     proxy.fail("UploadPart", nth=2, status=503)
     proxy.drop("UploadPart", nth=3, after_bytes=65536)
@@ -376,6 +376,32 @@ def test_virtual_layout_uploads_tile_objects_then_the_main_one(seaweedfs_server,
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
 
 
+def test_a_completion_whose_answer_is_lost_keeps_the_tiles(seaweedfs_server, aws, bucket, proxy):
+    """The server makes the virtual dataset's object but every answer to its completion is lost:
+    the write fails, and the tiles the (visible) object maps stay, so that it reads whole."""
+    data = compressible("float32", (3000, 700), seed=14)
+    aws(proxy.endpoint)
+    proxy.lose_response("CompleteMultipartUpload", key="lost.h5", times=None)
+    with pytest.raises(OSError, match="lost.h5"):
+        h5tile.to_file(data, f"s3://{bucket}/lost.h5", "d", layout="virtual", ranks=3).wait()
+    proxy.clear()
+    assert len(keys(seaweedfs_server, bucket)) == 4
+    np.testing.assert_array_equal(h5tile.from_file(f"s3://{bucket}/lost.h5", "d"), data)
+
+
+def test_names_readers_could_not_find_again_are_refused_for_virtual_objects(seaweedfs_server, aws, bucket):
+    data = np.ones((20, 4), "float32")
+    for url, name in ((f"s3://{bucket}/a#b.h5", "d"), (f"s3://{bucket}/ok.h5", "/p?q"), (f"s3://{bucket}/ok.h5", "r#s")):
+        with pytest.raises(ValueError, match="'[?]' or '#'"):
+            h5tile.to_file(data, url, name, layout="virtual", ranks=2).wait()
+    assert keys(seaweedfs_server, bucket) == []
+    h5tile.to_file(data, f"s3://{bucket}/a b%41é.h5", "/g h%é", layout="virtual", ranks=2).wait()
+    np.testing.assert_array_equal(h5tile.from_file(f"s3://{bucket}/a b%41é.h5", "/g h%é"), data)
+    # Small tiles make small objects (HDF5's metadata blocks sized for them, not 1 MiB each).
+    sizes = seaweedfs_server.client().list_objects_v2(Bucket=bucket)["Contents"]
+    assert all(o["Size"] < 200_000 for o in sizes), [(o["Key"], o["Size"]) for o in sizes]
+
+
 @pytest.mark.parametrize("fault", ["tile_part", "main_completion"])
 def test_a_failed_virtual_write_leaves_no_object(seaweedfs_server, aws, bucket, proxy, fault):
     data = compressible("float32", (3000, 700), seed=10)
@@ -459,12 +485,18 @@ def test_a_failed_mpi_virtual_write_leaves_no_object(seaweedfs_server, aws, buck
     processes made (found by listing the write's prefix) and aborts the rest."""
     env = dict(os.environ, **aws(proxy.endpoint), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
-    proxy.fail("UploadPart", nth=2, status=500, times=None)
+    # Objects of other writes beside it, one under the same '.tiles' prefix: never touched.
+    bystanders = ["keep.h5", "bad.h5.tiles/data/0000000000000000-1-00000000/tile-00000.h5", "bad.h5.tiles/x"]
+    for key in bystanders:
+        seaweedfs_server.put_bytes(bucket, key, b"other")
+    # Every tile completes (rank 0's and two of other processes); the main object's completion fails.
+    proxy.fail("CompleteMultipartUpload", key="bad.h5", status=500, times=None)
     proc = mpi_tool(["write", f"s3://{bucket}/bad.h5", "virtual", "3000", "500"], env, tmp_path, 3)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("rank ")]
     assert proc.returncode != 0 and len(lines) == 3 and all(": error" in line for line in lines), proc.stdout
     assert proxy.count("ListObjects") >= 1  # what other processes made, found
-    assert keys(seaweedfs_server, bucket) == []
+    assert proxy.count("DeleteObject") == 3
+    assert keys(seaweedfs_server, bucket) == sorted(bystanders)
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
 
 

@@ -243,8 +243,7 @@ TEST(OpenRemote, S3WithoutCredentialsIsAClearErrorWithoutTheQueryString) {
     (void)open_remote("s3://bucket/key.h5?X-Amz-Credential=secret", RemoteOptions{});
     FAIL() << "no error";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("no AWS credentials for 's3://bucket/key.h5'"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("no AWS credentials for 's3://bucket/key.h5'"), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos) << e.what();
   }
 }

@@ -30,14 +30,27 @@ struct Reply {
   long status = 0;
   std::string etag{};
   std::string body{};
+  bool cut = false;  // the body was longer than kMaxReplyBody
 };
 
 // Sent with every request: the SHA-256 of its body, or UNSIGNED-PAYLOAD (the parts are not hashed:
 // TLS protects them in transit, as for the AWS SDKs' uploads over HTTPS).
 constexpr std::string_view kPayloadHashHeader = "x-amz-content-sha256:";
 
-// The longest answer body kept (S3's XML answers are a few KiB at most).
-constexpr std::size_t kMaxReplyBody = std::size_t{1} << 20;
+// The longest answer body kept (S3's answers are a few KiB, a listing page of 1,000 keys of up to
+// 1 KiB each about 1.5 MB); a longer one is an error where it is read (complete_body).
+constexpr std::size_t kMaxReplyBody = std::size_t{16} << 20;
+
+// A listing page's body, whole: an IoError where it was cut or says it goes on without saying where.
+const std::string& complete_page(const Reply& reply, const std::string& what, bool truncated, bool has_marker) {
+  if (reply.cut) {
+    throw IoError(fmt::format("{}: a page of the listing is longer than {} bytes", what, kMaxReplyBody), EPROTO);
+  }
+  if (truncated && !has_marker) {
+    throw IoError(fmt::format("{}: the server says the listing goes on but not where", what), EPROTO);
+  }
+  return reply.body;
+}
 
 // The text of the first <tag>...</tag> of an S3 XML answer ("" where none).
 std::string xml_text(std::string_view body, std::string_view tag) {
@@ -117,6 +130,7 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
   auto& reply = *static_cast<Reply*>(user);
   const auto n = size * count;
   if (reply.body.size() < kMaxReplyBody) reply.body.append(data, std::min(n, kMaxReplyBody - reply.body.size()));
+  if (reply.body.size() >= kMaxReplyBody) reply.cut = true;
   return n;
 }
 
@@ -132,6 +146,8 @@ class S3Upload final : public PartUploader {
   ~S3Upload() override = default;
 
   [[nodiscard]] std::string name() const override { return name_; }
+  // "s3://bucket/" (this object's bucket), for the messages of listings.
+  [[nodiscard]] std::string bucket_name() const { return name_.substr(0, name_.find('/', 5) + 1); }
 
   // HeadObject: whether the object is there (a refusal to say, 403, counts as not); its ETag is
   // kept, so that a completion whose answer was lost is not taken for this object.
@@ -151,7 +167,7 @@ class S3Upload final : public PartUploader {
     std::vector<std::array<std::string, 3>> found;
     std::string key_marker;
     std::string id_marker;
-    const auto what = fmt::format("cannot list the uploads of '{}{}'", name_, prefix);
+    const auto what = fmt::format("cannot list the uploads of '{}{}'", bucket_name(), prefix);
     for (;;) {
       // Parameters in the order SigV4 sorts them (libcurl signs the query as written), none empty
       // but `uploads`.
@@ -170,9 +186,9 @@ class S3Upload final : public PartUploader {
       }
       const auto next_key = xml_texts(reply.body, "NextKeyMarker");
       const auto next_id = xml_texts(reply.body, "NextUploadIdMarker");
-      if (xml_text(reply.body, "IsTruncated") != "true" || next_key.empty() || next_key.front().empty()) {
-        return found;
-      }
+      const bool truncated = xml_text(reply.body, "IsTruncated") == "true";
+      (void)complete_page(reply, what, truncated, !next_key.empty() && !next_key.front().empty());
+      if (!truncated) return found;
       key_marker = next_key.front();
       id_marker = next_id.empty() ? std::string() : next_id.front();
     }
@@ -191,7 +207,7 @@ class S3Upload final : public PartUploader {
     request_.url.resize(request_.url.rfind('/') + 1);  // <endpoint>/<bucket>/ or https://<bucket>.s3...amazonaws.com/
     std::vector<std::string> keys;
     std::string token;
-    const auto what = fmt::format("cannot list '{}{}'", name_, prefix);
+    const auto what = fmt::format("cannot list '{}{}'", bucket_name(), prefix);
     for (;;) {
       // Parameters in the order SigV4 sorts them (libcurl signs the query as written).
       std::string query;
@@ -201,8 +217,11 @@ class S3Upload final : public PartUploader {
       const auto reply = send("GET", query, {}, {}, what, {200});
       auto page = xml_texts(reply.body, "Key");
       keys.insert(keys.end(), std::make_move_iterator(page.begin()), std::make_move_iterator(page.end()));
-      token = xml_text(reply.body, "NextContinuationToken");
-      if (xml_text(reply.body, "IsTruncated") != "true" || token.empty()) return keys;
+      const auto tokens = xml_texts(reply.body, "NextContinuationToken");
+      token = tokens.empty() ? std::string() : tokens.front();
+      const bool truncated = xml_text(reply.body, "IsTruncated") == "true";
+      (void)complete_page(reply, what, truncated, !token.empty());
+      if (!truncated) return keys;
     }
   }
 
@@ -241,6 +260,16 @@ class S3Upload final : public PartUploader {
       throw FileExists(fmt::format("{}: it exists (mode 'w-' does not replace an object)", what));
     }
     if (reply.status == 404) throw IoError(fmt::format("{}: {}", what, describe(reply)), EIO);
+  }
+
+  bool may_have_completed() noexcept override {
+    try {
+      const auto head = send("HEAD", "", {}, {}, "check", {200, 404});
+      // Gone, or the object that was there before the upload: this upload made nothing.
+      return !(head.status == 404 || (!etag_before_.empty() && head.etag == etag_before_));
+    } catch (...) {
+      return true;
+    }
   }
 
   void abort() noexcept override {
