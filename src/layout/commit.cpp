@@ -80,8 +80,9 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
 const std::shared_ptr<ObjectUpload>& WriteCommit::upload() const {
   if (elsewhere_) {
     throw RuntimeError(
-        fmt::format("cannot write '{}': an object is written by the ranks of one process (threads); "
-                    "from several processes (MPI), write a local file",
+        fmt::format("cannot write '{}': one self-contained object is written by the ranks of one process "
+                    "(threads); from several processes (MPI, Dask workers), write layout 'virtual' (a tile object "
+                    "per rank) or a local file",
                     redacted(target_.native())));
   }
   return upload_;
