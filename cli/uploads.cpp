@@ -56,6 +56,11 @@ std::optional<double> age_seconds(const std::string& initiated) {
 }
 
 int run_uploads() {
+  const auto& prefix = uploads_options.prefix;
+  if (prefix.size() < 5 || (prefix.compare(0, 5, "s3://") != 0 && prefix.compare(0, 5, "S3://") != 0)) {
+    throw CLI::ValidationError(
+        "PREFIX", fmt::format("'{}' is not an s3:// URL (s3://bucket/ or s3://bucket/folder/)", redacted_path(prefix)));
+  }
   std::optional<double> older;
   if (!uploads_options.older_than.empty()) {
     older = duration_seconds(uploads_options.older_than);
