@@ -560,3 +560,11 @@ def test_device_arrays_upload_as_host_arrays_do(seaweedfs_server, aws, bucket, t
     with h5py.File(copies / "host.h5", "r") as h, h5py.File(copies / "device.h5", "r") as d:
         assert h["d"][()].tobytes() == d["d"][()].tobytes() == data.tobytes()
     assert cp.asnumpy(h5tile.from_file(f"s3://{bucket}/device.h5", "d", device=0)).tobytes() == data.tobytes()
+
+
+def test_uploads_command_refuses_other_urls_as_a_usage_error():
+    for prefix in ("http://127.0.0.1:9/x?token=SECRET", "webhdfs://127.0.0.1:9/x", "bucket/"):
+        proc = subprocess.run([str(BUILD / "cli" / "h5tile"), "uploads", prefix], capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 2 and "is not an s3:// URL" in proc.stderr, proc.stderr
+        assert "SECRET" not in proc.stderr
