@@ -197,8 +197,10 @@ void WriteCommit::abandon() const noexcept {
   if (uploads()) {
     // A completion whose answer was lost may have made the object, which then maps this write's
     // tiles: they stay (and the failure stands), rather than leave a visible object without them.
-    if (upload_ && upload_->may_have_completed()) return;
+    // The abort is sent either way (after a completion the server answers it 404).
+    const bool maybe_made = upload_ && upload_->may_have_completed();
     if (upload_) upload_->abort();
+    if (maybe_made) return;
     // The objects this process made beside the target, then whatever the generation's prefix
     // holds (tiles of ranks in other processes; listing may be refused where deleting is not).
     // What cannot be deleted is left behind: the failed write's message stands (docs/REMOTE.md).
