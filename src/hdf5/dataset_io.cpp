@@ -1,5 +1,7 @@
 #include "hdf5/dataset_io.hpp"
 
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "hdf5/file.hpp"
@@ -13,7 +15,11 @@ bool fills_nothing(hid_t dataset) {
   const PlistHandle dcpl(check(H5Dget_create_plist(dataset), "H5Dget_create_plist"));
   H5D_fill_time_t when = H5D_FILL_TIME_IFSET;
   check(H5Pget_fill_time(dcpl.get(), &when), "H5Pget_fill_time");
-  return when == H5D_FILL_TIME_NEVER;
+  // A damaged file may hold a value outside the enumeration: compared as its bytes (loading it
+  // as the enum would be undefined; the fuzzer found one).
+  std::underlying_type_t<H5D_fill_time_t> raw = 0;
+  std::memcpy(&raw, &when, sizeof raw);
+  return raw == static_cast<std::underlying_type_t<H5D_fill_time_t>>(H5D_FILL_TIME_NEVER);
 }
 
 }  // namespace
