@@ -38,18 +38,17 @@ struct Reply {
 constexpr std::string_view kPayloadHashHeader = "x-amz-content-sha256:";
 
 // The longest answer body kept (S3's answers are a few KiB, a listing page of 1,000 keys of up to
-// 1 KiB each about 1.5 MB); a longer one is an error where it is read (complete_body).
+// 1 KiB each about 1.5 MB); a longer one is an error where it is read (check_page).
 constexpr std::size_t kMaxReplyBody = std::size_t{16} << 20;
 
-// A listing page's body, whole: an IoError where it was cut or says it goes on without saying where.
-const std::string& complete_page(const Reply& reply, const std::string& what, bool truncated, bool has_marker) {
+// A listing page must be whole: an IoError where it was cut or says it goes on without saying where.
+void check_page(const Reply& reply, const std::string& what, bool truncated, bool has_marker) {
   if (reply.cut) {
     throw IoError(fmt::format("{}: a page of the listing is longer than {} bytes", what, kMaxReplyBody), EPROTO);
   }
   if (truncated && !has_marker) {
     throw IoError(fmt::format("{}: the server says the listing goes on but not where", what), EPROTO);
   }
-  return reply.body;
 }
 
 // The text of the first <tag>...</tag> of an S3 XML answer ("" where none).
@@ -187,7 +186,7 @@ class S3Upload final : public PartUploader {
       const auto next_key = xml_texts(reply.body, "NextKeyMarker");
       const auto next_id = xml_texts(reply.body, "NextUploadIdMarker");
       const bool truncated = xml_text(reply.body, "IsTruncated") == "true";
-      (void)complete_page(reply, what, truncated, !next_key.empty() && !next_key.front().empty());
+      check_page(reply, what, truncated, !next_key.empty() && !next_key.front().empty());
       if (!truncated) return found;
       key_marker = next_key.front();
       id_marker = next_id.empty() ? std::string() : next_id.front();
@@ -220,7 +219,7 @@ class S3Upload final : public PartUploader {
       const auto tokens = xml_texts(reply.body, "NextContinuationToken");
       token = tokens.empty() ? std::string() : tokens.front();
       const bool truncated = xml_text(reply.body, "IsTruncated") == "true";
-      (void)complete_page(reply, what, truncated, !token.empty());
+      check_page(reply, what, truncated, !token.empty());
       if (!truncated) return keys;
     }
   }
@@ -431,16 +430,32 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
 
 void delete_s3_object(std::string_view url, const RemoteOptions& options) { s3_object(url, options)->remove(); }
 
-std::vector<PendingS3Upload> list_s3_uploads(std::string_view url, const RemoteOptions& options) {
+namespace {
+
+// The bucket of `url` (s3://bucket/prefix) as "s3://bucket/", its prefix, and the requests of
+// the bucket (an object of it resolves them: s3:// names an object, never a bucket alone).
+struct BucketListing {
+  std::string bucket;
+  std::string prefix;
+  std::unique_ptr<S3Upload> requests;
+};
+BucketListing bucket_listing(std::string_view url, const RemoteOptions& options, std::string_view what) {
   const auto parsed = parse_url(url);
   if (!parsed || parsed->scheme != "s3") {
-    throw InvalidArgument(fmt::format("cannot list the uploads of '{}': not an s3:// URL", redacted(url)));
+    throw InvalidArgument(fmt::format("cannot {} '{}': not an s3:// URL", what, redacted(url)));
   }
-  const auto bucket = fmt::format("s3://{}/", parsed->authority);
+  auto bucket = fmt::format("s3://{}/", parsed->authority);
+  auto requests = s3_object(bucket + "x", options);
+  return {std::move(bucket), parsed->path.substr(1), std::move(requests)};
+}
+
+}  // namespace
+
+std::vector<PendingS3Upload> list_s3_uploads(std::string_view url, const RemoteOptions& options) {
+  const auto listing = bucket_listing(url, options, "list the uploads of");
   std::vector<PendingS3Upload> found;
-  for (auto& [key, id, initiated] :
-       s3_object(bucket + "x", options)->uploads(std::string_view(parsed->path).substr(1))) {
-    found.push_back({bucket + key, std::move(id), std::move(initiated)});
+  for (auto& [key, id, initiated] : listing.requests->uploads(listing.prefix)) {
+    found.push_back({listing.bucket + key, std::move(id), std::move(initiated)});
   }
   return found;
 }
@@ -450,16 +465,9 @@ void abort_s3_upload(std::string_view url, std::string_view upload_id, const Rem
 }
 
 std::vector<std::string> list_s3_objects(std::string_view url, const RemoteOptions& options) {
-  const auto parsed = parse_url(url);
-  if (!parsed || parsed->scheme != "s3") {
-    throw InvalidArgument(fmt::format("cannot list '{}': not an s3:// URL", redacted(url)));
-  }
-  const auto bucket = fmt::format("s3://{}/", parsed->authority);
+  const auto listing = bucket_listing(url, options, "list");
   std::vector<std::string> urls;
-  // An object of the bucket resolves its requests (s3:// names an object, never a bucket alone).
-  for (auto& key : s3_object(bucket + "x", options)->list(std::string_view(parsed->path).substr(1))) {
-    urls.push_back(bucket + key);
-  }
+  for (auto& key : listing.requests->list(listing.prefix)) urls.push_back(listing.bucket + key);
   return urls;
 }
 
