@@ -27,6 +27,10 @@ class Communicator {
   [[nodiscard]] virtual std::vector<std::string> all_gather(const std::string& data) = 0;
   /// Returns rank `root`'s `data` on every rank.
   [[nodiscard]] virtual std::string broadcast(const std::string& data, int root) = 0;
+  /// Whether every rank is a thread of this process (h5tile's thread communicator), so that
+  /// ranks may share what one of them made in memory. False by default: ranks of separate
+  /// processes (MPI) share only what they exchange.
+  [[nodiscard]] virtual bool threads_of_one_process() const noexcept { return false; }
 };
 
 /// Runs `body(comm)` on `ranks` threads, each with its own rank of one shared thread

@@ -197,6 +197,9 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
       configure_object_write(config, {}, {}, 0);  // the main object holds metadata only (the tiles size their own)
     } else {
       configure_object_write(config, plan.shape, plan.chunk, plan.dtype.size());
+      // Ranks of other processes cannot write into rank 0's upload in memory: each sends parts of
+      // its own (WriteCommit::divide).
+      config.processes = comm.size() > 1 && !comm.threads_of_one_process();
     }
   }
   const auto writer = make_layout_writer(plan, config);
@@ -204,16 +207,21 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
 
   // 2. Rank 0 checks the target and starts the commit (a new generation); the others join it.
   std::optional<WriteCommit> commit;
-  const auto generation = on_root(comm, 0, [&] {
+  const auto joining = on_root(comm, 0, [&] {
     if (!object) {
       check_target(plan.target, options.mode, plan.dataset);
       create_parent_folders(plan.target);
     }
     commit.emplace(plan.target, plan.dataset, config, with_tiles);
-    return commit->generation();
+    return commit->joining();
   });
+  std::exception_ptr unjoined;  // thrown in the write's first agreed step: every rank fails, rank 0 aborts
   if (!commit) {
-    commit.emplace(plan.target, plan.dataset, config, with_tiles, generation);
+    try {
+      commit.emplace(plan.target, plan.dataset, config, with_tiles, joining);
+    } catch (...) {
+      unjoined = std::current_exception();
+    }
   }
 
   // 3. Every rank writes its tiles; 4. rank 0 completes the main file and commits. Any failure
@@ -221,16 +229,24 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
   try {
     const auto created = on_root(comm, 0, [&] { return writer->create(*commit); });
     std::vector<WrittenTile> mine;
+    std::string handoff;
     agree(comm, [&] {
+      if (unjoined) std::rethrow_exception(unjoined);
       mine = writer->write(comm, *commit, created, tiles, plan.first[static_cast<std::size_t>(comm.rank())], progress);
+      handoff = commit->handoff();
     });
-    // What each tile's writing yielded, in global tile order, for the main file.
+    // What each tile's writing yielded, in global tile order, for the main file, and what rank 0
+    // needs of each rank's write to commit.
     Packer packed;
+    packed.u64(mine.size());
     for (const auto& t : mine) packed.u64(t.offset).u64(t.file_size).u64(t.checksum).u64(t.identity);
+    packed.str(handoff);
     std::vector<WrittenTile> written;
+    std::vector<std::string> handoffs;
     for (const auto& bytes : comm.all_gather(packed.bytes())) {
+      if (bytes.empty()) continue;  // (h5tile.dask's ranks see only their own)
       Unpacker in(bytes);
-      for (std::size_t k = 0; k < bytes.size() / 32; ++k) {
+      for (auto count = in.u64(); count > 0; --count) {
         WrittenTile t;
         t.offset = in.u64();
         t.file_size = in.u64();
@@ -238,8 +254,10 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
         t.identity = in.u64();
         written.push_back(t);
       }
+      handoffs.push_back(in.str());
     }
     (void)on_root(comm, 0, [&] {
+      commit->receive(handoffs);
       writer->finish(*commit, written);
       commit->publish();
       if (!object) release_kept(path);  // the replaced file, held open by readers, is let go now

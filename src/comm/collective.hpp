@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <h5tile/communicator.hpp>
@@ -19,7 +20,7 @@ class Packer {
     bytes_.append(reinterpret_cast<const char*>(&v), sizeof v);
     return *this;
   }
-  Packer& str(const std::string& s) {
+  Packer& str(std::string_view s) {
     u64(s.size());
     bytes_ += s;
     return *this;

@@ -104,6 +104,7 @@ class ThreadCommunicator final : public Communicator {
     auto all = team_.exchange(rank_, rank_ == root ? data : std::string());
     return std::move(all[static_cast<std::size_t>(root)]);
   }
+  [[nodiscard]] bool threads_of_one_process() const noexcept override { return true; }
 
  private:
   ThreadTeam& team_;

@@ -12,11 +12,12 @@
 namespace h5tile::detail {
 namespace fs = std::filesystem;
 
-PlistHandle write_access(std::uint64_t alignment, H5F_libver_t low) {
+PlistHandle write_access(std::uint64_t alignment, H5F_libver_t low, std::uint64_t threshold) {
   const Hdf5Lock lock;
   PlistHandle fapl(check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"));
   const auto bytes = static_cast<hsize_t>(alignment);
-  check(H5Pset_alignment(fapl.get(), bytes, bytes), "H5Pset_alignment");
+  check(H5Pset_alignment(fapl.get(), threshold == 0 ? bytes : static_cast<hsize_t>(threshold), bytes),
+        "H5Pset_alignment");
   check(H5Pset_libver_bounds(fapl.get(), low, H5F_LIBVER_LATEST), "H5Pset_libver_bounds");
   // A flush that fails inside HDF5 (a full disk) leaves HDF5 1.10.8's cache unable to flush,
   // or to close the file, ever again: nothing is evicted before close.

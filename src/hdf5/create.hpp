@@ -22,7 +22,10 @@ namespace h5tile::detail {
 // `low`: the oldest format version objects are made in (H5F_LIBVER_V18 unless said: HDF5 1.10
 // for unfiltered chunked datasets, whose chunks then lie in one block in order, the implicit
 // chunk index: ChunkDirectory and the chunked writer find chunk i with no lookup).
-[[nodiscard]] PlistHandle write_access(std::uint64_t alignment, H5F_libver_t low = H5F_LIBVER_V18);
+// `threshold`: only what is allocated in blocks of at least this many bytes is aligned (0: the
+// alignment; HDF5 aligns everything at least as large as the threshold).
+[[nodiscard]] PlistHandle write_access(std::uint64_t alignment, H5F_libver_t low = H5F_LIBVER_V18,
+                                       std::uint64_t threshold = 0);
 
 // Creates the HDF5 file `path` with access `fapl`; fails where it exists (H5F_ACC_EXCL).
 // Throws Hdf5Error (or what throw_hdf5_failure classifies) "cannot create HDF5 file '<path>'".

@@ -17,8 +17,65 @@ std::uint64_t part_size_for(std::uint64_t expected, std::uint64_t preferred) {
   return size;
 }
 
-ObjectUpload::ObjectUpload(std::unique_ptr<PartUploader> uploader, std::uint64_t part_size, unsigned streams)
-    : uploader_(std::move(uploader)), name_(uploader_->name()), part_size_(part_size), streams_(std::max(1U, streams)) {
+PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, const std::string& what) {
+  std::sort(ranges.begin(), ranges.end(), [](const RankBytes& a, const RankBytes& b) { return a.begin < b.begin; });
+  // Each rank's runs: the ranges merged where one rank's meet, the bytes no range names rank 0's.
+  std::vector<RankBytes> runs;
+  const auto add = [&](std::uint64_t begin, std::uint64_t end, int rank) {
+    if (!runs.empty() && runs.back().rank == rank && runs.back().end == begin) {
+      runs.back().end = end;
+    } else {
+      runs.push_back({begin, end, rank});
+    }
+  };
+  std::uint64_t at = 0;
+  for (const auto& r : ranges) {
+    if (r.begin == r.end) continue;
+    if (r.begin < at) {
+      throw InvalidArgument(fmt::format(
+          "{}: ranks {} and {} both write byte {} of the object; from several processes each part of it has one "
+          "writer (tiles that share no chunk)",
+          what, runs.back().rank, r.rank, r.begin));
+    }
+    if (r.begin > at) add(at, r.begin, 0);
+    add(r.begin, r.end, r.rank);
+    at = r.end;
+  }
+  PartPlan plan;
+  plan.starts.clear();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto length = runs[i].end - runs[i].begin;
+    if (length < kMinPartBytes && i + 1 < runs.size()) {
+      throw InvalidArgument(fmt::format(
+          "{}: rank {} writes bytes {} to {} of the object ({} bytes), fewer than S3's smallest part ({} bytes); "
+          "ranks in several processes each send their own parts: give each rank at least 5 MiB of the dataset in "
+          "one run (tiles of whole rows along the first axis), or write layout 'virtual'",
+          what, runs[i].rank, runs[i].begin, runs[i].end, length, kMinPartBytes));
+    }
+    // Parts of part_size or a little more (a short remainder is shared out), within S3's largest.
+    auto count = std::max<std::uint64_t>(1, length / part_size);
+    count = std::max(count, (length + kMaxPartBytes - 1) / kMaxPartBytes);
+    const auto step = length / count;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      plan.starts.push_back(runs[i].begin + k * step);
+      plan.owners.push_back(runs[i].rank);
+    }
+  }
+  plan.starts.push_back(runs.empty() ? 0 : runs.back().end);
+  if (plan.owners.size() > kMaxParts) {
+    throw InvalidArgument(
+        fmt::format("{}: the object needs {} parts, more than S3's {}", what, plan.owners.size(), kMaxParts));
+  }
+  return plan;
+}
+
+ObjectUpload::ObjectUpload(std::unique_ptr<PartUploader> uploader, std::uint64_t part_size, unsigned streams,
+                           bool completes)
+    : uploader_(std::move(uploader)),
+      name_(uploader_->name()),
+      part_size_(part_size),
+      streams_(std::max(1U, streams)),
+      completes_(completes) {
   senders_.reserve(streams_);
   try {
     for (unsigned i = 0; i < streams_; ++i) senders_.emplace_back([this] { send_loop(); });
@@ -35,10 +92,37 @@ void ObjectUpload::rethrow_failure() const {
   if (aborted_) throw RuntimeError(fmt::format("cannot write '{}': its upload was abandoned", name_));
 }
 
+std::uint64_t ObjectUpload::index_of(std::uint64_t offset) const {
+  const auto planned = plan_.starts.size() - 1;
+  if (offset >= plan_.starts.back()) return planned + (offset - plan_.starts.back()) / part_size_;
+  return static_cast<std::uint64_t>(std::upper_bound(plan_.starts.begin(), plan_.starts.end(), offset) -
+                                    plan_.starts.begin()) -
+         1;
+}
+
+std::uint64_t ObjectUpload::begin_of(std::uint64_t index) const {
+  const auto planned = plan_.starts.size() - 1;
+  return index < planned ? plan_.starts[index] : plan_.starts.back() + (index - planned) * part_size_;
+}
+
+std::uint64_t ObjectUpload::size_of(std::uint64_t index) const {
+  const auto planned = plan_.starts.size() - 1;
+  return index < planned ? plan_.starts[index + 1] - plan_.starts[index] : part_size_;
+}
+
+bool ObjectUpload::mine(std::uint64_t index) const {
+  const auto planned = plan_.starts.size() - 1;
+  return index < planned ? plan_.owners[index] == rank_ : completes_;
+}
+
 ObjectUpload::Part& ObjectUpload::part_to_write(std::uint64_t index, std::uint64_t offset) const {
   if (index >= kMaxParts) {
     throw RuntimeError(fmt::format("cannot write byte {} of '{}': an upload in parts of {} bytes ends at part {}",
                                    offset, name_, part_size_, kMaxParts));
+  }
+  if (!mine(index)) {
+    throw RuntimeError(fmt::format("cannot write byte {} of '{}': its part ({}) is another process's to send", offset,
+                                   name_, index + 1));
   }
   const auto sent = [&] {
     return RuntimeError(fmt::format("cannot write byte {} of '{}': its part was sent already", offset, name_));
@@ -46,7 +130,7 @@ ObjectUpload::Part& ObjectUpload::part_to_write(std::uint64_t index, std::uint64
   if (etags_.count(index) != 0) throw sent();
   auto [it, made] = parts_.try_emplace(index);
   if (made) {
-    it->second.bytes = std::make_unique<std::byte[]>(part_size_);  // zeroed: bytes never written are 0
+    it->second.bytes = std::make_unique<std::byte[]>(size_of(index));  // zeroed: bytes never written are 0
   } else if (it->second.state != State::Filling) {
     throw sent();
   }
@@ -63,13 +147,17 @@ void ObjectUpload::queue(std::uint64_t index, Part& part, std::uint64_t size) co
 void ObjectUpload::write_at(const void* buffer, std::size_t size, std::uint64_t offset) const {
   const auto* in = static_cast<const std::byte*>(buffer);
   while (size > 0) {
-    const auto index = offset / part_size_;
-    const auto at = offset - index * part_size_;
-    const auto n = std::min<std::uint64_t>(size, part_size_ - at);
+    std::uint64_t index = 0;
+    std::uint64_t n = 0;
+    std::uint64_t part_size = 0;
     std::byte* into = nullptr;
     {
       const std::lock_guard lock(mutex_);
       rethrow_failure();
+      index = index_of(offset);
+      part_size = size_of(index);
+      const auto at = offset - begin_of(index);
+      n = std::min<std::uint64_t>(size, part_size - at);
       into = part_to_write(index, offset).bytes.get() + at;
       end_ = std::max(end_, offset + n);
     }
@@ -79,8 +167,8 @@ void ObjectUpload::write_at(const void* buffer, std::size_t size, std::uint64_t 
       std::unique_lock lock(mutex_);
       auto& part = parts_.at(index);
       part.raw += n;
-      if (part.raw == part_size_ && !part.held) {
-        queue(index, part, part_size_);
+      if (part.raw == part_size && !part.held) {
+        queue(index, part, part_size);
         // Back-pressure: the writers wait while more parts wait to be sent than the senders take.
         changed_.wait(lock, [&] { return queue_.size() < 2 * std::size_t{streams_} || failure_ || aborted_; });
       }
@@ -92,13 +180,17 @@ void ObjectUpload::write_at(const void* buffer, std::size_t size, std::uint64_t 
 }
 
 void ObjectUpload::write_held(const void* buffer, std::size_t size, std::uint64_t offset) {
-  const auto* in = static_cast<const std::byte*>(buffer);
   const std::lock_guard lock(mutex_);
   if (aborted_) return;  // HDF5 closing a file whose write failed: its metadata goes nowhere
+  held_ranges_.emplace_back(offset, size);
+  hold(static_cast<const std::byte*>(buffer), size, offset);
+}
+
+void ObjectUpload::hold(const std::byte* in, std::size_t size, std::uint64_t offset) {
   while (size > 0) {
-    const auto index = offset / part_size_;
-    const auto at = offset - index * part_size_;
-    const auto n = std::min<std::uint64_t>(size, part_size_ - at);
+    const auto index = index_of(offset);
+    const auto at = offset - begin_of(index);
+    const auto n = std::min<std::uint64_t>(size, size_of(index) - at);
     auto& part = part_to_write(index, offset);
     part.held = true;
     std::memcpy(part.bytes.get() + at, in, n);
@@ -113,9 +205,9 @@ void ObjectUpload::read_at(void* buffer, std::size_t size, std::uint64_t offset)
   auto* out = static_cast<std::byte*>(buffer);
   const std::lock_guard lock(mutex_);
   while (size > 0) {
-    const auto index = offset / part_size_;
-    const auto at = offset - index * part_size_;
-    const auto n = std::min<std::uint64_t>(size, part_size_ - at);
+    const auto index = index_of(offset);
+    const auto at = offset - begin_of(index);
+    const auto n = std::min<std::uint64_t>(size, size_of(index) - at);
     if (const auto it = parts_.find(index); it != parts_.end() && it->second.bytes) {
       std::memcpy(out, it->second.bytes.get() + at, n);
     } else if (etags_.count(index) != 0) {
@@ -179,8 +271,9 @@ void ObjectUpload::send_loop() {
 void ObjectUpload::finish() {
   std::unique_lock lock(mutex_);
   rethrow_failure();
+  if (!completes_) throw RuntimeError(fmt::format("cannot complete the upload of '{}': another process does", name_));
   if (completed_) return;
-  const auto count = std::max<std::uint64_t>(1, (end_ + part_size_ - 1) / part_size_);
+  const auto count = end_ == 0 ? 1 : index_of(end_ - 1) + 1;
   if (count > kMaxParts) {
     throw RuntimeError(fmt::format("cannot write '{}': its {} bytes need more than {} parts of {} bytes", name_, end_,
                                    kMaxParts, part_size_));
@@ -188,21 +281,33 @@ void ObjectUpload::finish() {
   for (auto it = parts_.lower_bound(count); it != parts_.end();) {  // past the end (HDF5 truncated)
     it = it->second.state == State::Filling ? parts_.erase(it) : std::next(it);
   }
+  std::uint64_t own = 0;
   for (std::uint64_t index = 0; index < count; ++index) {
+    if (!mine(index)) continue;  // another process's (add_etags)
+    ++own;
     if (etags_.count(index) != 0) continue;  // sent
     if (const auto it = parts_.find(index); it != parts_.end() && it->second.state != State::Filling) continue;
-    auto& part = part_to_write(index, index * part_size_);  // made here where nothing was written
-    queue(index, part, std::min(part_size_, end_ - std::min(end_, index * part_size_)));
+    auto& part = part_to_write(index, begin_of(index));  // made here where nothing was written
+    queue(index, part, std::min(size_of(index), end_ - std::min(end_, begin_of(index))));
   }
   if (etags_.lower_bound(count) != etags_.end()) {
     throw RuntimeError(
         fmt::format("cannot write '{}': HDF5 ended the file at byte {}, before bytes already sent", name_, end_));
   }
-  changed_.wait(lock, [&] { return etags_.size() == count || failure_ || aborted_; });
+  changed_.wait(lock, [&] { return etags_.size() == own || failure_ || aborted_; });
   rethrow_failure();
   std::vector<std::string> etags;
   etags.reserve(count);
-  for (std::uint64_t index = 0; index < count; ++index) etags.push_back(etags_.at(index));
+  for (std::uint64_t index = 0; index < count; ++index) {
+    if (mine(index)) {
+      etags.push_back(etags_.at(index));
+    } else if (const auto it = received_.find(index); it != received_.end()) {
+      etags.push_back(it->second);
+    } else {
+      throw RuntimeError(fmt::format("cannot complete the upload of '{}': part {}, another process's, was not sent",
+                                     name_, index + 1));
+    }
+  }
   complete_sent_ = true;
   lock.unlock();
   try {
@@ -218,6 +323,65 @@ void ObjectUpload::finish() {
   changed_.notify_all();
 }
 
+void ObjectUpload::divide(const PartPlan& plan, int rank) {
+  const std::lock_guard lock(mutex_);
+  rethrow_failure();
+  for (const auto& [index, part] : parts_) {
+    if (part.raw != 0 || part.state != State::Filling) {
+      throw RuntimeError(fmt::format("cannot divide the upload of '{}' into parts: bytes were written", name_));
+    }
+  }
+  if (!etags_.empty()) throw RuntimeError(fmt::format("cannot divide the upload of '{}': parts were sent", name_));
+  // The held bytes (HDF5's metadata), read out of the old parts and written into the new ones.
+  auto ranges = held_ranges_;
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<std::pair<std::uint64_t, std::vector<std::byte>>> held;
+  for (const auto& [offset, size] : ranges) {
+    if (!held.empty() && offset <= held.back().first + held.back().second.size()) {
+      const auto end = std::max<std::uint64_t>(held.back().first + held.back().second.size(), offset + size);
+      held.back().second.resize(end - held.back().first);
+    } else {
+      held.emplace_back(offset, std::vector<std::byte>(size));
+    }
+  }
+  for (auto& [offset, bytes] : held) {
+    for (std::uint64_t done = 0; done < bytes.size();) {
+      const auto index = index_of(offset + done);
+      const auto at = offset + done - begin_of(index);
+      const auto n = std::min<std::uint64_t>(bytes.size() - done, size_of(index) - at);
+      std::memcpy(bytes.data() + done, parts_.at(index).bytes.get() + at, n);
+      done += n;
+    }
+  }
+  parts_.clear();
+  plan_ = plan;
+  rank_ = rank;
+  for (const auto& [offset, bytes] : held) hold(bytes.data(), bytes.size(), offset);
+}
+
+std::map<unsigned, std::string> ObjectUpload::flush() {
+  std::unique_lock lock(mutex_);
+  rethrow_failure();
+  std::uint64_t own = 0;
+  for (std::uint64_t index = 0; index + 1 < plan_.starts.size(); ++index) {
+    if (!mine(index)) continue;
+    ++own;
+    if (etags_.count(index) != 0) continue;
+    if (const auto it = parts_.find(index); it != parts_.end() && it->second.state != State::Filling) continue;
+    queue(index, part_to_write(index, begin_of(index)), size_of(index));
+  }
+  changed_.wait(lock, [&] { return etags_.size() == own || failure_ || aborted_; });
+  rethrow_failure();
+  std::map<unsigned, std::string> sent;
+  for (const auto& [index, etag] : etags_) sent.emplace(static_cast<unsigned>(index + 1), etag);
+  return sent;
+}
+
+void ObjectUpload::add_etags(const std::map<unsigned, std::string>& etags) {
+  const std::lock_guard lock(mutex_);
+  for (const auto& [number, etag] : etags) received_[number - 1] = etag;
+}
+
 bool ObjectUpload::may_have_completed() noexcept {
   {
     const std::lock_guard lock(mutex_);
@@ -231,7 +395,7 @@ void ObjectUpload::abort() noexcept {
   bool discard = false;
   {
     const std::lock_guard lock(mutex_);
-    discard = !completed_ && !aborted_;
+    discard = completes_ && !completed_ && !aborted_;  // a joined upload is its starter's to abort
     aborted_ = aborted_ || !completed_;
     stopping_ = true;
     queue_.clear();

@@ -54,11 +54,9 @@ std::shared_ptr<const ByteSource> open_remote(std::string_view text, const Remot
   return open_http(*url, options);
 }
 
-std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOptions& options, bool exclusive,
-                                           std::uint64_t expected_bytes) {
-  // boto3's default part size: large enough that a request's cost is small beside its bytes, small
-  // enough that the parts in flight (2 x connections) stay a few hundred MiB.
-  constexpr std::uint64_t kPreferredPartBytes = std::uint64_t{8} << 20;
+namespace {
+
+void check_upload_url(std::string_view text) {
   const auto url = parse_url(text);
   if (!url || url->scheme != "s3") {
     throw InvalidArgument(
@@ -66,12 +64,33 @@ std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOp
                     "standard multipart upload); write a local file or an s3:// object",
                     redacted(text)));
   }
-  auto upload = std::make_shared<ObjectUpload>(start_s3_upload(text, options, exclusive),
-                                               part_size_for(expected_bytes, kPreferredPartBytes), options.connections);
+}
+
+std::shared_ptr<ObjectUpload> upload_of(std::unique_ptr<PartUploader> uploader, const RemoteOptions& options,
+                                        std::uint64_t expected_bytes, bool completes) {
+  // boto3's default part size: large enough that a request's cost is small beside its bytes, small
+  // enough that the parts in flight (2 x connections) stay a few hundred MiB.
+  constexpr std::uint64_t kPreferredPartBytes = std::uint64_t{8} << 20;
+  auto upload = std::make_shared<ObjectUpload>(std::move(uploader), part_size_for(expected_bytes, kPreferredPartBytes),
+                                               options.connections, completes);
   // A small object (a tile; a write's estimate holds 64 MiB for HDF5's metadata) gets small
   // metadata blocks: each is stored whole.
   if (expected_bytes < (std::uint64_t{128} << 20)) upload->set_meta_block_bytes(std::uint64_t{64} << 10);
   return upload;
+}
+
+}  // namespace
+
+std::shared_ptr<ObjectUpload> start_upload(std::string_view text, const RemoteOptions& options, bool exclusive,
+                                           std::uint64_t expected_bytes) {
+  check_upload_url(text);
+  return upload_of(start_s3_upload(text, options, exclusive), options, expected_bytes, true);
+}
+
+std::shared_ptr<ObjectUpload> join_upload(std::string_view text, const RemoteOptions& options, std::string upload_id,
+                                          std::uint64_t expected_bytes) {
+  check_upload_url(text);
+  return upload_of(join_s3_upload(text, options, std::move(upload_id)), options, expected_bytes, false);
 }
 
 void delete_object(std::string_view url, const RemoteOptions& options) { delete_s3_object(url, options); }

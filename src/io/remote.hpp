@@ -27,6 +27,11 @@ namespace h5tile::detail {
 // object already there is a FileExists error. Throws as open_remote does.
 [[nodiscard]] std::shared_ptr<ObjectUpload> start_upload(std::string_view url, const RemoteOptions& options,
                                                          bool exclusive, std::uint64_t expected_bytes);
+// Joins upload `upload_id` of `url`, which another process started with start_upload and the same
+// `expected_bytes` (the same part size): ObjectUpload's joined form (it sends the parts divide()
+// gives it, and never completes the upload). Throws as start_upload does.
+[[nodiscard]] std::shared_ptr<ObjectUpload> join_upload(std::string_view url, const RemoteOptions& options,
+                                                        std::string upload_id, std::uint64_t expected_bytes);
 // Deletes the object `url` (s3://), or nothing where it is not there. Throws as start_upload does.
 void delete_object(std::string_view url, const RemoteOptions& options);
 // Deletes every object whose key starts with the key of `url` (s3://bucket/prefix/): listed, then

@@ -11,6 +11,7 @@
 
 #include <h5tile/error.hpp>
 
+#include "comm/collective.hpp"
 #include "hdf5/create.hpp"
 #include "hdf5/upload_driver.hpp"
 #include "io/http/url.hpp"
@@ -59,13 +60,14 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
 }
 
 WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig& config, bool with_tiles,
-                         std::string generation)
-    : target_(std::move(target)),
-      dataset_(std::move(dataset)),
-      config_(config),
-      with_tiles_(with_tiles),
-      generation_(std::move(generation)) {
-  if (is_url(target_.native())) {
+                         const std::string& joining)
+    : target_(std::move(target)), dataset_(std::move(dataset)), config_(config), with_tiles_(with_tiles) {
+  Unpacker in(joining);
+  generation_ = in.str();
+  const auto upload_id = in.str();
+  if (is_url(target_.native()) && config_.processes) {
+    upload_ = join_upload(target_.native(), config_.remote, upload_id, config_.object_bytes);
+  } else if (is_url(target_.native())) {
     const std::lock_guard lock(started_mutex);
     if (const auto found = started_uploads().find(generation_); found != started_uploads().end()) {
       upload_ = found->second.upload.lock();
@@ -86,6 +88,40 @@ const std::shared_ptr<ObjectUpload>& WriteCommit::upload() const {
                     redacted(target_.native())));
   }
   return upload_;
+}
+
+std::string WriteCommit::joining() const {
+  return Packer().str(generation_).str(upload_ && config_.processes ? upload_->upload_id() : std::string()).bytes();
+}
+
+void WriteCommit::divide(const std::vector<RankBytes>& ranges, int rank) const {
+  if (!config_.processes || !upload_) return;
+  const auto plan = plan_parts(ranges, upload_->part_size(),
+                               fmt::format("cannot write '{}' to '{}' from several processes", dataset_, shown()));
+  upload_->divide(plan, rank);
+}
+
+std::string WriteCommit::handoff() const {
+  if (!config_.processes || !upload_ || upload_->completes()) return {};
+  const auto etags = upload_->flush();
+  Packer out;
+  out.u64(etags.size());
+  for (const auto& [number, etag] : etags) out.u64(number).str(etag);
+  return out.bytes();
+}
+
+void WriteCommit::receive(const std::vector<std::string>& handoffs) const {
+  if (!config_.processes || !upload_) return;
+  for (const auto& bytes : handoffs) {
+    if (bytes.empty()) continue;
+    std::map<unsigned, std::string> etags;
+    Unpacker in(bytes);
+    for (auto count = in.u64(); count > 0; --count) {
+      const auto number = static_cast<unsigned>(in.u64());
+      etags.emplace(number, in.str());
+    }
+    upload_->add_etags(etags);
+  }
 }
 
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
@@ -132,7 +168,10 @@ WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
                       "local file)",
                       dataset_, shown()));
     }
-    const auto fapl = write_access(kUploadAlignment, low);
+    // Several processes: the data starts at a part's smallest size (a multiple of it), so that the
+    // head, HDF5's metadata, is a part of its own, rank 0's (ObjectUpload::divide).
+    const auto fapl = config_.processes ? write_access(kMinPartBytes, low, upload()->meta_block_bytes() + 1)
+                                        : write_access(kUploadAlignment, low);
     return {create_upload_file(upload(), fapl.get()), target_};
   }
   if (config_.mode == Mode::Append) {

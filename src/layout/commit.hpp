@@ -8,7 +8,10 @@
 // A target that is an object (s3://) is written the same way by the layouts, through the
 // commit's handles to the main file (start_main_file, reopen_main, open_main_read_only,
 // open_sink): the file is the object's multipart upload (io/object_upload.hpp), its metadata built
-// by HDF5 in memory (hdf5/upload_driver.hpp), and the commit is the upload's completion.
+// by HDF5 in memory (hdf5/upload_driver.hpp), and the commit is the upload's completion. Ranks in
+// several processes (WriteConfig::processes) join rank 0's upload: the layout divides the object
+// by the rank that writes its bytes (divide()), each rank sends its own parts and hands their
+// ETags to rank 0 (handoff(), receive()), and rank 0 completes the upload.
 
 #include <filesystem>
 #include <memory>
@@ -33,12 +36,15 @@ class WriteCommit {
   // says (its mode, sync, keep_previous, alignment; for a URL its remote options): picks a new
   // generation and, where the write has tiles of its own (`with_tiles`), creates its folder
   // marked as being written; for a URL, starts the upload. Call on one rank; other ranks join
-  // with `generation()`.
+  // with `joining()`.
   WriteCommit(std::filesystem::path target, std::string dataset, const WriteConfig& config, bool with_tiles);
-  // Joins a write that another rank started (for a URL: a rank of the same process; RuntimeError
-  // otherwise).
+  // Joins a write that another rank started, given its joining() (for a URL: the upload itself
+  // where the config says `processes`, else a rank of the same process shares the starter's, and a
+  // rank of another process cannot write into the main object: RuntimeError at its first use).
   WriteCommit(std::filesystem::path target, std::string dataset, const WriteConfig& config, bool with_tiles,
-              std::string generation);
+              const std::string& joining);
+  // What the other ranks pass to join this write: its generation (and its upload).
+  [[nodiscard]] std::string joining() const;
 
   [[nodiscard]] const std::filesystem::path& target() const noexcept { return target_; }
   [[nodiscard]] const std::string& dataset() const noexcept { return dataset_; }
@@ -70,6 +76,18 @@ class WriteCommit {
   [[nodiscard]] std::string object_beside(const std::filesystem::path& relative) const;
   // How to reach the target where it is an object (the config's remote options).
   [[nodiscard]] const RemoteOptions& remote() const noexcept { return config_.remote; }
+
+  // Ranks in several processes writing one object (WriteConfig::processes): the bytes each rank
+  // writes (main-file offsets; those before, between and after them are rank 0's), the same on
+  // every rank, which then sends the parts of its own (ObjectUpload::divide). Call on every rank
+  // before it writes a raw byte. Nothing for other writes. Throws InvalidArgument where the
+  // ranks' bytes cannot be parts (plan_parts: runs of less than 5 MiB), the same on every rank.
+  void divide(const std::vector<RankBytes>& ranges, int rank) const;
+  // Every rank, once its bytes are written: what rank 0 needs of them to commit (the ETags of
+  // the parts this rank sent, where it joined an upload; empty otherwise).
+  [[nodiscard]] std::string handoff() const;
+  // Rank 0: every rank's handoff(), before publish().
+  void receive(const std::vector<std::string>& handoffs) const;
 
   // Makes the new main file the target (one rename under the commit lock, after fsync when
   // the config's `sync`, and followed by fsync of its folder), then clears the in-progress mark and removes

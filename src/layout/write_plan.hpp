@@ -52,6 +52,7 @@ struct WriteConfig {
   std::string vds_prefix{};                // HDF5_VDS_PREFIX ("" where unset), for the clean-up
   RemoteOptions remote{};                  // a target that is an object (s3://): how to reach it
   std::uint64_t object_bytes = 0;          // such a target: about the most bytes it will hold (sizes its parts)
+  bool processes = false;                  // ... written by ranks in several processes, each sending its own parts
 };
 
 // What a tile file holds: where its raw bytes start, the file's size, their checksum, and the

@@ -260,23 +260,77 @@ def test_a_writer_killed_mid_upload_leaves_no_object(seaweedfs_server, aws, buck
 MPI_TOOL = BUILD / "tests" / "h5tile_mpi_tool"
 
 
-@pytest.mark.skipif(shutil.which("mpirun") is None or not MPI_TOOL.exists(),
-                    reason="MPI not installed (mpirun or the MPI test tool missing)")
-def test_mpi_ranks_writing_one_object_all_fail_and_leave_nothing(seaweedfs_server, aws, bucket, tmp_path):
-    """An object is written by the thread ranks of one process: MPI ranks are refused, every rank
-    with the same error, quickly (not one rank waiting forever), and the upload rank 0 began is
-    aborted."""
-    env = dict(os.environ, **aws(), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", str(MPI_TOOL), "write", f"s3://{bucket}/mpi.h5",
-                           "contiguous", "64", "8"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+def mpi_env(endpoint_env):
+    return dict(os.environ, **endpoint_env, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                OMPI_MCA_rmaps_base_oversubscribe="1")
+
+
+needs_mpi = pytest.mark.skipif(shutil.which("mpirun") is None or not MPI_TOOL.exists(),
+                               reason="MPI not installed (mpirun or the MPI test tool missing)")
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", ["contiguous", "chunked", "gzip"])
+def test_mpi_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, proxy, case):
+    """One self-contained object from MPI ranks (separate processes), 6.4 MB of rows each: one
+    upload, every rank sending the parts of its own bytes (contiguous, unfiltered chunks; gzip chunks
+    go through rank 0, which alone can write into HDF5's file in memory), rank 0 completing it; read
+    back whole by h5py (a local copy) and by the ranks from the URL."""
+    env = mpi_env(aws(proxy.endpoint))
+    url = f"s3://{bucket}/mpi/one.h5"
+    layout, extra = {"contiguous": ("contiguous", []), "chunked": ("chunked", ["--chunk-rows", "100"]),
+                     "gzip": ("chunked", ["--gzip", "4", "--chunk-rows", "100"])}[case]
+    written = mpi_tool(["write", url, layout, "9600", "500", *extra], env, tmp_path, 3)
+    assert written.returncode == 0, (written.stdout, written.stderr)
+    assert keys(seaweedfs_server, bucket) == ["mpi/one.h5"]
+    parts = proxy.requests("UploadPart")
+    assert len({r.upload_id for r in parts}) == 1 and proxy.count("CreateMultipartUpload") == 1
+    numbers = sorted(r.part for r in parts)
+    assert numbers == list(range(1, len(numbers) + 1)), numbers  # each part once, none missing
+    if case != "gzip":
+        # Each rank's 6.4 MB one part, rank 0's with the head (HDF5's metadata, padded to 5 MiB).
+        assert len(numbers) == 3, numbers
+    read = mpi_tool(["read", url], env, tmp_path, 2)
+    assert read.returncode == 0 and read.stdout.count(": ok tile") == 2, (read.stdout, read.stderr)
+    local = mirror(seaweedfs_server, bucket, "mpi/", tmp_path / "copy")
+    with h5py.File(local / "mpi" / "one.h5", "r") as f:
+        assert (f["data"].chunks is None) == (case == "contiguous")
+        assert (f["data"].compression == "gzip") == (case == "gzip")
+        np.testing.assert_array_equal(f["data"][()], mpi_pattern(9600, 500))
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@needs_mpi
+def test_mpi_ranks_with_too_few_bytes_for_a_part_all_fail_and_leave_nothing(seaweedfs_server, aws, bucket,
+                                                                              tmp_path):
+    """Ranks in several processes each send their own parts, which S3 wants of 5 MiB at least:
+    ranks with fewer bytes are refused, every rank with the same error naming the rank and its
+    bytes, quickly (not one rank waiting forever), and the upload rank 0 began is aborted."""
+    proc = mpi_tool(["write", f"s3://{bucket}/mpi.h5", "contiguous", "64", "8"], mpi_env(aws()), tmp_path, 2)
     lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("rank "))
     assert proc.returncode != 0 and len(lines) == 2, (proc.stdout, proc.stderr)
-    assert all("several processes" in line for line in lines), lines
+    assert all("rank 0 writes bytes 0 to" in line and "fewer than S3's smallest part" in line for line in lines), lines
     assert keys(seaweedfs_server, bucket) == []
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
     assert list(tmp_path.iterdir()) == []  # no local path made of the URL
+
+
+@needs_mpi
+@pytest.mark.parametrize("fault", ["part of another process", "completion"])
+def test_a_failed_mpi_write_of_one_object_leaves_nothing(seaweedfs_server, aws, bucket, tmp_path, proxy, fault):
+    """A part that another process sends fails for good, or rank 0's completion does: every rank
+    fails, no object appears, and the upload is aborted (no parts left behind)."""
+    if fault == "completion":
+        proxy.fail("CompleteMultipartUpload", status=500, times=None)
+    else:
+        proxy.fail("UploadPart", part=3, status=500, times=None)  # the last rank's part
+    proc = mpi_tool(["write", f"s3://{bucket}/bad.h5", "contiguous", "9600", "500"], mpi_env(aws(proxy.endpoint)),
+                    tmp_path, 3)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("rank ")]
+    assert proc.returncode != 0 and len(lines) == 3 and all(": error" in line for line in lines), proc.stdout
+    assert proxy.count("AbortMultipartUpload") >= 1
+    assert keys(seaweedfs_server, bucket) == []
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
 
 
 # ---- consolidate into an object ---------------------------------------------------------------------

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <h5tile/error.hpp>
+
 #include "io/object_upload.hpp"
 
 namespace h5tile::detail {
@@ -155,6 +157,97 @@ TEST(ObjectUpload, DestroyedUnfinishedAborts) {
   }
   EXPECT_TRUE(store.aborted);
   EXPECT_FALSE(store.completed);
+}
+
+constexpr std::uint64_t kMiB = std::uint64_t{1} << 20;
+
+TEST(PlanParts, EachRankItsOwnPartsTheGapsRankZeros) {
+  // Rank 0's bytes after a head nobody names (HDF5's metadata: rank 0's), rank 1's 20 MiB, rank 2's
+  // last 6 MiB; given out of order.
+  const auto plan =
+      plan_parts({{30 * kMiB, 36 * kMiB, 2}, {10 * kMiB, 30 * kMiB, 1}, {5 * kMiB, 10 * kMiB, 0}}, 8 * kMiB, "w");
+  EXPECT_EQ(plan.starts, (std::vector<std::uint64_t>{0, 10 * kMiB, 20 * kMiB, 30 * kMiB, 36 * kMiB}));
+  EXPECT_EQ(plan.owners, (std::vector<int>{0, 1, 1, 2}));
+  // The last run may be short; a gap between two ranks is rank 0's (and must be a part's size).
+  const auto last = plan_parts({{6 * kMiB, 12 * kMiB, 1}, {12 * kMiB, 13 * kMiB, 2}}, 8 * kMiB, "w");
+  EXPECT_EQ(last.owners, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(last.starts.back(), 13 * kMiB);
+}
+
+TEST(PlanParts, RefusesShortRunsAndSharedBytesByName) {
+  const auto message = [](const std::vector<RankBytes>& ranges) {
+    try {
+      (void)plan_parts(ranges, 8 * kMiB, "cannot write 'd'");
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const auto short_run = message({{0, 6 * kMiB, 0}, {6 * kMiB, 7 * kMiB, 1}, {7 * kMiB, 20 * kMiB, 2}});
+  EXPECT_NE(short_run.find("cannot write 'd': rank 1 writes bytes 6291456 to 7340032"), std::string::npos) << short_run;
+  EXPECT_NE(short_run.find("fewer than S3's smallest part"), std::string::npos) << short_run;
+  const auto shared = message({{0, 6 * kMiB, 0}, {5 * kMiB, 20 * kMiB, 1}});
+  EXPECT_NE(shared.find("ranks 0 and 1 both write byte 5242880"), std::string::npos) << shared;
+}
+
+TEST(ObjectUpload, ProcessesEachSendTheirOwnPartsAndOneCompletes) {
+  // Three processes' uploads of one object (one store): rank 0's holds HDF5's metadata (written
+  // before the division, moved into the new parts) and completes; ranks 1 and 2 join.
+  constexpr std::uint64_t kPart = 8 * kMiB;
+  const std::vector<RankBytes> ranges = {
+      {5 * kMiB, 12 * kMiB, 0}, {12 * kMiB, 30 * kMiB, 1}, {30 * kMiB, 33 * kMiB, 2}};
+  const auto plan = plan_parts(ranges, kPart, "w");
+  const auto data = random_bytes(33 * kMiB, 6);
+  const auto metadata = random_bytes(5000, 7);
+  Store store;
+  {
+    ObjectUpload root(std::make_unique<MemoryUploader>(store), kPart, 2);
+    root.write_held(metadata.data(), metadata.size(), 100);
+    root.divide(plan, 0);
+    std::map<unsigned, std::string> handed;
+    for (int rank = 1; rank <= 2; ++rank) {
+      ObjectUpload joined(std::make_unique<MemoryUploader>(store), kPart, 2, false);
+      joined.divide(plan, rank);
+      const auto& mine = ranges[static_cast<std::size_t>(rank)];
+      EXPECT_THROW(joined.write_at(data.data(), 16, 0), RuntimeError);  // rank 0's part
+      for (auto at = mine.begin; at < mine.end; at += 1 << 20) {
+        const auto n = std::min<std::uint64_t>(1 << 20, mine.end - at);
+        joined.write_at(data.data() + at, n, at);
+      }
+      EXPECT_THROW(joined.finish(), RuntimeError);  // rank 0 completes
+      handed.merge(joined.flush());
+    }
+    EXPECT_EQ(handed.size(), 3U);  // rank 1's 18 MiB in two parts, rank 2's 3 MiB in one
+    EXPECT_FALSE(store.aborted);   // a joined upload never aborts the upload
+    root.write_at(data.data() + 5 * kMiB, 7 * kMiB, 5 * kMiB);
+    root.set_end(33 * kMiB);
+    EXPECT_THROW(root.finish(), RuntimeError);  // other processes' ETags not given yet
+  }
+  EXPECT_TRUE(store.aborted);
+  EXPECT_FALSE(store.completed);
+  // Again, with the ETags handed over: the object is every rank's bytes and the metadata.
+  Store again;
+  {
+    ObjectUpload root(std::make_unique<MemoryUploader>(again), kPart, 2);
+    root.write_held(metadata.data(), metadata.size(), 100);
+    root.divide(plan, 0);
+    for (int rank = 1; rank <= 2; ++rank) {
+      ObjectUpload joined(std::make_unique<MemoryUploader>(again), kPart, 2, false);
+      joined.divide(plan, rank);
+      const auto& mine = ranges[static_cast<std::size_t>(rank)];
+      joined.write_at(data.data() + mine.begin, mine.end - mine.begin, mine.begin);
+      root.add_etags(joined.flush());
+    }
+    root.write_at(data.data() + 5 * kMiB, 7 * kMiB, 5 * kMiB);
+    root.set_end(33 * kMiB);
+    root.finish();
+  }
+  ASSERT_TRUE(again.completed);
+  EXPECT_FALSE(again.aborted);
+  auto expected = data;
+  std::fill(expected.begin(), expected.begin() + 5 * kMiB, std::byte{0});
+  std::memcpy(expected.data() + 100, metadata.data(), metadata.size());
+  EXPECT_EQ(again.object, expected);
 }
 
 TEST(ObjectUpload, PartSizeKeepsWithinTenThousandParts) {

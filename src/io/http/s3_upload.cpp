@@ -224,6 +224,10 @@ class S3Upload final : public PartUploader {
     }
   }
 
+  [[nodiscard]] std::string upload_id() const override { return upload_id_; }
+  // Another process's upload, started with `id`: this one sends parts only.
+  void join(std::string id) { upload_id_ = std::move(id); }
+
   void start(bool exclusive) {
     exclusive_ = exclusive;
     const auto what = fmt::format("cannot start the upload of '{}'", name_);
@@ -425,6 +429,13 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
         fmt::format("cannot write '{}': it exists (mode 'w-' does not replace an object)", upload->name()));
   }
   upload->start(exclusive);
+  return upload;
+}
+
+std::unique_ptr<PartUploader> join_s3_upload(std::string_view url, const RemoteOptions& options,
+                                             std::string upload_id) {
+  auto upload = s3_object(url, options);
+  upload->join(std::move(upload_id));
   return upload;
 }
 

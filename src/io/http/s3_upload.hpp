@@ -22,6 +22,12 @@ namespace h5tile::detail {
 [[nodiscard]] std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const RemoteOptions& options,
                                                             bool exclusive);
 
+// Joins upload `upload_id` of `url` that another process started: its parts are sent by the
+// returned uploader, which never completes nor aborts it (the starter does). Throws as
+// start_s3_upload does, without a request.
+[[nodiscard]] std::unique_ptr<PartUploader> join_s3_upload(std::string_view url, const RemoteOptions& options,
+                                                           std::string upload_id);
+
 // Deletes the object `url` (s3://bucket/key), one that is not there included (DeleteObject),
 // signed and retried as the uploads are. Throws IoError once retries are spent or where refused.
 void delete_s3_object(std::string_view url, const RemoteOptions& options);

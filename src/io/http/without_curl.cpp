@@ -27,6 +27,11 @@ std::unique_ptr<PartUploader> start_s3_upload(std::string_view url, const Remote
                   redacted(url)));
 }
 
+std::unique_ptr<PartUploader> join_s3_upload(std::string_view url, const RemoteOptions& options,
+                                             std::string /*upload_id*/) {
+  return start_s3_upload(url, options, false);  // throws: no remote writes
+}
+
 void delete_s3_object(std::string_view url, const RemoteOptions& options) {
   (void)start_s3_upload(url, options, false);  // throws: no remote writes
 }

@@ -33,6 +33,9 @@ namespace {
 // Raw bytes of the chunks one rank compresses in one round, in task sizes (256 MiB for the
 // default 8 MiB): their compressed copies stay in memory until they are written.
 constexpr std::uint64_t kRoundTasks = 32;
+// Ranks in several processes writing one object: the chunks of a round that all of them exchange
+// (rank 0 writes them; MPI's gathers take less than 2 GiB).
+constexpr std::uint64_t kGatheredRoundBytes = std::uint64_t{1} << 30;
 // A rank that writes alone starts the writeback of its chunks every this many task sizes of them.
 constexpr std::uint64_t kWritebackTasks = 4;
 
@@ -142,7 +145,10 @@ class FilteredChunkedWriter final : public LayoutWriter {
       all[r] = chunks_of(plan_.boxes, plan_.first[r], end, plan_.chunk);
     }
     const auto chunk_bytes = element_count(plan_.chunk) * plan_.dtype.size();
-    const std::size_t per_round = std::max<std::uint64_t>(1, kRoundTasks * config_.task_size / chunk_bytes);
+    std::size_t per_round = std::max<std::uint64_t>(1, kRoundTasks * config_.task_size / chunk_bytes);
+    if (config_.processes) {  // every rank's chunks of a round travel to every rank: 1 GiB of them at most
+      per_round = std::min<std::size_t>(per_round, std::max<std::uint64_t>(1, kGatheredRoundBytes / ranks / chunk_bytes));
+    }
     std::size_t rounds = 0;
     for (const auto& chunks : all) rounds = std::max(rounds, (chunks.size() + per_round - 1) / per_round);
     const auto round_of = [&](std::size_t r, std::size_t k) {
@@ -153,23 +159,42 @@ class FilteredChunkedWriter final : public LayoutWriter {
     std::shared_ptr<const ByteSink> out;
     for (std::size_t k = 0; k < rounds; ++k) {
       const auto [lo, hi] = round_of(rank, k);
-      // 1. This rank's chunks of the round, compressed; every rank learns every size. (A copy of
-      // `lo` for the lambda: clang before 16 cannot capture a structured binding.)
+      // 1. This rank's chunks of the round, compressed; every rank learns every size (and, where
+      // the ranks are in several processes writing one object, which only rank 0's process can
+      // write into, rank 0 gets the chunks). (A copy of `lo` for the lambda: clang before 16
+      // cannot capture a structured binding.)
       std::vector<ByteBuffer> encoded(hi - lo);
       const std::size_t first = lo;
       agree(comm, [&] { encode(tiles, all[rank], first, encoded, progress); });
+      const bool sent_to_root = config_.processes;
       Packer sizes;
-      for (const auto& e : encoded) sizes.u64(e.size());
+      sizes.u64(encoded.size());
+      for (const auto& e : encoded) {
+        if (sent_to_root) {
+          sizes.str(std::string_view(reinterpret_cast<const char*>(e.data()), e.size()));
+        } else {
+          sizes.u64(e.size());
+        }
+      }
       std::vector<std::vector<std::uint64_t>> sizes_of(ranks);
+      std::vector<std::vector<std::string>> chunks_of_rank(ranks);
       const auto gathered = comm.all_gather(sizes.bytes());
       for (std::size_t r = 0; r < ranks; ++r) {
         Unpacker in(gathered[r]);
-        for (std::size_t j = 0; j < gathered[r].size() / 8; ++j) sizes_of[r].push_back(in.u64());
+        for (auto count = in.u64(); count > 0; --count) {
+          if (sent_to_root) {
+            chunks_of_rank[r].push_back(in.str());
+            sizes_of[r].push_back(chunks_of_rank[r].back().size());
+          } else {
+            sizes_of[r].push_back(in.u64());
+          }
+        }
       }
       // 2. Rank 0 has HDF5 allocate every chunk of the round; 3. the others write theirs there.
-      const auto placed = on_root(comm, 0, [&] { return allocate(commit, all, round_of, k, sizes_of, encoded); });
+      const auto placed =
+          on_root(comm, 0, [&] { return allocate(commit, all, round_of, k, sizes_of, encoded, chunks_of_rank); });
       agree(comm, [&] {
-        if (rank == 0 || encoded.empty()) return;
+        if (rank == 0 || encoded.empty() || sent_to_root) return;
         std::size_t before = 0;  // chunks of lower ranks in this round
         for (std::size_t r = 0; r < rank; ++r) before += sizes_of[r].size();
         Unpacker in(placed);
@@ -277,11 +302,12 @@ class FilteredChunkedWriter final : public LayoutWriter {
   }
 
   // Rank 0: writes round `k` of every rank's chunks into the main file through HDF5 (its own
-  // compressed, the others' as zeros of their sizes); returns where HDF5 put each, in rank order.
+  // compressed, the others' as `sent` holds them, or else as zeros of their sizes, for their ranks
+  // to write); returns where HDF5 put each, in rank order.
   template <typename RoundOf>
   std::string allocate(const WriteCommit& commit, const std::vector<std::vector<OwnedChunk>>& all,
                        const RoundOf& round_of, std::size_t k, const std::vector<std::vector<std::uint64_t>>& sizes_of,
-                       const std::vector<ByteBuffer>& own) const {
+                       const std::vector<ByteBuffer>& own, const std::vector<std::vector<std::string>>& sent) const {
     std::vector<Shape> origins;
     std::vector<std::uint64_t> sizes;
     std::vector<std::optional<StoredChunk>> stored;
@@ -296,6 +322,8 @@ class FilteredChunkedWriter final : public LayoutWriter {
           const auto& origin = all[r][lo + j].box.offset;
           if (r == 0) {
             write_chunk(dataset.get(), origin, own[j].data(), own[j].size());
+          } else if (!sent[r].empty()) {
+            write_chunk(dataset.get(), origin, sent[r][j].data(), size);
           } else {
             if (zeros.size() < size) zeros.resize(size);
             const SkippedRawWrites placeholder;  // rank r writes the chunk's bytes there itself
