@@ -98,11 +98,13 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
     chunks, layout = _args.automatic_chunks(chunks, layout)
     sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
     progress = _args.progress(progress)
-    if (_is_legate(array) and comm is None and layout in ("auto", "virtual") and mode == "w" and chunks is None
-            and progress is None and filters[0] == "none" and not shuffle and not fletcher32):
-        # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile.
+    if (_is_legate(array) and comm is None and layout in ("auto", "virtual", "contiguous") and mode == "w"
+            and chunks is None and progress is None and filters[0] == "none" and not shuffle and not fletcher32):
+        # Legate and cuPyNumeric arrays: each of Legate's point tasks writes its own tile (or its
+        # rows of one contiguous file).
         from . import legate as _legate
-        _legate.to_file(array, path, dataset_name, sync=sync)
+        _legate.to_file(array, path, dataset_name, sync=sync,
+                        layout="contiguous" if layout == "contiguous" else "virtual")
         return WriteHandle(_writes.CompletedWrite(), None)
     if comm is not None:
         comm = _args.communicator(comm)

@@ -424,8 +424,8 @@ def _write_block(block, rank: int, size: int, offset, extent, dtype, options, de
                                   "its block's shape or dtype needs chunks= and dtype=)"))
     array, sized = _tile(block, dtype)
     comm = _Replay(rank, size, descriptions, broadcasts)
-    path, dataset_name, shape, mode, sync, keep_previous, chunk, filters = options
-    _h5tile.write_tile(comm, array, path, dataset_name, sized, list(shape), list(offset), "virtual", mode, sync,
+    path, dataset_name, shape, mode, sync, keep_previous, chunk, filters, layout = options
+    _h5tile.write_tile(comm, array, path, dataset_name, sized, list(shape), list(offset), layout, mode, sync,
                        keep_previous, chunk, *filters)
     if comm.record is None:  # pragma: no cover - the write returned without its records' gather
         raise _h5tile.OperationError("h5tile.dask: a block's write ended before its tile's record")
@@ -475,7 +475,7 @@ def _settle(client: Any, futures: list, timeout: float = 60.0) -> None:
 
 
 def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_previous: bool, chunk, filters,
-           client: Any = None) -> None:
+           layout: str, client: Any = None) -> None:
     """Writes the Dask array ``array`` (every block a tile, the client rank 0) and commits."""
     shape = tuple(int(n) for n in array.shape)
     dtype = np.dtype(array.dtype)
@@ -485,7 +485,7 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
     offsets = [[int(starts[a][i]) for a, i in enumerate(index)] for index in indices]
     extents = [[int(array.chunks[a][i]) for a, i in enumerate(index)] for index in indices]
     size = len(indices) + 1
-    options = (path, dataset_name, shape, mode, sync, keep_previous, chunk, filters)
+    options = (path, dataset_name, shape, mode, sync, keep_previous, chunk, filters, layout)
 
     # Every rank's description, as it would send it: the client's empty tile, then the blocks'.
     descriptions = []
@@ -494,7 +494,7 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
         tile, sized = _placeholder(extent, dtype)
         comm = _Describe(rank, size)
         try:
-            _h5tile.write_tile(comm, tile, path, dataset_name, sized, list(shape), offset, "virtual", mode, sync,
+            _h5tile.write_tile(comm, tile, path, dataset_name, sized, list(shape), offset, layout, mode, sync,
                                keep_previous, chunk, *filters)
         except _Captured:
             pass
@@ -539,7 +539,7 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
 
     empty, sized = _placeholder([0] + list(shape[1:]), dtype)
     _h5tile.write_tile(_Client(size, descriptions, run), empty, path, dataset_name, sized, list(shape),
-                       [0] * len(shape), "virtual", mode, sync, keep_previous, chunk, *filters)
+                       [0] * len(shape), layout, mode, sync, keep_previous, chunk, *filters)
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layout: str = "virtual",
@@ -567,13 +567,17 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
             missing folders are created. Or an ``s3://bucket/key.h5`` URL: each block's tile an
             object of its own under ``<key>.tiles/``, uploaded by the worker that computed it,
             and the virtual dataset's object last (docs/REMOTE.md, "Writing to S3").
-        layout: "virtual" only. "contiguous" and "chunked" (one self-contained file) are refused:
-            every block would have to write into one file that the client creates, an HDF5 file
-            that the blocks' processes cannot extend without HDF5's metadata coordination
-            (parallel HDF5) and whose parts h5tile could not check one by one. For one
-            self-contained file, write the virtual layout and run :func:`h5tile.consolidate`
-            (a parallel streamed copy), or ``h5tile.to_file(array.compute(), ...)`` where the
-            array fits in memory.
+        layout: "virtual" (default). Into an ``s3://`` object also "contiguous" or "chunked"
+            (uncompressed): one self-contained object, one upload that the client starts and
+            completes, each block's bytes sent as parts of it by the worker that computed the
+            block; each block must then hold runs of at least 5 MiB of the object, S3's smallest
+            part (blocks of whole rows along the first axis, of 5 MiB or more; docs/REMOTE.md).
+            Into a local file they are refused: every block would have to write into one file
+            that the client creates, an HDF5 file that the blocks' processes cannot extend
+            without HDF5's metadata coordination (parallel HDF5) and whose parts h5tile could
+            not check one by one. For one self-contained file, write the virtual layout and run
+            :func:`h5tile.consolidate` (a parallel streamed copy), or
+            ``h5tile.to_file(array.compute(), ...)`` where the array fits in memory.
         compute: True (default) writes now and returns None; False returns a ``dask.delayed``
             object that writes when computed (the blocks then run on the scheduler that computes
             it, from inside that task; the commit is made where that task runs).
@@ -589,13 +593,19 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
                                                              f"{type(array).__name__} (h5tile.to_file writes NumPy "
                                                              "and CuPy arrays)"))
     layout = _args.name_in("layout", layout, _args.LAYOUTS)
-    if layout != "virtual":
+    path = _args.path("path", path)
+    to_object = isinstance(path, str) and path.lower().startswith("s3://")
+    if layout != "virtual" and not to_object:
         raise _h5tile.InvalidArgumentError(
             _args.without_secrets("h5tile.dask.to_file writes layout 'virtual' (each block its own tile file), "
                                   f"not '{layout}': one self-contained file cannot be written by separate worker "
                                   "processes; write 'virtual' and run h5tile.consolidate for one, or "
-                                  "h5tile.to_file(array.compute(), ...) where the array fits in memory"))
-    path = _args.path("path", path)
+                                  "h5tile.to_file(array.compute(), ...) where the array fits in memory (into an "
+                                  "s3:// object, 'contiguous' and 'chunked' are written by the workers)"))
+    if layout == "auto":
+        raise _h5tile.InvalidArgumentError(
+            _args.without_secrets("h5tile.dask.to_file into an s3:// object takes layout 'virtual', 'contiguous' or "
+                                  "'chunked', not 'auto'"))
     # Before abspath, which would make 'http://h/f' local; s3:// takes the tiles as objects.
     _args.check_writable_location(path, "h5tile.dask.to_file", objects=True)
     path = _args.absolute(path)  # an empty name, or one ending in '/', refused by the core's write
@@ -608,6 +618,11 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
     sync, keep_previous = _args.flag("sync", sync), _args.flag("keep_previous", keep_previous)
     chunk = _args.chunk_list(chunks)
     filters = _args.compression(compression, level, shuffle, fletcher32)
+    if layout != "virtual" and (filters[0] != "none" or filters[2] or filters[3]):  # filtered chunks
+        raise _h5tile.InvalidArgumentError(
+            _args.without_secrets(f"h5tile.dask.to_file: compressed chunks of one {layout} object cannot be written by "
+                                  "worker processes (only the client could write them into HDF5's file); write layout "
+                                  "'virtual' with compression (each block its own compressed tile object)"))
     compute = _args.flag("compute", compute)
     dtype = np.dtype(array.dtype)
     _arrays.prepare(np.empty((0,), dtype), "array")  # the dtype check of every write, at the call
@@ -621,10 +636,10 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
             return None
         return dask.delayed(small, pure=False)(array)
     if compute:
-        _write(array, path, dataset_name, mode, sync, keep_previous, chunk, filters)
+        _write(array, path, dataset_name, mode, sync, keep_previous, chunk, filters, layout)
         return None
     return dask.delayed(_write_later, pure=False)(_Later(array), path, dataset_name, mode, sync, keep_previous, chunk,
-                                                  filters)
+                                                  filters, layout)
 
 
 class _Later:

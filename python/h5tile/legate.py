@@ -370,6 +370,10 @@ class _TaskGroup:
 
 
 class _Rank:
+    # The point tasks are threads of this process: ranks that share what one of them made in
+    # memory (an object's upload, into which every task writes its rows: docs/REMOTE.md).
+    threads_of_one_process = True
+
     def __init__(self, group: _TaskGroup, group_id: int, rank: int):
         self.group, self.group_id, self.rank, self.round = group, group_id, rank, 0
 
@@ -410,7 +414,7 @@ class _Rank:
 
 @task(variants=(VariantCode.CPU, VariantCode.GPU))
 def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, shape: tuple[int, ...], rows: int, group_id: int,
-                sync: bool, opaque: int) -> None:
+                sync: bool, opaque: int, layout: str) -> None:
     """One point task: writes its tile (``rows`` rows of the array, from the tile's host memory)
     as one rank of h5tile's collective write: its own tile file, and on rank 0, once every
     tile is on disk, the commit of the virtual dataset. The GPU variant writes from the
@@ -438,13 +442,14 @@ def _write_tile(ctx: TaskContext, tile: InputStore, path: str, dataset: str, sha
             rank.group.fail(index, e)  # the other tasks wait for this one in the write: they fail too
             raise
         sized = f"V{opaque}" if opaque else ""  # as h5tile takes opaque elements: uint8, one more axis
-        _h5tile.write_tile(rank, memory, path, dataset, sized, list(shape), offset, "virtual", "w", sync, True,
+        _h5tile.write_tile(rank, memory, path, dataset, sized, list(shape), offset, layout, "w", sync, True,
                            [], "none", -1, False, False)
     finally:
         _TaskGroup.leave(rank.group, group_id)
 
 
-def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sync: bool = True) -> None:
+def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sync: bool = True,
+            layout: str = "virtual") -> None:
     """Write a Legate array (a LogicalArray, LogicalStore, cuPyNumeric array, or anything with
     ``__legate_data_interface__``) to ``dataset_name`` in ``path``, each point task (GPU or
     CPU) writing its own tile from its own memory: nothing is gathered. The file is h5tile's virtual layout
@@ -458,6 +463,8 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     object of its own under ``<key>.tiles/`` and the virtual dataset's object last
     (docs/REMOTE.md, "Writing to S3"). ``sync`` (h5tile's default; legate.io.hdf5 does not)
     flushes the tiles and the file to stable storage before the new file replaces the old one.
+    ``layout="contiguous"`` writes one self-contained file (or ``s3://`` object) instead, each task
+    writing its rows into it (into an object: its parts of the one upload, completed by the write).
 
     Raises:
         IsADirectoryPathError (ValueError) when ``path`` is a folder; InvalidArgumentError
@@ -483,6 +490,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     except _h5tile.InvalidArgumentError as e:
         raise type(e)(_args.without_secrets(f"cannot write '{_args.redacted(path)}': {e}")) from None
     sync = _args.flag("sync", sync)
+    layout = _args.name_in("layout", layout, ("virtual", "contiguous"))
     logical = array if isinstance(array, LogicalArray) else (
         LogicalArray.from_store(array) if isinstance(array, LogicalStore) else as_logical_array(array))
     if logical.nullable or logical.nested:
@@ -522,6 +530,7 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, sy
     launch.add_scalar_arg(_TaskGroup.open(size), ty.int64)
     launch.add_scalar_arg(sync, ty.bool_)
     launch.add_scalar_arg(opaque, ty.int64)
+    launch.add_scalar_arg(layout, ty.string_type)
     launch.set_concurrent(True)  # every rank of the collective write runs at once
     launch.set_side_effect(True)
     launch.throws_exception(_h5tile.Error)

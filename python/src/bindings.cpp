@@ -153,13 +153,16 @@ h5tile::Mode mode_of(const std::string& s) {
 }
 
 // A Communicator over a Python object with mpi4py's interface (Get_rank, Get_size,
-// allgather, bcast): h5tile needs no MPI of its own for it.
+// allgather, bcast): h5tile needs no MPI of its own for it. An object whose ranks are threads of
+// this process (h5tile.legate's point tasks) says so with `threads_of_one_process = True`.
 class PyCommunicator final : public h5tile::Communicator {
  public:
   explicit PyCommunicator(nb::object comm) : comm_(std::move(comm)) {
     rank_ = nb::cast<int>(comm_.attr("Get_rank")());
     size_ = nb::cast<int>(comm_.attr("Get_size")());
+    one_process_ = nb::hasattr(comm_, "threads_of_one_process") && nb::cast<bool>(comm_.attr("threads_of_one_process"));
   }
+  [[nodiscard]] bool threads_of_one_process() const noexcept override { return one_process_; }
   [[nodiscard]] int rank() const noexcept override { return rank_; }
   [[nodiscard]] int size() const noexcept override { return size_; }
   [[nodiscard]] std::vector<std::string> all_gather(const std::string& data) override {
@@ -182,6 +185,7 @@ class PyCommunicator final : public h5tile::Communicator {
   nb::object comm_;
   int rank_ = 0;
   int size_ = 1;
+  bool one_process_ = false;
 };
 
 }  // namespace

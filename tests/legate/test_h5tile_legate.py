@@ -244,6 +244,32 @@ def test_to_file_into_an_s3_prefix(seaweedfs_server, bucket, monkeypatch, tmp_pa
     assert list(tmp_path.iterdir()) == []  # no local path made of the URL
 
 
+@pytest.mark.parametrize("where", ["local", "s3"])
+def test_to_file_contiguous_writes_one_self_contained_file(seaweedfs_server, bucket, monkeypatch, tmp_path, where):
+    """layout="contiguous": every point task writes its rows into one file, or into its parts of one
+    object's upload (the tasks are threads of one process: they share it), completed once; h5py
+    reads it (a copy of the object) and finds no virtual dataset."""
+    for name, value in seaweedfs_server.aws_env().items():
+        monkeypatch.setenv(name, value)
+    data = random_array("float32", SHAPE, seed=43)
+    target = tmp_path / "c.h5" if where == "local" else f"s3://{bucket}/legate/c.h5"
+    hl.to_file(legate_store(data), target, "/d", layout="contiguous")
+    fence()
+    local = target
+    if where == "s3":
+        client = seaweedfs_server.client()
+        assert [o["Key"] for o in client.list_objects_v2(Bucket=bucket).get("Contents", [])] == ["legate/c.h5"]
+        assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+        local = tmp_path / "copy.h5"
+        client.download_file(bucket, "legate/c.h5", str(local))
+    with h5py.File(local, "r") as f:
+        assert not f["d"].is_virtual and f["d"].chunks is None
+        assert same_bytes(f["d"][()], data)
+    assert same_bytes(h5tile.from_file(target, "/d"), data)
+    with pytest.raises(ValueError, match="layout"):
+        hl.to_file(legate_store(data), tmp_path / "x.h5", "/d", layout="chunked")
+
+
 @pytest.mark.parametrize("dtype", LEGATE_DTYPES)
 def test_to_file_writes_every_dtype_as_h5py_reads_it(tmp_path, dtype):
     data = random_array(dtype, SHAPE, seed=10 + len(dtype))

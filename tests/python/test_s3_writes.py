@@ -301,6 +301,35 @@ def test_mpi_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, pro
 
 
 @needs_mpi
+def test_mpi4py_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, proxy):
+    """The same from Python: write_tile(comm=) of mpi4py ranks into one object, each rank's
+    7.2 MB of rows sent by its own process; h5tile and h5py (a local copy) read it back."""
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    url = f"s3://{bucket}/py/one.h5"
+    (tmp_path / "job.py").write_text(f"import sys\nsys.path.insert(0, {str(BUILD / 'python')!r})\n" + textwrap.dedent("""
+        import numpy as np, h5tile
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        rank = comm.Get_rank()
+        data = np.arange(1800 * 1000, dtype=np.float64).reshape(1800, 1000)
+        mine = data[rank * 900:(rank + 1) * 900]
+        h5tile.write_tile(mine, sys.argv[1], "/d", comm=comm, offset=(rank * 900, 0), global_shape=data.shape,
+                          layout="contiguous")
+        print(f"rank {rank}: written", flush=True)
+    """))
+    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", sys.executable, "job.py", url], cwd=tmp_path,
+                          env=mpi_env(aws(proxy.endpoint)), capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0 and proc.stdout.count("written") == 2, (proc.stdout, proc.stderr)
+    assert len({r.upload_id for r in proxy.requests("UploadPart")}) == 1 and proxy.count("UploadPart") == 2
+    expected = np.arange(1800 * 1000, dtype=np.float64).reshape(1800, 1000)
+    np.testing.assert_array_equal(h5tile.from_file(url, "/d"), expected)
+    local = mirror(seaweedfs_server, bucket, "py/", tmp_path / "copy")
+    with h5py.File(local / "py" / "one.h5", "r") as f:
+        np.testing.assert_array_equal(f["d"][()], expected)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@needs_mpi
 def test_mpi_ranks_with_too_few_bytes_for_a_part_all_fail_and_leave_nothing(seaweedfs_server, aws, bucket,
                                                                               tmp_path):
     """Ranks in several processes each send their own parts, which S3 wants of 5 MiB at least:
@@ -580,6 +609,61 @@ def test_dask_blocks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws
     with h5py.File(local / "dask" / "d.h5", "r") as f:
         np.testing.assert_array_equal(f["d"][()], data)
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@pytest.mark.parametrize("where", ["threads", "worker processes"])
+@pytest.mark.parametrize("layout", ["contiguous", "chunked"])
+def test_dask_blocks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, proxy, where, layout):
+    """h5tile.dask.to_file of a contiguous or chunked object into s3://: one upload that the client
+    starts and completes, each block's 6 MB of rows sent as parts by the thread or worker process
+    that computed it; blocks of columns are refused (their rows, or chunks, are runs shorter than a
+    part)."""
+    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    import h5tile.dask as h5d
+    aws(proxy.endpoint)
+    data = compressible("float32", (4000, 1500), seed=13)  # 24 MB: 4 blocks of 1000 rows (6 MB)
+    x = da.from_array(data, chunks=(1000, 1500))
+    url = f"s3://{bucket}/dask/one.h5"
+    chunks = (500, 1500) if layout == "chunked" else None
+
+    def write():
+        h5d.to_file(x, url, "/d", layout=layout, chunks=chunks)
+        with pytest.raises(ValueError, match="fewer than S3's smallest part"):
+            h5d.to_file(da.from_array(data, chunks=(4000, 500)), f"s3://{bucket}/dask/columns.h5", "/d",
+                        layout=layout, chunks=(1000, 500) if layout == "chunked" else None)
+
+    if where == "threads":
+        write()
+    else:
+        distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+        import dask
+        with dask.config.set({"temporary-directory": str(tmp_path)}), \
+                distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                         dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
+                distributed.Client(cluster):
+            write()
+    assert keys(seaweedfs_server, bucket) == ["dask/one.h5"]
+    uploads = {r.upload_id for r in proxy.requests("UploadPart") if r.key == "dask/one.h5"}
+    assert len(uploads) == 1
+    # The client's head part (HDF5's metadata, 5 MiB) and one part of each block.
+    assert len([r for r in proxy.requests("UploadPart") if r.key == "dask/one.h5"]) == 5
+    np.testing.assert_array_equal(h5tile.from_file(url, "/d"), data)
+    local = mirror(seaweedfs_server, bucket, "dask/", tmp_path / "copy")
+    with h5py.File(local / "dask" / "one.h5", "r") as f:
+        assert f["d"].chunks == chunks
+        np.testing.assert_array_equal(f["d"][()], data)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def test_dask_refuses_compressed_chunks_of_one_object(seaweedfs_server, aws, bucket):
+    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    import h5tile.dask as h5d
+    x = da.zeros((100, 10), chunks=(50, 10), dtype="f4")
+    with pytest.raises(ValueError, match="compressed chunks of one chunked object cannot be written by worker"):
+        h5d.to_file(x, f"s3://{bucket}/z.h5", "/d", layout="chunked", compression="gzip")
+    with pytest.raises(ValueError, match="layout 'virtual'"):
+        h5d.to_file(x, "local.h5", "/d", layout="contiguous")
+    assert keys(seaweedfs_server, bucket) == []
 
 
 def test_uploads_command_lists_and_aborts_more_than_a_thousand(seaweedfs_server, aws, bucket):

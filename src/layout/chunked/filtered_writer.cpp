@@ -147,7 +147,8 @@ class FilteredChunkedWriter final : public LayoutWriter {
     const auto chunk_bytes = element_count(plan_.chunk) * plan_.dtype.size();
     std::size_t per_round = std::max<std::uint64_t>(1, kRoundTasks * config_.task_size / chunk_bytes);
     if (config_.processes) {  // every rank's chunks of a round travel to every rank: 1 GiB of them at most
-      per_round = std::min<std::size_t>(per_round, std::max<std::uint64_t>(1, kGatheredRoundBytes / ranks / chunk_bytes));
+      per_round =
+          std::min<std::size_t>(per_round, std::max<std::uint64_t>(1, kGatheredRoundBytes / ranks / chunk_bytes));
     }
     std::size_t rounds = 0;
     for (const auto& chunks : all) rounds = std::max(rounds, (chunks.size() + per_round - 1) / per_round);
