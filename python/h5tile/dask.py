@@ -570,8 +570,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layou
         layout: "virtual" (default). Into an ``s3://`` object also "contiguous" or "chunked"
             (uncompressed): one self-contained object, one upload that the client starts and
             completes, each block's bytes sent as parts of it by the worker that computed the
-            block; each block must then hold runs of at least 5 MiB of the object, S3's smallest
-            part (blocks of whole rows along the first axis, of 5 MiB or more; docs/REMOTE.md).
+            block, where its bytes make runs of at least 5 MiB, S3's smallest part (blocks of whole
+            rows along the first axis, of 5 MiB or more); blocks of shorter runs give their bytes
+            to the client instead, up to 64 MiB in all, and more is refused (docs/REMOTE.md).
             Into a local file they are refused: every block would have to write into one file
             that the client creates, an HDF5 file that the blocks' processes cannot extend
             without HDF5's metadata coordination (parallel HDF5) and whose parts h5tile could

@@ -17,7 +17,7 @@ std::uint64_t part_size_for(std::uint64_t expected, std::uint64_t preferred) {
   return size;
 }
 
-PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, const std::string& what) {
+std::vector<RankBytes> rank_runs(std::vector<RankBytes> ranges, const std::string& what) {
   std::sort(ranges.begin(), ranges.end(), [](const RankBytes& a, const RankBytes& b) { return a.begin < b.begin; });
   // Each rank's runs: the ranges merged where one rank's meet, the bytes no range names rank 0's.
   std::vector<RankBytes> runs;
@@ -41,17 +41,29 @@ PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, cons
     add(r.begin, r.end, r.rank);
     at = r.end;
   }
+  return runs;
+}
+
+const RankBytes* short_run(const std::vector<RankBytes>& runs) {
+  for (std::size_t i = 0; i + 1 < runs.size(); ++i) {
+    if (runs[i].end - runs[i].begin < kMinPartBytes) return &runs[i];
+  }
+  return nullptr;
+}
+
+PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, const std::string& what) {
+  const auto runs = rank_runs(std::move(ranges), what);
+  if (const auto* run = short_run(runs)) {
+    throw InvalidArgument(fmt::format(
+        "{}: rank {} writes bytes {} to {} of the object ({} bytes), fewer than S3's smallest part ({} bytes); "
+        "ranks in several processes each send their own parts: give each rank at least 5 MiB of the dataset in "
+        "one run (tiles of whole rows along the first axis), or write layout 'virtual'",
+        what, run->rank, run->begin, run->end, run->end - run->begin, kMinPartBytes));
+  }
   PartPlan plan;
   plan.starts.clear();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto length = runs[i].end - runs[i].begin;
-    if (length < kMinPartBytes && i + 1 < runs.size()) {
-      throw InvalidArgument(fmt::format(
-          "{}: rank {} writes bytes {} to {} of the object ({} bytes), fewer than S3's smallest part ({} bytes); "
-          "ranks in several processes each send their own parts: give each rank at least 5 MiB of the dataset in "
-          "one run (tiles of whole rows along the first axis), or write layout 'virtual'",
-          what, runs[i].rank, runs[i].begin, runs[i].end, length, kMinPartBytes));
-    }
     // Parts of part_size or a little more (a short remainder is shared out), within S3's largest.
     auto count = std::max<std::uint64_t>(1, length / part_size);
     count = std::max(count, (length + kMaxPartBytes - 1) / kMaxPartBytes);

@@ -75,6 +75,12 @@ struct PartPlan {
   std::vector<std::uint64_t> starts{0};
   std::vector<int> owners;
 };
+// The runs of bytes of each rank that `ranges` (in any order) make: the bytes before, between and
+// after them rank 0's, the neighbouring ranges of one rank one run. InvalidArgument, whose message
+// begins with `what`, where two ranks write the same bytes.
+[[nodiscard]] std::vector<RankBytes> rank_runs(std::vector<RankBytes> ranges, const std::string& what);
+// The first of `runs` but the last shorter than S3's smallest part (5 MiB); nullptr where none is.
+[[nodiscard]] const RankBytes* short_run(const std::vector<RankBytes>& runs);
 // The plan for `ranges` (in any order; the bytes before, between and after them are rank 0's):
 // each rank's runs of bytes cut into parts of about `part_size` (at least, where a run is longer).
 // InvalidArgument, whose message begins with `what`, where two ranks write the same bytes, where

@@ -40,7 +40,31 @@ std::map<std::string, Started>& started_uploads() {
 // Files h5tile uploads have no alignment: it would only leave gaps between compressed chunks.
 constexpr std::uint64_t kUploadAlignment = 1;
 
+// What a rank's handoff() holds.
+enum class Handoff : std::uint64_t { Etags = 0, Bytes = 1 };
+
 }  // namespace
+
+// A joined rank's raw bytes kept in memory for rank 0, which writes them into its upload.
+class WriteCommit::KeptBytes final : public ByteSink {
+ public:
+  explicit KeptBytes(std::string name) : name_(std::move(name)) {}
+  [[nodiscard]] std::string name() const override { return name_; }
+  void write_at(const void* buffer, std::size_t size, std::uint64_t offset) const override {
+    const std::lock_guard lock(mutex_);
+    pieces_.emplace_back(offset, std::string(static_cast<const char*>(buffer), size));
+  }
+  void pack(Packer& out) const {
+    const std::lock_guard lock(mutex_);
+    out.u64(pieces_.size());
+    for (const auto& [offset, bytes] : pieces_) out.u64(offset).str(bytes);
+  }
+
+ private:
+  std::string name_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::pair<std::uint64_t, std::string>> pieces_;
+};
 
 WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig& config, bool with_tiles)
     : target_(std::move(target)),
@@ -96,16 +120,27 @@ std::string WriteCommit::joining() const {
 
 void WriteCommit::divide(const std::vector<RankBytes>& ranges, int rank) const {
   if (!config_.processes || !upload_) return;
-  const auto plan = plan_parts(ranges, upload_->part_size(),
-                               fmt::format("cannot write '{}' to '{}' from several processes", dataset_, shown()));
-  upload_->divide(plan, rank);
+  const auto what = fmt::format("cannot write '{}' to '{}' from several processes", dataset_, shown());
+  std::uint64_t others = 0;  // bytes of ranks other than 0
+  for (const auto& r : ranges) others += r.rank != 0 ? r.end - r.begin : 0;
+  if (short_run(rank_runs(ranges, what)) != nullptr && others <= kGatheredBytes) {
+    // Runs too short to be parts, and few bytes: rank 0 gets them and uploads the object alone.
+    if (!upload_->completes()) kept_ = std::make_shared<KeptBytes>(upload_->name());
+    return;
+  }
+  upload_->divide(plan_parts(ranges, upload_->part_size(), what), rank);
 }
 
 std::string WriteCommit::handoff() const {
   if (!config_.processes || !upload_ || upload_->completes()) return {};
-  const auto etags = upload_->flush();
   Packer out;
-  out.u64(etags.size());
+  if (kept_) {
+    out.u64(static_cast<std::uint64_t>(Handoff::Bytes));
+    kept_->pack(out);
+    return out.bytes();
+  }
+  const auto etags = upload_->flush();
+  out.u64(static_cast<std::uint64_t>(Handoff::Etags)).u64(etags.size());
   for (const auto& [number, etag] : etags) out.u64(number).str(etag);
   return out.bytes();
 }
@@ -114,8 +149,16 @@ void WriteCommit::receive(const std::vector<std::string>& handoffs) const {
   if (!config_.processes || !upload_) return;
   for (const auto& bytes : handoffs) {
     if (bytes.empty()) continue;
-    std::map<unsigned, std::string> etags;
     Unpacker in(bytes);
+    if (static_cast<Handoff>(in.u64()) == Handoff::Bytes) {
+      for (auto count = in.u64(); count > 0; --count) {
+        const auto offset = in.u64();
+        const auto piece = in.str();
+        upload_->write_at(piece.data(), piece.size(), offset);
+      }
+      continue;
+    }
+    std::map<unsigned, std::string> etags;
     for (auto count = in.u64(); count > 0; --count) {
       const auto number = static_cast<unsigned>(in.u64());
       etags.emplace(number, in.str());
@@ -156,6 +199,7 @@ std::string WriteCommit::object_beside(const fs::path& relative) const {
 }
 
 std::shared_ptr<const ByteSink> WriteCommit::open_sink() const {
+  if (kept_) return kept_;
   if (uploads()) return upload();
   return std::make_shared<const PosixFile>(temp(), O_WRONLY);
 }

@@ -79,15 +79,19 @@ class WriteCommit {
 
   // Ranks in several processes writing one object (WriteConfig::processes): the bytes each rank
   // writes (main-file offsets; those before, between and after them are rank 0's), the same on
-  // every rank, which then sends the parts of its own (ObjectUpload::divide). Call on every rank
-  // before it writes a raw byte. Nothing for other writes. Throws InvalidArgument where the
-  // ranks' bytes cannot be parts (plan_parts: runs of less than 5 MiB), the same on every rank.
+  // every rank, which then sends the parts of its own (ObjectUpload::divide). Where a rank's run
+  // is shorter than S3's smallest part and the other ranks write at most kGatheredBytes, they
+  // give their bytes to rank 0 instead (open_sink() keeps them, handoff() carries them). Call on
+  // every rank before it writes a raw byte. Nothing for other writes. Throws InvalidArgument
+  // where neither will do (plan_parts), the same on every rank.
   void divide(const std::vector<RankBytes>& ranges, int rank) const;
   // Every rank, once its bytes are written: what rank 0 needs of them to commit (the ETags of
-  // the parts this rank sent, where it joined an upload; empty otherwise).
+  // the parts this rank sent, or the bytes it kept, where it joined an upload; empty otherwise).
   [[nodiscard]] std::string handoff() const;
   // Rank 0: every rank's handoff(), before publish().
   void receive(const std::vector<std::string>& handoffs) const;
+  // The most bytes that ranks other than rank 0 give it (divide()): they travel in a gather.
+  static constexpr std::uint64_t kGatheredBytes = std::uint64_t{64} << 20;
 
   // Makes the new main file the target (one rename under the commit lock, after fsync when
   // the config's `sync`, and followed by fsync of its folder), then clears the in-progress mark and removes
@@ -124,7 +128,9 @@ class WriteCommit {
   // The upload; RuntimeError for a rank of a process other than the one that started it.
   [[nodiscard]] const std::shared_ptr<ObjectUpload>& upload() const;
 
-  std::shared_ptr<ObjectUpload> upload_;   // a target that is an object: its upload
+  std::shared_ptr<ObjectUpload> upload_;  // a target that is an object: its upload
+  class KeptBytes;                        // (commit.cpp) a joined rank's bytes for rank 0 (divide())
+  mutable std::shared_ptr<KeptBytes> kept_;
   std::shared_ptr<ObjectsBeside> beside_;  // ... and the objects beside it
   // The URL of `relative` (to the target's folder) where the target is an object.
   [[nodiscard]] std::string url_beside(const std::filesystem::path& relative) const;

@@ -330,18 +330,49 @@ def test_mpi4py_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, 
 
 
 @needs_mpi
-def test_mpi_ranks_with_too_few_bytes_for_a_part_all_fail_and_leave_nothing(seaweedfs_server, aws, bucket,
-                                                                              tmp_path):
-    """Ranks in several processes each send their own parts, which S3 wants of 5 MiB at least:
-    ranks with fewer bytes are refused, every rank with the same error naming the rank and its
-    bytes, quickly (not one rank waiting forever), and the upload rank 0 began is aborted."""
-    proc = mpi_tool(["write", f"s3://{bucket}/mpi.h5", "contiguous", "64", "8"], mpi_env(aws()), tmp_path, 2)
+@pytest.mark.parametrize("layout", ["contiguous", "chunked"])
+def test_mpi_ranks_with_few_bytes_give_them_to_rank_0(seaweedfs_server, aws, bucket, tmp_path, proxy, layout):
+    """Ranks whose bytes are too few for parts of their own (S3's smallest is 5 MiB) hand them to
+    rank 0 in the write's gather, and rank 0 uploads the object alone: one upload, read back whole."""
+    url = f"s3://{bucket}/small.h5"
+    extra = ["--chunk-rows", "10"] if layout == "chunked" else []
+    proc = mpi_tool(["write", url, layout, "64", "8", *extra], mpi_env(aws(proxy.endpoint)), tmp_path, 3)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert proxy.count("CreateMultipartUpload") == 1 and proxy.count("UploadPart") == 1
+    local = mirror(seaweedfs_server, bucket, "small.h5", tmp_path / "copy")
+    with h5py.File(local / "small.h5", "r") as f:
+        np.testing.assert_array_equal(f["data"][()], mpi_pattern(64, 8))
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+@needs_mpi
+def test_mpi_ranks_with_short_runs_and_many_bytes_all_fail_and_leave_nothing(seaweedfs_server, aws, bucket, tmp_path):
+    """Tiles of columns: every rank's bytes are runs of one row's share, far shorter than a part,
+    and more than the 64 MiB that rank 0 takes from the others: refused, every rank with the same
+    error naming the rank and its bytes, quickly (not one rank waiting forever), and the upload
+    rank 0 began is aborted."""
+    pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    (tmp_path / "job.py").write_text(f"import sys\nsys.path.insert(0, {str(BUILD / 'python')!r})\n" + textwrap.dedent("""
+        import numpy as np, h5tile
+        from mpi4py import MPI
+        comm = MPI.COMM_WORLD
+        rank, size = comm.Get_rank(), comm.Get_size()
+        cols = [0, 1734, 3467, 5200]
+        mine = np.ones((5200, cols[rank + 1] - cols[rank]), np.float32)
+        try:
+            h5tile.write_tile(mine, sys.argv[1], "/d", comm=comm, offset=(0, cols[rank]), global_shape=(5200, 5200),
+                              layout="contiguous")
+            print(f"rank {rank}: written", flush=True)
+        except ValueError as e:
+            print(f"rank {rank}: error {e}", flush=True)
+    """))
+    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "3", sys.executable, "job.py", f"s3://{bucket}/cols.h5"],
+                          cwd=tmp_path, env=mpi_env(aws()), capture_output=True, text=True, timeout=180)
     lines = sorted(line for line in proc.stdout.splitlines() if line.startswith("rank "))
-    assert proc.returncode != 0 and len(lines) == 2, (proc.stdout, proc.stderr)
-    assert all("rank 0 writes bytes 0 to" in line and "fewer than S3's smallest part" in line for line in lines), lines
+    assert len(lines) == 3, (proc.stdout, proc.stderr)
+    assert all("rank 1 writes bytes" in line and "fewer than S3's smallest part" in line for line in lines), lines
     assert keys(seaweedfs_server, bucket) == []
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
-    assert list(tmp_path.iterdir()) == []  # no local path made of the URL
 
 
 @needs_mpi
@@ -616,8 +647,8 @@ def test_dask_blocks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws
 def test_dask_blocks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, proxy, where, layout):
     """h5tile.dask.to_file of a contiguous or chunked object into s3://: one upload that the client
     starts and completes, each block's 6 MB of rows sent as parts by the thread or worker process
-    that computed it; blocks of columns are refused (their rows, or chunks, are runs shorter than a
-    part)."""
+    that computed it. Blocks of columns, whose rows (or chunks) are runs shorter than a part, give
+    their bytes to the client instead, which uploads that object alone."""
     da = pytest.importorskip("dask.array", reason="dask is not installed")
     import h5tile.dask as h5d
     aws(proxy.endpoint)
@@ -628,9 +659,8 @@ def test_dask_blocks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, p
 
     def write():
         h5d.to_file(x, url, "/d", layout=layout, chunks=chunks)
-        with pytest.raises(ValueError, match="fewer than S3's smallest part"):
-            h5d.to_file(da.from_array(data, chunks=(4000, 500)), f"s3://{bucket}/dask/columns.h5", "/d",
-                        layout=layout, chunks=(1000, 500) if layout == "chunked" else None)
+        h5d.to_file(da.from_array(data, chunks=(4000, 500)), f"s3://{bucket}/columns.h5", "/d", layout=layout,
+                    chunks=(1000, 500) if layout == "chunked" else None)
 
     if where == "threads":
         write()
@@ -642,7 +672,8 @@ def test_dask_blocks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, p
                                          dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
                 distributed.Client(cluster):
             write()
-    assert keys(seaweedfs_server, bucket) == ["dask/one.h5"]
+    assert keys(seaweedfs_server, bucket) == ["columns.h5", "dask/one.h5"]
+    np.testing.assert_array_equal(h5tile.from_file(f"s3://{bucket}/columns.h5", "/d"), data)
     uploads = {r.upload_id for r in proxy.requests("UploadPart") if r.key == "dask/one.h5"}
     assert len(uploads) == 1
     # The client's head part (HDF5's metadata, 5 MiB) and one part of each block.
