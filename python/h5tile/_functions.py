@@ -30,9 +30,9 @@ def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, *, la
         array: a NumPy or CuPy array, or any object with DLPack, ``__cuda_array_interface__``,
             ``__array_interface__`` or ``__array__``. Strides are honoured; device arrays are
             written from device memory. Legate and cuPyNumeric arrays are written by Legate's
-            point tasks, each its own tile (:func:`h5tile.legate.to_file`, the virtual layout),
-            where the options allow (layout "auto" or "virtual", mode "w", no chunks, comm or
-            progress).
+            point tasks, each its own tile (:func:`h5tile.legate.to_file`, the virtual layout;
+            layout "contiguous": each its rows of one file), where the options allow (layout
+            "auto", "virtual" or "contiguous", mode "w", no chunks, compression, comm or progress).
         path: the HDF5 file; missing folders are created. Or an ``s3://bucket/key`` URL: one
             self-contained object (layout "auto", "contiguous" or "chunked"; mode "w", "x" or
             "w-"), uploaded in parts as it is written and made visible only when complete; or,

@@ -232,8 +232,14 @@ void write_tiles_impl(Communicator& comm, const Shape& global_shape, std::span<c
     std::string handoff;
     agree(comm, [&] {
       if (unjoined) std::rethrow_exception(unjoined);
-      mine = writer->write(comm, *commit, created, tiles, plan.first[static_cast<std::size_t>(comm.rank())], progress);
-      handoff = commit->handoff();
+      try {
+        mine =
+            writer->write(comm, *commit, created, tiles, plan.first[static_cast<std::size_t>(comm.rank())], progress);
+        handoff = commit->handoff();
+      } catch (...) {
+        commit->stop_sending();
+        throw;
+      }
     });
     // What each tile's writing yielded, in global tile order, for the main file, and what rank 0
     // needs of each rank's write to commit.

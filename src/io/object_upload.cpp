@@ -31,6 +31,11 @@ std::vector<RankBytes> rank_runs(std::vector<RankBytes> ranges, const std::strin
   std::uint64_t at = 0;
   for (const auto& r : ranges) {
     if (r.begin == r.end) continue;
+    if (r.begin < at && runs.back().rank == r.rank) {  // one rank's ranges that overlap (tiles in one chunk)
+      runs.back().end = std::max(runs.back().end, r.end);
+      at = runs.back().end;
+      continue;
+    }
     if (r.begin < at) {
       throw InvalidArgument(fmt::format(
           "{}: ranks {} and {} both write byte {} of the object; from several processes each part of it has one "
@@ -67,9 +72,11 @@ PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, cons
     // Parts of part_size or a little more (a short remainder is shared out), within S3's largest.
     auto count = std::max<std::uint64_t>(1, length / part_size);
     count = std::max(count, (length + kMaxPartBytes - 1) / kMaxPartBytes);
+    // `count` parts of `step` bytes, the first `extra` one more: none past S3's largest.
     const auto step = length / count;
+    const auto extra = length % count;
     for (std::uint64_t k = 0; k < count; ++k) {
-      plan.starts.push_back(runs[i].begin + k * step);
+      plan.starts.push_back(runs[i].begin + k * step + std::min(k, extra));
       plan.owners.push_back(runs[i].rank);
     }
   }
@@ -293,6 +300,13 @@ void ObjectUpload::finish() {
   for (auto it = parts_.lower_bound(count); it != parts_.end();) {  // past the end (HDF5 truncated)
     it = it->second.state == State::Filling ? parts_.erase(it) : std::next(it);
   }
+  const auto planned = plan_.starts.size() - 1;
+  if (count > planned && planned > 0 && size_of(planned - 1) < kMinPartBytes) {
+    throw RuntimeError(fmt::format(
+        "cannot write '{}': HDF5 put {} bytes after the data, where the last rank's part ({} bytes) would no longer "
+        "be the object's last and is smaller than S3's smallest part",
+        name_, end_ - plan_.starts.back(), size_of(planned - 1)));
+  }
   std::uint64_t own = 0;
   for (std::uint64_t index = 0; index < count; ++index) {
     if (!mine(index)) continue;  // another process's (add_etags)
@@ -316,8 +330,8 @@ void ObjectUpload::finish() {
     } else if (const auto it = received_.find(index); it != received_.end()) {
       etags.push_back(it->second);
     } else {
-      throw RuntimeError(fmt::format("cannot complete the upload of '{}': part {}, another process's, was not sent",
-                                     name_, index + 1));
+      throw RuntimeError(fmt::format("cannot complete the upload of '{}': part {}, rank {}'s, was not sent", name_,
+                                     index + 1, plan_.owners[index]));
     }
   }
   complete_sent_ = true;

@@ -88,9 +88,11 @@ WriteCommit::WriteCommit(fs::path target, std::string dataset, const WriteConfig
     : target_(std::move(target)), dataset_(std::move(dataset)), config_(config), with_tiles_(with_tiles) {
   Unpacker in(joining);
   generation_ = in.str();
-  const auto upload_id = in.str();
+  auto upload_id = in.str();
   if (is_url(target_.native()) && config_.processes) {
-    upload_ = join_upload(target_.native(), config_.remote, upload_id, config_.object_bytes);
+    // Joined at its first use (upload()): inside the layout's write, where a failure is agreed on
+    // with the other ranks; never where the layout has rank 0 write everything.
+    join_id_ = std::move(upload_id);
   } else if (is_url(target_.native())) {
     const std::lock_guard lock(started_mutex);
     if (const auto found = started_uploads().find(generation_); found != started_uploads().end()) {
@@ -111,7 +113,15 @@ const std::shared_ptr<ObjectUpload>& WriteCommit::upload() const {
                     "per rank) or a local file",
                     redacted(target_.native())));
   }
+  if (!join_id_.empty()) {
+    const std::lock_guard lock(join_mutex_);
+    if (!upload_) upload_ = join_upload(target_.native(), config_.remote, join_id_, config_.object_bytes);
+  }
   return upload_;
+}
+
+void WriteCommit::stop_sending() const noexcept {
+  if (!join_id_.empty() && upload_) upload_->abort();  // a joined upload: stops, sends no abort
 }
 
 std::string WriteCommit::joining() const {
@@ -119,19 +129,21 @@ std::string WriteCommit::joining() const {
 }
 
 void WriteCommit::divide(const std::vector<RankBytes>& ranges, int rank) const {
-  if (!config_.processes || !upload_) return;
+  if (!config_.processes) return;
+  const auto& joined = upload();  // (joined here)
   const auto what = fmt::format("cannot write '{}' to '{}' from several processes", dataset_, shown());
   std::uint64_t others = 0;  // bytes of ranks other than 0
   for (const auto& r : ranges) others += r.rank != 0 ? r.end - r.begin : 0;
   if (short_run(rank_runs(ranges, what)) != nullptr && others <= kGatheredBytes) {
     // Runs too short to be parts, and few bytes: rank 0 gets them and uploads the object alone.
-    if (!upload_->completes()) kept_ = std::make_shared<KeptBytes>(upload_->name());
+    if (!joined->completes()) kept_ = std::make_shared<KeptBytes>(joined->name());
     return;
   }
-  upload_->divide(plan_parts(ranges, upload_->part_size(), what), rank);
+  joined->divide(plan_parts(ranges, joined->part_size(), what), rank);
 }
 
 std::string WriteCommit::handoff() const {
+  // Rank 0, and a rank that never joined (rank 0 wrote everything): nothing to hand over.
   if (!config_.processes || !upload_ || upload_->completes()) return {};
   Packer out;
   if (kept_) {
@@ -170,7 +182,7 @@ void WriteCommit::receive(const std::vector<std::string>& handoffs) const {
 fs::path WriteCommit::temp() const { return temp_main(target_, generation_); }
 
 std::string WriteCommit::shown() const {
-  return upload_ ? upload_->name() : (elsewhere_ ? redacted(target_.native()) : target_.string());
+  return upload_ ? upload_->name() : (uploads() ? redacted(target_.native()) : target_.string());
 }
 
 WritableFile WriteCommit::reopen_main() const {
@@ -204,7 +216,7 @@ std::shared_ptr<const ByteSink> WriteCommit::open_sink() const {
   return std::make_shared<const PosixFile>(temp(), O_WRONLY);
 }
 
-WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
+WritableFile WriteCommit::start_main_file(H5F_libver_t low, bool divided) const {
   if (uploads()) {
     if (config_.mode == Mode::Append) {
       throw InvalidArgument(
@@ -212,10 +224,10 @@ WritableFile WriteCommit::start_main_file(H5F_libver_t low) const {
                       "local file)",
                       dataset_, shown()));
     }
-    // Several processes: the data starts at a part's smallest size (a multiple of it), so that the
-    // head, HDF5's metadata, is a part of its own, rank 0's (ObjectUpload::divide).
-    const auto fapl = config_.processes ? write_access(kMinPartBytes, low, upload()->meta_block_bytes() + 1)
-                                        : write_access(kUploadAlignment, low);
+    // Divided by rank (several processes): the data starts at a part's smallest size (a multiple
+    // of it), so that the head, HDF5's metadata, is a part of its own, rank 0's (divide()).
+    const auto fapl = config_.processes && divided ? write_access(kMinPartBytes, low, upload()->meta_block_bytes() + 1)
+                                                   : write_access(kUploadAlignment, low);
     return {create_upload_file(upload(), fapl.get()), target_};
   }
   if (config_.mode == Mode::Append) {

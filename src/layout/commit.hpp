@@ -54,13 +54,15 @@ class WriteCommit {
   // The target as messages show it.
   [[nodiscard]] std::string shown() const;
   // Whether the target is an object being uploaded.
-  [[nodiscard]] bool uploads() const noexcept { return upload_ != nullptr || elsewhere_; }
+  [[nodiscard]] bool uploads() const noexcept { return upload_ != nullptr || elsewhere_ || !join_id_.empty(); }
 
   // Creates the new main file under its temporary name, open for adding the dataset: empty,
   // or in Append mode a copy of the target without `dataset`; new objects in formats of `low` or
   // later (write_access). Call close() on it once complete. In Append mode it records which
   // file it copied (or that there was none), for publish() to check.
-  [[nodiscard]] WritableFile start_main_file(H5F_libver_t low = H5F_LIBVER_V18) const;
+  // `divided`: ranks in several processes will divide the object by the bytes each writes
+  // (divide()): its data then starts at a multiple of 5 MiB, past HDF5's metadata.
+  [[nodiscard]] WritableFile start_main_file(H5F_libver_t low = H5F_LIBVER_V18, bool divided = false) const;
   // The new main file (made by start_main_file and closed) opened again to add to it, with the
   // access of start_main_file. Call close() on it.
   [[nodiscard]] WritableFile reopen_main() const;
@@ -90,6 +92,9 @@ class WriteCommit {
   [[nodiscard]] std::string handoff() const;
   // Rank 0: every rank's handoff(), before publish().
   void receive(const std::vector<std::string>& handoffs) const;
+  // A rank whose write failed: stops sending its parts of a joined upload (those on their way
+  // finish first), so that none arrives after rank 0 aborts the upload. Nothing otherwise.
+  void stop_sending() const noexcept;
   // The most bytes that ranks other than rank 0 give it (divide()): they travel in a gather.
   static constexpr std::uint64_t kGatheredBytes = std::uint64_t{64} << 20;
 
@@ -128,8 +133,10 @@ class WriteCommit {
   // The upload; RuntimeError for a rank of a process other than the one that started it.
   [[nodiscard]] const std::shared_ptr<ObjectUpload>& upload() const;
 
-  std::shared_ptr<ObjectUpload> upload_;  // a target that is an object: its upload
-  class KeptBytes;                        // (commit.cpp) a joined rank's bytes for rank 0 (divide())
+  mutable std::shared_ptr<ObjectUpload> upload_;  // a target that is an object: its upload
+  std::string join_id_;                           // ... that this rank joins at its first use (upload())
+  mutable std::mutex join_mutex_;
+  class KeptBytes;  // (commit.cpp) a joined rank's bytes for rank 0 (divide())
   mutable std::shared_ptr<KeptBytes> kept_;
   std::shared_ptr<ObjectsBeside> beside_;  // ... and the objects beside it
   // The URL of `relative` (to the target's folder) where the target is an object.

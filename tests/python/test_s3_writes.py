@@ -283,6 +283,10 @@ def test_mpi_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, pro
     written = mpi_tool(["write", url, layout, "9600", "500", *extra], env, tmp_path, 3)
     assert written.returncode == 0, (written.stdout, written.stderr)
     assert keys(seaweedfs_server, bucket) == ["mpi/one.h5"]
+    # The data (19.2 MB; the pattern barely compresses) after at most 5 MiB of head: no padding
+    # between compressed chunks (only the parts divided by rank start the data at 5 MiB).
+    size = seaweedfs_server.client().head_object(Bucket=bucket, Key="mpi/one.h5")["ContentLength"]
+    assert size <= 9600 * 500 * 4 * 1.02 + (5 << 20), size
     parts = proxy.requests("UploadPart")
     assert len({r.upload_id for r in parts}) == 1 and proxy.count("CreateMultipartUpload") == 1
     numbers = sorted(r.part for r in parts)

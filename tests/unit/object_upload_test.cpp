@@ -172,6 +172,13 @@ TEST(PlanParts, EachRankItsOwnPartsTheGapsRankZeros) {
   const auto last = plan_parts({{6 * kMiB, 12 * kMiB, 1}, {12 * kMiB, 13 * kMiB, 2}}, 8 * kMiB, "w");
   EXPECT_EQ(last.owners, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(last.starts.back(), 13 * kMiB);
+  // One rank's ranges that overlap (two of its tiles in one chunk) are one run.
+  const auto same = plan_parts({{5 * kMiB, 12 * kMiB, 1}, {8 * kMiB, 14 * kMiB, 1}}, 8 * kMiB, "w");
+  EXPECT_EQ(same.starts, (std::vector<std::uint64_t>{0, 5 * kMiB, 14 * kMiB}));
+  EXPECT_EQ(same.owners, (std::vector<int>{0, 1}));
+  // A run cut into parts: the remainder shared out a byte each (no part past the others by more).
+  const auto even = plan_parts({{0, 15 * kMiB + 2, 0}}, 5 * kMiB, "w");
+  EXPECT_EQ(even.starts, (std::vector<std::uint64_t>{0, 5 * kMiB + 1, 10 * kMiB + 2, 15 * kMiB + 2}));
 }
 
 TEST(PlanParts, RefusesShortRunsAndSharedBytesByName) {

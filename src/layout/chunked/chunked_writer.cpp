@@ -25,7 +25,7 @@ class ChunkedWriter final : public LayoutWriter {
     // In HDF5 1.10's formats an unfiltered dataset allocated when made keeps its chunks in one
     // block in row-major order (the implicit chunk index): the ranks find theirs with no lookup
     // (chunk_addresses), where HDF5 without H5Dchunk_iter (before 1.10.10) walks the whole index for each chunk.
-    auto file = commit.start_main_file(H5F_LIBVER_V110);
+    auto file = commit.start_main_file(H5F_LIBVER_V110, true);
     (void)create_chunked_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, plan_.chunk, true);
     file.close();
     if (!config_.processes) return {};

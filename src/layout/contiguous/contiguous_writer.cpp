@@ -60,7 +60,7 @@ class ContiguousWriter final : public LayoutWriter {
 
   // The dataset's raw offset in the new main file, for the ranks' pwrites.
   std::string create(const WriteCommit& commit) override {
-    auto file = commit.start_main_file();
+    auto file = commit.start_main_file(H5F_LIBVER_V18, true);
     const auto offset = create_raw_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape);
     file.close();
     return std::to_string(offset);
