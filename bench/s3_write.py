@@ -54,6 +54,13 @@ vacuumed, so every write makes a new object and the server's disk stays small. M
 bytes (10^6) / seconds; "h5tile x": the engine's seconds / h5tile's (above 1: h5tile is faster);
 cpu s: CPU seconds of this process (all its threads, not the server's).
 
+  h5tile [mpi N]          --mpi N: the same object written by N MPI processes (mpirun -n N python,
+                          mpi4py): each rank's rows (the array saved once into the work folder,
+                          loaded by every rank before the timing) through h5tile.write_tile(...,
+                          comm=MPI.COMM_WORLD), each rank sending the parts of its own bytes
+                          (compressed chunks: sent to rank 0, which uploads them). Timed inside the
+                          job, from a barrier before the write until rank 0's write_tile returned
+                          (process start-up and loading excluded); its cpu s is not measured (0).
   h5tile [device N]       --device N: the same to_file from a CuPy copy of the array in GPU N's memory
                           (contiguous case; compressed writes take host arrays): its target is
                           >= 0.8x h5tile's write from host memory, printed with the others.
@@ -68,6 +75,7 @@ gzip >= 5x h5py+s3fs, >= 1x TensorStore.
     python3 bench/s3_write.py                                   # 1 GiB, 3 rounds
     python3 bench/s3_write.py --gib 0.25 --rounds 1             # quick, on 2 cores
     python3 bench/s3_write.py --device 0 --engines h5tile,boto3 --cases contiguous   # GPU machine
+    python3 bench/s3_write.py --mpi 4 --engines h5tile,boto3    # also 4 MPI processes, one object
     python3 bench/s3_write.py [--cases contiguous,gzip] [--engines h5tile,boto3,h5py,tensorstore]
         [--boto3-concurrency 1,4,8,16] [--boto3-part-mib 8,16,64] [--level 4] [--shuffle]
         [--no-check] [--dir FOLDER (default: the temporary folder)] [--json FILE]
@@ -81,6 +89,7 @@ import os
 import platform
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -216,7 +225,7 @@ class Run:
 # ---- the engines ------------------------------------------------------------------------------------
 class Engine:
     """One way of writing the array: `prepare` (untimed), `write` (timed, until the object is
-    visible), `check`, `key` (its own key in the bucket, or prefix of its objects) and the cases it
+    visible; it returns the seconds where it times itself, else None), `check`, `key` (its own key in the bucket, or prefix of its objects) and the cases it
     takes part in."""
 
     name = ""
@@ -301,6 +310,58 @@ class H5tile(Engine):
         except Exception as e:  # not built yet, or failing: reported, the peers go on
             raise Unavailable(first_line(e)) from None
         run.head(self.key(run))
+
+
+class H5tileMpi(Engine):
+    """The array written by `processes` MPI ranks, each its rows, into one object (see the module's
+    docstring); the write's seconds are measured by the job."""
+
+    JOB = """
+import sys, time
+import numpy as np
+from mpi4py import MPI
+sys.path.insert(0, sys.argv[1])
+import h5tile
+comm = MPI.COMM_WORLD
+array = np.load(sys.argv[2], mmap_mode="r")
+rank, size = comm.Get_rank(), comm.Get_size()
+first, end = array.shape[0] * rank // size, array.shape[0] * (rank + 1) // size
+mine = np.ascontiguousarray(array[first:end])
+kw = {"layout": "contiguous"} if sys.argv[4] == "contiguous" else {
+    "layout": "chunked", "chunks": (int(sys.argv[5]), array.shape[1]), "compression": "gzip", "level": int(sys.argv[6])}
+comm.Barrier()
+t0 = time.perf_counter()
+h5tile.write_tile(mine, sys.argv[3], "data", comm=comm, offset=(first, 0), global_shape=array.shape, **kw)
+if rank == 0:
+    print(f"seconds {time.perf_counter() - t0:.6f}", flush=True)
+"""
+
+    def __init__(self, processes: int):
+        self.processes = processes
+        self.name = f"h5tile [mpi {processes}]"
+
+    def key(self, run):
+        return f"h5tile-mpi-{run.case}.h5"
+
+    def prepare(self, run):
+        if shutil.which("mpirun") is None:
+            raise Unavailable("no mpirun")
+        if not (run.work / "array.npy").exists():
+            np.save(run.work / "array.npy", run.array)
+            (run.work / "mpi_job.py").write_text(self.JOB)
+
+    def write(self, run):
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
+        cmd = ["mpirun", "--oversubscribe", "-n", str(self.processes), sys.executable, str(run.work / "mpi_job.py"),
+               str(PACKAGE), str(run.work / "array.npy"), f"s3://{BUCKET}/{self.key(run)}", run.case,
+               str(run.chunk[0]), str(run.args.level)]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=3600)
+        seconds = [float(line.split()[1]) for line in proc.stdout.splitlines() if line.startswith("seconds ")]
+        if proc.returncode != 0 or not seconds:
+            raise Unavailable(first_line(RuntimeError((proc.stderr or proc.stdout).strip()[-300:] or "mpirun failed")))
+        run.head(self.key(run))
+        return seconds[0]
 
 
 class Boto3Upload(Engine):
@@ -440,6 +501,8 @@ def engines_for(args) -> list:
         out.append(H5tile())
         if args.device is not None:
             out.append(H5tile(args.device))
+        if args.mpi:
+            out.append(H5tileMpi(args.mpi))
     if "boto3" in kinds:
         out += [Boto3Upload(int(c), int(m)) for c in args.boto3_concurrency.split(",") if c
                 for m in args.boto3_part_mib.split(",") if m]
@@ -465,8 +528,10 @@ def run_case(run: Run, engines: list, failures: list) -> list:
             try:
                 eng.prepare(run)
                 cpu0, t0 = time.process_time(), time.perf_counter()
-                eng.write(run)
+                measured = eng.write(run)  # seconds, where the engine times itself (MPI), else None
                 seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+                if measured is not None:
+                    seconds, cpu = measured, 0.0
                 if not results[eng]:  # first write: its size, and the check
                     sizes[eng] = run.stored(eng.key(run))
                     if not run.args.no_check:
@@ -575,6 +640,8 @@ def main():
     p.add_argument("--boto3-part-mib", default="8,16,64", help="upload_file's part sizes in MiB (default 8,16,64)")
     p.add_argument("--device", type=int, help="also h5tile's write of the array from this GPU's memory "
                    "(CuPy; contiguous case), against the same write from host memory")
+    p.add_argument("--mpi", type=int, default=0, help="also the object written by this many MPI processes "
+                   "(mpirun, mpi4py), each its rows")
     p.add_argument("--no-check", action="store_true", help="skip reading back what each engine wrote")
     p.add_argument("--dir", help="folder for the work folder (the server's data, local files; removed at the end; "
                    "default: the temporary folder)")

@@ -49,9 +49,9 @@
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
-#   s3-write: build (no C++ tests), then tests/python/test_s3_writes.py -k device and
-#   bench/s3_write.py --device 0 (issue 43): to_file into s3://
-#   (SeaweedFS on loopback) from device memory against host memory and boto3 (carry .deps/include
+#   s3-write: build (no C++ tests), then tests/python/test_s3_writes.py -k "device or mpi4py" and
+#   bench/s3_write.py --device 0 --mpi 4 (issue 43): to_file into s3:// (SeaweedFS on loopback)
+#   from device memory against host memory, 4 MPI processes, and boto3 (carry .deps/include
 #   and .deps-bench/s3: scripts/prepare_gpu_deps.sh --s3)
 #   cn-part: keep one carried part of cuPyNumeric (scripts/prepare_gpu_deps.sh --cupynumeric) in
 #   /tmp for the legate modes, which unpack it once every part is there
@@ -193,11 +193,13 @@ if [ "$mode" = "s3-write" ]; then
     { echo "s3-write: .deps-bench/s3 did not unpack (scripts/prepare_gpu_deps.sh --s3)"; tail -5 "$out/build.log"; exit 1; }
   export PYTHONPATH="/tmp/h5tile-s3-site${PYTHONPATH:+:$PYTHONPATH}" H5TILE_WEED=/tmp/h5tile-s3-site/weed
   export H5TILE_BUILD_DIR=build-gpu
-  # The device-memory tests of the S3 writes (skipped on machines without a GPU).
-  python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_s3_writes.py -k device > "$out/s3_tests.log" 2>&1
+  # The device-memory tests of the S3 writes (skipped on machines without a GPU), and those of
+  # MPI processes writing one object through mpi4py (host and device memory).
+  python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_s3_writes.py -k "device or mpi4py" \
+    > "$out/s3_tests.log" 2>&1
   shift
-  [ $# -gt 0 ] || set -- --rounds 3 --cases contiguous --engines h5tile,boto3 --device 0 --boto3-concurrency 8,16,32 \
-    --boto3-part-mib 8,64
+  [ $# -gt 0 ] || set -- --rounds 3 --cases contiguous --engines h5tile,boto3 --device 0 --mpi 4 \
+    --boto3-concurrency 8,16,32 --boto3-part-mib 8,64
   python3 bench/s3_write.py --gib "$s3_gib" --dir /tmp "$@" > "$out/s3_write.log" 2>&1
   echo "rc $?" >> "$out/s3_write.log"
   rm -rf /tmp/h5tile-s3-site

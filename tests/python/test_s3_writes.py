@@ -305,10 +305,16 @@ def test_mpi_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, pro
 
 
 @needs_mpi
-def test_mpi4py_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, proxy):
+@pytest.mark.parametrize("memory", ["host", "device"])
+def test_mpi4py_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, proxy, memory):
     """The same from Python: write_tile(comm=) of mpi4py ranks into one object, each rank's
-    7.2 MB of rows sent by its own process; h5tile and h5py (a local copy) read it back."""
+    7.2 MB of rows sent by its own process, from host or (CuPy) device memory; h5tile and h5py (a
+    local copy) read it back."""
     pytest.importorskip("mpi4py", reason="mpi4py is not installed")
+    if memory == "device":
+        pytest.importorskip("cupy", reason="CuPy is not installed")
+        if h5tile.cuda_device_count() == 0:
+            pytest.skip("no CUDA device visible (or h5tile built without CUDA)")
     url = f"s3://{bucket}/py/one.h5"
     (tmp_path / "job.py").write_text(f"import sys\nsys.path.insert(0, {str(BUILD / 'python')!r})\n" + textwrap.dedent("""
         import numpy as np, h5tile
@@ -317,12 +323,15 @@ def test_mpi4py_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, 
         rank = comm.Get_rank()
         data = np.arange(1800 * 1000, dtype=np.float64).reshape(1800, 1000)
         mine = data[rank * 900:(rank + 1) * 900]
+        if sys.argv[2] == "device":
+            import cupy
+            mine = cupy.asarray(mine)
         h5tile.write_tile(mine, sys.argv[1], "/d", comm=comm, offset=(rank * 900, 0), global_shape=data.shape,
                           layout="contiguous")
         print(f"rank {rank}: written", flush=True)
     """))
-    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", sys.executable, "job.py", url], cwd=tmp_path,
-                          env=mpi_env(aws(proxy.endpoint)), capture_output=True, text=True, timeout=180)
+    proc = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", sys.executable, "job.py", url, memory],
+                          cwd=tmp_path, env=mpi_env(aws(proxy.endpoint)), capture_output=True, text=True, timeout=180)
     assert proc.returncode == 0 and proc.stdout.count("written") == 2, (proc.stdout, proc.stderr)
     assert len({r.upload_id for r in proxy.requests("UploadPart")}) == 1 and proxy.count("UploadPart") == 2
     expected = np.arange(1800 * 1000, dtype=np.float64).reshape(1800, 1000)
