@@ -49,7 +49,7 @@
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
-#   s3-write: build (no C++ tests), then tests/python/test_s3_writes.py -k "device or mpi4py" and
+#   s3-write: build (no C++ tests), then tests/python/test_s3_writes.py -k "device or mpi4py or short_runs" and
 #   bench/s3_write.py --device 0 --mpi 4 (issue 43): to_file into s3:// (SeaweedFS on loopback)
 #   from device memory against host memory, 4 MPI processes, and boto3 (carry .deps/include
 #   and .deps-bench/s3: scripts/prepare_gpu_deps.sh --s3)
@@ -195,7 +195,7 @@ if [ "$mode" = "s3-write" ]; then
   export H5TILE_BUILD_DIR=build-gpu
   # The device-memory tests of the S3 writes (skipped on machines without a GPU), and those of
   # MPI processes writing one object through mpi4py (host and device memory).
-  python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_s3_writes.py -k "device or mpi4py" \
+  python3 -m pytest -q -rs -p no:cacheprovider tests/python/test_s3_writes.py -k "device or mpi4py or short_runs" \
     > "$out/s3_tests.log" 2>&1
   shift
   [ $# -gt 0 ] || set -- --rounds 3 --cases contiguous --engines h5tile,boto3 --device 0 --mpi 4 \
