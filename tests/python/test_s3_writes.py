@@ -343,12 +343,15 @@ def test_mpi4py_ranks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, 
 
 
 @needs_mpi
-@pytest.mark.parametrize("layout", ["contiguous", "chunked"])
+@pytest.mark.parametrize("layout", ["contiguous", "chunked", "chunks shared"])
 def test_mpi_ranks_with_few_bytes_give_them_to_rank_0(seaweedfs_server, aws, bucket, tmp_path, proxy, layout):
-    """Ranks whose bytes are too few for parts of their own (S3's smallest is 5 MiB) hand them to
-    rank 0 in the write's gather, and rank 0 uploads the object alone: one upload, read back whole."""
+    """Ranks whose bytes are too few for parts of their own (S3's smallest is 5 MiB), or that
+    share chunks (tiles not on chunk boundaries), hand them to rank 0 in the write's gather, and
+    rank 0 uploads the object alone: one upload, read back whole."""
     url = f"s3://{bucket}/small.h5"
-    extra = ["--chunk-rows", "10"] if layout == "chunked" else []
+    extra = {"contiguous": [], "chunked": ["--chunk-rows", "10"],
+             "chunks shared": ["--chunk-rows", "10", "--unaligned"]}[layout]
+    layout = "contiguous" if layout == "contiguous" else "chunked"
     proc = mpi_tool(["write", url, layout, "64", "8", *extra], mpi_env(aws(proxy.endpoint)), tmp_path, 3)
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert proxy.count("CreateMultipartUpload") == 1 and proxy.count("UploadPart") == 1
