@@ -27,6 +27,7 @@ from __future__ import annotations
 import concurrent.futures
 import errno
 import os
+import re
 import struct
 import threading
 import time
@@ -538,8 +539,16 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
         return [value for _, value in results]
 
     empty, sized = _placeholder([0] + list(shape[1:]), dtype)
-    _h5tile.write_tile(_Client(size, descriptions, run), empty, path, dataset_name, sized, list(shape),
-                       [0] * len(shape), layout, mode, sync, keep_previous, chunk, *filters)
+    try:
+        _h5tile.write_tile(_Client(size, descriptions, run), empty, path, dataset_name, sized, list(shape),
+                           [0] * len(shape), layout, mode, sync, keep_previous, chunk, *filters)
+    except _h5tile.InvalidArgumentError as e:
+        # The core names ranks: say which block each is (the client is rank 0, block k rank k + 1).
+        ranks = sorted({int(r) for r in re.findall(r"\branks? (\d+)", str(e)) if 0 < int(r) < size})
+        if not ranks:
+            raise
+        blocks = "; ".join(f"rank {r} is the block at {tuple(offsets[r - 1])}" for r in ranks)
+        raise type(e)(f"{e} (h5tile.dask: the client is rank 0; {blocks})") from None
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layout: str = "virtual",

@@ -706,6 +706,11 @@ def test_dask_refuses_compressed_chunks_of_one_object(seaweedfs_server, aws, buc
     da = pytest.importorskip("dask.array", reason="dask is not installed")
     import h5tile.dask as h5d
     x = da.zeros((100, 10), chunks=(50, 10), dtype="f4")
+    # Blocks of columns whose rows are runs shorter than a part, more than rank 0 gathers: refused,
+    # the message saying which block the rank it names is.
+    big = da.zeros((6000, 6000), chunks=(6000, 2000), dtype="f4")
+    with pytest.raises(ValueError, match=r"rank 1 writes bytes .* rank 1 is the block at \(0, 0\)"):
+        h5d.to_file(big, f"s3://{bucket}/cols.h5", "/d", layout="contiguous")
     with pytest.raises(ValueError, match="compressed chunks of one chunked object cannot be written by worker"):
         h5d.to_file(x, f"s3://{bucket}/z.h5", "/d", layout="chunked", compression="gzip")
     with pytest.raises(ValueError, match="layout 'virtual'"):
