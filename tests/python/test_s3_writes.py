@@ -503,6 +503,24 @@ def test_virtual_layout_uploads_tile_objects_then_the_main_one(seaweedfs_server,
     with h5py.File(local / "run" / "v.h5", "r") as f:
         assert f["/g/d"].is_virtual
         np.testing.assert_array_equal(f["/g/d"][()], data)
+        # Raw tiles are indexed (their bytes read at known offsets, no HDF5 open of each tile):
+        # the checksums and identities taken before the uploads finished hold for the objects.
+        assert ("h5tile_tile_table" in f["/g/d"].attrs) == (case == "raw")
+        table = f["/g/d"].attrs.get("h5tile_tile_table")
+        names = f["/g/d"].attrs.get("h5tile_tile_files")
+
+    def verify():
+        return subprocess.run([str(BUILD / "cli" / "h5tile"), "verify", str(local / "run" / "v.h5"), "--read"],
+                              capture_output=True, text=True, timeout=120)
+
+    assert verify().returncode == 0, verify().stdout
+    if case == "raw":  # a byte of a tile's data changed: its recorded checksum no longer holds
+        tile = local / "run" / (names[1].decode() if isinstance(names[1], bytes) else str(names[1]))
+        raw = bytearray(tile.read_bytes())
+        raw[int(table[1][0]) + 5] ^= 0xFF
+        tile.write_bytes(bytes(raw))
+        damaged = verify()
+        assert damaged.returncode == 1 and "checksum" in damaged.stdout, damaged.stdout
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
 
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include <fmt/format.h>
@@ -42,6 +43,39 @@ struct TileTarget {
   }
 };
 
+// A tile object being uploaded, as a byte source for its tile index: the bytes outside its data
+// (HDF5's metadata, still held in the upload's memory until it finishes) and its data (the tile's
+// contiguous host memory, which the upload sent).
+class UploadedTile final : public ByteSource {
+ public:
+  UploadedTile(const ObjectUpload& upload, std::uint64_t offset, const void* data, std::uint64_t bytes)
+      : upload_(upload), offset_(offset), data_(static_cast<const std::byte*>(data)), bytes_(bytes) {}
+  [[nodiscard]] std::string name() const override { return upload_.name(); }
+  [[nodiscard]] std::uint64_t size() const override { return upload_.end(); }
+  void read_at(void* buffer, std::size_t size, std::uint64_t offset) const override {
+    auto* out = static_cast<std::byte*>(buffer);
+    while (size > 0) {
+      std::size_t n = 0;
+      if (offset >= offset_ && offset < offset_ + bytes_) {  // the data
+        n = static_cast<std::size_t>(std::min<std::uint64_t>(size, offset_ + bytes_ - offset));
+        std::memcpy(out, data_ + (offset - offset_), n);
+      } else {  // outside it: held by the upload
+        n = static_cast<std::size_t>(offset < offset_ ? std::min<std::uint64_t>(size, offset_ - offset) : size);
+        upload_.read_at(out, n, offset);
+      }
+      out += n;
+      offset += n;
+      size -= n;
+    }
+  }
+
+ private:
+  const ObjectUpload& upload_;
+  std::uint64_t offset_;
+  const std::byte* data_;
+  std::uint64_t bytes_;
+};
+
 class VirtualWriter final : public LayoutWriter {
  public:
   VirtualWriter(const WritePlan& plan, const WriteConfig& config) : plan_(plan), config_(config) {
@@ -71,6 +105,10 @@ class VirtualWriter final : public LayoutWriter {
 
   void finish(const WriteCommit& commit, const std::vector<WrittenTile>& written) override {
     std::vector<IndexedTile> tiles;
+    bool indexed = !pipeline_;  // tile objects: where every tile's identity was taken (host memory)
+    for (std::size_t i = 0; i < plan_.boxes.size(); ++i) {
+      if (commit.uploads() && plan_.boxes[i].count() > 0 && written[i].identity == 0) indexed = false;
+    }
     for (std::size_t i = 0; i < plan_.boxes.size(); ++i) {
       if (plan_.boxes[i].count() > 0) {
         const auto& w = written[i];
@@ -79,9 +117,9 @@ class VirtualWriter final : public LayoutWriter {
       }
     }
     auto file = commit.start_main_file();
-    // Filtered tiles have no raw bytes to index, and tile objects were not read back to index
-    // them: readers open them with HDF5 (and decode them).
-    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles, !pipeline_ && !commit.uploads());
+    // Filtered tiles have no raw bytes to index (readers open them with HDF5 and decode them), nor
+    // tile objects written from device memory or strided views (write_tile_object).
+    create_virtual_dataset(file.get(), plan_.dataset, plan_.dtype, plan_.shape, tiles, indexed);
     file.close();
   }
 
@@ -130,7 +168,10 @@ class VirtualWriter final : public LayoutWriter {
   }
 
   // Writes the tile to its own object (`relative` to the target's folder): the tile's file built
-  // as a local one is, its bytes uploaded, the object completed; nothing is read back.
+  // as a local one is, its bytes uploaded, the object completed. For the tile index, the checksum
+  // and the identity are taken before the upload finishes, of the bytes it holds and the tile's
+  // memory (nothing is read back from the server); only for contiguous host memory (identity 0
+  // otherwise: the dataset gets no index, and readers open the tiles with HDF5).
   WrittenTile write_tile_object(const WriteCommit& commit, const std::filesystem::path& relative, const Tile& tile,
                                 Progress& progress) const {
     const auto bytes = tile.box.count() * plan_.dtype.size();
@@ -149,6 +190,15 @@ class VirtualWriter final : public LayoutWriter {
       const RawDataset raw{
           .base = offset, .shape = tile.box.extent, .elem_size = plan_.dtype.size(), .sink = upload.get()};
       write_tile_bytes(raw, Box::whole(tile.box.extent), tile.data, progress, config_);
+      if (gpu::device_of(tile.data) < 0 && tile.data.is_contiguous()) {
+        const UploadedTile held(*upload, offset, tile.data.data, bytes);
+        const auto identity = tile_identity(held, offset, bytes, upload->end());
+        if (identity && *identity != 0) {
+          const auto checksum = checksum_region(held, offset, bytes);
+          upload->finish();
+          return {offset, upload->end(), checksum, *identity};
+        }
+      }
     }
     upload->finish();
     return {0, upload->end(), 0, 0};
