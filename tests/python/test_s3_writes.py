@@ -660,13 +660,7 @@ def test_dask_blocks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws
     if where == "threads":
         h5d.to_file(x, url, "/d")
     else:
-        distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
-        import dask
-        with dask.config.set({"temporary-directory": str(tmp_path)}), \
-                distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                                         dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
-                distributed.Client(cluster):
-            h5d.to_file(x, url, "/d", chunks=(100, 300), compression="gzip")
+        on_dask(where, tmp_path, lambda: h5d.to_file(x, url, "/d", chunks=(100, 300), compression="gzip"))
     stored = [k for k in keys(seaweedfs_server, bucket) if k.startswith("dask/")]
     assert stored[0] == "dask/d.h5" and len(stored) == 5, stored
     np.testing.assert_array_equal(h5tile.from_file(url, "/d"), data)
@@ -674,6 +668,21 @@ def test_dask_blocks_write_a_virtual_dataset_into_a_prefix(seaweedfs_server, aws
     with h5py.File(local / "dask" / "d.h5", "r") as f:
         np.testing.assert_array_equal(f["d"][()], data)
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
+def on_dask(where, tmp_path, write):
+    """Runs `write()` on Dask's threads, or ("worker processes") with a LocalCluster of two worker
+    processes as the default scheduler."""
+    if where == "threads":
+        write()
+        return
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
+    import dask
+    with dask.config.set({"temporary-directory": str(tmp_path)}), \
+            distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                     dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
+            distributed.Client(cluster):
+        write()
 
 
 @pytest.mark.parametrize("where", ["threads", "worker processes"])
@@ -696,16 +705,7 @@ def test_dask_blocks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, p
         h5d.to_file(da.from_array(data, chunks=(4000, 500)), f"s3://{bucket}/columns.h5", "/d", layout=layout,
                     chunks=(1000, 500) if layout == "chunked" else None)
 
-    if where == "threads":
-        write()
-    else:
-        distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed")
-        import dask
-        with dask.config.set({"temporary-directory": str(tmp_path)}), \
-                distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                                         dashboard_address=None, local_directory=str(tmp_path)) as cluster, \
-                distributed.Client(cluster):
-            write()
+    on_dask(where, tmp_path, write)
     assert keys(seaweedfs_server, bucket) == ["columns.h5", "dask/one.h5"]
     np.testing.assert_array_equal(h5tile.from_file(f"s3://{bucket}/columns.h5", "/d"), data)
     uploads = {r.upload_id for r in proxy.requests("UploadPart") if r.key == "dask/one.h5"}
