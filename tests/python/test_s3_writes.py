@@ -720,6 +720,33 @@ def test_dask_blocks_write_one_object(seaweedfs_server, aws, bucket, tmp_path, p
     assert multipart_uploads(seaweedfs_server.client(), bucket) == []
 
 
+def failing_block(block, block_info=None):
+    if block_info[None]["chunk-location"] == (2, 0):
+        raise ValueError("block (2, 0) cannot be computed")
+    return block
+
+
+@pytest.mark.parametrize("where", ["threads", "worker processes"])
+def test_a_failing_dask_block_leaves_the_object_as_it_was(seaweedfs_server, aws, bucket, tmp_path, where):
+    """One block of a contiguous object fails while the others upload their parts: the client
+    aborts the upload; the object written before stays as it was, and no parts are left."""
+    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    import h5tile.dask as h5d
+    url = f"s3://{bucket}/kept.h5"
+    old = compressible("float32", (4000, 1500), seed=15)
+    h5tile.to_file(old, url, "/d", layout="contiguous").wait()
+    x = da.from_array(compressible("float32", (4000, 1500), seed=16), chunks=(1000, 1500))
+
+    def write():
+        with pytest.raises(ValueError, match=r"block \(2, 0\)"):
+            h5d.to_file(x.map_blocks(failing_block, dtype="float32"), url, "/d", layout="contiguous")
+
+    on_dask(where, tmp_path, write)
+    assert keys(seaweedfs_server, bucket) == ["kept.h5"]
+    np.testing.assert_array_equal(h5tile.from_file(url, "/d"), old)
+    assert multipart_uploads(seaweedfs_server.client(), bucket) == []
+
+
 def test_dask_refuses_compressed_chunks_of_one_object(seaweedfs_server, aws, bucket):
     da = pytest.importorskip("dask.array", reason="dask is not installed")
     import h5tile.dask as h5d
