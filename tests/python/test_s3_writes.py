@@ -392,16 +392,21 @@ def test_mpi_ranks_with_short_runs_and_many_bytes_all_fail_and_leave_nothing(sea
 
 
 @needs_mpi
-@pytest.mark.parametrize("fault", ["part of another process", "completion"])
+@pytest.mark.parametrize("fault", ["part of another process", "completion", "gzip part"])
 def test_a_failed_mpi_write_of_one_object_leaves_nothing(seaweedfs_server, aws, bucket, tmp_path, proxy, fault):
-    """A part that another process sends fails for good, or rank 0's completion does: every rank
-    fails, no object appears, and the upload is aborted (no parts left behind)."""
+    """A part that another process sends fails for good, rank 0's completion does, or a part of
+    compressed chunks that rank 0 writes while the ranks encode the next round: every rank fails, no
+    object appears, and the upload is aborted (no parts left behind)."""
+    layout, rows = ["contiguous"], "9600"
     if fault == "completion":
         proxy.fail("CompleteMultipartUpload", status=500, times=None)
+    elif fault == "gzip part":
+        proxy.fail("UploadPart", part=2, status=500, times=None)  # sent while the chunks are written
+        layout, rows = ["chunked", "--gzip", "1", "--chunk-rows", "100"], "48000"  # parts of compressed chunks
     else:
         proxy.fail("UploadPart", part=3, status=500, times=None)  # the last rank's part
-    proc = mpi_tool(["write", f"s3://{bucket}/bad.h5", "contiguous", "9600", "500"], mpi_env(aws(proxy.endpoint)),
-                    tmp_path, 3)
+    proc = mpi_tool(["write", f"s3://{bucket}/bad.h5", layout[0], rows, "500", *layout[1:]],
+                    mpi_env(aws(proxy.endpoint)), tmp_path, 3)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("rank ")]
     assert proc.returncode != 0 and len(lines) == 3 and all(": error" in line for line in lines), proc.stdout
     assert proxy.count("AbortMultipartUpload") >= 1

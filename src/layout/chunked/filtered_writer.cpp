@@ -146,9 +146,16 @@ class FilteredChunkedWriter final : public LayoutWriter {
     }
     const auto chunk_bytes = element_count(plan_.chunk) * plan_.dtype.size();
     std::size_t per_round = std::max<std::uint64_t>(1, kRoundTasks * config_.task_size / chunk_bytes);
-    if (config_.processes) {  // every rank's chunks of a round travel to every rank: 1 GiB of them at most
-      per_round =
-          std::min<std::size_t>(per_round, std::max<std::uint64_t>(1, kGatheredRoundBytes / ranks / chunk_bytes));
+    // Ranks in several processes writing one object: every rank's chunks of a round travel to
+    // every rank (1 GiB of them at most), and rank 0 writes a round while the ranks encode the
+    // next, so the rounds are a quarter of a rank's chunks or smaller.
+    const bool sent_to_root = config_.processes;
+    if (sent_to_root) {
+      std::size_t most = 0;
+      for (const auto& chunks : all) most = std::max(most, chunks.size());
+      per_round = std::min<std::size_t>(
+          {per_round, std::max<std::uint64_t>(1, kGatheredRoundBytes / ranks / chunk_bytes), (most + 3) / 4});
+      per_round = std::max<std::size_t>(1, per_round);
     }
     std::size_t rounds = 0;
     for (const auto& chunks : all) rounds = std::max(rounds, (chunks.size() + per_round - 1) / per_round);
@@ -158,58 +165,74 @@ class FilteredChunkedWriter final : public LayoutWriter {
     };
 
     std::shared_ptr<const ByteSink> out;
+    std::optional<Task<std::string>> writing;  // rank 0, ranks in several processes: the last round's write
     for (std::size_t k = 0; k < rounds; ++k) {
       const auto [lo, hi] = round_of(rank, k);
       // 1. This rank's chunks of the round, compressed; every rank learns every size (and, where
       // the ranks are in several processes writing one object, which only rank 0's process can
       // write into, rank 0 gets the chunks). (A copy of `lo` for the lambda: clang before 16
       // cannot capture a structured binding.)
-      std::vector<ByteBuffer> encoded(hi - lo);
+      auto encoded = std::make_shared<std::vector<ByteBuffer>>(hi - lo);
       const std::size_t first = lo;
-      agree(comm, [&] { encode(tiles, all[rank], first, encoded, progress); });
-      const bool sent_to_root = config_.processes;
+      agree(comm, [&] {
+        encode(tiles, all[rank], first, *encoded, progress);
+        if (writing) writing->get();  // rank 0: the previous round written (its failure agreed on here)
+        writing.reset();
+      });
       Packer sizes;
-      sizes.u64(encoded.size());
-      for (const auto& e : encoded) {
+      sizes.u64(encoded->size());
+      for (const auto& e : *encoded) {
         if (sent_to_root) {
           sizes.str(std::string_view(reinterpret_cast<const char*>(e.data()), e.size()));
         } else {
           sizes.u64(e.size());
         }
       }
-      std::vector<std::vector<std::uint64_t>> sizes_of(ranks);
-      std::vector<std::vector<std::string>> chunks_of_rank(ranks);
+      auto sizes_of = std::make_shared<std::vector<std::vector<std::uint64_t>>>(ranks);
+      auto chunks_of_rank = std::make_shared<std::vector<std::vector<std::string>>>(ranks);
       const auto gathered = comm.all_gather(sizes.bytes());
       for (std::size_t r = 0; r < ranks; ++r) {
         Unpacker in(gathered[r]);
         for (auto count = in.u64(); count > 0; --count) {
           if (sent_to_root) {
-            chunks_of_rank[r].push_back(in.str());
-            sizes_of[r].push_back(chunks_of_rank[r].back().size());
+            (*chunks_of_rank)[r].push_back(in.str());
+            (*sizes_of)[r].push_back((*chunks_of_rank)[r].back().size());
           } else {
-            sizes_of[r].push_back(in.u64());
+            (*sizes_of)[r].push_back(in.u64());
           }
         }
       }
+      if (sent_to_root) {
+        // 2'. Rank 0 writes every rank's chunks of the round through HDF5, in the background while
+        // the ranks encode the next round; the others are done with it.
+        if (rank == 0) {
+          writing.emplace(start_task([this, &commit, &all, round_of, k, sizes_of, encoded, chunks_of_rank] {
+            return allocate(commit, all, round_of, k, *sizes_of, *encoded, *chunks_of_rank);
+          }));
+        }
+        continue;
+      }
       // 2. Rank 0 has HDF5 allocate every chunk of the round; 3. the others write theirs there.
       const auto placed =
-          on_root(comm, 0, [&] { return allocate(commit, all, round_of, k, sizes_of, encoded, chunks_of_rank); });
+          on_root(comm, 0, [&] { return allocate(commit, all, round_of, k, *sizes_of, *encoded, *chunks_of_rank); });
       agree(comm, [&] {
-        if (rank == 0 || encoded.empty() || sent_to_root) return;
+        if (rank == 0 || encoded->empty()) return;
         std::size_t before = 0;  // chunks of lower ranks in this round
-        for (std::size_t r = 0; r < rank; ++r) before += sizes_of[r].size();
+        for (std::size_t r = 0; r < rank; ++r) before += (*sizes_of)[r].size();
         Unpacker in(placed);
-        std::vector<std::uint64_t> addresses(before + encoded.size());
+        std::vector<std::uint64_t> addresses(before + encoded->size());
         for (auto& a : addresses) a = in.u64();
         if (!out) out = commit.open_sink();
-        parallel_for(encoded.size(), config_.threads, [&](std::size_t j) {
-          out->write_at(encoded[j].data(), encoded[j].size(), addresses[before + j]);
+        parallel_for(encoded->size(), config_.threads, [&](std::size_t j) {
+          out->write_at((*encoded)[j].data(), (*encoded)[j].size(), addresses[before + j]);
         });
       });
     }
-    // Rank 0's chunks went through HDF5 into the main file, which the commit flushes; each other
-    // rank flushes its own bytes (with MPI, another node's page cache is not rank 0's to flush).
+    // Rank 0's chunks went through HDF5 into the main file, which the commit flushes (the last
+    // round's written first); each other rank flushes its own bytes (with MPI, another node's page
+    // cache is not rank 0's to flush).
     agree(comm, [&] {
+      if (writing) writing->get();
       if (out && config_.sync) out->sync();
     });
     return std::vector<WrittenTile>(tiles.size());
