@@ -27,6 +27,14 @@ class Communicator {
   [[nodiscard]] virtual std::vector<std::string> all_gather(const std::string& data) = 0;
   /// Returns rank `root`'s `data` on every rank.
   [[nodiscard]] virtual std::string broadcast(const std::string& data, int root) = 0;
+  /// Returns every rank's `data`, indexed by rank, on rank `root`, and nothing (an empty vector)
+  /// on the others. By default through all_gather; a communicator that can send to one rank
+  /// alone (MPI's gather) overrides it.
+  [[nodiscard]] virtual std::vector<std::string> gather(const std::string& data, int root) {
+    auto all = all_gather(data);
+    if (rank() != root) all.clear();
+    return all;
+  }
   /// Whether every rank is a thread of this process (h5tile's thread communicator), so that
   /// ranks may share what one of them made in memory. False by default: ranks of separate
   /// processes (MPI) share only what they exchange.

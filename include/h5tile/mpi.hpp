@@ -83,6 +83,37 @@ class MpiCommunicator final : public Communicator {
     return out;
   }
 
+  [[nodiscard]] std::vector<std::string> gather(const std::string& data, int root) override {
+    if (data.size() > static_cast<std::size_t>(INT_MAX)) {
+      throw InvalidArgument("MpiCommunicator::gather: message larger than 2 GiB");
+    }
+    const int length = static_cast<int>(data.size());
+    std::vector<int> lengths(rank_ == root ? static_cast<std::size_t>(size_) : 0);
+    check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm_), "MPI_Gather");
+    std::vector<int> displacements(lengths.size(), 0);
+    long long total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      displacements[r] = static_cast<int>(total);
+      total += lengths[r];
+    }
+    // Every rank learns whether the root can take them all, so that none is left in the gather.
+    int fits = total <= INT_MAX ? 1 : 0;
+    check(MPI_Bcast(&fits, 1, MPI_INT, root, comm_), "MPI_Bcast");
+    if (fits == 0) {
+      throw InvalidArgument("MpiCommunicator::gather: messages larger than 2 GiB together");
+    }
+    std::string all(static_cast<std::size_t>(total), '\0');
+    check(MPI_Gatherv(data.data(), length, MPI_BYTE, all.data(), lengths.data(), displacements.data(), MPI_BYTE, root,
+                      comm_),
+          "MPI_Gatherv");
+    std::vector<std::string> out;
+    out.reserve(lengths.size());
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      out.push_back(all.substr(static_cast<std::size_t>(displacements[r]), static_cast<std::size_t>(lengths[r])));
+    }
+    return out;
+  }
+
   [[nodiscard]] std::string broadcast(const std::string& data, int root) override {
     std::uint64_t length = rank_ == root ? data.size() : 0;
     check(MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm_), "MPI_Bcast");

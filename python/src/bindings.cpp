@@ -175,6 +175,24 @@ class PyCommunicator final : public h5tile::Communicator {
     }
     return out;
   }
+  // Through the object's gather (mpi4py's: the root's list, None elsewhere) where it has one.
+  [[nodiscard]] std::vector<std::string> gather(const std::string& data, int root) override {
+    {
+      nb::gil_scoped_acquire gil;
+      if (nb::hasattr(comm_, "gather")) {
+        const nb::object got = comm_.attr("gather")(nb::bytes(data.data(), data.size()), "root"_a = root);
+        std::vector<std::string> out;
+        if (rank_ == root) {
+          for (auto item : nb::cast<nb::list>(got)) {
+            const auto b = nb::cast<nb::bytes>(item);
+            out.emplace_back(b.c_str(), b.size());
+          }
+        }
+        return out;
+      }
+    }
+    return h5tile::Communicator::gather(data, root);
+  }
   [[nodiscard]] std::string broadcast(const std::string& data, int root) override {
     nb::gil_scoped_acquire gil;
     const auto b = nb::cast<nb::bytes>(comm_.attr("bcast")(nb::bytes(data.data(), data.size()), "root"_a = root));

@@ -24,6 +24,10 @@ TEST_P(ThreadRanks, AllGatherAndBroadcastDeliverEveryRanksData) {
       for (unsigned r = 0; r < n; ++r) EXPECT_EQ(all[r], std::to_string(r * 1000 + round));
       const int root = round % static_cast<int>(n);
       EXPECT_EQ(comm.broadcast("from " + std::to_string(comm.rank()), root), "from " + std::to_string(root));
+      // gather: every rank's data on the root alone.
+      const auto gathered = comm.gather(std::to_string(comm.rank()), root);
+      EXPECT_EQ(gathered.size(), comm.rank() == root ? n : 0U);
+      for (std::size_t r = 0; r < gathered.size(); ++r) EXPECT_EQ(gathered[r], std::to_string(r));
       ++checks;
     }
   });

@@ -190,8 +190,9 @@ class FilteredChunkedWriter final : public LayoutWriter {
       }
       auto sizes_of = std::make_shared<std::vector<std::vector<std::uint64_t>>>(ranks);
       auto chunks_of_rank = std::make_shared<std::vector<std::vector<std::string>>>(ranks);
-      const auto gathered = comm.all_gather(sizes.bytes());
-      for (std::size_t r = 0; r < ranks; ++r) {
+      // (Ranks in several processes: the chunks go to rank 0 alone, which writes them.)
+      const auto gathered = sent_to_root ? comm.gather(sizes.bytes(), 0) : comm.all_gather(sizes.bytes());
+      for (std::size_t r = 0; r < gathered.size(); ++r) {
         Unpacker in(gathered[r]);
         for (auto count = in.u64(); count > 0; --count) {
           if (sent_to_root) {
