@@ -548,7 +548,7 @@ def _write(array, path: str, dataset_name: str, mode: str, sync: bool, keep_prev
         if not ranks:
             raise
         blocks = "; ".join(f"rank {r} is the block at {tuple(offsets[r - 1])}" for r in ranks)
-        raise type(e)(f"{e} (h5tile.dask: the client is rank 0; {blocks})") from None
+        raise type(e)(_args.without_secrets(f"{e} (h5tile.dask: the client is rank 0; {blocks})")) from None
 
 
 def to_file(array: Any, path: "os.PathLike[str] | str", dataset_name: str, layout: str = "virtual",
