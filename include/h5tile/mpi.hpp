@@ -62,12 +62,8 @@ class MpiCommunicator final : public Communicator {
     const int length = static_cast<int>(data.size());
     std::vector<int> lengths(static_cast<std::size_t>(size_));
     check(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_), "MPI_Allgather");
-    std::vector<int> displacements(lengths.size(), 0);
     long long total = 0;
-    for (std::size_t r = 0; r < lengths.size(); ++r) {
-      displacements[r] = static_cast<int>(total);
-      total += lengths[r];
-    }
+    const auto displacements = displacements_of(lengths, total);
     if (total > INT_MAX) {
       throw InvalidArgument("MpiCommunicator::all_gather: messages larger than 2 GiB together");
     }
@@ -75,12 +71,7 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Allgatherv(data.data(), length, MPI_BYTE, all.data(), lengths.data(), displacements.data(), MPI_BYTE,
                          comm_),
           "MPI_Allgatherv");
-    std::vector<std::string> out;
-    out.reserve(lengths.size());
-    for (std::size_t r = 0; r < lengths.size(); ++r) {
-      out.push_back(all.substr(static_cast<std::size_t>(displacements[r]), static_cast<std::size_t>(lengths[r])));
-    }
-    return out;
+    return split(all, lengths, displacements);
   }
 
   [[nodiscard]] std::vector<std::string> gather(const std::string& data, int root) override {
@@ -90,12 +81,8 @@ class MpiCommunicator final : public Communicator {
     const int length = static_cast<int>(data.size());
     std::vector<int> lengths(rank_ == root ? static_cast<std::size_t>(size_) : 0);
     check(MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm_), "MPI_Gather");
-    std::vector<int> displacements(lengths.size(), 0);
     long long total = 0;
-    for (std::size_t r = 0; r < lengths.size(); ++r) {
-      displacements[r] = static_cast<int>(total);
-      total += lengths[r];
-    }
+    const auto displacements = displacements_of(lengths, total);
     // Every rank learns whether the root can take them all, so that none is left in the gather.
     int fits = total <= INT_MAX ? 1 : 0;
     check(MPI_Bcast(&fits, 1, MPI_INT, root, comm_), "MPI_Bcast");
@@ -106,12 +93,7 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Gatherv(data.data(), length, MPI_BYTE, all.data(), lengths.data(), displacements.data(), MPI_BYTE, root,
                       comm_),
           "MPI_Gatherv");
-    std::vector<std::string> out;
-    out.reserve(lengths.size());
-    for (std::size_t r = 0; r < lengths.size(); ++r) {
-      out.push_back(all.substr(static_cast<std::size_t>(displacements[r]), static_cast<std::size_t>(lengths[r])));
-    }
-    return out;
+    return split(all, lengths, displacements);
   }
 
   [[nodiscard]] std::string broadcast(const std::string& data, int root) override {
@@ -127,6 +109,27 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  // Where each rank's message starts among all of them, and (`total`) their length together.
+  static std::vector<int> displacements_of(const std::vector<int>& lengths, long long& total) {
+    std::vector<int> displacements(lengths.size(), 0);
+    total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      displacements[r] = static_cast<int>(total);
+      total += lengths[r];
+    }
+    return displacements;
+  }
+  // The messages gathered into `all`, one per rank.
+  static std::vector<std::string> split(const std::string& all, const std::vector<int>& lengths,
+                                        const std::vector<int>& displacements) {
+    std::vector<std::string> out;
+    out.reserve(lengths.size());
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      out.push_back(all.substr(static_cast<std::size_t>(displacements[r]), static_cast<std::size_t>(lengths[r])));
+    }
+    return out;
+  }
+
   static void check(int status, const char* what) {
     if (status != MPI_SUCCESS) {
       char text[MPI_MAX_ERROR_STRING] = {};

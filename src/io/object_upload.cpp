@@ -57,7 +57,10 @@ const RankBytes* short_run(const std::vector<RankBytes>& runs) {
 }
 
 PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, const std::string& what) {
-  const auto runs = rank_runs(std::move(ranges), what);
+  return parts_of_runs(rank_runs(std::move(ranges), what), part_size, what);
+}
+
+PartPlan parts_of_runs(const std::vector<RankBytes>& runs, std::uint64_t part_size, const std::string& what) {
   if (const auto* run = short_run(runs)) {
     throw InvalidArgument(fmt::format(
         "{}: rank {} writes bytes {} to {} of the object ({} bytes), fewer than S3's smallest part ({} bytes); "
@@ -129,6 +132,12 @@ std::uint64_t ObjectUpload::size_of(std::uint64_t index) const {
   return index < planned ? plan_.starts[index + 1] - plan_.starts[index] : part_size_;
 }
 
+ObjectUpload::Piece ObjectUpload::piece_at(std::uint64_t offset, std::uint64_t size) const {
+  const auto index = index_of(offset);
+  const auto at = offset - begin_of(index);
+  return {index, at, std::min(size, size_of(index) - at)};
+}
+
 bool ObjectUpload::mine(std::uint64_t index) const {
   const auto planned = plan_.starts.size() - 1;
   return index < planned ? plan_.owners[index] == rank_ : completes_;
@@ -173,11 +182,11 @@ void ObjectUpload::write_at(const void* buffer, std::size_t size, std::uint64_t 
     {
       const std::lock_guard lock(mutex_);
       rethrow_failure();
-      index = index_of(offset);
+      const auto piece = piece_at(offset, size);
+      index = piece.index;
       part_size = size_of(index);
-      const auto at = offset - begin_of(index);
-      n = std::min<std::uint64_t>(size, part_size - at);
-      into = part_to_write(index, offset).bytes.get() + at;
+      n = piece.n;
+      into = part_to_write(index, offset).bytes.get() + piece.at;
       end_ = std::max(end_, offset + n);
     }
     // Outside the lock: the part stays until all its bytes, these among them, are counted.
@@ -207,9 +216,7 @@ void ObjectUpload::write_held(const void* buffer, std::size_t size, std::uint64_
 
 void ObjectUpload::hold(const std::byte* in, std::size_t size, std::uint64_t offset) {
   while (size > 0) {
-    const auto index = index_of(offset);
-    const auto at = offset - begin_of(index);
-    const auto n = std::min<std::uint64_t>(size, size_of(index) - at);
+    const auto [index, at, n] = piece_at(offset, size);
     auto& part = part_to_write(index, offset);
     part.held = true;
     std::memcpy(part.bytes.get() + at, in, n);
@@ -224,9 +231,7 @@ void ObjectUpload::read_at(void* buffer, std::size_t size, std::uint64_t offset)
   auto* out = static_cast<std::byte*>(buffer);
   const std::lock_guard lock(mutex_);
   while (size > 0) {
-    const auto index = index_of(offset);
-    const auto at = offset - begin_of(index);
-    const auto n = std::min<std::uint64_t>(size, size_of(index) - at);
+    const auto [index, at, n] = piece_at(offset, size);
     if (const auto it = parts_.find(index); it != parts_.end() && it->second.bytes) {
       std::memcpy(out, it->second.bytes.get() + at, n);
     } else if (etags_.count(index) != 0) {
@@ -307,21 +312,11 @@ void ObjectUpload::finish() {
         "be the object's last and is smaller than S3's smallest part",
         name_, end_ - plan_.starts.back(), size_of(planned - 1)));
   }
-  std::uint64_t own = 0;
-  for (std::uint64_t index = 0; index < count; ++index) {
-    if (!mine(index)) continue;  // another process's (add_etags)
-    ++own;
-    if (etags_.count(index) != 0) continue;  // sent
-    if (const auto it = parts_.find(index); it != parts_.end() && it->second.state != State::Filling) continue;
-    auto& part = part_to_write(index, begin_of(index));  // made here where nothing was written
-    queue(index, part, std::min(size_of(index), end_ - std::min(end_, begin_of(index))));
-  }
   if (etags_.lower_bound(count) != etags_.end()) {
     throw RuntimeError(
         fmt::format("cannot write '{}': HDF5 ended the file at byte {}, before bytes already sent", name_, end_));
   }
-  changed_.wait(lock, [&] { return etags_.size() == own || failure_ || aborted_; });
-  rethrow_failure();
+  send_mine(lock, count, end_);
   std::vector<std::string> etags;
   etags.reserve(count);
   for (std::uint64_t index = 0; index < count; ++index) {
@@ -372,9 +367,7 @@ void ObjectUpload::divide(const PartPlan& plan, int rank) {
   }
   for (auto& [offset, bytes] : held) {
     for (std::uint64_t done = 0; done < bytes.size();) {
-      const auto index = index_of(offset + done);
-      const auto at = offset + done - begin_of(index);
-      const auto n = std::min<std::uint64_t>(bytes.size() - done, size_of(index) - at);
+      const auto [index, at, n] = piece_at(offset + done, bytes.size() - done);
       std::memcpy(bytes.data() + done, parts_.at(index).bytes.get() + at, n);
       done += n;
     }
@@ -385,19 +378,24 @@ void ObjectUpload::divide(const PartPlan& plan, int rank) {
   for (const auto& [offset, bytes] : held) hold(bytes.data(), bytes.size(), offset);
 }
 
-std::map<unsigned, std::string> ObjectUpload::flush() {
-  std::unique_lock lock(mutex_);
-  rethrow_failure();
+void ObjectUpload::send_mine(std::unique_lock<std::mutex>& lock, std::uint64_t count, std::uint64_t end) {
   std::uint64_t own = 0;
-  for (std::uint64_t index = 0; index + 1 < plan_.starts.size(); ++index) {
-    if (!mine(index)) continue;
+  for (std::uint64_t index = 0; index < count; ++index) {
+    if (!mine(index)) continue;  // another process's (add_etags)
     ++own;
-    if (etags_.count(index) != 0) continue;
+    if (etags_.count(index) != 0) continue;  // sent
     if (const auto it = parts_.find(index); it != parts_.end() && it->second.state != State::Filling) continue;
-    queue(index, part_to_write(index, begin_of(index)), size_of(index));
+    auto& part = part_to_write(index, begin_of(index));  // made here where nothing was written
+    queue(index, part, std::min(size_of(index), end - std::min(end, begin_of(index))));
   }
   changed_.wait(lock, [&] { return etags_.size() == own || failure_ || aborted_; });
   rethrow_failure();
+}
+
+std::map<unsigned, std::string> ObjectUpload::flush() {
+  std::unique_lock lock(mutex_);
+  rethrow_failure();
+  send_mine(lock, plan_.starts.size() - 1, plan_.starts.back());
   std::map<unsigned, std::string> sent;
   for (const auto& [index, etag] : etags_) sent.emplace(static_cast<unsigned>(index + 1), etag);
   return sent;

@@ -87,6 +87,9 @@ struct PartPlan {
 // a run of one rank's bytes other than the last is smaller than S3's smallest part (5 MiB), or
 // where the plan needs more than 10,000 parts.
 [[nodiscard]] PartPlan plan_parts(std::vector<RankBytes> ranges, std::uint64_t part_size, const std::string& what);
+// The same for the runs rank_runs made of them.
+[[nodiscard]] PartPlan parts_of_runs(const std::vector<RankBytes>& runs, std::uint64_t part_size,
+                                     const std::string& what);
 
 class ObjectUpload final : public ByteSink {
  public:
@@ -161,6 +164,13 @@ class ObjectUpload final : public ByteSink {
   [[nodiscard]] std::uint64_t index_of(std::uint64_t offset) const;
   [[nodiscard]] std::uint64_t begin_of(std::uint64_t index) const;
   [[nodiscard]] std::uint64_t size_of(std::uint64_t index) const;
+  // Of `size` bytes from `offset`: the part holding the first, where in it, and how many are in it.
+  struct Piece {
+    std::uint64_t index = 0;
+    std::uint64_t at = 0;
+    std::uint64_t n = 0;
+  };
+  [[nodiscard]] Piece piece_at(std::uint64_t offset, std::uint64_t size) const;
   // Whether this process sends part `index`.
   [[nodiscard]] bool mine(std::uint64_t index) const;
   // The part at `index`, made (zeroed) where it was not; RuntimeError for an index past S3's
@@ -168,6 +178,9 @@ class ObjectUpload final : public ByteSink {
   Part& part_to_write(std::uint64_t index, std::uint64_t offset) const;
   // write_held with mutex_ held.
   void hold(const std::byte* in, std::size_t size, std::uint64_t offset);
+  // Queues this process's parts of the first `count` not queued yet (the object ending at `end`)
+  // and waits until every one of them is sent; throws the upload's failure. `lock` holds mutex_.
+  void send_mine(std::unique_lock<std::mutex>& lock, std::uint64_t count, std::uint64_t end);
   // Queues a filled part; call with mutex_ held.
   void queue(std::uint64_t index, Part& part, std::uint64_t size) const;
   void send_loop();

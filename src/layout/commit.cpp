@@ -134,21 +134,21 @@ void WriteCommit::divide(const std::vector<RankBytes>& ranges, int rank) const {
   const auto what = fmt::format("cannot write '{}' to '{}' from several processes", dataset_, shown());
   std::uint64_t others = 0;  // bytes of ranks other than 0
   for (const auto& r : ranges) others += r.rank != 0 ? r.end - r.begin : 0;
-  bool gather = false;  // the same answer on every rank (the same ranges)
-  if (others <= kGatheredBytes) {
-    try {
-      gather = short_run(rank_runs(ranges, what)) != nullptr;
-    } catch (const InvalidArgument&) {  // ranks that share a chunk
-      gather = true;
-    }
+  // The same answer on every rank (the same ranges).
+  std::optional<std::vector<RankBytes>> runs;
+  try {
+    runs = rank_runs(ranges, what);
+  } catch (const InvalidArgument&) {  // ranks that share a chunk
+    if (others > kGatheredBytes) throw;
   }
+  const bool gather = others <= kGatheredBytes && (!runs || short_run(*runs) != nullptr);
   if (gather) {
     // Runs too short to be parts (or chunks that ranks share), and few bytes: rank 0 gets them and
     // uploads the object alone.
     if (!joined->completes()) kept_ = std::make_shared<KeptBytes>(joined->name());
     return;
   }
-  joined->divide(plan_parts(ranges, joined->part_size(), what), rank);
+  joined->divide(parts_of_runs(*runs, joined->part_size(), what), rank);
 }
 
 std::string WriteCommit::handoff() const {
