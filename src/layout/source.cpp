@@ -95,6 +95,34 @@ bool read_chunks(const RawChunks& raw, const Shape& chunk, std::size_t es, const
   return true;
 }
 
+// The rows of `part` (of a chunk at `origin` of shape `chunk`) as runs of the decoded chunk, each
+// going to its row of `into` (where `part` goes): empty where a row there is not one run of at
+// least 16 elements (the chunk is then decoded aside and copied with copy_box).
+std::vector<ElementRun> rows_of(const Box& part, const Shape& origin, const Shape& chunk, const StridedBytes& into,
+                                std::size_t es) {
+  const auto rank = part.rank();
+  if (rank == 0 || part.extent[rank - 1] < 16 || into.strides[rank - 1] != static_cast<std::int64_t>(es)) return {};
+  std::vector<std::size_t> chunk_stride(rank, 1);  // in elements
+  for (std::size_t a = rank - 1; a-- > 0;) chunk_stride[a] = chunk_stride[a + 1] * chunk[a + 1];
+  std::vector<ElementRun> runs;
+  Shape index(rank - 1, 0);  // odometer over every axis but the last
+  for (;;) {
+    std::size_t first = part.offset[rank - 1] - origin[rank - 1];
+    std::byte* out = into.ptr;
+    for (std::size_t a = 0; a + 1 < rank; ++a) {
+      first += (part.offset[a] - origin[a] + index[a]) * chunk_stride[a];
+      out += static_cast<std::int64_t>(index[a]) * into.strides[a];
+    }
+    runs.push_back({first, out});
+    std::size_t a = rank - 1;
+    while (a > 0 && ++index[a - 1] == part.extent[a - 1]) {
+      index[a - 1] = 0;
+      --a;
+    }
+    if (a == 0) return runs;
+  }
+}
+
 // Reads `src` of a filtered chunked source into `dst` of `out` (of `out_shape`): each allocated
 // chunk by pread of its stored bytes, decoded here on the calling worker; each unallocated one
 // through HDF5. `where` names the dataset in errors.
@@ -156,11 +184,17 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
     }
     const auto into = sub_memory(dst_memory, src, *part);
     // A whole chunk whose rows lie one after another in `out` (it spans the trailing axes there)
-    // is decoded straight into place; any other is decoded aside and its part copied.
+    // is decoded straight into place; the rows of any other part go to their places as the last
+    // filter undone writes them (shuffle), or copied from the decoded chunk; parts of rows too
+    // short for that are decoded aside and copied.
     const bool in_place = *part == chunk_box && is_rowmajor_run(into, chunk, es);
+    const auto rows = in_place ? std::vector<ElementRun>{} : rows_of(*part, origins[i], chunk, into, es);
     try {
       if (in_place) {
         filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes, into.ptr);
+      } else if (!rows.empty()) {
+        filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes,
+                                       ChunkRuns{.runs = rows, .length = part->extent.back(), .element_size = es});
       } else {
         filtered.pipeline->decode(data, scratch, *filter_mask, chunk_bytes);
       }
@@ -170,7 +204,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
       throw RuntimeError(fmt::format("chunk {} of {} ({} '{}') cannot be decoded: {}", to_string(chunk_box), where,
                                      stored_at, filtered.file->name(), e.what()));
     }
-    if (!in_place) {
+    if (!in_place && rows.empty()) {
       const StridedBytes decoded{data.data(), chunk_strides};
       copy_box(into, sub_memory(decoded, chunk_box, *part), part->extent, es);
     }

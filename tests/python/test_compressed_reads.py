@@ -96,6 +96,27 @@ def test_decoded_bytes_are_hdf5s(tmp_path, raw_io_restored, dtype, pipeline):
     assert same_bytes(reads_match_hdf5_both_ways(path, (3, 2), (37, 10), (7, 6)), a)
 
 
+@pytest.mark.parametrize("pipeline", PIPELINES, ids=lambda p: f"gzip{p[0]}-shuffle{int(p[1])}-fletcher{int(p[2])}")
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_parts_of_chunks_with_long_rows_are_hdf5s(tmp_path, raw_io_restored, dtype, pipeline):
+    """Parts of chunks whose rows are 16 elements or more go row by row straight where they belong
+    (shuffle writes them there): boxes cutting chunks on every axis, rows too short for that (the
+    last chunk column's 12 elements) beside them, as read_box, h5tile.File and from_file read them."""
+    a = smooth(dtype, (40, 9, 150), seed=3)
+    path = tmp_path / "c.h5"
+    write(path, a, *pipeline, chunks=(16, 4, 64))
+    box = (slice(3, 33), slice(1, 8), slice(10, 140))
+    with h5py.File(path, "r") as f:
+        reference = f["x"][box]
+    for raw in (True, False):
+        settings.set_raw_io(raw)
+        assert same_bytes(h5tile.read_box(path, "/x", (3, 1, 10), (30, 7, 130), threads=3), reference)
+        with h5tile.File(path) as f:
+            assert same_bytes(f["x"][box], reference)
+            assert same_bytes(f["x"][5, :, 20:100], a[5, :, 20:100])
+    assert same_bytes(h5tile.from_file(path, "/x", threads=3), a)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int16", "complex128"])
 def test_three_axes_and_many_chunks_on_many_threads(tmp_path, dtype):
     a = smooth(dtype, (20, 33, 17), seed=2)

@@ -53,6 +53,37 @@ TEST_P(ShuffleSizes, UnshuffleUndoesShuffle) {
   }
 }
 
+// unshuffle_runs writes each run's elements where it goes, as unshuffle then a copy would: runs
+// of every length around the 16-element blocks, at every offset, none touching memory between runs.
+TEST_P(ShuffleSizes, UnshuffleRunsWritesTheRunsOfUnshuffle) {
+  const std::size_t es = GetParam();
+  const std::size_t n = 1000;
+  std::vector<std::byte> in(n * es);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::byte>(i * 7 + i / 5);
+  std::vector<std::byte> shuffled(in.size());
+  shuffle(in.data(), shuffled.data(), in.size(), es);
+  for (const std::size_t length :
+       {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{33}, std::size_t{250}}) {
+    std::vector<ElementRun> runs;
+    const std::size_t gap = 3;  // elements left alone after each run in `out`
+    std::vector<std::byte> out(n / length * (length + gap) * es, std::byte{0x5a});
+    for (std::size_t first = length / 3, r = 0; first + length <= n; first += length + 1, ++r) {
+      runs.push_back({first, out.data() + r * (length + gap) * es});
+    }
+    unshuffle_runs(shuffled.data(), n, ChunkRuns{.runs = runs, .length = length, .element_size = es});
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      const auto at = static_cast<std::ptrdiff_t>(r * (length + gap) * es);
+      const auto from = in.begin() + static_cast<std::ptrdiff_t>(runs[r].first * es);
+      EXPECT_TRUE(std::equal(from, from + static_cast<std::ptrdiff_t>(length * es), out.begin() + at))
+          << "length " << length << ", run " << r;
+      const auto after = out.begin() + at + static_cast<std::ptrdiff_t>(length * es);
+      EXPECT_TRUE(std::all_of(after, after + static_cast<std::ptrdiff_t>(gap * es),
+                              [](std::byte b) { return b == std::byte{0x5a}; }))
+          << "length " << length << ", run " << r;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(ElementSizes, ShuffleSizes, ::testing::Values(1, 2, 3, 4, 8, 12, 16, 32));
 
 // Every element count around the 16-element blocks of the vectorised paths, against the definition.
@@ -316,6 +347,36 @@ TEST_P(CopyFreePaths, GiveTheBytesOfEncodeAndDecode) {
     // A chunk that decodes to fewer bytes than the chunk's is refused, as decode refuses it.
     load(data, encoded);
     EXPECT_THROW(pipeline.decode_into(data, scratch, 0, n + 8, out.data()), RuntimeError) << n;
+
+    // Runs of the chunk where they go (shuffle last undone writes them; else they are copied),
+    // in elements of the shuffle's size: every other run of 37 elements, from element 3.
+    std::size_t es = 4;
+    for (const auto& f : GetParam()) {
+      if (f.id == 2) es = f.params.at(0);
+    }
+    const std::size_t elements = n / es;
+    const std::size_t length = std::min<std::size_t>(37, elements);
+    std::vector<std::byte> packed(n + 8, std::byte{0x77});
+    std::vector<ElementRun> runs;
+    for (std::size_t first = elements > length ? 3 : 0; length > 0 && first + length <= elements; first += 2 * length) {
+      runs.push_back({first, packed.data() + runs.size() * length * es});
+    }
+    load(data, encoded);
+    pipeline.decode_into(data, scratch, 0, n, ChunkRuns{.runs = runs, .length = length, .element_size = es});
+    std::vector<std::byte> expected;
+    for (const auto& run : runs) {
+      const auto from = plain.begin() + static_cast<std::ptrdiff_t>(run.first * es);
+      expected.insert(expected.end(), from, from + static_cast<std::ptrdiff_t>(length * es));
+    }
+    EXPECT_EQ(std::vector<std::byte>(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(expected.size())),
+              expected)
+        << n;
+    EXPECT_EQ(packed[expected.size()], std::byte{0x77}) << n;
+    load(data, encoded);
+    EXPECT_THROW(
+        pipeline.decode_into(data, scratch, 0, n + 8, ChunkRuns{.runs = runs, .length = length, .element_size = es}),
+        RuntimeError)
+        << n;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,19 @@ struct FilterSpec {
   unsigned id = 0;
   std::vector<unsigned> params;
   bool optional = true;
+};
+
+// The part of a decoded chunk that a read wants, where it wants it: runs of `length` elements of
+// `element_size` bytes each (a row of the part), run r starting at element runs[r].first of the
+// chunk (row-major) and going to runs[r].out. A codec undone last writes them straight there.
+struct ElementRun {
+  std::size_t first = 0;
+  std::byte* out = nullptr;
+};
+struct ChunkRuns {
+  std::span<const ElementRun> runs;
+  std::size_t length = 0;
+  std::size_t element_size = 0;
 };
 
 // A growable byte buffer that does not zero what it grows into (chunks are overwritten whole).
@@ -51,6 +65,13 @@ class Codec {
                                                              std::size_t /*chunk_bytes*/) const {
     return std::nullopt;
   }
+  // Undoes the filter on `data` (a whole chunk of `chunk_bytes` once undone) into the runs the
+  // read wants only, rather than in place: the decoded chunk is not copied again. false, writing
+  // nothing, where the filter cannot (all but shuffle: the pipeline copies the runs itself).
+  [[nodiscard]] virtual bool decode_to_runs(const ByteBuffer& /*data*/, const ChunkRuns& /*runs*/,
+                                            std::size_t /*chunk_bytes*/) const {
+    return false;
+  }
   // Applies the filter to `data` in place (it may swap `data` with `scratch`), as HDF5 (or the
   // filter's plugin) does when it writes a chunk.
   virtual void encode(ByteBuffer& data, ByteBuffer& scratch) const = 0;
@@ -80,6 +101,9 @@ class Codec {
 // `size % elem_size` trailing bytes stay where they are. unshuffle is its inverse.
 void shuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size);
 void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size);
+// unshuffle of the `n` elements of `elem_size` bytes at `in` (a whole chunk's streams), writing
+// only the elements of `runs` where they go.
+void unshuffle_runs(const std::byte* in, std::size_t n, const ChunkRuns& runs);
 
 // HDF5's Fletcher-32 (H5_checksum_fletcher32): 16-bit big-endian words, an odd last byte as
 // the high byte of a word.

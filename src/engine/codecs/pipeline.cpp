@@ -66,16 +66,21 @@ std::variant<FilterPipeline, std::string> FilterPipeline::make(const std::vector
 
 void FilterPipeline::decode(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask,
                             std::size_t chunk_bytes) const {
-  undo(data, scratch, filter_mask, chunk_bytes, nullptr);
+  undo(data, scratch, filter_mask, chunk_bytes, {});
 }
 
 void FilterPipeline::decode_into(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
                                  std::byte* out) const {
-  undo(data, scratch, filter_mask, chunk_bytes, out);
+  undo(data, scratch, filter_mask, chunk_bytes, {.whole = out});
+}
+
+void FilterPipeline::decode_into(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
+                                 const ChunkRuns& runs) const {
+  undo(data, scratch, filter_mask, chunk_bytes, {.runs = &runs});
 }
 
 void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
-                          std::byte* out) const {
+                          const Destination& to) const {
   const auto skipped = [&](std::size_t i) { return i < 32 && (filter_mask >> i & 1U) != 0; };
   std::size_t last = 0;  // the filter undone last (the first HDF5 applied to this chunk)
   while (last < steps_.size() && skipped(last)) ++last;
@@ -95,9 +100,12 @@ void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter
     if (skipped(i)) {
       continue;  // HDF5 skipped this (optional) filter for this chunk
     }
-    std::optional<std::size_t> produced;  // into `out`
+    std::optional<std::size_t> produced;  // into `to`
     try {
-      if (out != nullptr && i == last) produced = steps_[i]->decode_to(data, out, chunk_bytes);
+      if (i == last && to.whole != nullptr) produced = steps_[i]->decode_to(data, to.whole, chunk_bytes);
+      if (i == last && to.runs != nullptr && steps_[i]->decode_to_runs(data, *to.runs, chunk_bytes)) {
+        produced = chunk_bytes;
+      }
       if (!produced) steps_[i]->decode(data, scratch, bound(i));
     } catch (const RuntimeError& e) {
       throw RuntimeError(fmt::format("{}: {}", names_[i], e.what()));
@@ -110,8 +118,15 @@ void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter
   if (data.size() != chunk_bytes) {
     throw wrong_size(data.size());
   }
-  if (out != nullptr && chunk_bytes > 0) {
-    std::memcpy(out, data.data(), chunk_bytes);  // the last filter works in place (or none ran)
+  // The last filter works in place (or none ran): the chunk is copied where it goes.
+  if (to.whole != nullptr && chunk_bytes > 0) {
+    std::memcpy(to.whole, data.data(), chunk_bytes);
+  }
+  if (to.runs != nullptr) {
+    const auto run_bytes = to.runs->length * to.runs->element_size;
+    for (const auto& run : to.runs->runs) {
+      if (run_bytes > 0) std::memcpy(run.out, data.data() + run.first * to.runs->element_size, run_bytes);
+    }
   }
 }
 

@@ -32,6 +32,10 @@ class FilterPipeline {
   // be written in part when this throws.
   void decode_into(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
                    std::byte* out) const;
+  // As decode, but only `runs` of the decoded chunk end where they go (the last filter undone
+  // writes them there where it can: shuffle does; else they are copied out of `data`).
+  void decode_into(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
+                   const ChunkRuns& runs) const;
 
   // Encodes one whole chunk in `data` (padded at the dataset's edges) as HDF5 would write it,
   // applying every filter in the creation list's order. Thread-safe (const).
@@ -48,8 +52,13 @@ class FilterPipeline {
  private:
   // encode (`in` null: `data` in place) and encode_from.
   void apply(const std::byte* in, std::size_t size, ByteBuffer& data, ByteBuffer& scratch) const;
-  // decode (`out` null) and decode_into.
-  void undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes, std::byte* out) const;
+  // Where decode_into puts the chunk: all of it at `whole`, or its `runs`; neither for decode.
+  struct Destination {
+    std::byte* whole = nullptr;
+    const ChunkRuns* runs = nullptr;
+  };
+  void undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter_mask, std::size_t chunk_bytes,
+            const Destination& to) const;
 
   std::vector<std::unique_ptr<Codec>> steps_;  // in the order HDF5 applied them when writing
   std::vector<std::string> names_;

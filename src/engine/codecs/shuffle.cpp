@@ -28,12 +28,11 @@ using V = __m128i;
 V load(const std::byte* p) { return _mm_loadu_si128(reinterpret_cast<const V*>(p)); }
 void store(std::byte* p, V v) { _mm_storeu_si128(reinterpret_cast<V*>(p), v); }
 
-// Elements [i, i + 16) from the E streams of n bytes each at `in` to `out` (i * E).
+// Elements [i, i + 16) from the E streams of n bytes each at `in` to `o`.
 template <std::size_t E>
-void unshuffle16(const std::byte* in, std::byte* out, std::size_t n, std::size_t i) {
+void unshuffle16(const std::byte* in, std::size_t n, std::size_t i, std::byte* o) {
   V a[E];  // NOLINT(*-avoid-c-arrays): std::array drops __m128i's alignment attribute
   for (std::size_t k = 0; k < E; ++k) a[k] = load(in + k * n + i);
-  std::byte* o = out + i * E;
   if constexpr (E == 2) {
     store(o, _mm_unpacklo_epi8(a[0], a[1]));
     store(o + 16, _mm_unpackhi_epi8(a[0], a[1]));
@@ -103,18 +102,19 @@ void shuffle16(const std::byte* in, std::byte* out, std::size_t n, std::size_t i
 }
 #endif
 
-// Fixed element sizes let the compiler unroll the inner loop; 2, 4 and 8 bytes go 16 elements at
-// a time with SSE2 where it is there, the rest (and other CPUs) byte by byte.
+// Elements [first, first + count) of the E streams of n bytes each at `in`, to `out`. Fixed
+// element sizes let the compiler unroll the inner loop; 2, 4 and 8 bytes go 16 elements at a time
+// with SSE2 where it is there, the rest (and other CPUs) byte by byte.
 template <std::size_t E>
-void unshuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) {
-  std::size_t i = 0;
+void unshuffle_fixed(const std::byte* in, std::size_t n, std::size_t first, std::size_t count, std::byte* out) {
+  std::size_t j = 0;  // elements done
 #if defined(__SSE2__)
   if constexpr (E == 2 || E == 4 || E == 8) {
-    for (; i + 16 <= n; i += 16) unshuffle16<E>(in, out, n, i);
+    for (; j + 16 <= count; j += 16) unshuffle16<E>(in, n, first + j, out + j * E);
   }
 #endif
-  for (; i < n; ++i) {
-    for (std::size_t k = 0; k < E; ++k) out[i * E + k] = in[k * n + i];
+  for (; j < count; ++j) {
+    for (std::size_t k = 0; k < E; ++k) out[j * E + k] = in[k * n + first + j];
   }
 }
 
@@ -128,6 +128,21 @@ void shuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) {
 #endif
   for (std::size_t k = 0; k < E; ++k) {
     for (std::size_t i = first; i < n; ++i) out[k * n + i] = in[i * E + k];
+  }
+}
+
+// unshuffle_fixed for any element size (the streams of n elements of `elem_size` bytes at `in`).
+void unshuffle_elements(const std::byte* in, std::size_t n, std::size_t elem_size, std::size_t first, std::size_t count,
+                        std::byte* out) {
+  switch (elem_size) {
+    case 2: unshuffle_fixed<2>(in, n, first, count, out); break;
+    case 4: unshuffle_fixed<4>(in, n, first, count, out); break;
+    case 8: unshuffle_fixed<8>(in, n, first, count, out); break;
+    case 16: unshuffle_fixed<16>(in, n, first, count, out); break;
+    default:
+      for (std::size_t j = 0; j < count; ++j) {
+        for (std::size_t k = 0; k < elem_size; ++k) out[j * elem_size + k] = in[k * n + first + j];
+      }
   }
 }
 
@@ -149,6 +164,16 @@ class Shuffle final : public Codec {
     }
     unshuffle(data.data(), out, data.size(), elem_size_);  // copies what HDF5 leaves as it is
     return data.size();
+  }
+
+  bool decode_to_runs(const ByteBuffer& data, const ChunkRuns& runs, std::size_t chunk_bytes) const override {
+    // A whole chunk of whole elements only (HDF5 leaves a buffer of fewer than two as it is).
+    if (runs.element_size != elem_size_ || elem_size_ <= 1 || data.size() != chunk_bytes ||
+        data.size() % elem_size_ != 0 || data.size() < 2 * elem_size_) {
+      return false;
+    }
+    unshuffle_runs(data.data(), data.size() / elem_size_, runs);
+    return true;
   }
 
   void encode(ByteBuffer& data, ByteBuffer& scratch) const override {
@@ -178,17 +203,12 @@ void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_
     copy_bytes(out, in, size);
     return;
   }
-  switch (elem_size) {
-    case 2: unshuffle_fixed<2>(in, out, n); break;
-    case 4: unshuffle_fixed<4>(in, out, n); break;
-    case 8: unshuffle_fixed<8>(in, out, n); break;
-    case 16: unshuffle_fixed<16>(in, out, n); break;
-    default:
-      for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t k = 0; k < elem_size; ++k) out[i * elem_size + k] = in[k * n + i];
-      }
-  }
+  unshuffle_elements(in, n, elem_size, 0, n, out);
   copy_bytes(out + n * elem_size, in + n * elem_size, size - n * elem_size);  // the tail
+}
+
+void unshuffle_runs(const std::byte* in, std::size_t n, const ChunkRuns& runs) {
+  for (const auto& run : runs.runs) unshuffle_elements(in, n, runs.element_size, run.first, runs.length, run.out);
 }
 
 void shuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size) {
