@@ -123,6 +123,11 @@ std::vector<ElementRun> rows_of(const Box& part, const Shape& origin, const Shap
   }
 }
 
+// A read's memory from which on the rows of chunks go there with streaming stores (ChunkRuns): well
+// past what the cores' own caches hold, so its lines would only be read in to be overwritten
+// (bench/probes/unshuffle_into_rows.cpp).
+constexpr std::uint64_t kStreamingBytes = std::uint64_t{8} << 20;
+
 // Reads `src` of a filtered chunked source into `dst` of `out` (of `out_shape`): each allocated
 // chunk by pread of its stored bytes, decoded here on the calling worker; each unallocated one
 // through HDF5. `where` names the dataset in errors.
@@ -194,7 +199,10 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
         filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes, into.ptr);
       } else if (!rows.empty()) {
         filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes,
-                                       ChunkRuns{.runs = rows, .length = part->extent.back(), .element_size = es});
+                                       ChunkRuns{.runs = rows,
+                                                 .length = part->extent.back(),
+                                                 .element_size = es,
+                                                 .streaming = byte_count(out_shape, es) >= kStreamingBytes});
       } else {
         filtered.pipeline->decode(data, scratch, *filter_mask, chunk_bytes);
       }

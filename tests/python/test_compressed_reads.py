@@ -117,6 +117,25 @@ def test_parts_of_chunks_with_long_rows_are_hdf5s(tmp_path, raw_io_restored, dty
     assert same_bytes(h5tile.from_file(path, "/x", threads=3), a)
 
 
+@pytest.mark.parametrize("dtype", ["int16", "float32", "float64"])
+def test_a_box_of_8_mib_or_more_is_hdf5s(tmp_path, dtype):
+    """A read of 8 MiB or more writes the rows of shuffled chunks with streaming stores: the box's
+    bytes are h5py's, with its rows starting at 16-byte boundaries of the result and not."""
+    a = smooth(dtype, (1100, 2080), seed=4)
+    if a.nbytes < 8 << 20:
+        a = np.concatenate([a] * (-(-(8 << 20) // a.nbytes) + 1))
+    path = tmp_path / "c.h5"
+    write(path, a, 4, True, False, chunks=(100, 128))
+    rows, cols = a.shape
+    boxes = [(slice(0, rows), slice(0, cols)), (slice(7, rows), slice(5, cols - 3))]
+    with h5py.File(path, "r") as f:
+        references = [f["x"][box] for box in boxes]
+    with h5tile.File(path) as f:
+        for box, reference in zip(boxes, references):
+            assert reference.nbytes >= 8 << 20
+            assert same_bytes(f["x"][box], reference)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int16", "complex128"])
 def test_three_axes_and_many_chunks_on_many_threads(tmp_path, dtype):
     a = smooth(dtype, (20, 33, 17), seed=2)

@@ -54,7 +54,8 @@ TEST_P(ShuffleSizes, UnshuffleUndoesShuffle) {
 }
 
 // unshuffle_runs writes each run's elements where it goes, as unshuffle then a copy would: runs
-// of every length around the 16-element blocks, at every offset, none touching memory between runs.
+// of every length around the 16-element blocks, at every offset, aligned or not, none touching
+// memory between runs; with streaming stores too.
 TEST_P(ShuffleSizes, UnshuffleRunsWritesTheRunsOfUnshuffle) {
   const std::size_t es = GetParam();
   const std::size_t n = 1000;
@@ -62,24 +63,26 @@ TEST_P(ShuffleSizes, UnshuffleRunsWritesTheRunsOfUnshuffle) {
   for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::byte>(i * 7 + i / 5);
   std::vector<std::byte> shuffled(in.size());
   shuffle(in.data(), shuffled.data(), in.size(), es);
-  for (const std::size_t length :
-       {std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17}, std::size_t{33}, std::size_t{250}}) {
-    std::vector<ElementRun> runs;
-    const std::size_t gap = 3;  // elements left alone after each run in `out`
-    std::vector<std::byte> out(n / length * (length + gap) * es, std::byte{0x5a});
-    for (std::size_t first = length / 3, r = 0; first + length <= n; first += length + 1, ++r) {
-      runs.push_back({first, out.data() + r * (length + gap) * es});
-    }
-    unshuffle_runs(shuffled.data(), n, ChunkRuns{.runs = runs, .length = length, .element_size = es});
-    for (std::size_t r = 0; r < runs.size(); ++r) {
-      const auto at = static_cast<std::ptrdiff_t>(r * (length + gap) * es);
-      const auto from = in.begin() + static_cast<std::ptrdiff_t>(runs[r].first * es);
-      EXPECT_TRUE(std::equal(from, from + static_cast<std::ptrdiff_t>(length * es), out.begin() + at))
-          << "length " << length << ", run " << r;
-      const auto after = out.begin() + at + static_cast<std::ptrdiff_t>(length * es);
-      EXPECT_TRUE(std::all_of(after, after + static_cast<std::ptrdiff_t>(gap * es),
-                              [](std::byte b) { return b == std::byte{0x5a}; }))
-          << "length " << length << ", run " << r;
+  const std::size_t gap = 3;  // elements left alone after each run in `out`
+  for (const bool streaming : {false, true}) {
+    for (const std::size_t length : {1, 15, 16, 17, 33, 250}) {
+      const auto said = testing::Message() << "length " << length << (streaming ? ", streaming" : "");
+      std::vector<ElementRun> runs;
+      std::vector<std::byte> out(n / length * (length + gap) * es, std::byte{0x5a});
+      for (std::size_t first = length / 3; first + length <= n; first += length + 1) {
+        runs.push_back({first, out.data() + runs.size() * (length + gap) * es});
+      }
+      unshuffle_runs(shuffled.data(), n,
+                     ChunkRuns{.runs = runs, .length = length, .element_size = es, .streaming = streaming});
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        const auto at = out.begin() + static_cast<std::ptrdiff_t>(r * (length + gap) * es);
+        const auto from = in.begin() + static_cast<std::ptrdiff_t>(runs[r].first * es);
+        const auto end = at + static_cast<std::ptrdiff_t>(length * es);
+        EXPECT_TRUE(std::equal(at, end, from)) << said << ", run " << r;
+        EXPECT_TRUE(std::all_of(end, end + static_cast<std::ptrdiff_t>(gap * es),
+                                [](std::byte b) { return b == std::byte{0x5a}; }))
+            << said << ", run " << r;
+      }
     }
   }
 }

@@ -23,7 +23,9 @@ struct FilterSpec {
 
 // The part of a decoded chunk that a read wants, where it wants it: runs of `length` elements of
 // `element_size` bytes each (a row of the part), run r starting at element runs[r].first of the
-// chunk (row-major) and going to runs[r].out. A codec undone last writes them straight there.
+// chunk (row-major) and going to runs[r].out. A codec undone last writes them straight there,
+// with streaming (non-temporal) stores where `streaming`: for a read's memory too large to stay in
+// the caches, whose lines are then not read in before they are written.
 struct ElementRun {
   std::size_t first = 0;
   std::byte* out = nullptr;
@@ -32,6 +34,7 @@ struct ChunkRuns {
   std::span<const ElementRun> runs;
   std::size_t length = 0;
   std::size_t element_size = 0;
+  bool streaming = false;
 };
 
 // A growable byte buffer that does not zero what it grows into (chunks are overwritten whole).
@@ -101,8 +104,8 @@ class Codec {
 // `size % elem_size` trailing bytes stay where they are. unshuffle is its inverse.
 void shuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size);
 void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_t elem_size);
-// unshuffle of the `n` elements of `elem_size` bytes at `in` (a whole chunk's streams), writing
-// only the elements of `runs` where they go.
+// unshuffle of the `n` elements of `runs.element_size` bytes at `in` (a whole chunk's streams),
+// writing only the elements of `runs` where they go (visible to other threads when it returns).
 void unshuffle_runs(const std::byte* in, std::size_t n, const ChunkRuns& runs);
 
 // HDF5's Fletcher-32 (H5_checksum_fletcher32): 16-bit big-endian words, an odd last byte as

@@ -1,5 +1,6 @@
 // HDF5's shuffle filter (H5Z_FILTER_SHUFFLE, ID 2): a byte transpose. Client data: [element size].
 
+#include <cstdint>
 #include <cstring>
 
 #if defined(__SSE2__)
@@ -27,22 +28,39 @@ void copy_bytes(std::byte* out, const std::byte* in, std::size_t size) {
 using V = __m128i;
 V load(const std::byte* p) { return _mm_loadu_si128(reinterpret_cast<const V*>(p)); }
 void store(std::byte* p, V v) { _mm_storeu_si128(reinterpret_cast<V*>(p), v); }
+// A store past the caches where `p` is 16-byte aligned (as streaming stores must be), else store.
+void stream(std::byte* p, V v) {
+  if ((reinterpret_cast<std::uintptr_t>(p) & 15U) == 0) {
+    _mm_stream_si128(reinterpret_cast<V*>(p), v);
+  } else {
+    store(p, v);
+  }
+}
+template <bool Streaming>
+void put(std::byte* p, V v) {
+  if constexpr (Streaming) {
+    stream(p, v);
+  } else {
+    store(p, v);
+  }
+}
 
-// Elements [i, i + 16) from the E streams of n bytes each at `in` to `o`.
-template <std::size_t E>
+// Elements [i, i + 16) from the E streams of n bytes each at `in` to `o` (with streaming stores
+// where Streaming).
+template <std::size_t E, bool Streaming = false>
 void unshuffle16(const std::byte* in, std::size_t n, std::size_t i, std::byte* o) {
   V a[E];  // NOLINT(*-avoid-c-arrays): std::array drops __m128i's alignment attribute
   for (std::size_t k = 0; k < E; ++k) a[k] = load(in + k * n + i);
   if constexpr (E == 2) {
-    store(o, _mm_unpacklo_epi8(a[0], a[1]));
-    store(o + 16, _mm_unpackhi_epi8(a[0], a[1]));
+    put<Streaming>(o, _mm_unpacklo_epi8(a[0], a[1]));
+    put<Streaming>(o + 16, _mm_unpackhi_epi8(a[0], a[1]));
   } else if constexpr (E == 4) {
     const V lo01 = _mm_unpacklo_epi8(a[0], a[1]), hi01 = _mm_unpackhi_epi8(a[0], a[1]);
     const V lo23 = _mm_unpacklo_epi8(a[2], a[3]), hi23 = _mm_unpackhi_epi8(a[2], a[3]);
-    store(o, _mm_unpacklo_epi16(lo01, lo23));
-    store(o + 16, _mm_unpackhi_epi16(lo01, lo23));
-    store(o + 32, _mm_unpacklo_epi16(hi01, hi23));
-    store(o + 48, _mm_unpackhi_epi16(hi01, hi23));
+    put<Streaming>(o, _mm_unpacklo_epi16(lo01, lo23));
+    put<Streaming>(o + 16, _mm_unpackhi_epi16(lo01, lo23));
+    put<Streaming>(o + 32, _mm_unpacklo_epi16(hi01, hi23));
+    put<Streaming>(o + 48, _mm_unpackhi_epi16(hi01, hi23));
   } else {
     // Bytes 0-3 (q) and 4-7 (r) of each element, then the two halves side by side.
     V pairs_lo[4];  // NOLINT(*-avoid-c-arrays)
@@ -56,10 +74,10 @@ void unshuffle16(const std::byte* in, std::size_t n, std::size_t i, std::byte* o
       const V q_lo = _mm_unpacklo_epi16(pr[0], pr[1]), q_hi = _mm_unpackhi_epi16(pr[0], pr[1]);
       const V r_lo = _mm_unpacklo_epi16(pr[2], pr[3]), r_hi = _mm_unpackhi_epi16(pr[2], pr[3]);
       std::byte* oh = o + h * 64;
-      store(oh, _mm_unpacklo_epi32(q_lo, r_lo));
-      store(oh + 16, _mm_unpackhi_epi32(q_lo, r_lo));
-      store(oh + 32, _mm_unpacklo_epi32(q_hi, r_hi));
-      store(oh + 48, _mm_unpackhi_epi32(q_hi, r_hi));
+      put<Streaming>(oh, _mm_unpacklo_epi32(q_lo, r_lo));
+      put<Streaming>(oh + 16, _mm_unpackhi_epi32(q_lo, r_lo));
+      put<Streaming>(oh + 32, _mm_unpacklo_epi32(q_hi, r_hi));
+      put<Streaming>(oh + 48, _mm_unpackhi_epi32(q_hi, r_hi));
     }
   }
 }
@@ -105,12 +123,12 @@ void shuffle16(const std::byte* in, std::byte* out, std::size_t n, std::size_t i
 // Elements [first, first + count) of the E streams of n bytes each at `in`, to `out`. Fixed
 // element sizes let the compiler unroll the inner loop; 2, 4 and 8 bytes go 16 elements at a time
 // with SSE2 where it is there, the rest (and other CPUs) byte by byte.
-template <std::size_t E>
+template <std::size_t E, bool Streaming = false>
 void unshuffle_fixed(const std::byte* in, std::size_t n, std::size_t first, std::size_t count, std::byte* out) {
   std::size_t j = 0;  // elements done
 #if defined(__SSE2__)
   if constexpr (E == 2 || E == 4 || E == 8) {
-    for (; j + 16 <= count; j += 16) unshuffle16<E>(in, n, first + j, out + j * E);
+    for (; j + 16 <= count; j += 16) unshuffle16<E, Streaming>(in, n, first + j, out + j * E);
   }
 #endif
   for (; j < count; ++j) {
@@ -132,12 +150,13 @@ void shuffle_fixed(const std::byte* in, std::byte* out, std::size_t n) {
 }
 
 // unshuffle_fixed for any element size (the streams of n elements of `elem_size` bytes at `in`).
+template <bool Streaming = false>
 void unshuffle_elements(const std::byte* in, std::size_t n, std::size_t elem_size, std::size_t first, std::size_t count,
                         std::byte* out) {
   switch (elem_size) {
-    case 2: unshuffle_fixed<2>(in, n, first, count, out); break;
-    case 4: unshuffle_fixed<4>(in, n, first, count, out); break;
-    case 8: unshuffle_fixed<8>(in, n, first, count, out); break;
+    case 2: unshuffle_fixed<2, Streaming>(in, n, first, count, out); break;
+    case 4: unshuffle_fixed<4, Streaming>(in, n, first, count, out); break;
+    case 8: unshuffle_fixed<8, Streaming>(in, n, first, count, out); break;
     case 16: unshuffle_fixed<16>(in, n, first, count, out); break;
     default:
       for (std::size_t j = 0; j < count; ++j) {
@@ -208,6 +227,15 @@ void unshuffle(const std::byte* in, std::byte* out, std::size_t size, std::size_
 }
 
 void unshuffle_runs(const std::byte* in, std::size_t n, const ChunkRuns& runs) {
+#if defined(__SSE2__)
+  if (runs.streaming) {
+    for (const auto& run : runs.runs) {
+      unshuffle_elements<true>(in, n, runs.element_size, run.first, runs.length, run.out);
+    }
+    _mm_sfence();  // streaming stores are not ordered with the ones that tell other threads the read is done
+    return;
+  }
+#endif
   for (const auto& run : runs.runs) unshuffle_elements(in, n, runs.element_size, run.first, runs.length, run.out);
 }
 
