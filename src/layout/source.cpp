@@ -140,6 +140,7 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
   const StridedBytes whole{out, rowmajor_strides(out_shape, es)};
   const auto dst_memory = sub_memory(whole, Box::whole(out_shape), dst);
   const auto chunk_strides = rowmajor_strides(chunk, es);
+  const bool streaming = byte_count(out_shape, es) >= kStreamingBytes;
   thread_local ByteBuffer data;  // one pair per worker, reused from chunk to chunk
   thread_local ByteBuffer scratch;
   // A remote source's chunks are fetched together first, so that neighbours share a request.
@@ -198,11 +199,9 @@ void read_filtered_chunks(const FilteredChunks& filtered, const Shape& chunk, st
       if (in_place) {
         filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes, into.ptr);
       } else if (!rows.empty()) {
-        filtered.pipeline->decode_into(data, scratch, *filter_mask, chunk_bytes,
-                                       ChunkRuns{.runs = rows,
-                                                 .length = part->extent.back(),
-                                                 .element_size = es,
-                                                 .streaming = byte_count(out_shape, es) >= kStreamingBytes});
+        filtered.pipeline->decode_into(
+            data, scratch, *filter_mask, chunk_bytes,
+            ChunkRuns{.runs = rows, .length = part->extent.back(), .element_size = es, .streaming = streaming});
       } else {
         filtered.pipeline->decode(data, scratch, *filter_mask, chunk_bytes);
       }

@@ -25,7 +25,8 @@ struct FilterSpec {
 // `element_size` bytes each (a row of the part), run r starting at element runs[r].first of the
 // chunk (row-major) and going to runs[r].out. A codec undone last writes them straight there,
 // with streaming (non-temporal) stores where `streaming`: for a read's memory too large to stay in
-// the caches, whose lines are then not read in before they are written.
+// the caches, whose lines are then not read in before they are written (shuffle streams 2-, 4- and
+// 8-byte elements with SSE2, where a store's address is 16-byte aligned; the others it stores).
 struct ElementRun {
   std::size_t first = 0;
   std::byte* out = nullptr;

@@ -102,9 +102,10 @@ void FilterPipeline::undo(ByteBuffer& data, ByteBuffer& scratch, unsigned filter
     }
     std::optional<std::size_t> produced;  // into `to`
     try {
-      if (i == last && to.whole != nullptr) produced = steps_[i]->decode_to(data, to.whole, chunk_bytes);
-      if (i == last && to.runs != nullptr && steps_[i]->decode_to_runs(data, *to.runs, chunk_bytes)) {
-        produced = chunk_bytes;
+      if (i == last && to.whole != nullptr) {
+        produced = steps_[i]->decode_to(data, to.whole, chunk_bytes);
+      } else if (i == last && to.runs != nullptr && steps_[i]->decode_to_runs(data, *to.runs, chunk_bytes)) {
+        produced = chunk_bytes;  // decode_to_runs takes only a whole chunk
       }
       if (!produced) steps_[i]->decode(data, scratch, bound(i));
     } catch (const RuntimeError& e) {
