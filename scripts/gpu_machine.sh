@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [xarray|dask|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|s3-write|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [xarray|dask|gpus|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|s3-write|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -49,6 +49,9 @@
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
+#   gpus: build (no C++ tests), then one Dask worker per GPU (issue 44): tests/python/test_dask_gpus.py
+#   and bench/gpus_read.py (carry .deps/include and .deps-bench/dask-cuda: scripts/prepare_gpu_deps.sh
+#   --dask-cuda, which copies nginx into .deps-bench/nginx too; .deps/libdeflate too where prepared)
 #   s3-write: build (no C++ tests), then tests/python/test_s3_writes.py -k "device or mpi4py or short_runs" and
 #   bench/s3_write.py --device 0 --mpi 4 (issue 43): to_file into s3:// (SeaweedFS on loopback)
 #   from device memory against host memory, 4 MPI processes, and boto3 (carry .deps/include
@@ -81,7 +84,7 @@ gib="${H5TILE_BENCH_GIB:-8}"
 python=OFF
 python3 -c "import nanobind" 2>/dev/null && python=ON
 tests=ON
-[ "${1:-}" = "s3-write" ] && tests=OFF  # the library and its Python module only (no GoogleTest carried)
+case "${1:-}" in s3-write | gpus) tests=OFF ;; esac  # the library and its Python module only (no GoogleTest carried)
 # libdeflate, as the CPU machines and CI build with, where carried (.deps/libdeflate: the machine has
 # only zlib, which deflates about half as fast).
 deflate=()
@@ -223,6 +226,31 @@ if [ "$mode" = "probe" ]; then
     H5TILE_BUILD_DIR=build-gpu timeout 900 python3 $probe 2>&1 | tee "$out/probe-$n.log" | tail -60
   done
   rm -rf /tmp/h5tile-dask-site
+  exit 0
+fi
+if [ "$mode" = "gpus" ]; then
+  # Issue 44: one Dask worker per GPU (dask-cuda's LocalCUDACluster from the carried
+  # .deps-bench/dask-cuda, else workers placed by CUDA_VISIBLE_DEVICES): the tests, then
+  # bench/gpus_read.py with $H5TILE_GPUS_ARGS (default: 4 GiB, cold and remote too).
+  site=/tmp/h5tile-dask-cuda-site
+  if [ -d .deps-bench/dask-cuda ]; then
+    rm -rf "$site" && mkdir -p "$site" &&
+      pip install -q --no-deps --target "$site" .deps-bench/dask-cuda/*.whl >> "$out/build.log" 2>&1 &&
+      export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" ||
+      { echo "dask-cuda: the carried wheels did not install"; tail -5 "$out/build.log"; }
+  fi
+  [ -x .deps-bench/nginx/nginx ] && export H5TILE_NGINX="$PWD/.deps-bench/nginx/nginx"  # --remote's server
+  python3 -c "import dask_cuda, distributed; print('dask-cuda', dask_cuda.__version__, 'distributed', distributed.__version__)" \
+    >> "$out/machine.txt" 2>&1
+  H5TILE_BUILD_DIR=build-gpu python3 -m pytest -q -rs -p no:cacheprovider -s tests/python/test_dask_gpus.py \
+    tests/python/test_dask.py -k "gpu or device" > "$out/gpus_tests.log" 2>&1
+  # shellcheck disable=SC2086  # the benchmark's own arguments split as on a command line
+  H5TILE_BUILD_DIR=build-gpu timeout 900 python3 bench/gpus_read.py ${H5TILE_GPUS_ARGS:---gib 4 --cold --remote} \
+    > "$out/gpus_read.log" 2>&1
+  rm -rf "$site"
+  echo "== machine"; cat "$out/machine.txt"
+  echo "== tests/python/test_dask_gpus.py and test_dask.py's device tests"; grep -E "passed|failed|SKIP|Error|worker" "$out/gpus_tests.log" | tail -15
+  echo "== bench/gpus_read.py"; tail -30 "$out/gpus_read.log"
   exit 0
 fi
 if [ "$mode" = "dask" ]; then

