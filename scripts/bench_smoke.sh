@@ -148,10 +148,11 @@ fi
 
 # -- Python benchmarks of device memory (CuPy)
 if [ -n "$cupy" ]; then
-  for name in xarray_gpu.py compressed_read.py--device gpu_tuning.py; do skip "$name" "$cupy"; done
+  for name in xarray_gpu.py compressed_read.py--device gpu_tuning.py gpus_read.py; do skip "$name" "$cupy"; done
   skip cold_device_phases.py "$cupy${drop:+; $drop}"
 else
   run xarray_gpu.py 60 python3 bench/xarray_gpu.py --gib 0.008 --rounds 1 --dir "$TMPDIR"
+  run gpus_read.py 120 python3 bench/gpus_read.py --gib 0.01 --gpus 1 --rounds 1 --dir "$TMPDIR"
   run compressed_read.py--device 90 python3 bench/compressed_read.py --device 8 "lz4 + shuffle" --rounds 1 --warm-only
   run gpu_tuning.py 90 python3 bench/gpu_tuning.py --gib 0.01 --dir "$TMPDIR/tune" --build "$build" --rounds 1 \
     --defaults-only
