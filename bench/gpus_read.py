@@ -24,6 +24,7 @@ import os
 import shutil
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/, for its common helpers
@@ -69,16 +70,24 @@ def write(path: Path, gib: float) -> tuple:
     return (rows, cols), offset
 
 
-def kvikio_share(url, offset, nbytes, first, count):
-    """On a worker: bytes [first, first + count) of the dataset read by KvikIO into this worker's GPU."""
+def kvikio_share(url, offset, first, count, threads):
+    """On a worker: bytes [first, first + count) of the dataset read by KvikIO into this worker's GPU,
+    on `threads` threads (h5tile's count per block)."""
     import cupy
+    try:  # KvikIO's wheels: the library's own package loads libkvikio.so first
+        import libkvikio
+        libkvikio.load_library()
+    except ImportError:
+        pass
     import kvikio
+    import kvikio.defaults
     out = cupy.empty(count, np.uint8)
-    rf = kvikio.RemoteFile.open_http(url)
-    try:
-        got = rf.read(out, count, offset + first)
-    finally:
-        rf.close()
+    with kvikio.defaults.set({"num_threads": threads}):
+        rf = kvikio.RemoteFile.open_http(url)
+        try:
+            got = rf.read(out, count, offset + first)
+        finally:
+            rf.close()
     if got != count:
         raise RuntimeError(f"KvikIO read {got} of {count} bytes")
     return int(out[-1])  # a byte of it: the read happened, nothing big comes back
@@ -137,32 +146,40 @@ def main() -> None:
             with cluster, distributed.Client(cluster) as client:
                 client.wait_for_workers(gpus)
 
-                def persisted(source):
-                    x = h5d.from_file(source, "/x", chunks=(rows_per_block, shape[1]), device=0, threads=threads)
+                def persisted(name, source, cold=False):
+                    """The row `name`: each round a new array (a name of its own: no block of an
+                    earlier round is found in the workers' memory) persisted in the GPUs."""
+                    made = []
+
+                    def before():  # outside the clock
+                        if cold:
+                            drop_caches()
+                        made.append(h5d.from_file(source, "/x", chunks=(rows_per_block, shape[1]), device=0,
+                                                  threads=threads, name=f"gpus-read-{uuid.uuid4().hex}"))
 
                     def run():
-                        y = x.persist()
+                        if not made:  # the untimed warm-up
+                            before()
+                        y = made.pop().persist()
                         distributed.wait(y)
-                        del y
-                    return run
+                        client.cancel(y)
+                    results.setdefault(name, {})[gpus] = median_of(a.rounds, run, warm_up=not cold, before=before)
 
-                def row(name, run, before=None):
-                    results.setdefault(name, {})[gpus] = median_of(a.rounds, run, warm_up=before is None,
-                                                                   before=before)
-                row("local, warm: h5tile", persisted(path))
+                persisted("local, warm: h5tile", path)
                 if a.cold:
-                    row("local, cold: h5tile", persisted(path), before=lambda: drop_caches())
+                    persisted("local, cold: h5tile", path, cold=True)
                 if url:
-                    row("remote (nginx): h5tile", persisted(url))
+                    persisted("remote (nginx): h5tile", url)
                     share = -(-nbytes // gpus)
 
                     def kvikio_run():
-                        futures = [client.submit(kvikio_share, url, offset, nbytes, i * share,
-                                                 min(share, nbytes - i * share), workers=[w], pure=False)
+                        futures = [client.submit(kvikio_share, url, offset, i * share, min(share, nbytes - i * share),
+                                                 threads, workers=[w], pure=False)
                                    for i, w in enumerate(sorted(client.scheduler_info()["workers"]))]
                         client.gather(futures)
                     try:
-                        row("remote (nginx): KvikIO RemoteFile, one process per GPU", kvikio_run)
+                        results.setdefault("remote (nginx): KvikIO RemoteFile, one process per GPU", {})[gpus] = \
+                            median_of(a.rounds, kvikio_run, warm_up=True)
                     except Exception as e:  # noqa: BLE001  (a peer missing or failing is reported, not fatal)
                         print(f"KvikIO: not run ({type(e).__name__}: {str(e)[:200]})")
             print(f"{gpus} GPU(s): workers placed by {placed}, {threads} h5tile thread(s) per block")

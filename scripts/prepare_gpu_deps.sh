@@ -85,7 +85,7 @@ if [ "${1:-}" = "--dask-cuda" ]; then
   # What `scripts/gpu_machine.sh gpus` (issue 44) needs there for Python 3.12: dask-cuda, the Dask
   # and distributed it pins (rapids-dask-dependency), what they import, and cuda-core on the
   # machine's own CUDA 13 libraries (without the cu13 extra's 190 MB of NVRTC and nvJitLink
-  # wheels) and NumPy left out (the machine's own): about 20 MB in .deps-bench/dask-cuda.
+  # wheels), KvikIO, and NumPy left out (the machine's own): about 24 MB in .deps-bench/dask-cuda.
   rm -rf .deps-bench/dask-cuda && mkdir -p .deps-bench/dask-cuda
   pins="$(python3 -m pip download -q --no-deps -d .deps-bench/dask-cuda rapids-dask-dependency dask-cuda &&
     unzip -p .deps-bench/dask-cuda/rapids_dask_dependency-*.whl '*/METADATA' |
@@ -94,6 +94,9 @@ if [ "${1:-}" = "--dask-cuda" ]; then
   python3 -m pip download -q --only-binary :all: --python-version 3.12 --platform manylinux2014_x86_64 \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 -d .deps-bench/dask-cuda $pins \
     nvidia-ml-py cuda-core cuda-bindings==13.* click zict
+  # KvikIO (bench/gpus_read.py --remote's peer), on the machine's own CuPy.
+  python3 -m pip download -q --no-deps --only-binary :all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
+    --platform manylinux_2_27_x86_64 -d .deps-bench/dask-cuda kvikio-cu13 libkvikio-cu13 rapids-logger
   rm -f .deps-bench/dask-cuda/numpy-* .deps-bench/dask-cuda/bokeh-* .deps-bench/dask-cuda/pandas-*
   nginx="$(command -v nginx || echo /usr/sbin/nginx)"  # bench/gpus_read.py --remote's server
   [ -x "$nginx" ] && mkdir -p .deps-bench/nginx && cp "$nginx" .deps-bench/nginx/nginx
