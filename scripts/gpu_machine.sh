@@ -3,7 +3,7 @@
 # there, the GPU benchmark with its peers, and the MPI runs if MPI is there. Logs go to
 # $OUT (or ./gpu-out); a short table is printed last. Run scripts/prepare_gpu_deps.sh first
 # and carry .deps/ (headers, GoogleTest sources and KvikIO wheels the machine lacks).
-#   usage: scripts/gpu_machine.sh [xarray|dask|gpus|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|s3-write|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
+#   usage: scripts/gpu_machine.sh [xarray|dask|gpus|legate-gpus|remote|cn-part|full|quick|tests|vds|peers|bench|cpu-bench|legate|legate-tests|legate-writes|s3-write|legate-bench|engine-bench|cold-probe|cold-phases|legate-cold|cold-peers|nvcomp|gpu-check|compressed]
 #   full: everything; tests: build and tests only; quick: tests plus the single-file write probe
 #   (a few more minutes of device time); vds: tests plus the virtual-dataset benchmarks (4096
 #   tiles of 2 MiB and of 256 KiB, early reads on and off and their parts, HDF5's mapping floor); peers: tests and benchmarks (with the KvikIO head-to-head
@@ -49,6 +49,8 @@
 #   remote: build, then remote reads into device memory from nginx on loopback (issue 27:
 #   bench/remote_read.py --device 0 against KvikIO's RemoteFile; carry .deps/include,
 #   .deps/googletest, .deps/wheels, .deps-bench and .deps-nvcomp)
+#   legate-gpus: build, then h5tile.legate's tests and bench/legate_read.py (reads and writes
+#   against legate.io.hdf5) on 1, 2, 4 and 8 GPUs, as many as there are (issue 44; carry as legate)
 #   gpus: build (no C++ tests), then one Dask worker per GPU (issue 44): tests/python/test_dask_gpus.py
 #   and bench/gpus_read.py (carry .deps/include and .deps-bench/dask-cuda: scripts/prepare_gpu_deps.sh
 #   --dask-cuda, which copies nginx into .deps-bench/nginx too; .deps/libdeflate too where prepared)
@@ -118,10 +120,24 @@ legate_setup() {
   fi
 }
 if [ "$mode" = "legate" ] || [ "$mode" = "legate-tests" ] || [ "$mode" = "legate-bench" ] ||
-   [ "$mode" = "legate-writes" ]; then
+   [ "$mode" = "legate-writes" ] || [ "$mode" = "legate-gpus" ]; then
   legate_setup
   gpu_config="--gpus 1 --cpus 4 --sysmem 40000 --fbmem 60000 --zcmem 12288"
   mib=$((gib * 1024))
+  if [ "$mode" = "legate-gpus" ]; then
+    # Issue 44: h5tile.legate's tests and its reads and writes against legate.io.hdf5 on 1, 2, 4
+    # and 8 GPUs (as many as the machine has), each point task on its own GPU.
+    gpus=$(nvidia-smi -L | wc -l)
+    for n in 1 2 4 8; do
+      [ "$n" -le "$gpus" ] || break
+      config="--gpus $n --cpus $((4 * n)) --sysmem 40000 --fbmem 60000 --zcmem 12288"
+      echo "== $n GPU(s): $config"
+      LEGATE_CONFIG="$config" H5TILE_LEGATE_GPU_GIB="$gib" python3 -m pytest -q -rs -p no:cacheprovider \
+        tests/legate/test_gpu_variant.py tests/legate/test_h5tile_legate.py 2>&1 | tail -3
+      LEGATE_CONFIG="$config" python3 bench/legate_read.py --mib "$mib" --repeat 3 --no-tiny --write-mib "$mib" \
+        --dir /tmp/h5tile-legate-bench 2>&1 | grep -vE "^\[[0-9]"
+    done > "$out/legate_bench.log" 2>&1
+  fi
   if [ "$mode" = "legate-writes" ]; then
     LEGATE_CONFIG="$gpu_config" python3 bench/legate_read.py --mib 256 --repeat 3 --no-tiny --write-mib "$mib" \
       --dir /tmp/h5tile-legate-bench > "$out/legate_bench.log" 2>&1
