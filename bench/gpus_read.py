@@ -14,7 +14,8 @@ waits: aggregate GB/s = bytes / time. Rows:
 - limits: the page cache read into host memory by h5tile on every core (one process), and with
   --cold `dd iflag=direct` of the file: what bounds the aggregate as GPUs are added.
 
-Prints each row's median of --rounds and its ratio to linear (aggregate / (GPUs x one GPU's)).
+Prints each row's median of --rounds and its ratio to linear growth from the fewest GPUs run
+(aggregate / (GPUs / fewest x the fewest's rate)).
 Needs CuPy, dask.distributed and a CUDA build of h5tile; uses the package in $H5TILE_BUILD_DIR/python.
 
     python3 bench/gpus_read.py [--gib 4] [--gpus 1,2,4,8] [--rounds 3] [--cold] [--remote] [--dir DIR]
@@ -22,6 +23,7 @@ Needs CuPy, dask.distributed and a CUDA build of h5tile; uses the package in $H5
 import argparse
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import uuid
@@ -39,19 +41,22 @@ import h5tile  # noqa: E402
 
 
 def one_worker_per_gpu(gpus, where):
-    """A cluster of one single-threaded worker process per GPU (worker i sees GPU i first)."""
+    """A cluster of one single-threaded worker process per GPU (worker i sees the i-th GPU of this
+    process's CUDA_VISIBLE_DEVICES first), none of them spilling blocks to host memory or disk."""
     import distributed
     try:
         from dask_cuda import LocalCUDACluster
     except ImportError:
         pass
-    else:
-        visible = ",".join(str(i) for i in range(gpus))
-        return LocalCUDACluster(n_workers=gpus, CUDA_VISIBLE_DEVICES=visible, threads_per_worker=1, host="127.0.0.1",
-                                dashboard_address=None, local_directory=str(where)), "dask-cuda"
-    rotated = [",".join(str((i + k) % gpus) for k in range(gpus)) for i in range(gpus)]
+    else:  # the first `gpus` of this process's GPUs
+        return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, memory_limit=0, device_memory_limit=0,
+                                host="127.0.0.1", dashboard_address=None, local_directory=str(where)), "dask-cuda"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if os.environ.get("CUDA_VISIBLE_DEVICES") else None
+    mine = visible[:gpus] if visible else [str(i) for i in range(gpus)]
+    rotated = [",".join(mine[(i + k) % gpus] for k in range(gpus)) for i in range(gpus)]
     workers = {i: {"cls": distributed.Nanny,
-                   "options": {"nthreads": 1, "local_directory": str(where), "env": {"CUDA_VISIBLE_DEVICES": rotated[i]}}}
+                   "options": {"nthreads": 1, "memory_limit": 0, "local_directory": str(where),
+                               "env": {"CUDA_VISIBLE_DEVICES": rotated[i]}}}
                for i in range(gpus)}
     scheduler = {"cls": distributed.Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
     return distributed.SpecCluster(workers=workers, scheduler=scheduler), "CUDA_VISIBLE_DEVICES"
@@ -81,6 +86,8 @@ def kvikio_share(url, offset, first, count, threads):
         pass
     import kvikio
     import kvikio.defaults
+    if count <= 0:
+        return 0
     out = cupy.empty(count, np.uint8)
     with kvikio.defaults.set({"num_threads": threads}):
         rf = kvikio.RemoteFile.open_http(url)
@@ -103,6 +110,7 @@ def main() -> None:
     p.add_argument("--remote", action="store_true", help="also from nginx on loopback, against KvikIO")
     p.add_argument("--dir", default=None, help="folder for the file (default: $TMPDIR)")
     a = p.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `timeout`: the finally below stops nginx
     import cupy  # noqa: F401  (fails early, with CuPy's own words, where it is missing)
     import distributed
 
@@ -111,7 +119,8 @@ def main() -> None:
     available = h5tile.cuda_device_count()
     if available == 0:
         sys.exit("gpus_read: no CUDA device visible (or h5tile built without CUDA)")
-    counts = [int(n) for n in a.gpus.split(",")] if a.gpus else [n for n in (1, 2, 4, 8, 16) if n <= available]
+    counts = sorted({int(n) for n in a.gpus.split(",")} if a.gpus else
+                    {n for n in (1, 2, 4, 8, 16) if n <= available} | {available})
     if max(counts) > available:
         sys.exit(f"gpus_read: --gpus asks for {max(counts)} GPUs, {available} visible")
     cores = os.cpu_count() or 1
@@ -141,10 +150,15 @@ def main() -> None:
             drop_caches()
             limits["storage -> host, dd iflag=direct"] = timed_dd(path, direct=True)
         for gpus in counts:
-            threads = max(1, cores // gpus)  # h5tile's threads per block read: the cores shared out
             cluster, placed = one_worker_per_gpu(gpus, work)
             with cluster, distributed.Client(cluster) as client:
                 client.wait_for_workers(gpus)
+                workers = sorted(client.nthreads())  # every worker (scheduler_info() lists at most 5)
+                assert len(workers) == gpus, workers
+                # h5tile's (and KvikIO's) threads per block read: the cores shared out, within the
+                # cores each worker may run on (dask-cuda binds a worker to its GPU's cores).
+                usable = min(client.run(lambda: len(os.sched_getaffinity(0))).values())
+                threads = max(1, min(cores // gpus, usable))
 
                 def persisted(name, source, cold=False):
                     """The row `name`: each round a new array (a name of its own: no block of an
@@ -161,9 +175,18 @@ def main() -> None:
                         if not made:  # the untimed warm-up
                             before()
                         y = made.pop().persist()
-                        distributed.wait(y)
-                        client.cancel(y)
-                    results.setdefault(name, {})[gpus] = median_of(a.rounds, run, warm_up=not cold, before=before)
+                        try:
+                            distributed.wait(y)  # returns when every block is done, failed blocks too
+                            failed = [f for f in distributed.futures_of(y) if f.status == "error"]
+                            if failed:
+                                failed[0].result()  # raises the block's error: no failed read is timed
+                        finally:
+                            client.cancel(y)  # the blocks leave the GPUs
+                    try:
+                        results.setdefault(name, {})[gpus] = median_of(a.rounds, run, warm_up=not cold,
+                                                                       before=before)
+                    except Exception as e:  # noqa: BLE001  (reported; the other rows still run)
+                        print(f"{name}, {gpus} GPU(s): failed ({type(e).__name__}: {str(e)[:300]})")
 
                 persisted("local, warm: h5tile", path)
                 if a.cold:
@@ -175,7 +198,7 @@ def main() -> None:
                     def kvikio_run():
                         futures = [client.submit(kvikio_share, url, offset, i * share, min(share, nbytes - i * share),
                                                  threads, workers=[w], pure=False)
-                                   for i, w in enumerate(sorted(client.scheduler_info()["workers"]))]
+                                   for i, w in enumerate(workers)]
                         client.gather(futures)
                     try:
                         results.setdefault("remote (nginx): KvikIO RemoteFile, one process per GPU", {})[gpus] = \
@@ -186,7 +209,7 @@ def main() -> None:
         print(f"\n{'limit':<60} {'GB/s':>8}")
         for name, seconds in limits.items():
             print(f"{name:<60} {nbytes / seconds / 1e9:8.2f}")
-        print(f"\n{'row':<60} {'GPUs':>4} {'GB/s':>8} {'per GPU':>8} {'of linear':>9}")
+        print(f"\n{'row':<60} {'GPUs':>4} {'GB/s':>8} {'per GPU':>8}  of linear from {counts[0]} GPU(s)")
         for name, by_count in results.items():
             one = by_count.get(counts[0])
             for gpus, seconds in by_count.items():

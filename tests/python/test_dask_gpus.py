@@ -26,19 +26,22 @@ pytestmark = pytest.mark.skipif(GPUS == 0, reason="no CUDA device visible (or h5
 
 
 def one_worker_per_gpu(where, gpus):
-    """A cluster of `gpus` worker processes of one thread each, worker i seeing GPU i first: dask-cuda's
-    LocalCUDACluster where it is installed, else the same placement through each worker's own
-    CUDA_VISIBLE_DEVICES. Returns (cluster, which)."""
-    common = {"threads_per_worker": 1, "local_directory": str(where)}
+    """A cluster of `gpus` worker processes of one thread each, worker i seeing this process's i-th
+    GPU first: dask-cuda's LocalCUDACluster where it is installed, else the same placement through
+    each worker's own CUDA_VISIBLE_DEVICES (this process's list rotated). Returns (cluster, which)."""
     try:
         from dask_cuda import LocalCUDACluster
     except ImportError:
         pass
     else:
-        return LocalCUDACluster(n_workers=gpus, host="127.0.0.1", dashboard_address=None, **common), "dask-cuda"
-    rotated = [",".join(str((i + k) % gpus) for k in range(gpus)) for i in range(gpus)]
+        return LocalCUDACluster(n_workers=gpus, threads_per_worker=1, memory_limit=0, host="127.0.0.1",
+                                dashboard_address=None, local_directory=str(where)), "dask-cuda"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if os.environ.get("CUDA_VISIBLE_DEVICES") else None
+    mine = visible[:gpus] if visible else [str(i) for i in range(gpus)]
+    rotated = [",".join(mine[(i + k) % gpus] for k in range(gpus)) for i in range(gpus)]
     workers = {i: {"cls": distributed.Nanny,
-                   "options": {"nthreads": 1, "local_directory": str(where), "env": {"CUDA_VISIBLE_DEVICES": rotated[i]}}}
+                   "options": {"nthreads": 1, "memory_limit": 0, "local_directory": str(where),
+                               "env": {"CUDA_VISIBLE_DEVICES": rotated[i]}}}
                for i in range(gpus)}
     scheduler = {"cls": distributed.Scheduler, "options": {"host": "127.0.0.1", "dashboard_address": None}}
     return distributed.SpecCluster(workers=workers, scheduler=scheduler), "CUDA_VISIBLE_DEVICES"
@@ -62,10 +65,20 @@ def bus_of(ordinal):
 
 
 def where_it_is(block):
-    """On the worker: the PCI bus of the block's GPU, and the machine's ordinal of this worker's own
-    GPU (the first of its CUDA_VISIBLE_DEVICES; 0 where that is unset)."""
-    own = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]
-    return bus_of(block.device.id), int(own)
+    """On the worker: the PCI bus of the block's GPU, and of this worker's own GPU (its device 0:
+    the first of its CUDA_VISIBLE_DEVICES)."""
+    return bus_of(block.device.id), bus_of(0)
+
+
+def assert_on_their_workers_gpus(x, client):
+    """Every block of `x` lies on the GPU of the worker that computed it, a GPU of this machine, and
+    the blocks lie on more than one GPU where there are several."""
+    places = dask.compute(*[dask.delayed(where_it_is)(b) for b in x.to_delayed().ravel()], scheduler=client)
+    buses = {bus_of(i) for i in range(GPUS)}  # this process sees every GPU
+    for block_bus, own_bus in places:
+        assert block_bus == own_bus and own_bus in buses, places
+    if GPUS > 1:
+        assert len({own for _, own in places}) > 1, places  # the blocks were spread over the GPUs
 
 
 def h5py_file(path, shape, chunks):
@@ -79,12 +92,7 @@ def test_each_block_is_read_onto_its_workers_own_gpu(tmp_path, client):
     a = h5py_file(tmp_path / "g.h5", (8 * GPUS * 256, 64), (256, 64))
     x = h5d.from_file(tmp_path / "g.h5", "d", chunks=(256, 64), device=0)
     assert isinstance(x._meta, cupy.ndarray)
-    places = dask.compute(*[dask.delayed(where_it_is)(b) for b in x.to_delayed().ravel()], scheduler=client)
-    buses = {i: bus_of(i) for i in range(GPUS)}  # this process sees every GPU
-    for block_bus, own in places:
-        assert block_bus == buses[own]
-    if GPUS > 1:
-        assert len({own for _, own in places}) > 1, places  # the blocks were spread over the GPUs
+    assert_on_their_workers_gpus(x, client)
     host = x.map_blocks(cupy.asnumpy, meta=np.empty((0, 0), np.float32))
     assert np.array_equal(host.compute(scheduler=client), a)
     total = x.sum(dtype=np.float64).compute(scheduler=client)
@@ -94,6 +102,7 @@ def test_each_block_is_read_onto_its_workers_own_gpu(tmp_path, client):
 def test_blocks_on_each_gpu_are_written_from_there(tmp_path, client):
     a = h5py_file(tmp_path / "in.h5", (4 * GPUS * 512, 32), (512, 32))
     x = h5d.from_file(tmp_path / "in.h5", "d", chunks=(512, 32), device=0)
+    assert_on_their_workers_gpus(x * 2, client)  # the blocks to_file writes: each on its worker's GPU
     h5d.to_file(x * 2, tmp_path / "out.h5", "/y")  # on the cluster: the client is the default scheduler
     with h5py.File(tmp_path / "out.h5", "r") as f:
         assert f["y"].is_virtual and len(f["y"].virtual_sources()) == 4 * GPUS
